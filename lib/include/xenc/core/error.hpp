@@ -1,0 +1,50 @@
+// Errors: every public entry point checks its input and throws; nothing aborts or exits
+// (an abort would kill a notebook kernel).
+//
+// Messages name the function, the argument, the actual and the expected shape or value:
+//   "MultiheadAttention.forward: query has shape [2, 5, 7], expected [B, T, D] with D = 8"
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc {
+
+/// A tensor argument has the wrong rank or size.
+class shape_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// A hyper-parameter or option is invalid (odd D for sinusoidal positions, D % H != 0, ...).
+class config_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Wildcard for check_shape: any size is accepted in that dimension.
+inline constexpr long any_dim = -1;
+
+/// Throws shape_error unless `shape` has exactly the dimensions `expected`
+/// (-1 = any size). `expected_text` says what was expected in the glossary's words,
+/// e.g. "[B, T, D] with D = 8". The message reads:
+///   "<where>: <arg> has shape [2, 5, 7], expected [B, T, D] with D = 8"
+void check_shape(const std::string& where, const std::string& arg,
+                 const std::vector<std::size_t>& shape, const std::vector<long>& expected,
+                 const std::string& expected_text);
+
+template <class E>
+void check_shape(const std::string& where, const std::string& arg, const E& tensor,
+                 const std::vector<long>& expected, const std::string& expected_text) {
+  const auto& s = tensor.shape();
+  check_shape(where, arg, std::vector<std::size_t>(s.begin(), s.end()), expected, expected_text);
+}
+
+/// Throws config_error(where + ": " + message) unless `ok`.
+void check_config(bool ok, const std::string& where, const std::string& message);
+
+}  // namespace xenc

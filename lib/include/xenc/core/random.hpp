@@ -1,0 +1,48 @@
+// Deterministic, seeded random numbers that are the same with every compiler and
+// standard library.
+//
+// std::mt19937 is fully specified by the standard, but std::uniform_real_distribution and
+// std::normal_distribution are not (libstdc++ and libc++ give different numbers). So xencoder
+// draws raw 32-bit words from std::mt19937 and turns them into floats itself:
+//   uniform: u = (w >> 8) * 2^-24, in [0, 1), exactly representable in float32
+//   normal:  Box-Muller on two uniforms, z = sqrt(-2 ln(1 - u1)) * cos(2 pi u2)
+// A notebook run in an interpreter therefore shows the same values as the compiled demo.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc {
+
+class Rng {
+ public:
+  explicit Rng(std::uint32_t seed = 0) : engine_(seed) {}
+
+  /// Uniform in [0, 1).
+  float uniform();
+  /// Uniform in [lo, hi).
+  float uniform(float lo, float hi);
+  /// Standard normal (mean 0, std 1).
+  float normal();
+  /// A raw 32-bit word from mt19937.
+  std::uint32_t next_u32() { return static_cast<std::uint32_t>(engine_()); }
+
+ private:
+  std::mt19937 engine_;
+};
+
+/// Fill with uniform values in [lo, hi).
+template <class T>
+void fill_uniform(T& t, Rng& rng, float lo, float hi) {
+  for (auto& v : t) v = rng.uniform(lo, hi);
+}
+
+/// Fill with normal values of mean `mean` and standard deviation `std`.
+template <class T>
+void fill_normal(T& t, Rng& rng, float mean = 0.0f, float std = 1.0f) {
+  for (auto& v : t) v = mean + std * rng.normal();
+}
+
+}  // namespace xenc

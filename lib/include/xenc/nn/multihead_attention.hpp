@@ -1,0 +1,92 @@
+// Multi-head attention (Vaswani et al., 2017, section 3.2.2).
+//
+//     [Q | K | V] = x W_inᵀ + b_in                 one GEMM: [B·T, D] x [D, 3D]
+//     head h:  O_h = softmax(Q_h K_hᵀ / √Dh + masks) V_h      Q_h = Q[:, h·Dh : (h+1)·Dh]
+//     y = concat_h(O_h) W_outᵀ + b_out
+//
+// Args:    embed_dim D, num_heads H (D must be divisible by H), dropout on the attention
+//          probabilities (training mode only), bias
+// Params:  in_proj_weight [3D, D] (xavier uniform), in_proj_bias [3D] (zeros),
+//          out_proj.weight [D, D], out_proj.bias [D] (zeros) — PyTorch's names and inits
+// Shapes:  query: [B, Tq, D]   key, value: [B, Tk, D]   output: [B, Tq, D]
+//          key_padding_mask: [B, Tk] bool, true = padding (ignored key), or empty
+//          attn_mask: [Tq, Tk] float, added to the scores, or empty
+//          weights (need_weights): [B, H, Tq, Tk], per head (PyTorch's average_attn_weights=False)
+// PyTorch: torch.nn.MultiheadAttention(D, H, batch_first=True)
+// Throws:  config_error if D % H != 0; shape_error naming the argument and both shapes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "xenc/core/random.hpp"
+#include "xenc/core/tensor.hpp"
+#include "xenc/nn/linear.hpp"
+#include "xenc/nn/module.hpp"
+
+namespace xenc {
+
+struct MultiheadAttentionOutput {
+  Tensor3 output;   ///< [B, Tq, D]
+  Tensor4 weights;  ///< [B, H, Tq, Tk] when need_weights, else empty
+};
+
+struct MultiheadAttentionGrads {
+  Tensor3 query, key, value;  ///< gradients of the three inputs
+};
+
+class MultiheadAttention : public Module {
+ public:
+  MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, Rng& rng, float dropout = 0.0f,
+                     bool bias = true);
+  MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, float dropout = 0.0f,
+                     bool bias = true, std::uint32_t seed = 0);
+
+  /// General attention (query, key and value may differ; key and value share Tk).
+  MultiheadAttentionOutput forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                                   const Mask2& key_padding_mask = Mask2(),
+                                   bool need_weights = false, const Tensor2& attn_mask = Tensor2());
+  /// Self-attention: query = key = value = x, the projections in one GEMM.
+  Tensor3 forward(const Tensor3& x, const Mask2& key_padding_mask = Mask2(),
+                  const Tensor2& attn_mask = Tensor2(), Tensor4* weights = nullptr);
+
+  /// Gradients of query, key and value; parameter gradients are accumulated.
+  MultiheadAttentionGrads backward_qkv(const Tensor3& grad_output);
+  /// Self-attention backward: dx = dquery + dkey + dvalue.
+  Tensor3 backward(const Tensor3& grad_output);
+
+  void collect_parameters(const std::string& prefix, ParameterList& out) override;
+  void train(bool on = true) override;
+
+  std::size_t embed_dim() const { return embed_dim_; }
+  std::size_t num_heads() const { return num_heads_; }
+  std::size_t head_dim() const { return embed_dim_ / num_heads_; }
+
+  Tensor2 in_proj_weight, in_proj_weight_grad;  ///< [3D, D]: rows [W_q; W_k; W_v]
+  Tensor1 in_proj_bias, in_proj_bias_grad;      ///< [3D] (empty without bias)
+  Linear out_proj;                              ///< D -> D
+  float dropout;
+
+ private:
+  MultiheadAttentionOutput forward_impl(const Tensor3& query, const Tensor3& key,
+                                        const Tensor3& value, bool self_attention,
+                                        const Mask2& key_padding_mask, bool need_weights,
+                                        const Tensor2& attn_mask);
+
+  std::size_t embed_dim_, num_heads_;
+  Rng dropout_rng_;
+
+  // Cache for backward (filled when gradients are enabled).
+  struct Cache {
+    bool valid = false;
+    bool self_attention = false;
+    std::size_t B = 0, Tq = 0, Tk = 0;
+    Tensor2 query, key, value;  ///< inputs, [B·T, D] (only query when self-attention)
+    Tensor2 qkv;                ///< self: [B·T, 3D]; else q [B·Tq, D] then k, v stacked below
+    Tensor4 probs;              ///< [B, H, Tq, Tk] after dropout
+    Tensor4 dropout_mask;       ///< [B, H, Tq, Tk] or empty
+  } cache_;
+  Tensor2 cache_ctx_;           ///< concatenated head outputs [B·Tq, D] (out_proj's input)
+};
+
+}  // namespace xenc

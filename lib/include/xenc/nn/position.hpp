@@ -1,0 +1,86 @@
+// Position schemes: how the encoder learns where each token is.
+//
+// Self-attention treats its input as a set: permute the tokens and the outputs permute the same
+// way (permutation equivariance), so "cat chased mouse" and "mouse chased cat" give "cat" the
+// same vector. A position scheme breaks that symmetry. The schemes here add a vector to each
+// token's embedding before the first layer:
+//   none        y = x                                   (the encoder cannot see order)
+//   sinusoidal  y[b, t] = x[b, t] + PE(t)               (fixed, any length; see ops/positional.hpp)
+//   learned     y[b, t] = x[b, t] + weight[t]           (a trained table, t < max_len)
+// Schemes that act inside attention instead (rotary, ALiBi) will implement the same interface
+// with acts_in_attention() = true and a hook on the attention scores; the encoder asks the
+// scheme, so adding one needs no change to the modules that use it.
+//
+// Shapes:  x, y: [B, T, D]
+// Throws:  config_error for an odd D (sinusoidal) or an unknown name; shape_error when T
+//          exceeds max_len (learned) or D does not match.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "xenc/core/random.hpp"
+#include "xenc/core/tensor.hpp"
+#include "xenc/nn/module.hpp"
+
+namespace xenc {
+
+enum class PositionKind { none, sinusoidal, learned };
+
+/// "none" | "sinusoidal" | "learned". Throws config_error otherwise.
+PositionKind parse_position_kind(const std::string& name);
+std::string to_string(PositionKind kind);
+
+class PositionScheme : public Module {
+ public:
+  virtual PositionKind kind() const = 0;
+  /// Adds position information to token vectors: x [B, T, D] -> [B, T, D].
+  virtual Tensor3 forward(const Tensor3& x) = 0;
+  /// Gradient w.r.t. x (the identity for additive schemes); parameter grads accumulate.
+  virtual Tensor3 backward(const Tensor3& grad_y) = 0;
+  /// True for schemes that change attention scores rather than the input (none yet).
+  virtual bool acts_in_attention() const { return false; }
+  std::string name() const { return to_string(kind()); }
+};
+
+class NoPosition : public PositionScheme {
+ public:
+  PositionKind kind() const override { return PositionKind::none; }
+  Tensor3 forward(const Tensor3& x) override { return x; }
+  Tensor3 backward(const Tensor3& grad_y) override { return grad_y; }
+  void collect_parameters(const std::string&, ParameterList&) override {}
+};
+
+class SinusoidalPosition : public PositionScheme {
+ public:
+  /// Throws config_error if d_model is odd or zero.
+  explicit SinusoidalPosition(std::size_t d_model);
+  PositionKind kind() const override { return PositionKind::sinusoidal; }
+  Tensor3 forward(const Tensor3& x) override;
+  Tensor3 backward(const Tensor3& grad_y) override { return grad_y; }
+  void collect_parameters(const std::string&, ParameterList&) override {}
+
+ private:
+  std::size_t d_model_;
+  Tensor2 table_;  ///< cached PE rows, grown on demand: [T_max_seen, D]
+};
+
+class LearnedPosition : public PositionScheme {
+ public:
+  /// weight [max_len, D], initialised N(0, 1) like nn.Embedding.
+  LearnedPosition(std::size_t max_len, std::size_t d_model, Rng& rng);
+  PositionKind kind() const override { return PositionKind::learned; }
+  Tensor3 forward(const Tensor3& x) override;
+  Tensor3 backward(const Tensor3& grad_y) override;
+  void collect_parameters(const std::string& prefix, ParameterList& out) override;
+
+  Tensor2 weight, weight_grad;  ///< [max_len, D]
+};
+
+/// The scheme for `kind`; max_len is used by learned positions only.
+std::unique_ptr<PositionScheme> make_position_scheme(PositionKind kind, std::size_t d_model,
+                                                     std::size_t max_len, Rng& rng);
+
+}  // namespace xenc

@@ -1,0 +1,47 @@
+// Element-wise activations.
+//
+//     relu(x) = max(x, 0)                      relu'(x) = 1 if x > 0 else 0
+//     gelu(x) = x · Φ(x) = x/2 · (1 + erf(x / √2))     (the exact erf form, PyTorch's default)
+//     gelu'(x) = Φ(x) + x · φ(x),  φ(x) = exp(-x²/2) / √(2π)
+// Shapes: any; y and dx have x's shape.
+// PyTorch: torch.relu, torch.nn.functional.gelu(x, approximate='none')
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc {
+
+enum class Activation { relu, gelu };
+
+/// "relu" -> Activation::relu, "gelu" -> Activation::gelu.
+/// Throws: config_error for any other name.
+Activation parse_activation(const std::string& name);
+std::string to_string(Activation a);
+
+template <std::size_t R>
+xt::xtensor<float, R> relu_forward(const xt::xtensor<float, R>& x);
+template <std::size_t R>
+xt::xtensor<float, R> relu_backward(const xt::xtensor<float, R>& grad_y,
+                                    const xt::xtensor<float, R>& x);
+
+template <std::size_t R>
+xt::xtensor<float, R> gelu_forward(const xt::xtensor<float, R>& x);
+template <std::size_t R>
+xt::xtensor<float, R> gelu_backward(const xt::xtensor<float, R>& grad_y,
+                                    const xt::xtensor<float, R>& x);
+
+/// Dispatch on `a`.
+template <std::size_t R>
+xt::xtensor<float, R> activation_forward(Activation a, const xt::xtensor<float, R>& x);
+template <std::size_t R>
+xt::xtensor<float, R> activation_backward(Activation a, const xt::xtensor<float, R>& grad_y,
+                                          const xt::xtensor<float, R>& x);
+
+/// In-place kernels on n contiguous floats (used by the fused module code).
+void relu_inplace(float* x, std::size_t n);
+void gelu_inplace(float* x, std::size_t n);
+
+}  // namespace xenc

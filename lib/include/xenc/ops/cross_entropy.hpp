@@ -1,0 +1,22 @@
+// Cross-entropy over logits, averaged over the rows whose target is not ignore_index.
+//
+//     loss = -1/N' Σ_n log softmax(logits_n)[target_n]
+// Backward: dlogits_n = (softmax(logits_n) - onehot(target_n)) / N'   (0 for ignored rows)
+// Shapes:  logits: [N, C]   targets: [N] (int64, in [0, C) or ignore_index)
+// PyTorch: torch.nn.functional.cross_entropy(logits, targets, ignore_index=-100)
+// Throws:  shape_error if targets is not [N]; std::out_of_range for a target outside [0, C).
+#pragma once
+
+#include <cstdint>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc {
+
+float cross_entropy_forward(const Tensor2& logits, const Index1& targets,
+                            std::int64_t ignore_index = -100);
+
+Tensor2 cross_entropy_backward(const Tensor2& logits, const Index1& targets,
+                               std::int64_t ignore_index = -100);
+
+}  // namespace xenc

@@ -1,0 +1,27 @@
+// Dropout (Srivastava et al., 2014), inverted: kept entries are scaled by 1/(1-p) in training,
+// so evaluation is the identity.
+//
+//     training:   m_i = (u_i >= p) / (1 - p),  u_i ~ U[0, 1)     y = x ⊙ m
+//     evaluation: y = x
+// Backward: dx = dy ⊙ m
+// Shapes: any; the mask has x's shape (empty in evaluation).
+// PyTorch: torch.nn.functional.dropout(x, p, training)
+// Throws: config_error unless 0 <= p < 1.
+#pragma once
+
+#include <cstddef>
+
+#include "xenc/core/random.hpp"
+#include "xenc/core/tensor.hpp"
+
+namespace xenc {
+
+template <std::size_t R>
+xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, bool training,
+                                      Rng& rng, xt::xtensor<float, R>* mask = nullptr);
+
+template <std::size_t R>
+xt::xtensor<float, R> dropout_backward(const xt::xtensor<float, R>& grad_y,
+                                       const xt::xtensor<float, R>& mask);
+
+}  // namespace xenc

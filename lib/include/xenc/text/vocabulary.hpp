@@ -1,0 +1,57 @@
+// A vocabulary: token <-> id, with <pad> = 0 and <unk> = 1.
+//
+// Unknown words map to <unk>, never an error. encode_batch pads sentences to a common length
+// and returns the key-padding mask the encoder expects (true = padding).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc {
+
+class Vocabulary {
+ public:
+  static constexpr std::int64_t pad_id = 0;
+  static constexpr std::int64_t unk_id = 1;
+  static constexpr const char* pad_token = "<pad>";
+  static constexpr const char* unk_token = "<unk>";
+
+  /// Only <pad> and <unk>.
+  Vocabulary();
+  /// <pad>, <unk>, then each distinct token in order of first appearance.
+  static Vocabulary from_tokens(const std::vector<std::string>& tokens);
+  /// Tokenizes each text (text/tokenizer.hpp) and builds from all tokens in order.
+  static Vocabulary from_texts(const std::vector<std::string>& texts);
+
+  /// Adds a token if new; returns its id.
+  std::int64_t add(const std::string& token);
+  /// The token's id, or unk_id.
+  std::int64_t id(const std::string& token) const;
+  bool contains(const std::string& token) const;
+  /// Throws std::out_of_range for an id outside [0, size()).
+  const std::string& token(std::int64_t id) const;
+  std::size_t size() const { return tokens_.size(); }
+
+  /// Token ids of one tokenized sentence: [T].
+  Index1 encode(const std::vector<std::string>& tokens) const;
+
+  struct Batch {
+    Index2 ids;           ///< [B, T] padded with pad_id
+    Mask2 padding_mask;   ///< [B, T], true = padding
+    std::vector<std::vector<std::string>> tokens;  ///< each sentence's tokens
+  };
+  /// Tokenizes and encodes sentences, padded to the longest. Throws std::invalid_argument for
+  /// an empty list.
+  Batch encode_batch(const std::vector<std::string>& texts) const;
+
+ private:
+  std::vector<std::string> tokens_;
+  std::unordered_map<std::string, std::int64_t> ids_;
+};
+
+}  // namespace xenc

@@ -1,0 +1,71 @@
+// The small encoder model: embedding -> (× √D) -> positions -> encoder stack.
+#include "xenc/nn/encoder_model.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "xenc/core/error.hpp"
+
+namespace xenc {
+
+void EncoderModelConfig::validate(const std::string& where) const {
+  check_config(vocab_size > 0, where, "vocab_size must be > 0");
+  layer.validate(where);
+  check_config(num_layers > 0, where, "num_layers must be > 0");
+  if (position == PositionKind::sinusoidal)
+    check_config(layer.d_model % 2 == 0, where,
+                 "d_model is " + std::to_string(layer.d_model) +
+                     ", expected an even number for sinusoidal positions (sin/cos pairs)");
+  check_config(padding_idx < static_cast<std::int64_t>(vocab_size), where,
+               "padding_idx is " + std::to_string(padding_idx) + ", expected < vocab_size = " +
+                   std::to_string(vocab_size));
+}
+
+namespace {
+const EncoderModelConfig& validated(const EncoderModelConfig& c) {
+  c.validate("EncoderModel");
+  return c;
+}
+// One generator for the whole model, so every parameter comes from `seed` in a fixed order:
+// embedding, position table (learned), then each encoder layer.
+Rng& model_rng(Rng&& rng) { return rng; }
+}  // namespace
+
+EncoderModel::EncoderModel(const EncoderModelConfig& config)
+    : EncoderModel(validated(config), model_rng(Rng(config.seed))) {}
+
+EncoderModel::EncoderModel(const EncoderModelConfig& config, Rng& rng)
+    : embedding(config.vocab_size, config.layer.d_model, rng, config.padding_idx),
+      position(make_position_scheme(config.position, config.layer.d_model, config.max_len, rng)),
+      encoder(config.layer, config.num_layers, rng, config.final_norm),
+      config_(config) {}
+
+Tensor3 EncoderModel::forward(const Index2& ids, const Mask2& key_padding_mask, ModelTrace* trace) {
+  Tensor3 x = embedding.forward(ids);  // [B, T, D]
+  if (config_.scale_embedding) x *= std::sqrt(static_cast<float>(config_.layer.d_model));
+  if (trace) trace->token_embedding = x;
+  x = position->forward(x);            // + position information
+  if (trace) trace->with_positions = x;
+  return encoder.forward(x, key_padding_mask, Tensor2(), trace ? &trace->encoder : nullptr);
+}
+
+void EncoderModel::backward(const Tensor3& grad_y) {
+  Tensor3 g = position->backward(encoder.backward(grad_y));
+  if (config_.scale_embedding) g *= std::sqrt(static_cast<float>(config_.layer.d_model));
+  embedding.backward(g);
+}
+
+void EncoderModel::collect_parameters(const std::string& prefix, ParameterList& out) {
+  embedding.collect_parameters(join_name(prefix, "embedding"), out);
+  position->collect_parameters(join_name(prefix, "position"), out);
+  encoder.collect_parameters(join_name(prefix, "encoder"), out);
+}
+
+void EncoderModel::train(bool on) {
+  training_ = on;
+  embedding.train(on);
+  position->train(on);
+  encoder.train(on);
+}
+
+}  // namespace xenc

@@ -1,0 +1,85 @@
+// Linear module: parameters, PyTorch's initialisation, and the cached forward/backward.
+#include "xenc/nn/linear.hpp"
+
+#include <cmath>
+
+#include "xenc/core/error.hpp"
+#include "xenc/core/grad_mode.hpp"
+#include "xenc/ops/linear.hpp"
+
+namespace xenc {
+
+Linear::Linear(std::size_t in_features, std::size_t out_features, Rng& rng, bool bias) {
+  check_config(in_features > 0 && out_features > 0, "Linear",
+               "in_features (" + std::to_string(in_features) + ") and out_features (" +
+                   std::to_string(out_features) + ") must be > 0");
+  // PyTorch: kaiming_uniform_(a=√5) gives U(-1/√in, 1/√in); the bias uses the same bound.
+  const float bound = 1.0f / std::sqrt(static_cast<float>(in_features));
+  weight = Tensor2::from_shape({out_features, in_features});
+  fill_uniform(weight, rng, -bound, bound);
+  weight_grad = xt::zeros<float>(weight.shape());
+  if (bias) {
+    this->bias = Tensor1::from_shape({out_features});
+    fill_uniform(this->bias, rng, -bound, bound);
+    bias_grad = xt::zeros<float>(this->bias.shape());
+  }
+}
+
+Linear::Linear(std::size_t in_features, std::size_t out_features, bool bias, std::uint32_t seed)
+    : Linear(in_features, out_features, *std::make_unique<Rng>(seed), bias) {}
+
+Tensor2 Linear::forward(const Tensor2& x) {
+  check_shape("Linear.forward", "x", x, {any_dim, long(in_features())},
+              "[N, in] with in = " + std::to_string(in_features()));
+  if (GradMode::is_enabled()) {
+    cache_x_ = x;
+    has_cache_ = true;
+  }
+  return linear_forward(x, weight, bias);
+}
+
+Tensor3 Linear::forward(const Tensor3& x) {
+  check_shape("Linear.forward", "x", x, {any_dim, any_dim, long(in_features())},
+              "[B, T, in] with in = " + std::to_string(in_features()));
+  if (GradMode::is_enabled()) {
+    // keep the input as [B·T, in] for dW = dyᵀ x
+    cache_x_ = Tensor2::from_shape({x.shape(0) * x.shape(1), in_features()});
+    std::copy_n(x.data(), x.size(), cache_x_.data());
+    has_cache_ = true;
+  }
+  return linear_forward(x, weight, bias);
+}
+
+Tensor2 Linear::backward(const Tensor2& grad_y) {
+  require_cache(has_cache_, "Linear.backward");
+  check_shape("Linear.backward", "grad_y", grad_y, {long(cache_x_.shape(0)), long(out_features())},
+              "[N, out] = " + shape_str(std::vector<std::size_t>{cache_x_.shape(0), out_features()}));
+  auto g = linear_backward(grad_y, cache_x_, weight, has_bias());
+  weight_grad += g.weight;
+  if (has_bias()) bias_grad += g.bias;
+  return g.input;
+}
+
+Tensor3 Linear::backward(const Tensor3& grad_y) {
+  require_cache(has_cache_, "Linear.backward");
+  const std::size_t N = grad_y.shape(0) * grad_y.shape(1);
+  check_shape("Linear.backward", "grad_y", grad_y, {any_dim, any_dim, long(out_features())},
+              "[B, T, out] with B·T = " + std::to_string(cache_x_.shape(0)) +
+                  ", out = " + std::to_string(out_features()));
+  if (N != cache_x_.shape(0))
+    throw shape_error("Linear.backward: grad_y has shape " + shape_str(grad_y.shape()) +
+                      ", expected B·T = " + std::to_string(cache_x_.shape(0)) + " rows");
+  Tensor2 gy = Tensor2::from_shape({N, out_features()});
+  std::copy_n(grad_y.data(), grad_y.size(), gy.data());
+  Tensor2 gx = backward(gy);
+  Tensor3 dx = Tensor3::from_shape({grad_y.shape(0), grad_y.shape(1), in_features()});
+  std::copy_n(gx.data(), gx.size(), dx.data());
+  return dx;
+}
+
+void Linear::collect_parameters(const std::string& prefix, ParameterList& out) {
+  out.push_back(make_parameter(join_name(prefix, "weight"), weight, weight_grad));
+  if (has_bias()) out.push_back(make_parameter(join_name(prefix, "bias"), bias, bias_grad));
+}
+
+}  // namespace xenc

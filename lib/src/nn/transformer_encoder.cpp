@@ -1,0 +1,180 @@
+// The encoder block (post-norm or pre-norm) and the stack of N blocks.
+#include "xenc/nn/transformer_encoder.hpp"
+
+#include <memory>
+#include <string>
+
+#include "xenc/core/error.hpp"
+#include "xenc/core/grad_mode.hpp"
+#include "xenc/ops/dropout.hpp"
+
+namespace xenc {
+
+void EncoderLayerConfig::validate(const std::string& where) const {
+  check_config(d_model > 0, where, "d_model must be > 0");
+  check_config(nhead > 0, where, "nhead must be > 0");
+  check_config(d_model % nhead == 0, where,
+               "d_model (" + std::to_string(d_model) + ") must be divisible by nhead (" +
+                   std::to_string(nhead) + ")");
+  check_config(dim_feedforward > 0, where, "dim_feedforward must be > 0");
+  check_config(dropout >= 0.0f && dropout < 1.0f, where,
+               "dropout is " + std::to_string(dropout) + ", expected 0 <= dropout < 1");
+  check_config(layer_norm_eps > 0.0f, where,
+               "layer_norm_eps is " + std::to_string(layer_norm_eps) + ", expected > 0");
+}
+
+namespace {
+const EncoderLayerConfig& validated(const EncoderLayerConfig& c) {
+  c.validate("TransformerEncoderLayer");
+  return c;
+}
+}  // namespace
+
+// ---- TransformerEncoderLayer -------------------------------------------------------------
+
+TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& config, Rng& rng)
+    : self_attn(validated(config).d_model, config.nhead, rng, config.dropout),
+      linear1(config.d_model, config.dim_feedforward, rng),
+      linear2(config.dim_feedforward, config.d_model, rng),
+      norm1(config.d_model, config.layer_norm_eps),
+      norm2(config.d_model, config.layer_norm_eps),
+      config_(config),
+      dropout_rng_(rng.next_u32()) {}
+
+TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& config,
+                                                 std::uint32_t seed)
+    : TransformerEncoderLayer(config, *std::make_unique<Rng>(seed)) {}
+
+Tensor3 TransformerEncoderLayer::dropout_apply(const Tensor3& x, Tensor3& mask) {
+  return dropout_forward(x, config_.dropout, training_, dropout_rng_, &mask);
+}
+
+Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
+  // linear2(dropout(act(linear1(x)))), then the residual-branch dropout
+  Tensor3 u = linear1.forward(x);  // [B, T, F]
+  if (GradMode::is_enabled()) cache_.ff_pre = u;
+  if (config_.activation == Activation::relu)
+    relu_inplace(u.data(), u.size());
+  else
+    gelu_inplace(u.data(), u.size());
+  u = dropout_apply(u, cache_.drop_ff);
+  Tensor3 y = linear2.forward(u);  // [B, T, D]
+  return dropout_apply(y, cache_.drop2);
+}
+
+Tensor3 TransformerEncoderLayer::feed_forward_backward(const Tensor3& grad) {
+  Tensor3 g = dropout_backward(grad, cache_.drop2);
+  g = linear2.backward(g);
+  g = dropout_backward(g, cache_.drop_ff);
+  g = activation_backward(config_.activation, g, cache_.ff_pre);
+  return linear1.backward(g);
+}
+
+Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_padding_mask,
+                                         const Tensor2& mask, Tensor4* attention_weights) {
+  check_shape("TransformerEncoderLayer.forward", "x", x, {any_dim, any_dim, long(config_.d_model)},
+              "[B, T, D] with D = " + std::to_string(config_.d_model));
+  cache_.valid = GradMode::is_enabled();
+  if (!config_.norm_first) {
+    // post-norm: h = norm1(x + dropout(sa(x))); y = norm2(h + ff(h))
+    Tensor3 sa = self_attn.forward(x, src_key_padding_mask, mask, attention_weights);
+    sa = dropout_apply(sa, cache_.drop1);
+    Tensor3 h = norm1.forward(Tensor3(x + sa));
+    return norm2.forward(Tensor3(h + feed_forward(h)));
+  }
+  // pre-norm: h = x + dropout(sa(norm1(x))); y = h + ff(norm2(h))
+  Tensor3 sa = self_attn.forward(norm1.forward(x), src_key_padding_mask, mask, attention_weights);
+  sa = dropout_apply(sa, cache_.drop1);
+  Tensor3 h = x + sa;
+  Tensor3 y = h + feed_forward(norm2.forward(h));
+  return y;
+}
+
+Tensor3 TransformerEncoderLayer::backward(const Tensor3& grad_y) {
+  require_cache(cache_.valid, "TransformerEncoderLayer.backward");
+  if (!config_.norm_first) {
+    // through norm2, then the feed-forward branch and the residual path into h
+    Tensor3 dz2 = norm2.backward(grad_y);
+    Tensor3 dh = dz2 + feed_forward_backward(dz2);
+    // through norm1, then the attention branch and the residual path into x
+    Tensor3 dz1 = norm1.backward(dh);
+    Tensor3 dx = dz1 + self_attn.backward(dropout_backward(dz1, cache_.drop1));
+    return dx;
+  }
+  Tensor3 dh = grad_y + norm2.backward(feed_forward_backward(grad_y));
+  Tensor3 dx = dh + norm1.backward(self_attn.backward(dropout_backward(dh, cache_.drop1)));
+  return dx;
+}
+
+void TransformerEncoderLayer::collect_parameters(const std::string& prefix, ParameterList& out) {
+  self_attn.collect_parameters(join_name(prefix, "self_attn"), out);
+  linear1.collect_parameters(join_name(prefix, "linear1"), out);
+  linear2.collect_parameters(join_name(prefix, "linear2"), out);
+  norm1.collect_parameters(join_name(prefix, "norm1"), out);
+  norm2.collect_parameters(join_name(prefix, "norm2"), out);
+}
+
+void TransformerEncoderLayer::train(bool on) {
+  training_ = on;
+  self_attn.train(on);
+  linear1.train(on);
+  linear2.train(on);
+  norm1.train(on);
+  norm2.train(on);
+}
+
+// ---- TransformerEncoder ------------------------------------------------------------------
+
+TransformerEncoder::TransformerEncoder(const EncoderLayerConfig& layer_config,
+                                       std::size_t num_layers, Rng& rng, bool final_norm)
+    : layer_config_(layer_config) {
+  layer_config.validate("TransformerEncoder");
+  check_config(num_layers > 0, "TransformerEncoder", "num_layers must be > 0");
+  layers.reserve(num_layers);
+  for (std::size_t i = 0; i < num_layers; ++i) layers.emplace_back(layer_config, rng);
+  if (final_norm) norm = std::make_unique<LayerNorm>(layer_config.d_model, layer_config.layer_norm_eps);
+}
+
+TransformerEncoder::TransformerEncoder(const EncoderLayerConfig& layer_config,
+                                       std::size_t num_layers, bool final_norm,
+                                       std::uint32_t seed)
+    : TransformerEncoder(layer_config, num_layers, *std::make_unique<Rng>(seed), final_norm) {}
+
+Tensor3 TransformerEncoder::forward(const Tensor3& x, const Mask2& src_key_padding_mask,
+                                    const Tensor2& mask, EncoderTrace* trace) {
+  if (trace) {
+    trace->layer_outputs.clear();
+    trace->attention_weights.clear();
+  }
+  Tensor3 h = x;
+  for (auto& layer : layers) {
+    Tensor4 weights;
+    h = layer.forward(h, src_key_padding_mask, mask, trace ? &weights : nullptr);
+    if (trace) {
+      trace->layer_outputs.push_back(h);
+      trace->attention_weights.push_back(std::move(weights));
+    }
+  }
+  if (norm) h = norm->forward(h);
+  return h;
+}
+
+Tensor3 TransformerEncoder::backward(const Tensor3& grad_y) {
+  Tensor3 g = norm ? norm->backward(grad_y) : grad_y;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) g = it->backward(g);
+  return g;
+}
+
+void TransformerEncoder::collect_parameters(const std::string& prefix, ParameterList& out) {
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    layers[i].collect_parameters(join_name(prefix, "layers." + std::to_string(i)), out);
+  if (norm) norm->collect_parameters(join_name(prefix, "norm"), out);
+}
+
+void TransformerEncoder::train(bool on) {
+  training_ = on;
+  for (auto& layer : layers) layer.train(on);
+  if (norm) norm->train(on);
+}
+
+}  // namespace xenc

@@ -1,0 +1,52 @@
+// Inverted dropout: scale the kept entries in training so evaluation is the identity.
+#include "xenc/ops/dropout.hpp"
+
+#include <string>
+
+#include "xenc/core/error.hpp"
+
+namespace xenc {
+
+template <std::size_t R>
+xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, bool training,
+                                      Rng& rng, xt::xtensor<float, R>* mask) {
+  check_config(p >= 0.0f && p < 1.0f, "dropout_forward",
+               "p is " + std::to_string(p) + ", expected 0 <= p < 1");
+  if (!training || p == 0.0f) {
+    if (mask) *mask = xt::xtensor<float, R>();
+    return x;
+  }
+  // m_i = 1/(1-p) with probability 1-p, else 0
+  auto m = xt::xtensor<float, R>::from_shape(x.shape());
+  const float keep_scale = 1.0f / (1.0f - p);
+  for (auto& v : m) v = rng.uniform() >= p ? keep_scale : 0.0f;
+  xt::xtensor<float, R> y = x;
+  for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] *= m.data()[i];
+  if (mask) *mask = std::move(m);
+  return y;
+}
+
+template <std::size_t R>
+xt::xtensor<float, R> dropout_backward(const xt::xtensor<float, R>& grad_y,
+                                       const xt::xtensor<float, R>& mask) {
+  if (mask.size() == 0) return grad_y;  // evaluation mode: identity
+  if (mask.shape() != grad_y.shape())
+    throw shape_error("dropout_backward: mask has shape " + shape_str(mask.shape()) +
+                      ", expected grad_y's shape " + shape_str(grad_y.shape()));
+  xt::xtensor<float, R> dx = grad_y;
+  for (std::size_t i = 0; i < dx.size(); ++i) dx.data()[i] *= mask.data()[i];
+  return dx;
+}
+
+#define XENC_INSTANTIATE_DROPOUT(R)                                                             \
+  template xt::xtensor<float, R> dropout_forward<R>(const xt::xtensor<float, R>&, float, bool,  \
+                                                    Rng&, xt::xtensor<float, R>*);              \
+  template xt::xtensor<float, R> dropout_backward<R>(const xt::xtensor<float, R>&,              \
+                                                     const xt::xtensor<float, R>&);
+XENC_INSTANTIATE_DROPOUT(1)
+XENC_INSTANTIATE_DROPOUT(2)
+XENC_INSTANTIATE_DROPOUT(3)
+XENC_INSTANTIATE_DROPOUT(4)
+#undef XENC_INSTANTIATE_DROPOUT
+
+}  // namespace xenc

@@ -1,0 +1,77 @@
+// Vocabulary with <pad> = 0 and <unk> = 1; batches padded with their key-padding mask.
+#include "xenc/text/vocabulary.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "xenc/text/tokenizer.hpp"
+
+namespace xenc {
+
+Vocabulary::Vocabulary() {
+  add(pad_token);
+  add(unk_token);
+}
+
+Vocabulary Vocabulary::from_tokens(const std::vector<std::string>& tokens) {
+  Vocabulary v;
+  for (const auto& t : tokens) v.add(t);
+  return v;
+}
+
+Vocabulary Vocabulary::from_texts(const std::vector<std::string>& texts) {
+  Vocabulary v;
+  for (const auto& text : texts)
+    for (const auto& t : tokenize(text)) v.add(t);
+  return v;
+}
+
+std::int64_t Vocabulary::add(const std::string& token) {
+  auto it = ids_.find(token);
+  if (it != ids_.end()) return it->second;
+  const auto id = static_cast<std::int64_t>(tokens_.size());
+  tokens_.push_back(token);
+  ids_.emplace(token, id);
+  return id;
+}
+
+std::int64_t Vocabulary::id(const std::string& token) const {
+  auto it = ids_.find(token);
+  return it == ids_.end() ? unk_id : it->second;
+}
+
+bool Vocabulary::contains(const std::string& token) const { return ids_.count(token) != 0; }
+
+const std::string& Vocabulary::token(std::int64_t id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= tokens_.size())
+    throw std::out_of_range("Vocabulary.token: id is " + std::to_string(id) +
+                            ", expected 0 <= id < " + std::to_string(tokens_.size()));
+  return tokens_[static_cast<std::size_t>(id)];
+}
+
+Index1 Vocabulary::encode(const std::vector<std::string>& tokens) const {
+  Index1 ids = Index1::from_shape({tokens.size()});
+  for (std::size_t i = 0; i < tokens.size(); ++i) ids(i) = id(tokens[i]);
+  return ids;
+}
+
+Vocabulary::Batch Vocabulary::encode_batch(const std::vector<std::string>& texts) const {
+  if (texts.empty()) throw std::invalid_argument("Vocabulary.encode_batch: texts is empty, expected at least one sentence");
+  Batch batch;
+  std::size_t T = 0;
+  for (const auto& text : texts) {
+    batch.tokens.push_back(tokenize(text));
+    T = std::max(T, batch.tokens.back().size());
+  }
+  const std::size_t B = texts.size();
+  batch.ids = xt::zeros<std::int64_t>({B, T});  // pad_id = 0
+  batch.padding_mask = xt::ones<bool>({B, T});  // true = padding until a token fills it
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < batch.tokens[b].size(); ++t) {
+      batch.ids(b, t) = id(batch.tokens[b][t]);
+      batch.padding_mask(b, t) = false;
+    }
+  return batch;
+}
+
+}  // namespace xenc
