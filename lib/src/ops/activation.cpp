@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "vector_kernel.hpp"
 #include "xenc/core/error.hpp"
 
 namespace xenc {
@@ -32,6 +33,7 @@ void check_same(const char* where, const xt::xtensor<float, R>& dy, const xt::xt
 }
 }  // namespace
 
+XENC_VECTOR_KERNEL
 void relu_inplace(float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "vector_kernel.hpp"
 #include "xenc/core/error.hpp"
 
 namespace xenc {
@@ -20,6 +21,34 @@ void check_ln_args(const char* where, const xt::xtensor<float, R>& x, const Tens
 }
 }  // namespace
 
+XENC_VECTOR_KERNEL
+void layer_norm_rows(const float* x, float* y, std::size_t rows, std::size_t D,
+                     const float* weight, const float* bias, float eps, float* mean_out,
+                     float* rstd_out) {
+  // Each row is three passes over D floats. The sums are reductions: the pragma lets the
+  // compiler keep several partial sums in one SIMD register (it changes the order of the
+  // additions, which is why a compiler may not do it on its own).
+  for (std::size_t n = 0; n < rows; ++n) {
+    const float* xr = x + n * D;
+    float* yr = y + n * D;
+    // mean, then the biased variance around it (two passes: no cancellation)
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (std::size_t d = 0; d < D; ++d) sum += xr[d];
+    const float mean = sum / static_cast<float>(D);
+    float sq = 0.0f;
+#pragma omp simd reduction(+ : sq)
+    for (std::size_t d = 0; d < D; ++d) sq += (xr[d] - mean) * (xr[d] - mean);
+    const float var = sq / static_cast<float>(D);
+    const float rstd = 1.0f / std::sqrt(var + eps);  // eps inside the root, as PyTorch
+    // normalise, then scale and shift (safe in place: yr[d] depends on xr[d] only)
+#pragma omp simd
+    for (std::size_t d = 0; d < D; ++d) yr[d] = (xr[d] - mean) * rstd * weight[d] + bias[d];
+    if (mean_out) mean_out[n] = mean;
+    if (rstd_out) rstd_out[n] = rstd;
+  }
+}
+
 template <std::size_t R>
 xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const Tensor1& weight,
                                          const Tensor1& bias, float eps, LayerNormCache* cache) {
@@ -31,26 +60,8 @@ xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const T
     cache->mean = Tensor1::from_shape({N});
     cache->rstd = Tensor1::from_shape({N});
   }
-  const float* w = weight.data();
-  const float* b = bias.data();
-  for (std::size_t n = 0; n < N; ++n) {
-    const float* xr = x.data() + n * D;
-    float* yr = y.data() + n * D;
-    // mean, then the biased variance around it (two passes: no cancellation)
-    float mean = 0.0f;
-    for (std::size_t d = 0; d < D; ++d) mean += xr[d];
-    mean /= static_cast<float>(D);
-    float var = 0.0f;
-    for (std::size_t d = 0; d < D; ++d) var += (xr[d] - mean) * (xr[d] - mean);
-    var /= static_cast<float>(D);
-    const float rstd = 1.0f / std::sqrt(var + eps);  // eps inside the root, as PyTorch
-    // normalise, then scale and shift
-    for (std::size_t d = 0; d < D; ++d) yr[d] = (xr[d] - mean) * rstd * w[d] + b[d];
-    if (cache) {
-      cache->mean(n) = mean;
-      cache->rstd(n) = rstd;
-    }
-  }
+  layer_norm_rows(x.data(), y.data(), N, D, weight.data(), bias.data(), eps,
+                  cache ? cache->mean.data() : nullptr, cache ? cache->rstd.data() : nullptr);
   return y;
 }
 
