@@ -2,9 +2,17 @@
 // slices of it (no [B, T, D] -> [B, H, T, Dh] copies), and the output projection.
 #include "xenc/nn/multihead_attention.hpp"
 
+#include <cblas.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <memory>
 #include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -26,6 +34,49 @@ void project(const float* x, std::size_t N, std::size_t D, const Tensor2& w, con
   gemm(false, true, N, D, D, 1.0f, x, D, w.data() + first_row * D, D, b.size() ? 1.0f : 0.0f,
        out, D);
 }
+
+// How many threads share the heads: OpenBLAS's thread count, at most one per head, and one
+// when the whole attention is too small to pay for waking threads (~1 MFLOP).
+std::size_t attention_threads(std::size_t n_heads, std::size_t Tq, std::size_t Tk,
+                              std::size_t Dh) {
+#ifdef _OPENMP
+  const std::size_t blas = static_cast<std::size_t>(std::max(1, openblas_get_num_threads()));
+  const double flops = 4.0 * double(Tq) * double(Tk) * double(Dh) * double(n_heads);
+  if (flops < 1e6) return 1;
+  return std::min(blas, n_heads);
+#else
+  (void)n_heads, (void)Tq, (void)Tk, (void)Dh;
+  return 1;
+#endif
+}
+
+// The index of the calling thread inside the head loop (0 without OpenMP).
+std::size_t thread_index() {
+#ifdef _OPENMP
+  return static_cast<std::size_t>(omp_get_thread_num());
+#else
+  return 0;
+#endif
+}
+
+// While the heads run on several threads, each GEMM inside uses one BLAS thread (then the
+// previous count is restored). OpenBLAS's setting is process-wide, hence this scope object.
+class BlasThreadsForHeads {
+ public:
+  explicit BlasThreadsForHeads(std::size_t head_threads)
+      : saved_(openblas_get_num_threads()), changed_(head_threads > 1 && saved_ > 1) {
+    if (changed_) openblas_set_num_threads(1);
+  }
+  ~BlasThreadsForHeads() {
+    if (changed_) openblas_set_num_threads(saved_);
+  }
+  BlasThreadsForHeads(const BlasThreadsForHeads&) = delete;
+  BlasThreadsForHeads& operator=(const BlasThreadsForHeads&) = delete;
+
+ private:
+  int saved_;
+  bool changed_;
+};
 
 // Validates the configuration before any member is built; returns embed_dim.
 std::size_t checked_embed_dim(std::size_t embed_dim, std::size_t num_heads) {
@@ -140,31 +191,40 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   const std::size_t kv_batch = self ? Tk * ld : Tk * D;
 
   // 2. Attention per (batch, head) on strided slices: head h is columns h·Dh .. (h+1)·Dh.
-  //    P is kept for every head only when backward or the caller needs it; otherwise one
-  //    [Tq, Tk] buffer is reused across heads.
+  //    P is kept for every head only when backward or the caller needs it; otherwise each
+  //    thread reuses one [Tq, Tk] buffer across its heads.
+  //    Threads: the heads are independent, so with n threads (OpenBLAS's count, which follows
+  //    OPENBLAS_NUM_THREADS) each thread runs whole heads (both GEMMs and the softmax) with a
+  //    one-thread BLAS. Splitting each GEMM across threads instead would leave the softmax on
+  //    one core, and doing both at once would put more threads than cores to work.
   const bool keep_probs = keep || need_weights;
-  Tensor4 probs = keep_probs ? Tensor4::from_shape({B, H, Tq, Tk}) : Tensor4::from_shape({1, 1, Tq, Tk});
+  const std::size_t n_heads = B * H;
+  const std::size_t n_threads = attention_threads(n_heads, Tq, Tk, Dh);
+  Tensor4 probs = keep_probs ? Tensor4::from_shape({B, H, Tq, Tk})
+                             : Tensor4::from_shape({n_threads, 1, Tq, Tk});
   Tensor4 drop_mask;
-  Tensor2 scratch;
+  Tensor3 scratch;  // [threads, Tq, Tk]: P ⊙ dropout mask, one per thread
   if (use_dropout) {
     drop_mask = Tensor4::from_shape({B, H, Tq, Tk});
     const float keep_scale = 1.0f / (1.0f - dropout);
     for (auto& m : drop_mask) m = dropout_rng_.uniform() >= dropout ? keep_scale : 0.0f;
-    scratch = Tensor2::from_shape({Tq, Tk});
+    scratch = Tensor3::from_shape({n_threads, Tq, Tk});
   }
   Tensor2 ctx = Tensor2::from_shape({B * Tq, D});  // concat of heads: [B·Tq, D]
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
-  for (std::size_t b = 0; b < B; ++b) {
+  const float* mask_ptr = attn_mask.size() ? attn_mask.data() : nullptr;
+  const BlasThreadsForHeads blas_threads(n_threads);
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)
+  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n_heads); ++i) {
+    const std::size_t bh = static_cast<std::size_t>(i), b = bh / H, h = bh % H;
+    const std::size_t t = thread_index();
     const bool* kpm = key_padding_mask.size() ? key_padding_mask.data() + b * Tk : nullptr;
-    for (std::size_t h = 0; h < H; ++h) {
-      float* p = probs.data() + (keep_probs ? (b * H + h) * Tq * Tk : 0);
-      attention_head_forward(Tq, Tk, Dh, scale, q + b * q_batch + h * Dh, ld,
-                             k + b * kv_batch + h * Dh, ld, v + b * kv_batch + h * Dh, ld, kpm,
-                             attn_mask.size() ? attn_mask.data() : nullptr, p,
-                             ctx.data() + b * Tq * D + h * Dh, D,
-                             use_dropout ? drop_mask.data() + (b * H + h) * Tq * Tk : nullptr,
-                             use_dropout ? scratch.data() : nullptr);
-    }
+    float* p = probs.data() + (keep_probs ? bh : t) * Tq * Tk;
+    attention_head_forward(Tq, Tk, Dh, scale, q + b * q_batch + h * Dh, ld,
+                           k + b * kv_batch + h * Dh, ld, v + b * kv_batch + h * Dh, ld, kpm,
+                           mask_ptr, p, ctx.data() + b * Tq * D + h * Dh, D,
+                           use_dropout ? drop_mask.data() + bh * Tq * Tk : nullptr,
+                           use_dropout ? scratch.data() + t * Tq * Tk : nullptr);
   }
 
   // 3. Output projection: [B·Tq, D] x [D, D] -> [B, Tq, D]

@@ -50,16 +50,20 @@ Tensor3 TransformerEncoderLayer::dropout_apply(const Tensor3& x, Tensor3& mask) 
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
-  // linear2(dropout(act(linear1(x)))), then the residual-branch dropout
+  // linear2(dropout(act(linear1(x)))), then the residual-branch dropout.
+  // In evaluation mode dropout is the identity: skip it (no [B, T, F] copy).
   Tensor3 u = linear1.forward(x);  // [B, T, F]
   if (GradMode::is_enabled()) cache_.ff_pre = u;
   if (config_.activation == Activation::relu)
     relu_inplace(u.data(), u.size());
   else
     gelu_inplace(u.data(), u.size());
-  u = dropout_apply(u, cache_.drop_ff);
+  if (training_) u = dropout_apply(u, cache_.drop_ff);
+  else cache_.drop_ff = Tensor3();
   Tensor3 y = linear2.forward(u);  // [B, T, D]
-  return dropout_apply(y, cache_.drop2);
+  if (training_) y = dropout_apply(y, cache_.drop2);
+  else cache_.drop2 = Tensor3();
+  return y;
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward_backward(const Tensor3& grad) {
@@ -77,16 +81,23 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
   cache_.valid = GradMode::is_enabled();
   if (!config_.norm_first) {
     // post-norm: h = norm1(x + dropout(sa(x))); y = norm2(h + ff(h))
+    // (residual sums are added in place into the branch output: no temporaries)
     Tensor3 sa = self_attn.forward(x, src_key_padding_mask, mask, attention_weights);
-    sa = dropout_apply(sa, cache_.drop1);
-    Tensor3 h = norm1.forward(Tensor3(x + sa));
-    return norm2.forward(Tensor3(h + feed_forward(h)));
+    if (training_) sa = dropout_apply(sa, cache_.drop1);
+    else cache_.drop1 = Tensor3();
+    sa += x;
+    Tensor3 h = norm1.forward(sa);
+    Tensor3 f = feed_forward(h);
+    f += h;
+    return norm2.forward(f);
   }
   // pre-norm: h = x + dropout(sa(norm1(x))); y = h + ff(norm2(h))
-  Tensor3 sa = self_attn.forward(norm1.forward(x), src_key_padding_mask, mask, attention_weights);
-  sa = dropout_apply(sa, cache_.drop1);
-  Tensor3 h = x + sa;
-  Tensor3 y = h + feed_forward(norm2.forward(h));
+  Tensor3 h = self_attn.forward(norm1.forward(x), src_key_padding_mask, mask, attention_weights);
+  if (training_) h = dropout_apply(h, cache_.drop1);
+  else cache_.drop1 = Tensor3();
+  h += x;
+  Tensor3 y = feed_forward(norm2.forward(h));
+  y += h;
   return y;
 }
 
