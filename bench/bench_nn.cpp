@@ -1,0 +1,73 @@
+// Benchmarks of the modules: multi-head attention and one encoder layer, as used for
+// inference (evaluation mode, inside a NoGradGuard: nothing is cached for backward).
+//
+// BM_EncoderLayerForward/<T>/<D>/<H> is the benchmark bench/compare_pytorch.py runs beside
+// torch.nn.TransformerEncoderLayer: batch 1, F = 4·D, post-norm, relu, float32, no mask.
+#include <vector>
+
+#include "bench_common.hpp"
+#include "xenc/core/grad_mode.hpp"
+#include "xenc/nn/multihead_attention.hpp"
+#include "xenc/nn/transformer_encoder.hpp"
+
+namespace xenc::bench {
+namespace {
+
+// (T, D, H): the grid of the issue, from a toy sentence to a long document.
+void encoder_grid(benchmark::internal::Benchmark* b) {
+  b->Args({3, 64, 4})->Args({16, 128, 4})->Args({128, 256, 8})->Args({512, 512, 8})
+      ->Args({1024, 512, 8});
+}
+
+EncoderLayerConfig layer_config(std::size_t D, std::size_t H) {
+  EncoderLayerConfig c;
+  c.d_model = D;
+  c.nhead = H;
+  c.dim_feedforward = 4 * D;
+  c.dropout = 0.1f;  // inactive: modules start in evaluation mode
+  c.activation = Activation::relu;
+  c.norm_first = false;
+  return c;
+}
+
+void BM_MultiheadAttention(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+             H = static_cast<std::size_t>(state.range(2));
+  MultiheadAttention mha(D, H, 0.0f, true, /*seed=*/1);
+  const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D});
+  NoGradGuard no_grad;
+  for (auto _ : state) benchmark::DoNotOptimize(mha.forward(x));
+  set_flops(state, attention_module_flops(double(T), double(D)));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
+}
+BENCHMARK(BM_MultiheadAttention)->Apply(encoder_grid)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_EncoderLayerForward(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+             H = static_cast<std::size_t>(state.range(2));
+  TransformerEncoderLayer layer(layer_config(D, H), /*seed=*/1);
+  layer.eval();
+  const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D});
+  NoGradGuard no_grad;
+  for (auto _ : state) benchmark::DoNotOptimize(layer.forward(x));
+  set_flops(state, encoder_layer_flops(double(T), double(D)));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
+}
+BENCHMARK(BM_EncoderLayerForward)->Apply(encoder_grid)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_EncoderLayerForwardWithGrad(benchmark::State& state) {
+  // The same forward with gradients enabled: every module caches its inputs and the attention
+  // keeps P for all heads ([B, H, T, T]) for a later backward. Compare with the one above.
+  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+             H = static_cast<std::size_t>(state.range(2));
+  TransformerEncoderLayer layer(layer_config(D, H), /*seed=*/1);
+  const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D});
+  for (auto _ : state) benchmark::DoNotOptimize(layer.forward(x));
+  set_flops(state, encoder_layer_flops(double(T), double(D)));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T));
+}
+BENCHMARK(BM_EncoderLayerForwardWithGrad)->Args({3, 64, 4})->Args({512, 512, 8})
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace xenc::bench

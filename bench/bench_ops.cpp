@@ -1,0 +1,188 @@
+// Benchmarks of the ops, each beside its naive reference: matmul, softmax, layer norm, the
+// activations and scaled dot-product attention; and BM_Sgemm, the BLAS speed every other
+// number is compared with.
+#include <cmath>
+#include <vector>
+
+#include <xtensor/xmath.hpp>
+
+#include "bench_common.hpp"
+#include "xenc/ops/activation.hpp"
+#include "xenc/ops/attention.hpp"
+#include "xenc/ops/gemm.hpp"
+#include "xenc/ops/layer_norm.hpp"
+#include "xenc/ops/softmax.hpp"
+
+namespace xenc::bench {
+namespace {
+
+// ---- GEMM ------------------------------------------------------------------------------
+// C = A B for square N x N matrices: 2·N³ FLOPs.
+
+void BM_Sgemm(benchmark::State& state) {
+  // OpenBLAS's cblas_sgemm on raw buffers (through xenc::gemm): the ceiling for everything else.
+  const auto N = static_cast<std::size_t>(state.range(0));
+  Tensor2 a = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 1);
+  Tensor2 b = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 2);
+  Tensor2 c = Tensor2::from_shape({N, N});
+  for (auto _ : state) {
+    gemm(false, false, N, N, N, 1.0f, a.data(), N, b.data(), N, 0.0f, c.data(), N);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * double(N) * N * N);
+}
+BENCHMARK(BM_Sgemm)->ArgName("N")->Arg(64)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_MatmulNaive(benchmark::State& state) {
+  const auto N = static_cast<std::size_t>(state.range(0));
+  Tensor2 a = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 1);
+  Tensor2 b = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(matmul_naive(a, b));
+  set_flops(state, 2.0 * double(N) * N * N);
+}
+BENCHMARK(BM_MatmulNaive)->ArgName("N")->Arg(64)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_MatmulBlas(benchmark::State& state) {
+  const auto N = static_cast<std::size_t>(state.range(0));
+  Tensor2 a = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 1);
+  Tensor2 b = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
+  set_flops(state, 2.0 * double(N) * N * N);
+}
+BENCHMARK(BM_MatmulBlas)->ArgName("N")->Arg(64)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---- softmax over the rows of a [T, T] score matrix ------------------------------------
+
+void BM_SoftmaxNaive(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0));
+  Tensor2 s = random_tensor<Tensor2>(std::vector<std::size_t>{T, T});
+  for (auto _ : state) benchmark::DoNotOptimize(softmax_naive(s));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T * T));  // elements/s
+}
+BENCHMARK(BM_SoftmaxNaive)->ArgName("T")->Arg(16)->Arg(1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_Softmax(benchmark::State& state) {
+  // The kernel the attention uses, in place on one reused buffer (as in a head).
+  const auto T = static_cast<std::size_t>(state.range(0));
+  Tensor2 s = random_tensor<Tensor2>(std::vector<std::size_t>{T, T});
+  Tensor2 work = s;
+  for (auto _ : state) {
+    std::copy(s.begin(), s.end(), work.begin());
+    softmax_rows_inplace(work.data(), T, T, T);
+    benchmark::DoNotOptimize(work.data());
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T * T));
+}
+BENCHMARK(BM_Softmax)->ArgName("T")->Arg(16)->Arg(1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_ExpStd(benchmark::State& state) {
+  // std::exp element by element: a library call per float, no SIMD.
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Tensor1 x = random_tensor<Tensor1>(std::vector<std::size_t>{n});
+  Tensor1 y = Tensor1::from_shape({n});
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < n; ++i) y(i) = std::exp(x(i));
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_ExpStd)->ArgName("n")->Arg(256)->Arg(1 << 16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_ExpInplace(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Tensor1 x = random_tensor<Tensor1>(std::vector<std::size_t>{n});
+  Tensor1 y = x;
+  for (auto _ : state) {
+    std::copy(x.begin(), x.end(), y.begin());
+    exp_inplace(y.data(), n);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_ExpInplace)->ArgName("n")->Arg(256)->Arg(1 << 16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// ---- layer norm over [T, D] ------------------------------------------------------------
+
+void BM_LayerNormNaive(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1));
+  Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D});
+  Tensor1 w = xt::ones<float>({D}), b = xt::zeros<float>({D});
+  for (auto _ : state) benchmark::DoNotOptimize(layer_norm_naive(x, w, b, 1e-5f));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T * D));
+}
+BENCHMARK(BM_LayerNormNaive)->ArgNames({"T", "D"})->Args({16, 64})->Args({1024, 512})
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_LayerNorm(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1));
+  Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D});
+  Tensor1 w = xt::ones<float>({D}), b = xt::zeros<float>({D});
+  for (auto _ : state) benchmark::DoNotOptimize(layer_norm_forward(x, w, b, 1e-5f));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T * D));
+}
+BENCHMARK(BM_LayerNorm)->ArgNames({"T", "D"})->Args({16, 64})->Args({1024, 512})
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// ---- activations over [T, F] -----------------------------------------------------------
+
+void BM_GeluXtensor(benchmark::State& state) {
+  // The reference written as one xtensor expression: gelu(x) = x/2 · (1 + erf(x / √2)).
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Tensor1 x = random_tensor<Tensor1>(std::vector<std::size_t>{n});
+  for (auto _ : state) {
+    Tensor1 y = 0.5f * x * (1.0f + xt::erf(x * 0.70710678f));
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_GeluXtensor)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_Gelu(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Tensor1 x = random_tensor<Tensor1>(std::vector<std::size_t>{n});
+  for (auto _ : state) benchmark::DoNotOptimize(gelu_forward(x));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_Gelu)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_Relu(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Tensor1 x = random_tensor<Tensor1>(std::vector<std::size_t>{n});
+  for (auto _ : state) benchmark::DoNotOptimize(relu_forward(x));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_Relu)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// ---- scaled dot-product attention on [1, H, T, Dh] ---------------------------------------
+// Args: T, D, H (Dh = D / H). FLOPs: Q Kᵀ and P V, 2 · 2·T·T·Dh per head = 4·T²·D.
+
+void attention_inputs(benchmark::State& state, Tensor4& q, Tensor4& k, Tensor4& v) {
+  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+             H = static_cast<std::size_t>(state.range(2));
+  const std::vector<std::size_t> shape{1, H, T, D / H};
+  q = random_tensor<Tensor4>(shape, 1);
+  k = random_tensor<Tensor4>(shape, 2);
+  v = random_tensor<Tensor4>(shape, 3);
+  set_flops(state, 4.0 * double(T) * T * D);
+}
+
+void BM_AttentionNaive(benchmark::State& state) {
+  Tensor4 q, k, v;
+  attention_inputs(state, q, k, v);
+  for (auto _ : state) benchmark::DoNotOptimize(scaled_dot_product_attention_naive(q, k, v));
+}
+BENCHMARK(BM_AttentionNaive)->ArgNames({"T", "D", "H"})->Args({16, 128, 4})->Args({256, 512, 8})
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_Attention(benchmark::State& state) {
+  // Two GEMMs around the vectorised row softmax, head by head (returns P for every head).
+  Tensor4 q, k, v;
+  attention_inputs(state, q, k, v);
+  for (auto _ : state) benchmark::DoNotOptimize(scaled_dot_product_attention_forward(q, k, v));
+}
+BENCHMARK(BM_Attention)->ArgNames({"T", "D", "H"})->Args({16, 128, 4})->Args({256, 512, 8})
+    ->Args({1024, 512, 8})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace xenc::bench

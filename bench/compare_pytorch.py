@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Side-by-side timing of one encoder-layer forward: xencoder vs PyTorch, on this CPU.
+
+Run with Debian's Python (python3-torch 1.13), after building xencoder_bench (Release):
+
+    /usr/bin/python3 bench/compare_pytorch.py                 # 1 and 2 threads, full grid
+    /usr/bin/python3 bench/compare_pytorch.py --threads 1 --reps 3 --sizes 3,64,4 16,128,4
+    /usr/bin/python3 bench/compare_pytorch.py --memory        # also the peak-memory table
+
+What is compared (the same work on both sides):
+  PyTorch   nn.TransformerEncoderLayer(D, H, dim_feedforward=4·D, dropout=0.1, relu,
+            batch_first=True, norm_first=False), .eval(), under torch.no_grad(), input [1, T, D]
+  xencoder  BM_EncoderLayerForward/T/D/H of build/bench/xencoder_bench (the same layer in
+            evaluation mode inside a NoGradGuard)
+  sgemm     BM_Sgemm/N:1024 of xencoder_bench: OpenBLAS's C = A·B at 1024³, the ceiling
+
+Threads: for each thread count n this script re-runs itself as a worker process with
+OPENBLAS_NUM_THREADS=n and OMP_NUM_THREADS=n in its environment (OpenBLAS reads them when it
+is loaded, in PyTorch's process as in ours) and torch.set_num_threads(n).
+Timing: the two frameworks alternate, size by size, repetition by repetition (so a noisy
+neighbour hurts both alike); each sample is the mean over >= --min-time seconds of forwards;
+the table shows the median of --reps samples. FLOP/s counts 24·T·D² + 4·T²·D per forward.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GRID = [(3, 64, 4), (16, 128, 4), (128, 256, 8), (512, 512, 8), (1024, 512, 8)]
+SGEMM_N = 1024
+
+
+def layer_flops(T, D):
+    return 24 * T * D * D + 4 * T * T * D
+
+
+def run_bench(binary, pattern, min_time):
+    """Runs xencoder_bench on one benchmark; returns (seconds per iteration, context)."""
+    out = subprocess.run(
+        [str(binary), f"--benchmark_filter={pattern}", f"--benchmark_min_time={min_time}",
+         "--benchmark_format=json"],
+        check=True, capture_output=True, text=True).stdout
+    doc = json.loads(out)
+    runs = [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+    if len(runs) != 1:
+        raise RuntimeError(f"{pattern!r} matched {len(runs)} benchmarks in {binary}")
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[runs[0]["time_unit"]]
+    return runs[0]["real_time"] * scale, doc["context"]
+
+
+def time_torch(layer, x, min_time):
+    """Mean seconds per forward over at least min_time seconds."""
+    import torch
+    with torch.no_grad():
+        n, elapsed = 0, 0.0
+        start = time.perf_counter()
+        while elapsed < min_time:
+            layer(x)
+            n += 1
+            elapsed = time.perf_counter() - start
+    return elapsed / n
+
+
+def worker(args):
+    """One thread count: alternate PyTorch and xencoder; print the samples as JSON."""
+    import torch
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    binary = Path(args.bench)
+    rows = []
+    context = {}
+    sgemm = []
+    for (T, D, H) in args.sizes:
+        layer = torch.nn.TransformerEncoderLayer(D, H, dim_feedforward=4 * D, dropout=0.1,
+                                                 activation="relu", batch_first=True,
+                                                 norm_first=False).eval()
+        x = torch.randn(1, T, D)
+        with torch.no_grad():
+            for _ in range(3):
+                layer(x)  # warm-up: allocator, OpenBLAS buffers
+        torch_s, xenc_s = [], []
+        for rep in range(args.reps):
+            order = ["torch", "xenc"] if rep % 2 == 0 else ["xenc", "torch"]
+            for who in order:
+                if who == "torch":
+                    torch_s.append(time_torch(layer, x, args.min_time))
+                else:
+                    t, context = run_bench(binary, f"^BM_EncoderLayerForward/{T}/{D}/{H}/",
+                                           args.min_time)
+                    xenc_s.append(t)
+        # the BLAS ceiling, sampled between sizes
+        sgemm.append(run_bench(binary, f"^BM_Sgemm/N:{SGEMM_N}/", args.min_time)[0])
+        rows.append({"T": T, "D": D, "H": H, "torch": torch_s, "xenc": xenc_s})
+    json.dump({"threads": args.threads, "rows": rows, "sgemm": sgemm, "context": context,
+               "torch_version": torch.__version__,
+               "torch_threads": torch.get_num_threads()}, sys.stdout)
+
+
+def fmt_time(s):
+    return f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} µs"
+
+
+def report(result):
+    n = result["threads"]
+    sgemm_s = statistics.median(result["sgemm"])
+    sgemm_flops = 2 * SGEMM_N ** 3 / sgemm_s
+    print(f"\n### {n} thread{'s' if n > 1 else ''}  (torch {result['torch_version']}, "
+          f"torch threads {result['torch_threads']}, OpenBLAS threads "
+          f"{result['context'].get('blas_threads', '?')}, xencoder "
+          f"{result['context'].get('xencoder_build_type', '?')}, -march=native "
+          f"{result['context'].get('xencoder_march_native', '?')})\n")
+    print(f"OpenBLAS sgemm {SGEMM_N}³ in the same run: {sgemm_flops / 1e9:.1f} GFLOP/s "
+          f"(median of {len(result['sgemm'])})\n")
+    print("| T | D | H | PyTorch median | xencoder median | PyTorch GFLOP/s | xencoder GFLOP/s "
+          "| ratio PyTorch/xencoder | xencoder / sgemm |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    checks = []
+    for r in result["rows"]:
+        T, D, H = r["T"], r["D"], r["H"]
+        tt, tx = statistics.median(r["torch"]), statistics.median(r["xenc"])
+        fl = layer_flops(T, D)
+        ratio = tt / tx
+        of_sgemm = fl / tx / sgemm_flops
+        print(f"| {T} | {D} | {H} | {fmt_time(tt)} | {fmt_time(tx)} | {fl / tt / 1e9:.2f} | "
+              f"{fl / tx / 1e9:.2f} | {ratio:.2f} | {of_sgemm:.0%} |")
+        checks.append((f"T={T} D={D}: ratio >= 1.0", ratio >= 1.0, f"{ratio:.2f}"))
+        if T == 3 and D == 64:
+            checks.append((f"T={T} D={D}: ratio >= 3.0", ratio >= 3.0, f"{ratio:.2f}"))
+        if T == 1024 and D == 512:
+            checks.append((f"T={T} D={D}: >= 70% of sgemm FLOP/s", of_sgemm >= 0.7,
+                           f"{of_sgemm:.0%}"))
+    print()
+    for name, ok, value in checks:
+        print(f"- {'PASS' if ok else 'FAIL'}  {name}  (measured {value})")
+    return all(ok for _, ok, _ in checks)
+
+
+def memory_table(build, sizes_T, D, H):
+    """Peak RSS of one forward in a fresh process per T: xencoder_memory and a PyTorch probe."""
+    probe = (
+        "import sys, torch\n"
+        "def hwm():\n"
+        "    for l in open('/proc/self/status'):\n"
+        "        if l.startswith('VmHWM:'): return int(l.split()[1]) * 1024\n"
+        "T, D, H = map(int, sys.argv[1:4]); torch.set_num_threads(1)\n"
+        "layer = torch.nn.TransformerEncoderLayer(D, H, 4 * D, 0.1, batch_first=True).eval()\n"
+        "x = torch.randn(1, T, D); before = hwm()\n"
+        "with torch.no_grad(): y = layer(x)\n"
+        "print(before, hwm())\n")
+    print(f"\n### Peak resident memory of one forward (D = {D}, H = {H}, F = {4 * D}, no grad)\n")
+    print("| T | one [T,T] matrix | xencoder: peak added by forward | PyTorch: peak added by forward |")
+    print("|---:|---:|---:|---:|")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    for T in sizes_T:
+        out = subprocess.run([str(build / "bench" / "xencoder_memory"), str(T), str(D), str(H)],
+                             check=True, capture_output=True, text=True, env=env).stdout
+        added = float(out.split("forward_added=")[1].split()[0])
+        tb, ta = map(int, subprocess.run([sys.executable, "-c", probe, str(T), str(D), str(H)],
+                                         check=True, capture_output=True, text=True,
+                                         env=env).stdout.split())
+        print(f"| {T} | {4 * T * T / 2**20:.0f} MiB | {added:.0f} MiB | {(ta - tb) / 2**20:.0f} MiB |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=str(ROOT / "build"), help="CMake build directory")
+    p.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    p.add_argument("--reps", type=int, default=5, help="samples per framework and size")
+    p.add_argument("--min-time", type=float, default=0.3, help="seconds per sample")
+    p.add_argument("--sizes", nargs="*", default=None, help="T,D,H triples (default: the grid)")
+    p.add_argument("--memory", action="store_true", help="also print the peak-memory table")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--bench", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    args.sizes = [tuple(int(v) for v in s.split(",")) for s in args.sizes] if args.sizes else GRID
+
+    if args.worker:
+        args.threads = int(args.threads)
+        worker(args)
+        return 0
+
+    build = Path(args.build)
+    binary = build / "bench" / "xencoder_bench"
+    if not binary.exists():
+        sys.exit(f"{binary} not found: build first (cmake --build {build} -j2)")
+    cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(
+        ["lscpu"], capture_output=True, text=True).stdout.splitlines()
+        if l.startswith("Model name")), "?")
+    print(f"## xencoder vs PyTorch: one TransformerEncoderLayer forward, batch 1, F = 4·D, "
+          f"post-norm, relu, float32, eval, no grad\n")
+    print(f"CPU: {cpu}, {os.cpu_count()} logical CPUs; load average at start "
+          f"{os.getloadavg()[0]:.1f}; {args.reps} samples of >= {args.min_time} s per cell, "
+          f"medians")
+    all_ok = True
+    for n in [int(v) for v in args.threads.split(",")]:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(n), OMP_NUM_THREADS=str(n))
+        cmd = [sys.executable, __file__, "--worker", "--threads", str(n), "--bench", str(binary),
+               "--reps", str(args.reps), "--min-time", str(args.min_time),
+               "--sizes"] + [",".join(map(str, s)) for s in args.sizes]
+        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        all_ok &= report(json.loads(out))
+    print(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}")
+    if args.memory:
+        memory_table(build, [512, 1024, 2048, 4096], 512, 8)
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

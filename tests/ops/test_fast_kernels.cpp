@@ -1,0 +1,307 @@
+// The fast kernels against their references: the vectorised exp (against double-precision
+// std::exp), the row softmax (against softmax_naive), layer_norm_rows (against
+// layer_norm_naive), relu_inplace, and the modules whose inference path was rearranged for
+// speed (heads on several threads, residual sums in place) against a composition of the naive
+// ops written out in this file.
+#include <gtest/gtest.h>
+#include <xtensor/xview.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "xenc/core/grad_mode.hpp"
+#include "xenc/core/random.hpp"
+#include "xenc/nn/multihead_attention.hpp"
+#include "xenc/nn/transformer_encoder.hpp"
+#include "xenc/ops/activation.hpp"
+#include "xenc/ops/attention.hpp"
+#include "xenc/ops/layer_norm.hpp"
+#include "xenc/ops/linear.hpp"
+#include "xenc/ops/softmax.hpp"
+
+extern "C" int openblas_get_num_threads(void);
+
+namespace {
+
+using xenc::Tensor1;
+using xenc::Tensor2;
+using xenc::Tensor3;
+using xenc::Tensor4;
+
+// Tolerances (relative unless named _abs).
+constexpr double kExpRelTol = 4e-7;        // exp_inplace's documented bound (softmax.hpp)
+constexpr double kSoftmaxAbsTol = 1e-6;    // probabilities in [0, 1]
+constexpr double kLayerNormAbsTol = 2e-5;  // outputs of size ~1..4 after normalising
+constexpr double kModuleAbsTol = 2e-5;     // whole layers against the naive composition
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kFltMin = std::numeric_limits<float>::min();  // smallest normal float
+
+template <class A, class B>
+::testing::AssertionResult AllClose(const A& actual, const B& expected, double atol,
+                                    double rtol = 0.0) {
+  if (actual.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "shape " << xenc::shape_str(actual.shape())
+                                         << " vs expected " << xenc::shape_str(expected.shape());
+  double worst = 0.0;
+  std::size_t worst_i = 0;
+  bool ok = true;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual.data()[i], e = expected.data()[i];
+    const double err = std::fabs(a - e);
+    if (!(err <= atol + rtol * std::fabs(e))) ok = false;
+    if (!(err <= worst)) {
+      worst = err;
+      worst_i = i;
+    }
+  }
+  if (ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "shape " << xenc::shape_str(actual.shape()) << ": worst flat index " << worst_i
+         << ": actual " << actual.data()[worst_i] << " vs expected " << expected.data()[worst_i]
+         << " (|diff| = " << worst << ", atol " << atol << ", rtol " << rtol << ")";
+}
+
+Tensor1 exp_of(std::vector<float> xs) {
+  Tensor1 t = Tensor1::from_shape({xs.size()});
+  std::copy(xs.begin(), xs.end(), t.begin());
+  xenc::exp_inplace(t.data(), t.size());
+  return t;
+}
+
+// ---- exp_inplace -------------------------------------------------------------------------
+
+TEST(FastExp, HandValues) {
+  // exp(0) = 1 exactly: k = 0, r = 0, the polynomial is 1, 2^0 = 1.
+  // exp(ln 2) = 2, exp(-1) = 0.36787944..., exp(1) = 2.71828182...
+  const Tensor1 y = exp_of({0.0f, 0.69314718f, -1.0f, 1.0f});
+  EXPECT_EQ(y(0), 1.0f);
+  EXPECT_NEAR(y(1), 2.0, 2.0 * kExpRelTol);
+  EXPECT_NEAR(y(2), 0.36787944117144233, 0.37 * kExpRelTol);
+  EXPECT_NEAR(y(3), 2.718281828459045, 2.72 * kExpRelTol);
+}
+
+TEST(FastExp, MatchesStdExpOverTheWholeRange) {
+  // A dense sweep of [-87.3, 88.3] (about 700k points, not a multiple of the SIMD width, so
+  // the loop's remainder is covered), against exp in double precision.
+  const float lo = -87.3f, hi = 88.3f;
+  const std::size_t n = 700001;
+  Tensor1 x = Tensor1::from_shape({n});
+  for (std::size_t i = 0; i < n; ++i) x(i) = lo + (hi - lo) * float(i) / float(n - 1);
+  Tensor1 y = x;
+  xenc::exp_inplace(y.data(), n);
+  double worst = 0.0;
+  float worst_x = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double ref = std::exp(double(x(i)));
+    const double rel = std::fabs(double(y(i)) - ref) / ref;
+    if (rel > worst) {
+      worst = rel;
+      worst_x = x(i);
+    }
+  }
+  EXPECT_LE(worst, kExpRelTol) << "worst relative error at x = " << worst_x;
+}
+
+TEST(FastExp, EdgesGiveZeroInfinityAndNaN) {
+  // exp(-inf) = 0 exactly (masked scores); below ln(FLT_MIN) ≈ -87.34 the result is flushed to 0
+  // (std::exp gives a subnormal < FLT_MIN there: the absolute difference is < FLT_MIN).
+  const Tensor1 y = exp_of({-kInf, -1e30f, -1000.0f, -100.0f, -87.4f, 89.0f, kInf,
+                            std::numeric_limits<float>::quiet_NaN()});
+  EXPECT_EQ(y(0), 0.0f);
+  EXPECT_EQ(y(1), 0.0f);
+  EXPECT_EQ(y(2), 0.0f);
+  EXPECT_EQ(y(3), 0.0f);
+  EXPECT_LT(std::fabs(double(y(4)) - std::exp(-87.4)), double(kFltMin));
+  EXPECT_EQ(y(5), kInf);
+  EXPECT_EQ(y(6), kInf);
+  EXPECT_TRUE(std::isnan(y(7)));
+}
+
+// ---- softmax_rows_inplace ----------------------------------------------------------------
+
+TEST(FastSoftmax, MatchesNaiveForEveryRowLength) {
+  // Row lengths around the SIMD widths (4 and 8 floats) and a long one, with masked (-inf) and
+  // very negative entries mixed in.
+  xenc::Rng rng(7);
+  for (std::size_t cols : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 15u, 16u, 17u, 33u, 1000u}) {
+    SCOPED_TRACE("cols = " + std::to_string(cols));
+    Tensor2 x = Tensor2::from_shape({6, cols});
+    xenc::fill_normal(x, rng, 0.0f, 4.0f);
+    for (std::size_t c = 0; c < cols; c += 3) x(1, c) = -kInf;      // masked keys
+    for (std::size_t c = 1; c < cols; c += 4) x(2, c) = -1e30f;     // "almost masked"
+    for (std::size_t c = 0; c < cols; ++c) x(3, c) = -200.0f - float(c);  // all far below 0
+    x(4, 0) = 80.0f;                                                  // one dominant entry
+    Tensor2 y = xenc::softmax_forward(x);
+    EXPECT_TRUE(AllClose(y, xenc::softmax_naive(x), kSoftmaxAbsTol));
+    // masked entries are exactly 0; every row sums to 1 (0 when every entry is masked,
+    // as row 1 is for cols = 1)
+    for (std::size_t c = 0; c < cols; c += 3) EXPECT_EQ(y(1, c), 0.0f);
+    for (std::size_t r = 0; r < 6; ++r) {
+      double sum = 0.0;
+      bool any_key = false;
+      for (std::size_t c = 0; c < cols; ++c) {
+        sum += y(r, c);
+        any_key = any_key || x(r, c) > -kInf;
+      }
+      EXPECT_NEAR(sum, any_key ? 1.0 : 0.0, 1e-5) << "row " << r;
+    }
+  }
+}
+
+TEST(FastSoftmax, FullyMaskedRowIsZerosAndStridedRowsAreUntouchedOutside) {
+  // 2 rows of 5 inside a buffer with row stride 7: the 2 padding floats per row stay as they are.
+  std::vector<float> buf = {-kInf, -kInf, -kInf, -kInf, -kInf, 42.0f, 43.0f,
+                            0.0f,  0.0f,  0.0f,  0.0f,  0.0f,  44.0f, 45.0f};
+  xenc::softmax_rows_inplace(buf.data(), 2, 5, 7);
+  for (int c = 0; c < 5; ++c) EXPECT_EQ(buf[c], 0.0f);
+  for (int c = 7; c < 12; ++c) EXPECT_NEAR(buf[c], 0.2f, 1e-7);  // uniform: 1/5
+  EXPECT_EQ(buf[5], 42.0f);
+  EXPECT_EQ(buf[6], 43.0f);
+  EXPECT_EQ(buf[12], 44.0f);
+  EXPECT_EQ(buf[13], 45.0f);
+}
+
+// ---- layer_norm_rows -----------------------------------------------------------------------
+
+TEST(FastLayerNorm, MatchesNaiveAndWorksInPlace) {
+  xenc::Rng rng(11);
+  for (std::size_t D : {1u, 3u, 4u, 8u, 17u, 64u, 512u}) {
+    SCOPED_TRACE("D = " + std::to_string(D));
+    Tensor3 x = Tensor3::from_shape({2, 5, D});
+    xenc::fill_normal(x, rng, 3.0f, 2.0f);  // mean far from 0: tests the two-pass variance
+    Tensor1 w = Tensor1::from_shape({D}), b = Tensor1::from_shape({D});
+    xenc::fill_normal(w, rng);
+    xenc::fill_normal(b, rng);
+    const Tensor3 ref = xenc::layer_norm_naive(x, w, b, 1e-5f);
+    xenc::LayerNormCache cache;
+    const Tensor3 y = xenc::layer_norm_forward(x, w, b, 1e-5f, &cache);
+    EXPECT_TRUE(AllClose(y, ref, kLayerNormAbsTol, 1e-5));
+    // the cached statistics against double precision
+    for (std::size_t n = 0; n < 10; ++n) {
+      double mean = 0.0, var = 0.0;
+      for (std::size_t d = 0; d < D; ++d) mean += x.data()[n * D + d];
+      mean /= double(D);
+      for (std::size_t d = 0; d < D; ++d) var += std::pow(x.data()[n * D + d] - mean, 2);
+      var /= double(D);
+      EXPECT_NEAR(cache.mean(n), mean, 1e-5 * (1.0 + std::fabs(mean)));
+      EXPECT_NEAR(cache.rstd(n), 1.0 / std::sqrt(var + 1e-5), 1e-4 / std::sqrt(var + 1e-5));
+    }
+    // in place (y = x) gives the same floats as out of place
+    Tensor3 inplace = x;
+    xenc::layer_norm_rows(inplace.data(), inplace.data(), 10, D, w.data(), b.data(), 1e-5f);
+    EXPECT_TRUE(AllClose(inplace, y, 0.0));
+  }
+}
+
+TEST(FastRelu, MatchesTheDefinitionOnEveryLength) {
+  for (std::size_t n : {1u, 7u, 8u, 9u, 37u}) {
+    Tensor1 x = Tensor1::from_shape({n});
+    for (std::size_t i = 0; i < n; ++i) x(i) = float(i % 5) - 2.0f;  // -2 -1 0 1 2 ...
+    Tensor1 y = x;
+    xenc::relu_inplace(y.data(), n);
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(y(i), x(i) > 0.0f ? x(i) : 0.0f);
+  }
+}
+
+// ---- modules: the inference path against the naive ops ----------------------------------------
+
+// Multi-head self-attention written with the naive references: projections with linear_naive,
+// [B, T, D] -> [B, H, T, Dh] copies, scaled_dot_product_attention_naive, then the output linear.
+Tensor3 mha_reference(xenc::MultiheadAttention& mha, const Tensor3& x) {
+  const std::size_t B = x.shape(0), T = x.shape(1), D = x.shape(2), H = mha.num_heads(),
+                    Dh = D / H;
+  Tensor4 heads[3];
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Tensor2 w = xt::view(mha.in_proj_weight, xt::range(i * D, (i + 1) * D), xt::all());
+    const Tensor1 b = xt::view(mha.in_proj_bias, xt::range(i * D, (i + 1) * D));
+    const Tensor3 p = xenc::linear_naive(x, w, b);  // [B, T, D]
+    heads[i] = Tensor4::from_shape({B, H, T, Dh});
+    for (std::size_t bb = 0; bb < B; ++bb)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t t = 0; t < T; ++t)
+          for (std::size_t e = 0; e < Dh; ++e) heads[i](bb, h, t, e) = p(bb, t, h * Dh + e);
+  }
+  const Tensor4 o = xenc::scaled_dot_product_attention_naive(heads[0], heads[1], heads[2]).output;
+  Tensor3 ctx = Tensor3::from_shape({B, T, D});  // [B, H, T, Dh] -> [B, T, D]
+  for (std::size_t bb = 0; bb < B; ++bb)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t e = 0; e < Dh; ++e) ctx(bb, t, h * Dh + e) = o(bb, h, t, e);
+  return xenc::linear_naive(ctx, mha.out_proj.weight, mha.out_proj.bias);
+}
+
+TEST(FastModules, MultiheadAttentionInferenceMatchesNaiveAndRestoresBlasThreads) {
+  // T = 96, D = 64, H = 4: 4·T²·D = 2.4 MFLOP, enough for the heads to be shared among threads
+  // when OpenBLAS has more than one.
+  xenc::MultiheadAttention mha(64, 4, 0.0f, true, 3);
+  xenc::Rng rng(5);
+  xenc::fill_normal(mha.in_proj_bias, rng, 0.0f, 0.1f);
+  Tensor3 x = Tensor3::from_shape({2, 96, 64});
+  xenc::fill_normal(x, rng);
+  const Tensor3 ref = mha_reference(mha, x);
+  const int blas_threads = openblas_get_num_threads();
+  Tensor3 y_no_grad;
+  {
+    xenc::NoGradGuard no_grad;
+    y_no_grad = mha.forward(x);
+  }
+  EXPECT_EQ(openblas_get_num_threads(), blas_threads);
+  const Tensor3 y_grad = mha.forward(x);  // keeps P for every head instead of one buffer
+  EXPECT_TRUE(AllClose(y_no_grad, ref, kModuleAbsTol, 1e-4));
+  EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0));  // same arithmetic, bit for bit
+}
+
+Tensor3 layer_norm_ref(const xenc::LayerNorm& n, const Tensor3& x) {
+  return xenc::layer_norm_naive(x, n.weight, n.bias, n.eps);
+}
+
+Tensor3 feed_forward_ref(xenc::TransformerEncoderLayer& layer, const Tensor3& x) {
+  Tensor3 u = xenc::linear_naive(x, layer.linear1.weight, layer.linear1.bias);
+  for (auto& v : u) v = v > 0.0f ? v : 0.0f;
+  return xenc::linear_naive(u, layer.linear2.weight, layer.linear2.bias);
+}
+
+TEST(FastModules, EncoderLayerEvalMatchesTheFormulaPostNormAndPreNorm) {
+  for (bool norm_first : {false, true}) {
+    SCOPED_TRACE(norm_first ? "pre-norm" : "post-norm");
+    xenc::EncoderLayerConfig c;
+    c.d_model = 32;
+    c.nhead = 4;
+    c.dim_feedforward = 64;
+    c.dropout = 0.1f;  // must be inactive: evaluation mode
+    c.norm_first = norm_first;
+    xenc::TransformerEncoderLayer layer(c, 9);
+    xenc::Rng rng(4);
+    xenc::fill_normal(layer.norm1.weight, rng, 1.0f, 0.2f);
+    xenc::fill_normal(layer.norm2.bias, rng, 0.0f, 0.2f);
+    Tensor3 x = Tensor3::from_shape({2, 7, 32});
+    xenc::fill_normal(x, rng);
+    // post-norm: h = norm1(x + sa(x)); y = norm2(h + ff(h))
+    // pre-norm:  h = x + sa(norm1(x)); y = h + ff(norm2(h))
+    Tensor3 ref;
+    if (!norm_first) {
+      const Tensor3 h = layer_norm_ref(layer.norm1, Tensor3(x + mha_reference(layer.self_attn, x)));
+      ref = layer_norm_ref(layer.norm2, Tensor3(h + feed_forward_ref(layer, h)));
+    } else {
+      const Tensor3 h = x + mha_reference(layer.self_attn, layer_norm_ref(layer.norm1, x));
+      ref = h + feed_forward_ref(layer, layer_norm_ref(layer.norm2, h));
+    }
+    Tensor3 y_no_grad;
+    {
+      xenc::NoGradGuard no_grad;
+      y_no_grad = layer.forward(x);
+    }
+    const Tensor3 y_grad = layer.forward(x);
+    EXPECT_TRUE(AllClose(y_no_grad, ref, kModuleAbsTol, 1e-4));
+    EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0));
+    // training mode with dropout changes the output (dropout really is applied there)
+    layer.train();
+    const Tensor3 y_train = layer.forward(x);
+    EXPECT_FALSE(AllClose(y_train, y_no_grad, 1e-3));
+  }
+}
+
+}  // namespace
