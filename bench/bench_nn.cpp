@@ -3,6 +3,7 @@
 //
 // BM_EncoderLayerForward/<T>/<D>/<H> is the benchmark bench/compare_pytorch.py runs beside
 // torch.nn.TransformerEncoderLayer: batch 1, F = 4·D, post-norm, relu, float32, no mask.
+// Its CPU time is the whole process's (all threads), its FLOP/s use the wall-clock time.
 #include <vector>
 
 #include "bench_common.hpp"
@@ -53,7 +54,7 @@ void BM_EncoderLayerForward(benchmark::State& state) {
   set_flops(state, encoder_layer_flops(double(T), double(D)));
   state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
 }
-BENCHMARK(BM_EncoderLayerForward)->Apply(encoder_grid)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForward)->Apply(encoder_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_EncoderLayerForwardWithGrad(benchmark::State& state) {
   // The same forward with gradients enabled: every module caches its inputs and the attention
