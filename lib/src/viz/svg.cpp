@@ -566,7 +566,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
     }
     if (!pts.empty()) pts.pop_back();
     out << "<polyline class=\"series\" points=\"" << pts << "\" fill=\"none\" stroke=\"" << color
-        << "\" stroke-width=\"2\" stroke-linejoin=\"round\"/>\n";
+        << "\" stroke-width=\"2\" stroke-linejoin=\"round\""
+        << (series[s].dashed ? " stroke-dasharray=\"7 4\"" : "") << "/>\n";
     if (opt.markers)
       for (std::size_t i = 0; i < series[s].x.size(); ++i)
         if (std::isfinite(series[s].x[i]) && std::isfinite(series[s].y[i]))
@@ -591,7 +592,9 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
     for (std::size_t s = 0; s < series.size(); ++s) {
       if (series[s].label.empty()) continue;
       const char* color = kPalette[s % kPalette.size()];
-      out << line_el(lx, ly, lx + 20, ly, color, 2.5);
+      out << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 20)
+          << "\" y2=\"" << px(ly) << "\" stroke=\"" << color << "\" stroke-width=\"2.5\""
+          << (series[s].dashed ? " stroke-dasharray=\"7 4\"" : "") << "/>\n";
       out << text_el(lx + 26, ly + kTickFont * 0.35, series[s].label, kTickFont, "start");
       ly += kTickFont + 8;
     }

@@ -56,6 +56,7 @@ std::string heatmap_grid_svg(const std::vector<Tensor2>& panels,
 struct LineSeries {
   std::string label;
   std::vector<double> x, y;
+  bool dashed = false;  ///< draw with a dash pattern (e.g. a summary line over the others)
 };
 
 struct LinePlotOptions {
