@@ -255,11 +255,16 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
   const std::size_t rows = v.shape()[0], cols = v.shape()[1];
   // one rect per value; crispEdges avoids hairline seams between fractional-width cells
   out << "<g shape-rendering=\"crispEdges\">\n";
+  // cell edges snapped to whole pixels so neighbouring cells share an edge exactly
+  auto edge = [](double origin, double size, std::size_t k) { return std::round(origin + size * double(k)); };
   for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c)
-      out << "<rect class=\"cell\" x=\"" << px(x0 + double(c) * cw) << "\" y=\""
-          << px(y0 + double(r) * ch) << "\" width=\"" << px(cw) << "\" height=\"" << px(ch)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const double xa = edge(x0, cw, c), xb = edge(x0, cw, c + 1);
+      const double ya = edge(y0, ch, r), yb = edge(y0, ch, r + 1);
+      out << "<rect class=\"cell\" x=\"" << px(xa) << "\" y=\"" << px(ya) << "\" width=\""
+          << px(std::max(1.0, xb - xa)) << "\" height=\"" << px(std::max(1.0, yb - ya))
           << "\" fill=\"" << hex(scale.color(v(r, c))) << "\"/>\n";
+    }
   out << "</g>\n";
   if (annotate) {
     const double fs = std::clamp(std::min(cw / 3.2, ch / 1.8), 6.0, 12.0);
