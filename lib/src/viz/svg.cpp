@@ -509,7 +509,12 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   for (double t : yt) widest_y = std::max(widest_y, text_width(fmt(t), kTickFont));
 
   // layout: categorical x labels may need rotation
-  const double legend_w = any_label ? widest_label + 44 : 0;
+  // legend right of the plot, or under it when the labels are long
+  std::size_t n_labels = 0;
+  for (const auto& se : series) n_labels += !se.label.empty();
+  const bool legend_below = any_label && widest_label + 44 > 0.3 * double(opt.width);
+  const double legend_w = any_label && !legend_below ? widest_label + 44 : 0;
+  const double legend_h = legend_below ? double(n_labels) * (kTickFont + 8) + 6 : 0;
   const double left = 10 + (opt.y_label.empty() ? 0 : kLabelFont + 10) + widest_y + 10;
   const double right = 16 + legend_w;
   const double plot_w = std::max(80.0, double(opt.width) - left - right);
@@ -522,8 +527,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   const double x_tick_h = rotate ? widest_x * 0.7071 + kTickFont + 10 : kTickFont + 10;
   const double top = opt.title.empty() ? 14 : kTitleFont + 26;
   const double bottom = x_tick_h + (opt.x_label.empty() ? 8 : kLabelFont + 14);
-  const double plot_h = std::max(60.0, double(opt.height) - top - bottom);
-  const double width = left + plot_w + right, height = top + plot_h + bottom;
+  const double plot_h = std::max(60.0, double(opt.height) - top - bottom - legend_h);
+  const double width = left + plot_w + right, height = top + plot_h + bottom + legend_h;
   auto X = [&](double x) { return left + (x - xlo) / (xhi - xlo) * plot_w; };
   auto Y = [&](double y) { return top + (yhi - y) / (yhi - ylo) * plot_h; };
 
@@ -592,8 +597,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   }
   // legend to the right of the plot
   if (any_label) {
-    double ly = top + 8;
-    const double lx = left + plot_w + 14;
+    double ly = legend_below ? top + plot_h + bottom + kTickFont * 0.5 : top + 8;
+    const double lx = legend_below ? left : left + plot_w + 14;
     for (std::size_t s = 0; s < series.size(); ++s) {
       if (series[s].label.empty()) continue;
       const char* color = kPalette[s % kPalette.size()];
