@@ -71,15 +71,15 @@ int main(int argc, char** argv) {
 
     // 3. JSON for bertviz, or a text summary
     if (json) {
-      nlohmann::json j;
+      nlohmann::ordered_json j;
       j["tokens"] = tokens;
-      j["attention"] = nlohmann::json::array();
+      j["attention"] = nlohmann::ordered_json::array();
       for (const auto& w : att) {
-        nlohmann::json layer = nlohmann::json::array();  // [batch][H][T][T]
+        nlohmann::ordered_json layer = nlohmann::ordered_json::array();  // [batch][H][T][T]
         for (std::size_t b = 0; b < w.shape()[0]; ++b) {
-          nlohmann::json hs = nlohmann::json::array();
+          nlohmann::ordered_json hs = nlohmann::ordered_json::array();
           for (std::size_t h = 0; h < w.shape()[1]; ++h) {
-            nlohmann::json rows = nlohmann::json::array();
+            nlohmann::ordered_json rows = nlohmann::ordered_json::array();
             for (std::size_t i = 0; i < T; ++i) {
               std::vector<float> r(T);
               for (std::size_t k = 0; k < T; ++k) r[k] = w(b, h, i, k);

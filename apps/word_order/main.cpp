@@ -219,19 +219,19 @@ void explain(const Run& run, const std::vector<Match>& matches, bool permutation
   print_wrapped(text);
 }
 
-nlohmann::json to_json(const Run& run, const std::vector<Match>& matches) {
-  nlohmann::json j;
+nlohmann::ordered_json to_json(const Run& run, const std::vector<Match>& matches) {
+  nlohmann::ordered_json j;
   j["position"] = run.scheme;
   const Stage& last = run.stages.back();
-  nlohmann::json tok = nlohmann::json::object();
+  nlohmann::ordered_json tok = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < matches.size(); ++i) tok[matches[i].key] = last.token[i];
   j["token_cosine"] = tok;  // final layer
   j["sentence_cosine"] = last.sentence;
-  nlohmann::json stages = nlohmann::json::array();
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const auto& s : run.stages) {
-    nlohmann::json st;
+    nlohmann::ordered_json st;
     st["stage"] = s.name;
-    nlohmann::json t = nlohmann::json::object();
+    nlohmann::ordered_json t = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < matches.size(); ++i) t[matches[i].key] = s.token[i];
     st["token_cosine"] = t;
     st["sentence_cosine"] = s.sentence;
@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
 
     // 3. report
     if (json) {
-      nlohmann::json j;
+      nlohmann::ordered_json j;
       j["a"] = a;
       j["b"] = b;
       j["tokens_a"] = tok_a;
