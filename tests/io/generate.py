@@ -19,9 +19,13 @@ import copy
 import json
 import os
 import shutil
+import warnings
 
 import numpy as np
 import torch
+
+# 1.13 warns that nested tensors (its fast path for padded batches) are a prototype
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
