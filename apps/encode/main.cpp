@@ -43,7 +43,7 @@ int run(const Options& opt) {
   const xt::xarray<float> x_in = xenc::load_npy(opt.input);
   const std::size_t rank = x_in.dimension();
   if ((rank != 2 && rank != 3) || x_in.shape(rank - 1) != D || x_in.shape(rank - 2) == 0)
-    throw xenc::shape_error("encode: --input " + opt.input + " has shape " +
+    throw xenc::shape_error("--input " + opt.input + " has shape " +
                             xenc::shape_str(x_in.shape()) + ", expected [T, D] or [B, T, D] with D = " +
                             std::to_string(D) + " (from --weights) and T >= 1");
   const std::size_t B = rank == 3 ? x_in.shape(0) : 1, T = x_in.shape(rank - 2);
@@ -57,7 +57,7 @@ int run(const Options& opt) {
     const bool row = m.dimension() == 1 && m.shape(0) == T;
     const bool full = m.dimension() == 2 && m.shape(0) == B && m.shape(1) == T;
     if (!row && !full)
-      throw xenc::shape_error("encode: --padding-mask " + opt.padding_mask + " has shape " +
+      throw xenc::shape_error("--padding-mask " + opt.padding_mask + " has shape " +
                               xenc::shape_str(m.shape()) + ", expected [B, T] = " +
                               xenc::shape_str(std::vector<std::size_t>{B, T}) + " or [T] = [" +
                               std::to_string(T) + "] (from --input)");

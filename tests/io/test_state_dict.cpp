@@ -228,3 +228,19 @@ TEST(StateDictRoundTrip, TrainedWeights) {
   for (const auto& kv : back.state_dict()) EXPECT_EQ(kv.second, trained.at(kv.first)) << kv.first;
   EXPECT_EQ(back.forward(x), enc.forward(x));
 }
+
+// The snippet of apps/encode/README.md, on the app_b fixture (PyTorch: 3 layers, relu, post-norm).
+TEST(ReadmeExample, LoadRunSave) {
+  xenc::TransformerEncoder enc = xenc::load_transformer_encoder(data_path("app_b.npz"), /*nhead=*/2,
+      xenc::Activation::relu, /*norm_first=*/false, /*layer_norm_eps=*/1e-5f);
+  xt::xarray<float> x = xenc::load_npy(data_path("app_b_x.npy"));      // [B, T, D]
+  xt::xarray<bool> m = xenc::load_npy_bool(data_path("app_b_mask.npy"));  // [B, T]
+  xenc::Tensor3 y = enc.forward(xenc::Tensor3(x), xenc::Mask2(m));
+  xenc::save_npy(tmp_path("readme_y.npy"), y);
+  std::vector<bool> keep(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) keep[i] = !m.data()[i];
+  EXPECT_TRUE(AllClose(xenc::load_npy(tmp_path("readme_y.npy")), xenc::load_npy(data_path("app_b_y.npy")),
+                       kParityTol, keep));
+  xenc::save_state_dict(tmp_path("readme_trained.npz"), enc, /*compressed=*/true);
+  EXPECT_EQ(xenc::load_npz(tmp_path("readme_trained.npz")).size(), 3u * 12u);
+}
