@@ -130,3 +130,14 @@ TEST(NpyErrors, NotAnNpyFileOrMissing) {
       [&] { xenc::save_npy(tmp_path("no_such_dir/x.npy"), arange_2x3()); },
       {"save_npy", "cannot open", "no_such_dir/x.npy"}));
 }
+
+TEST(NpyErrors, ShapeTooLarge) {
+  std::string bytes = xenc::format_npy(xt::xarray<float>{0.0f});
+  const std::string from = "'shape': (1,), }";
+  const std::string to = "'shape': (4611686018427387904, 8), }";  // 2^62 · 8 · 4 bytes
+  const auto pos = bytes.find(from);
+  ASSERT_NE(pos, std::string::npos);
+  bytes.replace(pos, from.size(), to);
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::parse_npy(bytes, "huge.npy"); },
+                                         {"huge.npy", "too large"}));
+}

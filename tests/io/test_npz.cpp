@@ -94,3 +94,17 @@ TEST(NpzErrors, NotAZipOrMissing) {
   EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npz(format_path("f4_2x3.npy")); },
                                          {"f4_2x3.npy", "cannot open as a zip archive"}));
 }
+
+TEST(NpzErrors, CannotWrite) {
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::save_npz(tmp_path("no_such_dir/w.npz"), {{"a", xt::xarray<float>{1.0f}}}); },
+      {"save_npz", "no_such_dir/w.npz"}));
+}
+
+// Saving over an existing file that is not a zip archive replaces it.
+TEST(Npz, SaveReplacesAnyExistingFile) {
+  const std::string path = tmp_path("was_text.npz");
+  xenc::write_file_bytes(path, "not a zip archive\n", "test");
+  xenc::save_npz(path, {{"a", xt::xarray<float>{1.0f, 2.0f}}});
+  EXPECT_EQ(xenc::load_npz(path).at("a"), (xt::xarray<float>{1.0f, 2.0f}));
+}

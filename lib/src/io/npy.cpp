@@ -69,7 +69,11 @@ void check_layout(const NpyHeader& h, const std::string& bytes, const std::strin
     fail(source, "array of shape " + shape_str(h.shape) +
                      " is in Fortran order, expected C order (save np.ascontiguousarray(a))");
   const std::size_t item = h.descr == "<f8" ? 8 : h.descr == "<f4" ? 4 : 1;
-  const std::size_t expected = element_count(h.shape) * item;
+  // prod(shape) · itemsize, refusing shapes whose byte count does not fit in size_t
+  std::size_t expected = item;
+  for (auto d : h.shape)
+    if (__builtin_mul_overflow(expected, d, &expected))
+      fail(source, "shape " + shape_str(h.shape) + " is too large (more bytes than size_t holds)");
   const std::size_t actual = bytes.size() - h.data_offset;
   if (actual < expected)
     fail(source, "truncated: data has " + std::to_string(actual) + " bytes, expected " +
