@@ -110,7 +110,7 @@ std::string format_bytes(const std::string& descr, const std::vector<std::size_t
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(data, nbytes);
+  if (nbytes != 0) out.append(data, nbytes);
   return out;
 }
 
@@ -190,7 +190,7 @@ xt::xarray<float> parse_npy(const std::string& bytes, const std::string& source)
   xt::xarray<float> a = xt::xarray<float>::from_shape(h.shape);
   const char* data = bytes.data() + h.data_offset;
   if (h.descr == "<f4") {
-    std::memcpy(a.data(), data, a.size() * sizeof(float));
+    if (a.size() != 0) std::memcpy(a.data(), data, a.size() * sizeof(float));  // data() may be null when empty
   } else {
     // float64 -> float32, element by element (memcpy: the data need not be 8-byte aligned)
     for (std::size_t i = 0; i < a.size(); ++i) {
