@@ -5,14 +5,15 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -36,27 +37,35 @@ void project(const float* x, std::size_t N, std::size_t D, const Tensor2& w, con
 }
 
 // How many threads share the heads: OpenBLAS's thread count, at most one per head, and one
-// when the whole attention is too small to pay for waking threads (~1 MFLOP).
+// when the attention is too small to pay for starting threads (~20 µs each) — below ~4 MFLOP.
 std::size_t attention_threads(std::size_t n_heads, std::size_t Tq, std::size_t Tk,
                               std::size_t Dh) {
-#ifdef _OPENMP
   const std::size_t blas = static_cast<std::size_t>(std::max(1, openblas_get_num_threads()));
   const double flops = 4.0 * double(Tq) * double(Tk) * double(Dh) * double(n_heads);
-  if (flops < 1e6) return 1;
+  if (flops < 4e6) return 1;
   return std::min(blas, n_heads);
-#else
-  (void)n_heads, (void)Tq, (void)Tk, (void)Dh;
-  return 1;
-#endif
 }
 
-// The index of the calling thread inside the head loop (0 without OpenMP).
-std::size_t thread_index() {
-#ifdef _OPENMP
-  return static_cast<std::size_t>(omp_get_thread_num());
-#else
-  return 0;
-#endif
+// Runs head(i, t) for every i in [0, n) on up to n_threads threads; t is the thread's index
+// (0 = the calling thread), so each thread can own a scratch buffer. Each thread takes the next
+// unclaimed head until none is left, so a thread the operating system pauses for another
+// program delays only the head it holds. Waiting threads sleep (join), they never spin.
+template <class HeadFn>
+void for_each_head(std::size_t n, std::size_t n_threads, const HeadFn& head) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&](std::size_t t) {
+    for (std::size_t i = next++; i < n; i = next++) head(i, t);
+  };
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < n_threads; ++t) {
+    try {
+      helpers.emplace_back(work, t);
+    } catch (const std::system_error&) {
+      break;  // no more threads available: the threads we have take every head
+    }
+  }
+  work(0);
+  for (auto& h : helpers) h.join();
 }
 
 // While the heads run on several threads, each GEMM inside uses one BLAS thread (then the
@@ -197,6 +206,8 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   //    OPENBLAS_NUM_THREADS) each thread runs whole heads (both GEMMs and the softmax) with a
   //    one-thread BLAS. Splitting each GEMM across threads instead would leave the softmax on
   //    one core, and doing both at once would put more threads than cores to work.
+  //    (Plain std::threads, not OpenMP: OpenMP's idle threads spin-wait, and would then compete
+  //    for the cores with OpenBLAS's threads in the GEMMs that follow.)
   const bool keep_probs = keep || need_weights;
   const std::size_t n_heads = B * H;
   const std::size_t n_threads = attention_threads(n_heads, Tq, Tk, Dh);
@@ -214,10 +225,8 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   const float* mask_ptr = attn_mask.size() ? attn_mask.data() : nullptr;
   const BlasThreadsForHeads blas_threads(n_threads);
-#pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)
-  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n_heads); ++i) {
-    const std::size_t bh = static_cast<std::size_t>(i), b = bh / H, h = bh % H;
-    const std::size_t t = thread_index();
+  for_each_head(n_heads, n_threads, [&](std::size_t bh, std::size_t t) {
+    const std::size_t b = bh / H, h = bh % H;
     const bool* kpm = key_padding_mask.size() ? key_padding_mask.data() + b * Tk : nullptr;
     float* p = probs.data() + (keep_probs ? bh : t) * Tq * Tk;
     attention_head_forward(Tq, Tk, Dh, scale, q + b * q_batch + h * Dh, ld,
@@ -225,7 +234,7 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
                            mask_ptr, p, ctx.data() + b * Tq * D + h * Dh, D,
                            use_dropout ? drop_mask.data() + bh * Tq * Tk : nullptr,
                            use_dropout ? scratch.data() + t * Tq * Tk : nullptr);
-  }
+  });
 
   // 3. Output projection: [B·Tq, D] x [D, D] -> [B, Tq, D]
   MultiheadAttentionOutput result;
