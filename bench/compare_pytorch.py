@@ -187,6 +187,9 @@ def main():
     p.add_argument("--min-time", type=float, default=0.3, help="seconds per sample")
     p.add_argument("--sizes", nargs="*", default=None, help="T,D,H triples (default: the grid)")
     p.add_argument("--memory", action="store_true", help="also print the peak-memory table")
+    p.add_argument("--omp-wait-policy", choices=["active", "passive"], default=None,
+                   help="set OMP_WAIT_POLICY for the workers (only PyTorch uses OpenMP; on a "
+                        "busy machine its spinning idle threads slow it down a lot at 2 threads)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--bench", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -208,10 +211,12 @@ def main():
           f"post-norm, relu, float32, eval, no grad\n")
     print(f"CPU: {cpu}, {os.cpu_count()} logical CPUs; load average at start "
           f"{os.getloadavg()[0]:.1f}; {args.reps} samples of >= {args.min_time} s per cell, "
-          f"medians")
+          f"medians; OMP_WAIT_POLICY={args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
     all_ok = True
     for n in [int(v) for v in args.threads.split(",")]:
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(n), OMP_NUM_THREADS=str(n))
+        if args.omp_wait_policy:
+            env["OMP_WAIT_POLICY"] = args.omp_wait_policy
         cmd = [sys.executable, __file__, "--worker", "--threads", str(n), "--bench", str(binary),
                "--reps", str(args.reps), "--min-time", str(args.min_time),
                "--sizes"] + [",".join(map(str, s)) for s in args.sizes]
