@@ -12,7 +12,8 @@ What is compared (the same work on both sides):
             batch_first=True, norm_first=False), .eval(), under torch.no_grad(), input [1, T, D]
   xencoder  BM_EncoderLayerForward/T/D/H of build/bench/xencoder_bench (the same layer in
             evaluation mode inside a NoGradGuard)
-  sgemm     BM_Sgemm/N:1024 of xencoder_bench: OpenBLAS's C = A·B at 1024³, the ceiling
+  sgemm     BM_Sgemm/N:1024 of xencoder_bench: OpenBLAS's C = A·B at 1024³, the ceiling,
+            sampled right after every xencoder sample
 
 Threads: for each thread count n this script re-runs itself as a worker process with
 OPENBLAS_NUM_THREADS=n and OMP_NUM_THREADS=n in its environment (OpenBLAS reads them when it
@@ -87,7 +88,7 @@ def worker(args):
         with torch.no_grad():
             for _ in range(3):
                 layer(x)  # warm-up: allocator, OpenBLAS buffers
-        torch_s, xenc_s = [], []
+        torch_s, xenc_s, sgemm_s = [], [], []
         for rep in range(args.reps):
             order = ["torch", "xenc"] if rep % 2 == 0 else ["xenc", "torch"]
             for who in order:
@@ -97,9 +98,11 @@ def worker(args):
                     t, context = run_bench(binary, f"^BM_EncoderLayerForward/{T}/{D}/{H}/",
                                            args.min_time)
                     xenc_s.append(t)
-        # the BLAS ceiling, sampled between sizes
-        sgemm.append(run_bench(binary, f"^BM_Sgemm/N:{SGEMM_N}/", args.min_time)[0])
-        rows.append({"T": T, "D": D, "H": H, "torch": torch_s, "xenc": xenc_s})
+                    # the BLAS ceiling, sampled right after each xencoder sample, so that the
+                    # two see the same load on a shared machine (paired ratios below)
+                    sgemm_s.append(run_bench(binary, f"^BM_Sgemm/N:{SGEMM_N}/", args.min_time)[0])
+        sgemm.extend(sgemm_s)
+        rows.append({"T": T, "D": D, "H": H, "torch": torch_s, "xenc": xenc_s, "sgemm": sgemm_s})
     json.dump({"threads": args.threads, "rows": rows, "sgemm": sgemm, "context": context,
                "torch_version": torch.__version__,
                "torch_threads": torch.get_num_threads()}, sys.stdout)
@@ -125,7 +128,9 @@ def report(result):
           f"{result['context'].get('xencoder_build_type', '?')}, -march=native "
           f"{result['context'].get('xencoder_march_native', '?')})\n")
     print(f"OpenBLAS sgemm {SGEMM_N}³ in the same run: {sgemm_flops / 1e9:.1f} GFLOP/s wall-clock, "
-          f"{sgemm_flops_cpu / 1e9:.1f} GFLOP/s per CPU-second (median of {len(result['sgemm'])})\n")
+          f"{sgemm_flops_cpu / 1e9:.1f} GFLOP/s per CPU-second (median of {len(result['sgemm'])}; "
+          f"\"xencoder / sgemm\" is the median of the ratios of each xencoder sample to the sgemm "
+          f"sample taken right after it)\n")
     print("| T | D | H | PyTorch median | xencoder median | PyTorch GFLOP/s | xencoder GFLOP/s "
           "| ratio PyTorch/xencoder | xencoder / sgemm | ratio, CPU time | xencoder / sgemm, CPU time |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -135,7 +140,12 @@ def report(result):
         (tt, tt_cpu), (tx, tx_cpu) = medians(r["torch"]), medians(r["xenc"])
         fl = layer_flops(T, D)
         ratio, ratio_cpu = tt / tx, tt_cpu / tx_cpu
-        of_sgemm, of_sgemm_cpu = fl / tx / sgemm_flops, fl / tx_cpu / sgemm_flops_cpu
+        # share of sgemm's FLOP/s: the median of the paired samples (xencoder, then sgemm)
+        sgemm_flop = 2 * SGEMM_N ** 3
+        of_sgemm = statistics.median((fl / x[0]) / (sgemm_flop / g[0])
+                                     for x, g in zip(r["xenc"], r["sgemm"]))
+        of_sgemm_cpu = statistics.median((fl / x[1]) / (sgemm_flop / g[1])
+                                         for x, g in zip(r["xenc"], r["sgemm"]))
         print(f"| {T} | {D} | {H} | {fmt_time(tt)} | {fmt_time(tx)} | {fl / tt / 1e9:.2f} | "
               f"{fl / tx / 1e9:.2f} | {ratio:.2f} | {of_sgemm:.0%} | {ratio_cpu:.2f} | "
               f"{of_sgemm_cpu:.0%} |")
