@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/attention.hpp"
@@ -224,17 +223,20 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   Tensor2 ctx = Tensor2::from_shape({B * Tq, D});  // concat of heads: [B·Tq, D]
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   const float* mask_ptr = attn_mask.size() ? attn_mask.data() : nullptr;
-  const BlasThreadsForHeads blas_threads(n_threads);
-  for_each_head(n_heads, n_threads, [&](std::size_t bh, std::size_t t) {
-    const std::size_t b = bh / H, h = bh % H;
-    const bool* kpm = key_padding_mask.size() ? key_padding_mask.data() + b * Tk : nullptr;
-    float* p = probs.data() + (keep_probs ? bh : t) * Tq * Tk;
-    attention_head_forward(Tq, Tk, Dh, scale, q + b * q_batch + h * Dh, ld,
-                           k + b * kv_batch + h * Dh, ld, v + b * kv_batch + h * Dh, ld, kpm,
-                           mask_ptr, p, ctx.data() + b * Tq * D + h * Dh, D,
-                           use_dropout ? drop_mask.data() + bh * Tq * Tk : nullptr,
-                           use_dropout ? scratch.data() + t * Tq * Tk : nullptr);
-  });
+  {
+    // BLAS at one thread for the head loop only: the output projection below uses all of them
+    const BlasThreadsForHeads blas_threads(n_threads);
+    for_each_head(n_heads, n_threads, [&](std::size_t bh, std::size_t t) {
+      const std::size_t b = bh / H, h = bh % H;
+      const bool* kpm = key_padding_mask.size() ? key_padding_mask.data() + b * Tk : nullptr;
+      float* p = probs.data() + (keep_probs ? bh : t) * Tq * Tk;
+      attention_head_forward(Tq, Tk, Dh, scale, q + b * q_batch + h * Dh, ld,
+                             k + b * kv_batch + h * Dh, ld, v + b * kv_batch + h * Dh, ld, kpm,
+                             mask_ptr, p, ctx.data() + b * Tq * D + h * Dh, D,
+                             use_dropout ? drop_mask.data() + bh * Tq * Tk : nullptr,
+                             use_dropout ? scratch.data() + t * Tq * Tk : nullptr);
+    });
+  }
 
   // 3. Output projection: [B·Tq, D] x [D, D] -> [B, Tq, D]
   MultiheadAttentionOutput result;
