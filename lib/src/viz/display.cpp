@@ -109,8 +109,11 @@ nlohmann::json mime_bundle_repr(const Table& t) {
 }
 
 nlohmann::json mime_bundle_repr(const Svg& figure) {
+  // Inline SVG starts at the <svg> element: an XML declaration or DOCTYPE in front of it is
+  // invalid inside HTML (nbconvert rejects it), so it is left out, as IPython's SVG does.
+  const std::size_t start = figure.text.find("<svg");
   auto bundle = nlohmann::json::object();
-  bundle["image/svg+xml"] = figure.text;
+  bundle["image/svg+xml"] = start == std::string::npos ? figure.text : figure.text.substr(start);
   bundle["text/plain"] = figure.description.empty() ? "<SVG figure>" : figure.description;
   return bundle;
 }

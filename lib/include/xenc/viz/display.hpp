@@ -62,7 +62,8 @@ struct Svg {
 
 /// {"text/html": ..., "text/plain": ...}
 nlohmann::json mime_bundle_repr(const Table& t);
-/// {"image/svg+xml": ..., "text/plain": ...}
+/// {"image/svg+xml": ..., "text/plain": ...}; the SVG from its <svg> element on (no XML
+/// declaration, which is invalid inline in HTML).
 nlohmann::json mime_bundle_repr(const Svg& figure);
 
 /// The table as HTML (<table> with a caption, header row and right-aligned numbers).
