@@ -168,10 +168,16 @@ void explain(const Run& run, const std::vector<Match>& matches, bool permutation
   const Stage& first = run.stages[2];  // after layer 1
   const Stage& last = run.stages.back();
   if (!permutation) {
-    print_wrapped("The sentences are not permutations of each other, so the shared words see "
-                  "different neighbours and their vectors differ after the first layer whatever the "
-                  "position scheme; the sentence cosine compares the mean of all tokens of each "
-                  "sentence.");
+    std::string text = "The sentences are not permutations of each other, so the shared words see "
+                       "different neighbours: ";
+    text += run.scheme == "none"
+                ? "even without positions their vectors differ once attention mixes in the context"
+                  " (layer 1), because attention only ignores order, not content."
+                : "their vectors differ after attention, and words at different positions differ as"
+                  " soon as positions are added.";
+    text += " The sentence cosine compares the mean of all tokens of each sentence, so it is below 1"
+            " from the start (" + fixed6(run.stages[0].sentence) + ").";
+    print_wrapped(text);
     return;
   }
   if (run.scheme == "none") {
@@ -213,19 +219,19 @@ void explain(const Run& run, const std::vector<Match>& matches, bool permutation
   print_wrapped(text);
 }
 
-nlohmann::json to_json(const Run& run, const std::vector<Match>& matches) {
-  nlohmann::json j;
+nlohmann::ordered_json to_json(const Run& run, const std::vector<Match>& matches) {
+  nlohmann::ordered_json j;
   j["position"] = run.scheme;
   const Stage& last = run.stages.back();
-  nlohmann::json tok = nlohmann::json::object();
+  nlohmann::ordered_json tok = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < matches.size(); ++i) tok[matches[i].key] = last.token[i];
   j["token_cosine"] = tok;  // final layer
   j["sentence_cosine"] = last.sentence;
-  nlohmann::json stages = nlohmann::json::array();
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const auto& s : run.stages) {
-    nlohmann::json st;
+    nlohmann::ordered_json st;
     st["stage"] = s.name;
-    nlohmann::json t = nlohmann::json::object();
+    nlohmann::ordered_json t = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < matches.size(); ++i) t[matches[i].key] = s.token[i];
     st["token_cosine"] = t;
     st["sentence_cosine"] = s.sentence;
@@ -374,7 +380,7 @@ int main(int argc, char** argv) {
 
     // 3. report
     if (json) {
-      nlohmann::json j;
+      nlohmann::ordered_json j;
       j["a"] = a;
       j["b"] = b;
       j["tokens_a"] = tok_a;
@@ -399,9 +405,10 @@ int main(int argc, char** argv) {
           for (const auto& w : v) s += (s.empty() ? "" : ", ") + w;
           return s.empty() ? std::string("-") : s;
         };
-        std::cout << "Note: the sentences are not permutations of each other; comparing the "
-                  << matches.size() << " shared words only (only in A: " << list(only_a)
-                  << "; only in B: " << list(only_b) << ").\n";
+        std::cout << "\n";
+        print_wrapped("Note: the sentences are not permutations of each other; the table compares the " +
+                      std::to_string(matches.size()) + " shared words only (only in A: " + list(only_a) +
+                      "; only in B: " + list(only_b) + ").");
       }
       for (const auto& run : runs) {
         std::cout << "\n" << (run.scheme == "none" ? "Without positional information (--position none)"

@@ -321,17 +321,18 @@ void draw_colorbar(std::ostringstream& out, double x, double y, double h, const 
     out << text_el(x + w + 6, yy + kTickFont * 0.35, fmt(t), kTickFont, "start");
     widest = std::max(widest, text_width(fmt(t), kTickFont));
   }
-  if (!label.empty()) {
+  if (!label.empty()) {  // reads bottom to top, like the y axis label
     const double lx = x + w + 10 + widest + kLabelFont, ly = y + h / 2;
     out << text_el(lx, ly, label, kLabelFont, "middle",
-                   " transform=\"rotate(90 " + px(lx) + " " + px(ly) + ")\"");
+                   " transform=\"rotate(-90 " + px(lx) + " " + px(ly) + ")\"");
   }
 }
 
 double colorbar_width(const ColorScale& s, const std::string& label) {
-  double widest = 0;
-  for (double t : nice_ticks(s.vmin, s.vmax, 8)) widest = std::max(widest, text_width(fmt(t), kTickFont));
-  return 20 + 16 + 6 + widest + (label.empty() ? 8 : kLabelFont + 12);
+  double widest = 0;  // over every tick count draw_colorbar may choose
+  for (int n = 2; n <= 14; ++n)
+    for (double t : nice_ticks(s.vmin, s.vmax, n)) widest = std::max(widest, text_width(fmt(t), kTickFont));
+  return 20 + 16 + 10 + widest + (label.empty() ? 8 : kLabelFont + 10);
 }
 
 std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
@@ -408,10 +409,12 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
     if (!panel_titles.empty())
       out << text_el(x0 + plot_w / 2, oy + kLabelFont, panel_titles[p], kLabelFont);
     draw_panel(out, *panels[p], x0, y0, cw, ch, xa, ya, scale, opt.annotate);
-    if (!opt.x_label.empty())
+    // axis titles once per grid row / column: x under the bottom row, y left of the first column
+    const bool bottom_row = p + ncol >= np;
+    if (!opt.x_label.empty() && bottom_row)
       out << text_el(x0 + plot_w / 2, y0 + plot_h + xa.extent + kLabelFont + 4, opt.x_label,
                      kLabelFont);
-    if (!opt.y_label.empty()) {
+    if (!opt.y_label.empty() && p % ncol == 0) {
       const double lx = ox + 10 + kLabelFont, ly = y0 + plot_h / 2;
       out << text_el(lx, ly, opt.y_label, kLabelFont, "middle",
                      " transform=\"rotate(-90 " + px(lx) + " " + px(ly) + ")\"");
