@@ -466,6 +466,28 @@ std::string first_difference(const std::string& a, const std::string& b) {
   }
 }
 
+// Where two normalised output lists first differ, line by line inside the text that differs.
+std::string describe_difference(const json& committed, const json& now) {
+  if (committed.size() != now.size())
+    return std::to_string(committed.size()) + " outputs committed, " + std::to_string(now.size()) +
+           " produced now; " + first_difference(committed.dump(1), now.dump(1));
+  for (std::size_t i = 0; i < committed.size(); ++i) {
+    const json& a = committed[i];
+    const json& b = now[i];
+    if (a == b) continue;
+    std::string where = "output " + std::to_string(i + 1) + ", ";
+    if (a.contains("text") && b.contains("text") && a["text"] != b["text"])
+      return where + "stdout " + first_difference(a["text"].get<std::string>(), b["text"].get<std::string>());
+    if (a.contains("data") && b.contains("data"))
+      for (auto& [mime, value] : b["data"].items())
+        if (a["data"].contains(mime) && a["data"][mime] != value && value.is_string() &&
+            a["data"][mime].is_string())
+          return where + mime + " " + first_difference(a["data"][mime].get<std::string>(), value.get<std::string>());
+    return where + first_difference(a.dump(1), b.dump(1));
+  }
+  return "(no output differs)";
+}
+
 int check_or_update(const std::string& nb_path, const std::string& out_path, bool update) {
   json nb = load_json(nb_path);
   json outputs = load_json(out_path);
@@ -485,7 +507,7 @@ int check_or_update(const std::string& nb_path, const std::string& out_path, boo
     if (a != b) {
       ++stale;
       std::cerr << nb_path << ": code cell " << k << " has stale outputs, "
-                << first_difference(a.dump(1), b.dump(1)) << "\n";
+                << describe_difference(a, b) << "\n";
     } else if (cell["execution_count"] != count) {
       ++stale;
       std::cerr << nb_path << ": code cell " << k << " has execution_count "
