@@ -17,6 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -440,6 +443,70 @@ int run(const std::string& nb_path, const std::string& out_path,
   return failures == 0 ? 0 : 1;
 }
 
+// Two printed texts are the same result when they differ at most by one unit in the last printed
+// digit of each number (and in the amount of white space): a different CPU may pick another
+// OpenBLAS kernel, whose rounding can flip a last digit. Any other change is a real difference.
+bool number_start(const std::string& s, std::size_t i) {
+  auto digit = [&](std::size_t k) { return k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])); };
+  if (digit(i)) return i == 0 || !(std::isalpha(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
+  return (s[i] == '-' || s[i] == '.') && (digit(i + 1) || (s[i] == '-' && i + 2 < s.size() && s[i + 1] == '.' && digit(i + 2)));
+}
+
+// One unit in the last printed place of the number s[begin, end): 0.25 -> 0.01, 12 -> 1.
+double last_digit_unit(const std::string& s, std::size_t begin, std::size_t end) {
+  const std::size_t dot = s.find('.', begin);
+  std::size_t e = s.find_first_of("eE", begin);
+  if (e >= end) e = end;
+  const int decimals = dot < e ? static_cast<int>(e - dot - 1) : 0;
+  const int exponent = e < end ? std::atoi(s.c_str() + e + 1) : 0;
+  return std::pow(10.0, exponent - decimals);
+}
+
+bool same_text_up_to_rounding(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool wa = std::isspace(static_cast<unsigned char>(a[i])), wb = std::isspace(static_cast<unsigned char>(b[j]));
+    if (wa || wb) {  // any run of white space matches any other
+      if (!(wa && wb)) return false;
+      while (i < a.size() && std::isspace(static_cast<unsigned char>(a[i]))) ++i;
+      while (j < b.size() && std::isspace(static_cast<unsigned char>(b[j]))) ++j;
+      continue;
+    }
+    if (number_start(a, i) && number_start(b, j)) {
+      char* ea = nullptr;
+      char* eb = nullptr;
+      const double x = std::strtod(a.c_str() + i, &ea), y = std::strtod(b.c_str() + j, &eb);
+      const std::size_t ni = static_cast<std::size_t>(ea - a.c_str()), nj = static_cast<std::size_t>(eb - b.c_str());
+      const double unit = std::max(last_digit_unit(a, i, ni), last_digit_unit(b, j, nj));
+      if (std::fabs(x - y) > 1.01 * unit) return false;
+      i = ni;
+      j = nj;
+      continue;
+    }
+    if (a[i++] != b[j++]) return false;
+  }
+  while (i < a.size() && std::isspace(static_cast<unsigned char>(a[i]))) ++i;
+  while (j < b.size() && std::isspace(static_cast<unsigned char>(b[j]))) ++j;
+  return i == a.size() && j == b.size();
+}
+
+bool same_up_to_rounding(const json& a, const json& b) {
+  if (a.is_string() && b.is_string())
+    return same_text_up_to_rounding(a.get<std::string>(), b.get<std::string>());
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_array()) {
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (!same_up_to_rounding(a[k], b[k])) return false;
+    return true;
+  }
+  if (a.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (!b.contains(it.key()) || !same_up_to_rounding(it.value(), b[it.key()])) return false;
+    return true;
+  }
+  return a == b;
+}
+
 json normalised(const json& outputs) {
   // Compare text as joined strings (a string and a list of lines are the same content).
   json n = json::array();
@@ -474,7 +541,7 @@ std::string describe_difference(const json& committed, const json& now) {
   for (std::size_t i = 0; i < committed.size(); ++i) {
     const json& a = committed[i];
     const json& b = now[i];
-    if (a == b) continue;
+    if (same_up_to_rounding(a, b)) continue;
     std::string where = "output " + std::to_string(i + 1) + ", ";
     if (a.contains("text") && b.contains("text") && a["text"] != b["text"])
       return where + "stdout " + first_difference(a["text"].get<std::string>(), b["text"].get<std::string>());
@@ -504,7 +571,7 @@ int check_or_update(const std::string& nb_path, const std::string& out_path, boo
       continue;
     }
     json a = normalised(cell["outputs"]), b = normalised(fresh);
-    if (a != b) {
+    if (!same_up_to_rounding(a, b)) {
       ++stale;
       std::cerr << nb_path << ": code cell " << k << " has stale outputs, "
                 << describe_difference(a, b) << "\n";
