@@ -17,6 +17,7 @@
 #include <xenc/xenc.hpp>
 #include <xenc/viz/svg.hpp>
 
+#include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
 
 #include <cstdio>
@@ -127,8 +128,11 @@ int main(int argc, char** argv) {
       o.x_ticks = tokens;
       o.y_ticks = tokens;
       o.diverging = false;
+      // one colour scale for every head: 0 .. the largest weight anywhere (with T tokens the
+      // weights average 1/T, so a fixed [0, 1] range would leave long sentences all dark)
       o.vmin = 0;
-      o.vmax = 1;
+      o.vmax = 0;
+      for (const auto& w : att) o.vmax = std::max(o.vmax, double(xt::amax(w)()));
       o.colorbar_label = "attention weight";
       o.annotate = T <= 12;
       std::vector<xenc::Tensor2> panels;
