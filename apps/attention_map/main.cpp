@@ -149,8 +149,10 @@ int main(int argc, char** argv) {
         }
       o.title = "Attention weights of every head: \"" + sentence + "\"";
       o.annotate = false;
+      // one row per layer when the heads fit side by side, else as many per row as fit
+      const int columns = heads <= 4 && heads * (T * 8 + 90) <= 560 ? int(heads) : 0;
       xenc::viz::write_text_file(svg_dir + "/attention_all.svg",
-                                 xenc::viz::heatmap_grid_svg(panels, titles, o, int(std::min<std::size_t>(heads, 4))));
+                                 xenc::viz::heatmap_grid_svg(panels, titles, o, columns));
       if (!json)
         std::cout << "\nWrote " << panels.size() << " heatmaps to " << svg_dir
                   << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir << "/attention_all.svg\n";
