@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <xtensor/xnoalias.hpp>
+
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/embedding.hpp"
@@ -41,7 +43,7 @@ Tensor3 Embedding::forward(const Index2& ids) {
 
 void Embedding::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "Embedding.backward");
-  weight_grad += embedding_backward(grad_y, cache_ids_, num_embeddings(), padding_idx);
+  xt::noalias(weight_grad) += embedding_backward(grad_y, cache_ids_, num_embeddings(), padding_idx);
 }
 
 void Embedding::collect_parameters(const std::string& prefix, ParameterList& out) {

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <xtensor/xnoalias.hpp>
+
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 
@@ -29,8 +31,8 @@ Tensor3 LayerNorm::forward(const Tensor3& x) {
 Tensor3 LayerNorm::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "LayerNorm.backward");
   auto g = layer_norm_backward(grad_y, cache_x_, weight, cache_);
-  weight_grad += g.weight;
-  bias_grad += g.bias;
+  xt::noalias(weight_grad) += g.weight;  // in place: ParameterRef.grad points into this buffer
+  xt::noalias(bias_grad) += g.bias;
   return g.input;
 }
 
