@@ -2,8 +2,10 @@
 //
 // Each self-attention head turns its scores into weights P = softmax(Q Kᵀ / √Dh): row i says how
 // much token i (the query) takes from every token j (the keys); each row sums to 1. This app
-// runs a seeded random encoder on one sentence and writes P of every layer and head as an SVG
-// heatmap with the tokens on both axes, plus one figure with all heads side by side.
+// runs an encoder on one sentence and writes P of every layer and head as an SVG heatmap with the
+// tokens on both axes, plus one figure with all heads side by side. The encoder is seeded and
+// random, or (--weights) takes its layers from a torch.nn.TransformerEncoder state_dict saved as
+// .npz (xenc/io); the token embedding and positions stay the seeded ones either way.
 //
 // --json prints the weights in the layout bertviz's head_view(attention, tokens) takes:
 //     {"tokens": [...], "attention": [ layer 0: [batch = 1][H][T][T], layer 1: ..., ... ]}
@@ -12,11 +14,13 @@
 //     attention_map                                   # "the cat chased the mouse", D = 16, 2 heads, 2 layers
 //     attention_map --sentence "a b c d" --heads 4 --svg-dir maps
 //     attention_map --json > attention.json
+//     attention_map --weights encoder.npz --heads 2    # a torch.nn.TransformerEncoder's weights
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <xenc/xenc.hpp>
 #include <xenc/viz/svg.hpp>
 
+#include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
 
 #include <cstdio>
@@ -28,7 +32,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"attention_map: the attention weights of every layer and head of a seeded random\n"
                "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view."};
-  std::string sentence = "the cat chased the mouse", position = "sinusoidal", svg_dir = "attention_maps";
+  std::string sentence = "the cat chased the mouse", position = "sinusoidal", svg_dir = "attention_maps", weights;
   std::size_t d_model = 16, heads = 2, layers = 2;
   std::uint32_t seed = 42;
   bool json = false;
@@ -41,6 +45,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "sinusoidal", "learned"}))->capture_default_str();
   app.add_option("--svg-dir", svg_dir, "directory for the SVG heatmaps (\"\" = none)")->capture_default_str();
   app.add_flag("--json", json, "print the weights as JSON (bertviz head_view layout) instead of text");
+  app.add_option("--weights", weights,
+                 ".npz of a torch.nn.TransformerEncoder(Layer) state_dict (np.savez(path, **sd)); "
+                 "D, F and the number of layers come from the file, --heads must match the model");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -52,18 +59,34 @@ int main(int argc, char** argv) {
     const auto batch = vocab.encode_batch({sentence});
     const std::size_t T = tokens.size();
 
-    // 2. a seeded model; the trace keeps each layer's weights [1, H, T, T]
+    // 2. a seeded model (sizes from the weights file when given); the trace keeps each layer's
+    //    attention weights [1, H, T, T]
+    xenc::StateDict state;
+    std::size_t ff = 4 * d_model;
+    bool final_norm = false;
+    if (!weights.empty()) {
+      state = xenc::load_npz(weights);
+      const auto info = xenc::inspect_encoder_state(state, weights);
+      d_model = info.d_model;
+      layers = info.num_layers;
+      ff = info.dim_feedforward;
+      final_norm = info.final_norm;
+    }
     xenc::EncoderModelConfig cfg;
     cfg.vocab_size = vocab.size();
     cfg.layer.d_model = d_model;
     cfg.layer.nhead = heads;
-    cfg.layer.dim_feedforward = 4 * d_model;
+    cfg.layer.dim_feedforward = ff;
+    cfg.final_norm = final_norm;
     cfg.layer.dropout = 0.0f;
     cfg.num_layers = layers;
     cfg.position = xenc::parse_position_kind(position);
     cfg.max_len = std::max<std::size_t>(64, T);
     cfg.seed = seed;
     xenc::EncoderModel model(cfg);
+    if (!weights.empty())  // checks every key and shape; messages name the file and the key
+      model.encoder = xenc::load_transformer_encoder(state, heads, xenc::Activation::relu,
+                                                     /*norm_first=*/false, 1e-5f, weights);
     xenc::NoGradGuard no_grad;
     xenc::ModelTrace trace;
     model.forward(batch.ids, batch.padding_mask, &trace);
@@ -92,10 +115,11 @@ int main(int argc, char** argv) {
         j["attention"].push_back(layer);
       }
       j["config"] = {{"d_model", d_model}, {"heads", heads}, {"layers", layers},
-                     {"position", position}, {"seed", seed}};
+                     {"position", position}, {"seed", seed}, {"weights", weights}};
       std::cout << j.dump() << "\n";
     } else {
-      std::cout << "Sentence: \"" << sentence << "\" (" << T << " tokens); random encoder D = " << d_model
+      std::cout << "Sentence: \"" << sentence << "\" (" << T << " tokens); "
+                << (weights.empty() ? "random encoder" : "encoder layers from " + weights + ",") << " D = " << d_model
                 << ", " << heads << " heads, " << layers << " layers, " << position
                 << " positions, seed " << seed << "\n"
                 << "Row = query token, column = key token; each row sums to 1.\n";
@@ -127,8 +151,11 @@ int main(int argc, char** argv) {
       o.x_ticks = tokens;
       o.y_ticks = tokens;
       o.diverging = false;
+      // one colour scale for every head: 0 .. the largest weight anywhere (with T tokens the
+      // weights average 1/T, so a fixed [0, 1] range would leave long sentences all dark)
       o.vmin = 0;
-      o.vmax = 1;
+      o.vmax = 0;
+      for (const auto& w : att) o.vmax = std::max(o.vmax, double(xt::amax(w)()));
       o.colorbar_label = "attention weight";
       o.annotate = T <= 12;
       std::vector<xenc::Tensor2> panels;
@@ -145,8 +172,10 @@ int main(int argc, char** argv) {
         }
       o.title = "Attention weights of every head: \"" + sentence + "\"";
       o.annotate = false;
+      // one row per layer when the heads fit side by side, else as many per row as fit
+      const int columns = heads <= 4 && heads * (T * 8 + 90) <= 560 ? int(heads) : 0;
       xenc::viz::write_text_file(svg_dir + "/attention_all.svg",
-                                 xenc::viz::heatmap_grid_svg(panels, titles, o, int(std::min<std::size_t>(heads, 4))));
+                                 xenc::viz::heatmap_grid_svg(panels, titles, o, columns));
       if (!json)
         std::cout << "\nWrote " << panels.size() << " heatmaps to " << svg_dir
                   << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir << "/attention_all.svg\n";

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <xenc/xenc.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -353,6 +354,50 @@ TEST(AttentionMap, JsonHasBertvizHeadViewLayout) {
       }
     }
   }
+}
+
+TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
+  const std::string dir = out_dir();
+  // a 3-layer encoder (D = 8, F = 24, final norm) saved as np.savez(path, **enc.state_dict()) does
+  xenc::EncoderLayerConfig lc;
+  lc.d_model = 8;
+  lc.nhead = 2;
+  lc.dim_feedforward = 24;
+  lc.dropout = 0;
+  xenc::TransformerEncoder enc(lc, 3, /*final_norm=*/true, /*seed=*/11);
+  xenc::save_state_dict(dir + "/enc.npz", enc);
+  const Result r = run(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 2 --json --svg-dir ''", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["d_model"], 8);
+  ASSERT_EQ(j["attention"].size(), 3u);
+  // the same model built here (the app's seeded embedding, the file's layers) gives the same weights
+  const std::vector<std::string> tokens = {"the", "cat", "chased", "the", "mouse"};
+  const auto vocab = xenc::Vocabulary::from_tokens(tokens);
+  xenc::EncoderModelConfig cfg;
+  cfg.vocab_size = vocab.size();
+  cfg.layer = lc;
+  cfg.num_layers = 3;
+  cfg.final_norm = true;
+  cfg.max_len = 64;
+  cfg.seed = 42;
+  xenc::EncoderModel model(cfg);
+  model.encoder = xenc::load_transformer_encoder(dir + "/enc.npz", 2);
+  xenc::ModelTrace trace;
+  model.forward(vocab.encode_batch({"the cat chased the mouse"}).ids, xenc::Mask2(), &trace);
+  for (std::size_t l = 0; l < 3; ++l)
+    for (std::size_t h = 0; h < 2; ++h)
+      for (std::size_t q = 0; q < 5; ++q)
+        for (std::size_t k = 0; k < 5; ++k)
+          EXPECT_NEAR(j["attention"][l][0][h][q][k].get<double>(),
+                      trace.encoder.attention_weights[l](0, h, q, k), 1e-6);
+  // a missing file and heads that do not divide D are refused with a message
+  Result bad = run(XENC_APP_ATTENTION_MAP, "--weights missing.npz", dir);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("missing.npz"), std::string::npos) << bad.err;
+  bad = run(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 3", dir);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("divisible"), std::string::npos) << bad.err;
 }
 
 TEST(AttentionMap, BadInputGivesAMessageAndNonZeroExit) {

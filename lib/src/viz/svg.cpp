@@ -182,6 +182,21 @@ std::string line_el(double x1, double y1, double x2, double y2, const char* colo
          px(y2) + "\" stroke=\"" + color + "\" stroke-width=\"" + px(width) + "\"/>\n";
 }
 
+// A title that fits `width` px: the font shrinks down to 11 px, then the text is cut with "...".
+std::string title_el(double width, const std::string& title) {
+  double size = kTitleFont;
+  while (size > 11 && text_width(title, size) > width - 20) size -= 1;
+  std::string t = title;
+  if (text_width(t, size) > width - 20) {
+    const std::size_t keep = std::size_t(std::max(4.0, (width - 20) / (0.6 * size))) - 3;
+    t = t.substr(0, keep);
+    while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();  // whole UTF-8 chars
+    if (!t.empty() && static_cast<unsigned char>(t.back()) >= 0xC0) t.pop_back();
+    t += "...";
+  }
+  return text_el(width / 2, 10 + kTitleFont, t, size, "middle", " font-weight=\"bold\"");
+}
+
 std::string svg_open(double w, double h) {
   const std::string W = px(std::ceil(w)), H = px(std::ceil(h));
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -357,9 +372,7 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
 
   const ColorScale scale = make_scale(panels, opt);
   const std::size_t np = panels.size();
-  const std::size_t ncol = columns > 0 ? std::min<std::size_t>(std::size_t(columns), np)
-                                       : std::min<std::size_t>(np, 4);
-  const std::size_t nrow = (np + ncol - 1) / ncol;
+
 
   // 1. y tick labels' width depends only on the labels (and cell height, for thinning); make a
   //    first estimate with a generous cell height, then fix it once the cell size is known.
@@ -371,6 +384,16 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   const double left = 10 + y_label_w + widest_y + 8;
   const double cbar_w = colorbar_width(scale, opt.colorbar_label);
   const double panel_gap = np > 1 ? 24 : 0;
+  // panels per row: as asked, or automatically as many as fit with cells of at least 8 px (max 4)
+  std::size_t ncol = std::min<std::size_t>(np, 4);
+  if (columns > 0) {
+    ncol = std::min<std::size_t>(std::size_t(columns), np);
+  } else {
+    while (ncol > 1 && (kFigureWidth - cbar_w - 10 - double(ncol) * left - double(ncol - 1) * panel_gap) /
+                               double(ncol) / double(cols) < 8.0)
+      --ncol;
+  }
+  const std::size_t nrow = (np + ncol - 1) / ncol;
 
   // 2. cell size: fit the panels into about 640 px, cap the plot height
   double cw, ch;
@@ -380,7 +403,8 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
     const double avail = kFigureWidth - cbar_w - 10;
     const double per_panel = (avail - double(ncol) * left - double(ncol - 1) * panel_gap) / double(ncol);
     cw = std::min(kMaxCell, std::max(1.0, per_panel / double(cols)));
-    ch = std::min(cw, std::max(1.0, kMaxPlotHeight / double(nrow) / double(rows)));
+    // each grid row gets its share of the height cap, but at least 200 px
+    ch = std::min(cw, std::max(1.0, std::max(kMaxPlotHeight / double(nrow), 200.0) / double(rows)));
   }
   const AxisPlan xa = plan_x(cols, cw, opt.x_ticks);
   const AxisPlan ya = plan_y(rows, ch, opt.y_ticks);
@@ -394,14 +418,12 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   const double panel_w = panel_left + plot_w, panel_h = ptitle_h + plot_h + below;
   const double grid_w = double(ncol) * panel_w + double(ncol - 1) * panel_gap;
   double width = grid_w + cbar_w;
-  width = std::max(width, text_width(opt.title, kTitleFont) + 20);
+  width = std::max(width, std::min(kFigureWidth, text_width(opt.title, kTitleFont) + 20));
   const double height = title_h + double(nrow) * panel_h + double(nrow - 1) * 8 + 4;
 
   std::ostringstream out;
   out << svg_open(width, height);
-  if (!opt.title.empty())
-    out << text_el(width / 2, 10 + kTitleFont, opt.title, kTitleFont, "middle",
-                   " font-weight=\"bold\"");
+  if (!opt.title.empty()) out << title_el(width, opt.title);
   for (std::size_t p = 0; p < np; ++p) {
     const double ox = double(p % ncol) * (panel_w + panel_gap);
     const double oy = title_h + double(p / ncol) * (panel_h + 8);
@@ -537,9 +559,7 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
 
   std::ostringstream out;
   out << svg_open(width, height);
-  if (!opt.title.empty())
-    out << text_el(width / 2, 10 + kTitleFont, opt.title, kTitleFont, "middle",
-                   " font-weight=\"bold\"");
+  if (!opt.title.empty()) out << title_el(width, opt.title);
   // grid lines and y ticks
   for (double t : yt) {
     const double y = Y(t);

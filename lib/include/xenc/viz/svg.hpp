@@ -9,7 +9,8 @@
 //
 // Every heatmap cell is `<rect class="cell" .../>` (tests count them); colour-bar swatches are
 // `<rect class="colorbar" .../>`, line-plot series `<polyline class="series" .../>`.
-// Text is XML-escaped. Widths default to about 640 px so a figure fits a page.
+// Text is XML-escaped. Widths default to about 640 px so a figure fits a page (a title too long
+// for the figure is set smaller, then shortened with "...").
 //
 // Throws:  std::invalid_argument for an empty matrix, tick lists whose length does not match the
 //          matrix, or series whose x and y differ in length; std::runtime_error from
@@ -46,7 +47,8 @@ std::string heatmap_svg(const Tensor2& values, const HeatmapOptions& opt);
 
 /// Several heatmaps of the same shape side by side with one shared colour scale and colour
 /// bar, e.g. the attention weights of every head of every layer. `panel_titles` has one title
-/// per panel (or is empty); `columns` = panels per row (0 = all in one row, at most 4).
+/// per panel (or is empty); `columns` = panels per row (0 = automatic: at most 4, and only as
+/// many as fit about 640 px with cells of at least 8 px).
 /// opt.title is the figure title; the axis labels and ticks apply to every panel.
 std::string heatmap_grid_svg(const std::vector<Tensor2>& panels,
                              const std::vector<std::string>& panel_titles,

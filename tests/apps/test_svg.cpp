@@ -1,0 +1,127 @@
+// The SVG writer (xenc/viz/svg.hpp): well-formed XML (parsed by libxml2), a cell per value,
+// colours that follow the scale, escaped text, no CSS, and errors that name the argument.
+#include <gtest/gtest.h>
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "xenc/viz/svg.hpp"
+
+namespace {
+
+using xenc::Tensor2;
+namespace viz = xenc::viz;
+
+// Evaluates an XPath number expression on an SVG string (prefix "s" = SVG); NAN if not XML.
+double xpath_number(const std::string& svg, const std::string& expr) {
+  xmlDocPtr doc = xmlReadMemory(svg.data(), int(svg.size()), "figure.svg", nullptr,
+                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  if (!doc) return NAN;
+  xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+  xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
+  xmlXPathObjectPtr obj = xmlXPathEvalExpression(BAD_CAST expr.c_str(), ctx);
+  const double v = obj ? xmlXPathCastToNumber(obj) : NAN;
+  if (obj) xmlXPathFreeObject(obj);
+  xmlXPathFreeContext(ctx);
+  xmlFreeDoc(doc);
+  return v;
+}
+
+Tensor2 ramp(std::size_t rows, std::size_t cols) {
+  Tensor2 t = Tensor2::from_shape({rows, cols});
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) t(r, c) = float(r) - float(c);
+  return t;
+}
+
+TEST(SvgHeatmap, OneCellPerValueWithColourBarAndLabels) {
+  viz::HeatmapOptions o;
+  o.title = "T";
+  o.x_label = "columns";
+  o.y_label = "rows";
+  o.colorbar_label = "value";
+  const std::string svg = viz::heatmap_svg(ramp(7, 13), o);
+  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'])"), 7 * 13);
+  EXPECT_GE(xpath_number(svg, "count(//s:rect[@class='colorbar'])"), 10);
+  for (const char* label : {"T", "columns", "rows", "value"})
+    EXPECT_EQ(xpath_number(svg, std::string("count(//s:text[.='") + label + "'])"), 1) << label;
+  EXPECT_EQ(xpath_number(svg, "count(//s:style | //@style | //@id)"), 0);  // no CSS, no ids
+  // fits a page
+  EXPECT_LE(xpath_number(svg, "number(/s:svg/@width)"), 700);
+}
+
+TEST(SvgHeatmap, DivergingScaleIsCentredOnZero) {
+  // values -2 .. 2: zero is white-ish (#f7f7f7), the extremes blue and red
+  Tensor2 t = {{-2, 0, 2}};
+  const std::string svg = viz::heatmap_svg(t, {});
+  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'][2][@fill='#f7f7f7'])"), 1);
+  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'][1][@fill='#2166ac'])"), 1);
+  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'][3][@fill='#b2182b'])"), 1);
+}
+
+TEST(SvgHeatmap, TextIsEscaped) {
+  viz::HeatmapOptions o;
+  o.title = "a < b & \"c\"";
+  o.x_ticks = {"<pad>", "&"};
+  o.y_ticks = {"x"};
+  const std::string svg = viz::heatmap_svg(Tensor2{{1, 2}}, o);
+  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='a < b & \"c\"'])"), 1) << svg;
+  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='<pad>'])"), 1);
+  EXPECT_EQ(viz::xml_escape("<a href='x'>&</a>"), "&lt;a href=&apos;x&apos;&gt;&amp;&lt;/a&gt;");
+}
+
+TEST(SvgHeatmap, GridSharesOneColourBar) {
+  std::vector<Tensor2> panels = {ramp(4, 4), ramp(4, 4), ramp(4, 4)};
+  viz::HeatmapOptions o;
+  o.title = "heads";
+  const std::string svg = viz::heatmap_grid_svg(panels, {"h1", "h2", "h3"}, o, 2);
+  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'])"), 3 * 16);
+  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='colorbar'])"), 64);
+  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='h3'])"), 1);
+}
+
+TEST(SvgHeatmap, BadArgumentsNameTheArgument) {
+  viz::HeatmapOptions o;
+  o.x_ticks = {"a", "b"};
+  try {
+    viz::heatmap_svg(ramp(2, 3), o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("x_ticks has 2 labels, expected 3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(viz::heatmap_svg(Tensor2::from_shape({0, 3}), {}), std::invalid_argument);
+  EXPECT_THROW(viz::heatmap_grid_svg({ramp(2, 2), ramp(3, 2)}, {}, {}), std::invalid_argument);
+}
+
+TEST(SvgLinePlot, OnePolylinePerSeriesAndALegend) {
+  viz::LineSeries a{"sin", {0, 1, 2, 3}, {0, 0.84, 0.91, 0.14}};
+  viz::LineSeries b{"cos", {0, 1, 2, 3}, {1, 0.54, -0.42, -0.99}};
+  viz::LinePlotOptions o;
+  o.title = "waves";
+  o.x_label = "p";
+  o.y_label = "value";
+  const std::string svg = viz::line_plot_svg({a, b}, o);
+  EXPECT_EQ(xpath_number(svg, "count(//s:polyline[@class='series'])"), 2);
+  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='sin'] | //s:text[.='cos'])"), 2);
+  // 4 points each
+  EXPECT_EQ(xpath_number(svg, "string-length(normalize-space(//s:polyline[1]/@points)) - "
+                              "string-length(translate(normalize-space(//s:polyline[1]/@points), ' ', '')) + 1"),
+            4);
+  viz::LineSeries bad{"bad", {0, 1}, {0}};
+  EXPECT_THROW(viz::line_plot_svg({bad}, o), std::invalid_argument);
+}
+
+TEST(SvgFile, WriteFailureNamesThePath) {
+  try {
+    viz::write_text_file("/nonexistent-dir/figure.svg", "<svg/>");
+    FAIL() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/figure.svg"), std::string::npos);
+  }
+}
+
+}  // namespace
