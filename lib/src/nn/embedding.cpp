@@ -1,6 +1,8 @@
 // Embedding module: a table of V vectors, N(0, 1) initialised, padding row zero.
 #include "xenc/nn/embedding.hpp"
 
+#include <xtensor/xnoalias.hpp>
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -41,7 +43,8 @@ Tensor3 Embedding::forward(const Index2& ids) {
 
 void Embedding::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "Embedding.backward");
-  weight_grad += embedding_backward(grad_y, cache_ids_, num_embeddings(), padding_idx);
+  // in place: optimisers hold pointers to the gradient buffers (a plain += reallocates)
+  xt::noalias(weight_grad) += embedding_backward(grad_y, cache_ids_, num_embeddings(), padding_idx);
 }
 
 void Embedding::collect_parameters(const std::string& prefix, ParameterList& out) {

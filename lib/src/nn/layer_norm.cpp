@@ -1,6 +1,8 @@
 // LayerNorm module over the last dimension.
 #include "xenc/nn/layer_norm.hpp"
 
+#include <xtensor/xnoalias.hpp>
+
 #include <string>
 
 #include "xenc/core/error.hpp"
@@ -29,8 +31,9 @@ Tensor3 LayerNorm::forward(const Tensor3& x) {
 Tensor3 LayerNorm::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "LayerNorm.backward");
   auto g = layer_norm_backward(grad_y, cache_x_, weight, cache_);
-  weight_grad += g.weight;
-  bias_grad += g.bias;
+  // in place: optimisers hold pointers to the gradient buffers (a plain += reallocates)
+  xt::noalias(weight_grad) += g.weight;
+  xt::noalias(bias_grad) += g.bias;
   return g.input;
 }
 
