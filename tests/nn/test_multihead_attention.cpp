@@ -145,6 +145,22 @@ TEST(MultiheadAttention, GeneralGradientsMatchFiniteDifferences) {
   EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
 }
 
+TEST(MultiheadAttention, WithoutBiasGradientsMatchFiniteDifferences) {
+  Rng rng(37);
+  MultiheadAttention mha(6, 3, rng, 0.0f, /*bias=*/false);
+  randomize(mha, rng);
+  EXPECT_EQ(mha.parameters().size(), 2u);  // in_proj_weight, out_proj.weight
+  auto x = random_tensor<Tensor3>(Shape3{2, 3, 6}, rng);
+  auto G = random_tensor<Tensor3>(x.shape(), rng);
+  mha.zero_grad();
+  mha.forward(x);
+  const Tensor3 dx = mha.backward(G);
+  auto targets = parameter_targets(mha);
+  targets.push_back(input_target("x", x, dx));
+  auto loss = [&] { return dot_loss(mha.forward(x), G); };
+  EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
+}
+
 // Training mode: dropout on the attention probabilities. Each evaluation runs on a copy of the
 // module, so every forward draws the same mask from the same generator state.
 TEST(MultiheadAttention, DropoutGradientsMatchFiniteDifferencesWithAFixedMask) {

@@ -79,6 +79,37 @@ std::string what_of(const std::function<void()>& f) {
 }
 }  // namespace
 
+// With every projection weight and bias zero, both residual branches add exactly 0:
+//   post-norm: y = norm2(h + 0), h = norm1(x + 0)  ->  y = LN(LN(x)) = LN(x) (weight 1, bias 0)
+//   pre-norm:  y = h + 0, h = x + 0                ->  y = x
+// x = [1, 2, 3, 4] (D = 4): mean 2.5, biased var 1.25, LN(x) = [-1.5, -0.5, 0.5, 1.5] / √1.25001
+// (LN of an already normalised row is itself up to the eps correction).
+TEST(TransformerEncoderLayer, HandExampleWithZeroBranches) {
+  EncoderLayerConfig cfg;
+  cfg.d_model = 4;
+  cfg.nhead = 2;
+  cfg.dim_feedforward = 3;
+  for (bool norm_first : {false, true}) {
+    SCOPED_TRACE(norm_first ? "pre-norm" : "post-norm");
+    cfg.norm_first = norm_first;
+    TransformerEncoderLayer layer(cfg);
+    for (auto& p : layer.parameters())
+      if (p.name.find("norm") == std::string::npos) std::fill_n(p.value, p.size(), 0.0f);
+    const Tensor3 x = {{{1, 2, 3, 4}, {4, 4, 0, 0}}};
+    const Tensor3 y = layer.forward(x);
+    if (norm_first) {
+      EXPECT_TRUE(AllClose(y, x, 0.0, 0.0));
+    } else {
+      const double s = std::sqrt(1.25 + 1e-5), r = std::sqrt(1.0 / (1.0 + 1e-5 / 1.25) + 1e-5);
+      // second row: mean 2, var 4: LN = [1, 1, -1, -1] / √(4 + eps)
+      const double s2 = std::sqrt(4.0 + 1e-5), r2 = std::sqrt(4.0 / (4.0 + 1e-5) + 1e-5);
+      const Tensor3 expected = {{{float(-1.5 / s / r), float(-0.5 / s / r), float(0.5 / s / r), float(1.5 / s / r)},
+                                 {float(2 / s2 / r2), float(2 / s2 / r2), float(-2 / s2 / r2), float(-2 / s2 / r2)}}};
+      EXPECT_TRUE(AllClose(y, expected, kOpAtol, kOpRtol));
+    }
+  }
+}
+
 class EncoderLayerReference : public ::testing::TestWithParam<const char*> {};
 
 // Same weights, same input: our layer against torch.nn.TransformerEncoderLayer(batch_first=True).
