@@ -283,6 +283,24 @@ TEST(TransformerEncoder, IsPermutationEquivariant) {
   }
 }
 
+// A key-padding mask really hides the padded tokens: whatever they contain, the outputs at the
+// real positions stay exactly the same.
+TEST(TransformerEncoder, PaddedTokensDoNotInfluenceRealPositions) {
+  Rng rng(45);
+  TransformerEncoder enc(small_config(false, Activation::gelu), 2, rng, true);
+  randomize(enc, rng);
+  auto x = random_tensor<Tensor3>(Shape3{2, 5, 8}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 5});
+  kpm(0, 4) = kpm(1, 2) = kpm(1, 3) = kpm(1, 4) = true;
+  const Tensor3 y = enc.forward(x, kpm);
+  Tensor3 x2 = x;
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t t = 0; t < 5; ++t)
+      if (kpm(b, t))
+        for (std::size_t d = 0; d < 8; ++d) x2(b, t, d) = 100.0f * rng.normal();
+  EXPECT_TRUE(AllClose(unpadded(enc.forward(x2, kpm), kpm), unpadded(y, kpm), 0.0, 0.0));
+}
+
 TEST(TransformerEncoder, BackwardAccumulatesAndNoGradDisablesIt) {
   Rng rng(44);
   TransformerEncoderLayer layer(small_config(false, Activation::relu), rng);
