@@ -186,6 +186,9 @@ struct LayerCase {
   bool norm_first;
   Activation act;
 };
+inline void PrintTo(const LayerCase& c, std::ostream* os) {
+  *os << (c.norm_first ? "pre-norm " : "post-norm ") << to_string(c.act);
+}
 class EncoderLayerGrad : public ::testing::TestWithParam<LayerCase> {};
 
 TEST_P(EncoderLayerGrad, ParametersAndInputMatchFiniteDifferences) {

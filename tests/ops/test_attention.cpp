@@ -41,6 +41,7 @@ struct AttnImpl {
   const char* name;
   AttnFn fn;
 };
+inline void PrintTo(const AttnImpl& impl, std::ostream* os) { *os << impl.name; }
 class AttentionImpls : public ::testing::TestWithParam<AttnImpl> {};
 
 TEST_P(AttentionImpls, MatchesPyTorchWithBothMasks) {

@@ -34,6 +34,7 @@ struct LnImpl {
   const char* name;
   LnFn fn;
 };
+inline void PrintTo(const LnImpl& impl, std::ostream* os) { *os << impl.name; }
 class LayerNormImpls : public ::testing::TestWithParam<LnImpl> {};
 
 TEST_P(LayerNormImpls, MatchesPyTorch) {

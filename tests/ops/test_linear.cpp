@@ -34,6 +34,7 @@ struct LinearImpl {
   const char* name;
   LinearFn fn;
 };
+inline void PrintTo(const LinearImpl& impl, std::ostream* os) { *os << impl.name; }
 class LinearImpls : public ::testing::TestWithParam<LinearImpl> {};
 
 TEST_P(LinearImpls, MatchesPyTorch) {

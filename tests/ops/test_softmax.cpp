@@ -40,6 +40,7 @@ struct SoftmaxImpl {
   const char* name;
   SoftmaxFn fn;
 };
+inline void PrintTo(const SoftmaxImpl& impl, std::ostream* os) { *os << impl.name; }
 class SoftmaxImpls : public ::testing::TestWithParam<SoftmaxImpl> {};
 
 TEST_P(SoftmaxImpls, MatchesPyTorchWithMaskedEntries) {
