@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libzip-dev
   clang-tools-19
   librsvg2-bin
+  libxml2-dev
 )
 if [[ "${1:-}" == "--with-python" ]]; then
   packages+=(python3 python3-numpy python3-torch jupyter-nbconvert)

@@ -1,11 +1,11 @@
 // Embedding module: a table of V vectors, N(0, 1) initialised, padding row zero.
 #include "xenc/nn/embedding.hpp"
 
-#include <xtensor/xnoalias.hpp>
-
 #include <algorithm>
 #include <memory>
 #include <string>
+
+#include <xtensor/xnoalias.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -41,7 +41,6 @@ Tensor3 Embedding::forward(const Index2& ids) {
 
 void Embedding::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "Embedding.backward");
-  // in place: optimisers hold pointers to the gradient buffers (a plain += reallocates)
   xt::noalias(weight_grad) += embedding_backward(grad_y, cache_ids_, num_embeddings(), padding_idx);
 }
 

@@ -1,9 +1,9 @@
 // LayerNorm module over the last dimension.
 #include "xenc/nn/layer_norm.hpp"
 
-#include <xtensor/xnoalias.hpp>
-
 #include <string>
+
+#include <xtensor/xnoalias.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -34,8 +34,7 @@ Tensor3 LayerNorm::forward(const Tensor3& x) {
 Tensor3 LayerNorm::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "LayerNorm.backward");
   auto g = layer_norm_backward(grad_y, cache_x_, weight, cache_);
-  // in place: optimisers hold pointers to the gradient buffers (a plain += reallocates)
-  xt::noalias(weight_grad) += g.weight;
+  xt::noalias(weight_grad) += g.weight;  // in place: ParameterRef.grad points into this buffer
   xt::noalias(bias_grad) += g.bias;
   return g.input;
 }

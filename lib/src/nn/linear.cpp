@@ -1,9 +1,9 @@
 // Linear module: parameters, PyTorch's initialisation, and the cached forward/backward.
 #include "xenc/nn/linear.hpp"
 
-#include <xtensor/xnoalias.hpp>
-
 #include <cmath>
+
+#include <xtensor/xnoalias.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -55,8 +55,7 @@ Tensor2 Linear::backward(const Tensor2& grad_y) {
   check_shape("Linear.backward", "grad_y", grad_y, {long(cache_x_.shape(0)), long(out_features())},
               "[N, out] = " + shape_str(std::vector<std::size_t>{cache_x_.shape(0), out_features()}));
   auto g = linear_backward(grad_y, cache_x_, weight, has_bias());
-  // in place: optimisers hold pointers to the gradient buffers (a plain += reallocates)
-  xt::noalias(weight_grad) += g.weight;
+  xt::noalias(weight_grad) += g.weight;  // in place: ParameterRef.grad points into this buffer
   if (has_bias()) xt::noalias(bias_grad) += g.bias;
   return g.input;
 }

@@ -1,0 +1,159 @@
+// attention_map: who attends to whom, in every layer and head of the encoder.
+//
+// Each self-attention head turns its scores into weights P = softmax(Q Kᵀ / √Dh): row i says how
+// much token i (the query) takes from every token j (the keys); each row sums to 1. This app
+// runs a seeded random encoder on one sentence and writes P of every layer and head as an SVG
+// heatmap with the tokens on both axes, plus one figure with all heads side by side.
+//
+// --json prints the weights in the layout bertviz's head_view(attention, tokens) takes:
+//     {"tokens": [...], "attention": [ layer 0: [batch = 1][H][T][T], layer 1: ..., ... ]}
+// (in Python: head_view([torch.tensor(a) for a in j["attention"]], j["tokens"])).
+//
+//     attention_map                                   # "the cat chased the mouse", D = 16, 2 heads, 2 layers
+//     attention_map --sentence "a b c d" --heads 4 --svg-dir maps
+//     attention_map --json > attention.json
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <xenc/xenc.hpp>
+#include <xenc/viz/svg.hpp>
+
+#include <xtensor/xview.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv) {
+  CLI::App app{"attention_map: the attention weights of every layer and head of a seeded random\n"
+               "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view."};
+  std::string sentence = "the cat chased the mouse", position = "sinusoidal", svg_dir = "attention_maps";
+  std::size_t d_model = 16, heads = 2, layers = 2;
+  std::uint32_t seed = 42;
+  bool json = false;
+  app.add_option("--sentence", sentence, "the input sentence")->capture_default_str();
+  app.add_option("--d-model", d_model, "D")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--heads", heads, "H (must divide D)")->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--layers", layers, "N")->check(CLI::Range(1, 48))->capture_default_str();
+  app.add_option("--seed", seed, "seed of the random weights")->capture_default_str();
+  app.add_option("--position", position, "none | sinusoidal | learned")
+      ->check(CLI::IsMember({"none", "sinusoidal", "learned"}))->capture_default_str();
+  app.add_option("--svg-dir", svg_dir, "directory for the SVG heatmaps (\"\" = none)")->capture_default_str();
+  app.add_flag("--json", json, "print the weights as JSON (bertviz head_view layout) instead of text");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    // 1. tokens -> ids [1, T]
+    const auto tokens = xenc::tokenize(sentence);
+    if (tokens.empty())
+      throw std::invalid_argument("--sentence is empty: no words in \"" + sentence + "\"");
+    const auto vocab = xenc::Vocabulary::from_tokens(tokens);
+    const auto batch = vocab.encode_batch({sentence});
+    const std::size_t T = tokens.size();
+
+    // 2. a seeded model; the trace keeps each layer's weights [1, H, T, T]
+    xenc::EncoderModelConfig cfg;
+    cfg.vocab_size = vocab.size();
+    cfg.layer.d_model = d_model;
+    cfg.layer.nhead = heads;
+    cfg.layer.dim_feedforward = 4 * d_model;
+    cfg.layer.dropout = 0.0f;
+    cfg.num_layers = layers;
+    cfg.position = xenc::parse_position_kind(position);
+    cfg.max_len = std::max<std::size_t>(64, T);
+    cfg.seed = seed;
+    xenc::EncoderModel model(cfg);
+    xenc::NoGradGuard no_grad;
+    xenc::ModelTrace trace;
+    model.forward(batch.ids, batch.padding_mask, &trace);
+    const auto& att = trace.encoder.attention_weights;  // N x [1, H, T, T]
+
+    // 3. JSON for bertviz, or a text summary
+    if (json) {
+      nlohmann::ordered_json j;
+      j["tokens"] = tokens;
+      j["attention"] = nlohmann::ordered_json::array();
+      for (const auto& w : att) {
+        nlohmann::ordered_json layer = nlohmann::ordered_json::array();  // [batch][H][T][T]
+        for (std::size_t b = 0; b < w.shape()[0]; ++b) {
+          nlohmann::ordered_json hs = nlohmann::ordered_json::array();
+          for (std::size_t h = 0; h < w.shape()[1]; ++h) {
+            nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+            for (std::size_t i = 0; i < T; ++i) {
+              std::vector<float> r(T);
+              for (std::size_t k = 0; k < T; ++k) r[k] = w(b, h, i, k);
+              rows.push_back(r);
+            }
+            hs.push_back(rows);
+          }
+          layer.push_back(hs);
+        }
+        j["attention"].push_back(layer);
+      }
+      j["config"] = {{"d_model", d_model}, {"heads", heads}, {"layers", layers},
+                     {"position", position}, {"seed", seed}};
+      std::cout << j.dump() << "\n";
+    } else {
+      std::cout << "Sentence: \"" << sentence << "\" (" << T << " tokens); random encoder D = " << d_model
+                << ", " << heads << " heads, " << layers << " layers, " << position
+                << " positions, seed " << seed << "\n"
+                << "Row = query token, column = key token; each row sums to 1.\n";
+      std::size_t w0 = 6;
+      for (const auto& t : tokens) w0 = std::max(w0, t.size() + 2);
+      for (std::size_t l = 0; l < att.size(); ++l)
+        for (std::size_t h = 0; h < heads; ++h) {
+          std::cout << "\nLayer " << l + 1 << ", head " << h + 1 << "\n" << std::string(w0 + 2, ' ');
+          for (const auto& t : tokens) std::printf("%*s", int(w0), t.c_str());
+          std::printf("   strongest\n");
+          for (std::size_t i = 0; i < T; ++i) {
+            std::printf("  %-*s", int(w0), tokens[i].c_str());
+            std::size_t best = 0;
+            for (std::size_t k = 0; k < T; ++k) {
+              std::printf("%*.3f", int(w0), double(att[l](0, h, i, k)));
+              if (att[l](0, h, i, k) > att[l](0, h, i, best)) best = k;
+            }
+            std::printf("   -> %s\n", tokens[best].c_str());
+          }
+        }
+    }
+
+    // 4. figures: one heatmap per layer and head, and all heads in one grid
+    if (!svg_dir.empty()) {
+      std::filesystem::create_directories(svg_dir);
+      xenc::viz::HeatmapOptions o;
+      o.x_label = "key (attended to)";
+      o.y_label = "query (attending)";
+      o.x_ticks = tokens;
+      o.y_ticks = tokens;
+      o.diverging = false;
+      o.vmin = 0;
+      o.vmax = 1;
+      o.colorbar_label = "attention weight";
+      o.annotate = T <= 12;
+      std::vector<xenc::Tensor2> panels;
+      std::vector<std::string> titles;
+      for (std::size_t l = 0; l < att.size(); ++l)
+        for (std::size_t h = 0; h < heads; ++h) {
+          xenc::Tensor2 p = xt::view(att[l], 0, h, xt::all(), xt::all());  // [T, T]
+          o.title = "Attention weights, layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1);
+          xenc::viz::write_text_file(svg_dir + "/attention_layer" + std::to_string(l + 1) + "_head" +
+                                         std::to_string(h + 1) + ".svg",
+                                     xenc::viz::heatmap_svg(p, o));
+          panels.push_back(p);
+          titles.push_back("layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1));
+        }
+      o.title = "Attention weights of every head: \"" + sentence + "\"";
+      o.annotate = false;
+      xenc::viz::write_text_file(svg_dir + "/attention_all.svg",
+                                 xenc::viz::heatmap_grid_svg(panels, titles, o, int(std::min<std::size_t>(heads, 4))));
+      if (!json)
+        std::cout << "\nWrote " << panels.size() << " heatmaps to " << svg_dir
+                  << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir << "/attention_all.svg\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "attention_map: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,125 @@
+// encode: run a transformer encoder whose weights come from PyTorch (an .npz of its state_dict)
+// on an input array (.npy) and write the output (.npy): the command-line face of xenc/io.
+//
+//   encode --weights W.npz --heads H [--activation relu|gelu] [--norm-first] [--layer-norm-eps E]
+//          --input X.npy [--padding-mask M.npy] --output Y.npy
+//
+// X: [T, D] or [B, T, D], float32 or float64.  M: bool [B, T] or [T] (the same for every batch
+// row), true = padding (PyTorch's src_key_padding_mask).  Y: float32, X's shape. Y equals
+// torch.nn.TransformerEncoder(...).eval()(X, src_key_padding_mask=M) at every non-padded
+// position (batch_first=True). Errors go to stderr as "encode: error: ..." with exit status 1.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "xenc/core/error.hpp"
+#include "xenc/core/grad_mode.hpp"
+#include "xenc/core/tensor.hpp"
+#include "xenc/io/npy.hpp"
+#include "xenc/io/state_dict.hpp"
+#include "xenc/nn/transformer_encoder.hpp"
+
+namespace {
+
+struct Options {
+  std::string weights, input, padding_mask, output;
+  std::size_t heads = 0;
+  std::string activation = "relu";
+  bool norm_first = false;
+  float layer_norm_eps = 1e-5f;
+};
+
+int run(const Options& opt) {
+  // 1. The encoder: num_layers, D, F and the final norm come from the weights' keys and shapes.
+  const xenc::Activation activation = xenc::parse_activation(opt.activation);
+  xenc::TransformerEncoder encoder = xenc::load_transformer_encoder(
+      opt.weights, opt.heads, activation, opt.norm_first, opt.layer_norm_eps);
+  const std::size_t D = encoder.layer_config().d_model;
+
+  // 2. X: [T, D] is one sequence, handled as [1, T, D].
+  const xt::xarray<float> x_in = xenc::load_npy(opt.input);
+  const std::size_t rank = x_in.dimension();
+  if ((rank != 2 && rank != 3) || x_in.shape(rank - 1) != D || x_in.shape(rank - 2) == 0)
+    throw xenc::shape_error("--input " + opt.input + " has shape " +
+                            xenc::shape_str(x_in.shape()) + ", expected [T, D] or [B, T, D] with D = " +
+                            std::to_string(D) + " (from --weights) and T >= 1");
+  const std::size_t B = rank == 3 ? x_in.shape(0) : 1, T = x_in.shape(rank - 2);
+  xenc::Tensor3 x = xenc::Tensor3::from_shape({B, T, D});
+  std::copy(x_in.begin(), x_in.end(), x.begin());
+
+  // 3. M: [B, T], or [T] applied to every batch row.
+  xenc::Mask2 mask;
+  if (!opt.padding_mask.empty()) {
+    const xt::xarray<bool> m = xenc::load_npy_bool(opt.padding_mask);
+    const bool row = m.dimension() == 1 && m.shape(0) == T;
+    const bool full = m.dimension() == 2 && m.shape(0) == B && m.shape(1) == T;
+    if (!row && !full)
+      throw xenc::shape_error("--padding-mask " + opt.padding_mask + " has shape " +
+                              xenc::shape_str(m.shape()) + ", expected [B, T] = " +
+                              xenc::shape_str(std::vector<std::size_t>{B, T}) + " or [T] = [" +
+                              std::to_string(T) + "] (from --input)");
+    mask = xenc::Mask2::from_shape({B, T});
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < T; ++t) mask(b, t) = row ? m(t) : m(b, t);
+  }
+
+  // 4. Forward in evaluation mode without the backward caches.
+  xenc::Tensor3 y;
+  {
+    xenc::NoGradGuard no_grad;
+    y = encoder.forward(x, mask);
+  }
+
+  // 5. Y with X's shape.
+  xt::xarray<float> y_out = xt::xarray<float>::from_shape(x_in.shape());
+  std::copy(y.begin(), y.end(), y_out.begin());
+  xenc::save_npy(opt.output, y_out);
+
+  const auto& c = encoder.layer_config();
+  std::size_t padded = 0;
+  for (bool p : mask) padded += p;
+  std::cout << "encode: " << encoder.num_layers() << " layer(s), D = " << c.d_model
+            << ", H = " << c.nhead << ", F = " << c.dim_feedforward << ", "
+            << (c.norm_first ? "pre-norm" : "post-norm") << ", " << xenc::to_string(c.activation)
+            << ", eps = " << c.layer_norm_eps << ", final norm: " << (encoder.norm ? "yes" : "no")
+            << " (" << encoder.num_parameters() << " parameters from " << opt.weights << ")\n"
+            << "encode: X " << xenc::shape_str(x_in.shape()) << " from " << opt.input;
+  if (!opt.padding_mask.empty())
+    std::cout << ", " << padded << " of " << B * T << " positions padded";
+  std::cout << " -> Y " << xenc::shape_str(y_out.shape()) << " float32 written to " << opt.output
+            << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Run a transformer encoder with PyTorch weights (.npz of a state_dict) on X (.npy); "
+      "writes Y (.npy)"};
+  Options opt;
+  app.add_option("--weights", opt.weights,
+                 "W.npz: state_dict of torch.nn.TransformerEncoder or TransformerEncoderLayer")
+      ->required();
+  app.add_option("--heads", opt.heads, "H: number of attention heads (nhead)")->required();
+  app.add_option("--activation", opt.activation, "feed-forward activation")
+      ->check(CLI::IsMember({"relu", "gelu"}))
+      ->capture_default_str();
+  app.add_flag("--norm-first", opt.norm_first, "pre-norm layers (PyTorch's norm_first=True)");
+  app.add_option("--layer-norm-eps", opt.layer_norm_eps, "eps of every LayerNorm")
+      ->capture_default_str();
+  app.add_option("--input", opt.input, "X.npy: [T, D] or [B, T, D], float32 or float64")->required();
+  app.add_option("--padding-mask", opt.padding_mask,
+                 "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");
+  app.add_option("--output", opt.output, "Y.npy: float32, X's shape")->required();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(opt);
+  } catch (const std::exception& e) {
+    std::cerr << "encode: error: " << e.what() << "\n";
+    return 1;
+  }
+}

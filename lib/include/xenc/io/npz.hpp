@@ -1,0 +1,42 @@
+// NumPy .npz archives: a zip file with one .npy member per array, what numpy.savez (members
+// stored) and numpy.savez_compressed (members deflated) write. xencoder keeps weights in them,
+// keyed by PyTorch state_dict names, so that
+//
+//     np.savez("w.npz", **{k: v.numpy() for k, v in module.state_dict().items()})
+//     xenc::StateDict state = xenc::load_npz("w.npz");      // and back:
+//     xenc::save_npz("w.npz", encoder.state_dict());
+//     module.load_state_dict({k: torch.from_numpy(v) for k, v in np.load("w.npz").items()})
+//
+// The archive is read and written with libzip. Member "name.npy" becomes key "name" (as
+// numpy.load does). Each member is an .npy file, read with the rules of xenc/io/npy.hpp:
+// float32 or float64 (converted to float32), little-endian, C order.
+//
+// Throws:  xenc::io_error naming the function, the file and (for a member) the key: the file
+//          cannot be opened or is not a zip archive, a member is corrupt (CRC), has another
+//          dtype, is big-endian, in Fortran order or truncated, or two members have one key.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "xenc/core/parameter.hpp"
+#include "xenc/io/npy.hpp"
+
+namespace xenc {
+
+/// Every member as a float32 array, by key.
+StateDict load_npz(const std::string& path);
+
+/// Writes every entry as "<key>.npy" (float32, C order). compressed = false stores the members
+/// (numpy.savez), true deflates them (numpy.savez_compressed). Replaces an existing file.
+void save_npz(const std::string& path, const StateDict& state, bool compressed = false);
+
+/// Every member's raw .npy bytes by key, for members that are not float (e.g. a bool mask:
+/// parse_npy_bool(members.at("mask"), "file.npz: key \"mask\"")).
+std::map<std::string, std::string> load_npz_members(const std::string& path);
+
+/// Writes raw .npy bytes (from format_npy / format_npy_bool) as members "<key>.npy".
+void save_npz_members(const std::string& path, const std::map<std::string, std::string>& members,
+                      bool compressed = false);
+
+}  // namespace xenc

@@ -1,0 +1,82 @@
+// SVG figures: heatmaps (one rect per value), line plots, and a grid of heatmaps sharing one
+// colour scale (attention heads). Plain SVG 1.1 with presentation attributes only (no CSS, no
+// scripts, no ids), so the files render the same in browsers, on GitHub, in rsvg-convert and
+// inline in a notebook next to other figures.
+//
+//     Tensor2 pe = sinusoidal_encoding(50, 64);                       // [T, D]
+//     HeatmapOptions o;  o.title = "PE";  o.x_label = "dimension";  o.y_label = "position";
+//     write_text_file("pe.svg", heatmap_svg(pe, o));
+//
+// Every heatmap cell is `<rect class="cell" .../>` (tests count them); colour-bar swatches are
+// `<rect class="colorbar" .../>`, line-plot series `<polyline class="series" .../>`.
+// Text is XML-escaped. Widths default to about 640 px so a figure fits a page.
+//
+// Throws:  std::invalid_argument for an empty matrix, tick lists whose length does not match the
+//          matrix, or series whose x and y differ in length; std::runtime_error from
+//          write_text_file when the file cannot be written (the message names the path).
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc::viz {
+
+/// Options of a heatmap. Rows of the matrix run down the y axis, columns along the x axis.
+struct HeatmapOptions {
+  std::string title, x_label, y_label;
+  /// One label per column / row; empty = numeric ticks (0-based indices) chosen automatically.
+  /// When labels would overlap, every k-th is shown (x labels are rotated first).
+  std::vector<std::string> x_ticks, y_ticks;
+  /// true: blue-white-red centred on 0 (symmetric range); false: sequential (viridis).
+  bool diverging = true;
+  /// Colour range; NAN = from the data (symmetric around 0 for diverging).
+  double vmin = NAN, vmax = NAN;
+  std::string colorbar_label;
+  /// Cell edge in px; 0 = fit the figure to about 640 px wide (cells at most 56 px, and the
+  /// plot at most about 480 px tall, so cells may be wider than tall).
+  int cell_size = 0;
+  /// Print each value inside its cell (for small matrices such as attention weights).
+  bool annotate = false;
+};
+
+/// A heatmap of `values` ([rows, cols]) with title, axis labels, ticks and a colour bar.
+std::string heatmap_svg(const Tensor2& values, const HeatmapOptions& opt);
+
+/// Several heatmaps of the same shape side by side with one shared colour scale and colour
+/// bar, e.g. the attention weights of every head of every layer. `panel_titles` has one title
+/// per panel (or is empty); `columns` = panels per row (0 = all in one row, at most 4).
+/// opt.title is the figure title; the axis labels and ticks apply to every panel.
+std::string heatmap_grid_svg(const std::vector<Tensor2>& panels,
+                             const std::vector<std::string>& panel_titles,
+                             const HeatmapOptions& opt, int columns = 0);
+
+/// One line of a line plot: points (x[i], y[i]).
+struct LineSeries {
+  std::string label;
+  std::vector<double> x, y;
+  bool dashed = false;  ///< draw with a dash pattern (e.g. a summary line over the others)
+};
+
+struct LinePlotOptions {
+  std::string title, x_label, y_label;
+  int width = 640, height = 400;
+  /// NAN = from the data (with a little padding, rounded to nice tick values).
+  double y_min = NAN, y_max = NAN;
+  /// Non-empty: categorical x axis, ticks at x = 0, 1, 2, ... with these labels.
+  std::vector<std::string> x_tick_labels;
+  /// Draw a dot at every point (useful for few points).
+  bool markers = false;
+};
+
+/// A line plot with axes, ticks, light grid lines and a legend (when any series has a label).
+std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt);
+
+/// Escapes & < > " ' for XML text and attribute values.
+std::string xml_escape(const std::string& text);
+
+/// Writes `text` to `path` (overwriting). Throws std::runtime_error naming the path.
+void write_text_file(const std::string& path, const std::string& text);
+
+}  // namespace xenc::viz

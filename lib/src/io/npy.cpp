@@ -1,0 +1,263 @@
+// .npy reading and writing: the header is a Python dict literal, the data raw little-endian
+// bytes in C order. We parse the three keys NumPy writes ('descr', 'fortran_order', 'shape')
+// and refuse anything we would otherwise misread.
+#include "xenc/io/npy.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "xenc/core/tensor.hpp"
+
+// The data is little-endian; reading it with memcpy is correct only on a little-endian host.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "xenc/io/npy.cpp reads little-endian data with memcpy: add byte swapping for this host");
+
+namespace xenc {
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";  // 6 bytes
+constexpr std::size_t kMagicLen = 6;
+constexpr std::size_t kAlign = 64;      // NumPy >= 1.14 aligns the data to 64 bytes
+
+[[noreturn]] void fail(const std::string& source, const std::string& message) {
+  throw io_error(source + ": " + message);
+}
+
+// Position just after `key` (a quoted dict key such as 'descr') and the following ':'.
+std::size_t find_value(const std::string& header, const std::string& key, const std::string& source) {
+  std::size_t pos = header.find("'" + key + "'");
+  if (pos == std::string::npos) pos = header.find("\"" + key + "\"");
+  if (pos == std::string::npos)
+    fail(source, "npy header has no '" + key + "' entry (header: " + header + ")");
+  pos = header.find(':', pos + key.size() + 2);
+  if (pos == std::string::npos) fail(source, "npy header entry '" + key + "' has no value");
+  ++pos;
+  while (pos < header.size() && std::isspace(static_cast<unsigned char>(header[pos]))) ++pos;
+  return pos;
+}
+
+std::string describe_dtype(const std::string& descr) {
+  if (descr == "<f4") return "'<f4' (float32)";
+  if (descr == "<f8") return "'<f8' (float64)";
+  if (descr == "|b1") return "'|b1' (bool)";
+  return "'" + descr + "'";
+}
+
+std::size_t element_count(const std::vector<std::size_t>& shape) {
+  std::size_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+// Checks dtype, order and data length against what the caller accepts.
+void check_layout(const NpyHeader& h, const std::string& bytes, const std::string& source,
+                  const std::vector<std::string>& accepted, const std::string& accepted_text) {
+  // Big-endian data gets its own message: the dtype is right, the byte order is not.
+  if (!h.descr.empty() && h.descr[0] == '>' )
+    fail(source, "dtype " + describe_dtype(h.descr) + " is big-endian, expected little-endian " +
+                     accepted_text);
+  bool ok = false;
+  for (const auto& a : accepted) ok = ok || h.descr == a;
+  if (!ok) fail(source, "dtype is " + describe_dtype(h.descr) + ", expected " + accepted_text);
+  if (h.fortran_order)
+    fail(source, "array of shape " + shape_str(h.shape) +
+                     " is in Fortran order, expected C order (save np.ascontiguousarray(a))");
+  const std::size_t item = h.descr == "<f8" ? 8 : h.descr == "<f4" ? 4 : 1;
+  // prod(shape) · itemsize, refusing shapes whose byte count does not fit in size_t
+  std::size_t expected = item;
+  for (auto d : h.shape)
+    if (__builtin_mul_overflow(expected, d, &expected))
+      fail(source, "shape " + shape_str(h.shape) + " is too large (more bytes than size_t holds)");
+  const std::size_t actual = bytes.size() - h.data_offset;
+  if (actual < expected)
+    fail(source, "truncated: data has " + std::to_string(actual) + " bytes, expected " +
+                     std::to_string(expected) + " for shape " + shape_str(h.shape) + " of dtype " +
+                     describe_dtype(h.descr));
+  if (actual > expected)
+    fail(source, "data has " + std::to_string(actual) + " bytes, expected " +
+                     std::to_string(expected) + " for shape " + shape_str(h.shape) + " of dtype " +
+                     describe_dtype(h.descr) + " (trailing bytes)");
+}
+
+std::string header_text(const std::string& descr, const std::vector<std::size_t>& shape) {
+  // {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }  as numpy.lib.format writes it
+  std::string s = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    s += std::to_string(shape[i]);
+    if (shape.size() == 1 || i + 1 < shape.size()) s += shape.size() == 1 ? "," : ", ";
+  }
+  s += "), }";
+  // Pad with spaces and end with '\n' so that magic (6) + version (2) + length (2) + header
+  // is a multiple of 64: the data then starts aligned.
+  const std::size_t unpadded = kMagicLen + 2 + 2 + s.size() + 1;
+  s.append((kAlign - unpadded % kAlign) % kAlign, ' ');
+  s += '\n';
+  return s;
+}
+
+std::string format_bytes(const std::string& descr, const std::vector<std::size_t>& shape,
+                         const char* data, std::size_t nbytes) {
+  const std::string header = header_text(descr, shape);
+  std::string out(kMagic, kMagicLen);
+  out += '\x01';  // version 1.0
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  if (nbytes != 0) out.append(data, nbytes);
+  return out;
+}
+
+}  // namespace
+
+std::size_t NpyHeader::size() const { return element_count(shape); }
+
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& source) {
+  // 1. Magic string and version.
+  if (bytes.size() < kMagicLen + 2 || bytes.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
+    fail(source, "not an .npy file (it does not start with \"\\x93NUMPY\"; " +
+                     std::to_string(bytes.size()) + " bytes)");
+  NpyHeader h;
+  h.major_version = static_cast<unsigned char>(bytes[kMagicLen]);
+  if (h.major_version < 1 || h.major_version > 3)
+    fail(source, "npy format version " + std::to_string(h.major_version) +
+                     " is not supported, expected 1, 2 or 3");
+  // 2. Header length: uint16 in version 1, uint32 in versions 2 and 3 (little-endian).
+  const std::size_t len_bytes = h.major_version == 1 ? 2 : 4;
+  const std::size_t prefix = kMagicLen + 2 + len_bytes;
+  if (bytes.size() < prefix) fail(source, "truncated: the npy header length is cut off");
+  std::size_t header_len = 0;
+  for (std::size_t i = 0; i < len_bytes; ++i)
+    header_len |= std::size_t(static_cast<unsigned char>(bytes[kMagicLen + 2 + i])) << (8 * i);
+  if (bytes.size() < prefix + header_len)
+    fail(source, "truncated: the npy header says " + std::to_string(header_len) +
+                     " bytes, the file has " + std::to_string(bytes.size() - prefix) + " after it");
+  const std::string header = bytes.substr(prefix, header_len);
+  h.data_offset = prefix + header_len;
+
+  // 3. 'descr': a quoted dtype string (a list here means a structured dtype).
+  std::size_t pos = find_value(header, "descr", source);
+  if (pos >= header.size() || (header[pos] != '\'' && header[pos] != '"'))
+    fail(source, "dtype is a structured dtype (" + header.substr(pos, 40) +
+                     "...), expected float32 '<f4' or float64 '<f8'");
+  const char quote = header[pos];
+  const std::size_t end = header.find(quote, pos + 1);
+  if (end == std::string::npos) fail(source, "npy header 'descr' is not a closed string");
+  h.descr = header.substr(pos + 1, end - pos - 1);
+  // NumPy writes '|' for one-byte types; '<' and '=' both mean little-endian on our host.
+  if (h.descr.size() == 3 && h.descr[0] == '=') h.descr[0] = '<';
+
+  // 4. 'fortran_order': True or False.
+  pos = find_value(header, "fortran_order", source);
+  if (header.compare(pos, 4, "True") == 0)
+    h.fortran_order = true;
+  else if (header.compare(pos, 5, "False") == 0)
+    h.fortran_order = false;
+  else
+    fail(source, "npy header 'fortran_order' is neither True nor False");
+
+  // 5. 'shape': a tuple of non-negative integers, "()" for a 0-d array, "(5,)" for 1-d.
+  pos = find_value(header, "shape", source);
+  if (pos >= header.size() || header[pos] != '(') fail(source, "npy header 'shape' is not a tuple");
+  const std::size_t close = header.find(')', pos);
+  if (close == std::string::npos) fail(source, "npy header 'shape' tuple is not closed");
+  std::string tuple = header.substr(pos + 1, close - pos - 1);
+  std::size_t i = 0;
+  while (i < tuple.size()) {
+    while (i < tuple.size() && (std::isspace(static_cast<unsigned char>(tuple[i])) || tuple[i] == ','))
+      ++i;
+    if (i >= tuple.size()) break;
+    if (!std::isdigit(static_cast<unsigned char>(tuple[i])))
+      fail(source, "npy header 'shape' (" + tuple + ") is not a tuple of integers");
+    std::size_t value = 0;
+    while (i < tuple.size() && std::isdigit(static_cast<unsigned char>(tuple[i])))
+      value = value * 10 + static_cast<std::size_t>(tuple[i++] - '0');
+    while (i < tuple.size() && tuple[i] == 'L') ++i;  // Python 2 longs
+    h.shape.push_back(value);
+  }
+  return h;
+}
+
+xt::xarray<float> parse_npy(const std::string& bytes, const std::string& source) {
+  const NpyHeader h = parse_npy_header(bytes, source);
+  check_layout(h, bytes, source, {"<f4", "<f8"}, "float32 '<f4' or float64 '<f8'");
+  xt::xarray<float> a = xt::xarray<float>::from_shape(h.shape);
+  const char* data = bytes.data() + h.data_offset;
+  if (h.descr == "<f4") {
+    if (a.size() != 0) std::memcpy(a.data(), data, a.size() * sizeof(float));  // data() may be null when empty
+  } else {
+    // float64 -> float32, element by element (memcpy: the data need not be 8-byte aligned)
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      double v;
+      std::memcpy(&v, data + 8 * i, 8);
+      a.data()[i] = static_cast<float>(v);
+    }
+  }
+  return a;
+}
+
+xt::xarray<bool> parse_npy_bool(const std::string& bytes, const std::string& source) {
+  const NpyHeader h = parse_npy_header(bytes, source);
+  check_layout(h, bytes, source, {"|b1"}, "bool '|b1'");
+  xt::xarray<bool> a = xt::xarray<bool>::from_shape(h.shape);
+  const char* data = bytes.data() + h.data_offset;
+  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = data[i] != 0;
+  return a;
+}
+
+std::string format_npy(const xt::xarray<float>& array) {
+  std::vector<std::size_t> shape(array.shape().begin(), array.shape().end());
+  return format_bytes("<f4", shape, reinterpret_cast<const char*>(array.data()),
+                      array.size() * sizeof(float));
+}
+
+std::string format_npy_bool(const xt::xarray<bool>& array) {
+  std::vector<std::size_t> shape(array.shape().begin(), array.shape().end());
+  std::string data(array.size(), '\0');
+  for (std::size_t i = 0; i < array.size(); ++i) data[i] = array.data()[i] ? '\x01' : '\x00';
+  return format_bytes("|b1", shape, data.data(), data.size());
+}
+
+std::string read_file_bytes(const std::string& path, const std::string& where) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw io_error(where + ": error while reading \"" + path + "\"");
+  return bytes;
+}
+
+void write_file_bytes(const std::string& path, const std::string& bytes, const std::string& where) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw io_error(where + ": cannot open \"" + path + "\" for writing: " + std::strerror(errno));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw io_error(where + ": error while writing \"" + path + "\"");
+}
+
+xt::xarray<float> load_npy(const std::string& path) {
+  return parse_npy(read_file_bytes(path, "load_npy"), "load_npy: " + path);
+}
+
+xt::xarray<bool> load_npy_bool(const std::string& path) {
+  return parse_npy_bool(read_file_bytes(path, "load_npy_bool"), "load_npy_bool: " + path);
+}
+
+NpyHeader load_npy_header(const std::string& path) {
+  return parse_npy_header(read_file_bytes(path, "load_npy_header"), "load_npy_header: " + path);
+}
+
+void save_npy(const std::string& path, const xt::xarray<float>& array) {
+  write_file_bytes(path, format_npy(array), "save_npy");
+}
+
+void save_npy_bool(const std::string& path, const xt::xarray<bool>& array) {
+  write_file_bytes(path, format_npy_bool(array), "save_npy_bool");
+}
+
+}  // namespace xenc

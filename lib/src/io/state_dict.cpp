@@ -1,0 +1,197 @@
+// State_dicts to modules: read the sizes from the keys and shapes, build the module, check
+// every key against its parameters (naming the file, the key and both shapes), copy.
+#include "xenc/io/state_dict.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "xenc/core/error.hpp"
+#include "xenc/io/npz.hpp"
+
+namespace xenc {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The glossary form of a parameter's shape, from its name ("[3D, D]" for in_proj_weight).
+std::string symbolic_shape(const std::string& name) {
+  if (ends_with(name, "in_proj_weight")) return "[3D, D]";
+  if (ends_with(name, "in_proj_bias")) return "[3D]";
+  if (ends_with(name, "out_proj.weight")) return "[D, D]";
+  if (ends_with(name, "linear1.weight")) return "[F, D]";
+  if (ends_with(name, "linear1.bias")) return "[F]";
+  if (ends_with(name, "linear2.weight")) return "[D, F]";
+  return "[D]";
+}
+
+std::vector<std::size_t> shape_of(const xt::xarray<float>& a) {
+  return std::vector<std::size_t>(a.shape().begin(), a.shape().end());
+}
+
+// A few keys of `state` for messages ("a, b, c, ... (14 keys)").
+std::string key_list(const StateDict& state) {
+  std::string s;
+  std::size_t i = 0;
+  for (const auto& kv : state) {
+    if (i == 4) {
+      s += ", ...";
+      break;
+    }
+    s += (i ? ", " : "") + kv.first;
+    ++i;
+  }
+  return s + " (" + std::to_string(state.size()) + " keys)";
+}
+
+const char* kWhere = "load_transformer_encoder";
+
+}  // namespace
+
+EncoderStateInfo inspect_encoder_state(const StateDict& state, const std::string& source) {
+  const std::string where = std::string(kWhere) + ": " + source;
+  if (state.empty()) throw io_error(where + ": has no keys, expected a TransformerEncoder state_dict");
+  EncoderStateInfo info;
+
+  // 1. Which module: a stack ("layers.{i}." keys) or a single layer (no prefix).
+  info.single_layer = std::none_of(state.begin(), state.end(), [](const auto& kv) {
+    return kv.first.compare(0, 7, "layers.") == 0;
+  });
+  std::string prefix;
+  if (info.single_layer) {
+    info.num_layers = 1;
+  } else {
+    // num_layers = 1 + the largest i in "layers.{i}."; gaps show up as missing keys later.
+    for (const auto& kv : state) {
+      const std::string& k = kv.first;
+      if (k.compare(0, 7, "layers.") != 0) continue;
+      std::size_t i = 7, index = 0;
+      if (i >= k.size() || !std::isdigit(static_cast<unsigned char>(k[i])))
+        throw io_error(where + ": unexpected key \"" + k + "\" with shape " + shape_str(kv.second.shape()) +
+                       " (expected \"layers.{i}.<name>\" with an integer i)");
+      while (i < k.size() && std::isdigit(static_cast<unsigned char>(k[i])))
+        index = index * 10 + static_cast<std::size_t>(k[i++] - '0');
+      info.num_layers = std::max(info.num_layers, index + 1);
+    }
+    prefix = "layers.0.";
+    info.final_norm = state.count("norm.weight") || state.count("norm.bias");
+  }
+
+  // 2. D from in_proj_weight [3D, D].
+  const std::string in_proj = prefix + "self_attn.in_proj_weight";
+  auto it = state.find(in_proj);
+  if (it == state.end())
+    throw io_error(where + ": missing key \"" + in_proj +
+                   "\" (expected shape [3D, D]); not a TransformerEncoder or TransformerEncoderLayer "
+                   "state_dict? keys: " + key_list(state));
+  const auto w = shape_of(it->second);
+  if (w.size() != 2 || w[1] == 0 || w[0] != 3 * w[1])
+    throw shape_error(where + ": key \"" + in_proj + "\" has shape " + shape_str(w) +
+                      ", expected [3D, D]");
+  info.d_model = w[1];
+
+  // 3. F from linear1.weight [F, D].
+  const std::string lin1 = prefix + "linear1.weight";
+  it = state.find(lin1);
+  if (it == state.end())
+    throw io_error(where + ": missing key \"" + lin1 + "\" (expected shape [F, D] with D = " +
+                   std::to_string(info.d_model) + ")");
+  const auto l = shape_of(it->second);
+  if (l.size() != 2 || l[0] == 0 || l[1] != info.d_model)
+    throw shape_error(where + ": key \"" + lin1 + "\" has shape " + shape_str(l) +
+                      ", expected [F, D] with D = " + std::to_string(info.d_model));
+  info.dim_feedforward = l[0];
+  return info;
+}
+
+void load_state_dict_checked(Module& module, const StateDict& state, const std::string& where,
+                             const std::string& source) {
+  const std::string prefix = where + ": " + source + ": ";
+  const ParameterList params = module.parameters();
+  // 1. Every parameter present with its shape.
+  std::set<std::string> known;
+  for (const auto& p : params) {
+    known.insert(p.name);
+    auto it = state.find(p.name);
+    if (it == state.end())
+      throw io_error(prefix + "missing key \"" + p.name + "\" (expected shape " + symbolic_shape(p.name) +
+                     " = " + shape_str(p.shape) + ")");
+    const auto s = shape_of(it->second);
+    if (s != p.shape)
+      throw shape_error(prefix + "key \"" + p.name + "\" has shape " + shape_str(s) + ", expected " +
+                        symbolic_shape(p.name) + " = " + shape_str(p.shape));
+  }
+  // 2. No other key (PyTorch's strict=True).
+  for (const auto& kv : state)
+    if (!known.count(kv.first))
+      throw io_error(prefix + "unexpected key \"" + kv.first + "\" with shape " +
+                     shape_str(kv.second.shape()) + " (not a parameter of this model)");
+  // 3. Copy (the checks above make Module::load_state_dict succeed).
+  module.load_state_dict(state, true);
+}
+
+TransformerEncoder load_transformer_encoder(const StateDict& state, std::size_t nhead,
+                                            Activation activation, bool norm_first,
+                                            float layer_norm_eps, const std::string& source) {
+  const EncoderStateInfo info = inspect_encoder_state(state, source);
+  const std::string where = std::string(kWhere) + ": " + source;
+  check_config(nhead > 0 && info.d_model % nhead == 0, where,
+               "d_model (" + std::to_string(info.d_model) +
+                   ", from in_proj_weight) must be divisible by nhead (" + std::to_string(nhead) + ")");
+  check_config(layer_norm_eps > 0.0f, where,
+               "layer_norm_eps is " + std::to_string(layer_norm_eps) + ", expected > 0");
+
+  EncoderLayerConfig config;
+  config.d_model = info.d_model;
+  config.nhead = nhead;
+  config.dim_feedforward = info.dim_feedforward;
+  config.dropout = 0.0f;  // inference; train() would not add dropout either
+  config.activation = activation;
+  config.layer_norm_eps = layer_norm_eps;
+  config.norm_first = norm_first;
+  TransformerEncoder encoder(config, info.num_layers, info.final_norm);
+
+  // A single layer's keys are the layer's own parameter names (no "layers.0." prefix).
+  if (info.single_layer)
+    load_state_dict_checked(encoder.layers[0], state, kWhere, source);
+  else
+    load_state_dict_checked(encoder, state, kWhere, source);
+  encoder.eval();
+  return encoder;
+}
+
+TransformerEncoder load_transformer_encoder(const std::string& npz_path, std::size_t nhead,
+                                            Activation activation, bool norm_first,
+                                            float layer_norm_eps) {
+  return load_transformer_encoder(load_npz(npz_path), nhead, activation, norm_first,
+                                  layer_norm_eps, npz_path);
+}
+
+MultiheadAttention load_multihead_attention(const StateDict& state, std::size_t num_heads,
+                                            const std::string& source) {
+  const char* where = "load_multihead_attention";
+  auto it = state.find("in_proj_weight");
+  if (it == state.end())
+    throw io_error(std::string(where) + ": " + source +
+                   ": missing key \"in_proj_weight\" (expected shape [3D, D]); keys: " + key_list(state));
+  const auto w = shape_of(it->second);
+  if (w.size() != 2 || w[1] == 0 || w[0] != 3 * w[1])
+    throw shape_error(std::string(where) + ": " + source + ": key \"in_proj_weight\" has shape " +
+                      shape_str(w) + ", expected [3D, D]");
+  const std::size_t D = w[1];
+  check_config(num_heads > 0 && D % num_heads == 0, std::string(where) + ": " + source,
+               "d_model (" + std::to_string(D) + ", from in_proj_weight) must be divisible by nhead (" +
+                   std::to_string(num_heads) + ")");
+  MultiheadAttention mha(D, num_heads, 0.0f, state.count("in_proj_bias") > 0);
+  load_state_dict_checked(mha, state, where, source);
+  return mha;
+}
+
+void save_state_dict(const std::string& npz_path, Module& module, bool compressed) {
+  save_npz(npz_path, module.state_dict(), compressed);
+}
+
+}  // namespace xenc
