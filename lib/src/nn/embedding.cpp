@@ -34,10 +34,8 @@ Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim,
     : Embedding(num_embeddings, embedding_dim, *std::make_unique<Rng>(seed), padding_idx) {}
 
 Tensor3 Embedding::forward(const Index2& ids) {
-  if (GradMode::is_enabled()) {
-    cache_ids_ = ids;
-    has_cache_ = true;
-  }
+  has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
+  if (has_cache_) cache_ids_ = ids;
   return embedding_forward(ids, weight);
 }
 

@@ -22,7 +22,10 @@ LayerNorm::LayerNorm(std::size_t normalized_shape, float eps) : eps(eps) {
 Tensor3 LayerNorm::forward(const Tensor3& x) {
   check_shape("LayerNorm.forward", "x", x, {any_dim, any_dim, long(normalized_shape())},
               "[B, T, D] with D = " + std::to_string(normalized_shape()));
-  if (!GradMode::is_enabled()) return layer_norm_forward(x, weight, bias, eps);
+  if (!GradMode::is_enabled()) {
+    has_cache_ = false;  // a no-grad forward must not leave an old cache behind
+    return layer_norm_forward(x, weight, bias, eps);
+  }
   cache_x_ = x;
   has_cache_ = true;
   return layer_norm_forward(x, weight, bias, eps, &cache_);

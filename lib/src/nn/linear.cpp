@@ -33,21 +33,19 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, bool bias, std
 Tensor2 Linear::forward(const Tensor2& x) {
   check_shape("Linear.forward", "x", x, {any_dim, long(in_features())},
               "[N, in] with in = " + std::to_string(in_features()));
-  if (GradMode::is_enabled()) {
-    cache_x_ = x;
-    has_cache_ = true;
-  }
+  has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
+  if (has_cache_) cache_x_ = x;
   return linear_forward(x, weight, bias);
 }
 
 Tensor3 Linear::forward(const Tensor3& x) {
   check_shape("Linear.forward", "x", x, {any_dim, any_dim, long(in_features())},
               "[B, T, in] with in = " + std::to_string(in_features()));
-  if (GradMode::is_enabled()) {
+  has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
+  if (has_cache_) {
     // keep the input as [B·T, in] for dW = dyᵀ x
     cache_x_ = Tensor2::from_shape({x.shape(0) * x.shape(1), in_features()});
     std::copy_n(x.data(), x.size(), cache_x_.data());
-    has_cache_ = true;
   }
   return linear_forward(x, weight, bias);
 }

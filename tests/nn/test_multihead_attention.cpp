@@ -1,0 +1,298 @@
+// MultiheadAttention: packed in-projection, per-head attention, output projection.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "support/allclose.hpp"
+#include "support/gradcheck.hpp"
+#include "support/reference.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/core/error.hpp"
+#include "xenc/core/grad_mode.hpp"
+#include "xenc/nn/multihead_attention.hpp"
+
+using namespace xenc;
+using namespace xenc::test;
+
+namespace {
+using Shape3 = std::array<std::size_t, 3>;
+
+// Random values for every parameter (PyTorch zero-initialises the biases).
+void randomize(Module& m, Rng& rng) {
+  for (auto& p : m.parameters())
+    for (std::size_t i = 0; i < p.size(); ++i) p.value[i] = 0.5f * rng.normal();
+}
+
+std::string what_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+}  // namespace
+
+// D = 2, H = 1 (scale 1/√2), identity projections, zero biases: Q = K = V = x.
+// x = [[1, 0], [0, 1]]: S = x xᵀ / √2 = [[0.7071, 0], [0, 0.7071]]
+// row 0: softmax([0.7071, 0]) = [2.0281, 1] / 3.0281 = [0.66976155, 0.33023845]
+// y = P V = P (V = I) = [[0.66976155, 0.33023845], [0.33023845, 0.66976155]]
+TEST(MultiheadAttention, HandExample) {
+  MultiheadAttention mha(2, 1);
+  mha.in_proj_weight = Tensor2{{1, 0}, {0, 1}, {1, 0}, {0, 1}, {1, 0}, {0, 1}};
+  mha.out_proj.weight = Tensor2{{1, 0}, {0, 1}};
+  mha.in_proj_bias.fill(0.0f);
+  mha.out_proj.bias.fill(0.0f);
+  Tensor4 w;
+  const Tensor3 y = mha.forward(Tensor3{{{1, 0}, {0, 1}}}, Mask2(), Tensor2(), &w);
+  const float a = 0.66976155f, b = 0.33023845f;
+  EXPECT_TRUE(AllClose(y, Tensor3{{{a, b}, {b, a}}}, kOpAtol, kOpRtol));
+  EXPECT_TRUE(AllClose(w, Tensor4{{{{a, b}, {b, a}}}}, kOpAtol, kOpRtol));
+}
+
+TEST(MultiheadAttention, StateDictNamesAndInitialisationFollowPyTorch) {
+  MultiheadAttention mha(8, 2);
+  const StateDict s = mha.state_dict();
+  std::vector<std::string> names;
+  for (const auto& kv : s) names.push_back(kv.first);
+  EXPECT_EQ(names, (std::vector<std::string>{"in_proj_bias", "in_proj_weight", "out_proj.bias", "out_proj.weight"}));
+  const float a = std::sqrt(6.0f / (8 + 24));  // xavier_uniform_ on [3D, D]
+  EXPECT_LE(xt::amax(xt::abs(mha.in_proj_weight))(), a);
+  EXPECT_EQ(xt::amax(xt::abs(mha.in_proj_bias))(), 0.0f);
+  EXPECT_EQ(xt::amax(xt::abs(mha.out_proj.bias))(), 0.0f);
+  EXPECT_EQ(mha.num_parameters(), 3u * 64 + 24 + 64 + 8);
+}
+
+TEST(MultiheadAttention, SelfAttentionMatchesPyTorch) {
+  const json ref = load_reference("multihead_attention");
+  const json& c = ref["self"];
+  MultiheadAttention mha(ref["embed_dim"].get<std::size_t>(), ref["num_heads"].get<std::size_t>());
+  mha.load_state_dict(state_dict(ref["state_dict"]));
+  Tensor4 w;
+  const Tensor3 y = mha.forward(tensor<3>(c["x"]), mask2(c["key_padding_mask"]), tensor<2>(c["attn_mask"]), &w);
+  EXPECT_TRUE(AllClose(y, tensor<3>(c["output"]), kModuleAtol, kModuleRtol));
+  EXPECT_TRUE(AllClose(w, tensor<4>(c["weights"]), kModuleAtol, kModuleRtol));
+  mha.zero_grad();
+  const Tensor3 dx = mha.backward(tensor<3>(c["doutput"]));
+  EXPECT_TRUE(AllClose(dx, tensor<3>(c["dx"]), kModuleAtol, kModuleRtol));
+  for (const auto& p : mha.parameters()) {
+    SCOPED_TRACE(p.name);
+    xt::xarray<float> g = xt::xarray<float>::from_shape(p.shape);
+    std::copy_n(p.grad, p.size(), g.data());
+    EXPECT_TRUE(AllClose(g, array(c["grads"][p.name]), kModuleAtol, kModuleRtol));
+  }
+}
+
+TEST(MultiheadAttention, GeneralQueryKeyValueMatchesPyTorch) {
+  const json ref = load_reference("multihead_attention");
+  const json& c = ref["general"];
+  MultiheadAttention mha(ref["embed_dim"].get<std::size_t>(), ref["num_heads"].get<std::size_t>());
+  mha.load_state_dict(state_dict(ref["state_dict"]));
+  const auto r = mha.forward(tensor<3>(c["query"]), tensor<3>(c["key"]), tensor<3>(c["value"]),
+                             mask2(c["key_padding_mask"]), true);
+  EXPECT_TRUE(AllClose(r.output, tensor<3>(c["output"]), kModuleAtol, kModuleRtol));
+  EXPECT_TRUE(AllClose(r.weights, tensor<4>(c["weights"]), kModuleAtol, kModuleRtol));
+  mha.zero_grad();
+  const auto g = mha.backward_qkv(tensor<3>(c["doutput"]));
+  EXPECT_TRUE(AllClose(g.query, tensor<3>(c["dquery"]), kModuleAtol, kModuleRtol));
+  EXPECT_TRUE(AllClose(g.key, tensor<3>(c["dkey"]), kModuleAtol, kModuleRtol));
+  EXPECT_TRUE(AllClose(g.value, tensor<3>(c["dvalue"]), kModuleAtol, kModuleRtol));
+  for (const auto& p : mha.parameters()) {
+    SCOPED_TRACE(p.name);
+    xt::xarray<float> grad = xt::xarray<float>::from_shape(p.shape);
+    std::copy_n(p.grad, p.size(), grad.data());
+    EXPECT_TRUE(AllClose(grad, array(c["grads"][p.name]), kModuleAtol, kModuleRtol));
+  }
+}
+
+TEST(MultiheadAttention, SelfAttentionGradientsMatchFiniteDifferences) {
+  Rng rng(30);
+  MultiheadAttention mha(8, 2, rng);
+  randomize(mha, rng);
+  auto x = random_tensor<Tensor3>(Shape3{2, 4, 8}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 4});
+  kpm(1, 2) = kpm(1, 3) = true;
+  auto am = random_tensor<Tensor2>(std::array<std::size_t, 2>{4, 4}, rng, 0.5f);
+  auto G = random_tensor<Tensor3>(x.shape(), rng);
+  mha.zero_grad();
+  mha.forward(x, kpm, am);
+  const Tensor3 dx = mha.backward(G);
+  auto targets = parameter_targets(mha);
+  targets.push_back(input_target("x", x, dx));
+  auto loss = [&] { return dot_loss(mha.forward(x, kpm, am), G); };
+  EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
+}
+
+TEST(MultiheadAttention, GeneralGradientsMatchFiniteDifferences) {
+  Rng rng(31);
+  MultiheadAttention mha(8, 2, rng);
+  randomize(mha, rng);
+  auto q = random_tensor<Tensor3>(Shape3{2, 3, 8}, rng);
+  auto k = random_tensor<Tensor3>(Shape3{2, 5, 8}, rng);
+  auto v = random_tensor<Tensor3>(Shape3{2, 5, 8}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 5});
+  kpm(0, 4) = kpm(1, 0) = kpm(1, 3) = true;
+  auto G = random_tensor<Tensor3>(q.shape(), rng);
+  mha.zero_grad();
+  mha.forward(q, k, v, kpm);
+  const auto g = mha.backward_qkv(G);
+  auto targets = parameter_targets(mha);
+  targets.push_back(input_target("query", q, g.query));
+  targets.push_back(input_target("key", k, g.key));
+  targets.push_back(input_target("value", v, g.value));
+  auto loss = [&] { return dot_loss(mha.forward(q, k, v, kpm).output, G); };
+  EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
+}
+
+TEST(MultiheadAttention, WithoutBiasGradientsMatchFiniteDifferences) {
+  Rng rng(37);
+  MultiheadAttention mha(6, 3, rng, 0.0f, /*bias=*/false);
+  randomize(mha, rng);
+  EXPECT_EQ(mha.parameters().size(), 2u);  // in_proj_weight, out_proj.weight
+  auto x = random_tensor<Tensor3>(Shape3{2, 3, 6}, rng);
+  auto G = random_tensor<Tensor3>(x.shape(), rng);
+  mha.zero_grad();
+  mha.forward(x);
+  const Tensor3 dx = mha.backward(G);
+  auto targets = parameter_targets(mha);
+  targets.push_back(input_target("x", x, dx));
+  auto loss = [&] { return dot_loss(mha.forward(x), G); };
+  EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
+}
+
+// Training mode: dropout on the attention probabilities. Each evaluation runs on a copy of the
+// module, so every forward draws the same mask from the same generator state.
+TEST(MultiheadAttention, DropoutGradientsMatchFiniteDifferencesWithAFixedMask) {
+  Rng rng(32);
+  MultiheadAttention work(8, 2, rng, 0.3f);
+  randomize(work, rng);
+  work.train();
+  auto x = random_tensor<Tensor3>(Shape3{2, 4, 8}, rng);
+  auto G = random_tensor<Tensor3>(x.shape(), rng);
+  MultiheadAttention a = work;
+  a.zero_grad();
+  const Tensor3 y_train = a.forward(x);
+  const Tensor3 dx = a.backward(G);
+  auto targets = parameter_targets(work, a);
+  targets.push_back(input_target("x", x, dx));
+  auto loss = [&] {
+    MultiheadAttention m = work;
+    return dot_loss(m.forward(x), G);
+  };
+  EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
+  // the mask does something (the test is not the eval path in disguise)
+  MultiheadAttention e = work;
+  e.eval();
+  EXPECT_GT(max_abs_diff(y_train, e.forward(x)), 1e-3);
+}
+
+TEST(MultiheadAttention, WeightsAreProbabilitiesAndPaddedKeysGetExactlyZero) {
+  Rng rng(33);
+  MultiheadAttention mha(8, 4, rng);
+  auto x = random_tensor<Tensor3>(Shape3{2, 5, 8}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 5});
+  kpm(0, 1) = kpm(1, 3) = kpm(1, 4) = true;
+  Tensor4 w;
+  mha.forward(x, kpm, Tensor2(), &w);
+  ASSERT_EQ(shape_str(w.shape()), "[2, 4, 5, 5]");
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t h = 0; h < 4; ++h)
+      for (std::size_t i = 0; i < 5; ++i) {
+        double s = 0.0;
+        for (std::size_t j = 0; j < 5; ++j) {
+          if (kpm(b, j)) EXPECT_EQ(w(b, h, i, j), 0.0f);
+          s += w(b, h, i, j);
+        }
+        EXPECT_NEAR(s, 1.0, kProbSum);
+      }
+}
+
+TEST(MultiheadAttention, FullyPaddedSentenceGivesFiniteOutput) {
+  Rng rng(34);
+  MultiheadAttention mha(8, 2, rng);
+  randomize(mha, rng);
+  auto x = random_tensor<Tensor3>(Shape3{2, 3, 8}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 3});
+  kpm(1, 0) = kpm(1, 1) = kpm(1, 2) = true;
+  const Tensor3 y = mha.forward(x, kpm);
+  // attending to nothing: the context is 0, so the output is exactly out_proj.bias
+  for (std::size_t t = 0; t < 3; ++t)
+    for (std::size_t d = 0; d < 8; ++d) EXPECT_EQ(y(1, t, d), mha.out_proj.bias(d));
+  const Tensor3 dx = mha.backward(xt::ones<float>({2, 3, 8}));
+  for (auto v : dx) ASSERT_TRUE(std::isfinite(v));
+}
+
+// The general path with three equal (but distinct) tensors is the self-attention path, and
+// self-attention's input gradient is the sum of the three.
+TEST(MultiheadAttention, GeneralPathAgreesWithSelfPath) {
+  Rng rng(35);
+  MultiheadAttention mha(8, 2, rng);
+  randomize(mha, rng);
+  auto x = random_tensor<Tensor3>(Shape3{2, 4, 8}, rng);
+  auto G = random_tensor<Tensor3>(x.shape(), rng);
+  const Tensor3 k = x, v = x;
+  mha.zero_grad();
+  const auto r = mha.forward(x, k, v);
+  const auto g = mha.backward_qkv(G);
+  const StateDict general_grads = [&] {
+    StateDict s;
+    for (auto& p : mha.parameters()) {
+      xt::xarray<float> a = xt::xarray<float>::from_shape(p.shape);
+      std::copy_n(p.grad, p.size(), a.data());
+      s.emplace(p.name, a);
+    }
+    return s;
+  }();
+  mha.zero_grad();
+  EXPECT_TRUE(AllClose(mha.forward(x), r.output, kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(mha.backward(G), Tensor3(g.query + g.key + g.value), kNaiveAtol, kNaiveRtol));
+  for (auto& p : mha.parameters()) {
+    xt::xarray<float> a = xt::xarray<float>::from_shape(p.shape);
+    std::copy_n(p.grad, p.size(), a.data());
+    EXPECT_TRUE(AllClose(a, general_grads.at(p.name), kNaiveAtol, kNaiveRtol)) << p.name;
+  }
+}
+
+TEST(MultiheadAttention, NoGradForwardGivesTheSameOutputAndBackwardThenThrows) {
+  Rng rng(36);
+  MultiheadAttention mha(8, 2, rng);
+  auto x = random_tensor<Tensor3>(Shape3{1, 3, 8}, rng);
+  const Tensor3 y = mha.forward(x);
+  NoGradGuard guard;
+  EXPECT_TRUE(AllClose(mha.forward(x), y, 0.0, 0.0));
+  const std::string msg = what_of([&] { mha.backward(x); });
+  EXPECT_NE(msg.find("MultiheadAttention.backward"), std::string::npos) << msg;
+  EXPECT_THROW(mha.backward(x), std::logic_error);
+}
+
+TEST(MultiheadAttention, ErrorsNameTheFunctionAndTheShapes) {
+  MultiheadAttention mha(8, 2);
+  std::string msg = what_of([&] { mha.forward(Tensor3(xt::zeros<float>({2, 5, 7}))); });
+  EXPECT_NE(msg.find("MultiheadAttention.forward"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("query has shape [2, 5, 7]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("D = 8"), std::string::npos) << msg;
+  EXPECT_THROW(mha.forward(Tensor3(xt::zeros<float>({2, 5, 7}))), shape_error);
+
+  const Tensor3 q = xt::zeros<float>({2, 3, 8});
+  msg = what_of([&] { mha.forward(q, Tensor3(xt::zeros<float>({1, 4, 8})), Tensor3(xt::zeros<float>({1, 4, 8}))); });
+  EXPECT_NE(msg.find("key has shape [1, 4, 8]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("B = 2"), std::string::npos) << msg;
+  msg = what_of([&] { mha.forward(q, Mask2(xt::zeros<bool>({2, 4}))); });
+  EXPECT_NE(msg.find("key_padding_mask has shape [2, 4]"), std::string::npos) << msg;
+  msg = what_of([&] { mha.forward(q, Mask2(), Tensor2(xt::zeros<float>({3, 2}))); });
+  EXPECT_NE(msg.find("attn_mask has shape [3, 2]"), std::string::npos) << msg;
+
+  msg = what_of([] { MultiheadAttention bad(10, 4); });
+  EXPECT_NE(msg.find("d_model (10) must be divisible by nhead (4)"), std::string::npos) << msg;
+  EXPECT_THROW(MultiheadAttention(10, 4), config_error);
+  EXPECT_THROW(MultiheadAttention(8, 2, 1.0f), config_error);
+
+  MultiheadAttention fresh(8, 2);
+  EXPECT_THROW(fresh.backward(q), std::logic_error);
+  fresh.forward(q, Tensor3(xt::zeros<float>({2, 4, 8})), Tensor3(xt::zeros<float>({2, 4, 8})));
+  msg = what_of([&] { fresh.backward(q); });
+  EXPECT_NE(msg.find("Tq = 3, Tk = 4"), std::string::npos) << msg;
+  msg = what_of([&] { fresh.backward_qkv(Tensor3(xt::zeros<float>({2, 4, 8}))); });
+  EXPECT_NE(msg.find("grad_output has shape [2, 4, 8]"), std::string::npos) << msg;
+}

@@ -1,0 +1,69 @@
+// Cross-entropy over logits, mean over non-ignored rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "support/allclose.hpp"
+#include "support/gradcheck.hpp"
+#include "support/reference.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/core/error.hpp"
+#include "xenc/ops/cross_entropy.hpp"
+
+using namespace xenc;
+using namespace xenc::test;
+
+// Row 0: logits [0, 0], target 0: -log(1/2) = ln 2 = 0.6931472.
+// Row 1: logits [0, ln 3], target 1: -log(3/4) = 0.2876821.   Mean = 0.4904146.
+// dlogits = (softmax - onehot) / 2 = [[(0.5 - 1)/2, 0.5/2], [0.25/2, (0.75 - 1)/2]]
+TEST(CrossEntropy, HandExample) {
+  const Tensor2 logits = {{0.0f, 0.0f}, {0.0f, std::log(3.0f)}};
+  const Index1 targets = {0, 1};
+  EXPECT_NEAR(cross_entropy_forward(logits, targets), 0.4904146, 1e-6);
+  EXPECT_TRUE(AllClose(cross_entropy_backward(logits, targets),
+                       Tensor2{{-0.25f, 0.25f}, {0.125f, -0.125f}}, kOpAtol, kOpRtol));
+}
+
+TEST(CrossEntropy, MatchesPyTorchWithIgnoreIndex) {
+  const json ref = load_reference("cross_entropy");
+  const Tensor2 logits = tensor<2>(ref["logits"]);
+  const Index1 targets = index1(ref["targets"]);
+  EXPECT_NEAR(cross_entropy_forward(logits, targets), ref["loss"].get<double>(), 1e-6);
+  EXPECT_TRUE(AllClose(cross_entropy_backward(logits, targets), tensor<2>(ref["dlogits"]), kOpAtol, kOpRtol));
+}
+
+TEST(CrossEntropy, GradientMatchesFiniteDifferences) {
+  Rng rng(14);
+  auto logits = random_tensor<Tensor2>(std::array<std::size_t, 2>{6, 5}, rng, 2.0f);
+  const Index1 targets = {0, 4, -100, 2, 2, 1};
+  const Tensor2 d = cross_entropy_backward(logits, targets);
+  auto loss = [&] { return double(cross_entropy_forward(logits, targets)); };
+  EXPECT_TRUE(GradientsMatch(loss, {input_target("logits", logits, d)}, kGradOp));
+}
+
+TEST(CrossEntropy, StableForLargeLogitsAndZeroWhenEverythingIsIgnored) {
+  const Tensor2 logits = {{1000.0f, 0.0f}, {0.0f, 1000.0f}};
+  EXPECT_NEAR(cross_entropy_forward(logits, Index1{0, 0}), 500.0, 1e-3);  // (0 + 1000) / 2
+  EXPECT_EQ(cross_entropy_forward(logits, Index1{-100, -100}), 0.0f);
+  EXPECT_TRUE(AllClose(cross_entropy_backward(logits, Index1{-100, -100}), Tensor2(xt::zeros<float>({2, 2})), 0.0, 0.0));
+}
+
+TEST(CrossEntropy, BadTargetsAreClearErrors) {
+  const Tensor2 logits = xt::zeros<float>({3, 4});
+  try {
+    cross_entropy_forward(logits, Index1{0, 1});
+    FAIL() << "expected shape_error";
+  } catch (const shape_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("cross_entropy_forward: targets has shape [2]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("N = 3"), std::string::npos) << msg;
+  }
+  try {
+    cross_entropy_backward(logits, Index1{0, 4, 1});
+    FAIL() << "expected std::out_of_range";
+  } catch (const std::out_of_range& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("targets[1] is 4"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("C = 4"), std::string::npos) << msg;
+  }
+}

@@ -1,0 +1,75 @@
+// GEMM through OpenBLAS against the triple loop, with transposes and leading dimensions.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "support/allclose.hpp"
+#include "support/gradcheck.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/core/error.hpp"
+#include "xenc/ops/gemm.hpp"
+
+using namespace xenc;
+using namespace xenc::test;
+
+// [[1, 2], [3, 4]] · [[5, 6], [7, 8]] = [[1·5 + 2·7, 1·6 + 2·8], [3·5 + 4·7, 3·6 + 4·8]]
+//                                    = [[19, 22], [43, 50]]
+TEST(Gemm, HandExample) {
+  const Tensor2 a = {{1, 2}, {3, 4}}, b = {{5, 6}, {7, 8}};
+  const Tensor2 expected = {{19, 22}, {43, 50}};
+  EXPECT_TRUE(AllClose(matmul(a, b), expected, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(matmul_naive(a, b), expected, 0.0, 0.0));
+}
+
+// Both implementations on several shapes, including a vector-like and an empty inner dimension.
+class MatmulShapes : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(MatmulShapes, BlasAgreesWithNaive) {
+  const auto [M, K, N] = GetParam();
+  Rng rng(11);
+  auto a = random_tensor<Tensor2>(std::array<std::size_t, 2>{std::size_t(M), std::size_t(K)}, rng);
+  auto b = random_tensor<Tensor2>(std::array<std::size_t, 2>{std::size_t(K), std::size_t(N)}, rng);
+  EXPECT_TRUE(AllClose(matmul(a, b), matmul_naive(a, b), kNaiveAtol * (1 + K), kNaiveRtol));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MatmulShapes,
+                         ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(3, 5, 2),
+                                           std::make_tuple(17, 33, 9), std::make_tuple(1, 64, 1),
+                                           std::make_tuple(64, 48, 40), std::make_tuple(4, 0, 3)));
+
+// C = alpha · op(A) op(B) + beta · C on sub-blocks of larger buffers (lda, ldb, ldc > width).
+TEST(Gemm, TransposesAndLeadingDimensionsMatchLoops) {
+  Rng rng(3);
+  const std::size_t M = 3, N = 4, K = 5, ld = 9;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "trans_a " << ta << ", trans_b " << tb);
+      auto A = random_tensor<Tensor2>(std::array<std::size_t, 2>{8, ld}, rng);
+      auto B = random_tensor<Tensor2>(std::array<std::size_t, 2>{8, ld}, rng);
+      auto C = random_tensor<Tensor2>(std::array<std::size_t, 2>{M, ld}, rng);
+      Tensor2 expected = C;
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+          double s = 0.0;
+          for (std::size_t k = 0; k < K; ++k)
+            s += double(ta ? A(k, i) : A(i, k)) * double(tb ? B(j, k) : B(k, j));
+          expected(i, j) = float(0.5 * s + 2.0 * C(i, j));
+        }
+      gemm(ta, tb, M, N, K, 0.5f, A.data(), ld, B.data(), ld, 2.0f, C.data(), ld);
+      EXPECT_TRUE(AllClose(C, expected, kNaiveAtol, kNaiveRtol));  // columns >= N untouched too
+    }
+}
+
+TEST(Gemm, InnerDimensionMismatchNamesBothShapes) {
+  const Tensor2 a = xt::zeros<float>({2, 3}), b = xt::zeros<float>({4, 5});
+  try {
+    matmul(a, b);
+    FAIL() << "expected shape_error";
+  } catch (const shape_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("matmul"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[4, 5]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[2, 3]"), std::string::npos) << msg;
+  }
+  EXPECT_THROW(matmul_naive(a, b), std::invalid_argument);
+}

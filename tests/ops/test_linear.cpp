@@ -1,0 +1,122 @@
+// linear_forward / linear_backward / linear_naive: y = x Wᵀ + b.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "support/allclose.hpp"
+#include "support/gradcheck.hpp"
+#include "support/reference.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/core/error.hpp"
+#include "xenc/ops/linear.hpp"
+
+using namespace xenc;
+using namespace xenc::test;
+
+// x = [1, 2], W = [[1, 0], [0, 1], [1, 1]], b = [0.5, 0, -1]
+// y = [1·1 + 2·0 + 0.5, 1·0 + 2·1 + 0, 1·1 + 2·1 - 1] = [1.5, 2, 2]
+// backward with dy = [1, 1, 1]: dx = dy W = [1 + 0 + 1, 0 + 1 + 1] = [2, 2],
+// dW = dyᵀ x = [[1, 2], [1, 2], [1, 2]], db = [1, 1, 1]
+TEST(Linear, HandExample) {
+  const Tensor2 x = {{1, 2}};
+  const Tensor2 w = {{1, 0}, {0, 1}, {1, 1}};
+  const Tensor1 b = {0.5f, 0.0f, -1.0f};
+  EXPECT_TRUE(AllClose(linear_forward(x, w, b), Tensor2{{1.5f, 2.0f, 2.0f}}, 0.0, 0.0));
+  const auto g = linear_backward(Tensor2{{1, 1, 1}}, x, w, true);
+  EXPECT_TRUE(AllClose(g.input, Tensor2{{2, 2}}, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(g.weight, Tensor2{{1, 2}, {1, 2}, {1, 2}}, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(g.bias, Tensor1{1, 1, 1}, 0.0, 0.0));
+}
+
+// Every implementation of the forward against PyTorch.
+using LinearFn = std::function<Tensor3(const Tensor3&, const Tensor2&, const Tensor1&)>;
+struct LinearImpl {
+  const char* name;
+  LinearFn fn;
+};
+inline void PrintTo(const LinearImpl& impl, std::ostream* os) { *os << impl.name; }
+class LinearImpls : public ::testing::TestWithParam<LinearImpl> {};
+
+TEST_P(LinearImpls, MatchesPyTorch) {
+  const json ref = load_reference("linear");
+  const Tensor3 y = GetParam().fn(tensor<3>(ref["x"]), tensor<2>(ref["weight"]), tensor<1>(ref["bias"]));
+  EXPECT_TRUE(AllClose(y, tensor<3>(ref["y"]), kOpAtol, kOpRtol));
+}
+
+TEST_P(LinearImpls, AgreesWithTheOtherImplementationWithoutBias) {
+  Rng rng(5);
+  auto x = random_tensor<Tensor3>(std::array<std::size_t, 3>{3, 7, 16}, rng);
+  auto w = random_tensor<Tensor2>(std::array<std::size_t, 2>{24, 16}, rng);
+  const Tensor3 expected = linear_naive(x, w, Tensor1());
+  EXPECT_TRUE(AllClose(GetParam().fn(x, w, Tensor1()), expected, kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(linear_forward(x, w, Tensor1()), expected, kNaiveAtol, kNaiveRtol));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Implementations, LinearImpls,
+    ::testing::Values(LinearImpl{"blas", [](auto& x, auto& w, auto& b) { return linear_forward(x, w, b); }},
+                      LinearImpl{"naive", [](auto& x, auto& w, auto& b) { return linear_naive(x, w, b); }}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Linear, BackwardMatchesPyTorch) {
+  const json ref = load_reference("linear");
+  const auto g = linear_backward(tensor<3>(ref["dy"]), tensor<3>(ref["x"]), tensor<2>(ref["weight"]), true);
+  EXPECT_TRUE(AllClose(g.input, tensor<3>(ref["dx"]), kOpAtol, kOpRtol));
+  EXPECT_TRUE(AllClose(g.weight, tensor<2>(ref["dweight"]), kOpAtol, kOpRtol));
+  EXPECT_TRUE(AllClose(g.bias, tensor<1>(ref["dbias"]), kOpAtol, kOpRtol));
+}
+
+TEST(Linear, GradientsMatchFiniteDifferences) {
+  Rng rng(7);
+  auto x = random_tensor<Tensor3>(std::array<std::size_t, 3>{2, 3, 5}, rng);
+  auto w = random_tensor<Tensor2>(std::array<std::size_t, 2>{4, 5}, rng, 0.5f);
+  auto b = random_tensor<Tensor1>(std::array<std::size_t, 1>{4}, rng);
+  auto G = random_tensor<Tensor3>(std::array<std::size_t, 3>{2, 3, 4}, rng);
+  const auto g = linear_backward(G, x, w, true);
+  auto loss = [&] { return dot_loss(linear_forward(x, w, b), G); };
+  EXPECT_TRUE(GradientsMatch(loss,
+                             {input_target("x", x, g.input), input_target("weight", w, g.weight),
+                              input_target("bias", b, g.bias)},
+                             kGradOp));
+}
+
+TEST(Linear, WrongInputAndBiasShapesNameBothShapes) {
+  const Tensor2 w = xt::zeros<float>({4, 5});
+  try {
+    linear_forward(Tensor3(xt::zeros<float>({2, 3, 6})), w, Tensor1(xt::zeros<float>({4})));
+    FAIL() << "expected shape_error";
+  } catch (const shape_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("linear_forward"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[2, 3, 6]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("in = 5"), std::string::npos) << msg;
+  }
+  try {
+    linear_forward(Tensor2(xt::zeros<float>({2, 5})), w, Tensor1(xt::zeros<float>({3})));
+    FAIL() << "expected shape_error";
+  } catch (const shape_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("linear_forward: bias has shape [3]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("out = 4"), std::string::npos) << msg;
+  }
+  EXPECT_THROW(linear_naive(Tensor2(xt::zeros<float>({2, 5})), w, Tensor1(xt::zeros<float>({5}))),
+               std::invalid_argument);
+  EXPECT_THROW(linear_backward(Tensor2(xt::zeros<float>({2, 3})), Tensor2(xt::zeros<float>({2, 5})), w, true),
+               shape_error);
+}
+
+// The checker itself can fail: a gradient off by a factor, or with one wrong entry, is caught.
+TEST(Linear, GradientCheckerRejectsWrongGradients) {
+  Rng rng(8);
+  auto x = random_tensor<Tensor2>(std::array<std::size_t, 2>{3, 4}, rng);
+  auto w = random_tensor<Tensor2>(std::array<std::size_t, 2>{2, 4}, rng);
+  auto G = random_tensor<Tensor2>(std::array<std::size_t, 2>{3, 2}, rng);
+  const auto g = linear_backward(G, x, w, false);
+  auto loss = [&] { return dot_loss(linear_forward(x, w, Tensor1()), G); };
+  EXPECT_TRUE(GradientsMatch(loss, {input_target("x", x, g.input)}, kGradOp));
+  const Tensor2 scaled = 1.01f * g.input;
+  EXPECT_FALSE(GradientsMatch(loss, {input_target("x", x, scaled)}, kGradOp));
+  Tensor2 one_wrong = g.input;
+  one_wrong(1, 2) += 0.05f;
+  EXPECT_FALSE(GradientsMatch(loss, {input_target("x", x, one_wrong)}, kGradOp));
+}

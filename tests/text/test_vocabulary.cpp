@@ -1,0 +1,60 @@
+// Vocabulary: <pad> = 0, <unk> = 1, unknown words -> <unk>, padded batches with their mask.
+#include <gtest/gtest.h>
+
+#include "xenc/text/vocabulary.hpp"
+
+using xenc::Vocabulary;
+
+TEST(Vocabulary, SpecialTokensComeFirstThenWordsInOrderOfAppearance) {
+  const Vocabulary v = Vocabulary::from_texts({"The cat chased the mouse.", "The mouse ran!"});
+  EXPECT_EQ(v.token(0), "<pad>");
+  EXPECT_EQ(v.token(1), "<unk>");
+  EXPECT_EQ(v.id("the"), 2);
+  EXPECT_EQ(v.id("cat"), 3);
+  EXPECT_EQ(v.id("chased"), 4);
+  EXPECT_EQ(v.id("mouse"), 5);
+  EXPECT_EQ(v.id("."), 6);
+  EXPECT_EQ(v.id("ran"), 7);
+  EXPECT_EQ(v.id("!"), 8);
+  EXPECT_EQ(v.size(), 9u);
+  EXPECT_TRUE(v.contains("ran"));
+}
+
+TEST(Vocabulary, UnknownWordsMapToUnkNeverACrash) {
+  const Vocabulary v = Vocabulary::from_tokens({"cat", "mouse"});
+  EXPECT_EQ(v.id("dog"), Vocabulary::unk_id);
+  EXPECT_FALSE(v.contains("dog"));
+  const auto ids = v.encode({"cat", "dog", "mouse"});
+  EXPECT_EQ(ids(0), 2);
+  EXPECT_EQ(ids(1), 1);
+  EXPECT_EQ(ids(2), 3);
+  EXPECT_THROW(v.token(4), std::out_of_range);
+  EXPECT_THROW(v.token(-1), std::out_of_range);
+}
+
+TEST(Vocabulary, AddIsIdempotent) {
+  Vocabulary v;
+  EXPECT_EQ(v.size(), 2u);
+  EXPECT_EQ(v.add("cat"), 2);
+  EXPECT_EQ(v.add("cat"), 2);
+  EXPECT_EQ(v.add("<pad>"), 0);
+  EXPECT_EQ(v.size(), 3u);
+}
+
+// "cat chased mouse" (3 tokens) and "Mouse!" (2 tokens) -> T = 3; padding mask true = padding.
+TEST(Vocabulary, EncodeBatchPadsAndMarksPaddingTrue) {
+  const Vocabulary v = Vocabulary::from_texts({"cat chased mouse"});
+  const auto batch = v.encode_batch({"cat chased mouse", "Mouse zebra"});
+  ASSERT_EQ(batch.ids.shape(0), 2u);
+  ASSERT_EQ(batch.ids.shape(1), 3u);
+  EXPECT_EQ(batch.ids(0, 0), v.id("cat"));
+  EXPECT_EQ(batch.ids(1, 0), v.id("mouse"));
+  EXPECT_EQ(batch.ids(1, 1), Vocabulary::unk_id);  // zebra
+  EXPECT_EQ(batch.ids(1, 2), Vocabulary::pad_id);
+  for (std::size_t t = 0; t < 3; ++t) EXPECT_FALSE(batch.padding_mask(0, t));
+  EXPECT_FALSE(batch.padding_mask(1, 0));
+  EXPECT_FALSE(batch.padding_mask(1, 1));
+  EXPECT_TRUE(batch.padding_mask(1, 2));
+  EXPECT_EQ(batch.tokens[1], (std::vector<std::string>{"mouse", "zebra"}));
+  EXPECT_THROW(v.encode_batch({}), std::invalid_argument);
+}
