@@ -6,6 +6,9 @@
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/core/tensor.hpp"
+#include "xenc/nn/embedding.hpp"
+
+#include <type_traits>
 
 using namespace xenc;
 
@@ -51,4 +54,20 @@ TEST(GradMode, NoGradGuardDisablesAndRestores) {
     EXPECT_FALSE(GradMode::is_enabled());
   }
   EXPECT_TRUE(GradMode::is_enabled());
+}
+
+// Every kind of bad input is a std::invalid_argument, so one catch clause in a notebook or an
+// app handles all of them.
+TEST(Errors, EveryInputErrorIsAnInvalidArgument) {
+  static_assert(std::is_base_of_v<std::invalid_argument, xenc::shape_error>);
+  static_assert(std::is_base_of_v<std::invalid_argument, xenc::config_error>);
+  static_assert(std::is_base_of_v<std::invalid_argument, xenc::index_error>);
+  try {
+    xenc::Embedding emb(4, 2);
+    emb.forward(xenc::Index2{{7}});
+    FAIL() << "expected an exception for id 7 with V = 4";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("is 7"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("V = 4"), std::string::npos) << e.what();
+  }
 }

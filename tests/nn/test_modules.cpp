@@ -152,7 +152,7 @@ TEST(NnEmbedding, OutOfRangeTokenIdIsAClearError) {
   const std::string msg = what_of([&] { emb.forward(Index2{{1, 2}, {7, 0}}); });
   EXPECT_NE(msg.find("ids[1, 0] is 7"), std::string::npos) << msg;
   EXPECT_NE(msg.find("V = 5"), std::string::npos) << msg;
-  EXPECT_THROW(emb.forward(Index2{{-3}}), std::out_of_range);
+  EXPECT_THROW(emb.forward(Index2{{-3}}), xenc::index_error);
   EXPECT_THROW(Embedding(5, 2, 5), config_error);  // padding_idx must be < V
 }
 

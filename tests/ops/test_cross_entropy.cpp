@@ -60,8 +60,8 @@ TEST(CrossEntropy, BadTargetsAreClearErrors) {
   }
   try {
     cross_entropy_backward(logits, Index1{0, 4, 1});
-    FAIL() << "expected std::out_of_range";
-  } catch (const std::out_of_range& e) {
+    FAIL() << "expected xenc::index_error";
+  } catch (const xenc::index_error& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("targets[1] is 4"), std::string::npos) << msg;
     EXPECT_NE(msg.find("C = 4"), std::string::npos) << msg;

@@ -127,5 +127,5 @@ TEST(Positional, OddOrZeroDimensionIsAClearError) {
   }
   EXPECT_THROW(sinusoidal_shift_matrix(1, 5), config_error);
   EXPECT_THROW(sinusoidal_frequencies(3), std::invalid_argument);
-  EXPECT_THROW(sinusoidal_value(1, 6, 6), std::out_of_range);
+  EXPECT_THROW(sinusoidal_value(1, 6, 6), xenc::index_error);
 }

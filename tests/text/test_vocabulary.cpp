@@ -28,8 +28,8 @@ TEST(Vocabulary, UnknownWordsMapToUnkNeverACrash) {
   EXPECT_EQ(ids(0), 2);
   EXPECT_EQ(ids(1), 1);
   EXPECT_EQ(ids(2), 3);
-  EXPECT_THROW(v.token(4), std::out_of_range);
-  EXPECT_THROW(v.token(-1), std::out_of_range);
+  EXPECT_THROW(v.token(4), xenc::index_error);
+  EXPECT_THROW(v.token(-1), xenc::index_error);
 }
 
 TEST(Vocabulary, AddIsIdempotent) {

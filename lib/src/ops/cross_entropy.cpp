@@ -22,7 +22,7 @@ std::size_t count_targets(const char* where, const Tensor2& logits, const Index1
     const std::int64_t t = targets(n);
     if (t == ignore_index) continue;
     if (t < 0 || static_cast<std::size_t>(t) >= C)
-      throw std::out_of_range(std::string(where) + ": targets[" + std::to_string(n) + "] is " +
+      throw index_error(std::string(where) + ": targets[" + std::to_string(n) + "] is " +
                               std::to_string(t) + ", expected 0 <= target < C = " +
                               std::to_string(C));
     ++count;

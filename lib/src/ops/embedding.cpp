@@ -12,7 +12,7 @@ namespace xenc {
 namespace {
 void check_id(const char* where, std::int64_t id, std::size_t V, std::size_t b, std::size_t t) {
   if (id < 0 || static_cast<std::size_t>(id) >= V)
-    throw std::out_of_range(std::string(where) + ": ids[" + std::to_string(b) + ", " +
+    throw index_error(std::string(where) + ": ids[" + std::to_string(b) + ", " +
                             std::to_string(t) + "] is " + std::to_string(id) +
                             ", expected 0 <= id < V = " + std::to_string(V));
 }

@@ -23,7 +23,7 @@ double omega(std::size_t i, std::size_t d_model) {
 double sinusoidal_value(double position, std::size_t dim, std::size_t d_model) {
   check_d_model("sinusoidal_value", d_model);
   if (dim >= d_model)
-    throw std::out_of_range("sinusoidal_value: dim is " + std::to_string(dim) +
+    throw index_error("sinusoidal_value: dim is " + std::to_string(dim) +
                             ", expected dim < d_model = " + std::to_string(d_model));
   // dim 2i and 2i+1 share the frequency ω_i: sin for the even one, cos for the odd one
   const double angle = position * omega(dim / 2, d_model);

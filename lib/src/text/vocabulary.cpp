@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "xenc/core/error.hpp"
 #include "xenc/text/tokenizer.hpp"
 
 namespace xenc {
@@ -44,7 +45,7 @@ bool Vocabulary::contains(const std::string& token) const { return ids_.count(to
 
 const std::string& Vocabulary::token(std::int64_t id) const {
   if (id < 0 || static_cast<std::size_t>(id) >= tokens_.size())
-    throw std::out_of_range("Vocabulary.token: id is " + std::to_string(id) +
+    throw index_error("Vocabulary.token: id is " + std::to_string(id) +
                             ", expected 0 <= id < " + std::to_string(tokens_.size()));
   return tokens_[static_cast<std::size_t>(id)];
 }

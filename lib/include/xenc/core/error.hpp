@@ -26,6 +26,14 @@ class config_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// An index argument is outside its range (a token id >= V, a class target >= C, a dimension
+/// >= D). Derived from std::invalid_argument like every other input error, so one
+/// `catch (const std::invalid_argument&)` catches all bad input.
+class index_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 /// Wildcard for check_shape: any size is accepted in that dimension.
 inline constexpr long any_dim = -1;
 

@@ -7,13 +7,14 @@
 // Params:  weight [V, D], initialised N(0, 1) as PyTorch does.
 // Shapes:  ids: [B, T] int64   y: [B, T, D]
 // PyTorch: torch.nn.Embedding(V, D, padding_idx)
-// Throws:  std::out_of_range for an id outside [0, V).
+// Throws:  xenc::index_error for an id outside [0, V).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "xenc/core/random.hpp"
+#include "xenc/core/error.hpp"
 #include "xenc/core/tensor.hpp"
 #include "xenc/nn/module.hpp"
 

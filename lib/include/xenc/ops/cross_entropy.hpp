@@ -4,11 +4,12 @@
 // Backward: dlogits_n = (softmax(logits_n) - onehot(target_n)) / N'   (0 for ignored rows)
 // Shapes:  logits: [N, C]   targets: [N] (int64, in [0, C) or ignore_index)
 // PyTorch: torch.nn.functional.cross_entropy(logits, targets, ignore_index=-100)
-// Throws:  shape_error if targets is not [N]; std::out_of_range for a target outside [0, C).
+// Throws:  shape_error if targets is not [N]; xenc::index_error for a target outside [0, C).
 #pragma once
 
 #include <cstdint>
 
+#include "xenc/core/error.hpp"
 #include "xenc/core/tensor.hpp"
 
 namespace xenc {

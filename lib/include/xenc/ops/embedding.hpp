@@ -4,11 +4,12 @@
 // Backward: dweight[v, :] = Σ_{(b,t): ids[b,t] = v} dy[b, t, :]   (rows of padding_idx get none)
 // Shapes:  ids: [B, T] (int64)   weight: [V, D]   y: [B, T, D]
 // PyTorch: torch.nn.functional.embedding(ids, weight, padding_idx)
-// Throws:  std::out_of_range (an std::logic_error) for an id outside [0, V).
+// Throws:  xenc::index_error (an std::invalid_argument) for an id outside [0, V).
 #pragma once
 
 #include <cstdint>
 
+#include "xenc/core/error.hpp"
 #include "xenc/core/tensor.hpp"
 
 namespace xenc {

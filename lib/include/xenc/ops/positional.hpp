@@ -13,6 +13,7 @@
 
 #include <cstddef>
 
+#include "xenc/core/error.hpp"
 #include "xenc/core/tensor.hpp"
 
 namespace xenc {

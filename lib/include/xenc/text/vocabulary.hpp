@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "xenc/core/error.hpp"
 #include "xenc/core/tensor.hpp"
 
 namespace xenc {
@@ -33,7 +34,7 @@ class Vocabulary {
   /// The token's id, or unk_id.
   std::int64_t id(const std::string& token) const;
   bool contains(const std::string& token) const;
-  /// Throws std::out_of_range for an id outside [0, size()).
+  /// Throws xenc::index_error for an id outside [0, size()).
   const std::string& token(std::int64_t id) const;
   std::size_t size() const { return tokens_.size(); }
 
