@@ -2,16 +2,11 @@
 // slices of it (no [B, T, D] -> [B, H, T, Dh] copies), and the output projection.
 #include "xenc/nn/multihead_attention.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "xenc/core/error.hpp"
@@ -34,57 +29,6 @@ void project(const float* x, std::size_t N, std::size_t D, const Tensor2& w, con
   gemm(false, true, N, D, D, 1.0f, x, D, w.data() + first_row * D, D, b.size() ? 1.0f : 0.0f,
        out, D);
 }
-
-// How many threads share the heads: OpenBLAS's thread count, at most one per head, and one
-// when the attention is too small to pay for starting threads (~20 µs each) — below ~4 MFLOP.
-std::size_t attention_threads(std::size_t n_heads, std::size_t Tq, std::size_t Tk,
-                              std::size_t Dh) {
-  const std::size_t blas = static_cast<std::size_t>(std::max(1, openblas_get_num_threads()));
-  const double flops = 4.0 * double(Tq) * double(Tk) * double(Dh) * double(n_heads);
-  if (flops < 4e6) return 1;
-  return std::min(blas, n_heads);
-}
-
-// Runs head(i, t) for every i in [0, n) on up to n_threads threads; t is the thread's index
-// (0 = the calling thread), so each thread can own a scratch buffer. Each thread takes the next
-// unclaimed head until none is left, so a thread the operating system pauses for another
-// program delays only the head it holds. Waiting threads sleep (join), they never spin.
-template <class HeadFn>
-void for_each_head(std::size_t n, std::size_t n_threads, const HeadFn& head) {
-  std::atomic<std::size_t> next{0};
-  auto work = [&](std::size_t t) {
-    for (std::size_t i = next++; i < n; i = next++) head(i, t);
-  };
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < n_threads; ++t) {
-    try {
-      helpers.emplace_back(work, t);
-    } catch (const std::system_error&) {
-      break;  // no more threads available: the threads we have take every head
-    }
-  }
-  work(0);
-  for (auto& h : helpers) h.join();
-}
-
-// While the heads run on several threads, each GEMM inside uses one BLAS thread (then the
-// previous count is restored). OpenBLAS's setting is process-wide, hence this scope object.
-class BlasThreadsForHeads {
- public:
-  explicit BlasThreadsForHeads(std::size_t head_threads)
-      : saved_(openblas_get_num_threads()), changed_(head_threads > 1 && saved_ > 1) {
-    if (changed_) openblas_set_num_threads(1);
-  }
-  ~BlasThreadsForHeads() {
-    if (changed_) openblas_set_num_threads(saved_);
-  }
-  BlasThreadsForHeads(const BlasThreadsForHeads&) = delete;
-  BlasThreadsForHeads& operator=(const BlasThreadsForHeads&) = delete;
-
- private:
-  int saved_;
-  bool changed_;
-};
 
 // Validates the configuration before any member is built; returns embed_dim.
 std::size_t checked_embed_dim(std::size_t embed_dim, std::size_t num_heads) {
@@ -199,43 +143,37 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   const std::size_t kv_batch = self ? Tk * ld : Tk * D;
 
   // 2. Attention per (batch, head) on strided slices: head h is columns h·Dh .. (h+1)·Dh.
-  //    P is kept for every head only when backward or the caller needs it; otherwise each
-  //    thread reuses one [Tq, Tk] buffer across its heads.
-  //    Threads: the heads are independent, so with n threads (OpenBLAS's count, which follows
-  //    OPENBLAS_NUM_THREADS) each thread runs whole heads (both GEMMs and the softmax) with a
-  //    one-thread BLAS. Splitting each GEMM across threads instead would leave the softmax on
-  //    one core, and doing both at once would put more threads than cores to work.
-  //    (Plain std::threads, not OpenMP: OpenMP's idle threads spin-wait, and would then compete
-  //    for the cores with OpenBLAS's threads in the GEMMs that follow.)
+  //    P is kept for every head only when backward or the caller needs it; otherwise one
+  //    [Tq, Tk] buffer is reused across heads.
+  //    Threads: the heads run one after another, and OpenBLAS's threads (OPENBLAS_NUM_THREADS)
+  //    split each GEMM inside. Running whole heads on threads of our own measured slower at
+  //    2 threads: after each parallel GEMM, OpenBLAS's idle worker spin-waits for a while and
+  //    takes the second core away from our thread (bench/README.md, "Two threads").
   const bool keep_probs = keep || need_weights;
-  const std::size_t n_heads = B * H;
-  const std::size_t n_threads = attention_threads(n_heads, Tq, Tk, Dh);
   Tensor4 probs = keep_probs ? Tensor4::from_shape({B, H, Tq, Tk})
-                             : Tensor4::from_shape({n_threads, 1, Tq, Tk});
+                             : Tensor4::from_shape({1, 1, Tq, Tk});
   Tensor4 drop_mask;
-  Tensor3 scratch;  // [threads, Tq, Tk]: P ⊙ dropout mask, one per thread
+  Tensor2 scratch;  // [Tq, Tk]: P ⊙ dropout mask
   if (use_dropout) {
     drop_mask = Tensor4::from_shape({B, H, Tq, Tk});
     const float keep_scale = 1.0f / (1.0f - dropout);
     for (auto& m : drop_mask) m = dropout_rng_.uniform() >= dropout ? keep_scale : 0.0f;
-    scratch = Tensor3::from_shape({n_threads, Tq, Tk});
+    scratch = Tensor2::from_shape({Tq, Tk});
   }
   Tensor2 ctx = Tensor2::from_shape({B * Tq, D});  // concat of heads: [B·Tq, D]
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   const float* mask_ptr = attn_mask.size() ? attn_mask.data() : nullptr;
-  {
-    // BLAS at one thread for the head loop only: the output projection below uses all of them
-    const BlasThreadsForHeads blas_threads(n_threads);
-    for_each_head(n_heads, n_threads, [&](std::size_t bh, std::size_t t) {
-      const std::size_t b = bh / H, h = bh % H;
-      const bool* kpm = key_padding_mask.size() ? key_padding_mask.data() + b * Tk : nullptr;
-      float* p = probs.data() + (keep_probs ? bh : t) * Tq * Tk;
+  for (std::size_t b = 0; b < B; ++b) {
+    const bool* kpm = key_padding_mask.size() ? key_padding_mask.data() + b * Tk : nullptr;
+    for (std::size_t h = 0; h < H; ++h) {
+      const std::size_t bh = b * H + h;
+      float* p = probs.data() + (keep_probs ? bh * Tq * Tk : 0);
       attention_head_forward(Tq, Tk, Dh, scale, q + b * q_batch + h * Dh, ld,
                              k + b * kv_batch + h * Dh, ld, v + b * kv_batch + h * Dh, ld, kpm,
                              mask_ptr, p, ctx.data() + b * Tq * D + h * Dh, D,
                              use_dropout ? drop_mask.data() + bh * Tq * Tk : nullptr,
-                             use_dropout ? scratch.data() + t * Tq * Tk : nullptr);
-    });
+                             use_dropout ? scratch.data() : nullptr);
+    }
   }
 
   // 3. Output projection: [B·Tq, D] x [D, D] -> [B, Tq, D]
