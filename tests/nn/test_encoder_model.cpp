@@ -7,6 +7,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "support/helpers.hpp"
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
 #include "support/tolerances.hpp"
@@ -33,25 +34,6 @@ EncoderModelConfig small_model(PositionKind position) {
   return c;
 }
 
-// y[b, perm[t]] = x[b, t]
-template <class T>
-T permute_time(const T& x, const std::vector<std::size_t>& perm) {
-  T y = x;
-  const std::size_t B = x.shape(0), T_ = x.shape(1), inner = x.size() / (B * T_);
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t t = 0; t < T_; ++t)
-      std::copy_n(x.data() + (b * T_ + t) * inner, inner, y.data() + (b * T_ + perm[t]) * inner);
-  return y;
-}
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
 }  // namespace
 
 // The first two stages by hand: with scale_embedding, stage 1 is weight[id] · √8, and stage 2

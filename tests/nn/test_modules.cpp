@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "support/helpers.hpp"
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
 #include "support/tolerances.hpp"
@@ -21,14 +22,6 @@ using namespace xenc::test;
 
 namespace {
 using Shape3 = std::array<std::size_t, 3>;
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
 }  // namespace
 
 // ---- Linear ----------------------------------------------------------------------------

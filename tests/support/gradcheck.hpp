@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "support/allclose.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/parameter.hpp"
 #include "xenc/core/random.hpp"
@@ -168,6 +169,28 @@ inline ::testing::AssertionResult GradientsMatch(const std::function<double()>& 
   if (std::getenv("XENC_GRADCHECK_VERBOSE")) std::printf("gradient check:%s\n", ok.str().c_str());
   if (!pass) return ::testing::AssertionFailure() << "gradient check failed:" << bad.str();
   return ::testing::AssertionSuccess() << "gradients match:" << ok.str();
+}
+
+/// Gradient check of a module with dropout on, in training mode: each evaluation of the loss
+/// runs on a fresh copy of `work`, so every forward draws the same mask from the same generator
+/// state. Also checks that the mask changes the output (not the evaluation path in disguise).
+/// Loss: Σ forward(x) ⊙ G. The finite differences perturb `work`'s parameters and `x` in place.
+template <class M>
+void ExpectDropoutGradientsMatch(M& work, Tensor3& x, const Tensor3& G, double tol) {
+  M a = work;
+  a.zero_grad();
+  const Tensor3 y_train = a.forward(x);
+  const Tensor3 dx = a.backward(G);
+  auto targets = parameter_targets(work, a);
+  targets.push_back(input_target("x", x, dx));
+  auto loss = [&] {
+    M m = work;
+    return dot_loss(m.forward(x), G);
+  };
+  EXPECT_TRUE(GradientsMatch(loss, targets, tol));
+  M e = work;
+  e.eval();
+  EXPECT_GT(max_abs_diff(y_train, e.forward(x)), 1e-3);
 }
 
 }  // namespace xenc::test
