@@ -7,9 +7,9 @@
 
 #include <xtensor/xview.hpp>
 
-#include "support/helpers.hpp"
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
+#include "support/helpers.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
 #include "xenc/nn/encoder_model.hpp"

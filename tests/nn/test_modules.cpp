@@ -5,9 +5,9 @@
 #include <cmath>
 #include <functional>
 
-#include "support/helpers.hpp"
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
+#include "support/helpers.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"

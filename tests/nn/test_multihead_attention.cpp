@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "support/helpers.hpp"
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
+#include "support/helpers.hpp"
 #include "support/reference.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
@@ -71,9 +71,7 @@ TEST(MultiheadAttention, SelfAttentionMatchesPyTorch) {
   EXPECT_TRUE(AllClose(dx, tensor<3>(c["dx"]), kModuleAtol, kModuleRtol));
   for (const auto& p : mha.parameters()) {
     SCOPED_TRACE(p.name);
-    xt::xarray<float> g = xt::xarray<float>::from_shape(p.shape);
-    std::copy_n(p.grad, p.size(), g.data());
-    EXPECT_TRUE(AllClose(g, array(c["grads"][p.name]), kModuleAtol, kModuleRtol));
+    EXPECT_TRUE(AllClose(grad_of(p), array(c["grads"][p.name]), kModuleAtol, kModuleRtol));
   }
 }
 
@@ -93,9 +91,7 @@ TEST(MultiheadAttention, GeneralQueryKeyValueMatchesPyTorch) {
   EXPECT_TRUE(AllClose(g.value, tensor<3>(c["dvalue"]), kModuleAtol, kModuleRtol));
   for (const auto& p : mha.parameters()) {
     SCOPED_TRACE(p.name);
-    xt::xarray<float> grad = xt::xarray<float>::from_shape(p.shape);
-    std::copy_n(p.grad, p.size(), grad.data());
-    EXPECT_TRUE(AllClose(grad, array(c["grads"][p.name]), kModuleAtol, kModuleRtol));
+    EXPECT_TRUE(AllClose(grad_of(p), array(c["grads"][p.name]), kModuleAtol, kModuleRtol));
   }
 }
 
@@ -216,21 +212,14 @@ TEST(MultiheadAttention, GeneralPathAgreesWithSelfPath) {
   const auto g = mha.backward_qkv(G);
   const StateDict general_grads = [&] {
     StateDict s;
-    for (auto& p : mha.parameters()) {
-      xt::xarray<float> a = xt::xarray<float>::from_shape(p.shape);
-      std::copy_n(p.grad, p.size(), a.data());
-      s.emplace(p.name, a);
-    }
+    for (auto& p : mha.parameters()) s.emplace(p.name, grad_of(p));
     return s;
   }();
   mha.zero_grad();
   EXPECT_TRUE(AllClose(mha.forward(x), r.output, kNaiveAtol, kNaiveRtol));
   EXPECT_TRUE(AllClose(mha.backward(G), Tensor3(g.query + g.key + g.value), kNaiveAtol, kNaiveRtol));
-  for (auto& p : mha.parameters()) {
-    xt::xarray<float> a = xt::xarray<float>::from_shape(p.shape);
-    std::copy_n(p.grad, p.size(), a.data());
-    EXPECT_TRUE(AllClose(a, general_grads.at(p.name), kNaiveAtol, kNaiveRtol)) << p.name;
-  }
+  for (auto& p : mha.parameters())
+    EXPECT_TRUE(AllClose(grad_of(p), general_grads.at(p.name), kNaiveAtol, kNaiveRtol)) << p.name;
 }
 
 TEST(MultiheadAttention, NoGradForwardGivesTheSameOutputAndBackwardThenThrows) {

@@ -6,9 +6,9 @@
 #include <functional>
 #include <vector>
 
-#include "support/helpers.hpp"
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
+#include "support/helpers.hpp"
 #include "support/reference.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
@@ -41,11 +41,6 @@ void randomize(Module& m, Rng& rng) {
   }
 }
 
-xt::xarray<float> grad_of(const ParameterRef& p) {
-  xt::xarray<float> g = xt::xarray<float>::from_shape(p.shape);
-  std::copy_n(p.grad, p.size(), g.data());
-  return g;
-}
 
 // Rows of y at non-padded positions only, as [N, D].
 Tensor2 unpadded(const Tensor3& y, const Mask2& kpm) {

@@ -1,5 +1,5 @@
-// Small helpers shared by the test suites: the message of a thrown exception, and a
-// permutation of the time axis (for the permutation-equivariance checks).
+// Small helpers shared by the test suites: the message of a thrown exception, a copy of a
+// parameter's gradient, and a permutation of the time axis (for the equivariance checks).
 #pragma once
 
 #include <algorithm>
@@ -8,6 +8,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "xenc/core/parameter.hpp"
 
 namespace xenc::test {
 
@@ -19,6 +23,13 @@ inline std::string what_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no exception)";
+}
+
+/// A copy of the gradient behind a parameter view, in the parameter's shape.
+inline xt::xarray<float> grad_of(const ParameterRef& p) {
+  xt::xarray<float> g = xt::xarray<float>::from_shape(p.shape);
+  std::copy_n(p.grad, p.size(), g.data());
+  return g;
 }
 
 /// y[b, perm[t]] = x[b, t] for a tensor [B, T, ...] (anything after T moves along).
