@@ -8,6 +8,8 @@
 //     pe_pitfalls              # all five exhibits
 //     pe_pitfalls --only 1     # one exhibit
 #include <CLI/CLI.hpp>
+
+#include "../common/cli.hpp"
 #include <xenc/xenc.hpp>
 
 #include <xtensor/xbuilder.hpp>
@@ -200,6 +202,7 @@ void exhibit_mask() {
 int main(int argc, char** argv) {
   CLI::App app{"pe_pitfalls: published positional-encoding, layer-norm and mask mistakes next to the\n"
                "correct formula, each with its numeric consequence and the test that catches it."};
+  xenc_app::add_version(app, "xenc-pe-pitfalls");
   int only = 0;
   app.add_option("--only", only, "show one exhibit (1-5); 0 = all")->check(CLI::Range(0, 5))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -215,5 +218,5 @@ int main(int argc, char** argv) {
     std::cerr << "pe_pitfalls: error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return xenc_app::finish_stdout("xenc-pe-pitfalls");
 }
