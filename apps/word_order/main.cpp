@@ -214,8 +214,8 @@ std::string all_one_text(const Run& run, const Context& ctx, const std::string& 
   const double dev = max_deviation(run, &undefined);
   std::string text;
   if (dev < kOne)
-    text = std::string(undefined.empty() ? "Every cosine" : "Every defined cosine") + " is 1 (largest deviation " +
-           sci(dev) + ", float rounding): " + reason;
+    text = std::string(undefined.empty() ? "Every cosine" : "Every defined cosine") + " is 1 (" +
+           (dev == 0 ? std::string("exactly") : "largest deviation " + sci(dev) + ", float rounding") + "): " + reason;
   else
     text = "Not every cosine is 1 here (largest deviation " + sci(dev) + ").";
   return text + undefined_sentence(undefined, ctx.d_model);
@@ -286,9 +286,10 @@ std::string explain(const Run& run, const Context& ctx) {
       text += " The mean-pooled input is identical (" + fixed6(in) + "): averaging is linear, and both "
               "sentences hold the same embeddings and the same position vectors, only paired differently.";
       if (below_one(l1))
-        text += " Any non-linear step applied to each token (layer norm, the feed-forward's ReLU) pairs them "
-                "into different vectors, attention or not, so the sentences separate in layer 1 (" +
-                fixed6(l1) + ")" + (last > kLayer1 ? "; " + fixed6(run.stages[last].sentence) + " after " +
+        text += " A non-linear step applied to each token on its own (layer norm, the feed-forward's ReLU) "
+                "does not commute with the average, so the pooled sentences separate even without attention; "
+                "here they separate in layer 1 (" +
+                fixed6(l1) + ")" + (last > kLayer1 ? ", " + fixed6(run.stages[last].sentence) + " after " +
                                                          last_name : std::string()) + ".";
       else if (is_one(l1))
         text += " It still prints as 1 after layer 1.";
