@@ -1,18 +1,21 @@
-// word_order: does the encoder know that "cat chased mouse" and "mouse chased cat" differ?
+// xenc-word-order: does the encoder know that "cat chased mouse" and "mouse chased cat" differ?
 //
-// One encoder, one set of weights, run on two sentences that use the same words in a different
-// order. Only the position scheme changes between runs (none, sinusoidal, learned). For every
-// stage of the forward pass (token embedding, after adding positions, after each layer) we print,
-// for each word, the cosine similarity between its vector in sentence A and in sentence B, and
-// the cosine similarity of the two mean-pooled sentence vectors.
+// One encoder, one set of random (seeded, untrained) weights, run on two sentences that use the
+// same words in a different order. Only the position scheme changes between runs (none,
+// sinusoidal, learned). For every stage of the forward pass (token embedding, after adding
+// positions, after each layer) we print, for each word, the cosine similarity between its vector
+// in sentence A and in sentence B, and the cosine similarity of the two mean-pooled sentences.
 //
 // Without positions self-attention sees a set, not a sequence: permuting the tokens permutes the
-// outputs (permutation equivariance), so every cosine is 1. With positions the words differ.
+// outputs (permutation equivariance), so every cosine is 1. With positions the words differ. The
+// mean-pooled input stays identical (averaging is linear: the same embeddings and position
+// vectors, paired differently); any non-linear per-token step separates the pooled sentences.
+// The prose under each table is chosen by its numbers (explain()), degenerate cases included.
 //
-//     word_order                                  # the defaults: D = 16, 2 heads, 2 layers
-//     word_order --a "the dog bit the man" --b "the man bit the dog" --position all
-//     word_order --json                           # machine-readable
-//     word_order --svg-dir figures                # line plots and heatmaps of what changed
+//     xenc-word-order                             # the defaults: D = 16, 2 heads, 2 layers
+//     xenc-word-order --a "the dog bit the man" --b "the man bit the dog" --position all
+//     xenc-word-order --json                      # machine-readable
+//     xenc-word-order --svg-dir figures           # line plots and heatmaps of what changed
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <xenc/xenc.hpp>
