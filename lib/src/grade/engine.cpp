@@ -128,6 +128,27 @@ std::string hint_for_exception(const std::string& what) {
     return "the function is still the stub: implement it.";
   return "your function threw on this input: fix the error above (a wrong index or shape?).";
 }
+// A failed check's hint: the first exhibit whose output equals the student's names the mistake;
+// otherwise the check's own hint.
+void explain_failure(CheckResult& r, const std::vector<Exhibit>& exhibits, const Output& raw, Tolerance tol,
+                     const std::string& hint) {
+  for (const Exhibit& e : exhibits)
+    if (exhibit_matches(e, raw, tol)) return set_known_mistake(r, e.pitfall);
+  r.hint = hint;
+}
+
+// Calls the student's function; false (with the exception in the result) when it threw.
+bool call_student(const std::function<Output()>& student, Output& raw, CheckResult& r) {
+  try {
+    raw = student();
+    return true;
+  } catch (...) {
+    r.computed = describe_exception(std::current_exception());
+    r.hint = hint_for_exception(r.computed);
+    return false;
+  }
+}
+
 }  // namespace
 
 CheckResult run(const ValueCheck& c) {
@@ -137,13 +158,7 @@ CheckResult run(const ValueCheck& c) {
   r.expected = c.expected_text.empty() ? format(c.expected) : c.expected_text;
   const std::string prefix = c.expected_text.empty() ? "" : c.expected_text + ": ";
   Output raw;
-  try {
-    raw = c.student();
-  } catch (...) {
-    r.computed = describe_exception(std::current_exception());
-    r.hint = hint_for_exception(r.computed);
-    return r;
-  }
+  if (!call_student(c.student, raw, r)) return r;
   try {
     const Output measured = c.measure ? c.measure(raw) : raw;
     const Output expected = c.expected_from ? c.expected_from(raw) : c.expected;
@@ -159,13 +174,7 @@ CheckResult run(const ValueCheck& c) {
     return r;
   }
   r.passed = r.first_difference.empty();
-  if (r.passed) return r;
-  for (const Exhibit& e : c.exhibits)
-    if (exhibit_matches(e, raw, c.tol)) {
-      set_known_mistake(r, e.pitfall);
-      return r;
-    }
-  r.hint = c.hint;
+  if (!r.passed) explain_failure(r, c.exhibits, raw, c.tol, c.hint);
   return r;
 }
 
@@ -209,13 +218,7 @@ CheckResult run(const GradCheck& c) {
   r.name = c.name;
   r.input = c.input;
   Output raw;
-  try {
-    raw = c.student();
-  } catch (...) {
-    r.computed = describe_exception(std::current_exception());
-    r.hint = hint_for_exception(r.computed);
-    return r;
-  }
+  if (!call_student(c.student, raw, r)) return r;
   // the numeric gradient: central differences of the double-precision loss, h = 1e-4
   // (truncation O(h²) ~ 1e-8 relative; rounding ~ 1e-16 / 1e-4 = 1e-12)
   const double h = 1e-4;
@@ -261,12 +264,7 @@ CheckResult run(const GradCheck& c) {
   r.computed += "  (error " + num(err) + ")";
   if (r.passed) return r;
   r.first_difference = d.text;
-  for (const Exhibit& e : c.exhibits)
-    if (exhibit_matches(e, raw, Tolerance{})) {
-      set_known_mistake(r, e.pitfall);
-      return r;
-    }
-  r.hint = c.hint;
+  explain_failure(r, c.exhibits, raw, Tolerance{}, c.hint);
   return r;
 }
 

@@ -10,7 +10,8 @@
 //      err = ‖a − n‖ / (‖a‖ + ‖n‖) <= 1e-4 with n from central differences of the reference
 //      forward in double.
 // Values are compared as |computed - expected| <= 1e-5 + 1e-4 · |expected| (float32 student code
-// against double references); NaN matches only NaN, inf only the same inf.
+// against double references; attention weights on padding keys must be exactly 0); NaN matches
+// only NaN, inf only the same inf.
 // When a check fails and the student's output equals the output of an exhibit of the pitfall
 // museum (xenc/grade/pitfalls.hpp) on the same input, the hint names that mistake and its fix.
 // Exceptions thrown by the student's function are caught and reported as a failed check.
