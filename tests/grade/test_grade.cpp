@@ -320,6 +320,15 @@ TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Fix: subtract the row maximum first"), std::string::npos) << text;
+  // a fully masked row is 0 / 0 without the max: not the overflow, so the check's own hint
+  EXPECT_NE(text.find("  ✘ edge case: a fully masked row (every entry -inf) gives zeros\n"
+                      "      input:    x [2, 3] = [-inf, -inf, -inf, 1, 2, 3]\n"
+                      "      expected: y [2, 3] = [0, 0, 0, 0.0900306, 0.244728, 0.665241]\n"
+                      "      computed: y [2, 3] = [nan, nan, nan, 0.0900306, 0.244728, 0.665241]\n"
+                      "      first difference: y[0, 0]: expected 0, computed nan\n"
+                      "      hint: a row whose every entry is -inf has nothing to attend to: return a row of zeros"),
+            std::string::npos)
+      << text;
 }
 
 TEST(GradeReport, PassingExerciseAndSummary) {

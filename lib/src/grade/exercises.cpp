@@ -232,8 +232,9 @@ ExerciseResult check_softmax(const SoftmaxFn& student) {
   const Tensor2 all_masked = {{-kInf, -kInf, -kInf}, {1, 2, 3}};
   ValueCheck full{"edge case: a fully masked row (every entry -inf) gives zeros", show("x", all_masked),
                   call(all_masked), reference(all_masked)};
-  full.hint = "when the row's max is -inf there is nothing to attend to: x - max is -inf - (-inf) = NaN, so "
-              "return a row of zeros for it (xencoder's convention; PyTorch gives NaN).";
+  full.hint = "a row whose every entry is -inf has nothing to attend to: return a row of zeros for it "
+              "(xencoder's convention; PyTorch gives NaN). Computed blindly it is NaN: x - max is "
+              "-inf - (-inf), and without the max the row is 0 / 0.";
   r.checks.push_back(run(full));
 
   const Tensor2 col = {{5}, {-3}};
