@@ -16,7 +16,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <xenc/config.hpp>
-#include <xenc/xenc.hpp>
+#include <xenc/io.hpp>  // the math (xenc.hpp) and save_state_dict
 #include <sstream>
 #include <string>
 #include <vector>
