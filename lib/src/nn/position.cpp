@@ -9,6 +9,12 @@
 
 namespace xenc {
 
+const std::vector<PositionKind>& all_position_kinds() {
+  static const std::vector<PositionKind> kinds = {PositionKind::none, PositionKind::sinusoidal,
+                                                  PositionKind::learned};
+  return kinds;
+}
+
 PositionKind parse_position_kind(const std::string& name) {
   if (name == "none") return PositionKind::none;
   if (name == "sinusoidal") return PositionKind::sinusoidal;
