@@ -31,6 +31,8 @@
 #include "xenc/data/batching.hpp"
 #include "xenc/data/word_roles.hpp"
 #include "xenc/io/checkpoint.hpp"
+#include "xenc/io/npy.hpp"
+#include "xenc/io/npz.hpp"
 #include "xenc/nn/optim.hpp"
 #include "xenc/nn/token_classifier.hpp"
 #include "xenc/ops/cross_entropy.hpp"
@@ -59,7 +61,7 @@ struct Options {
   bool quiet = false, json = false;
   std::string svg_dir = ".";
   bool svg_dir_given = false;
-  std::string save_dir, load, sentence;
+  std::string save_dir, load, sentence, evaluate;
   bool sentence_given = false;
 };
 
@@ -386,7 +388,7 @@ std::string ceiling_line(const SchemeResult& r) {
          " of held-out sentences).";
 }
 
-int run_training(const Options& o) {
+xenc::WordRolesConfig task_config(const Options& o) {
   xenc::WordRolesConfig wc;
   wc.num_nouns = std::size_t(o.nouns);
   wc.num_verbs = std::size_t(o.verbs);
@@ -395,7 +397,11 @@ int run_training(const Options& o) {
   wc.passive_probability = o.passive;
   wc.adjective_probability = o.adjectives;
   wc.seed = o.seed;
-  const xenc::WordRolesDataset d = xenc::make_word_roles(wc);
+  return wc;
+}
+
+int run_training(const Options& o) {
+  const xenc::WordRolesDataset d = xenc::make_word_roles(task_config(o));
   if (d.train.empty() || d.test.empty())
     throw std::invalid_argument("the task has " + std::to_string(d.train.size()) + " training and " +
                                 std::to_string(d.test.size()) + " held-out sentences, expected both > 0");
@@ -487,6 +493,44 @@ int run_training(const Options& o) {
     for (const auto& w : written) std::printf(" %s", w.c_str());
     std::printf("\n");
   }
+  return 0;
+}
+
+
+// --load CKPT --evaluate OUT.npz: the checkpoint's own held-out set (rebuilt from the task
+// settings it stores), run through the model; writes ids, padding_mask, labels (int64/bool)
+// and logits [N, T, C] for scripts/torch_train_order.py, and prints the accuracy.
+int run_evaluate(const Options& o) {
+  const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(o.load);
+  if (!ck.meta.extra.contains("options") || ck.meta.extra.value("task", "") != "word_roles")
+    throw std::invalid_argument("--load " + o.load + ": no task settings in the checkpoint "
+                                "(--evaluate needs a checkpoint written by xenc-train-order --save)");
+  const json& t = ck.meta.extra.at("options");
+  Options task = o;
+  task.nouns = t.at("nouns");
+  task.verbs = t.at("verbs");
+  task.sentences_per_pair = t.at("sentences_per_pair");
+  task.heldout = t.at("heldout_fraction");
+  task.passive = t.at("passive_probability");
+  task.adjectives = t.at("adjective_probability");
+  task.seed = t.at("seed");
+  const xenc::WordRolesDataset d = xenc::make_word_roles(task_config(task));
+  const auto test = xenc::as_labelled(d.test);
+  std::vector<std::size_t> all(test.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const xenc::LabelledBatch b = xenc::make_batch(test, all, ck.vocab);
+  xenc::Tensor3 logits;
+  {
+    xenc::NoGradGuard no_grad;
+    logits = ck.model->forward(b.ids, b.padding_mask);
+  }
+  const Eval e = evaluate(*ck.model, d.test, test, ck.vocab, 256);
+  xenc::save_npz_members(o.evaluate, {{"ids", xenc::format_npy_int64(b.ids)},
+                                      {"padding_mask", xenc::format_npy_bool(b.padding_mask)},
+                                      {"labels", xenc::format_npy_int64(b.labels)},
+                                      {"logits", xenc::format_npy(logits)}});
+  std::printf("%s: held-out accuracy %s on %zu nouns of %zu sentences; wrote %s\n", o.load.c_str(),
+              pct(e.accuracy).c_str(), e.nouns, d.test.size(), o.evaluate.c_str());
   return 0;
 }
 
@@ -597,6 +641,8 @@ int main(int argc, char** argv) {
                   ->capture_default_str();
   app.add_option("--save", o.save_dir, "write each trained model as DIR/<scheme>.npz");
   app.add_option("--load", o.load, "a checkpoint written by --save (use with --sentence)");
+  app.add_option("--evaluate", o.evaluate,
+                 "with --load: write the checkpoint's held-out set and its logits to this .npz");
   auto* sentence = app.add_option("--sentence", o.sentence, "a sentence whose roles the loaded model predicts");
   CLI11_PARSE(app, argc, argv);
   o.svg_dir_given = svg->count() > 0;
@@ -606,7 +652,8 @@ int main(int argc, char** argv) {
     if (o.sentence_given && o.load.empty())
       throw std::invalid_argument("--sentence needs --load CKPT (a checkpoint written by --save)");
     if (!o.load.empty()) {
-      if (!o.sentence_given) throw std::invalid_argument("--load needs --sentence \"...\"");
+      if (!o.evaluate.empty()) return run_evaluate(o);
+      if (!o.sentence_given) throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
       return run_inference(o);
     }
     if (o.d_model % o.heads != 0)

@@ -113,3 +113,28 @@ TEST(Checkpoint, BadFilesGetClearErrors) {
   // labels that do not match the head
   EXPECT_THROW(xenc::save_checkpoint(good, model, vocab, {"only-one"}), xenc::config_error);
 }
+
+// Models trained in PyTorch (scripts/torch_train_order.py --make-fixture), saved in the
+// checkpoint format: load_checkpoint rebuilds them and gives PyTorch's logits.
+TEST(Checkpoint, LoadsPyTorchTrainedCheckpoints) {
+  for (const char* name : {"torch_trained_learned", "torch_trained_sinusoidal"}) {
+    SCOPED_TRACE(name);
+    const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(data_path(std::string(name) + ".npz"));
+    const auto io = xenc::load_npz_members(data_path(std::string(name) + "_io.npz"));
+    const xenc::Index2 ids = xenc::parse_npy_int64(io.at("ids"), "ids");
+    const xenc::Mask2 mask = xenc::parse_npy_bool(io.at("padding_mask"), "padding_mask");
+    const xt::xarray<float> expected = xenc::parse_npy(io.at("logits"), "logits");
+    const xenc::Tensor3 logits = ck.model->forward(ids, mask);
+    ASSERT_EQ(logits.shape(0) * logits.shape(1) * logits.shape(2), expected.size());
+    // compare at real tokens only (PyTorch's outputs at padded positions are not used)
+    double worst = 0.0;
+    for (std::size_t b = 0; b < ids.shape(0); ++b)
+      for (std::size_t t = 0; t < ids.shape(1); ++t)
+        if (!mask(b, t))
+          for (std::size_t c = 0; c < 2; ++c)
+            worst = std::max(worst, double(std::abs(logits(b, t, c) - expected(b, t, c))));
+    EXPECT_LE(worst, kParityTol);
+    EXPECT_EQ(ck.meta.config.position, std::string(name).find("learned") != std::string::npos
+                                           ? xenc::PositionKind::learned : xenc::PositionKind::sinusoidal);
+  }
+}
