@@ -60,7 +60,8 @@ inline std::vector<GradTarget> parameter_targets(Module& module, const std::stri
     t.name = prefix + p.name;
     t.value = p.value;
     t.size = p.size();
-    t.analytic.assign(p.grad, p.grad + p.size());
+    if (const float* g = p.grad) t.analytic.assign(g, g + p.size());
+    else t.analytic.assign(p.size(), 0.0);  // no backward reached it: zero gradient
     out.push_back(std::move(t));
   }
   return out;

@@ -46,6 +46,8 @@ std::string describe_dtype(const std::string& descr) {
   if (descr == "<f4") return "'<f4' (float32)";
   if (descr == "<f8") return "'<f8' (float64)";
   if (descr == "|b1") return "'|b1' (bool)";
+  if (descr == "<i8") return "'<i8' (int64)";
+  if (descr == "|u1") return "'|u1' (uint8)";
   return "'" + descr + "'";
 }
 
@@ -68,7 +70,7 @@ void check_layout(const NpyHeader& h, const std::string& bytes, const std::strin
   if (h.fortran_order)
     fail(source, "array of shape " + shape_str(h.shape) +
                      " is in Fortran order, expected C order (save np.ascontiguousarray(a))");
-  const std::size_t item = h.descr == "<f8" ? 8 : h.descr == "<f4" ? 4 : 1;
+  const std::size_t item = (h.descr == "<f8" || h.descr == "<i8") ? 8 : h.descr == "<f4" ? 4 : 1;
   // prod(shape) · itemsize, refusing shapes whose byte count does not fit in size_t
   std::size_t expected = item;
   for (auto d : h.shape)
@@ -209,6 +211,40 @@ xt::xarray<bool> parse_npy_bool(const std::string& bytes, const std::string& sou
   const char* data = bytes.data() + h.data_offset;
   for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = data[i] != 0;
   return a;
+}
+
+xt::xarray<std::int64_t> parse_npy_int64(const std::string& bytes, const std::string& source) {
+  const NpyHeader h = parse_npy_header(bytes, source);
+  check_layout(h, bytes, source, {"<i8"}, "int64 '<i8'");
+  xt::xarray<std::int64_t> a = xt::xarray<std::int64_t>::from_shape(h.shape);
+  if (a.size() != 0) std::memcpy(a.data(), bytes.data() + h.data_offset, a.size() * 8);
+  return a;
+}
+
+xt::xarray<std::uint8_t> parse_npy_uint8(const std::string& bytes, const std::string& source) {
+  const NpyHeader h = parse_npy_header(bytes, source);
+  check_layout(h, bytes, source, {"|u1"}, "uint8 '|u1'");
+  xt::xarray<std::uint8_t> a = xt::xarray<std::uint8_t>::from_shape(h.shape);
+  if (a.size() != 0) std::memcpy(a.data(), bytes.data() + h.data_offset, a.size());
+  return a;
+}
+
+std::string format_npy_int64(const xt::xarray<std::int64_t>& array) {
+  std::vector<std::size_t> shape(array.shape().begin(), array.shape().end());
+  return format_bytes("<i8", shape, reinterpret_cast<const char*>(array.data()), array.size() * 8);
+}
+
+std::string format_npy_uint8(const xt::xarray<std::uint8_t>& array) {
+  std::vector<std::size_t> shape(array.shape().begin(), array.shape().end());
+  return format_bytes("|u1", shape, reinterpret_cast<const char*>(array.data()), array.size());
+}
+
+xt::xarray<std::int64_t> load_npy_int64(const std::string& path) {
+  return parse_npy_int64(read_file_bytes(path, "load_npy_int64"), "load_npy_int64: " + path);
+}
+
+void save_npy_int64(const std::string& path, const xt::xarray<std::int64_t>& array) {
+  write_file_bytes(path, format_npy_int64(array), "save_npy_int64");
 }
 
 std::string format_npy(const xt::xarray<float>& array) {

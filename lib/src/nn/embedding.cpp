@@ -26,7 +26,6 @@ Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim, Rng&
   fill_normal(weight, rng);
   // the padding row starts at zero, as in PyTorch
   if (padding_idx >= 0) std::fill_n(weight.data() + padding_idx * embedding_dim, embedding_dim, 0.0f);
-  weight_grad = xt::zeros<float>(weight.shape());
 }
 
 Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim,
@@ -41,6 +40,7 @@ Tensor3 Embedding::forward(const Index2& ids) {
 
 void Embedding::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "Embedding.backward");
+  ensure_grad(weight_grad, weight);  // allocated by the first backward
   xt::noalias(weight_grad) += embedding_backward(grad_y, cache_ids_, num_embeddings(), padding_idx);
 }
 

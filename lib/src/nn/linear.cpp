@@ -19,11 +19,9 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, Rng& rng, bool
   const float bound = 1.0f / std::sqrt(static_cast<float>(in_features));
   weight = Tensor2::from_shape({out_features, in_features});
   fill_uniform(weight, rng, -bound, bound);
-  weight_grad = xt::zeros<float>(weight.shape());
   if (bias) {
     this->bias = Tensor1::from_shape({out_features});
     fill_uniform(this->bias, rng, -bound, bound);
-    bias_grad = xt::zeros<float>(this->bias.shape());
   }
 }
 
@@ -55,6 +53,8 @@ Tensor2 Linear::backward(const Tensor2& grad_y) {
   check_shape("Linear.backward", "grad_y", grad_y, {long(cache_x_.shape(0)), long(out_features())},
               "[N, out] = " + shape_str(std::vector<std::size_t>{cache_x_.shape(0), out_features()}));
   auto g = linear_backward(grad_y, cache_x_, weight, has_bias());
+  ensure_grad(weight_grad, weight);  // gradient buffers exist from the first backward on
+  if (has_bias()) ensure_grad(bias_grad, bias);
   xt::noalias(weight_grad) += g.weight;  // in place: ParameterRef.grad points into this buffer
   if (has_bias()) xt::noalias(bias_grad) += g.bias;
   return g.input;

@@ -56,11 +56,9 @@ MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_he
   const float a = std::sqrt(6.0f / static_cast<float>(embed_dim + 3 * embed_dim));
   in_proj_weight = Tensor2::from_shape({3 * embed_dim, embed_dim});
   fill_uniform(in_proj_weight, rng, -a, a);
-  in_proj_weight_grad = xt::zeros<float>(in_proj_weight.shape());
   if (bias) {
     // PyTorch sets both in_proj_bias and out_proj.bias to zero
     in_proj_bias = xt::zeros<float>({3 * embed_dim});
-    in_proj_bias_grad = xt::zeros<float>({3 * embed_dim});
     out_proj.bias.fill(0.0f);
   }
 }
@@ -221,6 +219,11 @@ MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_out
               "[B, T, D] = " + shape_str(std::vector<std::size_t>{B, Tq, D}) + " (the forward output)");
   const bool self = cache_.self_attention;
   const float* dy = grad_output.data();
+  // gradient buffers are allocated by the first backward (core/parameter.hpp)
+  ensure_grad(in_proj_weight_grad, in_proj_weight);
+  if (in_proj_bias.size() > 0) ensure_grad(in_proj_bias_grad, in_proj_bias);
+  ensure_grad(out_proj.weight_grad, out_proj.weight);
+  if (out_proj.has_bias()) ensure_grad(out_proj.bias_grad, out_proj.bias);
 
   // 3'. Output projection: dW_out += dyᵀ ctx, db_out += Σ dy, dctx = dy W_out
   gemm(true, false, D, D, B * Tq, 1.0f, dy, D, cache_ctx_.data(), D, 1.0f,

@@ -9,6 +9,8 @@
 // What xencoder accepts:
 //   load_npy       float32 ('<f4') or float64 ('<f8', converted to float32), C order.
 //   load_npy_bool  bool ('|b1'), C order: padding masks (true = padding, PyTorch's convention).
+//   load_npy_int64 int64 ('<i8'), C order: token ids and labels (NumPy's default integer).
+//   parse_npy_uint8 uint8 ('|u1'): raw bytes, e.g. the UTF-8 JSON text inside a checkpoint.
 // Everything else is an io_error whose message names the function, the file and what was found
 // against what was expected: another dtype ('<i8', '|u1', a structured dtype), big-endian data
 // ('>f4'), Fortran order, a truncated file or data of the wrong length, a bad magic string.
@@ -23,6 +25,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +50,10 @@ struct NpyHeader {
 xt::xarray<float> load_npy(const std::string& path);
 /// Reads a bool array (dtype '|b1'), e.g. a padding mask.
 xt::xarray<bool> load_npy_bool(const std::string& path);
+/// Reads an int64 array (dtype '<i8'), e.g. token ids or labels.
+xt::xarray<std::int64_t> load_npy_int64(const std::string& path);
+/// Writes int64 ('<i8'), C order, format version 1.0.
+void save_npy_int64(const std::string& path, const xt::xarray<std::int64_t>& array);
 /// Reads only the header (to inspect dtype and shape before loading).
 NpyHeader load_npy_header(const std::string& path);
 
@@ -62,6 +69,10 @@ xt::xarray<float> parse_npy(const std::string& bytes, const std::string& source)
 xt::xarray<bool> parse_npy_bool(const std::string& bytes, const std::string& source);
 std::string format_npy(const xt::xarray<float>& array);
 std::string format_npy_bool(const xt::xarray<bool>& array);
+xt::xarray<std::int64_t> parse_npy_int64(const std::string& bytes, const std::string& source);
+xt::xarray<std::uint8_t> parse_npy_uint8(const std::string& bytes, const std::string& source);
+std::string format_npy_int64(const xt::xarray<std::int64_t>& array);
+std::string format_npy_uint8(const xt::xarray<std::uint8_t>& array);
 
 /// The whole content of a file as bytes; throws io_error naming `where` and the path.
 std::string read_file_bytes(const std::string& path, const std::string& where);

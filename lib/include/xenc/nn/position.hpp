@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
@@ -32,6 +33,9 @@ enum class PositionKind { none, sinusoidal, learned };
 /// "none" | "sinusoidal" | "learned". Throws config_error otherwise.
 PositionKind parse_position_kind(const std::string& name);
 std::string to_string(PositionKind kind);
+/// Every scheme, in declaration order (the registry: a new scheme adds itself here, and
+/// programs such as xenc-train-order then train it without any change).
+const std::vector<PositionKind>& all_position_kinds();
 
 class PositionScheme : public Module {
  public:
