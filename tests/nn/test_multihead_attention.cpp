@@ -252,7 +252,7 @@ TEST(MultiheadAttention, ErrorsNameTheFunctionAndTheShapes) {
   EXPECT_NE(msg.find("attn_mask has shape [3, 2]"), std::string::npos) << msg;
 
   msg = what_of([] { MultiheadAttention bad(10, 4); });
-  EXPECT_NE(msg.find("d_model (10) must be divisible by nhead (4)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("embed_dim (10) must be divisible by num_heads (4)"), std::string::npos) << msg;
   EXPECT_THROW(MultiheadAttention(10, 4), config_error);
   EXPECT_THROW(MultiheadAttention(8, 2, 1.0f), config_error);
 

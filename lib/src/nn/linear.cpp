@@ -28,7 +28,7 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, Rng& rng, bool
 }
 
 Linear::Linear(std::size_t in_features, std::size_t out_features, bool bias, std::uint32_t seed)
-    : Linear(in_features, out_features, *std::make_unique<Rng>(seed), bias) {}
+    : Linear(in_features, out_features, as_lvalue(Rng(seed)), bias) {}
 
 Tensor2 Linear::forward(const Tensor2& x) {
   check_shape("Linear.forward", "x", x, {any_dim, long(in_features())},
