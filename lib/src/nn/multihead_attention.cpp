@@ -5,7 +5,6 @@
 #include <cmath>
 #include <string>
 #include <vector>
-
 #include <xtensor/xnoalias.hpp>
 
 #include "xenc/core/error.hpp"
@@ -51,8 +50,8 @@ MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_he
   }
 }
 
-MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_heads,
-                                       float dropout, bool bias, std::uint32_t seed)
+MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, float dropout,
+                                       bool bias, std::uint32_t seed)
     : MultiheadAttention(embed_dim, num_heads, as_lvalue(Rng(seed)), dropout, bias) {}
 
 Tensor3 MultiheadAttention::forward(const Tensor3& x, const Mask2& key_padding_mask,
@@ -76,20 +75,25 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
                                                           const Tensor2& attn_mask) {
   const char* where = "MultiheadAttention.forward";
   const std::size_t D = embed_dim_, H = num_heads_;
-  check_shape(where, "query", query, {any_dim, any_dim, long(D)},
-              "[B, T, D] with D = " + std::to_string(D) + " (embed_dim)");
+  check_shape(where, "query", query, {any_dim, any_dim, long(D)}, [&] {
+    return std::string("[B, T, D] with D = " + std::to_string(D) + " (embed_dim)");
+  });
   const std::size_t B = query.shape(0), Tq = query.shape(1);
-  check_shape(where, "key", key, {long(B), any_dim, long(D)},
-              "[B, Tk, D] with B = " + std::to_string(B) + ", D = " + std::to_string(D));
+  check_shape(where, "key", key, {long(B), any_dim, long(D)}, [&] {
+    return std::string("[B, Tk, D] with B = " + std::to_string(B) + ", D = " + std::to_string(D));
+  });
   const std::size_t Tk = key.shape(1);
   check_shape(where, "value", value, {long(B), long(Tk), long(D)},
-              "key's shape " + shape_str(key.shape()));
+              [&] { return std::string("key's shape " + shape_str(key.shape())); });
   if (key_padding_mask.size() != 0)
-    check_shape(where, "key_padding_mask", key_padding_mask, {long(B), long(Tk)},
-                "[B, T] with B = " + std::to_string(B) + ", T = " + std::to_string(Tk));
+    check_shape(where, "key_padding_mask", key_padding_mask, {long(B), long(Tk)}, [&] {
+      return std::string("[B, T] with B = " + std::to_string(B) + ", T = " + std::to_string(Tk));
+    });
   if (attn_mask.size() != 0)
-    check_shape(where, "attn_mask", attn_mask, {long(Tq), long(Tk)},
-                "[T, T] with T = " + std::to_string(Tq) + (Tq == Tk ? "" : ", Tk = " + std::to_string(Tk)));
+    check_shape(where, "attn_mask", attn_mask, {long(Tq), long(Tk)}, [&] {
+      return std::string("[T, T] with T = " + std::to_string(Tq) +
+                         (Tq == Tk ? "" : ", Tk = " + std::to_string(Tk)));
+    });
   const bool keep = GradMode::is_enabled();
 
   // 1. Projections: q, k, v = query W_qᵀ + b_q, key W_kᵀ + b_k, value W_vᵀ + b_v   [B, T, D]
@@ -155,8 +159,9 @@ Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
   if (cache_.query.shape(1) != cache_.qkv.k.shape(1))
     throw std::logic_error(
         "MultiheadAttention.backward: the last forward had different query and key lengths "
-        "(Tq = " + std::to_string(cache_.query.shape(1)) + ", Tk = " +
-        std::to_string(cache_.qkv.k.shape(1)) + "); use backward_qkv to get the three input gradients");
+        "(Tq = " +
+        std::to_string(cache_.query.shape(1)) + ", Tk = " + std::to_string(cache_.qkv.k.shape(1)) +
+        "); use backward_qkv to get the three input gradients");
   // dx = dquery + dkey + dvalue (self-attention: the three are the same tensor)
   auto g = backward_qkv(grad_output);
   g.query += g.key;
@@ -165,9 +170,11 @@ Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
 }
 
 void MultiheadAttention::collect_parameters(const std::string& prefix, ParameterList& out) {
-  out.push_back(make_parameter(join_name(prefix, "in_proj_weight"), in_proj_weight, in_proj_weight_grad));
+  out.push_back(
+      make_parameter(join_name(prefix, "in_proj_weight"), in_proj_weight, in_proj_weight_grad));
   if (in_proj_bias.size() != 0)
-    out.push_back(make_parameter(join_name(prefix, "in_proj_bias"), in_proj_bias, in_proj_bias_grad));
+    out.push_back(
+        make_parameter(join_name(prefix, "in_proj_bias"), in_proj_bias, in_proj_bias_grad));
   out_proj.collect_parameters(join_name(prefix, "out_proj"), out);
 }
 

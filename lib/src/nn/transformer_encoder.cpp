@@ -74,7 +74,7 @@ Tensor3 TransformerEncoderLayer::feed_forward_backward(const Tensor3& grad) {
 Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_padding_mask,
                                          const Tensor2& mask, Tensor4* attention_weights) {
   check_shape("TransformerEncoderLayer.forward", "x", x, {any_dim, any_dim, long(config_.d_model)},
-              "[B, T, D] with D = " + std::to_string(config_.d_model));
+              [&] { return "[B, T, D] with D = " + std::to_string(config_.d_model); });
   cache_.valid = GradMode::is_enabled();
   if (!config_.norm_first) {
     // post-norm: h = norm1(x + dropout(sa(x))); y = norm2(h + ff(h))

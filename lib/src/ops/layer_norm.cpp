@@ -14,8 +14,9 @@ template <std::size_t R>
 void check_ln_args(const char* where, const xt::xtensor<float, R>& x, const Tensor1& w,
                    const Tensor1& b) {
   const long D = static_cast<long>(x.shape(R - 1));
-  const std::string expect = "[D] with D = " + std::to_string(D) + " (x has shape " +
-                             shape_str(x.shape()) + ")";
+  auto expect = [&] {
+    return "[D] with D = " + std::to_string(D) + " (x has shape " + shape_str(x.shape()) + ")";
+  };
   check_shape(where, "weight", w, {D}, expect);
   check_shape(where, "bias", b, {D}, expect);
 }

@@ -27,7 +27,9 @@ void check_linear_args(const char* where, const xt::xtensor<float, R>& x, const 
                       ", expected [..., in] with in = " + std::to_string(in) +
                       " (weight has shape " + shape_str(w.shape()) + ")");
   }
-  if (b.size() != 0) check_shape(where, "bias", b, {long(out)}, "[out] with out = " + std::to_string(out));
+  if (b.size() != 0)
+    check_shape(where, "bias", b, {long(out)},
+                [&] { return "[out] with out = " + std::to_string(out); });
 }
 
 template <std::size_t R>

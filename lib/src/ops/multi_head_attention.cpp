@@ -27,15 +27,17 @@ kernels::ConstMatView weight_block(const Tensor2& w, std::size_t i) {
 void check_in_projection(const char* where, const Tensor3& query, const Tensor3& key,
                          const Tensor3& value, const Tensor2& w) {
   const std::size_t D = w.shape(1);
-  check_shape(where, "in_proj_weight", w, {long(3 * D), long(D)},
-              "[3D, D] with D = " + std::to_string(D) + " (its second dimension)");
+  check_shape(where, "in_proj_weight", w, {long(3 * D), long(D)}, [&] {
+    return std::string("[3D, D] with D = " + std::to_string(D) + " (its second dimension)");
+  });
   check_shape(where, "query", query, {any_dim, any_dim, long(D)},
-              "[B, Tq, D] with D = " + std::to_string(D));
+              [&] { return std::string("[B, Tq, D] with D = " + std::to_string(D)); });
   const long B = long(query.shape(0));
-  check_shape(where, "key", key, {B, any_dim, long(D)},
-              "[B, Tk, D] with B = " + std::to_string(B) + ", D = " + std::to_string(D));
+  check_shape(where, "key", key, {B, any_dim, long(D)}, [&] {
+    return std::string("[B, Tk, D] with B = " + std::to_string(B) + ", D = " + std::to_string(D));
+  });
   check_shape(where, "value", value, {B, long(key.shape(1)), long(D)},
-              "key's shape " + shape_str(key.shape()));
+              [&] { return std::string("key's shape " + shape_str(key.shape())); });
 }
 
 }  // namespace
@@ -47,7 +49,7 @@ Projections in_projection_forward(const Tensor3& query, const Tensor3& key, cons
   const std::size_t D = in_proj_weight.shape(1);
   if (in_proj_bias.size() != 0)
     check_shape(where, "in_proj_bias", in_proj_bias, {long(3 * D)},
-                "[3D] with D = " + std::to_string(D));
+                [&] { return std::string("[3D] with D = " + std::to_string(D)); });
   // x W_iᵀ + b_i for (x, i) = (query, 0), (key, 1), (value, 2): a linear layer on a block
   const Tensor3* inputs[3] = {&query, &key, &value};
   Projections p;
@@ -66,11 +68,13 @@ InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3
                                          const Tensor2& in_proj_weight, bool has_bias) {
   const char* where = "in_projection_backward";
   check_in_projection(where, query, key, value, in_proj_weight);
-  check_shape(where, "grads.q", grads.q, std::vector<long>(query.shape().begin(), query.shape().end()),
+  check_shape(where, "grads.q", grads.q,
+              std::vector<long>(query.shape().begin(), query.shape().end()),
               "query's shape " + shape_str(query.shape()));
   check_shape(where, "grads.k", grads.k, std::vector<long>(key.shape().begin(), key.shape().end()),
               "key's shape " + shape_str(key.shape()));
-  check_shape(where, "grads.v", grads.v, std::vector<long>(value.shape().begin(), value.shape().end()),
+  check_shape(where, "grads.v", grads.v,
+              std::vector<long>(value.shape().begin(), value.shape().end()),
               "value's shape " + shape_str(value.shape()));
   const std::size_t D = in_proj_weight.shape(1);
   InProjectionGrads g;
@@ -104,18 +108,27 @@ Dims check_attention(const char* where, const Tensor3& q, const Tensor3& k, cons
     throw config_error(std::string(where) + ": embed_dim (" + std::to_string(D) +
                        ") must be divisible by num_heads (" + std::to_string(H) + ")");
   const Dims d{q.shape(0), q.shape(1), k.shape(1), D, H, D / H};
-  check_shape(where, "k", k, {long(d.B), any_dim, long(D)},
-              "[B, Tk, D] with B = " + std::to_string(d.B) + ", D = " + std::to_string(D));
-  check_shape(where, "v", v, {long(d.B), long(d.Tk), long(D)}, "k's shape " + shape_str(k.shape()));
+  check_shape(where, "k", k, {long(d.B), any_dim, long(D)}, [&] {
+    return std::string("[B, Tk, D] with B = " + std::to_string(d.B) + ", D = " + std::to_string(D));
+  });
+  check_shape(where, "v", v, {long(d.B), long(d.Tk), long(D)},
+              [&] { return std::string("k's shape " + shape_str(k.shape())); });
   if (in.key_padding_mask.size() != 0)
-    check_shape(where, "key_padding_mask", in.key_padding_mask, {long(d.B), long(d.Tk)},
-                "[B, Tk] with B = " + std::to_string(d.B) + ", Tk = " + std::to_string(d.Tk));
+    check_shape(where, "key_padding_mask", in.key_padding_mask, {long(d.B), long(d.Tk)}, [&] {
+      return std::string("[B, Tk] with B = " + std::to_string(d.B) +
+                         ", Tk = " + std::to_string(d.Tk));
+    });
   if (in.attn_mask.size() != 0)
-    check_shape(where, "attn_mask", in.attn_mask, {long(d.Tq), long(d.Tk)},
-                "[Tq, Tk] with Tq = " + std::to_string(d.Tq) + ", Tk = " + std::to_string(d.Tk));
+    check_shape(where, "attn_mask", in.attn_mask, {long(d.Tq), long(d.Tk)}, [&] {
+      return std::string("[Tq, Tk] with Tq = " + std::to_string(d.Tq) +
+                         ", Tk = " + std::to_string(d.Tk));
+    });
   if (in.dropout_mask.size() != 0)
-    check_shape(where, "dropout_mask", in.dropout_mask, {long(d.B), long(H), long(d.Tq), long(d.Tk)},
-                "[B, H, Tq, Tk] = " + shape_str(std::vector<std::size_t>{d.B, H, d.Tq, d.Tk}));
+    check_shape(where, "dropout_mask", in.dropout_mask,
+                {long(d.B), long(H), long(d.Tq), long(d.Tk)}, [&] {
+                  return std::string("[B, H, Tq, Tk] = " +
+                                     shape_str(std::vector<std::size_t>{d.B, H, d.Tq, d.Tk}));
+                });
   return d;
 }
 
@@ -140,8 +153,7 @@ std::vector<Tensor2> score_biases(const AttentionPosition* position, const Dims&
 }  // namespace
 
 MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Tensor3& k,
-                                                      const Tensor3& v,
-                                                      const AttentionInputs& in,
+                                                      const Tensor3& v, const AttentionInputs& in,
                                                       bool keep_weights) {
   const Dims d = check_attention("multi_head_attention_forward", q, k, v, in);
   const std::vector<Tensor2> biases = score_biases(in.position, d);
@@ -175,9 +187,9 @@ MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Te
   return r;
 }
 
-MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output,
-                                                      const Tensor3& q, const Tensor3& k,
-                                                      const Tensor3& v, const Tensor4& weights,
+MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output, const Tensor3& q,
+                                                      const Tensor3& k, const Tensor3& v,
+                                                      const Tensor4& weights,
                                                       const AttentionInputs& in) {
   const char* where = "multi_head_attention_backward";
   const Dims d = check_attention(where, q, k, v, in);
