@@ -32,7 +32,7 @@ xt::xtensor<float, R> softmax_backward(const xt::xtensor<float, R>& grad_y,
 ///
 /// Error: the Taylor remainder is at most |r|⁷/7! · e^|r| < 1.4e-7 relative; with float
 /// rounding the result is within 4e-7 relative of exp(x) for -87.3 <= x <= 88.3 (checked
-/// against double-precision std::exp in tests/kernels/test_kernels.cpp).
+/// against double-precision std::exp in tests/ops/test_fast_kernels.cpp).
 /// Edges: x < -87.33 (where exp(x) < FLT_MIN, the smallest normal float), including -inf,
 /// gives exactly 0 (std::exp would give a subnormal below 1.2e-38); x > 88.37 gives +inf
 /// (std::exp overflows from 88.72); NaN stays NaN. Softmax only needs x <= 0.
