@@ -31,6 +31,7 @@
 #include "xenc/ops/gemm.hpp"
 #include "xenc/ops/layer_norm.hpp"
 #include "xenc/ops/linear.hpp"
+#include "xenc/ops/multi_head_attention.hpp"
 #include "xenc/ops/positional.hpp"
 #include "xenc/ops/softmax.hpp"
 #include "xenc/text/tokenizer.hpp"

@@ -26,11 +26,11 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, Rng& rng, bool
 }
 
 Linear::Linear(std::size_t in_features, std::size_t out_features, bool bias, std::uint32_t seed)
-    : Linear(in_features, out_features, *std::make_unique<Rng>(seed), bias) {}
+    : Linear(in_features, out_features, as_lvalue(Rng(seed)), bias) {}
 
 Tensor2 Linear::forward(const Tensor2& x) {
   check_shape("Linear.forward", "x", x, {any_dim, long(in_features())},
-              "[N, in] with in = " + std::to_string(in_features()));
+              [&] { return "[N, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
   if (has_cache_) cache_x_ = x;
   return linear_forward(x, weight, bias);
@@ -38,7 +38,7 @@ Tensor2 Linear::forward(const Tensor2& x) {
 
 Tensor3 Linear::forward(const Tensor3& x) {
   check_shape("Linear.forward", "x", x, {any_dim, any_dim, long(in_features())},
-              "[B, T, in] with in = " + std::to_string(in_features()));
+              [&] { return "[B, T, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
   if (has_cache_) {
     // keep the input as [B·T, in] for dW = dyᵀ x

@@ -38,11 +38,8 @@ Tensor3 add_rows(const Tensor3& x, const Tensor2& table) {
   const std::size_t B = x.shape(0), T = x.shape(1), D = x.shape(2);
   Tensor3 y = x;
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t t = 0; t < T; ++t) {
-      float* row = y.data() + (b * T + t) * D;
-      const float* pe = table.data() + t * D;
-      for (std::size_t d = 0; d < D; ++d) row[d] += pe[d];
-    }
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t d = 0; d < D; ++d) y(b, t, d) += table(t, d);
   return y;
 }
 }  // namespace
