@@ -28,6 +28,7 @@
 #include "xenc/ops/linear.hpp"
 #include "xenc/ops/positional.hpp"
 #include "xenc/ops/softmax.hpp"
+#include "xenc/reference/encoder_layer.hpp"
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/text/vocabulary.hpp"
 #include "xenc/viz/svg.hpp"
