@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/tolerances.hpp"
 #include "xenc/xenc.hpp"
 
 namespace {
@@ -66,12 +67,12 @@ std::size_t near_constant_dims(const Tensor2& pe) {
 
 TEST(PePitfalls, DoubledExponentFailsFormulaCheck) {
   // hand value: PE(1, 2) for D = 128 is sin(1 / 10000^(2/128)) = sin(0.86596) = 0.76172041
-  EXPECT_NEAR(formula(1, 2, 128), 0.76172041, 1e-8);
+  EXPECT_NEAR(formula(1, 2, 128), 0.76172041, xenc::test::kPrinted8);
   const Tensor2 good = xenc::sinusoidal_encoding(64, 128);
   const Tensor2 bad = doubled_exponent_table(64, 128);
-  EXPECT_NEAR(good(1, 2), 0.76172041, 1e-6);
+  EXPECT_NEAR(good(1, 2), 0.76172041, xenc::test::kOpAtol);
   // the buggy value sin(1 / 10000^(4/128)) = 0.68156135 (NumPy: np.sin(1 / 10000 ** (4 / 128)))
-  EXPECT_NEAR(bad(1, 2), 0.68156135, 1e-6);
+  EXPECT_NEAR(bad(1, 2), 0.68156135, xenc::test::kOpAtol);
   EXPECT_TRUE(MatchesFormula(good, 128));
   EXPECT_FALSE(MatchesFormula(bad, 128));
 }
@@ -224,10 +225,10 @@ TEST(PePitfalls, UnbiasedStdLayerNormFailsFormulaCheck) {
   Tensor2 x = {{1, 2, 3, 4}, {0, 0, 0, 1e-3f}};
   const Tensor2 bad = layer_norm_unbiased_eps_outside(x, 1e-5f);
   const Tensor2 good = layer_norm_library(x, 1e-5f);
-  EXPECT_NEAR(bad(0, 3), 1.161886, 1e-5);
-  EXPECT_NEAR(good(0, 3), 1.34163542, 1e-5);
-  EXPECT_NEAR(bad(1, 3), 1.47058824, 1e-4);
-  EXPECT_NEAR(good(1, 3), 0.23497813, 1e-4);
+  EXPECT_NEAR(bad(0, 3), 1.161886, xenc::test::kHandValue);
+  EXPECT_NEAR(good(0, 3), 1.34163542, xenc::test::kHandValue);
+  EXPECT_NEAR(bad(1, 3), 1.47058824, xenc::test::kNearEpsNorm);
+  EXPECT_NEAR(good(1, 3), 0.23497813, xenc::test::kNearEpsNorm);
 }
 
 // ---- pitfall 5: a padding mask with the opposite truth convention ------------------------------

@@ -179,7 +179,7 @@ TEST(Attention, HeadKernelWithStridesAndDropoutMaskMatchesFiniteDifferences) {
     for (std::size_t e = 0; e < Dh; ++e) {
       double s = 0.0;
       for (std::size_t j = 0; j < Tk; ++j) s += double(probs(i, j)) * drop(i, j) * v(j, e);
-      EXPECT_NEAR(out(i, e), s, 1e-6);
+      EXPECT_NEAR(out(i, e), s, kOpAtol);
     }
   // backward writes into [T, ld] buffers (zero columns beyond Dh are never touched)
   Tensor2 dq = xt::zeros<float>({Tq, ld}), dk = xt::zeros<float>({Tk, ld}), dv = xt::zeros<float>({Tk, ld});
