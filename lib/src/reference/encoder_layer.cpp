@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <xtensor/xbuilder.hpp>
+
 #include "xenc/core/error.hpp"
 
 namespace xenc::reference {
@@ -328,8 +330,8 @@ void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
     for (std::size_t h = 0; h < H; ++h) {
       const std::size_t q0 = h * Dh, k0 = D + h * Dh, v0 = 2 * D + h * Dh;  // columns in qkv
       for (std::size_t t = 0; t < T; ++t) {
-        // 1. Scores: how well query t matches each key t2, q · k / √Dh (the √Dh keeps the
-        //    scores' spread near 1 whatever the head size, so the softmax does not saturate).
+        // 1. Scores: how well query t matches each key t2, q · k / √Dh (a sum of Dh products
+        //    grows like √Dh; dividing keeps the softmax from saturating in wide heads).
         //    A padded key gets -inf: after the softmax its weight is exactly 0.
         double maxval = -std::numeric_limits<double>::infinity();
         for (std::size_t t2 = 0; t2 < T; ++t2) {
