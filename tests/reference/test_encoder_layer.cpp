@@ -394,6 +394,28 @@ TEST(EmbeddingAndPositionsEqualReference, ForwardAndBackward) {
   EXPECT_TRUE(AllClose(xt::view(dw, 0), xt::zeros<float>({6}), 0.0, 0.0));
 }
 
+// A stack's state_dict holds each layer under "layers.<i>.": the reference takes one layer out
+// by prefix and computes what that layer of the stack computes.
+TEST(EncoderStackLayerEqualsReference, WeightsByPrefix) {
+  EncoderLayerConfig c;
+  c.d_model = 8;
+  c.nhead = 2;
+  c.dim_feedforward = 12;
+  c.activation = Activation::gelu;
+  Rng rng(63);
+  TransformerEncoder enc(c, 2, rng);
+  randomize(enc, rng);
+  const auto x = random_tensor<Tensor3>(Shape3{2, 3, 8}, rng);
+  const ref::Config cfg = reference_config(c);
+  ref::LayerWeights w = ref::zero_layer_weights(cfg);
+  ref::load_state_dict(w, enc.state_dict(), "layers.1.");
+  ref::LayerActivations a;
+  Tensor3 y;
+  ref::encoder_layer_forward(y, a, x, Mask2(), w, cfg);
+  EXPECT_TRUE(AllClose(enc.layers[1].forward(x), y, kReferenceAtol, kReferenceRtol));
+  EXPECT_FALSE(AllClose(enc.layers[0].forward(x), y, kReferenceAtol, kReferenceRtol));
+}
+
 // ---- 5. errors --------------------------------------------------------------------------------
 
 TEST(Reference, ErrorsNameTheFunctionTheArgumentAndTheShapes) {

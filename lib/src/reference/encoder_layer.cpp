@@ -1,6 +1,6 @@
 // A transformer encoder layer in one file, forward and backward, one loop at a time.
 //
-// This is the file to read first. It computes exactly what nn::TransformerEncoderLayer computes
+// This is the file to read first. It computes what TransformerEncoderLayer (nn/) computes
 // in evaluation mode (and what torch.nn.TransformerEncoderLayer computes with dropout off), but
 // with nothing between you and the arithmetic: no BLAS, no SIMD, no pointers, no modules. Every
 // tensor is indexed with operator(), e.g. x(b, t, i). The file reads top to bottom:

@@ -15,7 +15,7 @@
 // Also here: the token embedding lookup and the sinusoidal positions that feed the first layer.
 //
 // Not here: dropout (the reference is the evaluation-mode layer: deterministic, dropout is the
-// identity) and the additive [T, T] attn_mask of nn::MultiheadAttention (only the key-padding
+// identity) and the additive [T, T] attn_mask of MultiheadAttention (only the key-padding
 // mask). Self-attention only (query = key = value).
 //
 // Conventions (llm.c's): every _forward sizes and fills its outputs; every _backward ADDS (+=)
@@ -105,9 +105,10 @@ void for_each_weight(LayerWeights& w, F&& f, const std::string& prefix = "") {
 AttentionWeights zero_attention_weights(std::size_t d_model);
 LayerWeights zero_layer_weights(const Config& config);
 
-/// Copies the weights named prefix + <name> out of a state_dict, e.g. one from
-/// nn::TransformerEncoderLayer::state_dict() or a PyTorch file read by xenc/io. `w` must have
-/// its shapes already (zero_layer_weights). Extra keys are ignored.
+/// Copies the weights named prefix + <name> out of a state_dict: TransformerEncoderLayer's
+/// state_dict() (nn/), or a TransformerEncoder's with prefix "layers.<i>.", or PyTorch's, since
+/// the names are the same. `w` must have its shapes already (zero_layer_weights). Extra keys
+/// are ignored.
 /// Throws: std::invalid_argument naming a missing key; shape_error for a wrongly shaped entry.
 void load_state_dict(AttentionWeights& w, const StateDict& state, const std::string& prefix = "");
 void load_state_dict(LayerWeights& w, const StateDict& state, const std::string& prefix = "");
