@@ -79,7 +79,8 @@ inline constexpr double kSameVectorCosine = 1e-12;
 // A cosine at least this far below 1 means the vector really moved.
 inline constexpr double kCosineMoved = 1e-5;
 
-// Parity with PyTorch 1.13 on the io fixtures (tests/io): absolute, at every compared element.
+// Parity with PyTorch 1.13 on the io fixtures (tests/io): absolute, at every compared element
+// (the bound the project's specification sets).
 inline constexpr double kParityAtol = 1e-4;
 
 // The fast kernels against their references (tests/ops/test_fast_kernels.cpp):
@@ -100,8 +101,8 @@ inline constexpr double kNormMoment = 1e-5;
 // Sinusoidal encoding (computed in double, stored in float32): shift rotation and dot products.
 inline constexpr double kPositional = 1e-5;
 
-// Permutation equivariance of the encoder without position information: encoder(P x) and
-// P encoder(x) agree to float32 rounding of a few layers.
+// Permutation equivariance of the encoder without position information: permuting the input
+// permutes the output to within this (the bound the project's specification sets).
 inline constexpr double kEquivariance = 1e-5;
 
 // "Clearly not equivariant": with positions, some output moves by at least this much.
