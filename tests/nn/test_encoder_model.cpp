@@ -50,9 +50,9 @@ TEST(EncoderModel, TraceShowsEmbeddingScalingAndPositions) {
     for (std::size_t d = 0; d < 8; ++d) {
       EXPECT_FLOAT_EQ(trace.token_embedding(0, t, d), model.embedding.weight(ids(0, t), d) * s);
       EXPECT_NEAR(trace.with_positions(0, t, d),
-                  trace.token_embedding(0, t, d) + sinusoidal_value(double(t), d, 8), 1e-6);
+                  trace.token_embedding(0, t, d) + sinusoidal_value(double(t), d, 8), kOpAtol);
     }
-  EXPECT_NEAR(trace.with_positions(0, 1, 0) - trace.token_embedding(0, 1, 0), 0.84147098, 1e-6);
+  EXPECT_NEAR(trace.with_positions(0, 1, 0) - trace.token_embedding(0, 1, 0), 0.84147098, kOpAtol);
   ASSERT_EQ(trace.encoder.layer_outputs.size(), 2u);
   EXPECT_TRUE(AllClose(trace.encoder.layer_outputs[1], y, 0.0, 0.0));  // no final norm
 }

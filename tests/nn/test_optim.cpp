@@ -33,8 +33,8 @@ Tensor1 run(Tensor1 p, const Tensor1& c, int steps, Opt make) {
 // One Adam step moves every coordinate by lr (m̂ / √v̂ = g / |g| = ±1): p = 1 - 0.1 = 0.9.
 TEST(Optim, HandExample) {
   const Tensor1 p = {1.0f, -2.0f}, c = {1.0f, 1.0f};
-  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return SGD(l, 0.1f); }), Tensor1{0.8f, -1.6f}, 1e-7, 0.0));
-  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return Adam(l, 0.1f); }), Tensor1{0.9f, -1.9f}, 1e-6, 0.0));
+  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return SGD(l, 0.1f); }), Tensor1{0.8f, -1.6f}, kFloatRound, 0.0));
+  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return Adam(l, 0.1f); }), Tensor1{0.9f, -1.9f}, kOpAtol, 0.0));
 }
 
 TEST(Optim, MatchesTorchOptim) {
@@ -42,11 +42,11 @@ TEST(Optim, MatchesTorchOptim) {
   const Tensor1 p0 = tensor<1>(ref["p0"]), c = tensor<1>(ref["c"]);
   const int steps = ref["steps"];
   EXPECT_TRUE(AllClose(run(p0, c, steps, [](ParameterList l) { return Adam(l, 0.1f); }),
-                       tensor<1>(ref["adam"]), 1e-5, 1e-5));
+                       tensor<1>(ref["adam"]), kOptimAtol, kOptimRtol));
   EXPECT_TRUE(AllClose(run(p0, c, steps, [](ParameterList l) { return Adam(l, 0.05f, 0.9f, 0.999f, 1e-8f, 0.1f); }),
-                       tensor<1>(ref["adam_wd"]), 1e-5, 1e-5));
+                       tensor<1>(ref["adam_wd"]), kOptimAtol, kOptimRtol));
   EXPECT_TRUE(AllClose(run(p0, c, steps, [](ParameterList l) { return SGD(l, 0.1f, 0.9f); }),
-                       tensor<1>(ref["sgd_momentum"]), 1e-5, 1e-5));
+                       tensor<1>(ref["sgd_momentum"]), kOptimAtol, kOptimRtol));
 }
 
 // Global norm of [3, 4] is 5: clipped to 1 gives [0.6, 0.8]; below the limit nothing changes.
@@ -56,7 +56,7 @@ TEST(Optim, ClipGradNormScalesToTheLimit) {
   EXPECT_FLOAT_EQ(clip_grad_norm(params, 10.0f), 5.0f);
   EXPECT_TRUE(AllClose(g, Tensor1{3, 4}, 0.0, 0.0));
   EXPECT_FLOAT_EQ(clip_grad_norm(params, 1.0f), 5.0f);
-  EXPECT_TRUE(AllClose(g, Tensor1{0.6f, 0.8f}, 1e-6, 0.0));
+  EXPECT_TRUE(AllClose(g, Tensor1{0.6f, 0.8f}, kOpAtol, 0.0));
 }
 
 // ---- AdamW, the schedule, and parameters whose gradient is not allocated yet ---------------

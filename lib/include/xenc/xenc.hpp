@@ -34,5 +34,6 @@
 #include "xenc/ops/multi_head_attention.hpp"
 #include "xenc/ops/positional.hpp"
 #include "xenc/ops/softmax.hpp"
+#include "xenc/reference/encoder_layer.hpp"
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/text/vocabulary.hpp"
