@@ -56,3 +56,14 @@ void check_shape(const std::string& where, const std::string& arg, const E& tens
 void check_config(bool ok, const std::string& where, const std::string& message);
 
 }  // namespace xenc
+
+namespace xenc {
+
+/// Text that is not valid UTF-8 (a stray continuation byte, a truncated sequence, an overlong
+/// form, a surrogate). The message names the function, the byte offset and the byte's value.
+class encoding_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+}  // namespace xenc

@@ -1,0 +1,59 @@
+// Running out of memory while loading is an io_error naming the sizes, never std::bad_alloc
+// (which a notebook or an app would report as just "std::bad_alloc"). Memory is made to run out
+// on purpose: this test binary replaces operator new, and while `g_fail_from` is set, every
+// allocation of at least that many bytes throws std::bad_alloc, as a real exhausted heap would.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "io_test_util.hpp"
+#include "xenc/io/npy.hpp"
+#include "xenc/io/npz.hpp"
+#include "xenc/io/state_dict.hpp"
+
+namespace {
+std::size_t g_fail_from = 0;  // 0: never fail
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (g_fail_from != 0 && n >= g_fail_from) throw std::bad_alloc();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace xenc_test;
+
+namespace {
+// Sets the threshold for one scope.
+struct FailAllocationsFrom {
+  explicit FailAllocationsFrom(std::size_t n) { g_fail_from = n; }
+  ~FailAllocationsFrom() { g_fail_from = 0; }
+};
+}  // namespace
+
+TEST(OutOfMemory, BuildingAnEncoderIsAnIoError) {
+  // post_relu_l2_h2: D = 8, F = 16; its largest parameter, in_proj_weight [24, 8], has 768 bytes.
+  const auto state = xenc::load_npz(data_path("post_relu_l2_h2.npz"));
+  FailAllocationsFrom fail(700);
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(state, 2, xenc::Activation::relu,
+                                                                              false, 1e-5f, "w.npz"); },
+                                         {"load_transformer_encoder: w.npz", "out of memory building a TransformerEncoder",
+                                          "num_layers = 2, d_model = 8, dim_feedforward = 16"}));
+}
+
+TEST(OutOfMemory, ReadingArraysIsAnIoError) {
+  const std::string npy = tmp_path("oom.npy"), npz = tmp_path("oom.npz");
+  xenc::save_npy(npy, xt::ones<float>({100, 100}));  // 40,128 bytes
+  xenc::save_npz(npz, {{"w", xt::ones<float>({100, 100})}});
+  const std::string bytes = read_text(npy);
+  FailAllocationsFrom fail(30000);
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(npy); },
+                                         {"load_npy", "out of memory reading", "oom.npy"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::parse_npy(bytes, "oom"); },
+                                         {"oom", "out of memory allocating 40000 bytes", "[100, 100]"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npz(npz); },
+                                         {"load_npz", "key \"w\"", "out of memory"}));
+}
