@@ -127,6 +127,17 @@ TEST(EncodeAppErrors, InputShapeAndDtype) {
                {"f4_2x3_truncated.npy", "truncated"}, "e_input_truncated");
 }
 
+TEST(EncodeAppErrors, DirectoriesAndCraftedFiles) {
+  // issue 12 item 9: a directory was "basic_filebuf::underflow".
+  expect_error("--weights " + q(kB) + " --heads 2 --input .", {"load_npy", "\".\" is a directory, expected a file"},
+               "e_input_dir");
+  expect_error("--weights " + q(tmp_path("")) + " --heads 2 --input " + q(kBx), {"is a directory"}, "e_weights_dir");
+  // issue 12 item 5: one key in layer 100000 is refused before any layer is built.
+  xenc::save_npz(tmp_path("far_layer_app.npz"), {{"layers.100000.linear1.weight", xt::zeros<float>({4, 2})}});
+  expect_error("--weights " + q(tmp_path("far_layer_app.npz")) + " --heads 1 --input " + q(kBx),
+               {"far_layer_app.npz", "layer indices are not contiguous", "there is no layer 0"}, "e_far_layer");
+}
+
 TEST(EncodeAppErrors, PaddingMask) {
   expect_error("--weights " + q(kB) + " --heads 2 --input " + q(kBx) + " --padding-mask " +
                    q(data_path("app_c_mask.npy")),

@@ -57,3 +57,12 @@ TEST(OutOfMemory, ReadingArraysIsAnIoError) {
   EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npz(npz); },
                                          {"load_npz", "key \"w\"", "out of memory"}));
 }
+
+TEST(OutOfMemory, BuildingAttentionIsAnIoError) {
+  // D = 8: in_proj_weight [24, 8] has 768 bytes.
+  const xenc::StateDict state{{"in_proj_weight", xt::ones<float>({24, 8})}, {"in_proj_bias", xt::ones<float>({24})},
+                              {"out_proj.weight", xt::ones<float>({8, 8})}, {"out_proj.bias", xt::ones<float>({8})}};
+  FailAllocationsFrom fail(700);
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_multihead_attention(state, 2, "mha.npz"); },
+                                         {"load_multihead_attention: mha.npz", "out of memory", "d_model = 8"}));
+}

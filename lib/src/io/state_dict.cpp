@@ -297,9 +297,14 @@ MultiheadAttention load_multihead_attention(const StateDict& state, std::size_t 
   check_config(num_heads > 0 && D % num_heads == 0, std::string(where) + ": " + source,
                "d_model (" + std::to_string(D) + ", from in_proj_weight) must be divisible by nhead (" +
                    std::to_string(num_heads) + ")");
-  MultiheadAttention mha(D, num_heads, 0.0f, state.count("in_proj_bias") > 0);
-  load_state_dict_checked(mha, state, where, source);
-  return mha;
+  try {
+    MultiheadAttention mha(D, num_heads, 0.0f, state.count("in_proj_bias") > 0);
+    load_state_dict_checked(mha, state, where, source);
+    return mha;
+  } catch (const std::bad_alloc&) {
+    throw io_error(std::string(where) + ": " + source + ": out of memory building a MultiheadAttention with d_model = " +
+                   std::to_string(D) + " (" + std::to_string(state_bytes(state)) + " bytes of parameters)");
+  }
 }
 
 void save_state_dict(const std::string& npz_path, Module& module, bool compressed) {
