@@ -110,8 +110,7 @@ std::size_t check_stack_keys(const StateDict& state, const std::string& where) {
     if (layer.first != expected)
       throw io_error(where + ": layer indices are not contiguous: key \"" + layer.second + "\" is in layer " +
                      std::to_string(layer.first) + ", but there is no layer " + std::to_string(expected) +
-                     " (a TransformerEncoder's layers are numbered 0, 1, ..., num_layers - 1; " +
-                     std::to_string(layers.size()) + " layer index(es) found)");
+                     " (a TransformerEncoder's layers are numbered 0, 1, ..., num_layers - 1)");
     ++expected;
   }
   return layers.size();
