@@ -108,6 +108,14 @@ TEST(NpzClaims, NpyHeaderMustAgreeWithTheDirectory) {
                                           "shape [1000]", "the zip directory claims 20000 bytes"}));
 }
 
+TEST(NpzClaims, OnlyStoredAndDeflatedMembers) {
+  // Method 12 (bzip2) can expand far more than deflate: refused, not trusted.
+  ZipMember m = stored_member("a.npy", xenc::format_npy(xt::zeros<float>({4})));
+  m.method = 12;
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::parse_npz(zip_archive({m}), "bz.npz"); },
+                                         {"bz.npz", "key \"a\"", "compression method 12 is not supported"}));
+}
+
 TEST(NpzClaims, DuplicateMemberIsNamed) {
   const std::string npy = xenc::format_npy(xt::zeros<float>({2}));
   const std::string path =

@@ -125,6 +125,11 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
     if (packed > file_size)
       throw io_error(source + ": the zip directory claims " + std::to_string(packed) +
                      " compressed bytes, but the whole file has " + std::to_string(file_size));
+    // numpy.savez stores, numpy.savez_compressed deflates; other methods (bzip2, xz, zstd) can
+    // expand far beyond deflate's bound, so they are refused rather than trusted.
+    if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
+      throw io_error(source + ": compression method " + std::to_string(st.comp_method) +
+                     " is not supported, expected stored (0) or deflated (8) as numpy.savez writes");
     if (st.comp_method == ZIP_CM_STORE && claim != packed)
       throw io_error(source + ": " + claims + " for a stored (uncompressed) member of " +
                      std::to_string(packed) + " bytes");
