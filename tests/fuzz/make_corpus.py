@@ -155,6 +155,10 @@ def main():
 
     write("regressions", "state_dict", "issue12_layer_100000_alone.npz",
           npz_bytes({"layers.100000.linear1.weight": np.zeros((4, 2), np.float32)}))
+    # With a complete layer 0 beside it, the old loader built all 100,001 layers before checking.
+    far = encoder_state(1, 2, 2, False)
+    far["layers.100000.linear1.weight"] = np.zeros((2, 2), np.float32)
+    write("regressions", "state_dict", "issue12_layer_0_and_layer_100000.npz", npz_bytes(far))
     gap = encoder_state(2, 2, 2, False)
     gap = {k.replace("layers.1.", "layers.7."): v for k, v in gap.items()}
     write("regressions", "state_dict", "issue12_layer_gap.npz", npz_bytes(gap))

@@ -254,6 +254,19 @@ TEST(StateDictKeys, LoneFarLayerIsRefusedAtOnce) {
                                          {path, "there is no layer 0"}));
 }
 
+TEST(StateDictKeys, FarLayerBesideACompleteLayerZero) {
+  // The old loader read num_layers = 100,001 from this and built every layer before the key
+  // check; now the gap is found on the names.
+  auto s = xenc::load_npz(data_path("layer_post_relu_h2.npz"));  // one layer's keys, D = 8
+  xenc::StateDict stack;
+  for (const auto& kv : s) stack.emplace("layers.0." + kv.first, kv.second);
+  stack["layers.100000.linear1.weight"] = xt::zeros<float>({16, 8});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(stack, 2); },
+                                         {"key \"layers.100000.linear1.weight\" is in layer 100000, but there is no layer 1"}));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
 TEST(StateDictKeys, GapIsNamed) {
   auto s = xenc::load_npz(data_path("post_relu_l2_h2.npz"));  // layers 0 and 1
   xenc::StateDict shifted;
