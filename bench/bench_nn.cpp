@@ -14,7 +14,8 @@
 namespace xenc::bench {
 namespace {
 
-// (T, D, H): the grid of the issue, from a toy sentence to a long document.
+// (T, D, H): the grid that bench/README.md's tables report, from a toy sentence to a long
+// document.
 void encoder_grid(benchmark::internal::Benchmark* b) {
   b->Args({3, 64, 4})->Args({16, 128, 4})->Args({128, 256, 8})->Args({512, 512, 8})
       ->Args({1024, 512, 8});

@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)" --target word_order
-./build/apps/word_order/word_order "$@"
+./build/apps/word_order/xenc-word-order "$@"

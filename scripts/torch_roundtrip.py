@@ -2,11 +2,11 @@
 """Weights built and trained in xencoder load into PyTorch and give the same outputs.
 
 For a few encoder configurations this script
-  1. runs build/apps/encode/init_encoder: xencoder builds a TransformerEncoder with its own
+  1. runs build/apps/encode/xenc-init-encoder: xencoder builds a TransformerEncoder with its own
      seeded initialisation, trains it for some Adam steps, saves the state_dict as .npz;
   2. builds the same torch.nn.TransformerEncoder (batch_first=True, dropout 0) and calls
      load_state_dict(..., strict=True) with the arrays of that file;
-  3. runs build/apps/encode/encode on random X (with a padding mask) and compares its Y with
+  3. runs build/apps/encode/xenc-encode on random X (with a padding mask) and compares its Y with
      PyTorch's output at every non-padded position (bound: 1e-4 absolute).
 
     cmake --build build -j2 --target encode init_encoder
@@ -49,8 +49,8 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parser.add_argument("--build", default=os.path.join(root, "build"))
     args = parser.parse_args()
-    init_app = os.path.join(args.build, "apps", "encode", "init_encoder")
-    encode_app = os.path.join(args.build, "apps", "encode", "encode")
+    init_app = os.path.join(args.build, "apps", "encode", "xenc-init-encoder")
+    encode_app = os.path.join(args.build, "apps", "encode", "xenc-encode")
     rng = np.random.default_rng(0)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

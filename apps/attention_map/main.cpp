@@ -17,6 +17,7 @@
 //     attention_map --weights encoder.npz --heads 2    # a torch.nn.TransformerEncoder's weights
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <xenc/io.hpp>
 #include <xenc/xenc.hpp>
 #include <xenc/viz/svg.hpp>
 

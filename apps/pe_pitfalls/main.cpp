@@ -1,13 +1,15 @@
 // pe_pitfalls: a museum of published positional-encoding (and neighbouring) bugs.
 //
 // Each exhibit puts a mistake that circulates in tutorials and courses next to the correct
-// formula, computes its numeric consequence, and names the test in tests/ that catches it
-// (tests/apps/test_pitfalls.cpp re-implements every buggy variant and shows that the check
-// passes for xencoder and fails for the bug).
+// formula, computes its numeric consequence, and names the test in tests/ that catches it.
+// The buggy code lives in the library's pitfall museum (xenc/grade/pitfalls.hpp), which
+// tests/apps/test_pitfalls.cpp uses too: the test shows that the check passes for xencoder and
+// fails for the very code this app runs.
 //
 //     pe_pitfalls              # all five exhibits
 //     pe_pitfalls --only 1     # one exhibit
 #include <CLI/CLI.hpp>
+#include <xenc/grade/pitfalls.hpp>
 #include <xenc/xenc.hpp>
 
 #include <xtensor/xbuilder.hpp>
@@ -33,26 +35,7 @@ void caught_by(const std::string& test) {
 }
 
 // ---- 1. exponent 2*i with i stepping by 2 ----
-Tensor2 doubled_exponent_table(std::size_t P, std::size_t D) {
-  Tensor2 pe = xt::zeros<float>({P, D});
-  for (std::size_t p = 0; p < P; ++p)
-    for (std::size_t i = 0; i < D; i += 2) {  // i is already the even dimension 2k ...
-      const double angle = double(p) / std::pow(10000.0, double(2 * i) / double(D));  // ... so 4k/D
-      pe(p, i) = float(std::sin(angle));
-      pe(p, i + 1) = float(std::cos(angle));
-    }
-  return pe;
-}
-
-std::size_t near_constant_dims(const Tensor2& pe, float threshold) {
-  std::size_t n = 0;
-  for (std::size_t j = 0; j < pe.shape()[1]; ++j) {
-    float lo = pe(0, j), hi = pe(0, j);
-    for (std::size_t p = 0; p < pe.shape()[0]; ++p) lo = std::min(lo, pe(p, j)), hi = std::max(hi, pe(p, j));
-    n += (hi - lo) < threshold;
-  }
-  return n;
-}
+using xenc::pitfalls::near_constant_dims;
 
 void exhibit_doubled_exponent() {
   header(1, "Exponent 2*i when i already steps by 2 (source article 003, common in published code)");
@@ -60,9 +43,9 @@ void exhibit_doubled_exponent() {
               "   buggy:   for (i = 0; i < D; i += 2)   PE(p, i)  = sin(p / 10000^(2*i/D))   (= 4k/D)\n"
               "   Pair k gets the frequency of pair 2k: frequencies fall twice as fast, and the upper\n"
               "   half of the dimensions is slower than any frequency of the formula.\n");
-  const Tensor2 good = xenc::sinusoidal_encoding(2, 128), bad = doubled_exponent_table(2, 128);
+  const Tensor2 good = xenc::sinusoidal_encoding(2, 128), bad = xenc::pitfalls::pe_doubled_exponent(2, 128);
   std::printf("   PE(1, 2), D = 128:  correct %.6f   buggy %.6f\n", double(good(1, 2)), double(bad(1, 2)));
-  const Tensor2 g = xenc::sinusoidal_encoding(200, 512), b = doubled_exponent_table(200, 512);
+  const Tensor2 g = xenc::sinusoidal_encoding(200, 512), b = xenc::pitfalls::pe_doubled_exponent(200, 512);
   std::printf("   near-constant dimensions (max - min over positions 0..199 < 0.01), D = 512:\n"
               "            correct %zu of 512   buggy %zu of 512\n",
               near_constant_dims(g, 0.01f), near_constant_dims(b, 0.01f));
@@ -71,22 +54,8 @@ void exhibit_doubled_exponent() {
 }
 
 // ---- 2. positions along the batch axis ----
-// A position scheme with the bug, plugged into the real model: PE(b) added to every token of
-// sentence b (`x + pe[:x.size(0)]` on a [B, T, D] batch).
-class BatchAxisPosition : public xenc::PositionScheme {
- public:
-  xenc::PositionKind kind() const override { return xenc::PositionKind::sinusoidal; }
-  Tensor3 forward(const Tensor3& x) override {
-    const Tensor2 pe = xenc::sinusoidal_encoding(x.shape()[0], x.shape()[2]);
-    Tensor3 y = x;
-    for (std::size_t b = 0; b < x.shape()[0]; ++b)
-      for (std::size_t t = 0; t < x.shape()[1]; ++t)
-        for (std::size_t d = 0; d < x.shape()[2]; ++d) y(b, t, d) += pe(b, d);
-    return y;
-  }
-  Tensor3 backward(const Tensor3& g) override { return g; }
-  void collect_parameters(const std::string&, xenc::ParameterList&) override {}
-};
+// The bug as a position scheme (xenc::pitfalls::BatchAxisPosition), plugged into the real model:
+// PE(b) added to every token of sentence b (`x + pe[:x.size(0)]` on a [B, T, D] batch).
 
 double cosine(const Tensor3& x, std::size_t b1, std::size_t t1, std::size_t b2, std::size_t t2) {
   double uv = 0, uu = 0, vv = 0;
@@ -121,7 +90,7 @@ void exhibit_batch_axis() {
   // "cat" is token 0 of A and token 2 of B; each sentence alone in its batch (slot 0)
   const Tensor3 ya = run_alone(a), yb = run_alone(b);
   const double good = cosine(xt::concatenate(xt::xtuple(ya, yb), 0), 0, 0, 1, 2);
-  model.position = std::make_unique<BatchAxisPosition>();
+  model.position = std::make_unique<xenc::pitfalls::BatchAxisPosition>();
   const Tensor3 za = run_alone(a), zb = run_alone(b);
   const double bad = cosine(xt::concatenate(xt::xtuple(za, zb), 0), 0, 0, 1, 2);
   const Tensor3 pair = model.forward(vocab.encode_batch({a, a}).ids);  // A in slot 0 and slot 1
@@ -157,11 +126,9 @@ void exhibit_layer_norm() {
   const Tensor2 x = {{1, 2, 3, 4}, {0, 0, 0, 1e-3f}};
   const xenc::Tensor1 w = xt::ones<float>({4}), bias = xt::zeros<float>({4});
   const Tensor2 good = xenc::layer_norm_forward<2>(x, w, bias, 1e-5f);
+  const Tensor2 buggy = xenc::pitfalls::layer_norm_unbiased_std_eps_outside(x, w, bias, 1e-5f);
   for (std::size_t r = 0; r < 2; ++r) {
-    double mean = 0, ss = 0;
-    for (std::size_t d = 0; d < 4; ++d) mean += x(r, d) / 4.0;
-    for (std::size_t d = 0; d < 4; ++d) ss += (x(r, d) - mean) * (x(r, d) - mean);
-    const double bad = (x(r, 3) - mean) / (std::sqrt(ss / 3) + 1e-5);
+    const double bad = buggy(r, 3);
     std::printf("   x = %-17s  last output: correct %.6f   buggy %.6f  (x %.3f)\n",
                 r == 0 ? "[1, 2, 3, 4]" : "[0, 0, 0, 0.001]", double(good(r, 3)), bad, bad / good(r, 3));
   }
@@ -182,7 +149,7 @@ void exhibit_mask() {
   xenc::fill_normal(k, rng);
   xenc::fill_normal(v, rng);
   const xenc::Mask2 good_mask = {{false, false, false}, {false, false, true}};
-  const xenc::Mask2 bad_mask = {{true, true, true}, {true, true, false}};
+  const xenc::Mask2 bad_mask = xenc::pitfalls::keep_mask_from_lengths({3, 2}, 3);  // true = keep
   const auto good = xenc::scaled_dot_product_attention_forward(q, k, v, good_mask);
   const auto bad = xenc::scaled_dot_product_attention_forward(q, k, v, bad_mask);
   std::printf("   batch: sentence 0 has 3 tokens, sentence 1 has 2 + 1 padding; attention of query 0:\n");

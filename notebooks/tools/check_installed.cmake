@@ -1,6 +1,6 @@
 # The installed setup header works: installs the build into a scratch prefix, runs a notebook in
 # clang-repl with only <prefix>/include on the include path (so xenc/xenc_cling.hpp is the
-# installed variant, which loads <prefix>/lib/libxencoder.so), and compares its outputs with the
+# installed variant, which loads <prefix>/lib/libxencoder*.so), and compares its outputs with the
 # committed ones.
 # Inputs: BUILD_DIR, WORK_DIR, NBTOOL, NOTEBOOK, REPL (the clang-repl command, a ;-list without
 # the include paths), EXTRA_INCLUDE_DIRS (dependency include dirs, may be empty).

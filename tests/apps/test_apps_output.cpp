@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <xenc/xenc.hpp>
+#include <xenc/io.hpp>  // the math (xenc.hpp) and save_state_dict
 #include <sstream>
 #include <string>
 #include <vector>

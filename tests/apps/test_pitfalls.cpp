@@ -1,7 +1,8 @@
-// The bug museum's tests: each published positional-encoding / layer-norm / mask mistake is
-// re-implemented here, next to a correctness check. Every test shows both directions:
-// the check PASSES for xencoder's implementation and FAILS for the buggy variant, so the check
-// really catches the bug (apps/pe_pitfalls prints these test names next to each mistake).
+// The bug museum's tests: each published positional-encoding / layer-norm / mask mistake, as the
+// library's pitfall museum (xenc/grade/pitfalls.hpp) writes it and apps/pe_pitfalls runs it, next
+// to a correctness check. Every test shows both directions: the check PASSES for xencoder's
+// implementation and FAILS for the exhibit, so the check really catches the bug (apps/pe_pitfalls
+// prints these test names next to each mistake). The exhibits are the app's code, not a copy.
 //
 // Reference values come from the formulas (evaluated here in double precision) and from NumPy
 // (numbers quoted in comments with the one-liner that produced them), never from xencoder.
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "xenc/grade/pitfalls.hpp"
 #include "xenc/xenc.hpp"
 
 namespace {
@@ -32,16 +34,7 @@ double formula(std::size_t p, std::size_t j, std::size_t D) {
 
 // The published loop (source article 003): `for i in range(0, d, 2): ... 10000 ** ((2 * i) / d)`.
 // i already is the even dimension 2k, so the exponent becomes 4k/D.
-Tensor2 doubled_exponent_table(std::size_t P, std::size_t D) {
-  Tensor2 pe = xt::zeros<float>({P, D});
-  for (std::size_t p = 0; p < P; ++p)
-    for (std::size_t i = 0; i < D; i += 2) {
-      const double angle = double(p) / std::pow(10000.0, double(2 * i) / double(D));
-      pe(p, i) = float(std::sin(angle));
-      pe(p, i + 1) = float(std::cos(angle));
-    }
-  return pe;
-}
+using xenc::pitfalls::pe_doubled_exponent;
 
 // The check: every entry within 1e-6 of the formula (float32 storage).
 ::testing::AssertionResult MatchesFormula(const Tensor2& pe, std::size_t D) {
@@ -53,22 +46,15 @@ Tensor2 doubled_exponent_table(std::size_t P, std::size_t D) {
   return ::testing::AssertionSuccess();
 }
 
-// Dimensions whose value changes by less than 0.01 over all positions (max - min < 0.01).
-std::size_t near_constant_dims(const Tensor2& pe) {
-  std::size_t n = 0;
-  for (std::size_t j = 0; j < pe.shape()[1]; ++j) {
-    float lo = pe(0, j), hi = pe(0, j);
-    for (std::size_t p = 0; p < pe.shape()[0]; ++p) lo = std::min(lo, pe(p, j)), hi = std::max(hi, pe(p, j));
-    n += (hi - lo) < 0.01f;
-  }
-  return n;
-}
+// Dimensions whose value changes by less than 0.01 over all positions (max - min < 0.01): the
+// app's count.
+std::size_t near_constant_dims(const Tensor2& pe) { return xenc::pitfalls::near_constant_dims(pe, 0.01f); }
 
 TEST(PePitfalls, DoubledExponentFailsFormulaCheck) {
   // hand value: PE(1, 2) for D = 128 is sin(1 / 10000^(2/128)) = sin(0.86596) = 0.76172041
   EXPECT_NEAR(formula(1, 2, 128), 0.76172041, 1e-8);
   const Tensor2 good = xenc::sinusoidal_encoding(64, 128);
-  const Tensor2 bad = doubled_exponent_table(64, 128);
+  const Tensor2 bad = pe_doubled_exponent(64, 128);
   EXPECT_NEAR(good(1, 2), 0.76172041, 1e-6);
   // the buggy value sin(1 / 10000^(4/128)) = 0.68156135 (NumPy: np.sin(1 / 10000 ** (4 / 128)))
   EXPECT_NEAR(bad(1, 2), 0.68156135, 1e-6);
@@ -81,20 +67,16 @@ TEST(PePitfalls, DoubledExponentFreezesFiveTimesMoreDimensions) {
   // definition on float64 tables) counts 54 for the formula and 273 for the doubled exponent;
   // the nearest ranges to the 0.01 threshold are 0.00963 / 0.01034 and 0.00969 / 0.01041.
   EXPECT_EQ(near_constant_dims(xenc::sinusoidal_encoding(200, 512)), 54u);
-  EXPECT_EQ(near_constant_dims(doubled_exponent_table(200, 512)), 273u);
+  EXPECT_EQ(near_constant_dims(pe_doubled_exponent(200, 512)), 273u);
 }
 
 // ---- pitfall 2: positions added along the batch axis ------------------------------------------
 
 // The bug: with x laid out [B, T, D], `x + pe[:x.size(0)]` (written for [T, B, D]) adds PE(b) to
-// every token of sentence b.
+// every token of sentence b. The app plugs the same code into a model as BatchAxisPosition.
 Tensor3 add_positions_along_batch(const Tensor3& x) {
-  const Tensor2 pe = xenc::sinusoidal_encoding(x.shape()[0], x.shape()[2]);
-  Tensor3 y = x;
-  for (std::size_t b = 0; b < x.shape()[0]; ++b)
-    for (std::size_t t = 0; t < x.shape()[1]; ++t)
-      for (std::size_t d = 0; d < x.shape()[2]; ++d) y(b, t, d) += pe(b, d);
-  return y;
+  xenc::pitfalls::BatchAxisPosition pos;
+  return pos.forward(x);
 }
 
 Tensor3 add_positions_library(const Tensor3& x) {
@@ -134,18 +116,9 @@ TEST(PePitfalls, BatchAxisPositionsFailSequenceCheck) {
 
 // The common code: div_term has ceil(D/2) frequencies and every one writes a cos column 2i+1,
 // which for odd D is one past the end of the row (NumPy/PyTorch: a shape-mismatch crash;
-// C: a buffer overflow). std::vector::at turns the overflow into std::out_of_range here.
-std::vector<std::vector<float>> odd_d_crashing_table(std::size_t P, std::size_t D) {
-  std::vector<std::vector<float>> pe(P, std::vector<float>(D));
-  const std::size_t n_freq = (D + 1) / 2;
-  for (std::size_t p = 0; p < P; ++p)
-    for (std::size_t i = 0; i < n_freq; ++i) {
-      const double angle = double(p) * std::exp(-double(2 * i) * std::log(10000.0) / double(D));
-      pe[p].at(2 * i) = float(std::sin(angle));
-      pe[p].at(2 * i + 1) = float(std::cos(angle));
-    }
-  return pe;
-}
+// C: a buffer overflow). The exhibit writes with std::vector::at, which turns the overflow into
+// std::out_of_range.
+using xenc::pitfalls::pe_odd_d_unchecked;
 
 // The check: an odd D is refused up front with a config_error that names d_model and its value.
 ::testing::AssertionResult RejectsOddDimensionCleanly(const std::function<void(std::size_t)>& build) {
@@ -165,9 +138,9 @@ std::vector<std::vector<float>> odd_d_crashing_table(std::size_t P, std::size_t 
 TEST(PePitfalls, OddDimensionIsAConfigErrorNotACrash) {
   EXPECT_TRUE(RejectsOddDimensionCleanly([](std::size_t D) { xenc::sinusoidal_encoding(10, D); }));
   EXPECT_TRUE(RejectsOddDimensionCleanly([](std::size_t D) { xenc::SinusoidalPosition pos(D); }));
-  EXPECT_FALSE(RejectsOddDimensionCleanly([](std::size_t D) { odd_d_crashing_table(10, D); }));
-  EXPECT_THROW(odd_d_crashing_table(10, 5), std::out_of_range);
-  EXPECT_NO_THROW(odd_d_crashing_table(10, 6));  // the bug hides for every even D
+  EXPECT_FALSE(RejectsOddDimensionCleanly([](std::size_t D) { pe_odd_d_unchecked(10, D); }));
+  EXPECT_THROW(pe_odd_d_unchecked(10, 5), std::out_of_range);
+  EXPECT_NO_THROW(pe_odd_d_unchecked(10, 6));  // the bug hides for every even D
 }
 
 // ---- pitfall 4: layer norm with the unbiased std and eps outside the root ----------------------
@@ -175,17 +148,8 @@ TEST(PePitfalls, OddDimensionIsAConfigErrorNotACrash) {
 // The bug (seen in tutorials' hand-written LayerNorm): x.std() is unbiased in PyTorch/pandas,
 // and eps is added to the std:  y = (x - mean) / (std_unbiased + eps).
 Tensor2 layer_norm_unbiased_eps_outside(const Tensor2& x, float eps) {
-  Tensor2 y = x;
-  const std::size_t D = x.shape()[1];
-  for (std::size_t r = 0; r < x.shape()[0]; ++r) {
-    double mean = 0, ss = 0;
-    for (std::size_t d = 0; d < D; ++d) mean += x(r, d);
-    mean /= double(D);
-    for (std::size_t d = 0; d < D; ++d) ss += (x(r, d) - mean) * (x(r, d) - mean);
-    const double std_unbiased = std::sqrt(ss / double(D - 1));
-    for (std::size_t d = 0; d < D; ++d) y(r, d) = float((x(r, d) - mean) / (std_unbiased + eps));
-  }
-  return y;
+  const Tensor1 w = xt::ones<float>({x.shape()[1]}), b = xt::zeros<float>({x.shape()[1]});
+  return xenc::pitfalls::layer_norm_unbiased_std_eps_outside(x, w, b, eps);
 }
 
 Tensor2 layer_norm_library(const Tensor2& x, float eps) {
@@ -235,7 +199,7 @@ TEST(PePitfalls, UnbiasedStdLayerNormFailsFormulaCheck) {
 // Sentence lengths 3 and 2 in a batch padded to T = 3.
 // PyTorch's key_padding_mask: true = padding (ignore).  Hugging Face's attention_mask: 1 = keep.
 xenc::Mask2 mask_true_is_padding() { return {{false, false, false}, {false, false, true}}; }
-xenc::Mask2 mask_true_is_keep() { return {{true, true, true}, {true, true, false}}; }  // the bug
+xenc::Mask2 mask_true_is_keep() { return xenc::pitfalls::keep_mask_from_lengths({3, 2}, 3); }  // the bug
 
 // The check: weights on padding keys are exactly 0 and every row sums to 1.
 ::testing::AssertionResult PaddingGetsNoAttention(const xenc::Mask2& mask) {
@@ -262,6 +226,8 @@ xenc::Mask2 mask_true_is_keep() { return {{true, true, true}, {true, true, false
 }
 
 TEST(PePitfalls, InvertedPaddingMaskFailsMaskCheck) {
+  // the exhibit is Hugging Face's attention_mask for lengths 3 and 2: 1 = real token
+  EXPECT_EQ(mask_true_is_keep(), (xenc::Mask2{{true, true, true}, {true, true, false}}));
   EXPECT_TRUE(PaddingGetsNoAttention(mask_true_is_padding()));
   EXPECT_FALSE(PaddingGetsNoAttention(mask_true_is_keep()));
   // the consequence: sentence 1 attends only to its padding (weight exactly 1 on key 2) and

@@ -172,7 +172,7 @@ TEST(EncodeAppErrors, CommandLine) {
 }
 
 // init_encoder saves weights built (and trained) in xencoder with PyTorch's key set: the
-// names the issue lists for nn.TransformerEncoder with 2 layers and a final norm.
+// state_dict names of nn.TransformerEncoder with 2 layers and a final norm.
 TEST(InitEncoderApp, SavesPyTorchKeys) {
   const std::string w = tmp_path("init.npz");
   const RunResult r = run(XENC_INIT_ENCODER_APP,

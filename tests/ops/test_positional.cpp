@@ -42,7 +42,8 @@ TEST(Positional, HandExample) {
   EXPECT_TRUE(AllClose(sinusoidal_frequencies(4), Tensor1{1.0f, 0.01f}, 1e-9, 1e-7));
 }
 
-// The values quoted in the issue (independently of our code and of the articles).
+// PE(1, 0..5) for D = 128: sin(1), cos(1), sin(w1), cos(w1), sin(w2), cos(w2) with
+// w_i = 10000^(-2i/D), evaluated from the formula independently of our code and of the articles.
 TEST(Positional, IssueValuesForD128) {
   const Tensor2 pe = sinusoidal_encoding(2, 128);
   const Tensor1 expected = {0.84147098f, 0.54030231f, 0.76172041f, 0.64790587f, 0.68156135f, 0.73176098f};

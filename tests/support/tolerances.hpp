@@ -27,7 +27,8 @@ inline constexpr double kNormMoment = 1e-5;
 // Sinusoidal encoding (computed in double, stored in float32): shift rotation and dot products.
 inline constexpr double kPositional = 1e-5;
 
-// Permutation equivariance of the encoder without position information (the bound).
+// Permutation equivariance of the encoder without position information: permuting the input
+// permutes the output to within this (the bound the project's specification sets).
 inline constexpr double kEquivariance = 1e-5;
 
 // "Clearly not equivariant": with positions, some output moves by at least this much.

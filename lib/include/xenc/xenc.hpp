@@ -1,4 +1,9 @@
-// Everything in one include: #include <xenc/xenc.hpp>
+// The math in one include: #include <xenc/xenc.hpp> (tensors, ops, modules, tokenizer), for a
+// program that links xencoder::xencoder (pkg-config: xencoder).
+//
+// Files and figures are separate libraries with their own umbrella headers:
+//     #include <xenc/io.hpp>    .npy/.npz and state_dicts   xencoder::io   (pkg-config: xencoder-io)
+//     #include <xenc/viz.hpp>   SVG figures, display          xencoder::viz  (pkg-config: xencoder-viz)
 #pragma once
 
 #include "xenc/core/error.hpp"
@@ -6,9 +11,6 @@
 #include "xenc/core/parameter.hpp"
 #include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
-#include "xenc/io/npy.hpp"
-#include "xenc/io/npz.hpp"
-#include "xenc/io/state_dict.hpp"
 #include "xenc/nn/embedding.hpp"
 #include "xenc/nn/encoder_model.hpp"
 #include "xenc/nn/layer_norm.hpp"
@@ -30,4 +32,3 @@
 #include "xenc/ops/softmax.hpp"
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/text/vocabulary.hpp"
-#include "xenc/viz/svg.hpp"

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
 #include <utility>
 
+#include "xenc/core/error.hpp"
 #include "xenc/viz/svg.hpp"
 
 namespace xenc::viz {
@@ -36,18 +36,16 @@ Table table(const Tensor2& values, std::vector<std::string> row_labels,
             std::vector<std::string> col_labels, std::string caption, int precision) {
   // Labels are optional, but when given there is exactly one per row / column.
   if (!row_labels.empty() && row_labels.size() != values.shape(0))
-    throw std::invalid_argument("viz::table: row_labels has " + std::to_string(row_labels.size()) +
-                                " labels, expected one per row (" +
-                                std::to_string(values.shape(0)) + ") for values of shape " +
-                                shape_str(values.shape()));
+    throw shape_error("viz::table: row_labels has " + std::to_string(row_labels.size()) +
+                      " labels, expected one per row (" + std::to_string(values.shape(0)) +
+                      ") for values of shape " + shape_str(values.shape()));
   if (!col_labels.empty() && col_labels.size() != values.shape(1))
-    throw std::invalid_argument("viz::table: col_labels has " + std::to_string(col_labels.size()) +
-                                " labels, expected one per column (" +
-                                std::to_string(values.shape(1)) + ") for values of shape " +
-                                shape_str(values.shape()));
+    throw shape_error("viz::table: col_labels has " + std::to_string(col_labels.size()) +
+                      " labels, expected one per column (" + std::to_string(values.shape(1)) +
+                      ") for values of shape " + shape_str(values.shape()));
   if (precision < 0 || precision > 9)
-    throw std::invalid_argument("viz::table: precision is " + std::to_string(precision) +
-                                ", expected 0 .. 9");
+    throw config_error("viz::table: precision is " + std::to_string(precision) +
+                       ", expected 0 .. 9");
   return Table{values, std::move(row_labels), std::move(col_labels), std::move(caption), precision};
 }
 

@@ -1,4 +1,4 @@
-// Uses the installed library: the sinusoidal encoding at position 1, dimension 0 is sin(1).
+// Uses the installed math library: the sinusoidal encoding at position 1, dimension 0 is sin(1).
 #include <cmath>
 #include <cstdio>
 

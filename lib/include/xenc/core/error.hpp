@@ -1,5 +1,7 @@
 // Errors: every public entry point checks its input and throws; nothing aborts or exits
-// (an abort would kill a notebook kernel).
+// (an abort would kill a notebook kernel). Every exception type xencoder throws is declared
+// here, for all three libraries (math, io, viz); all derive from std::invalid_argument, so one
+// `catch (const std::invalid_argument&)` catches every bad input, file or option.
 //
 // Messages name the function, the argument, the actual and the expected shape or value:
 //   "MultiheadAttention.forward: query has shape [2, 5, 7], expected [B, T, D] with D = 8"
@@ -34,6 +36,22 @@ class index_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// A file (weights, arrays, a figure to write) is missing, unreadable or unwritable, malformed,
+/// of an unsupported kind, or its keys do not match what was expected. The message names the
+/// function and the file and, where there is one, the key, with what was found and what was
+/// expected. Thrown by xencoder::io (xenc/io/*.hpp) and by viz::write_text_file.
+class io_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Text that is not valid UTF-8 (a stray continuation byte, a truncated sequence, an overlong
+/// form, a surrogate). The message names the function, the byte offset and the byte's value.
+class encoding_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 /// Wildcard for check_shape: any size is accepted in that dimension.
 inline constexpr long any_dim = -1;
 
@@ -54,16 +72,5 @@ void check_shape(const std::string& where, const std::string& arg, const E& tens
 
 /// Throws config_error(where + ": " + message) unless `ok`.
 void check_config(bool ok, const std::string& where, const std::string& message);
-
-}  // namespace xenc
-
-namespace xenc {
-
-/// Text that is not valid UTF-8 (a stray continuation byte, a truncated sequence, an overlong
-/// form, a surrogate). The message names the function, the byte offset and the byte's value.
-class encoding_error : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 }  // namespace xenc

@@ -44,15 +44,9 @@
 
 #include <xtensor/xarray.hpp>
 
-namespace xenc {
+#include "xenc/core/error.hpp"  // io_error
 
-/// A weights or array file is missing, unreadable, malformed, of an unsupported kind, or its
-/// keys do not match what was expected. The message names the file and, where there is one,
-/// the key, with what was found and what was expected.
-class io_error : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+namespace xenc {
 
 /// Bounds on what the loaders (npy, npz, state_dict) allocate for one file. The defaults fit
 /// every model this project trains (its largest array is a few MiB); raise them to load more.

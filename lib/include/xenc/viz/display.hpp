@@ -16,7 +16,8 @@
 // notebook runner (notebooks/tools/nbtool.cpp) can store it as a display_data output.
 // Nothing here needs xeus: the library builds and works without it.
 //
-// Throws:  std::invalid_argument when a label list does not match the table's shape.
+// Throws:  xenc::shape_error when a label list does not match the table's shape,
+//          xenc::config_error for a precision outside [0, 9] (both from xenc/core/error.hpp).
 #pragma once
 
 #include <iostream>
@@ -25,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "xenc/core/error.hpp"
 #include "xenc/core/tensor.hpp"
 
 #if (defined(__CLING__) || defined(__CLANG_REPL__)) && defined(__has_include)
@@ -45,7 +47,7 @@ struct Table {
   int precision = 4;                    ///< digits after the decimal point
 };
 
-/// A Table of `values` [rows, cols]. Throws std::invalid_argument if a non-empty label list
+/// A Table of `values` [rows, cols]. Throws xenc::shape_error if a non-empty label list
 /// does not have one label per row / column.
 Table table(const Tensor2& values, std::vector<std::string> row_labels = {},
             std::vector<std::string> col_labels = {}, std::string caption = {},

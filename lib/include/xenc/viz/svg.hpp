@@ -12,14 +12,19 @@
 // Text is XML-escaped. Widths default to about 640 px so a figure fits a page (a title too long
 // for the figure is set smaller, then shortened with "...").
 //
-// Throws:  std::invalid_argument for an empty matrix, tick lists whose length does not match the
-//          matrix, or series whose x and y differ in length; std::runtime_error from
-//          write_text_file when the file cannot be written (the message names the path).
+// Throws:  xenc::shape_error for an empty matrix, panels of different shapes, tick or title
+//          lists whose length does not match, or series whose x and y differ in length;
+//          xenc::io_error from write_text_file when the file cannot be written (the message
+//          names the path). Both are in xenc/core/error.hpp and derive from std::invalid_argument.
+//
+// Part of xencoder::viz. The code: lib/src/viz/svg_primitives.cpp (text, numbers, colours,
+// elements), heatmap.cpp (heatmaps and grids, colour bar) and line_plot.cpp.
 #pragma once
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "xenc/core/error.hpp"  // shape_error, io_error
 #include "xenc/core/tensor.hpp"
 
 namespace xenc::viz {
@@ -78,7 +83,7 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
 /// Escapes & < > " ' for XML text and attribute values.
 std::string xml_escape(const std::string& text);
 
-/// Writes `text` to `path` (overwriting). Throws std::runtime_error naming the path.
+/// Writes `text` to `path` (overwriting). Throws xenc::io_error naming the path.
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace xenc::viz

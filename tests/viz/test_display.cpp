@@ -86,14 +86,14 @@ TEST(Display, LabelCountMismatchThrowsWithShapes) {
   Tensor2 m = Tensor2::from_shape({2, 3});
   try {
     viz::table(m, {"only one"});
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
+    FAIL() << "expected xenc::shape_error";
+  } catch (const xenc::shape_error& e) {
     EXPECT_STREQ(e.what(),
                  "viz::table: row_labels has 1 labels, expected one per row (2) for values of "
                  "shape [2, 3]");
   }
-  EXPECT_THROW(viz::table(m, {}, {"a", "b"}), std::invalid_argument);
-  EXPECT_THROW(viz::table(m, {}, {}, "", 12), std::invalid_argument);
+  EXPECT_THROW(viz::table(m, {}, {"a", "b"}), xenc::shape_error);
+  EXPECT_THROW(viz::table(m, {}, {}, "", 12), xenc::config_error);
 }
 
 }  // namespace

@@ -89,12 +89,13 @@ TEST(SvgHeatmap, BadArgumentsNameTheArgument) {
   o.x_ticks = {"a", "b"};
   try {
     viz::heatmap_svg(ramp(2, 3), o);
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
+    FAIL() << "expected xenc::shape_error";
+  } catch (const xenc::shape_error& e) {
     EXPECT_NE(std::string(e.what()).find("x_ticks has 2 labels, expected 3"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(viz::heatmap_svg(Tensor2::from_shape({0, 3}), {}), std::invalid_argument);
-  EXPECT_THROW(viz::heatmap_grid_svg({ramp(2, 2), ramp(3, 2)}, {}, {}), std::invalid_argument);
+  EXPECT_THROW(viz::heatmap_svg(Tensor2::from_shape({0, 3}), {}), xenc::shape_error);
+  EXPECT_THROW(viz::heatmap_grid_svg({ramp(2, 2), ramp(3, 2)}, {}, {}), xenc::shape_error);
+  EXPECT_THROW(viz::heatmap_grid_svg({}, {}, {}), xenc::shape_error);
 }
 
 TEST(SvgLinePlot, OnePolylinePerSeriesAndALegend) {
@@ -112,14 +113,15 @@ TEST(SvgLinePlot, OnePolylinePerSeriesAndALegend) {
                               "string-length(translate(normalize-space(//s:polyline[1]/@points), ' ', '')) + 1"),
             4);
   viz::LineSeries bad{"bad", {0, 1}, {0}};
-  EXPECT_THROW(viz::line_plot_svg({bad}, o), std::invalid_argument);
+  EXPECT_THROW(viz::line_plot_svg({bad}, o), xenc::shape_error);
+  EXPECT_THROW(viz::line_plot_svg({}, o), xenc::shape_error);
 }
 
 TEST(SvgFile, WriteFailureNamesThePath) {
   try {
     viz::write_text_file("/nonexistent-dir/figure.svg", "<svg/>");
-    FAIL() << "expected std::runtime_error";
-  } catch (const std::runtime_error& e) {
+    FAIL() << "expected xenc::io_error";
+  } catch (const xenc::io_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/figure.svg"), std::string::npos);
   }
 }

@@ -1,0 +1,59 @@
+// The functions you write, one per file in exercises/. Do not change these signatures: the
+// grader (grade.cpp) calls them exactly like this. Shapes use the glossary B batch, T sequence
+// length, D d_model, H heads, Dh = D / H, N rows, C classes.
+#pragma once
+
+#include <xenc/xenc.hpp>
+#include <xenc/grade/exercises.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace assignment {
+
+using xenc::Index1;
+using xenc::Mask2;
+using xenc::Tensor1;
+using xenc::Tensor2;
+using xenc::Tensor3;
+using xenc::Tensor4;
+
+/// PE(p, 2i) = sin(p / 10000^(2i/D)), PE(p, 2i+1) = cos(p / 10000^(2i/D)).  Returns [P, D].
+/// Throws std::invalid_argument (xenc::config_error is one) if d_model is odd or 0.
+Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model);
+
+/// Row softmax, stable: y = exp(x - max) / Σ exp(x - max) per row. -inf entries give 0; a row of
+/// only -inf gives zeros.  x, y: [N, C]
+Tensor2 softmax_rows(const Tensor2& x);
+
+/// y = (x - mean) / sqrt(var + eps) · weight + bias per row, var = Σ (x - mean)² / D.
+/// x, y: [N, D]   weight, bias: [D]
+Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps);
+
+/// Gradients of layer_norm_forward given grad_y = dL/dy: .input [N, D], .weight [D], .bias [D].
+xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x,
+                                            const Tensor1& weight, float eps);
+
+/// S = Q Kᵀ / sqrt(Dh), -inf where key_padding_mask[b, j] (true = padding); P = softmax(S) over
+/// keys (all masked: P = 0); O = P V.  q: [B, H, Tq, Dh]  k, v: [B, H, Tk, Dh]  mask: [B, Tk]
+/// Returns .output O [B, H, Tq, Dh] and .weights P [B, H, Tq, Tk].
+xenc::AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                const Mask2& key_padding_mask);
+
+/// [B, T, D] -> [B, H, T, Dh]: out[b, h, t, e] = x[b, t, h·Dh + e].
+/// Throws std::invalid_argument if D is not divisible by num_heads.
+Tensor4 split_heads(const Tensor3& x, std::size_t num_heads);
+
+/// [B, H, T, Dh] -> [B, T, H·Dh]: out[b, t, h·Dh + e] = x[b, h, t, e].
+Tensor3 merge_heads(const Tensor4& x);
+
+/// For y = x Wᵀ + b: .input = dy W [N, in], .weight = dyᵀ x [out, in], .bias = Σ_rows dy [out].
+xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight);
+
+/// Mean cross-entropy over the rows whose target is not ignore_index (as PyTorch), and its
+/// gradient (0 on ignored rows). Every row ignored: loss NaN, gradient 0.
+/// logits: [N, C]   targets: [N]
+xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets,
+                                              std::int64_t ignore_index);
+
+}  // namespace assignment

@@ -1,0 +1,112 @@
+// Graded exercises: a check for each piece of an encoder a student writes by hand.
+//
+// Each check takes the student's function (a std::function with the signature documented
+// below), calls it on fixed inputs and returns an ExerciseResult (xenc/grade/result.hpp):
+//   1. a hand example, whose arithmetic is in the comment of lib/src/grade/exercises.cpp;
+//   2. reference values computed from the formula in double precision;
+//   3. invariants (rows sum to 1, masked weights exactly 0, mean 0 / variance 1, round trips);
+//   4. edge cases: large logits, a fully masked row, an odd D, T = 1;
+//   5. for backward exercises, a finite-difference gradient check:
+//      err = ‖a − n‖ / (‖a‖ + ‖n‖) <= 1e-4 with n from central differences of the reference
+//      forward in double.
+// Values are compared as |computed - expected| <= 1e-5 + 1e-4 · |expected| (float32 student code
+// against double references; attention weights on padding keys must be exactly 0); NaN matches
+// only NaN, inf only the same inf.
+// When a check fails and the student's output equals the output of an exhibit of the pitfall
+// museum (xenc/grade/pitfalls.hpp) on the same input, the hint names that mistake and its fix.
+// Exceptions thrown by the student's function are caught and reported as a failed check.
+//
+// The RoPE rotation gets its exercise once RoPE has landed in the library (not yet).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "xenc/core/tensor.hpp"
+#include "xenc/grade/result.hpp"
+#include "xenc/ops/attention.hpp"
+#include "xenc/ops/layer_norm.hpp"
+#include "xenc/ops/linear.hpp"
+
+namespace xenc::grade {
+
+/// Sinusoidal positional encoding table (Vaswani et al., 2017, 3.5):
+///     PE(p, 2i) = sin(p / 10000^(2i/D)),  PE(p, 2i+1) = cos(p / 10000^(2i/D))
+/// Shapes:  returns [num_positions, d_model], row p = position p (from 0)
+/// Throws:  std::invalid_argument (e.g. xenc::config_error) if d_model is odd or 0.
+using SinusoidalTableFn = std::function<Tensor2(std::size_t num_positions, std::size_t d_model)>;
+ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student);
+
+/// Row softmax, numerically stable:  y[r, c] = exp(x[r, c] - m_r) / Σ_c' exp(x[r, c'] - m_r),
+/// m_r = max_c x[r, c]. Entries of -inf get probability exactly 0; a row of only -inf (a fully
+/// masked row) gives a row of zeros (PyTorch gives NaN there; xencoder's convention is zeros).
+/// Shapes:  x, y: [N, C]
+using SoftmaxFn = std::function<Tensor2(const Tensor2& x)>;
+ExerciseResult check_softmax(const SoftmaxFn& student);
+
+/// Layer norm over the last axis:  y = (x - mean) / sqrt(var + eps) · weight + bias,
+/// var = Σ (x - mean)² / D (biased, as torch.nn.LayerNorm).
+/// Shapes:  x, y: [N, D]   weight, bias: [D]
+using LayerNormFn = std::function<Tensor2(const Tensor2& x, const Tensor1& weight,
+                                          const Tensor1& bias, float eps)>;
+ExerciseResult check_layer_norm_forward(const LayerNormFn& student);
+
+/// Layer norm backward, given dy = dL/dy of the forward above:
+///     x̂ = (x - mean) · rstd,  rstd = 1 / sqrt(var + eps),  g = dy · weight
+///     dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))   dweight = Σ_rows dy · x̂   dbias = Σ_rows dy
+/// Shapes:  grad_y, x: [N, D]   weight: [D]   returns input [N, D], weight [D], bias [D]
+using LayerNormBackwardFn = std::function<LayerNormGrads<2>(
+    const Tensor2& grad_y, const Tensor2& x, const Tensor1& weight, float eps)>;
+ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student);
+
+/// Scaled dot-product attention with a key-padding mask:
+///     S = Q Kᵀ / sqrt(Dh);  S[.., i, j] = -inf where key_padding_mask[b, j] (true = padding)
+///     P = softmax(S) over keys (a row with every key masked: P = 0, O = 0);  O = P V
+/// Shapes:  q: [B, H, Tq, Dh]   k, v: [B, H, Tk, Dh]   key_padding_mask: [B, Tk]
+///          returns output O [B, H, Tq, Dh] and weights P [B, H, Tq, Tk]
+using AttentionFn = std::function<AttentionResult(const Tensor4& q, const Tensor4& k,
+                                                  const Tensor4& v, const Mask2& key_padding_mask)>;
+ExerciseResult check_attention(const AttentionFn& student);
+
+/// Splitting heads:  [B, T, D] -> [B, H, T, Dh],  out[b, h, t, e] = x[b, t, h·Dh + e],  Dh = D/H
+/// (PyTorch: x.view(B, T, H, Dh).transpose(1, 2)).
+/// Throws:  std::invalid_argument if D is not divisible by num_heads.
+using SplitHeadsFn = std::function<Tensor4(const Tensor3& x, std::size_t num_heads)>;
+ExerciseResult check_split_heads(const SplitHeadsFn& student);
+
+/// Merging heads, the inverse:  [B, H, T, Dh] -> [B, T, H·Dh],  out[b, t, h·Dh + e] = x[b, h, t, e]
+/// (PyTorch: x.transpose(1, 2).reshape(B, T, H * Dh)).
+using MergeHeadsFn = std::function<Tensor3(const Tensor4& x)>;
+ExerciseResult check_merge_heads(const MergeHeadsFn& student);
+
+/// Linear backward for y = x Wᵀ + b:   dx = dy W   dW = dyᵀ x   db = Σ_rows dy
+/// Shapes:  grad_y: [N, out]   x: [N, in]   weight: [out, in]
+///          returns input [N, in], weight [out, in], bias [out]
+using LinearBackwardFn = std::function<LinearGrads<2>(const Tensor2& grad_y, const Tensor2& x,
+                                                      const Tensor2& weight)>;
+ExerciseResult check_linear_backward(const LinearBackwardFn& student);
+
+/// Cross-entropy with an ignore index, as torch.nn.functional.cross_entropy (reduction 'mean'):
+///     loss = 1/N' Σ_{n: t_n != ignore} (logsumexp(z_n) - z_n[t_n]),  N' = rows not ignored
+///     grad_logits[n] = (softmax(z_n) - onehot(t_n)) / N' for kept rows, 0 for ignored rows
+/// When every row is ignored, N' = 0: loss = 0/0 = NaN (as PyTorch) and the gradient is 0.
+/// Shapes:  logits: [N, C]   targets: [N] (class in [0, C) or ignore_index)
+struct CrossEntropyOutput {
+  float loss = 0.0f;
+  Tensor2 grad_logits;  ///< dloss/dlogits: [N, C]
+};
+using CrossEntropyFn = std::function<CrossEntropyOutput(
+    const Tensor2& logits, const Index1& targets, std::int64_t ignore_index)>;
+ExerciseResult check_cross_entropy(const CrossEntropyFn& student);
+
+/// The exercises, in teaching order: name (as ExerciseResult::exercise) and signature.
+struct ExerciseInfo {
+  std::string name;
+  std::string signature;
+};
+const std::vector<ExerciseInfo>& exercises();
+
+}  // namespace xenc::grade

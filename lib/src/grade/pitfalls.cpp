@@ -1,0 +1,376 @@
+// The pitfall museum: each exhibit computes what the buggy code computes, in plain loops.
+// Arithmetic is in double where the bug does not depend on it and in float where it does
+// (softmax_without_max overflows because float32's exp does).
+#include "xenc/grade/pitfalls.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "xenc/ops/positional.hpp"
+
+namespace xenc::pitfalls {
+
+const PitfallInfo& describe(Pitfall p) {
+  static const std::map<Pitfall, PitfallInfo> catalogue = {
+      {Pitfall::pe_doubled_exponent,
+       {"exponent 2*i when i already steps by 2",
+        "the loop `for (i = 0; i < D; i += 2)` uses 10000^(2*i/D): i already is the even dimension "
+        "2k, so the exponent is 4k/D and the frequencies fall twice as fast",
+        "use 10000^(i/D) when i steps by 2 over dimensions, or loop k = 0 .. D/2-1 over pairs with "
+        "10000^(2k/D): PE(p, 2k) = sin(p / 10000^(2k/D)), PE(p, 2k+1) = cos(p / 10000^(2k/D))"}},
+      {Pitfall::pe_batch_axis,
+       {"positions added along the batch axis",
+        "`x + pe[:x.size(0)]` on a batch-first [B, T, D] tensor adds PE(b) to every token of "
+        "sentence b",
+        "add PE(t) to token t: y[b, t] = x[b, t] + PE(t) (pe[:T] broadcast over the batch)"}},
+      {Pitfall::pe_odd_d_overflow,
+       {"odd D writes past the row's end",
+        "ceil(D/2) frequencies each write a cos column 2i+1; for odd D the last one is column D, "
+        "one past the end of the row",
+        "check that D is even and throw (xenc::config_error) before building the table"}},
+      {Pitfall::layer_norm_unbiased_variance,
+       {"layer norm with the unbiased variance",
+        "the variance divides by D - 1 (x.var(), x.std() are unbiased in PyTorch), which shrinks "
+        "every output by sqrt((D-1)/D)",
+        "divide by D: var = Σ (x - mean)² / D (the biased variance, as torch.nn.LayerNorm)"}},
+      {Pitfall::layer_norm_eps_outside_sqrt,
+       {"layer norm with eps outside the square root",
+        "(x - mean) / (sqrt(var) + eps): rows with a variance near or below eps are no longer "
+        "tamed and blow up",
+        "put eps inside the root: (x - mean) / sqrt(var + eps)"}},
+      {Pitfall::layer_norm_unbiased_std_eps_outside,
+       {"layer norm with the unbiased std and eps outside the root",
+        "(x - mean) / (x.std() + eps): the unbiased std divides by D - 1 and eps sits outside "
+        "the square root",
+        "use the biased variance with eps inside the root: (x - mean) / sqrt(Σ (x - mean)² / D + "
+        "eps)"}},
+      {Pitfall::layer_norm_backward_no_mean_terms,
+       {"layer norm backward without the mean terms",
+        "dx = rstd · dy · weight treats mean and rstd as constants, but both depend on every x "
+        "of the row",
+        "with g = dy · weight and x̂ = (x - mean) · rstd: dx = rstd · (g - mean(g) - x̂ · mean(g · "
+        "x̂)), means over the row"}},
+      {Pitfall::softmax_without_max,
+       {"softmax without the max subtraction",
+        "exp(x) / Σ exp(x) overflows: exp(x) is inf for x > 88.7 in float32, and inf / inf is NaN",
+        "subtract the row maximum first: y = exp(x - max(x)) / Σ exp(x - max(x)) (the same value, "
+        "and every exp is then at most 1)"}},
+      {Pitfall::mask_inverted,
+       {"a padding mask with the opposite truth convention",
+        "the mask is read as true = keep (Hugging Face's attention_mask), but key_padding_mask "
+        "has true = padding (PyTorch): the real tokens are masked and the padding is attended",
+        "mask the keys where key_padding_mask[b, j] is true: S[i, j] = -inf for those j"}},
+      {Pitfall::mask_after_softmax,
+       {"the mask applied after the softmax",
+        "softmax over all keys, then the padding weights set to 0: the remaining weights no "
+        "longer sum to 1 and the padding still took its share",
+        "mask the scores before the softmax: S[i, j] = -inf for padding keys j, then P = "
+        "softmax(S) (masked weights are exactly 0 and each row sums to 1)"}},
+      {Pitfall::attention_without_scale,
+       {"attention scores without 1/sqrt(Dh)",
+        "S = Q Kᵀ without the scale: the scores' spread grows like sqrt(Dh) and the softmax "
+        "saturates",
+        "divide the scores by sqrt(Dh), the head dimension: S = Q Kᵀ / sqrt(Dh)"}},
+      {Pitfall::split_heads_without_transpose,
+       {"heads split by a reshape without the transpose",
+        "[B, T, D] viewed straight as [B, H, T, Dh] gives each head a slab of consecutive tokens "
+        "instead of a slice of dimensions",
+        "view as [B, T, H, Dh] first, then swap the T and H axes: out[b, h, t, e] = x[b, t, h·Dh "
+        "+ e]"}},
+      {Pitfall::merge_heads_without_transpose,
+       {"heads merged by a reshape without the transpose",
+        "[B, H, T, Dh] viewed straight as [B, T, D] mixes tokens and heads",
+        "swap the H and T axes back first ([B, T, H, Dh]), then view as [B, T, D]: out[b, t, h·Dh "
+        "+ e] = x[b, h, t, e]"}},
+      {Pitfall::linear_backward_bias_mean,
+       {"bias gradient averaged instead of summed",
+        "db = mean over rows of dy; but the bias is added to every row, so each row contributes "
+        "its full gradient",
+        "sum over rows: db[o] = Σ_n dy[n, o]"}},
+      {Pitfall::cross_entropy_counts_ignored,
+       {"cross-entropy averaged over all rows, ignored ones included",
+        "the ignored rows' terms are skipped but the sum is still divided by N, the number of "
+        "all rows",
+        "divide by N', the number of rows whose target is not ignore_index (the gradient too)"}},
+  };
+  return catalogue.at(p);
+}
+
+const std::vector<Pitfall>& all_pitfalls() {
+  static const std::vector<Pitfall> all = {
+      Pitfall::pe_doubled_exponent,         Pitfall::pe_batch_axis,
+      Pitfall::pe_odd_d_overflow,           Pitfall::layer_norm_unbiased_variance,
+      Pitfall::layer_norm_eps_outside_sqrt, Pitfall::layer_norm_unbiased_std_eps_outside,
+      Pitfall::layer_norm_backward_no_mean_terms, Pitfall::softmax_without_max,
+      Pitfall::mask_inverted,               Pitfall::mask_after_softmax,
+      Pitfall::attention_without_scale,     Pitfall::split_heads_without_transpose,
+      Pitfall::merge_heads_without_transpose, Pitfall::linear_backward_bias_mean,
+      Pitfall::cross_entropy_counts_ignored};
+  return all;
+}
+
+// ---- positional encodings ---------------------------------------------------------------------
+
+Tensor2 pe_doubled_exponent(std::size_t P, std::size_t D) {
+  Tensor2 pe = xt::zeros<float>({P, D});
+  for (std::size_t p = 0; p < P; ++p)
+    for (std::size_t i = 0; i + 1 < D; i += 2) {  // i is already the even dimension 2k ...
+      const double angle = double(p) / std::pow(10000.0, double(2 * i) / double(D));  // ... so 4k/D
+      pe(p, i) = float(std::sin(angle));
+      pe(p, i + 1) = float(std::cos(angle));
+    }
+  return pe;
+}
+
+Tensor3 add_positions_along_batch(const Tensor3& x) {
+  const Tensor2 pe = sinusoidal_encoding(x.shape()[0], x.shape()[2]);
+  Tensor3 y = x;
+  for (std::size_t b = 0; b < x.shape()[0]; ++b)
+    for (std::size_t t = 0; t < x.shape()[1]; ++t)
+      for (std::size_t d = 0; d < x.shape()[2]; ++d) y(b, t, d) += pe(b, d);  // PE(b), not PE(t)
+  return y;
+}
+
+std::vector<std::vector<float>> pe_odd_d_unchecked(std::size_t P, std::size_t D) {
+  std::vector<std::vector<float>> pe(P, std::vector<float>(D));
+  const std::size_t n_freq = (D + 1) / 2;  // arange(0, D, 2) has ceil(D/2) entries
+  for (std::size_t p = 0; p < P; ++p)
+    for (std::size_t i = 0; i < n_freq; ++i) {
+      const double angle = double(p) * std::exp(-double(2 * i) * std::log(10000.0) / double(D));
+      pe[p].at(2 * i) = float(std::sin(angle));
+      pe[p].at(2 * i + 1) = float(std::cos(angle));  // column D for the last i when D is odd
+    }
+  return pe;
+}
+
+std::size_t near_constant_dims(const Tensor2& pe, float threshold) {
+  std::size_t n = 0;
+  for (std::size_t j = 0; j < pe.shape()[1]; ++j) {
+    float lo = pe(0, j), hi = pe(0, j);
+    for (std::size_t p = 0; p < pe.shape()[0]; ++p) lo = std::min(lo, pe(p, j)), hi = std::max(hi, pe(p, j));
+    n += (hi - lo) < threshold;
+  }
+  return n;
+}
+
+// ---- softmax ----------------------------------------------------------------------------------
+
+Tensor2 softmax_without_max(const Tensor2& x) {
+  Tensor2 y = x;
+  for (std::size_t r = 0; r < x.shape()[0]; ++r) {
+    float sum = 0.0f;
+    for (std::size_t c = 0; c < x.shape()[1]; ++c) sum += (y(r, c) = std::exp(x(r, c)));
+    for (std::size_t c = 0; c < x.shape()[1]; ++c) y(r, c) /= sum;
+  }
+  return y;
+}
+
+// ---- layer norm -------------------------------------------------------------------------------
+
+namespace {
+// (x - mean) / denominator(sum of squares, D) · weight + bias, row by row in double.
+template <class Denominator>
+Tensor2 layer_norm_with(const Tensor2& x, const Tensor1& weight, const Tensor1& bias,
+                        Denominator denominator) {
+  Tensor2 y = x;
+  const std::size_t D = x.shape()[1];
+  for (std::size_t r = 0; r < x.shape()[0]; ++r) {
+    double mean = 0.0, ss = 0.0;
+    for (std::size_t d = 0; d < D; ++d) mean += x(r, d);
+    mean /= double(D);
+    for (std::size_t d = 0; d < D; ++d) ss += (x(r, d) - mean) * (x(r, d) - mean);
+    const double den = denominator(ss, double(D));
+    for (std::size_t d = 0; d < D; ++d)
+      y(r, d) = float((x(r, d) - mean) / den * weight(d) + bias(d));
+  }
+  return y;
+}
+}  // namespace
+
+Tensor2 layer_norm_unbiased_variance(const Tensor2& x, const Tensor1& weight, const Tensor1& bias,
+                                     float eps) {
+  return layer_norm_with(x, weight, bias, [eps](double ss, double D) { return std::sqrt(ss / (D - 1) + eps); });
+}
+
+Tensor2 layer_norm_eps_outside_sqrt(const Tensor2& x, const Tensor1& weight, const Tensor1& bias,
+                                    float eps) {
+  return layer_norm_with(x, weight, bias, [eps](double ss, double D) { return std::sqrt(ss / D) + eps; });
+}
+
+Tensor2 layer_norm_unbiased_std_eps_outside(const Tensor2& x, const Tensor1& weight,
+                                            const Tensor1& bias, float eps) {
+  return layer_norm_with(x, weight, bias, [eps](double ss, double D) { return std::sqrt(ss / (D - 1)) + eps; });
+}
+
+LayerNormGrads<2> layer_norm_backward_no_mean_terms(const Tensor2& grad_y, const Tensor2& x,
+                                                    const Tensor1& weight, float eps) {
+  const std::size_t N = x.shape()[0], D = x.shape()[1];
+  LayerNormGrads<2> g;
+  g.input = Tensor2::from_shape({N, D});
+  g.weight = xt::zeros<float>({D});
+  g.bias = xt::zeros<float>({D});
+  for (std::size_t r = 0; r < N; ++r) {
+    double mean = 0.0, var = 0.0;
+    for (std::size_t d = 0; d < D; ++d) mean += x(r, d);
+    mean /= double(D);
+    for (std::size_t d = 0; d < D; ++d) var += (x(r, d) - mean) * (x(r, d) - mean) / double(D);
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    for (std::size_t d = 0; d < D; ++d) {
+      g.input(r, d) = float(rstd * grad_y(r, d) * weight(d));  // the bug: no mean terms
+      g.weight(d) += float(grad_y(r, d) * (x(r, d) - mean) * rstd);
+      g.bias(d) += grad_y(r, d);
+    }
+  }
+  return g;
+}
+
+// ---- attention --------------------------------------------------------------------------------
+
+namespace {
+enum class MaskMode { before_softmax, after_softmax, inverted };
+
+// Loop-by-loop attention in double with one deliberate variation.
+AttentionResult attention_variant(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                  const Mask2& mask, MaskMode mode, bool scaled) {
+  const std::size_t B = q.shape()[0], H = q.shape()[1], Tq = q.shape()[2], Dh = q.shape()[3];
+  const std::size_t Tk = k.shape()[2];
+  const double scale = scaled ? 1.0 / std::sqrt(double(Dh)) : 1.0;
+  const double inf = std::numeric_limits<double>::infinity();
+  AttentionResult r;
+  r.output = xt::zeros<float>({B, H, Tq, Dh});
+  r.weights = xt::zeros<float>({B, H, Tq, Tk});
+  std::vector<double> s(Tk);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < Tq; ++i) {
+        auto masked = [&](std::size_t j) {
+          if (mask.size() == 0) return false;
+          return mode == MaskMode::inverted ? !mask(b, j) : bool(mask(b, j));
+        };
+        double m = -inf;
+        for (std::size_t j = 0; j < Tk; ++j) {
+          double dot = 0.0;
+          for (std::size_t e = 0; e < Dh; ++e) dot += double(q(b, h, i, e)) * double(k(b, h, j, e));
+          s[j] = dot * scale;
+          if (mode != MaskMode::after_softmax && masked(j)) s[j] = -inf;
+          m = std::max(m, s[j]);
+        }
+        if (m == -inf) continue;  // every key masked: a row of zeros
+        double sum = 0.0;
+        for (std::size_t j = 0; j < Tk; ++j) sum += (s[j] = std::exp(s[j] - m));
+        for (std::size_t j = 0; j < Tk; ++j) {
+          s[j] /= sum;
+          if (mode == MaskMode::after_softmax && masked(j)) s[j] = 0.0;  // too late
+          r.weights(b, h, i, j) = float(s[j]);
+          for (std::size_t e = 0; e < Dh; ++e) r.output(b, h, i, e) += float(s[j] * v(b, h, j, e));
+        }
+      }
+  return r;
+}
+}  // namespace
+
+Mask2 keep_mask_from_lengths(const std::vector<std::size_t>& lengths, std::size_t T) {
+  Mask2 m = Mask2::from_shape({lengths.size(), T});
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    for (std::size_t t = 0; t < T; ++t) m(b, t) = t < lengths[b];  // true = real token
+  return m;
+}
+
+AttentionResult attention_inverted_mask(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                        const Mask2& key_padding_mask) {
+  return attention_variant(q, k, v, key_padding_mask, MaskMode::inverted, true);
+}
+
+AttentionResult attention_mask_after_softmax(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                             const Mask2& key_padding_mask) {
+  return attention_variant(q, k, v, key_padding_mask, MaskMode::after_softmax, true);
+}
+
+AttentionResult attention_without_scale(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                        const Mask2& key_padding_mask) {
+  return attention_variant(q, k, v, key_padding_mask, MaskMode::before_softmax, false);
+}
+
+// ---- heads --------------------------------------------------------------------------------------
+
+Tensor4 split_heads_without_transpose(const Tensor3& x, std::size_t H) {
+  const std::size_t B = x.shape()[0], T = x.shape()[1], D = x.shape()[2], Dh = H == 0 ? 0 : D / H;
+  if (H == 0 || D % H != 0)  // PyTorch's view refuses too, with a RuntimeError
+    throw std::runtime_error("view: shape [" + std::to_string(B) + ", " + std::to_string(H) + ", " +
+                             std::to_string(T) + ", D / H] is invalid for input of size " + std::to_string(x.size()));
+  Tensor4 out = Tensor4::from_shape({B, H, T, Dh});
+  std::copy(x.begin(), x.end(), out.begin());  // the same memory read with another shape
+  return out;
+}
+
+Tensor3 merge_heads_without_transpose(const Tensor4& x) {
+  const std::size_t B = x.shape()[0], H = x.shape()[1], T = x.shape()[2], Dh = x.shape()[3];
+  Tensor3 out = Tensor3::from_shape({B, T, H * Dh});
+  std::copy(x.begin(), x.end(), out.begin());
+  return out;
+}
+
+// ---- linear backward --------------------------------------------------------------------------
+
+LinearGrads<2> linear_backward_bias_mean(const Tensor2& grad_y, const Tensor2& x,
+                                         const Tensor2& weight) {
+  const std::size_t N = x.shape()[0], in = x.shape()[1], out = weight.shape()[0];
+  LinearGrads<2> g;
+  g.input = xt::zeros<float>({N, in});
+  g.weight = xt::zeros<float>({out, in});
+  g.bias = xt::zeros<float>({out});
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t o = 0; o < out; ++o) {
+      for (std::size_t i = 0; i < in; ++i) {
+        g.input(n, i) += grad_y(n, o) * weight(o, i);
+        g.weight(o, i) += grad_y(n, o) * x(n, i);
+      }
+      g.bias(o) += grad_y(n, o) / float(N);  // the bug: a mean
+    }
+  return g;
+}
+
+// ---- cross-entropy ----------------------------------------------------------------------------
+
+namespace {
+// -log softmax(z)[t] in double, stable.
+double nll_row(const Tensor2& z, std::size_t n, std::size_t t) {
+  const std::size_t C = z.shape()[1];
+  double m = z(n, 0), s = 0.0;
+  for (std::size_t c = 1; c < C; ++c) m = std::max(m, double(z(n, c)));
+  for (std::size_t c = 0; c < C; ++c) s += std::exp(double(z(n, c)) - m);
+  return m + std::log(s) - double(z(n, t));
+}
+}  // namespace
+
+float cross_entropy_counts_ignored(const Tensor2& logits, const Index1& targets,
+                                   std::int64_t ignore_index) {
+  const std::size_t N = logits.shape()[0];
+  double total = 0.0;
+  for (std::size_t n = 0; n < N; ++n)
+    if (targets(n) != ignore_index) total += nll_row(logits, n, std::size_t(targets(n)));
+  return float(total / double(N));  // the bug: N, not the number of kept rows
+}
+
+Tensor2 cross_entropy_counts_ignored_backward(const Tensor2& logits, const Index1& targets,
+                                              std::int64_t ignore_index) {
+  const std::size_t N = logits.shape()[0], C = logits.shape()[1];
+  Tensor2 g = xt::zeros<float>({N, C});
+  for (std::size_t n = 0; n < N; ++n) {
+    if (targets(n) == ignore_index) continue;
+    double m = logits(n, 0), s = 0.0;
+    for (std::size_t c = 1; c < C; ++c) m = std::max(m, double(logits(n, c)));
+    for (std::size_t c = 0; c < C; ++c) s += std::exp(double(logits(n, c)) - m);
+    for (std::size_t c = 0; c < C; ++c) {
+      const double p = std::exp(double(logits(n, c)) - m) / s;
+      g(n, c) = float((p - (std::int64_t(c) == targets(n) ? 1.0 : 0.0)) / double(N));
+    }
+  }
+  return g;
+}
+
+}  // namespace xenc::pitfalls

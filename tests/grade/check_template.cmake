@@ -1,0 +1,99 @@
+# The compiled assignment, as a teacher and a student use it: install this build into a scratch
+# prefix, copy apps/assignment/template/, build it with find_package(xencoder), run ./grade.
+#   1. on the stubs as committed: grade exits 1 and reports failures (✘, "not implemented");
+#   2. with tests/grade/solutions/*.cpp copied over the stubs: grade exits 0, every check passes.
+# Inputs: BUILD_DIR, TEMPLATE_DIR, SOLUTIONS_DIR, WORK_DIR.
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "install into ${WORK_DIR}/prefix failed: ${rc}")
+endif()
+
+# Builds (incrementally) and runs the copy in ${dir}; sets grade_rc and grade_out in the caller.
+function(build_and_grade dir)
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir}/build
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc)
+    message(FATAL_ERROR "building ${dir} failed:\n${out}")
+  endif()
+  execute_process(COMMAND ${dir}/build/grade RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  set(grade_rc ${rc} PARENT_SCOPE)
+  set(grade_out "${out}" PARENT_SCOPE)
+endfunction()
+
+# 1. the stubs, as handed out
+set(copy ${WORK_DIR}/assignment)
+file(COPY ${TEMPLATE_DIR}/ DESTINATION ${copy})
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${copy} -B ${copy}/build
+                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc)
+  message(FATAL_ERROR "configuring the template's copy failed:\n${out}")
+endif()
+build_and_grade(${copy})
+if(NOT grade_rc EQUAL 1)
+  message(FATAL_ERROR "grade on the stubs exited with ${grade_rc}, expected 1:\n${grade_out}")
+endif()
+foreach(needle "✘ sinusoidal_table: 0 of " "hint: the function is still the stub: implement it."
+               "threw an exception: softmax_rows: not implemented" "0 of 9 exercises passed")
+  string(FIND "${grade_out}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "grade on the stubs does not print '${needle}':\n${grade_out}")
+  endif()
+endforeach()
+message(STATUS "stubs: grade exited 1 and reported the failures")
+
+# 2. the reference solutions copied over the stubs (as the teacher's README says), rebuilt
+file(GLOB solutions ${SOLUTIONS_DIR}/*.cpp)
+foreach(s ${solutions})
+  get_filename_component(name ${s} NAME)
+  if(NOT EXISTS ${copy}/exercises/${name})
+    message(FATAL_ERROR "solution ${name} has no stub in the template's exercises/")
+  endif()
+  # a fresh timestamp, so that the build sees the change even within the stub's second
+  file(READ ${s} text)
+  file(WRITE ${copy}/exercises/${name} "${text}")
+endforeach()
+file(GLOB stubs ${TEMPLATE_DIR}/exercises/*.cpp)
+list(LENGTH stubs n_stubs)
+list(LENGTH solutions n_solutions)
+if(NOT n_stubs EQUAL n_solutions)
+  message(FATAL_ERROR "${n_stubs} stubs but ${n_solutions} solutions")
+endif()
+build_and_grade(${copy})
+if(NOT grade_rc EQUAL 0)
+  message(FATAL_ERROR "grade on the solutions exited with ${grade_rc}, expected 0:\n${grade_out}")
+endif()
+string(FIND "${grade_out}" "✘" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "grade on the solutions reports a failed check:\n${grade_out}")
+endif()
+string(FIND "${grade_out}" "9 of 9 exercises passed" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "grade on the solutions does not report 9 of 9 exercises passed:\n${grade_out}")
+endif()
+message(STATUS "solutions: grade exited 0 and every check passed\n${grade_out}")
+
+# 3. the command line the student README documents
+execute_process(COMMAND ${copy}/build/grade softmax RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(FIND "${out}" "1 of 1 exercises passed" at)
+string(FIND "${out}" "attention" other)
+if(NOT rc EQUAL 0 OR at EQUAL -1 OR NOT other EQUAL -1)
+  message(FATAL_ERROR "grade softmax (exit ${rc}) does not grade softmax alone:\n${out}")
+endif()
+execute_process(COMMAND ${copy}/build/grade --list RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+set(names "sinusoidal_table\nsoftmax\nlayer_norm_forward\nlayer_norm_backward\nattention\nsplit_heads\n")
+string(APPEND names "merge_heads\nlinear_backward\ncross_entropy\n")
+if(NOT rc EQUAL 0 OR NOT out STREQUAL names)
+  message(FATAL_ERROR "grade --list (exit ${rc}) printed:\n${out}")
+endif()
+execute_process(COMMAND ${copy}/build/grade --help RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "usage: grade [--list] [exercise ...]\nexercises:\n${names}")
+  message(FATAL_ERROR "grade --help (exit ${rc}) printed:\n${out}")
+endif()
+execute_process(COMMAND ${copy}/build/grade rope RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err STREQUAL "grade: unknown exercise 'rope' (grade --list shows the names)\n")
+  message(FATAL_ERROR "grade rope exited ${rc} with '${err}', expected 2 and the unknown-exercise message")
+endif()
+message(STATUS "grade softmax, grade --list, grade --help and grade <unknown> behave as the READMEs say")

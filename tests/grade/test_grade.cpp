@@ -1,0 +1,367 @@
+// The grader (xenc/grade/exercises.hpp) on three kinds of student code:
+//   1. the reference solutions (tests/grade/solutions/, the files a teacher substitutes into the
+//      assignment template) and the library's own ops pass every check;
+//   2. the stubs (throwing "not implemented", or returning zeros) fail every exercise;
+//   3. each exhibit of the pitfall museum (xenc/grade/pitfalls.hpp), handed in as the student's
+//      function, fails, and the failed check's hint names that exhibit's mistake and fix.
+// Plus the report's text and the grader's robustness (wrong shapes, foreign exceptions).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "exercises.hpp"  // apps/assignment/template/exercises.hpp: the student's signatures
+#include "xenc/grade/exercises.hpp"
+#include "xenc/grade/pitfalls.hpp"
+#include "xenc/grade/result.hpp"
+#include "xenc/xenc.hpp"
+
+namespace {
+
+namespace grade = xenc::grade;
+namespace pitfalls = xenc::pitfalls;
+using pitfalls::Pitfall;
+using xenc::Tensor1;
+using xenc::Tensor2;
+using xenc::Tensor3;
+using xenc::Tensor4;
+
+::testing::AssertionResult AllPass(const grade::ExerciseResult& r) {
+  if (r.passed()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << grade::report(r);
+}
+
+// Fails unless r failed, its check named `check` failed, and that check's hint names pitfall p.
+::testing::AssertionResult FailsWithHint(const grade::ExerciseResult& r, const std::string& check, Pitfall p) {
+  if (r.passed()) return ::testing::AssertionFailure() << "every check passed:\n" << grade::report(r);
+  const pitfalls::PitfallInfo& info = pitfalls::describe(p);
+  for (const grade::CheckResult& c : r.checks) {
+    if (c.name.find(check) != 0) continue;
+    if (c.passed) return ::testing::AssertionFailure() << "'" << c.name << "' passed:\n" << grade::report(r);
+    if (c.known_mistake != info.title || c.hint.find(info.fix) == std::string::npos)
+      return ::testing::AssertionFailure() << "'" << c.name << "' has the hint '" << c.hint << "', expected the fix of '"
+                                           << info.title << "':\n" << grade::report(r);
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no check named '" << check << "...':\n" << grade::report(r);
+}
+
+// The check named `check` passed.
+bool Passed(const grade::ExerciseResult& r, const std::string& check) {
+  for (const grade::CheckResult& c : r.checks)
+    if (c.name.find(check) == 0) return c.passed;
+  ADD_FAILURE() << "no check named '" << check << "...'";
+  return false;
+}
+
+// ---- 1. the reference solutions and the library pass ------------------------------------------
+
+TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
+  EXPECT_TRUE(AllPass(grade::check_sinusoidal_table(assignment::sinusoidal_table)));
+  EXPECT_TRUE(AllPass(grade::check_softmax(assignment::softmax_rows)));
+  EXPECT_TRUE(AllPass(grade::check_layer_norm_forward(assignment::layer_norm_forward)));
+  EXPECT_TRUE(AllPass(grade::check_layer_norm_backward(assignment::layer_norm_backward)));
+  EXPECT_TRUE(AllPass(grade::check_attention(assignment::attention)));
+  EXPECT_TRUE(AllPass(grade::check_split_heads(assignment::split_heads)));
+  EXPECT_TRUE(AllPass(grade::check_merge_heads(assignment::merge_heads)));
+  EXPECT_TRUE(AllPass(grade::check_linear_backward(assignment::linear_backward)));
+  EXPECT_TRUE(AllPass(grade::check_cross_entropy(assignment::cross_entropy)));
+}
+
+// The library's ops are tested against PyTorch (tests/ops); they pass the grader's checks too, so
+// the grader's references and the library agree.
+TEST(GradeSolutions, TheLibraryOpsPass) {
+  EXPECT_TRUE(AllPass(grade::check_sinusoidal_table([](std::size_t P, std::size_t D) { return xenc::sinusoidal_encoding(P, D); })));
+  EXPECT_TRUE(AllPass(grade::check_softmax([](const Tensor2& x) { return xenc::softmax_forward<2>(x); })));
+  EXPECT_TRUE(AllPass(grade::check_layer_norm_forward(
+      [](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) { return xenc::layer_norm_forward<2>(x, w, b, eps); })));
+  EXPECT_TRUE(AllPass(grade::check_layer_norm_backward([](const Tensor2& dy, const Tensor2& x, const Tensor1& w, float eps) {
+    xenc::LayerNormCache cache;
+    const Tensor1 b = xt::zeros<float>({w.size()});
+    xenc::layer_norm_forward<2>(x, w, b, eps, &cache);
+    return xenc::layer_norm_backward<2>(dy, x, w, cache);
+  })));
+  EXPECT_TRUE(AllPass(grade::check_attention([](const Tensor4& q, const Tensor4& k, const Tensor4& v, const xenc::Mask2& m) {
+    return xenc::scaled_dot_product_attention_forward(q, k, v, m);
+  })));
+  EXPECT_TRUE(AllPass(grade::check_linear_backward(
+      [](const Tensor2& dy, const Tensor2& x, const Tensor2& W) { return xenc::linear_backward<2>(dy, x, W, true); })));
+}
+
+// ---- 2. stubs fail ----------------------------------------------------------------------------
+
+TEST(GradeStubs, ThrowingStubsFailEveryCheckWithTheStubHint) {
+  auto nope = [](auto&&...) -> Tensor2 { throw std::logic_error("softmax_rows: not implemented"); };
+  const grade::ExerciseResult r = grade::check_softmax(nope);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.num_passed(), 0u);
+  for (const grade::CheckResult& c : r.checks) {
+    EXPECT_EQ(c.computed, "threw an exception: softmax_rows: not implemented") << c.name;
+    EXPECT_EQ(c.hint, "the function is still the stub: implement it.") << c.name;
+  }
+  // every exercise, through the template's own stub files' behaviour
+  auto all_fail = [](const grade::ExerciseResult& e) { return !e.passed() && e.num_passed() == 0; };
+  const auto thrower = [](auto&&...) -> int { throw std::logic_error("not implemented"); };
+  EXPECT_TRUE(all_fail(grade::check_sinusoidal_table([&](std::size_t, std::size_t) -> Tensor2 { thrower(); return {}; })));
+  EXPECT_TRUE(all_fail(grade::check_layer_norm_forward([&](const Tensor2&, const Tensor1&, const Tensor1&, float) -> Tensor2 { thrower(); return {}; })));
+  EXPECT_TRUE(all_fail(grade::check_layer_norm_backward([&](const Tensor2&, const Tensor2&, const Tensor1&, float) -> xenc::LayerNormGrads<2> { thrower(); return {}; })));
+  EXPECT_TRUE(all_fail(grade::check_attention([&](const Tensor4&, const Tensor4&, const Tensor4&, const xenc::Mask2&) -> xenc::AttentionResult { thrower(); return {}; })));
+  EXPECT_TRUE(all_fail(grade::check_merge_heads([&](const Tensor4&) -> Tensor3 { thrower(); return {}; })));
+  EXPECT_TRUE(all_fail(grade::check_linear_backward([&](const Tensor2&, const Tensor2&, const Tensor2&) -> xenc::LinearGrads<2> { thrower(); return {}; })));
+  EXPECT_TRUE(all_fail(grade::check_cross_entropy([&](const Tensor2&, const xenc::Index1&, std::int64_t) -> grade::CrossEntropyOutput { thrower(); return {}; })));
+  // split_heads' "D not divisible" check passes for any std::invalid_argument; logic_error is not one
+  EXPECT_TRUE(all_fail(grade::check_split_heads([&](const Tensor3&, std::size_t) -> Tensor4 { thrower(); return {}; })));
+}
+
+TEST(GradeStubs, ZeroStubsFail) {
+  const grade::ExerciseResult pe = grade::check_sinusoidal_table([](std::size_t P, std::size_t D) -> Tensor2 { return xt::zeros<float>({P, D}); });
+  EXPECT_FALSE(pe.passed());
+  EXPECT_FALSE(Passed(pe, "hand example"));
+  const grade::ExerciseResult sm = grade::check_softmax([](const Tensor2& x) -> Tensor2 { return xt::zeros<float>(x.shape()); });
+  EXPECT_FALSE(sm.passed());
+  EXPECT_FALSE(Passed(sm, "hand example"));
+  EXPECT_EQ(sm.checks[0].first_difference, "y[0, 0]: expected 0.0900306, computed 0");
+  const grade::ExerciseResult ln = grade::check_layer_norm_forward(
+      [](const Tensor2& x, const Tensor1&, const Tensor1&, float) -> Tensor2 { return xt::zeros<float>(x.shape()); });
+  EXPECT_FALSE(ln.passed());
+  const grade::ExerciseResult lb = grade::check_layer_norm_backward([](const Tensor2& dy, const Tensor2&, const Tensor1& w, float) {
+    xenc::LayerNormGrads<2> g;
+    g.input = xt::zeros<float>(dy.shape());
+    g.weight = xt::zeros<float>({w.size()});
+    g.bias = xt::zeros<float>({w.size()});
+    return g;
+  });
+  EXPECT_FALSE(lb.passed());
+  EXPECT_FALSE(Passed(lb, "finite differences: dx"));
+  const grade::ExerciseResult at = grade::check_attention([](const Tensor4& q, const Tensor4& k, const Tensor4&, const xenc::Mask2&) {
+    xenc::AttentionResult a;
+    a.output = xt::zeros<float>(q.shape());
+    a.weights = xt::zeros<float>({q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[2]});
+    return a;
+  });
+  EXPECT_FALSE(at.passed());
+  const grade::ExerciseResult ce = grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1&, std::int64_t) {
+    return grade::CrossEntropyOutput{0.0f, xt::zeros<float>(z.shape())};
+  });
+  EXPECT_FALSE(ce.passed());
+  EXPECT_FALSE(Passed(ce, "finite differences: grad_logits"));
+}
+
+// ---- 3. every catalogued bug fails with its hint ----------------------------------------------
+
+TEST(GradePitfalls, DoubledExponentTable) {
+  const auto r = grade::check_sinusoidal_table(pitfalls::pe_doubled_exponent);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::pe_doubled_exponent));
+  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::pe_doubled_exponent));
+  EXPECT_TRUE(Passed(r, "invariant: PE(p, 2i)²"));  // still sin and cos of one angle
+  EXPECT_TRUE(Passed(r, "invariant: PE(p) · PE(p + 3)"));  // still relative: only the frequencies are wrong
+}
+
+TEST(GradePitfalls, OddDimensionOverflow) {
+  // a student's table built on the common div_term code: for odd D the write past the row's end
+  // (std::out_of_range here) instead of a clear refusal
+  const auto r = grade::check_sinusoidal_table([](std::size_t P, std::size_t D) {
+    const auto rows = pitfalls::pe_odd_d_unchecked(P, D);
+    Tensor2 t = Tensor2::from_shape({P, D});
+    for (std::size_t p = 0; p < P; ++p)
+      for (std::size_t j = 0; j < D; ++j) t(p, j) = rows[p][j];
+    return t;
+  });
+  EXPECT_TRUE(FailsWithHint(r, "edge case: odd D", Pitfall::pe_odd_d_overflow));
+  EXPECT_EQ(r.num_passed(), r.checks.size() - 1);  // correct for every even D
+}
+
+TEST(GradePitfalls, SoftmaxWithoutMax) {
+  const auto r = grade::check_softmax(pitfalls::softmax_without_max);
+  EXPECT_TRUE(Passed(r, "hand example"));  // small logits hide the bug
+  EXPECT_TRUE(FailsWithHint(r, "edge case: large logits", Pitfall::softmax_without_max));
+}
+
+TEST(GradePitfalls, LayerNormUnbiasedVariance) {
+  const auto r = grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_variance);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::layer_norm_unbiased_variance));
+  EXPECT_TRUE(FailsWithHint(r, "invariant", Pitfall::layer_norm_unbiased_variance));
+}
+
+TEST(GradePitfalls, LayerNormEpsOutsideSqrt) {
+  const auto r = grade::check_layer_norm_forward(pitfalls::layer_norm_eps_outside_sqrt);
+  EXPECT_TRUE(Passed(r, "hand example"));  // variance 1.25 >> eps: the difference is 4e-6
+  EXPECT_TRUE(FailsWithHint(r, "edge case: a row with variance below eps", Pitfall::layer_norm_eps_outside_sqrt));
+}
+
+TEST(GradePitfalls, LayerNormUnbiasedStdEpsOutside) {
+  const auto r = grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_std_eps_outside);
+  EXPECT_TRUE(FailsWithHint(r, "edge case: a row with variance below eps", Pitfall::layer_norm_unbiased_std_eps_outside));
+  // where eps does not matter the unbiased variance is the visible part, and its fix is named
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::layer_norm_unbiased_variance));
+}
+
+TEST(GradePitfalls, LayerNormBackwardWithoutMeanTerms) {
+  const auto r = grade::check_layer_norm_backward(pitfalls::layer_norm_backward_no_mean_terms);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::layer_norm_backward_no_mean_terms));
+  EXPECT_TRUE(FailsWithHint(r, "invariant", Pitfall::layer_norm_backward_no_mean_terms));
+  EXPECT_TRUE(FailsWithHint(r, "finite differences: dx", Pitfall::layer_norm_backward_no_mean_terms));
+  EXPECT_TRUE(Passed(r, "finite differences: dweight"));
+  EXPECT_TRUE(Passed(r, "finite differences: dbias"));
+}
+
+TEST(GradePitfalls, AttentionWithoutScale) {
+  const auto r = grade::check_attention(pitfalls::attention_without_scale);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::attention_without_scale));
+  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::attention_without_scale));
+  EXPECT_TRUE(Passed(r, "invariant: weights on padding keys"));
+}
+
+TEST(GradePitfalls, MaskAfterSoftmax) {
+  const auto r = grade::check_attention(pitfalls::attention_mask_after_softmax);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::mask_after_softmax));
+  EXPECT_TRUE(Passed(r, "invariant: weights on padding keys"));  // zeros there, too late
+  EXPECT_TRUE(FailsWithHint(r, "invariant: each row of weights sums to 1", Pitfall::mask_after_softmax));
+}
+
+TEST(GradePitfalls, InvertedMask) {
+  const auto r = grade::check_attention(pitfalls::attention_inverted_mask);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::mask_inverted));
+  EXPECT_TRUE(FailsWithHint(r, "invariant: weights on padding keys", Pitfall::mask_inverted));
+}
+
+TEST(GradePitfalls, HeadsWithoutTranspose) {
+  const auto s = grade::check_split_heads(pitfalls::split_heads_without_transpose);
+  EXPECT_TRUE(FailsWithHint(s, "hand example", Pitfall::split_heads_without_transpose));
+  EXPECT_TRUE(FailsWithHint(s, "invariant: merging", Pitfall::split_heads_without_transpose));
+  EXPECT_TRUE(Passed(s, "edge case: T = 1"));  // one token: the reshape happens to be right
+  const auto m = grade::check_merge_heads(pitfalls::merge_heads_without_transpose);
+  EXPECT_TRUE(FailsWithHint(m, "hand example", Pitfall::merge_heads_without_transpose));
+  EXPECT_TRUE(FailsWithHint(m, "invariant: merging split heads", Pitfall::merge_heads_without_transpose));
+}
+
+TEST(GradePitfalls, LinearBackwardBiasMean) {
+  const auto r = grade::check_linear_backward(pitfalls::linear_backward_bias_mean);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::linear_backward_bias_mean));
+  EXPECT_TRUE(FailsWithHint(r, "invariant: the bias is a weight", Pitfall::linear_backward_bias_mean));
+  EXPECT_TRUE(FailsWithHint(r, "finite differences: db", Pitfall::linear_backward_bias_mean));
+  EXPECT_TRUE(Passed(r, "finite differences: dx"));
+  EXPECT_TRUE(Passed(r, "finite differences: dW"));
+}
+
+TEST(GradePitfalls, CrossEntropyCountsIgnoredRows) {
+  const auto r = grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
+    return grade::CrossEntropyOutput{pitfalls::cross_entropy_counts_ignored(z, t, ignore),
+                                     pitfalls::cross_entropy_counts_ignored_backward(z, t, ignore)};
+  });
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::cross_entropy_counts_ignored));
+  EXPECT_TRUE(FailsWithHint(r, "finite differences", Pitfall::cross_entropy_counts_ignored));
+  EXPECT_TRUE(Passed(r, "edge case: one row"));  // nothing ignored: N' = N
+}
+
+// The exhibits compute what their doc says, checked by hand arithmetic (not by the grader).
+TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
+  // softmax without the max: exp(1000) = inf in float32, inf / inf = NaN
+  EXPECT_TRUE(std::isnan(pitfalls::softmax_without_max(Tensor2{{1000, 1001}})(0, 0)));
+  // [1, 2, 3, 4]: Σ (x - mean)² = 5; unbiased var 5/3 -> 1.5 / sqrt(5/3 + 1e-5) = 1.161892
+  const Tensor2 x = {{1, 2, 3, 4}, {0, 0, 0, 1e-3f}};
+  const Tensor1 w = xt::ones<float>({4}), b = xt::zeros<float>({4});
+  EXPECT_NEAR(pitfalls::layer_norm_unbiased_variance(x, w, b, 1e-5f)(0, 3), 1.5 / std::sqrt(5.0 / 3 + 1e-5), 1e-6);
+  // [0, 0, 0, 1e-3]: mean 2.5e-4, var 1.875e-7 -> 7.5e-4 / (sqrt(1.875e-7) + 1e-5) = 1.692954 (NumPy)
+  EXPECT_NEAR(pitfalls::layer_norm_eps_outside_sqrt(x, w, b, 1e-5f)(1, 3), 1.69295372, 1e-5);
+  // attention hand example of the grader, sentence 0, query 0: scores [2, 0] without the scale
+  // -> e² / (e² + 1) = 0.880797; mask after the softmax on sentence 1 -> [0.731059, 0]
+  Tensor4 q = xt::zeros<float>({2, 1, 2, 4}), k = q, v = q;
+  for (std::size_t s = 0; s < 2; ++s) q(s, 0, 0, 0) = 2, k(s, 0, 0, 0) = 1, v(s, 0, 0, 0) = 1, v(s, 0, 1, 1) = 1;
+  const xenc::Mask2 mask = {{false, false}, {false, true}};
+  EXPECT_NEAR(pitfalls::attention_without_scale(q, k, v, mask).weights(0, 0, 0, 0), 0.88079708, 1e-6);
+  const auto after = pitfalls::attention_mask_after_softmax(q, k, v, mask);
+  EXPECT_NEAR(after.weights(1, 0, 0, 0), 0.73105858, 1e-6);
+  EXPECT_EQ(after.weights(1, 0, 0, 1), 0.0f);
+  // inverted: sentence 0 has no padding, so every key is masked -> zeros
+  EXPECT_EQ(pitfalls::attention_inverted_mask(q, k, v, mask).weights(0, 0, 0, 0), 0.0f);
+  // heads: [[0..3], [4..7]] viewed as [1, 2, 2, 2] keeps memory order: head 0 = [[0, 1], [2, 3]]
+  const Tensor3 hx = {{{0, 1, 2, 3}, {4, 5, 6, 7}}};
+  EXPECT_EQ(pitfalls::split_heads_without_transpose(hx, 2)(0, 0, 1, 0), 2.0f);
+  EXPECT_EQ(pitfalls::merge_heads_without_transpose(Tensor4{{{{0, 1}, {4, 5}}, {{2, 3}, {6, 7}}}})(0, 0, 2), 4.0f);
+  // bias gradient as a mean: dy = [[1, 2, 3], [1, 0, 0]] -> [1, 1, 1.5]
+  const auto lg = pitfalls::linear_backward_bias_mean(Tensor2{{1, 2, 3}, {1, 0, 0}}, Tensor2{{1, 2}, {3, 4}},
+                                                      Tensor2{{1, 0}, {0, 1}, {1, 1}});
+  EXPECT_EQ(lg.bias(2), 1.5f);
+  // cross-entropy over N = 2 rows, one ignored: 0.4076059644 / 2 (PyTorch's loss for the kept row)
+  EXPECT_NEAR(pitfalls::cross_entropy_counts_ignored(Tensor2{{1, 2, 3}, {1, 0, -1}}, xenc::Index1{2, -100}, -100),
+              0.4076059644 / 2, 1e-6);
+  // layer norm backward without the mean terms: dx = rstd · dy · w = [1 / sqrt(1.25001), 0, 0, 0]
+  EXPECT_NEAR(pitfalls::layer_norm_backward_no_mean_terms(Tensor2{{1, 0, 0, 0}}, Tensor2{{1, 2, 3, 4}}, w, 1e-5f).input(0, 0),
+              1.0 / std::sqrt(1.25001), 1e-6);
+}
+
+// Every exhibit that has the signature of an exercise is tested above; the catalogue lists them.
+TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
+  for (Pitfall p : pitfalls::all_pitfalls()) {
+    const auto& info = pitfalls::describe(p);
+    EXPECT_FALSE(info.title.empty());
+    EXPECT_FALSE(info.mistake.empty());
+    EXPECT_FALSE(info.fix.empty());
+  }
+  EXPECT_EQ(pitfalls::all_pitfalls().size(), 15u);
+}
+
+// ---- the report and robustness ----------------------------------------------------------------
+
+TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
+  const std::string text = grade::report(grade::check_softmax(pitfalls::softmax_without_max));
+  EXPECT_NE(text.find("✘ softmax: 6 of 8 checks passed\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  Tensor2 softmax_rows(const Tensor2& x)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ✔ hand example: [[1, 2, 3], [0, 0, 0]]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ✘ edge case: large logits (stability)\n"
+                      "      input:    x [2, 3] = [1000, 1001, 1002, -1000, -1001, -1002]\n"
+                      "      expected: y [2, 3] = [0.0900306, 0.244728, 0.665241, 0.665241, 0.244728, 0.0900306]\n"
+                      "      computed: y [2, 3] = [nan, nan, nan, nan, nan, nan]\n"
+                      "      first difference: y[0, 0]: expected 0.0900306, computed nan\n"
+                      "      hint: this is a known mistake, softmax without the max subtraction: "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Fix: subtract the row maximum first"), std::string::npos) << text;
+  // a fully masked row is 0 / 0 without the max: not the overflow, so the check's own hint
+  EXPECT_NE(text.find("  ✘ edge case: a fully masked row (every entry -inf) gives zeros\n"
+                      "      input:    x [2, 3] = [-inf, -inf, -inf, 1, 2, 3]\n"
+                      "      expected: y [2, 3] = [0, 0, 0, 0.0900306, 0.244728, 0.665241]\n"
+                      "      computed: y [2, 3] = [nan, nan, nan, 0.0900306, 0.244728, 0.665241]\n"
+                      "      first difference: y[0, 0]: expected 0, computed nan\n"
+                      "      hint: a row whose every entry is -inf has nothing to attend to: return a row of zeros"),
+            std::string::npos)
+      << text;
+}
+
+TEST(GradeReport, PassingExerciseAndSummary) {
+  const auto r = grade::check_merge_heads(assignment::merge_heads);
+  EXPECT_EQ(grade::report(r).rfind("✔ merge_heads: 5 of 5 checks passed\n", 0), 0u) << grade::report(r);
+  std::ostringstream os;
+  grade::print_summary(os, {r, grade::check_softmax(pitfalls::softmax_without_max)});
+  EXPECT_EQ(os.str(), "✔ merge_heads  5 of 5 checks passed\n✘ softmax  6 of 8 checks passed\n"
+                      "1 of 2 exercises passed (11 of 13 checks)\n");
+}
+
+TEST(GradeRobustness, WrongShapeIsReportedNotACrash) {
+  const auto r = grade::check_softmax([](const Tensor2& x) -> Tensor2 { return xt::transpose(x); });
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.checks[0].first_difference, "y: shape [3, 2], expected [2, 3]");
+  // the invariant that measures the output also survives a wrong shape
+  const auto pe = grade::check_sinusoidal_table([](std::size_t, std::size_t) -> Tensor2 { return xt::zeros<float>({2, 3}); });
+  EXPECT_EQ(pe.num_passed(), 0u);
+}
+
+TEST(GradeRobustness, ForeignExceptionsAreCaught) {
+  const auto r = grade::check_softmax([](const Tensor2&) -> Tensor2 { throw 42; });
+  EXPECT_EQ(r.num_passed(), 0u);
+  EXPECT_EQ(r.checks[0].computed, "threw an exception that is not a std::exception");
+  EXPECT_EQ(r.checks[0].hint, "your function threw on this input: fix the error above (a wrong index or shape?).");
+}
+
+TEST(GradeExercises, TheListMatchesTheChecks) {
+  // each exercise's result carries its name and the signature from the list
+  const auto& list = grade::exercises();
+  ASSERT_EQ(list.size(), 9u);
+  EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
+  EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
+}
+
+}  // namespace
