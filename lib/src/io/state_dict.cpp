@@ -229,8 +229,13 @@ void load_state_dict_checked(Module& module, const StateDict& state, const std::
 TransformerEncoder load_transformer_encoder(const StateDict& state, std::size_t nhead,
                                             Activation activation, bool norm_first,
                                             float layer_norm_eps, const std::string& source) {
-  const EncoderStateInfo info = inspect_encoder_state(state, source);
   const std::string where = std::string(kWhere) + ": " + source;
+  EncoderStateInfo info;
+  try {
+    info = inspect_encoder_state(state, source);
+  } catch (const std::bad_alloc&) {
+    throw io_error(where + ": out of memory checking the state_dict's " + std::to_string(state.size()) + " keys");
+  }
   check_config(nhead > 0 && info.d_model % nhead == 0, where,
                "d_model (" + std::to_string(info.d_model) +
                    ", from in_proj_weight) must be divisible by nhead (" + std::to_string(nhead) + ")");
