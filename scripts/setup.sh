@@ -2,7 +2,8 @@
 # Installs what xencoder needs on a fresh Debian 12 machine (apt only; nothing is downloaded
 # from anywhere else). Uses sudo when not root. Safe to run again: it installs only what is
 # missing. Usage: bash scripts/setup.sh [--with-python]   (--with-python adds python3-torch and
-# python3-numpy, needed only to regenerate reference values and to run the PyTorch comparisons).
+# python3-numpy, needed only to regenerate reference values and to run the PyTorch comparisons,
+# and jupyter-nbconvert, libjs-mathjax and chromium for the student HTML and its browser test).
 set -euo pipefail
 
 packages=(
@@ -16,7 +17,7 @@ packages=(
   libxml2-dev
 )
 if [[ "${1:-}" == "--with-python" ]]; then
-  packages+=(python3 python3-numpy python3-torch jupyter-nbconvert)
+  packages+=(python3 python3-numpy python3-torch jupyter-nbconvert libjs-mathjax chromium)
 fi
 
 missing=()

@@ -7,19 +7,21 @@
 // random, or (--weights) takes its layers from a torch.nn.TransformerEncoder state_dict saved as
 // .npz (xenc/io); the token embedding and positions stay the seeded ones either way.
 //
-// --json prints the weights in the layout bertviz's head_view(attention, tokens) takes:
+// --json prints the weights (and writes SVGs only when --svg-dir is given too) in the layout bertviz's head_view(attention, tokens) takes:
 //     {"tokens": [...], "attention": [ layer 0: [batch = 1][H][T][T], layer 1: ..., ... ]}
 // (in Python: head_view([torch.tensor(a) for a in j["attention"]], j["tokens"])).
 //
-//     attention_map                                   # "the cat chased the mouse", D = 16, 2 heads, 2 layers
-//     attention_map --sentence "a b c d" --heads 4 --svg-dir maps
-//     attention_map --json > attention.json
-//     attention_map --weights encoder.npz --heads 2    # a torch.nn.TransformerEncoder's weights
+//     xenc-attention-map                              # "the cat chased the mouse", D = 16, 2 heads, 2 layers
+//     xenc-attention-map --sentence "a b c d" --heads 4 --svg-dir maps
+//     xenc-attention-map --json > attention.json
+//     xenc-attention-map --weights encoder.npz --heads 2    # a torch.nn.TransformerEncoder's weights
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <xenc/io.hpp>
 #include <xenc/xenc.hpp>
 #include <xenc/viz/svg.hpp>
+
+#include "../common/cli.hpp"
 
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
@@ -31,27 +33,39 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  CLI::App app{"attention_map: the attention weights of every layer and head of a seeded random\n"
-               "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view."};
+  CLI::App app{"xenc-attention-map: the attention weights of every layer and head of a seeded random\n"
+               "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view.\n"
+               "The model is random (seeded, untrained): its words carry no meaning."};
+  xenc_app::add_version(app, "xenc-attention-map");
   std::string sentence = "the cat chased the mouse", position = "sinusoidal", svg_dir = "attention_maps", weights;
   std::size_t d_model = 16, heads = 2, layers = 2;
   std::uint32_t seed = 42;
   bool json = false;
   app.add_option("--sentence", sentence, "the input sentence")->capture_default_str();
-  app.add_option("--d-model", d_model, "D")->check(CLI::Range(1, 4096))->capture_default_str();
-  app.add_option("--heads", heads, "H (must divide D)")->check(CLI::Range(1, 256))->capture_default_str();
-  app.add_option("--layers", layers, "N")->check(CLI::Range(1, 48))->capture_default_str();
-  app.add_option("--seed", seed, "seed of the random weights")->capture_default_str();
+  auto* d_model_opt = app.add_option("--d-model", d_model, "D (not with --weights)")
+                          ->check(xenc_app::whole_range(1, 4096))->capture_default_str();
+  app.add_option("--heads", heads, "H (must divide D)")->check(xenc_app::whole_range(1, 256))->capture_default_str();
+  auto* layers_opt = app.add_option("--layers", layers, "N (not with --weights)")
+                         ->check(xenc_app::whole_range(1, 48))->capture_default_str();
+  app.add_option("--seed", seed, "seed of the random weights")
+      ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
   app.add_option("--position", position, "none | sinusoidal | learned")
       ->check(CLI::IsMember({"none", "sinusoidal", "learned"}))->capture_default_str();
-  app.add_option("--svg-dir", svg_dir, "directory for the SVG heatmaps (\"\" = none)")->capture_default_str();
-  app.add_flag("--json", json, "print the weights as JSON (bertviz head_view layout) instead of text");
+  auto* svg_dir_opt = app.add_option("--svg-dir", svg_dir, "directory for the SVG heatmaps (\"\" = none; "
+                                     "with --json only when given)")->capture_default_str();
+  app.add_flag("--json", json, "print the weights as JSON (bertviz head_view layout) instead of text; "
+               "writes no SVG unless --svg-dir is given");
   app.add_option("--weights", weights,
                  ".npz of a torch.nn.TransformerEncoder(Layer) state_dict (np.savez(path, **sd)); "
                  "D, F and the number of layers come from the file, --heads must match the model");
   CLI11_PARSE(app, argc, argv);
+  if (json && svg_dir_opt->count() == 0) svg_dir.clear();  // --json alone writes only JSON
 
   try {
+    if (!weights.empty() && (d_model_opt->count() > 0 || layers_opt->count() > 0))
+      throw std::invalid_argument("--weights " + weights + " sets D and the number of layers; do not give " +
+                                  std::string(d_model_opt->count() > 0 ? "--d-model" : "--layers") +
+                                  " with it");
     // 1. tokens -> ids [1, T]
     const auto tokens = xenc::tokenize(sentence);
     if (tokens.empty())
@@ -73,6 +87,16 @@ int main(int argc, char** argv) {
       ff = info.dim_feedforward;
       final_norm = info.final_norm;
     }
+    // refuse a model that would not fit before allocating it (inference: weights + activations)
+    const double need = xenc_app::encoder_inference_bytes(vocab.size(), std::max<std::size_t>(64, T), d_model,
+                                                          heads, ff, layers, 1, T);
+    if (need > xenc_app::kMemoryLimitBytes)
+      throw std::invalid_argument("this model needs about " + xenc_app::human_bytes(need) +
+                                  " of memory for inference (D = " + std::to_string(d_model) + ", " +
+                                  std::to_string(layers) + " layers, F = " + std::to_string(ff) + ", T = " +
+                                  std::to_string(T) + "), more than this demo's limit of " +
+                                  xenc_app::human_bytes(xenc_app::kMemoryLimitBytes) +
+                                  ": use a smaller --d-model or --layers, or a shorter sentence");
     xenc::EncoderModelConfig cfg;
     cfg.vocab_size = vocab.size();
     cfg.layer.d_model = d_model;
@@ -182,8 +206,8 @@ int main(int argc, char** argv) {
                   << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir << "/attention_all.svg\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "attention_map: error: " << e.what() << "\n";
+    std::cerr << "xenc-attention-map: error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return xenc_app::finish_stdout("xenc-attention-map");
 }

@@ -14,6 +14,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../common/cli.hpp"
+
 #include "xenc/core/random.hpp"
 #include "xenc/io/state_dict.hpp"
 #include "xenc/nn/optim.hpp"
@@ -21,28 +23,45 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Build (and optionally train) an xencoder TransformerEncoder; save its state_dict (.npz)"};
+  xenc_app::add_version(app, "xenc-init-encoder");
   xenc::EncoderLayerConfig config;
   config.dropout = 0.0f;
   std::size_t layers = 2, train_steps = 0;
   std::uint32_t seed = 0;
   std::string activation = "relu", output;
   bool final_norm = false, compressed = false;
-  app.add_option("--layers", layers, "number of encoder layers")->capture_default_str();
-  app.add_option("--d-model", config.d_model, "D")->required();
-  app.add_option("--heads", config.nhead, "H")->required();
-  app.add_option("--dim-feedforward", config.dim_feedforward, "F")->required();
+  app.add_option("--layers", layers, "number of encoder layers")
+      ->check(xenc_app::whole_range(1, 48))->capture_default_str();
+  app.add_option("--d-model", config.d_model, "D")->required()->check(xenc_app::whole_range(1, 4096));
+  app.add_option("--heads", config.nhead, "H (must divide D)")->required()->check(xenc_app::whole_range(1, 256));
+  app.add_option("--dim-feedforward", config.dim_feedforward, "F")->required()->check(xenc_app::whole_range(1, 65536));
   app.add_option("--activation", activation)->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
   app.add_flag("--norm-first", config.norm_first, "pre-norm layers");
   app.add_flag("--final-norm", final_norm, "a LayerNorm after the last layer (\"norm.*\")");
-  app.add_option("--layer-norm-eps", config.layer_norm_eps)->capture_default_str();
-  app.add_option("--seed", seed, "initialisation seed")->capture_default_str();
-  app.add_option("--train-steps", train_steps, "Adam steps on the toy task")->capture_default_str();
+  app.add_option("--layer-norm-eps", config.layer_norm_eps, "eps of every LayerNorm (finite, > 0)")
+      ->check(xenc_app::positive_float())->capture_default_str();
+  app.add_option("--seed", seed, "initialisation seed")
+      ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
+  app.add_option("--train-steps", train_steps, "Adam steps on the toy task")
+      ->check(xenc_app::whole_range(0, 100000))->capture_default_str();
   app.add_flag("--compressed", compressed, "deflate the members (numpy.savez_compressed)");
   app.add_option("--output", output, "W.npz")->required();
   CLI11_PARSE(app, argc, argv);
 
   try {
     config.activation = xenc::parse_activation(activation);
+    // refuse a model that would not fit before allocating it: the weights, and with
+    // --train-steps their gradients and Adam's two moments (4 x), plus the toy batch [4, 6, D]
+    const double need = xenc_app::encoder_inference_bytes(0, 0, config.d_model, config.nhead,
+                                                          config.dim_feedforward, layers, 4, 6) *
+                        (train_steps > 0 ? 4.0 : 1.0);
+    if (need > xenc_app::kMemoryLimitBytes)
+      throw std::invalid_argument("this encoder needs about " + xenc_app::human_bytes(need) + " of memory (D = " +
+                                  std::to_string(config.d_model) + ", " + std::to_string(layers) + " layers, F = " +
+                                  std::to_string(config.dim_feedforward) +
+                                  (train_steps > 0 ? ", with gradients and Adam's moments" : "") +
+                                  "), more than this program's limit of " +
+                                  xenc_app::human_bytes(xenc_app::kMemoryLimitBytes));
     xenc::Rng rng(seed);
     xenc::TransformerEncoder encoder(config, layers, rng, final_norm);
 
@@ -78,8 +97,8 @@ int main(int argc, char** argv) {
               << encoder.state_dict().size() << " tensors (" << encoder.num_parameters()
               << " parameters) written to " << output << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "init_encoder: error: " << e.what() << "\n";
+    std::cerr << "xenc-init-encoder: error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return xenc_app::finish_stdout("xenc-init-encoder");
 }

@@ -15,6 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../common/cli.hpp"
+
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/core/tensor.hpp"
@@ -100,26 +102,29 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Run a transformer encoder with PyTorch weights (.npz of a state_dict) on X (.npy); "
       "writes Y (.npy)"};
+  xenc_app::add_version(app, "xenc-encode");
   Options opt;
   app.add_option("--weights", opt.weights,
                  "W.npz: state_dict of torch.nn.TransformerEncoder or TransformerEncoderLayer")
       ->required();
-  app.add_option("--heads", opt.heads, "H: number of attention heads (nhead)")->required();
+  app.add_option("--heads", opt.heads, "H: number of attention heads (nhead), must divide D")
+      ->required()->check(xenc_app::whole_range(1, 65536));
   app.add_option("--activation", opt.activation, "feed-forward activation")
       ->check(CLI::IsMember({"relu", "gelu"}))
       ->capture_default_str();
   app.add_flag("--norm-first", opt.norm_first, "pre-norm layers (PyTorch's norm_first=True)");
-  app.add_option("--layer-norm-eps", opt.layer_norm_eps, "eps of every LayerNorm")
-      ->capture_default_str();
+  app.add_option("--layer-norm-eps", opt.layer_norm_eps, "eps of every LayerNorm (finite, > 0)")
+      ->check(xenc_app::positive_float())->capture_default_str();
   app.add_option("--input", opt.input, "X.npy: [T, D] or [B, T, D], float32 or float64")->required();
   app.add_option("--padding-mask", opt.padding_mask,
                  "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");
   app.add_option("--output", opt.output, "Y.npy: float32, X's shape")->required();
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(opt);
+    run(opt);
   } catch (const std::exception& e) {
-    std::cerr << "encode: error: " << e.what() << "\n";
+    std::cerr << "xenc-encode: error: " << e.what() << "\n";
     return 1;
   }
+  return xenc_app::finish_stdout("xenc-encode");
 }

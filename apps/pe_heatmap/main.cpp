@@ -9,11 +9,17 @@
 //   - the table as CSV (header "position,d0,d1,...", one row per position);
 //   - an SVG line plot of chosen dimensions over the positions.
 //
-//     pe_heatmap                                   # 64 positions, D = 64, dims 0,8,16,24
-//     pe_heatmap --positions 100 --d-model 128 --dims 0,2,8,32 --svg pe.svg --csv pe.csv
+// Before computing anything it estimates the size of each file (about 75 bytes per heatmap cell,
+// 13 per CSV value) and refuses, naming the sizes, when one would exceed --max-output-mb
+// (default 100 MiB): 10000 positions x D = 8192 would be a 6 GB SVG.
+//
+//     xenc-pe-heatmap                              # 64 positions, D = 64, dims 0,8,16,24
+//     xenc-pe-heatmap --positions 100 --d-model 128 --dims 0,2,8,32 --svg pe.svg --csv pe.csv
 #include <CLI/CLI.hpp>
 #include <xenc/ops/positional.hpp>
 #include <xenc/viz/svg.hpp>
+
+#include "../common/cli.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -24,17 +30,21 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  CLI::App app{"pe_heatmap: the sinusoidal positional-encoding table PE(p, j) as an SVG heatmap,\n"
+  CLI::App app{"xenc-pe-heatmap: the sinusoidal positional-encoding table PE(p, j) as an SVG heatmap,\n"
                "a CSV file, and an SVG line plot of chosen dimensions over the positions."};
-  std::size_t positions = 64, d_model = 64;
+  xenc_app::add_version(app, "xenc-pe-heatmap");
+  std::size_t positions = 64, d_model = 64, max_output_mb = 100;
   std::vector<std::size_t> dims;  // default: 0, D/8, D/4, 3D/8 (rounded to even: sin columns)
   std::string svg = "pe_heatmap.svg", csv = "pe_table.csv", lines = "pe_lines.svg";
   app.add_option("--positions", positions, "number of positions p = 0 .. positions-1")
-      ->check(CLI::Range(1, 10000))->capture_default_str();
-  app.add_option("--d-model", d_model, "D, the encoding size (even)")->check(CLI::Range(1, 8192))->capture_default_str();
+      ->check(xenc_app::whole_range(1, 10000))->capture_default_str();
+  app.add_option("--d-model", d_model, "D, the encoding size (even)")->check(xenc_app::whole_range(1, 8192))->capture_default_str();
   app.add_option("--dims", dims, "dimensions for the line plot, e.g. --dims 0,1,4 "
                  "(default: 0, D/8, D/4, 3D/8 rounded down to even)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(xenc_app::whole_range(0, 8191));
+  app.add_option("--max-output-mb", max_output_mb, "refuse to write a file larger than this (estimated, MiB)")
+      ->check(xenc_app::whole_range(1, 100000))->capture_default_str();
   app.add_option("--svg", svg, "heatmap output path")->capture_default_str();
   app.add_option("--csv", csv, "table output path")->capture_default_str();
   app.add_option("--lines-svg", lines, "line-plot output path")->capture_default_str();
@@ -52,6 +62,19 @@ int main(int argc, char** argv) {
         throw std::invalid_argument("--dims: dimension " + std::to_string(d) +
                                     " is out of range, expected 0 .. " + std::to_string(d_model - 1) +
                                     " (D = " + std::to_string(d_model) + ")");
+    // the files' sizes, estimated before anything is computed: ~75 bytes per heatmap cell
+    // (a <rect> with its colour), ~13 per CSV value ("," and 9 significant digits)
+    const double cells = double(positions) * double(d_model), mib = 1024.0 * 1024.0;
+    const double svg_bytes = 75.0 * cells + 20e3, csv_bytes = 13.0 * cells + 8.0 * double(positions);
+    if (svg_bytes > double(max_output_mb) * mib || csv_bytes > double(max_output_mb) * mib) {
+      char msg[512];
+      std::snprintf(msg, sizeof msg,
+                    "%zu positions x D = %zu = %.0f values: the heatmap SVG would be about %.0f MiB and the "
+                    "CSV about %.0f MiB, over the limit of %zu MiB per file (--max-output-mb; fewer "
+                    "--positions or a smaller --d-model)",
+                    positions, d_model, cells, svg_bytes / mib, csv_bytes / mib, max_output_mb);
+      throw std::invalid_argument(msg);
+    }
     const xenc::Tensor2 pe = xenc::sinusoidal_encoding(positions, d_model);  // [T, D]
 
     // 2. heatmap: a cell per value
@@ -124,8 +147,8 @@ int main(int argc, char** argv) {
     if (!series.empty()) std::cout << ", " << lines << " (" << series.size() << " dimensions)";
     std::cout << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "pe_heatmap: error: " << e.what() << "\n";
+    std::cerr << "xenc-pe-heatmap: error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return xenc_app::finish_stdout("xenc-pe-heatmap");
 }

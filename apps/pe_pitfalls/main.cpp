@@ -12,6 +12,8 @@
 #include <xenc/grade/pitfalls.hpp>
 #include <xenc/xenc.hpp>
 
+#include "../common/cli.hpp"
+
 #include <xtensor/xbuilder.hpp>
 
 #include <cmath>
@@ -167,6 +169,7 @@ void exhibit_mask() {
 int main(int argc, char** argv) {
   CLI::App app{"pe_pitfalls: published positional-encoding, layer-norm and mask mistakes next to the\n"
                "correct formula, each with its numeric consequence and the test that catches it."};
+  xenc_app::add_version(app, "xenc-pe-pitfalls");
   int only = 0;
   app.add_option("--only", only, "show one exhibit (1-5); 0 = all")->check(CLI::Range(0, 5))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -182,5 +185,5 @@ int main(int argc, char** argv) {
     std::cerr << "pe_pitfalls: error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return xenc_app::finish_stdout("xenc-pe-pitfalls");
 }

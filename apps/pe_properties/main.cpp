@@ -9,11 +9,20 @@
 // 3. Positions stay distinct: the smallest distance between two rows ‖PE(p) - PE(q)‖, p ≠ q.
 //    ‖PE(p+k) - PE(p)‖² = Σ_i 2 - 2 cos(kω_i) is the same for every p (R_k is a rotation).
 //
-//     pe_properties                                          # D = 16, 50 positions, k = 3
-//     pe_properties --d-model 64 --positions 100 --shift 7 --svg sim.svg
+// The all-pairs work is two double-precision GEMMs (xtensor-blas): R_k PE(p) for every p at once
+// (PE R_kᵀ) and the similarity matrix S = PE PEᵀ; the distances come from S, f from a table of
+// the T offsets. D = 4096 with 4000 positions takes seconds. The heatmap shows at most 500 x 500
+// cells (every s-th position beyond that, said in the output): a cell per pair would make a
+// 4000 x 4000 SVG of over 1 GiB.
+//
+//     xenc-pe-properties                                     # D = 16, 50 positions, k = 3
+//     xenc-pe-properties --d-model 64 --positions 100 --shift 7 --svg sim.svg
 #include <CLI/CLI.hpp>
 #include <xenc/ops/positional.hpp>
 #include <xenc/viz/svg.hpp>
+#include <xtensor-blas/xlinalg.hpp>
+
+#include "../common/cli.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -21,29 +30,42 @@
 #include <string>
 #include <vector>
 
+// The heatmap's largest side in cells (every s-th position beyond it).
+constexpr std::size_t kMaxSide = 500;
+
+// 2 -> "2nd", 3 -> "3rd", 8 -> "8th"
+std::string ordinal(std::size_t n) {
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  return std::to_string(n) + suffix;
+}
+
 int main(int argc, char** argv) {
-  CLI::App app{"pe_properties: PE(p+k) = R_k PE(p) (a rotation), PE(p).PE(q) depends only on p - q,\n"
+  CLI::App app{"xenc-pe-properties: PE(p+k) = R_k PE(p) (a rotation), PE(p).PE(q) depends only on p - q,\n"
                "and how far apart the position vectors are, checked numerically with figures."};
-  std::size_t d_model = 16, positions = 50;
-  double shift = 3;
+  xenc_app::add_version(app, "xenc-pe-properties");
+  std::size_t d_model = 16, positions = 50, shift = 3;
   std::string svg = "pe_similarity.svg", offset_svg = "pe_similarity_by_offset.svg";
-  app.add_option("--d-model", d_model, "D (even)")->check(CLI::Range(1, 4096))->capture_default_str();
-  app.add_option("--positions", positions, "positions p = 0 .. positions-1")->check(CLI::Range(2, 4000))->capture_default_str();
-  app.add_option("--shift", shift, "k in PE(p + k) = R_k PE(p)")->capture_default_str();
+  app.add_option("--d-model", d_model, "D (even)")->check(xenc_app::whole_range(1, 4096))->capture_default_str();
+  app.add_option("--positions", positions, "positions p = 0 .. positions-1")->check(xenc_app::whole_range(2, 4000))->capture_default_str();
+  app.add_option("--shift", shift, "k in PE(p + k) = R_k PE(p): a whole number, 0 <= k < positions")
+      ->check(xenc_app::whole_range(0, 3999))->capture_default_str();
   app.add_option("--svg", svg, "similarity-matrix heatmap path")->capture_default_str();
   app.add_option("--offset-svg", offset_svg, "similarity-by-offset line plot path")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const std::size_t T = positions, D = d_model;
-    const std::size_t k = static_cast<std::size_t>(std::llround(std::abs(shift)));
-    if (shift < 0 || std::abs(shift - double(k)) > 0 || k >= T)
-      throw std::invalid_argument("--shift is " + std::to_string(shift) +
+    const std::size_t T = positions, D = d_model, k = shift;
+    if (k >= T)
+      throw std::invalid_argument("--shift is " + std::to_string(k) +
                                   ", expected a whole number 0 <= k < positions (" + std::to_string(T) + ")");
     // the table, with k extra rows so PE(p + k) exists for every p < T
     const xenc::Tensor2 pe = xenc::sinusoidal_encoding(T + k, D);   // [T + k, D]
     const xenc::Tensor2 rk = xenc::sinusoidal_shift_matrix(double(k), D);  // [D, D]
     const xenc::Tensor1 omega = xenc::sinusoidal_frequencies(D);    // [D/2]
+    // the float tables in double, so the GEMMs below add up in double precision
+    const xt::xtensor<double, 2> pe_d = xt::cast<double>(pe);       // [T + k, D]
+    const xt::xtensor<double, 2> rk_d = xt::cast<double>(rk);       // [D, D]
+    const xt::xtensor<double, 2> pe_t = xt::view(pe_d, xt::range(0, T), xt::all());  // [T, D]
 
     // 1. R_k: its 2×2 blocks, then max over p and j of |(R_k PE(p))_j - PE(p + k)_j|
     std::printf("1. A shift by k = %zu is a rotation: PE(p + k) = R_k . PE(p), D = %zu\n", k, D);
@@ -57,34 +79,29 @@ int main(int argc, char** argv) {
       std::printf("   i = %3zu  w_i = %.6f   [[%9.6f %9.6f]  [%9.6f %9.6f]]\n", i, double(omega(i)),
                   double(rk(j, j)), double(rk(j, j + 1)), double(rk(j + 1, j)), double(rk(j + 1, j + 1)));
     }
+    // row p of PE R_kᵀ is R_k PE(p): every position in one GEMM  [T, D] x [D, D] -> [T, D]
+    const xt::xtensor<double, 2> rotated = xt::linalg::dot(pe_t, xt::transpose(rk_d));
     double rot_err = 0;
     for (std::size_t p = 0; p < T; ++p)
-      for (std::size_t a = 0; a < D; ++a) {
-        double y = 0;  // (R_k PE(p))_a in double
-        for (std::size_t b = 0; b < D; ++b) y += double(rk(a, b)) * double(pe(p, b));
-        rot_err = std::max(rot_err, std::abs(y - double(pe(p + k, a))));
-      }
+      for (std::size_t a = 0; a < D; ++a) rot_err = std::max(rot_err, std::abs(rotated(p, a) - pe_d(p + k, a)));
     std::printf("   max |R_k PE(p) - PE(p+k)| over p = 0..%zu and all %zu dims: %.2e\n"
                 "   (float32 rounding): one matrix, built from k alone, shifts every position\n\n",
                 T - 1, D, rot_err);
 
-    // 2. S(p, q) = PE(p) . PE(q) and f(k) = sum_i cos(k w_i)
-    xenc::Tensor2 sim = xenc::Tensor2::from_shape({T, T});
-    for (std::size_t p = 0; p < T; ++p)
-      for (std::size_t q = 0; q < T; ++q) {
-        double s = 0;
-        for (std::size_t j = 0; j < D; ++j) s += double(pe(p, j)) * double(pe(q, j));
-        sim(p, q) = static_cast<float>(s);
-      }
+    // 2. S(p, q) = PE(p) . PE(q) for all pairs: one GEMM  [T, D] x [D, T] -> [T, T]
+    const xt::xtensor<double, 2> sim_d = xt::linalg::dot(pe_t, xt::transpose(pe_t));
+    // f(k) = sum_i cos(k w_i), tabulated for the offsets 0 .. T-1 (f is even: f(-k) = f(k))
     auto f = [&](double delta) {
       double s = 0;
       for (std::size_t i = 0; i < D / 2; ++i) s += std::cos(delta * std::pow(10000.0, -2.0 * double(i) / double(D)));
       return s;
     };
+    std::vector<double> f_table(T);
+    for (std::size_t d = 0; d < T; ++d) f_table[d] = f(double(d));
     double offset_err = 0;
     for (std::size_t p = 0; p < T; ++p)
       for (std::size_t q = 0; q < T; ++q)
-        offset_err = std::max(offset_err, std::abs(double(sim(p, q)) - f(double(p) - double(q))));
+        offset_err = std::max(offset_err, std::abs(sim_d(p, q) - f_table[p > q ? p - q : q - p]));
     std::printf("2. PE(p) . PE(q) = sum_i cos((p - q) w_i) = f(p - q): depends only on p - q\n");
     std::printf("   max |PE(p).PE(q) - f(p - q)| over all %zu x %zu pairs: %.2e\n", T, T, offset_err);
     std::printf("   f(0) = D/2 = %.4f (every pair has sin^2 + cos^2 = 1)\n  ", f(0));
@@ -92,17 +109,13 @@ int main(int argc, char** argv) {
       if (d < double(T)) std::printf(" f(%g) = %.4f", d, f(d));
     std::printf("\n\n");
 
-    // 3. distances between rows
+    // 3. distances between rows: ||PE(p) - PE(q)||² = S(p, p) + S(q, q) - 2 S(p, q)
     double dmin = INFINITY;
     std::size_t pmin = 0, qmin = 1;
     for (std::size_t p = 0; p < T; ++p)
       for (std::size_t q = p + 1; q < T; ++q) {
-        double s = 0;
-        for (std::size_t j = 0; j < D; ++j) {
-          const double d = double(pe(p, j)) - double(pe(q, j));
-          s += d * d;
-        }
-        if (std::sqrt(s) < dmin) dmin = std::sqrt(s), pmin = p, qmin = q;
+        const double d = std::sqrt(std::max(0.0, sim_d(p, p) + sim_d(q, q) - 2 * sim_d(p, q)));
+        if (d < dmin) dmin = d, pmin = p, qmin = q;
       }
     double adj = 0;
     for (std::size_t i = 0; i < D / 2; ++i) adj += 2 - 2 * std::cos(std::pow(10000.0, -2.0 * double(i) / double(D)));
@@ -112,6 +125,14 @@ int main(int argc, char** argv) {
                 "   keeps distances); every row has length ||PE(p)|| = sqrt(D/2) = %.4f\n",
                 std::sqrt(adj), std::sqrt(double(D) / 2));
 
+    // the heatmap: every s-th position when T > 500, so the SVG stays a few MiB
+    const std::size_t stride = (T + kMaxSide - 1) / kMaxSide, shown = (T + stride - 1) / stride;
+    xenc::Tensor2 sim = xenc::Tensor2::from_shape({shown, shown});
+    std::vector<std::string> tick_labels;
+    for (std::size_t i = 0; i < shown; ++i) {
+      tick_labels.push_back(std::to_string(i * stride));
+      for (std::size_t j = 0; j < shown; ++j) sim(i, j) = static_cast<float>(sim_d(i * stride, j * stride));
+    }
     // figures: the similarity matrix and f(p - q)
     xenc::viz::HeatmapOptions h;
     h.title = "Position similarity PE(p) . PE(q), D = " + std::to_string(D);
@@ -119,6 +140,11 @@ int main(int argc, char** argv) {
     h.y_label = "position p";
     h.diverging = false;  // viridis: mostly positive values (f can dip below 0 for large D)
     h.colorbar_label = "PE(p) . PE(q)";
+    if (stride > 1) {
+      h.title += ", every " + ordinal(stride) + " position";
+      h.x_ticks = tick_labels;
+      h.y_ticks = tick_labels;
+    }
     xenc::viz::write_text_file(svg, xenc::viz::heatmap_svg(sim, h));
     xenc::viz::LineSeries s{"f(p - q) = sum_i cos((p - q) w_i)", {}, {}};
     xenc::viz::LineSeries measured{"PE(0) . PE(q) (measured)", {}, {}};
@@ -126,7 +152,7 @@ int main(int argc, char** argv) {
       s.x.push_back(double(d));
       s.y.push_back(f(double(d)));
       measured.x.push_back(double(d));
-      measured.y.push_back(sim(0, d));
+      measured.y.push_back(sim_d(0, d));
     }
     measured.dashed = true;
     xenc::viz::LinePlotOptions l;
@@ -134,10 +160,14 @@ int main(int argc, char** argv) {
     l.x_label = "offset p - q";
     l.y_label = "dot product";
     xenc::viz::write_text_file(offset_svg, xenc::viz::line_plot_svg({s, measured}, l));
-    std::printf("\nWrote %s (%zu x %zu similarity matrix) and %s\n", svg.c_str(), T, T, offset_svg.c_str());
+    if (stride > 1)
+      std::printf("\nThe heatmap shows every %s position (%zu x %zu of the %zu x %zu pairs): a cell per pair\n"
+                  "would make an SVG of about %.0f MiB; the numbers above use every pair.\n",
+                  ordinal(stride).c_str(), shown, shown, T, T, 75.0 * double(T) * double(T) / (1024.0 * 1024.0));
+    std::printf("\nWrote %s (%zu x %zu similarity matrix) and %s\n", svg.c_str(), shown, shown, offset_svg.c_str());
   } catch (const std::exception& e) {
-    std::cerr << "pe_properties: error: " << e.what() << "\n";
+    std::cerr << "xenc-pe-properties: error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return xenc_app::finish_stdout("xenc-pe-properties");
 }

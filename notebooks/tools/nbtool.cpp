@@ -443,9 +443,11 @@ int run(const std::string& nb_path, const std::string& out_path,
   return failures == 0 ? 0 : 1;
 }
 
-// Two printed texts are the same result when they differ at most by one unit in the last printed
-// digit of each number (and in the amount of white space): a different CPU may pick another
-// OpenBLAS kernel, whose rounding can flip a last digit. Any other change is a real difference.
+// Two printed texts are the same result when each decimal number differs at most by one unit in
+// its last printed digit, every integer is the same, and only the amount of white space may
+// differ: a different CPU may pick another OpenBLAS kernel, whose rounding can flip the last
+// digit of a decimal (0.940001 vs 0.940002). Integers (counts, shapes, ids: [2, 3, 5]) are not
+// rounded, so they must match exactly. Any other change is a real difference.
 bool number_start(const std::string& s, std::size_t i) {
   auto digit = [&](std::size_t k) { return k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])); };
   if (digit(i)) return i == 0 || !(std::isalpha(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
@@ -460,6 +462,11 @@ double last_digit_unit(const std::string& s, std::size_t begin, std::size_t end)
   const int decimals = dot < e ? static_cast<int>(e - dot - 1) : 0;
   const int exponent = e < end ? std::atoi(s.c_str() + e + 1) : 0;
   return std::pow(10.0, exponent - decimals);
+}
+
+// An integer: the number s[begin, end) has neither a decimal point nor an exponent.
+bool is_integer(const std::string& s, std::size_t begin, std::size_t end) {
+  return s.substr(begin, end - begin).find_first_of(".eE") == std::string::npos;
 }
 
 bool same_text_up_to_rounding(const std::string& a, const std::string& b) {
@@ -477,8 +484,12 @@ bool same_text_up_to_rounding(const std::string& a, const std::string& b) {
       char* eb = nullptr;
       const double x = std::strtod(a.c_str() + i, &ea), y = std::strtod(b.c_str() + j, &eb);
       const std::size_t ni = static_cast<std::size_t>(ea - a.c_str()), nj = static_cast<std::size_t>(eb - b.c_str());
-      const double unit = std::max(last_digit_unit(a, i, ni), last_digit_unit(b, j, nj));
-      if (std::fabs(x - y) > 1.01 * unit) return false;
+      if (is_integer(a, i, ni) || is_integer(b, j, nj)) {  // exactly the same characters
+        if (a.compare(i, ni - i, b, j, nj - j) != 0) return false;
+      } else {
+        const double unit = std::max(last_digit_unit(a, i, ni), last_digit_unit(b, j, nj));
+        if (std::fabs(x - y) > 1.01 * unit) return false;
+      }
       i = ni;
       j = nj;
       continue;

@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <xenc/config.hpp>
 #include <xenc/io.hpp>  // the math (xenc.hpp) and save_state_dict
 #include <sstream>
 #include <string>
@@ -92,6 +94,18 @@ double formula(std::size_t p, std::size_t j, std::size_t D) {
   return j % 2 == 0 ? std::sin(angle) : std::cos(angle);
 }
 
+// The text with every run of spaces and line breaks as one space (the apps wrap their prose).
+std::string flat(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+bool has(const std::string& text, const std::string& s) { return flat(text).find(flat(s)) != std::string::npos; }
+
 // ---- word_order ----------------------------------------------------------------------------
 
 TEST(WordOrder, DefaultsPrintBothTablesAndTheExplanation) {
@@ -99,8 +113,63 @@ TEST(WordOrder, DefaultsPrintBothTablesAndTheExplanation) {
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* s : {"Without positional information", "With sinusoidal positional encoding",
                         "token embedding", "+ positions", "layer 1", "layer 2", "sentence",
-                        "permutation-equivariant", "\"chased\" sits at the same position"})
-    EXPECT_NE(r.out.find(s), std::string::npos) << "missing \"" << s << "\" in:\n" << r.out;
+                        "permutation-equivariant", "\"chased\" sits at the same position",
+                        "averaging is linear", "separate even without attention"})
+    EXPECT_NE(flat(r.out).find(s), std::string::npos) << "missing \"" << s << "\" in:\n" << r.out;
+  // the old, false claim (issue 12 item 3) is gone
+  EXPECT_EQ(flat(r.out).find("separate only after attention"), std::string::npos) << r.out;
+}
+
+// The true statement behind the narration, pinned with the library itself (issue 12 item 3):
+// the mean-pooled input of two permuted sentences is identical because averaging is linear, and
+// any non-linear per-token step separates them. With every attention output zeroed (out_proj
+// weight and bias = 0, so self_attn(x) = 0), the word that did not move ("chased", position 1 in
+// both) keeps cosine 1 through every layer, while the sentence cosine drops below 1 in layer 1.
+TEST(WordOrder, SentencesSeparateWithoutAttention) {
+  const std::vector<std::string> sentences = {"cat chased mouse", "mouse chased cat"};
+  const auto vocab = xenc::Vocabulary::from_texts(sentences);
+  const auto batch = vocab.encode_batch(sentences);
+  xenc::EncoderModelConfig cfg;  // the app's defaults
+  cfg.vocab_size = vocab.size();
+  cfg.layer.d_model = 16;
+  cfg.layer.nhead = 2;
+  cfg.layer.dim_feedforward = 64;
+  cfg.layer.dropout = 0.0f;
+  cfg.num_layers = 2;
+  cfg.position = xenc::PositionKind::sinusoidal;
+  cfg.seed = 42;
+  xenc::EncoderModel model(cfg);
+  std::size_t zeroed = 0;
+  for (auto& p : model.parameters())
+    if (p.name.find("self_attn.out_proj.") != std::string::npos) {
+      std::fill(p.value, p.value + p.size(), 0.0f);
+      ++zeroed;
+    }
+  ASSERT_EQ(zeroed, 4u);  // weight and bias of 2 layers
+  xenc::NoGradGuard no_grad;
+  xenc::ModelTrace trace;
+  model.forward(batch.ids, batch.padding_mask, &trace);
+  auto cos = [](const xenc::Tensor3& x, std::size_t ta, std::size_t tb, bool pooled) {
+    double uv = 0, uu = 0, vv = 0;
+    for (std::size_t d = 0; d < x.shape()[2]; ++d) {
+      double u = 0, v = 0;
+      if (pooled)
+        for (std::size_t t = 0; t < 3; ++t) u += x(0, t, d), v += x(1, t, d);
+      else
+        u = x(0, ta, d), v = x(1, tb, d);
+      uv += u * v, uu += u * u, vv += v * v;
+    }
+    return uv / std::sqrt(uu * vv);
+  };
+  // the input: the sums of the two sentences are the same numbers added in another order
+  EXPECT_NEAR(cos(trace.with_positions, 0, 0, true), 1.0, 1e-7);
+  EXPECT_LT(cos(trace.with_positions, 0, 2, false), 0.999);  // "cat" moved: 0 -> 2
+  for (std::size_t l = 0; l < 2; ++l) {
+    SCOPED_TRACE("layer " + std::to_string(l + 1));
+    const xenc::Tensor3& y = trace.encoder.layer_outputs[l];
+    EXPECT_NEAR(cos(y, 1, 1, false), 1.0, 1e-7);  // "chased": same input, no attention -> same output
+    EXPECT_LT(cos(y, 0, 0, true), 1.0 - 1e-4);    // the sentences separate anyway
+  }
 }
 
 TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
@@ -193,6 +262,275 @@ TEST(WordOrder, BadInputGivesAMessageAndNonZeroExit) {
   }
 }
 
+// ---- word_order's narration: each sentence it prints is checked against its own numbers ----
+
+// The cosines of one run: stage -> word -> cosine (NaN for JSON null), and the sentence's.
+struct Cosines {
+  std::vector<std::map<std::string, double>> token;
+  std::vector<double> sentence;
+};
+Cosines cosines(const nlohmann::json& run) {
+  Cosines c;
+  auto num = [](const nlohmann::json& v) { return v.is_null() ? NAN : v.get<double>(); };
+  for (const auto& st : run.at("stages")) {
+    std::map<std::string, double> m;
+    for (const auto& [w, v] : st.at("token_cosine").items()) m[w] = num(v);
+    c.token.push_back(m);
+    c.sentence.push_back(num(st.at("sentence_cosine")));
+  }
+  return c;
+}
+// A cosine the app prints as 1.000000.
+bool prints_one(double c) { return std::abs(1 - c) < 5e-7; }
+
+// Text and JSON of the same word_order run.
+struct WordOrderRun {
+  Result text;
+  nlohmann::json json;
+};
+WordOrderRun word_order(const std::string& args, const std::string& dir) {
+  WordOrderRun r;
+  r.text = run(XENC_APP_WORD_ORDER, args, dir);
+  const Result j = run(XENC_APP_WORD_ORDER, args + " --json", dir);
+  EXPECT_EQ(r.text.status, 0) << args << ": " << r.text.err;
+  EXPECT_EQ(j.status, 0) << args << ": " << j.err;
+  r.json = nlohmann::json::parse(j.out);
+  return r;
+}
+
+// Defaults: every claim of the sinusoidal paragraph against the JSON numbers.
+TEST(WordOrderNarration, DefaultClaimsHoldInTheNumbers) {
+  const auto r = word_order("", out_dir());
+  const std::string& out = r.text.out;
+  Cosines none = cosines(r.json["without_pe"]), pe = cosines(r.json["with_pe"]);
+  // "Every cosine is 1 (...)": without positions
+  ASSERT_TRUE(has(out, "Every cosine is 1 (")) << out;
+  for (std::size_t s = 0; s < none.token.size(); ++s) {
+    for (const auto& [w, c] : none.token[s]) EXPECT_TRUE(prints_one(c)) << w;
+    EXPECT_TRUE(prints_one(none.sentence[s]));
+  }
+  // "the words at different positions ... differ as soon as positions are added: "cat" (x) and "mouse" (y)"
+  ASSERT_TRUE(has(out, "differ as soon as positions are added: \"cat\"")) << out;
+  EXPECT_LT(pe.token[1]["cat"], 1 - 5e-7);
+  EXPECT_LT(pe.token[1]["mouse"], 1 - 5e-7);
+  EXPECT_TRUE(prints_one(pe.token[0]["cat"]));  // before positions they were the same
+  // ""chased" sits at the same position ... its input is identical (cosine 1). After layer 1 "chased" (x) differs"
+  ASSERT_TRUE(has(out, "its input is identical (cosine 1). After layer 1 \"chased\"")) << out;
+  EXPECT_TRUE(prints_one(pe.token[1]["chased"]));
+  EXPECT_LT(pe.token[2]["chased"], 1 - 5e-7);
+  char num[32];
+  std::snprintf(num, sizeof num, "(%.6f) differs", pe.token[2]["chased"]);
+  EXPECT_TRUE(has(out, num)) << num;
+  // "The mean-pooled input is identical (1.000000) ... the sentences separate in layer 1 (x)"
+  ASSERT_TRUE(has(out, "The mean-pooled input is identical (1.000000)")) << out;
+  EXPECT_TRUE(prints_one(pe.sentence[1]));
+  std::snprintf(num, sizeof num, "without attention; here they separate in layer 1 (%.6f)", pe.sentence[2]);
+  EXPECT_TRUE(has(out, num)) << num << "\n" << out;
+  EXPECT_LT(pe.sentence[2], 1 - 5e-7);
+}
+
+// Degenerate: the same sentence twice. Nothing moved; the text says so and claims only 1s.
+TEST(WordOrderNarration, IdenticalSentencesAreCalledDegenerate) {
+  for (const std::string args : {"--a cat --b cat", "--a 'cat cat cat' --b 'cat cat cat' --position all"}) {
+    SCOPED_TRACE(args);
+    const auto r = word_order(args, out_dir());
+    const std::string& out = r.text.out;
+    EXPECT_TRUE(has(out, "A and B are the same sentence")) << out;
+    EXPECT_TRUE(has(out, "degenerate")) << out;
+    EXPECT_FALSE(has(out, "differ")) << out;
+    EXPECT_FALSE(has(out, "moved (")) << out;
+    EXPECT_TRUE(r.json["identical"].get<bool>());
+    for (const char* key : {"without_pe", "with_pe", "with_learned"}) {
+      if (!r.json.contains(key)) continue;
+      const Cosines c = cosines(r.json[key]);
+      for (std::size_t s = 0; s < c.token.size(); ++s) {
+        for (const auto& [w, v] : c.token[s]) EXPECT_TRUE(prints_one(v)) << key << " " << w;
+        EXPECT_TRUE(prints_one(c.sentence[s])) << key;
+      }
+    }
+  }
+}
+
+// Degenerate: D = 1. Layer norm of one number is its bias (0): the layer outputs are zero vectors,
+// their cosines undefined (n/a, JSON null); every defined cosine of a 1-number vector is +-1.
+TEST(WordOrderNarration, OneDimensionIsCalledTooSmall) {
+  const auto r = word_order("--d-model 1 --heads 1 --position learned", out_dir());
+  const std::string& out = r.text.out;
+  EXPECT_TRUE(has(out, "n/a")) << out;
+  EXPECT_TRUE(has(out, "With D = 1 layer normalisation")) << out;
+  EXPECT_TRUE(has(out, "D = 1 is degenerate")) << out;
+  EXPECT_FALSE(has(out, "largest deviation 1.0e+00")) << out;
+  for (const char* key : {"without_pe", "with_learned"}) {
+    const Cosines c = cosines(r.json[key]);
+    for (std::size_t s = 0; s < c.token.size(); ++s)
+      for (const auto& [w, v] : c.token[s]) {
+        if (s >= 2) EXPECT_TRUE(std::isnan(v)) << key << " stage " << s << " " << w;  // "n/a (layer 1 and layer 2)"
+        else EXPECT_NEAR(std::abs(v), 1.0, 1e-6) << key << " " << w;                    // "+1, -1 or n/a"
+      }
+  }
+  // without positions the defined cosines are all 1: "Every defined cosine is 1"
+  const auto n = word_order("--d-model 1 --heads 1 --position none", out_dir());
+  EXPECT_TRUE(has(n.text.out, "Every defined cosine is 1")) << n.text.out;
+  const Cosines c = cosines(n.json["without_pe"]);
+  for (std::size_t s = 0; s < 2; ++s)
+    for (const auto& [w, v] : c.token[s]) EXPECT_TRUE(prints_one(v)) << w;
+}
+
+// Degenerate: D = 2. After a layer every vector points along (1, -1) or (-1, 1).
+TEST(WordOrderNarration, TwoDimensionsGiveOnlyPlusOrMinusOne) {
+  const auto r = word_order("--d-model 2 --heads 1", out_dir());
+  EXPECT_TRUE(has(r.text.out, "D = 2 is degenerate")) << r.text.out;
+  const Cosines c = cosines(r.json["with_pe"]);
+  for (std::size_t s = 2; s < c.token.size(); ++s) {
+    for (const auto& [w, v] : c.token[s])
+      if (!std::isnan(v)) EXPECT_NEAR(std::abs(v), 1.0, 1e-6) << w;
+    if (!std::isnan(c.sentence[s])) EXPECT_NEAR(std::abs(c.sentence[s]), 1.0, 1e-6);
+  }
+}
+
+// Not permutations: the shared words differ after layer 1 even without positions, and the
+// sentence cosine is below 1 from the token embedding on -- or, for "cat" vs "cat cat" (the same
+// mean embedding), it is 1 there and the text says so.
+TEST(WordOrderNarration, NonPermutationClaimsHold) {
+  const auto r = word_order("--a 'cat chased mouse' --b 'the dog chased the cat'", out_dir());
+  const std::string& out = r.text.out;
+  Cosines none = cosines(r.json["without_pe"]);
+  ASSERT_TRUE(has(out, "even without positions \"cat\"")) << out;
+  EXPECT_LT(none.token[2]["cat"], 1 - 5e-7);
+  EXPECT_LT(none.token[2]["chased"], 1 - 5e-7);
+  ASSERT_TRUE(has(out, "it is below 1 from the token embedding on")) << out;
+  EXPECT_LT(none.sentence[0], 1 - 5e-7);
+  const auto same_mean = word_order("--a 'cat' --b 'cat cat'", out_dir());
+  EXPECT_TRUE(has(same_mean.text.out, "The sentence cosine is 1 at the token embedding")) << same_mean.text.out;
+  EXPECT_TRUE(prints_one(cosines(same_mean.json["without_pe"]).sentence[0]));
+}
+
+// --scale-embedding: the measured lengths are printed, a sinusoidal position vector is sqrt(D/2)
+// long, and the moved words' cosines after adding positions are closer to 1 than without it.
+TEST(WordOrderNarration, ScaleEmbeddingIsExplainedWithMeasuredLengths) {
+  const auto plain = word_order("", out_dir());
+  const auto scaled = word_order("--scale-embedding", out_dir());
+  const std::string& out = scaled.text.out;
+  ASSERT_TRUE(has(out, "--scale-embedding multiplied the token embeddings by sqrt(D) = 4.00")) << out;
+  EXPECT_FALSE(has(plain.text.out, "--scale-embedding multiplied")) << plain.text.out;
+  // "... on average R times longer than the position vectors (mean lengths E and P)"
+  const auto at = out.find("on average ");
+  ASSERT_NE(at, std::string::npos);
+  double ratio = 0, emb = 0, pos = 0;
+  std::string tail = out.substr(at);
+  for (auto& ch : tail)
+    if (ch == '\n') ch = ' ';
+  while (tail.find("  ") != std::string::npos) tail.erase(tail.find("  "), 1);
+  ASSERT_EQ(std::sscanf(tail.c_str(), "on average %lf times longer than the position vectors (mean lengths %lf and %lf)",
+                        &ratio, &emb, &pos), 3) << tail;
+  EXPECT_NEAR(pos, std::sqrt(8.0), 0.006);   // ||PE(p)|| = sqrt(D/2) exactly
+  EXPECT_NEAR(ratio, emb / pos, 0.06);
+  EXPECT_GT(emb, 8.0);                       // about D = 16: sqrt(D) * ||N(0, I_D)||
+  Cosines p = cosines(plain.json["with_pe"]), q = cosines(scaled.json["with_pe"]);
+  for (const char* w : {"cat", "mouse"}) EXPECT_GT(q.token[1][w], p.token[1][w]) << w;  // "closer to 1"
+}
+
+TEST(WordOrder, RefusesAModelOverTheMemoryLimit) {
+  const Result r = run(XENC_APP_WORD_ORDER, "--d-model 4096 --layers 48", out_dir());
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(has(r.err, "GiB of memory for inference")) << r.err;
+  EXPECT_TRUE(has(r.err, "limit of 2.0 GiB")) << r.err;
+  const Result a = run(XENC_APP_ATTENTION_MAP, "--d-model 4096 --layers 48 --json", out_dir());
+  EXPECT_NE(a.status, 0);
+  EXPECT_TRUE(has(a.err, "limit of 2.0 GiB")) << a.err;
+}
+
+// ---- every program: --version, range checks, a failed stdout, invalid UTF-8 -------------------
+
+struct App {
+  const char* path;
+  const char* name;
+};
+const std::vector<App> kApps = {{XENC_APP_WORD_ORDER, "xenc-word-order"},   {XENC_APP_PE_HEATMAP, "xenc-pe-heatmap"},
+                                {XENC_APP_PE_PROPERTIES, "xenc-pe-properties"}, {XENC_APP_PE_PITFALLS, "xenc-pe-pitfalls"},
+                                {XENC_APP_ATTENTION_MAP, "xenc-attention-map"}, {XENC_APP_ENCODE, "xenc-encode"},
+                                {XENC_APP_INIT_ENCODER, "xenc-init-encoder"}};
+
+TEST(EveryApp, VersionPrintsNameAndLibraryVersion) {
+  for (const App& app : kApps) {
+    const Result r = run(app.path, "--version", out_dir());
+    EXPECT_EQ(r.status, 0) << app.name << ": " << r.err;
+    EXPECT_EQ(r.out, std::string(app.name) + " " + XENC_VERSION + "\n") << app.name;
+  }
+}
+
+// CLI11 2.1 reads "-1" into an unsigned option as 2^64 - 1 and "1e99" into a float as inf: each
+// numeric option is range-checked, so these are refused before anything runs.
+TEST(EveryApp, NegativeAndOutOfRangeNumbersAreRefused) {
+  const std::string dir = out_dir();
+  struct Case {
+    const char* app;
+    std::string args, message;
+  };
+  const std::string enc = "--weights w.npz --input x.npy --output y.npy ";
+  const std::string init = "--d-model 8 --heads 2 --dim-feedforward 16 --output w.npz ";
+  for (const Case& c : std::vector<Case>{
+           {XENC_APP_INIT_ENCODER, init + "--train-steps -1", "--train-steps: Value -1 not in range"},
+           {XENC_APP_INIT_ENCODER, init + "--layer-norm-eps 1e99", "--layer-norm-eps: Value 1e99 is not a finite positive float"},
+           {XENC_APP_INIT_ENCODER, init + "--layer-norm-eps nan", "not a finite positive float"},
+           {XENC_APP_INIT_ENCODER, init + "--layer-norm-eps 0", "not a finite positive float"},
+           {XENC_APP_INIT_ENCODER, init + "--layers -1", "--layers: Value -1 not in range"},
+           {XENC_APP_INIT_ENCODER, "--d-model -8 --heads 2 --dim-feedforward 16 --output w.npz", "--d-model: Value -8"},
+           {XENC_APP_INIT_ENCODER, init + "--seed -1", "--seed: Value -1 not in range"},
+           {XENC_APP_ENCODE, enc + "--heads -1", "--heads: Value -1 not in range"},
+           {XENC_APP_ENCODE, enc + "--heads 2 --layer-norm-eps 1e99", "--layer-norm-eps: Value 1e99"},
+           {XENC_APP_WORD_ORDER, "--ff -1", "--ff: Value -1 not in range"},
+           {XENC_APP_WORD_ORDER, "--seed -1", "--seed: Value -1 not in range"},
+           {XENC_APP_WORD_ORDER, "--heads -2", "--heads: Value -2 not in range"},
+           {XENC_APP_WORD_ORDER, "--layers 49", "--layers: Value 49 not in range"},
+           {XENC_APP_PE_PROPERTIES, "--shift 2.5", "--shift: Value 2.5 not in range"},
+           {XENC_APP_PE_PROPERTIES, "--shift -1", "--shift: Value -1 not in range"},
+           {XENC_APP_PE_PROPERTIES, "--positions -3", "--positions: Value -3 not in range"},
+           {XENC_APP_PE_HEATMAP, "--dims -1", "--dims: Value -1 not in range"},
+           {XENC_APP_PE_HEATMAP, "--d-model -64", "--d-model: Value -64 not in range"},
+           {XENC_APP_PE_HEATMAP, "--max-output-mb -1", "--max-output-mb: Value -1 not in range"},
+           {XENC_APP_ATTENTION_MAP, "--d-model -1", "--d-model: Value -1 not in range"},
+           {XENC_APP_ATTENTION_MAP, "--seed -1", "--seed: Value -1 not in range"},
+           {XENC_APP_PE_PITFALLS, "--only -1", "--only: Value -1 not in range"}}) {
+    const Result r = run(c.app, c.args, dir);
+    EXPECT_NE(r.status, 0) << c.args;
+    EXPECT_TRUE(has(r.err, c.message)) << c.args << " -> stderr: " << r.err;
+  }
+}
+
+// A full disk (/dev/full) makes every write to stdout fail: the exit status says so.
+TEST(EveryApp, AFailedWriteToStdoutExitsNonZero) {
+  const std::string dir = out_dir();
+  for (const auto& [exe, args] : std::vector<std::pair<std::string, std::string>>{
+           {XENC_APP_WORD_ORDER, ""},
+           {XENC_APP_WORD_ORDER, "--json"},
+           {XENC_APP_PE_HEATMAP, ""},
+           {XENC_APP_PE_PROPERTIES, ""},
+           {XENC_APP_PE_PITFALLS, ""},
+           {XENC_APP_ATTENTION_MAP, "--svg-dir ''"},
+           {XENC_APP_INIT_ENCODER, "--d-model 8 --heads 2 --dim-feedforward 16 --output w.npz"}}) {
+    const Result r = run(exe, args + " >/dev/full", dir);
+    EXPECT_NE(r.status, 0) << exe << " " << args;
+    EXPECT_TRUE(has(r.err, "writing to standard output failed")) << exe << " " << args << ": " << r.err;
+  }
+}
+
+// Invalid UTF-8 in a sentence: a message and a non-zero exit, never an SVG with a broken
+// byte in it (the tokenizer rejects invalid UTF-8; every app catches std::exception).
+TEST(EveryApp, InvalidUtf8IsRefused) {
+  const std::string dir = out_dir();
+  const std::string bad = "\"$(printf 'caf\\303 chased mouse')\"";  // \303 starts a 2-byte sequence, then a space
+  Result r = run(XENC_APP_WORD_ORDER, "--a " + bad + " --b 'mouse chased cat' --svg-dir figs", dir);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.err, "xenc-word-order: error:")) << r.err;
+  EXPECT_TRUE(has(r.err, "UTF-8")) << r.err;
+  r = run(XENC_APP_ATTENTION_MAP, "--sentence " + bad + " --svg-dir maps", dir);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(has(r.err, "xenc-attention-map: error:")) << r.err;
+  EXPECT_TRUE(has(r.err, "UTF-8")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/maps/attention_all.svg"));
+}
+
 // ---- pe_heatmap ----------------------------------------------------------------------------
 
 TEST(PeHeatmap, DefaultsWriteHeatmapCsvAndLines) {
@@ -247,6 +585,24 @@ TEST(PeHeatmap, BadInputGivesAMessageAndNonZeroExit) {
   EXPECT_NE(r.err.find("/nonexistent/dir/x.svg"), std::string::npos) << r.err;
 }
 
+// A table whose SVG would be gigabytes is refused before anything is computed, naming the sizes
+// and the limit; --max-output-mb raises the limit.
+TEST(PeHeatmap, RefusesOutputOverTheSizeLimit) {
+  const std::string dir = out_dir();
+  const Result r = run(XENC_APP_PE_HEATMAP, "--d-model 8192 --positions 10000", dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(has(r.err, "the heatmap SVG would be about 5859 MiB")) << r.err;  // 75 B x 81,920,000 cells
+  EXPECT_TRUE(has(r.err, "over the limit of 100 MiB per file (--max-output-mb")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/pe_heatmap.svg"));
+  // the estimate is close to the real size: 200 x 64 = 12800 cells, limit 1 MiB (estimate 0.93 MiB)
+  const Result ok = run(XENC_APP_PE_HEATMAP, "--positions 200 --d-model 64 --max-output-mb 1", dir);
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  const double bytes = double(fs::file_size(dir + "/pe_heatmap.svg"));
+  EXPECT_NEAR(bytes / (75.0 * 200 * 64 + 20e3), 1.0, 0.15);
+  const Result refused = run(XENC_APP_PE_HEATMAP, "--positions 300 --d-model 64 --max-output-mb 1", dir);
+  EXPECT_NE(refused.status, 0);
+}
+
 // ---- pe_properties -------------------------------------------------------------------------
 
 // The number after `key` in `text` (e.g. "...: 8.13e-08").
@@ -275,6 +631,29 @@ TEST(PeProperties, DefaultsShowRotationOffsetAndDistance) {
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity.svg"));
   EXPECT_EQ(cells(dir + "/pe_similarity.svg"), 50 * 50);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity_by_offset.svg"));
+}
+
+// Over 500 positions the heatmap shows every s-th position and the output says so; the numbers
+// still use every pair (the adjacent distance is the formula's for every p).
+TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
+  const std::string dir = out_dir();
+  const Result r = run(XENC_APP_PE_PROPERTIES, "--positions 501 --d-model 8", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "The heatmap shows every 2nd position (251 x 251 of the 501 x 501 pairs)")) << r.out;
+  EXPECT_LT(number_after(r.out, "over all 501 x 501 pairs: "), 1e-5) << r.out;
+  // the smallest distance over all pairs, from the formula by brute force here (for D = 8 it is
+  // not an adjacent pair: 0.645 against 0.964 for p, p + 1)
+  double dmin = INFINITY;
+  for (std::size_t p = 0; p < 501; ++p)
+    for (std::size_t q = p + 1; q < 501; ++q) {
+      double d2 = 0;
+      for (std::size_t j = 0; j < 8; ++j) d2 += std::pow(formula(p, j, 8) - formula(q, j, 8), 2);
+      dmin = std::min(dmin, std::sqrt(d2));
+    }
+  EXPECT_NEAR(number_after(r.out, "over p != q < 501\n   is "), dmin, 1e-5) << r.out;
+  EXPECT_EQ(cells(dir + "/pe_similarity.svg"), 251 * 251);
+  EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity.svg"));
+  EXPECT_EQ(xpath_count(dir + "/pe_similarity.svg", "//s:text[.='490']"), 2);  // position 245 x 2, both axes
 }
 
 TEST(PeProperties, BadInputGivesAMessageAndNonZeroExit) {
@@ -398,6 +777,33 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
   bad = run(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 3", dir);
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("divisible"), std::string::npos) << bad.err;
+}
+
+TEST(AttentionMap, JsonAloneWritesNoSvg) {
+  const std::string dir = out_dir();
+  const Result r = run(XENC_APP_ATTENTION_MAP, "--json", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(r.out));
+  EXPECT_FALSE(fs::exists(dir + "/attention_maps"));
+  const Result both = run(XENC_APP_ATTENTION_MAP, "--json --svg-dir maps", dir);
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_TRUE(IsGoodSvg(dir + "/maps/attention_all.svg"));
+}
+
+TEST(AttentionMap, WeightsConflictWithModelSizeOptions) {
+  const std::string dir = out_dir();
+  xenc::EncoderLayerConfig lc;
+  lc.d_model = 8;
+  lc.nhead = 2;
+  lc.dim_feedforward = 16;
+  lc.dropout = 0;
+  xenc::TransformerEncoder enc(lc, 1, /*final_norm=*/false, /*seed=*/3);
+  xenc::save_state_dict(dir + "/enc.npz", enc);
+  for (const char* opt : {"--d-model 16", "--layers 3"}) {
+    const Result r = run(XENC_APP_ATTENTION_MAP, std::string("--weights enc.npz --heads 2 ") + opt, dir);
+    EXPECT_NE(r.status, 0) << opt;
+    EXPECT_TRUE(has(r.err, "sets D and the number of layers; do not give " + std::string(opt).substr(0, std::string(opt).find(' ')))) << r.err;
+  }
 }
 
 TEST(AttentionMap, BadInputGivesAMessageAndNonZeroExit) {
