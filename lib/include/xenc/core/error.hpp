@@ -47,6 +47,13 @@ class io_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// Text that is not valid UTF-8 (a stray continuation byte, a truncated sequence, an overlong
+/// form, a surrogate). The message names the function, the byte offset and the byte's value.
+class encoding_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 /// Wildcard for check_shape: any size is accepted in that dimension.
 inline constexpr long any_dim = -1;
 
