@@ -360,11 +360,87 @@ def gen_adamw():
     write("adamw", "torch.optim.AdamW for 1 and 10 steps on loss = sum(c p^2) + sum(q^3)/3", out)
 
 
+def alibi_get_slopes(n):
+    """ALiBi slopes, verbatim from the authors' code (ofirpress/attention_with_linear_biases)."""
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (get_slopes_power_of_2(closest_power_of_2)
+            + alibi_get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2])
+
+
+def rope_complex(x, H):
+    """RoPE as Meta's LLaMA code writes it: pairs (2i, 2i+1) as complex numbers times e^(i·t·θ_i).
+    x: [B, T, D] float64 -> same shape."""
+    B, T, D = x.shape
+    Dh = D // H
+    theta = 10000.0 ** (-torch.arange(0, Dh, 2, dtype=torch.float64) / Dh)
+    angles = torch.outer(torch.arange(T, dtype=torch.float64), theta)  # [T, Dh/2]
+    rot = torch.polar(torch.ones_like(angles), angles)                 # e^(i t θ)
+    xc = torch.view_as_complex(x.reshape(B, T, H, Dh // 2, 2).contiguous())
+    return torch.view_as_real(xc * rot[None, :, None, :]).reshape(B, T, D)
+
+
+def attention_with_position(mha, x, kpm, scheme):
+    """Self-attention with the in/out projections of `mha`, RoPE on q, k or ALiBi on the scores,
+    and a key padding mask (True = padding)."""
+    B, T, D = x.shape
+    H = mha.num_heads
+    Dh = D // H
+    qkv = F.linear(x, mha.in_proj_weight, mha.in_proj_bias)
+    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]
+    if scheme == "rope":
+        q, k = rope_complex(q, H), rope_complex(k, H)
+    heads = lambda a: a.reshape(B, T, H, Dh).transpose(1, 2)   # [B, T, D] -> [B, H, T, Dh]
+    s = heads(q) @ heads(k).transpose(-1, -2) / math.sqrt(Dh)   # [B, H, T, T]
+    if scheme == "alibi":
+        m = torch.tensor(alibi_get_slopes(H), dtype=torch.float64)
+        pos = torch.arange(T, dtype=torch.float64)
+        dist = (pos[:, None] - pos[None, :]).abs()
+        s = s - m[:, None, None] * dist[None]                    # [H, T, T]
+    s = s.masked_fill(torch.tensor(kpm)[:, None, None, :], float("-inf"))
+    p = torch.softmax(s, dim=-1)
+    ctx = (p @ heads(v)).transpose(1, 2).reshape(B, T, D)
+    return mha.out_proj(ctx), p
+
+
+def gen_position_in_attention():
+    D, H, B, T = 8, 2, 2, 5
+    torch.manual_seed(1)
+    mha = torch.nn.MultiheadAttention(D, H, batch_first=True).double()
+    randomize_(mha)
+    out = {"embed_dim": D, "num_heads": H, "state_dict": state(mha),
+           "alibi_slopes": {str(n): alibi_get_slopes(n) for n in (1, 2, 3, 4, 6, 8, 12, 16)}}
+    x = f32((B, T, D))
+    dy = f32((B, T, D))
+    kpm = np.zeros((B, T), dtype=bool)
+    kpm[1, 3:] = True
+    for scheme in ("rope", "alibi"):
+        for masked in (False, True):
+            m = kpm if masked else np.zeros((B, T), dtype=bool)
+            xt_ = t64(x).requires_grad_()
+            mha.zero_grad()
+            y, w = attention_with_position(mha, xt_, m, scheme)
+            y.backward(t64(dy))
+            out[scheme + ("_masked" if masked else "")] = {
+                "x": arr(x), "key_padding_mask": arr(m), "output": arr(y), "weights": arr(w),
+                "doutput": arr(dy), "dx": arr(xt_.grad), "grads": grads(mha)}
+    write("position_in_attention",
+          "self-attention with torch.nn.MultiheadAttention(8, 2)'s projections (float64, random "
+          "weights) and RoPE (complex form, as in Meta's LLaMA code) or ALiBi (slopes from the "
+          "authors' get_slopes), with and without a key padding mask", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     torch.set_grad_enabled(True)
     for gen in (gen_linear, gen_softmax, gen_layer_norm, gen_activation, gen_embedding,
                 gen_cross_entropy, gen_attention, gen_positional, gen_rng, gen_optim,
                 gen_multihead_attention, gen_transformer_encoder_layer, gen_transformer_encoder,
-                gen_adamw):
+                gen_adamw, gen_position_in_attention):
         gen()

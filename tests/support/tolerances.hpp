@@ -101,6 +101,10 @@ inline constexpr double kNormMoment = 1e-5;
 // Sinusoidal encoding (computed in double, stored in float32): shift rotation and dot products.
 inline constexpr double kPositional = 1e-5;
 
+// RoPE scores q_m·k_n after shifting every position by s (angles in double, stored in float32):
+// equal to the unshifted scores within this (the bound issue 11 sets).
+inline constexpr double kRopeShift = 1e-5;
+
 // Permutation equivariance of the encoder without position information: permuting the input
 // permutes the output to within this (the bound the project's specification sets).
 inline constexpr double kEquivariance = 1e-5;

@@ -16,6 +16,13 @@ void EncoderModelConfig::validate(const std::string& where) const {
     check_config(layer.d_model % 2 == 0, where,
                  "d_model is " + std::to_string(layer.d_model) +
                      ", expected an even number for sinusoidal positions (sin/cos pairs)");
+  if (position == PositionKind::rope && layer.nhead > 0 && layer.d_model % layer.nhead == 0) {
+    const std::size_t head_dim = layer.d_model / layer.nhead;
+    check_config(head_dim % 2 == 0, where,
+                 "d_model / nhead = " + std::to_string(layer.d_model) + " / " +
+                     std::to_string(layer.nhead) + " = " + std::to_string(head_dim) +
+                     ", expected an even head dimension for rope positions (rotated pairs)");
+  }
   check_config(padding_idx < static_cast<std::int64_t>(vocab_size), where,
                "padding_idx is " + std::to_string(padding_idx) + ", expected < vocab_size = " +
                    std::to_string(vocab_size));

@@ -1,4 +1,5 @@
-// Position schemes: none, sinusoidal (fixed), learned (a trained table).
+// Position schemes: none, sinusoidal (fixed), learned (a trained table), rope and alibi
+// (inside attention).
 #include "xenc/nn/position.hpp"
 
 #include <string>
@@ -11,7 +12,8 @@ namespace xenc {
 
 const std::vector<PositionKind>& all_position_kinds() {
   static const std::vector<PositionKind> kinds = {PositionKind::none, PositionKind::sinusoidal,
-                                                  PositionKind::learned};
+                                                  PositionKind::learned, PositionKind::rope,
+                                                  PositionKind::alibi};
   return kinds;
 }
 
@@ -19,8 +21,10 @@ PositionKind parse_position_kind(const std::string& name) {
   if (name == "none") return PositionKind::none;
   if (name == "sinusoidal") return PositionKind::sinusoidal;
   if (name == "learned") return PositionKind::learned;
+  if (name == "rope") return PositionKind::rope;
+  if (name == "alibi") return PositionKind::alibi;
   throw config_error("parse_position_kind: position is \"" + name +
-                     "\", expected \"none\", \"sinusoidal\" or \"learned\"");
+                     "\", expected \"none\", \"sinusoidal\", \"learned\", \"rope\" or \"alibi\"");
 }
 
 std::string to_string(PositionKind kind) {
@@ -28,6 +32,8 @@ std::string to_string(PositionKind kind) {
     case PositionKind::none: return "none";
     case PositionKind::sinusoidal: return "sinusoidal";
     case PositionKind::learned: return "learned";
+    case PositionKind::rope: return "rope";
+    case PositionKind::alibi: return "alibi";
   }
   return "?";
 }
@@ -90,12 +96,36 @@ void LearnedPosition::collect_parameters(const std::string& prefix, ParameterLis
   out.push_back(make_parameter(join_name(prefix, "weight"), weight, weight_grad));
 }
 
+// RoPE: q and k rotated by R(t) before the scores; their gradients by R(t)ᵀ after the backward.
+void RotaryPosition::Rotation::transform_qk(Tensor3& q, Tensor3& k, std::size_t num_heads) const {
+  rope_forward(q, num_heads, pairing);
+  rope_forward(k, num_heads, pairing);
+}
+
+void RotaryPosition::Rotation::transform_qk_backward(Tensor3& dq, Tensor3& dk,
+                                                     std::size_t num_heads) const {
+  rope_backward(dq, num_heads, pairing);
+  rope_backward(dk, num_heads, pairing);
+}
+
+// ALiBi: head h's bias −m_h·|i − j|, the slopes from the number of heads.
+Tensor2 ALiBiPosition::Bias::score_bias(std::size_t head, std::size_t num_heads, std::size_t Tq,
+                                        std::size_t Tk) const {
+  const std::vector<double> slopes = alibi_slopes(num_heads);
+  if (head >= num_heads)
+    throw config_error("ALiBiPosition.score_bias: head is " + std::to_string(head) +
+                       ", expected < nhead = " + std::to_string(num_heads));
+  return alibi_bias(slopes[head], Tq, Tk);
+}
+
 std::unique_ptr<PositionScheme> make_position_scheme(PositionKind kind, std::size_t d_model,
                                                      std::size_t max_len, Rng& rng) {
   switch (kind) {
     case PositionKind::none: return std::make_unique<NoPosition>();
     case PositionKind::sinusoidal: return std::make_unique<SinusoidalPosition>(d_model);
     case PositionKind::learned: return std::make_unique<LearnedPosition>(max_len, d_model, rng);
+    case PositionKind::rope: return std::make_unique<RotaryPosition>();
+    case PositionKind::alibi: return std::make_unique<ALiBiPosition>();
   }
   throw config_error("make_position_scheme: unknown position kind");
 }

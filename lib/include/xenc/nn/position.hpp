@@ -7,16 +7,20 @@
 //   none        y = x                                   (the encoder cannot see order)
 //   sinusoidal  y[b, t] = x[b, t] + PE(t)               (fixed, any length; see ops/positional.hpp)
 //   learned     y[b, t] = x[b, t] + weight[t]           (a trained table, t < max_len)
-// Schemes that act inside attention instead (rotary, ALiBi) implement the same interface with
-// forward/backward the identity on the embeddings, and return an AttentionPosition from
+// Schemes that act inside attention instead implement the same interface with forward/backward
+// the identity on the embeddings (nothing is added to the input), and return an
+// AttentionPosition from
 // attention_position() (ops/multi_head_attention.hpp): it may transform Q and K by position
 // (and their gradients in backward) and add a per-head bias to the scores. EncoderModel asks
 // the scheme for it and hands it to every self-attention of the encoder
 // (TransformerEncoder::set_attention_position), so adding such a scheme needs no change to
-// the modules that use it.
+// the modules that use it. Two such schemes (math in ops/position_in_attention.hpp):
+//   rope        q, k of every head rotated pair by pair by R(t)  (Su et al.; any length)
+//   alibi       head h's scores get −m_h·|i − j|                  (Press et al.; any length)
+// Neither has parameters; the words of a sentence separate only inside attention.
 //
 // Shapes:  x, y: [B, T, D]
-// Throws:  config_error for an odd D (sinusoidal) or an unknown name; shape_error when T
+// Throws:  config_error for an odd D (sinusoidal), an odd Dh = D / H (rope) or an unknown name; shape_error when T
 //          exceeds max_len (learned) or D does not match.
 #pragma once
 
@@ -30,12 +34,13 @@
 #include "xenc/core/tensor.hpp"
 #include "xenc/nn/module.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
+#include "xenc/ops/position_in_attention.hpp"
 
 namespace xenc {
 
-enum class PositionKind { none, sinusoidal, learned };
+enum class PositionKind { none, sinusoidal, learned, rope, alibi };
 
-/// "none" | "sinusoidal" | "learned". Throws config_error otherwise.
+/// "none" | "sinusoidal" | "learned" | "rope" | "alibi". Throws config_error otherwise.
 PositionKind parse_position_kind(const std::string& name);
 std::string to_string(PositionKind kind);
 /// Every scheme, in declaration order (the registry: a new scheme adds itself here, and
@@ -89,6 +94,51 @@ class LearnedPosition : public PositionScheme {
   void collect_parameters(const std::string& prefix, ParameterList& out) override;
 
   Tensor2 weight, weight_grad;  ///< [max_len, D]
+};
+
+/// Rotary positions (RoPE): the identity on the embeddings; inside attention q and k of every
+/// head are rotated by position (rope_forward), and their gradients by the transpose.
+/// Throws:  config_error at the first forward if Dh = D / H is odd (EncoderModelConfig checks
+///          it up front).
+class RotaryPosition : public PositionScheme {
+ public:
+  explicit RotaryPosition(RopePairing pairing = RopePairing::interleaved) : rotation_(pairing) {}
+  PositionKind kind() const override { return PositionKind::rope; }
+  Tensor3 forward(const Tensor3& x) override { return x; }
+  Tensor3 backward(const Tensor3& grad_y) override { return grad_y; }
+  void collect_parameters(const std::string&, ParameterList&) override {}
+  const AttentionPosition* attention_position() const override { return &rotation_; }
+  RopePairing pairing() const { return rotation_.pairing; }
+
+  struct Rotation : AttentionPosition {
+    explicit Rotation(RopePairing p) : pairing(p) {}
+    void transform_qk(Tensor3& q, Tensor3& k, std::size_t num_heads) const override;
+    void transform_qk_backward(Tensor3& dq, Tensor3& dk, std::size_t num_heads) const override;
+    RopePairing pairing;
+  };
+
+ private:
+  Rotation rotation_;
+};
+
+/// ALiBi: the identity on the embeddings; inside attention head h adds −m_h·|i − j| to its
+/// scores (alibi_slopes, alibi_bias). No parameters, no gradient.
+class ALiBiPosition : public PositionScheme {
+ public:
+  PositionKind kind() const override { return PositionKind::alibi; }
+  Tensor3 forward(const Tensor3& x) override { return x; }
+  Tensor3 backward(const Tensor3& grad_y) override { return grad_y; }
+  void collect_parameters(const std::string&, ParameterList&) override {}
+  const AttentionPosition* attention_position() const override { return &bias_; }
+
+  struct Bias : AttentionPosition {
+    bool has_score_bias() const override { return true; }
+    Tensor2 score_bias(std::size_t head, std::size_t num_heads, std::size_t Tq,
+                       std::size_t Tk) const override;
+  };
+
+ private:
+  Bias bias_;
 };
 
 /// The scheme for `kind`; max_len is used by learned positions only.
