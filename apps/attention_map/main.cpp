@@ -49,8 +49,11 @@ int main(int argc, char** argv) {
                          ->check(xenc_app::whole_range(1, 48))->capture_default_str();
   app.add_option("--seed", seed, "seed of the random weights")
       ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
-  app.add_option("--position", position, "none | sinusoidal | learned")
-      ->check(CLI::IsMember({"none", "sinusoidal", "learned"}))->capture_default_str();
+  std::vector<std::string> scheme_names;  // every registered scheme
+  for (xenc::PositionKind kind : xenc::all_position_kinds()) scheme_names.push_back(xenc::to_string(kind));
+  app.add_option("--position", position,
+                 "none | sinusoidal | learned | rope | alibi (rope and alibi act inside attention)")
+      ->check(CLI::IsMember(scheme_names))->capture_default_str();
   auto* svg_dir_opt = app.add_option("--svg-dir", svg_dir, "directory for the SVG heatmaps (\"\" = none; "
                                      "with --json only when given)")->capture_default_str();
   app.add_flag("--json", json, "print the weights as JSON (bertviz head_view layout) instead of text; "

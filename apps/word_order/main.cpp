@@ -2,7 +2,7 @@
 //
 // One encoder, one set of random (seeded, untrained) weights, run on two sentences that use the
 // same words in a different order. Only the position scheme changes between runs (none,
-// sinusoidal, learned). For every stage of the forward pass (token embedding, after adding
+// sinusoidal, learned, rope, alibi). For every stage of the forward pass (token embedding, after adding
 // positions, after each layer) we print, for each word, the cosine similarity between its vector
 // in sentence A and in sentence B, and the cosine similarity of the two mean-pooled sentences.
 //
@@ -10,6 +10,8 @@
 // outputs (permutation equivariance), so every cosine is 1. With positions the words differ. The
 // mean-pooled input stays identical (averaging is linear: the same embeddings and position
 // vectors, paired differently); any non-linear per-token step separates the pooled sentences.
+// rope and alibi add nothing to the input ("+ positions" is the token embedding itself): they act
+// inside attention, so the words, and the pooled sentences, separate only there.
 // The prose under each table is chosen by its numbers (explain()), degenerate cases included.
 //
 //     xenc-word-order                             # the defaults: D = 16, 2 heads, 2 layers
@@ -91,8 +93,9 @@ struct Stage {
 
 // One run of the model with one position scheme.
 struct Run {
-  std::string scheme;    // none | sinusoidal | learned
-  std::string json_key;  // without_pe | with_pe | with_learned
+  std::string scheme;    // none | sinusoidal | learned | rope | alibi
+  std::string json_key;  // without_pe | with_pe | with_learned | with_rope | with_alibi
+  bool in_attention = false;  // the scheme acts inside attention (adds nothing to the input)
   std::vector<Stage> stages;
   Tensor3 final_output;  // [2, T, D]
 };
@@ -179,6 +182,7 @@ struct Context {
   std::vector<Match> matches;
   bool permutation = false;  // B uses A's words in another order (or the same)
   bool identical = false;    // A and B are the same token sequence: nothing moved
+  bool reversed = false;     // B is A backwards (and not a palindrome)
   std::size_t d_model = 0;
 };
 
@@ -233,6 +237,13 @@ std::string explain(const Run& run, const Context& ctx) {
                         "A and B are the same sentence, so both inputs are identical in every run. "
                         "No word moved: a degenerate case with no order to detect (give --b the same "
                         "words in another order).");
+  if (ctx.reversed && run.scheme == "alibi")
+    return all_one_text(run, ctx,
+                        "B is A reversed, and the encoder form of alibi, the bias -slope * |i - j|, is the "
+                        "same for a sentence and its reverse (|i - j| = |(T-1-i) - (T-1-j)|). With nothing "
+                        "added to the input, the encoder stays equivariant under this one permutation: "
+                        "alibi cannot tell a sentence from its reverse (try --position rope, or a B that is "
+                        "not A backwards).");
   if (ctx.permutation && run.scheme == "none")
     return all_one_text(run, ctx,
                         "without positions the encoder is permutation-equivariant, so each word gets "
@@ -251,7 +262,27 @@ std::string explain(const Run& run, const Context& ctx) {
     const std::string w = quoted(ctx.matches[i].key) + " (" + at(run, kInput, i) + ")";
     (below_one(run.stages[kInput].token[i]) ? apart : together).push_back(w);
   }
-  if (run.scheme != "none") {
+  if (run.in_attention) {
+    // rope / alibi: the "+ positions" stage is the token embedding itself; say so from the numbers
+    std::vector<std::string> same, separated;
+    for (std::size_t i : moved) {
+      if (is_one(run.stages[kInput].token[i])) same.push_back(quoted(ctx.matches[i].key) + " (" + at(run, kInput, i) + ")");
+      if (run.stages.size() > kLayer1 && below_one(run.stages[kLayer1].token[i]))
+        separated.push_back(quoted(ctx.matches[i].key) + " (" + at(run, kLayer1, i) + ")");
+    }
+    text += "With " + run.scheme + " positions nothing is added to the input (" +
+            (run.scheme == "rope" ? "the scheme rotates each head's queries and keys by position"
+                                  : "the scheme adds -slope * |i - j| to each head's attention scores") +
+            "), so the \"+ positions\" stage is the token embedding itself";
+    if (!moved.empty() && same.size() == moved.size())
+      text += std::string(": ") + (moved.size() == 1 ? "the word that moved, " : "the words that moved, ") +
+              join(same) + (moved.size() == 1 ? ", is" : ", are") + " still identical there.";
+    else
+      text += ".";
+    if (!separated.empty())
+      text += " The words separate only inside attention: after layer 1 " + join(separated) +
+              (separated.size() == 1 ? " differs." : " differ.");
+  } else if (run.scheme != "none") {
     if (!apart.empty())
       text += "With " + run.scheme + " positions the words at different positions in A and B differ as soon "
               "as positions are added: " + join(apart) + ".";
@@ -285,7 +316,17 @@ std::string explain(const Run& run, const Context& ctx) {
   if (ctx.permutation) {
     // 2. the mean-pooled sentences: identical input, separated by the first non-linear step
     const double in = run.stages[kInput].sentence, l1 = run.stages[kLayer1].sentence;
-    if (is_one(in)) {
+    if (is_one(in) && run.in_attention) {
+      text += " The mean-pooled input is identical (" + fixed6(in) + "): both sentences hold the same "
+              "embeddings in another order, and " + run.scheme + " adds no position vectors.";
+      if (below_one(l1))
+        text += " Every step of a layer except attention works on each token alone and would keep the mean "
+                "of the same vectors in another order, so the pooled sentences separate in layer 1 (" +
+                fixed6(l1) + ") through attention" + (last > kLayer1 ? ", " + fixed6(run.stages[last].sentence) + " after " +
+                                                         last_name : std::string()) + ".";
+      else if (is_one(l1))
+        text += " It still prints as 1 after layer 1.";
+    } else if (is_one(in)) {
       text += " The mean-pooled input is identical (" + fixed6(in) + "): averaging is linear, and both "
               "sentences hold the same embeddings and the same position vectors, only paired differently.";
       if (below_one(l1))
@@ -452,9 +493,9 @@ int main(int argc, char** argv) {
   app.add_option("--b", b, "sentence B (words are matched to A's by occurrence: the, the#2, ...)")
       ->capture_default_str();
   app.add_option("--position", position,
-                 "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | all; "
-                 "none = only the run without positions")
-      ->check(CLI::IsMember({"none", "sinusoidal", "learned", "all"}))
+                 "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | rope | alibi "
+                 "(these two act inside attention) | all (every scheme); none = only the run without positions")
+      ->check(CLI::IsMember({"none", "sinusoidal", "learned", "rope", "alibi", "all"}))
       ->capture_default_str();
   app.add_option("--d-model", d_model, "D, the vector size")->check(xenc_app::whole_range(1, 4096))->capture_default_str();
   app.add_option("--heads", heads, "H, attention heads (must divide D)")->check(xenc_app::whole_range(1, 256))->capture_default_str();
@@ -491,6 +532,7 @@ int main(int argc, char** argv) {
     ctx.matches = matches;
     ctx.permutation = only_a.empty() && only_b.empty();
     ctx.identical = tok_a == tok_b;
+    ctx.reversed = !ctx.identical && std::equal(tok_a.begin(), tok_a.end(), tok_b.rbegin(), tok_b.rend());
     ctx.d_model = d_model;
     const bool permutation = ctx.permutation;
 
@@ -522,8 +564,10 @@ int main(int argc, char** argv) {
     xenc::NoGradGuard no_grad;
 
     std::vector<std::string> schemes = {"none"};
-    if (position == "sinusoidal" || position == "all") schemes.push_back("sinusoidal");
-    if (position == "learned" || position == "all") schemes.push_back("learned");
+    for (xenc::PositionKind kind : xenc::all_position_kinds()) {
+      const std::string name = xenc::to_string(kind);
+      if (name != "none" && (position == name || position == "all")) schemes.push_back(name);
+    }
     std::vector<Run> runs;
     std::vector<std::string> scale_notes;  // one per run, "" without positions or --scale-embedding
     for (const auto& scheme : schemes) {
@@ -533,14 +577,15 @@ int main(int argc, char** argv) {
       xenc::ModelTrace trace;
       Run run;
       run.scheme = scheme;
-      run.json_key = scheme == "none" ? "without_pe" : scheme == "sinusoidal" ? "with_pe" : "with_learned";
+      run.json_key = scheme == "none" ? "without_pe" : scheme == "sinusoidal" ? "with_pe" : "with_" + scheme;
+      run.in_attention = model.position->acts_in_attention();
       run.final_output = model.forward(batch.ids, batch.padding_mask, &trace);
       const std::size_t la = tok_a.size(), lb = tok_b.size();
       run.stages.push_back(compare("token embedding", trace.token_embedding, matches, la, lb));
       run.stages.push_back(compare("+ positions", trace.with_positions, matches, la, lb));
       for (std::size_t l = 0; l < trace.encoder.layer_outputs.size(); ++l)
         run.stages.push_back(compare("layer " + std::to_string(l + 1), trace.encoder.layer_outputs[l], matches, la, lb));
-      scale_notes.push_back(scale && scheme != "none" ? scale_text(trace, la, d_model, scheme) : "");
+      scale_notes.push_back(scale && scheme != "none" && !run.in_attention ? scale_text(trace, la, d_model, scheme) : "");
       runs.push_back(run);
     }
 

@@ -406,6 +406,60 @@ TEST(WordOrderNarration, NonPermutationClaimsHold) {
   EXPECT_TRUE(prints_one(cosines(same_mean.json["without_pe"]).sentence[0]));
 }
 
+// rope and alibi act inside attention: every claim of their paragraph against the JSON numbers.
+// "the dog bit the man" / "the man bit the dog" is a permutation that is not a reversal.
+TEST(WordOrderNarration, SchemesInsideAttentionSeparateWordsOnlyThere) {
+  for (const std::string scheme : {"rope", "alibi"}) {
+    SCOPED_TRACE(scheme);
+    const auto r = word_order("--a 'the dog bit the man' --b 'the man bit the dog' --position " + scheme, out_dir());
+    const std::string& out = r.text.out;
+    Cosines c = cosines(r.json["with_" + scheme]), none = cosines(r.json["without_pe"]);
+    // "With rope positions nothing is added to the input (...), so the "+ positions" stage is the token
+    //  embedding itself: the words that moved, "dog" (1.000000) and "man" (1.000000), are still identical there."
+    ASSERT_TRUE(has(out, "With " + scheme + " positions nothing is added to the input (")) << out;
+    ASSERT_TRUE(has(out, "so the \"+ positions\" stage is the token embedding itself: the words that moved, "
+                         "\"dog\" (1.000000) and \"man\" (1.000000), are still identical there.")) << out;
+    for (std::size_t s = 0; s < 2; ++s)
+      for (const auto& [w, v] : c.token[s]) EXPECT_TRUE(prints_one(v)) << w << " at stage " << s;
+    // "The words separate only inside attention: after layer 1 "dog" (x) and "man" (y) differ."
+    char num[160];
+    std::snprintf(num, sizeof num, "The words separate only inside attention: after layer 1 \"dog\" (%.6f) and \"man\" (%.6f) differ.",
+                  c.token[2]["dog"], c.token[2]["man"]);
+    EXPECT_TRUE(has(out, num)) << num << "\n" << out;
+    EXPECT_LT(c.token[2]["dog"], 1 - 5e-7);
+    EXPECT_LT(c.token[2]["man"], 1 - 5e-7);
+    EXPECT_TRUE(prints_one(none.token[2]["dog"]));  // and without positions they do not
+    // "... adds no position vectors. ... the pooled sentences separate in layer 1 (x) through attention"
+    ASSERT_TRUE(has(out, "the same embeddings in another order, and " + scheme + " adds no position vectors.")) << out;
+    std::snprintf(num, sizeof num, "the pooled sentences separate in layer 1 (%.6f) through attention", c.sentence[2]);
+    EXPECT_TRUE(has(out, num)) << num << "\n" << out;
+    EXPECT_TRUE(prints_one(c.sentence[1]));
+    EXPECT_LT(c.sentence[2], 1 - 5e-7);
+    EXPECT_FALSE(has(out, "separate even without attention")) << out;  // that is the additive schemes' text
+  }
+}
+
+// The defaults ("cat chased mouse" / "mouse chased cat") are a reversal, which the symmetric ALiBi
+// bias -m|i - j| cannot see: every cosine stays 1, and the text says why. RoPE (signed m - n) can.
+TEST(WordOrderNarration, AlibiCannotTellASentenceFromItsReverse) {
+  const auto r = word_order("--position alibi", out_dir());
+  const std::string& out = r.text.out;
+  ASSERT_TRUE(has(out, "B is A reversed, and the encoder form of alibi")) << out;
+  ASSERT_TRUE(has(out, "alibi cannot tell a sentence from its reverse")) << out;
+  Cosines c = cosines(r.json["with_alibi"]);
+  for (std::size_t s = 0; s < c.token.size(); ++s) {
+    for (const auto& [w, v] : c.token[s]) EXPECT_TRUE(prints_one(v)) << w << " at stage " << s;
+    EXPECT_TRUE(prints_one(c.sentence[s]));
+  }
+  const auto rope = word_order("--position rope", out_dir());
+  EXPECT_FALSE(has(rope.text.out, "B is A reversed")) << rope.text.out;
+  EXPECT_LT(cosines(rope.json["with_rope"]).token[2]["cat"], 1 - 5e-7);
+  // an odd head dimension is refused with the library's message
+  const Result odd = run(XENC_APP_WORD_ORDER, "--position rope --d-model 18 --heads 6", out_dir());
+  EXPECT_NE(odd.status, 0);
+  EXPECT_TRUE(has(odd.err, "Dh = d_model / nhead is 3, expected an even number")) << odd.err;
+}
+
 // --scale-embedding: the measured lengths are printed, a sinusoidal position vector is sqrt(D/2)
 // long, and the moved words' cosines after adding positions are closer to 1 than without it.
 TEST(WordOrderNarration, ScaleEmbeddingIsExplainedWithMeasuredLengths) {
@@ -778,6 +832,29 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
   bad = run(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 3", dir);
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("divisible"), std::string::npos) << bad.err;
+}
+
+// Layer 1 sees the token embeddings alone (rope and alibi add nothing to the input), and "the"
+// appears at positions 0 and 3, so without positions every query weighs keys 0 and 3 equally.
+// ALiBi multiplies them by exp(-m_h |i - j|): P[i][0] / P[i][3] = exp(-m_h (i - |i - 3|)) with the
+// paper's slopes for H = 2: m = 2^-4, 2^-8. RoPE makes them differ too.
+TEST(AttentionMap, RopeAndAlibiChangeTheFirstLayersWeights) {
+  auto layer1 = [](const std::string& position) {
+    const Result r = run(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --position " + position, out_dir());
+    EXPECT_EQ(r.status, 0) << position << ": " << r.err;
+    return nlohmann::json::parse(r.out)["attention"][0][0];  // [H][T][T]
+  };
+  const auto none = layer1("none"), alibi = layer1("alibi"), rope = layer1("rope");
+  const double m[2] = {std::pow(2.0, -4), std::pow(2.0, -8)};
+  double rope_moved = 0;
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_NEAR(none[h][i][0].get<double>(), none[h][i][3].get<double>(), xenc::test::kRowSum);
+      const double ratio = alibi[h][i][0].get<double>() / alibi[h][i][3].get<double>();
+      EXPECT_NEAR(ratio, std::exp(-m[h] * (i - std::abs(i - 3))), 1e-4) << h << " " << i;
+      rope_moved = std::max(rope_moved, std::abs(rope[h][i][0].get<double>() - rope[h][i][3].get<double>()));
+    }
+  EXPECT_GT(rope_moved, 1e-3);
 }
 
 TEST(AttentionMap, JsonAloneWritesNoSvg) {
