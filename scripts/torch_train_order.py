@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
 warnings.filterwarnings("ignore", message="enable_nested_tensor is True")
@@ -62,7 +63,7 @@ class TokenClassifier(nn.Module):
         self.embedding = nn.Embedding(cfg["vocab_size"], D, padding_idx=cfg["padding_idx"])
         if cfg["position"] == "learned":
             self.position = nn.Embedding(cfg["max_len"], D)
-        elif cfg["position"] not in ("none", "sinusoidal"):
+        elif cfg["position"] not in ("none", "sinusoidal", "rope", "alibi"):
             raise ValueError("position scheme %r has no PyTorch twin in this script" % cfg["position"])
         layer = nn.TransformerEncoderLayer(D, cfg["nhead"], cfg["dim_feedforward"], dropout=cfg["dropout"],
                                            activation=cfg["activation"], layer_norm_eps=cfg["layer_norm_eps"],
@@ -80,7 +81,66 @@ class TokenClassifier(nn.Module):
             x = x + self.position.weight[:T]
         elif self.cfg["position"] == "sinusoidal":
             x = x + sinusoidal(T, self.cfg["d_model"])
+        if self.cfg["position"] in ("rope", "alibi"):
+            # positions inside attention: nn.TransformerEncoderLayer has no hook, so run its
+            # modules by hand (same weights, same order of operations)
+            for layer in self.encoder.layers:
+                x = encoder_layer_with_position(layer, x, padding_mask, self.cfg["position"])
+            if self.encoder.norm is not None:
+                x = self.encoder.norm(x)
+            return self.head(x)
         return self.head(self.encoder(x, src_key_padding_mask=padding_mask))
+
+
+def alibi_slopes(n):
+    """ALiBi slopes as in the authors' code (ofirpress/attention_with_linear_biases, get_slopes)."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    c = 2 ** math.floor(math.log2(n))
+    return power_of_2(c) + alibi_slopes(2 * c)[0::2][:n - c]
+
+
+def rope(x, H):
+    """RoPE, interleaved pairs (2i, 2i+1) as complex numbers times e^(i t θ_i), θ_i = 10000^(-2i/Dh)."""
+    B, T, D = x.shape
+    Dh = D // H
+    theta = 10000.0 ** (-torch.arange(0, Dh, 2, dtype=torch.float64) / Dh)
+    rot = torch.polar(torch.ones(T, Dh // 2, dtype=torch.float64),
+                      torch.outer(torch.arange(T, dtype=torch.float64), theta))
+    xc = torch.view_as_complex(x.double().reshape(B, T, H, Dh // 2, 2).contiguous())
+    return torch.view_as_real(xc * rot[None, :, None, :]).reshape(B, T, D).to(x.dtype)
+
+
+def self_attention_with_position(mha, x, padding_mask, position):
+    B, T, D = x.shape
+    H = mha.num_heads
+    q, k, v = F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
+    if position == "rope":
+        q, k = rope(q, H), rope(k, H)
+    heads = lambda a: a.reshape(B, T, H, D // H).transpose(1, 2)  # [B, T, D] -> [B, H, T, Dh]
+    s = heads(q) @ heads(k).transpose(-1, -2) / math.sqrt(D // H)
+    if position == "alibi":
+        m = torch.tensor(alibi_slopes(H), dtype=x.dtype)
+        pos = torch.arange(T, dtype=x.dtype)
+        s = s - m[:, None, None] * (pos[:, None] - pos[None, :]).abs()
+    s = s.masked_fill(padding_mask[:, None, None, :], float("-inf"))
+    ctx = (torch.softmax(s, dim=-1) @ heads(v)).transpose(1, 2).reshape(B, T, D)
+    return mha.out_proj(ctx)
+
+
+def encoder_layer_with_position(layer, x, padding_mask, position):
+    """nn.TransformerEncoderLayer.forward (eval mode) with rope or alibi inside self-attention."""
+    act = layer.activation if callable(layer.activation) else getattr(F, layer.activation)
+    ff = lambda y: layer.linear2(act(layer.linear1(y)))
+    sa = lambda y: self_attention_with_position(layer.self_attn, y, padding_mask, position)
+    if layer.norm_first:
+        x = x + sa(layer.norm1(x))
+        return x + ff(layer.norm2(x))
+    x = layer.norm1(x + sa(x))
+    return layer.norm2(x + ff(x))
 
 
 def read_checkpoint(path):
