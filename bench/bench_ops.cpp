@@ -7,6 +7,7 @@
 #include <xtensor/xmath.hpp>
 
 #include "bench_common.hpp"
+#include "kernels/kernels.hpp"  // lib/src: the kernels layer (internal, not installed)
 #include "xenc/ops/activation.hpp"
 #include "xenc/ops/attention.hpp"
 #include "xenc/ops/gemm.hpp"
@@ -20,14 +21,15 @@ namespace {
 // C = A B for square N x N matrices: 2·N³ FLOPs.
 
 void BM_Sgemm(benchmark::State& state) {
-  // OpenBLAS's cblas_sgemm on raw buffers (through xenc::gemm): the ceiling for everything else.
+  // OpenBLAS's cblas_sgemm (through kernels::gemm): the ceiling for everything else.
   // (CPU time is the whole process's, all threads, as for BM_EncoderLayerForward.)
   const auto N = static_cast<std::size_t>(state.range(0));
   Tensor2 a = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 1);
   Tensor2 b = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 2);
   Tensor2 c = Tensor2::from_shape({N, N});
   for (auto _ : state) {
-    gemm(false, false, N, N, N, 1.0f, a.data(), N, b.data(), N, 0.0f, c.data(), N);
+    kernels::gemm(kernels::as_matrix(a), kernels::Op::none, kernels::as_matrix(b),
+                  kernels::Op::none, kernels::as_matrix(c));
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
@@ -70,7 +72,7 @@ void BM_Softmax(benchmark::State& state) {
   Tensor2 work = s;
   for (auto _ : state) {
     std::copy(s.begin(), s.end(), work.begin());
-    softmax_rows_inplace(work.data(), T, T, T);
+    kernels::softmax_rows(kernels::as_matrix(work));
     benchmark::DoNotOptimize(work.data());
   }
   state.SetItemsProcessed(state.iterations() * std::int64_t(T * T));
@@ -96,7 +98,7 @@ void BM_ExpInplace(benchmark::State& state) {
   Tensor1 y = x;
   for (auto _ : state) {
     std::copy(x.begin(), x.end(), y.begin());
-    exp_inplace(y.data(), n);
+    exp_inplace(y);
     benchmark::DoNotOptimize(y.data());
   }
   state.SetItemsProcessed(state.iterations() * std::int64_t(n));

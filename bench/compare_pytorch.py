@@ -6,6 +6,7 @@ Run with Debian's Python (python3-torch 1.13), after building xencoder_bench (Re
     /usr/bin/python3 bench/compare_pytorch.py                 # 1 and 2 threads, full grid
     /usr/bin/python3 bench/compare_pytorch.py --threads 1 --reps 3 --sizes 3,64,4 16,128,4
     /usr/bin/python3 bench/compare_pytorch.py --memory        # also the peak-memory table
+    /usr/bin/python3 bench/compare_pytorch.py --train --threads 1   # one training step instead
 
 What is compared (the same work on both sides):
   PyTorch   nn.TransformerEncoderLayer(D, H, dim_feedforward=4·D, dropout=0.1, relu,
@@ -189,6 +190,89 @@ def memory_table(build, sizes_T, D, H):
         print(f"| {T} | {4 * T * T / 2**20:.0f} MiB | {added:.0f} MiB | {(ta - tb) / 2**20:.0f} MiB |")
 
 
+# ---- training step (issue 10): forward + backward + one AdamW step ------------------------------
+# A self-contained section: `--train` times BM_EncoderLayerTrainStep/T/D/H (bench/bench_train.cpp)
+# beside the same step in PyTorch: zero_grad(); y = layer(x); (y * dy).sum().backward();
+# torch.optim.AdamW.step(); dropout 0, train mode. Targets at 1 thread: ratio >= 1.0 everywhere,
+# >= 3.0 at (16, 128, 4).
+TRAIN_GRID = [(3, 64, 4), (16, 128, 4), (128, 256, 8), (512, 512, 8)]
+
+
+def time_torch_train(layer, opt, x, dy, min_time):
+    """(wall s, process CPU s) per training step, means over at least min_time seconds."""
+    n, elapsed = 0, 0.0
+    start, start_cpu = time.perf_counter(), time.process_time()
+    while elapsed < min_time:
+        opt.zero_grad()
+        (layer(x) * dy).sum().backward()
+        opt.step()
+        n += 1
+        elapsed = time.perf_counter() - start
+    return elapsed / n, (time.process_time() - start_cpu) / n
+
+
+def train_worker(args):
+    """One thread count: alternate PyTorch and xencoder training steps; print JSON samples."""
+    import torch
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    rows = []
+    for (T, D, H) in args.sizes:
+        layer = torch.nn.TransformerEncoderLayer(D, H, dim_feedforward=4 * D, dropout=0.0,
+                                                 activation="relu", batch_first=True,
+                                                 norm_first=False).train()
+        opt = torch.optim.AdamW(layer.parameters(), lr=1e-4)
+        x, dy = torch.randn(1, T, D), torch.randn(1, T, D)
+        time_torch_train(layer, opt, x, dy, 0.05)  # warm-up
+        torch_s, xenc_s = [], []
+        for rep in range(args.reps):
+            for who in (["torch", "xenc"] if rep % 2 == 0 else ["xenc", "torch"]):
+                if who == "torch":
+                    torch_s.append(time_torch_train(layer, opt, x, dy, args.min_time))
+                else:
+                    xenc_s.append(run_bench(Path(args.bench), f"^BM_EncoderLayerTrainStep/{T}/{D}/{H}/",
+                                            args.min_time)[0])
+        rows.append({"T": T, "D": D, "H": H, "torch": torch_s, "xenc": xenc_s})
+    json.dump({"threads": args.threads, "rows": rows, "torch_version": torch.__version__}, sys.stdout)
+
+
+def train_report(result):
+    n = result["threads"]
+    print(f"\n### Training step, {n} thread{'s' if n > 1 else ''} (torch {result['torch_version']})\n")
+    print("| T | D | H | PyTorch median | xencoder median | ratio PyTorch/xencoder | ratio, CPU time |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    checks = []
+    for r in result["rows"]:
+        T, D, H = r["T"], r["D"], r["H"]
+        (tt, tt_cpu), (tx, tx_cpu) = medians(r["torch"]), medians(r["xenc"])
+        print(f"| {T} | {D} | {H} | {fmt_time(tt)} | {fmt_time(tx)} | {tt / tx:.2f} | {tt_cpu / tx_cpu:.2f} |")
+        checks.append((f"T={T} D={D}: ratio >= 1.0", tt / tx >= 1.0, f"{tt / tx:.2f}"))
+        if (T, D, H) == (16, 128, 4):
+            checks.append((f"T={T} D={D}: ratio >= 3.0", tt / tx >= 3.0, f"{tt / tx:.2f}"))
+    print()
+    for name, ok, value in checks:
+        print(f"- {'PASS' if ok else 'FAIL'}  {name}  (wall-clock: {value})")
+    return all(ok for _, ok, _ in checks)
+
+
+def train_main(args, binary):
+    print("## xencoder vs PyTorch: one training step of a TransformerEncoderLayer (forward, backward "
+          "of (y·dy).sum(), AdamW step), batch 1, F = 4·D, post-norm, relu, float32, dropout 0\n")
+    print(f"Load average at start {os.getloadavg()[0]:.1f}; {args.reps} samples of >= {args.min_time} s "
+          f"per cell, medians")
+    sizes = args.sizes if args.sizes != GRID else TRAIN_GRID
+    all_ok = True
+    for n in [int(v) for v in args.threads.split(",")]:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(n), OMP_NUM_THREADS=str(n))
+        cmd = [sys.executable, __file__, "--train-worker", "--threads", str(n), "--bench", str(binary),
+               "--reps", str(args.reps), "--min-time", str(args.min_time),
+               "--sizes"] + [",".join(map(str, s)) for s in sizes]
+        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        all_ok &= train_report(json.loads(out))
+    print(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}")
+    return 0 if all_ok else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default=str(ROOT / "build"), help="CMake build directory")
@@ -200,11 +284,18 @@ def main():
     p.add_argument("--omp-wait-policy", choices=["active", "passive"], default=None,
                    help="set OMP_WAIT_POLICY for the workers (only PyTorch uses OpenMP; on a "
                         "busy machine its spinning idle threads slow it down a lot at 2 threads)")
+    p.add_argument("--train", action="store_true",
+                   help="time one training step (forward, backward, AdamW) instead of the forward")
+    p.add_argument("--train-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--bench", help=argparse.SUPPRESS)
     args = p.parse_args()
     args.sizes = [tuple(int(v) for v in s.split(",")) for s in args.sizes] if args.sizes else GRID
 
+    if args.train_worker:
+        args.threads = int(args.threads)
+        train_worker(args)
+        return 0
     if args.worker:
         args.threads = int(args.threads)
         worker(args)
@@ -214,6 +305,8 @@ def main():
     binary = build / "bench" / "xencoder_bench"
     if not binary.exists():
         sys.exit(f"{binary} not found: build first (cmake --build {build} -j2)")
+    if args.train:
+        return train_main(args, binary)
     cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(
         ["lscpu"], capture_output=True, text=True).stdout.splitlines()
         if l.startswith("Model name")), "?")

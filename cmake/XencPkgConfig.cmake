@@ -48,7 +48,7 @@ if(XENC_NATIVE)
 endif()
 xenc_write_pc(xencoder xencoder
   "Educational transformer encoder (the math: tensors, ops, modules, tokenizer)"
-  "xtensor openblas" "" "${XENC_PC_MATH_CFLAGS}")
+  "xtensor openblas" "libutf8proc" "${XENC_PC_MATH_CFLAGS}")
 xenc_write_pc(xencoder-io xencoder_io
   "xencoder: NumPy .npy/.npz files and PyTorch state_dicts"
   "xencoder = ${PROJECT_VERSION}" "libzip" "")

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <xenc/config.hpp>
 #include <xenc/io.hpp>  // the math (xenc.hpp) and save_state_dict
+#include "../support/tolerances.hpp"
 #include <sstream>
 #include <string>
 #include <vector>
@@ -179,22 +180,22 @@ TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
   // without positions: permutation equivariance makes every cosine 1 up to float rounding
   const auto& none = j.at("without_pe");
   ASSERT_EQ(none.at("token_cosine").size(), 3u);
-  for (const auto& [word, c] : none.at("token_cosine").items()) EXPECT_NEAR(c.get<double>(), 1.0, 1e-6) << word;
-  EXPECT_NEAR(none.at("sentence_cosine").get<double>(), 1.0, 1e-6);
+  for (const auto& [word, c] : none.at("token_cosine").items()) EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
+  EXPECT_NEAR(none.at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
   // with sinusoidal positions the moved words and the sentences differ
   const auto& pe = j.at("with_pe");
   EXPECT_LT(pe.at("token_cosine").at("cat").get<double>(), 0.999);
   EXPECT_LT(pe.at("token_cosine").at("mouse").get<double>(), 0.999);
-  EXPECT_LT(pe.at("sentence_cosine").get<double>(), 1.0 - 1e-5);
+  EXPECT_LT(pe.at("sentence_cosine").get<double>(), 1.0 - xenc::test::kCosineMoved);
   // "chased" keeps its position: identical input, different after layer 1; the mean-pooled
   // input is identical too (same words at the same set of positions)
   const auto& stages = pe.at("stages");
   ASSERT_EQ(stages.size(), 4u);
   EXPECT_EQ(stages[1].at("stage"), "+ positions");
-  EXPECT_NEAR(stages[1].at("token_cosine").at("chased").get<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(stages[1].at("token_cosine").at("chased").get<double>(), 1.0, xenc::test::kSameVectorCosine);
   EXPECT_LT(stages[1].at("token_cosine").at("cat").get<double>(), 0.999);
-  EXPECT_NEAR(stages[1].at("sentence_cosine").get<double>(), 1.0, 1e-6);
-  EXPECT_LT(stages[2].at("token_cosine").at("chased").get<double>(), 1.0 - 1e-5);
+  EXPECT_NEAR(stages[1].at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
+  EXPECT_LT(stages[2].at("token_cosine").at("chased").get<double>(), 1.0 - xenc::test::kCosineMoved);
   EXPECT_FALSE(j.contains("with_learned"));
 }
 
@@ -216,7 +217,7 @@ TEST(WordOrder, RepeatedWordsAreMatchedByOccurrence) {
   const auto j = nlohmann::json::parse(r.out);
   const auto& tc = j["without_pe"]["token_cosine"];
   for (const char* k : {"the", "dog", "bit", "the#2", "man"}) ASSERT_TRUE(tc.contains(k)) << k;
-  for (const auto& [word, c] : tc.items()) EXPECT_NEAR(c.get<double>(), 1.0, 1e-6) << word;
+  for (const auto& [word, c] : tc.items()) EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
   EXPECT_LT(j["with_pe"]["token_cosine"]["dog"].get<double>(), 0.999);
 }
 
@@ -563,13 +564,13 @@ TEST(PeHeatmap, CsvMatchesTheFormula) {
     EXPECT_EQ(p, rows);
     std::size_t j = 0;
     for (; std::getline(ss, cell, ','); ++j)
-      EXPECT_NEAR(std::stod(cell), formula(p, j, 6), 1e-6) << "p = " << p << ", j = " << j;
+      EXPECT_NEAR(std::stod(cell), formula(p, j, 6), xenc::test::kOpAtol) << "p = " << p << ", j = " << j;
     EXPECT_EQ(j, 6u);
     ++rows;
   }
   EXPECT_EQ(rows, 30u);
   // a hand value from source 004's d_model = 6 table: PE(1, 2) = sin(1 / 10000^(2/6)) = 0.04639922
-  EXPECT_NEAR(formula(1, 2, 6), 0.04639922, 1e-8);
+  EXPECT_NEAR(formula(1, 2, 6), 0.04639922, xenc::test::kPrinted8);
 }
 
 TEST(PeHeatmap, BadInputGivesAMessageAndNonZeroExit) {
@@ -617,8 +618,8 @@ TEST(PeProperties, DefaultsShowRotationOffsetAndDistance) {
   const Result r = run(XENC_APP_PE_PROPERTIES, "", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   // the printed max errors are float32 rounding only
-  EXPECT_LT(number_after(r.out, "and all 16 dims: "), 1e-5) << r.out;
-  EXPECT_LT(number_after(r.out, "over all 50 x 50 pairs: "), 1e-5) << r.out;
+  EXPECT_LT(number_after(r.out, "and all 16 dims: "), xenc::test::kPositional) << r.out;
+  EXPECT_LT(number_after(r.out, "over all 50 x 50 pairs: "), xenc::test::kPositional) << r.out;
   // the first 2x2 block of R_3: [[cos 3, sin 3], [-sin 3, cos 3]] (w_0 = 1)
   char block[128];
   std::snprintf(block, sizeof block, "[[%9.6f %9.6f]  [%9.6f %9.6f]]", std::cos(3.0), std::sin(3.0),
@@ -627,7 +628,7 @@ TEST(PeProperties, DefaultsShowRotationOffsetAndDistance) {
   // adjacent distance sqrt(sum_i 2 - 2 cos w_i), D = 16
   double s = 0;
   for (int i = 0; i < 8; ++i) s += 2 - 2 * std::cos(std::pow(10000.0, -2.0 * i / 16));
-  EXPECT_NEAR(number_after(r.out, "sqrt(sum_i 2 - 2 cos w_i) = "), std::sqrt(s), 1e-6);
+  EXPECT_NEAR(number_after(r.out, "sqrt(sum_i 2 - 2 cos w_i) = "), std::sqrt(s), xenc::test::kOpAtol);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity.svg"));
   EXPECT_EQ(cells(dir + "/pe_similarity.svg"), 50 * 50);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity_by_offset.svg"));
@@ -729,7 +730,7 @@ TEST(AttentionMap, JsonHasBertvizHeadViewLayout) {
         ASSERT_EQ(row.size(), 5u);
         double sum = 0;
         for (const auto& w : row) sum += w.get<double>();
-        EXPECT_NEAR(sum, 1.0, 1e-5);  // softmax rows
+        EXPECT_NEAR(sum, 1.0, xenc::test::kRowSum);  // softmax rows
       }
     }
   }
@@ -769,7 +770,7 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
       for (std::size_t q = 0; q < 5; ++q)
         for (std::size_t k = 0; k < 5; ++k)
           EXPECT_NEAR(j["attention"][l][0][h][q][k].get<double>(),
-                      trace.encoder.attention_weights[l](0, h, q, k), 1e-6);
+                      trace.encoder.attention_weights[l](0, h, q, k), xenc::test::kOpAtol);
   // a missing file and heads that do not divide D are refused with a message
   Result bad = run(XENC_APP_ATTENTION_MAP, "--weights missing.npz", dir);
   EXPECT_NE(bad.status, 0);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/tolerances.hpp"
 #include "xenc/grade/pitfalls.hpp"
 #include "xenc/xenc.hpp"
 
@@ -36,11 +37,11 @@ double formula(std::size_t p, std::size_t j, std::size_t D) {
 // i already is the even dimension 2k, so the exponent becomes 4k/D.
 using xenc::pitfalls::pe_doubled_exponent;
 
-// The check: every entry within 1e-6 of the formula (float32 storage).
+// The check: every entry within kOpAtol (1e-6) of the formula (float32 storage).
 ::testing::AssertionResult MatchesFormula(const Tensor2& pe, std::size_t D) {
   for (std::size_t p = 0; p < pe.shape()[0]; ++p)
     for (std::size_t j = 0; j < D; ++j)
-      if (std::abs(double(pe(p, j)) - formula(p, j, D)) > 1e-6)
+      if (std::abs(double(pe(p, j)) - formula(p, j, D)) > xenc::test::kOpAtol)
         return ::testing::AssertionFailure() << "PE(" << p << ", " << j << ") = " << pe(p, j)
                                              << ", the formula gives " << formula(p, j, D);
   return ::testing::AssertionSuccess();
@@ -52,12 +53,12 @@ std::size_t near_constant_dims(const Tensor2& pe) { return xenc::pitfalls::near_
 
 TEST(PePitfalls, DoubledExponentFailsFormulaCheck) {
   // hand value: PE(1, 2) for D = 128 is sin(1 / 10000^(2/128)) = sin(0.86596) = 0.76172041
-  EXPECT_NEAR(formula(1, 2, 128), 0.76172041, 1e-8);
+  EXPECT_NEAR(formula(1, 2, 128), 0.76172041, xenc::test::kPrinted8);
   const Tensor2 good = xenc::sinusoidal_encoding(64, 128);
   const Tensor2 bad = pe_doubled_exponent(64, 128);
-  EXPECT_NEAR(good(1, 2), 0.76172041, 1e-6);
+  EXPECT_NEAR(good(1, 2), 0.76172041, xenc::test::kOpAtol);
   // the buggy value sin(1 / 10000^(4/128)) = 0.68156135 (NumPy: np.sin(1 / 10000 ** (4 / 128)))
-  EXPECT_NEAR(bad(1, 2), 0.68156135, 1e-6);
+  EXPECT_NEAR(bad(1, 2), 0.68156135, xenc::test::kOpAtol);
   EXPECT_TRUE(MatchesFormula(good, 128));
   EXPECT_FALSE(MatchesFormula(bad, 128));
 }
@@ -95,7 +96,7 @@ Tensor3 add_positions_library(const Tensor3& x) {
     for (std::size_t t = 0; t < T; ++t)
       for (std::size_t d = 0; d < D; ++d) {
         const double added = double(y(b, t, d)) - double(x(b, t, d));
-        if (std::abs(added - formula(t, d, D)) > 1e-5)
+        if (std::abs(added - formula(t, d, D)) > xenc::test::kPositional)
           return ::testing::AssertionFailure() << "sentence " << b << ", token " << t << ", dim " << d
                                                << ": added " << added << ", expected PE(" << t << ", " << d
                                                << ") = " << formula(t, d, D);
@@ -171,7 +172,7 @@ Tensor2 layer_norm_library(const Tensor2& x, float eps) {
     for (std::size_t d = 0; d < 4; ++d) var += (x(r, d) - mean) * (x(r, d) - mean) / 4.0;
     for (std::size_t d = 0; d < 4; ++d) {
       const double want = (x(r, d) - mean) / std::sqrt(var + 1e-5);
-      if (std::abs(y(r, d) - want) > 1e-5)
+      if (std::abs(y(r, d) - want) > xenc::test::kHandValue)
         return ::testing::AssertionFailure() << "row " << r << ", dim " << d << ": " << y(r, d)
                                              << ", the formula gives " << want;
     }
@@ -188,10 +189,10 @@ TEST(PePitfalls, UnbiasedStdLayerNormFailsFormulaCheck) {
   Tensor2 x = {{1, 2, 3, 4}, {0, 0, 0, 1e-3f}};
   const Tensor2 bad = layer_norm_unbiased_eps_outside(x, 1e-5f);
   const Tensor2 good = layer_norm_library(x, 1e-5f);
-  EXPECT_NEAR(bad(0, 3), 1.161886, 1e-5);
-  EXPECT_NEAR(good(0, 3), 1.34163542, 1e-5);
-  EXPECT_NEAR(bad(1, 3), 1.47058824, 1e-4);
-  EXPECT_NEAR(good(1, 3), 0.23497813, 1e-4);
+  EXPECT_NEAR(bad(0, 3), 1.161886, xenc::test::kHandValue);
+  EXPECT_NEAR(good(0, 3), 1.34163542, xenc::test::kHandValue);
+  EXPECT_NEAR(bad(1, 3), 1.47058824, xenc::test::kNearEpsNorm);
+  EXPECT_NEAR(good(1, 3), 0.23497813, xenc::test::kNearEpsNorm);
 }
 
 // ---- pitfall 5: a padding mask with the opposite truth convention ------------------------------
@@ -219,7 +220,7 @@ xenc::Mask2 mask_true_is_keep() { return xenc::pitfalls::keep_mask_from_lengths(
           return ::testing::AssertionFailure() << "sentence " << b << ", query " << i
                                                << " gives padding key " << j << " weight " << r.weights(b, 0, i, j);
       }
-      if (std::abs(sum - 1.0) > 1e-6)
+      if (std::abs(sum - 1.0) > xenc::test::kProbSum)
         return ::testing::AssertionFailure() << "sentence " << b << ", query " << i << ": weights sum to " << sum;
     }
   return ::testing::AssertionSuccess();

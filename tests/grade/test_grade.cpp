@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../support/tolerances.hpp"
 #include "exercises.hpp"  // apps/assignment/template/exercises.hpp: the student's signatures
 #include "xenc/grade/exercises.hpp"
 #include "xenc/grade/pitfalls.hpp"
@@ -263,17 +264,17 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // [1, 2, 3, 4]: Σ (x - mean)² = 5; unbiased var 5/3 -> 1.5 / sqrt(5/3 + 1e-5) = 1.161892
   const Tensor2 x = {{1, 2, 3, 4}, {0, 0, 0, 1e-3f}};
   const Tensor1 w = xt::ones<float>({4}), b = xt::zeros<float>({4});
-  EXPECT_NEAR(pitfalls::layer_norm_unbiased_variance(x, w, b, 1e-5f)(0, 3), 1.5 / std::sqrt(5.0 / 3 + 1e-5), 1e-6);
+  EXPECT_NEAR(pitfalls::layer_norm_unbiased_variance(x, w, b, 1e-5f)(0, 3), 1.5 / std::sqrt(5.0 / 3 + 1e-5), xenc::test::kOpAtol);
   // [0, 0, 0, 1e-3]: mean 2.5e-4, var 1.875e-7 -> 7.5e-4 / (sqrt(1.875e-7) + 1e-5) = 1.692954 (NumPy)
-  EXPECT_NEAR(pitfalls::layer_norm_eps_outside_sqrt(x, w, b, 1e-5f)(1, 3), 1.69295372, 1e-5);
+  EXPECT_NEAR(pitfalls::layer_norm_eps_outside_sqrt(x, w, b, 1e-5f)(1, 3), 1.69295372, xenc::test::kHandValue);
   // attention hand example of the grader, sentence 0, query 0: scores [2, 0] without the scale
   // -> e² / (e² + 1) = 0.880797; mask after the softmax on sentence 1 -> [0.731059, 0]
   Tensor4 q = xt::zeros<float>({2, 1, 2, 4}), k = q, v = q;
   for (std::size_t s = 0; s < 2; ++s) q(s, 0, 0, 0) = 2, k(s, 0, 0, 0) = 1, v(s, 0, 0, 0) = 1, v(s, 0, 1, 1) = 1;
   const xenc::Mask2 mask = {{false, false}, {false, true}};
-  EXPECT_NEAR(pitfalls::attention_without_scale(q, k, v, mask).weights(0, 0, 0, 0), 0.88079708, 1e-6);
+  EXPECT_NEAR(pitfalls::attention_without_scale(q, k, v, mask).weights(0, 0, 0, 0), 0.88079708, xenc::test::kOpAtol);
   const auto after = pitfalls::attention_mask_after_softmax(q, k, v, mask);
-  EXPECT_NEAR(after.weights(1, 0, 0, 0), 0.73105858, 1e-6);
+  EXPECT_NEAR(after.weights(1, 0, 0, 0), 0.73105858, xenc::test::kOpAtol);
   EXPECT_EQ(after.weights(1, 0, 0, 1), 0.0f);
   // inverted: sentence 0 has no padding, so every key is masked -> zeros
   EXPECT_EQ(pitfalls::attention_inverted_mask(q, k, v, mask).weights(0, 0, 0, 0), 0.0f);
@@ -287,10 +288,10 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   EXPECT_EQ(lg.bias(2), 1.5f);
   // cross-entropy over N = 2 rows, one ignored: 0.4076059644 / 2 (PyTorch's loss for the kept row)
   EXPECT_NEAR(pitfalls::cross_entropy_counts_ignored(Tensor2{{1, 2, 3}, {1, 0, -1}}, xenc::Index1{2, -100}, -100),
-              0.4076059644 / 2, 1e-6);
+              0.4076059644 / 2, xenc::test::kOpAtol);
   // layer norm backward without the mean terms: dx = rstd · dy · w = [1 / sqrt(1.25001), 0, 0, 0]
   EXPECT_NEAR(pitfalls::layer_norm_backward_no_mean_terms(Tensor2{{1, 0, 0, 0}}, Tensor2{{1, 2, 3, 4}}, w, 1e-5f).input(0, 0),
-              1.0 / std::sqrt(1.25001), 1e-6);
+              1.0 / std::sqrt(1.25001), xenc::test::kOpAtol);
 }
 
 // Every exhibit that has the signature of an exercise is tested above; the catalogue lists them.

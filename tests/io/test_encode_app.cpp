@@ -91,7 +91,7 @@ void expect_error(const std::string& args, const std::vector<std::string>& parts
 
 TEST(EncodeAppErrors, WeightsFile) {
   expect_error("--weights " + q(tmp_path("nope.npz")) + " --heads 2 --input " + q(kBx),
-               {"nope.npz", "cannot open as a zip archive"}, "e_weights_missing");
+               {"nope.npz", "cannot open", "No such file"}, "e_weights_missing");
   expect_error("--weights " + q(format_path("int_member.npz")) + " --heads 2 --input " + q(kBx),
                {"int_member.npz", "key \"count\"", "dtype is '<i8'"}, "e_weights_dtype");
   auto s = xenc::load_npz(kB);
@@ -125,6 +125,30 @@ TEST(EncodeAppErrors, InputShapeAndDtype) {
                {"f4be_2x3.npy", "big-endian"}, "e_input_big_endian");
   expect_error("--weights " + q(kB) + " --heads 2 --input " + q(format_path("f4_2x3_truncated.npy")),
                {"f4_2x3_truncated.npy", "truncated"}, "e_input_truncated");
+}
+
+TEST(EncodeAppErrors, DirectoriesAndCraftedFiles) {
+  // issue 12 item 9: a directory was "basic_filebuf::underflow".
+  expect_error("--weights " + q(kB) + " --heads 2 --input .", {"load_npy", "\".\" is a directory, expected a file"},
+               "e_input_dir");
+  expect_error("--weights " + q(tmp_path("")) + " --heads 2 --input " + q(kBx), {"is a directory"}, "e_weights_dir");
+  // issue 12 item 5: one key in layer 100000 is refused before any layer is built.
+  xenc::save_npz(tmp_path("far_layer_app.npz"), {{"layers.100000.linear1.weight", xt::zeros<float>({4, 2})}});
+  expect_error("--weights " + q(tmp_path("far_layer_app.npz")) + " --heads 1 --input " + q(kBx),
+               {"far_layer_app.npz", "layer indices are not contiguous", "there is no layer 0"}, "e_far_layer");
+  // The crafted archives of tests/fuzz/regressions (written by tests/fuzz/make_corpus.py).
+  const std::string regressions = data_path("../../fuzz/regressions/");
+  expect_error("--weights " + q(regressions + "npz/issue12_claims_4gib.npz") + " --heads 2 --input " + q(kBx),
+               {"key \"a\": the zip directory claims 4294967280 bytes from 99 compressed bytes, more than deflate "
+                "can expand (1032:1)"}, "e_claims");
+  expect_error("--weights " + q(regressions + "npz/issue12_zip64_claims_1tb.npz") + " --heads 2 --input " + q(kBx),
+               {"the zip directory claims 1000000000000 bytes"}, "e_zip64");
+  expect_error("--weights " + q(regressions + "npz/issue12_duplicate_member.npz") + " --heads 2 --input " + q(kBx),
+               {"two members are named \"a.npy\" (a zip archive with duplicate names; numpy.savez never writes one)"},
+               "e_duplicate");
+  expect_error("--weights " + q(kB) + " --heads 2 --input " + q(regressions + "npy/issue12_shape_2pow64_plus_2.npy"),
+               {"npy header 'shape' (18446744073709551618, 8) has dimension 18446744073709551618, larger than NumPy "
+                "allows (2^63 - 1)"}, "e_wrap");
 }
 
 TEST(EncodeAppErrors, PaddingMask) {

@@ -137,7 +137,7 @@ TEST_P(PaddingInvariance, PaddedInputsDoNotReachRealPositions) {
       }
   ASSERT_GT(changed, 0u);
   const xenc::Tensor3 y = enc.forward(x, mask), y2 = enc.forward(x2, mask);
-  EXPECT_TRUE(AllClose(y2, y, 1e-6f, real_rows(mask, x.shape(0), x.shape(1))));
+  EXPECT_TRUE(AllClose(y2, y, kPaddingInvariance, real_rows(mask, x.shape(0), x.shape(1))));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, EncoderParity, ::testing::ValuesIn(cases("encoder")), case_name);

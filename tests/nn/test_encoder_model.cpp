@@ -50,9 +50,9 @@ TEST(EncoderModel, TraceShowsEmbeddingScalingAndPositions) {
     for (std::size_t d = 0; d < 8; ++d) {
       EXPECT_FLOAT_EQ(trace.token_embedding(0, t, d), model.embedding.weight(ids(0, t), d) * s);
       EXPECT_NEAR(trace.with_positions(0, t, d),
-                  trace.token_embedding(0, t, d) + sinusoidal_value(double(t), d, 8), 1e-6);
+                  trace.token_embedding(0, t, d) + sinusoidal_value(double(t), d, 8), kOpAtol);
     }
-  EXPECT_NEAR(trace.with_positions(0, 1, 0) - trace.token_embedding(0, 1, 0), 0.84147098, 1e-6);
+  EXPECT_NEAR(trace.with_positions(0, 1, 0) - trace.token_embedding(0, 1, 0), 0.84147098, kOpAtol);
   ASSERT_EQ(trace.encoder.layer_outputs.size(), 2u);
   EXPECT_TRUE(AllClose(trace.encoder.layer_outputs[1], y, 0.0, 0.0));  // no final norm
 }
@@ -167,4 +167,54 @@ TEST(PositionSchemes, ConfigurationErrorsAreClear) {
   msg = what_of([&] { model.forward(Index2{{1, 9}}); });
   EXPECT_NE(msg.find("is 9"), std::string::npos) << msg;
   EXPECT_NE(msg.find("V = 9"), std::string::npos) << msg;
+}
+
+namespace {
+// A scheme acting inside attention, for the test only: the identity on the embeddings and a
+// per-head score bias that prefers earlier keys (enough to break permutation equivariance).
+struct EarlierKeysBias : PositionScheme, AttentionPosition {
+  PositionKind kind() const override { return PositionKind::none; }
+  Tensor3 forward(const Tensor3& x) override { return x; }
+  Tensor3 backward(const Tensor3& grad_y) override { return grad_y; }
+  void collect_parameters(const std::string&, ParameterList&) override {}
+  const AttentionPosition* attention_position() const override { return this; }
+  bool has_score_bias() const override { return true; }
+  Tensor2 score_bias(std::size_t h, std::size_t, std::size_t Tq, std::size_t Tk) const override {
+    Tensor2 s = Tensor2::from_shape({Tq, Tk});
+    for (std::size_t i = 0; i < Tq; ++i)
+      for (std::size_t j = 0; j < Tk; ++j) s(i, j) = -0.5f * float(h + 1) * float(j);
+    return s;
+  }
+};
+}  // namespace
+
+// The model asks its scheme for an attention hook and hands it to every self-attention, so a
+// scheme acting inside attention needs no change to the modules.
+TEST(PositionSchemes, ASchemeActingInAttentionReachesEverySelfAttention) {
+  EncoderModelConfig cfg;
+  cfg.vocab_size = 10;
+  cfg.layer.d_model = 8;
+  cfg.layer.nhead = 2;
+  cfg.layer.dim_feedforward = 16;
+  cfg.layer.dropout = 0.0f;
+  cfg.num_layers = 2;
+  cfg.position = PositionKind::none;
+  cfg.seed = 3;
+  EncoderModel model(cfg);
+  EXPECT_FALSE(model.position->acts_in_attention());
+  const Index2 ids = {{1, 2, 3, 4}}, swapped = {{3, 2, 1, 4}};
+  const Tensor3 plain = model.forward(ids);
+  for (const auto& layer : model.encoder.layers) EXPECT_EQ(layer.self_attn.position(), nullptr);
+
+  auto scheme = std::make_unique<EarlierKeysBias>();
+  const AttentionPosition* hook = scheme.get();
+  model.position = std::move(scheme);
+  EXPECT_TRUE(model.position->acts_in_attention());
+  const Tensor3 y = model.forward(ids);
+  for (const auto& layer : model.encoder.layers) EXPECT_EQ(layer.self_attn.position(), hook);
+  EXPECT_GT(xt::amax(xt::abs(y - plain))(), kNotEquivariant);
+  // without positions, swapping tokens 0 and 2 swaps their outputs; with the bias it does not
+  const Tensor3 ys = model.forward(swapped);
+  EXPECT_GT(xt::amax(xt::abs(xt::view(ys, 0, 0, xt::all()) - xt::view(y, 0, 2, xt::all())))(),
+            kNotEquivariant);
 }

@@ -72,7 +72,7 @@ TEST(NnLinear, BackwardAccumulatesParameterGradients) {
   lin.backward(G);
   const Tensor2 once = lin.weight_grad;
   lin.backward(G);
-  EXPECT_TRUE(AllClose(lin.weight_grad, Tensor2(2.0f * once), 1e-6, 1e-6));
+  EXPECT_TRUE(AllClose(lin.weight_grad, Tensor2(2.0f * once), kAccumulateAtol, kAccumulateRtol));
   lin.zero_grad();
   EXPECT_EQ(xt::amax(xt::abs(lin.weight_grad))(), 0.0f);
 }

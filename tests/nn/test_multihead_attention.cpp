@@ -252,7 +252,7 @@ TEST(MultiheadAttention, ErrorsNameTheFunctionAndTheShapes) {
   EXPECT_NE(msg.find("attn_mask has shape [3, 2]"), std::string::npos) << msg;
 
   msg = what_of([] { MultiheadAttention bad(10, 4); });
-  EXPECT_NE(msg.find("d_model (10) must be divisible by nhead (4)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("embed_dim (10) must be divisible by num_heads (4)"), std::string::npos) << msg;
   EXPECT_THROW(MultiheadAttention(10, 4), config_error);
   EXPECT_THROW(MultiheadAttention(8, 2, 1.0f), config_error);
 
@@ -263,4 +263,148 @@ TEST(MultiheadAttention, ErrorsNameTheFunctionAndTheShapes) {
   EXPECT_NE(msg.find("Tq = 3, Tk = 4"), std::string::npos) << msg;
   msg = what_of([&] { fresh.backward_qkv(Tensor3(xt::zeros<float>({2, 4, 8}))); });
   EXPECT_NE(msg.find("grad_output has shape [2, 4, 8]"), std::string::npos) << msg;
+}
+
+// ---- the seam for position schemes acting inside attention ----------------------------------
+
+namespace {
+
+// A test-only scheme, neither rotary nor ALiBi but using both hooks: q and k are scaled per
+// (token t, head h), a diagonal linear map (its own transpose, so the backward scales dq and dk
+// the same way), and every head's scores get a bias depending on (h, i, j).
+struct ScaleAndBias : AttentionPosition {
+  static float q_factor(std::size_t t, std::size_t h) { return 1.0f + 0.25f * float(t) - 0.1f * float(h); }
+  static float k_factor(std::size_t t, std::size_t h) { return 0.5f + 0.1f * float(t) * float(h + 1); }
+  static float bias(std::size_t h, std::size_t i, std::size_t j) {
+    return -0.3f * float(h + 1) * std::fabs(float(i) - float(j)) + 0.2f * float(j);
+  }
+  static void scale(Tensor3& x, std::size_t H, float (*f)(std::size_t, std::size_t)) {
+    const std::size_t Dh = x.shape(2) / H;
+    for (std::size_t b = 0; b < x.shape(0); ++b)
+      for (std::size_t t = 0; t < x.shape(1); ++t)
+        for (std::size_t c = 0; c < x.shape(2); ++c) x(b, t, c) *= f(t, c / Dh);
+  }
+  void transform_qk(Tensor3& q, Tensor3& k, std::size_t H) const override {
+    scale(q, H, q_factor);
+    scale(k, H, k_factor);
+  }
+  void transform_qk_backward(Tensor3& dq, Tensor3& dk, std::size_t H) const override {
+    scale(dq, H, q_factor);
+    scale(dk, H, k_factor);
+  }
+  bool has_score_bias() const override { return true; }
+  Tensor2 score_bias(std::size_t h, std::size_t, std::size_t Tq, std::size_t Tk) const override {
+    Tensor2 s = Tensor2::from_shape({Tq, Tk});
+    for (std::size_t i = 0; i < Tq; ++i)
+      for (std::size_t j = 0; j < Tk; ++j) s(i, j) = bias(h, i, j);
+    return s;
+  }
+};
+
+// Self-attention with ScaleAndBias, loop by loop in double: projections, the per-(t, h)
+// scaling of q and k, scores + bias + key padding, softmax, P V, output projection.
+Tensor3 naive_attention_with_scale_and_bias(const MultiheadAttention& mha, const Tensor3& x,
+                                            const Mask2& kpm) {
+  const std::size_t B = x.shape(0), T = x.shape(1), D = x.shape(2), H = mha.num_heads(),
+                    Dh = D / H;
+  const Tensor2& W = mha.in_proj_weight;
+  const Tensor1& bias = mha.in_proj_bias;
+  Tensor3 y = Tensor3::from_shape({B, T, D});
+  for (std::size_t b = 0; b < B; ++b) {
+    // proj[t][r] for r in [0, 3D): [q | k | v] of token t
+    std::vector<std::vector<double>> proj(T, std::vector<double>(3 * D));
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t r = 0; r < 3 * D; ++r) {
+        double s = bias(r);
+        for (std::size_t c = 0; c < D; ++c) s += double(W(r, c)) * x(b, t, c);
+        if (r < D) s *= ScaleAndBias::q_factor(t, r / Dh);
+        else if (r < 2 * D) s *= ScaleAndBias::k_factor(t, (r - D) / Dh);
+        proj[t][r] = s;
+      }
+    std::vector<std::vector<double>> ctx(T, std::vector<double>(D, 0.0));
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < T; ++i) {
+        std::vector<double> s(T);
+        double m = -1e300, sum = 0.0;
+        for (std::size_t j = 0; j < T; ++j) {
+          double dot = 0.0;
+          for (std::size_t e = 0; e < Dh; ++e) dot += proj[i][h * Dh + e] * proj[j][D + h * Dh + e];
+          s[j] = kpm(b, j) ? -1e300 : dot / std::sqrt(double(Dh)) + ScaleAndBias::bias(h, i, j);
+          m = std::max(m, s[j]);
+        }
+        for (std::size_t j = 0; j < T; ++j) sum += kpm(b, j) ? 0.0 : std::exp(s[j] - m);
+        for (std::size_t j = 0; j < T; ++j) {
+          const double p = kpm(b, j) ? 0.0 : std::exp(s[j] - m) / sum;
+          for (std::size_t e = 0; e < Dh; ++e) ctx[i][h * Dh + e] += p * proj[j][2 * D + h * Dh + e];
+        }
+      }
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t o = 0; o < D; ++o) {
+        double s = mha.out_proj.bias(o);
+        for (std::size_t c = 0; c < D; ++c) s += double(mha.out_proj.weight(o, c)) * ctx[t][c];
+        y(b, t, o) = float(s);
+      }
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST(MultiheadAttentionPosition, TransformAndScoreBiasMatchTheLoopReference) {
+  Rng rng(40);
+  MultiheadAttention mha(8, 2, rng);
+  randomize(mha, rng);
+  const ScaleAndBias scheme;
+  auto x = random_tensor<Tensor3>(Shape3{2, 5, 8}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 5});
+  kpm(1, 3) = true;
+  const Tensor3 plain = mha.forward(x, kpm);
+  mha.set_position(&scheme);
+  EXPECT_EQ(mha.position(), &scheme);
+  const Tensor3 y = mha.forward(x, kpm);
+  EXPECT_TRUE(AllClose(y, naive_attention_with_scale_and_bias(mha, x, kpm), kNaiveAtol, kNaiveRtol));
+  // the scheme changes the output (not silently ignored)
+  EXPECT_GT(xt::amax(xt::abs(y - plain))(), kNotEquivariant);
+  mha.set_position(nullptr);
+  EXPECT_TRUE(AllClose(mha.forward(x, kpm), plain, 0.0, 0.0));
+}
+
+TEST(MultiheadAttentionPosition, GradientsThroughTransformAndBiasMatchFiniteDifferences) {
+  Rng rng(41);
+  MultiheadAttention mha(8, 2, rng);
+  randomize(mha, rng);
+  const ScaleAndBias scheme;
+  mha.set_position(&scheme);
+  auto x = random_tensor<Tensor3>(Shape3{2, 4, 8}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 4});
+  kpm(0, 1) = true;
+  auto G = random_tensor<Tensor3>(x.shape(), rng);
+  mha.zero_grad();
+  mha.forward(x, kpm);
+  const Tensor3 dx = mha.backward(G);
+  auto targets = parameter_targets(mha);
+  targets.push_back(input_target("x", x, dx));
+  auto loss = [&] { return dot_loss(mha.forward(x, kpm), G); };
+  EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
+}
+
+TEST(MultiheadAttentionPosition, CrossAttentionGradientsThroughTheSeamMatchFiniteDifferences) {
+  Rng rng(42);
+  MultiheadAttention mha(6, 3, rng);
+  randomize(mha, rng);
+  const ScaleAndBias scheme;
+  mha.set_position(&scheme);
+  auto q = random_tensor<Tensor3>(Shape3{1, 3, 6}, rng);
+  auto k = random_tensor<Tensor3>(Shape3{1, 4, 6}, rng);
+  auto v = random_tensor<Tensor3>(Shape3{1, 4, 6}, rng);
+  auto G = random_tensor<Tensor3>(q.shape(), rng);
+  mha.zero_grad();
+  mha.forward(q, k, v);
+  const auto g = mha.backward_qkv(G);
+  auto targets = parameter_targets(mha);
+  targets.push_back(input_target("query", q, g.query));
+  targets.push_back(input_target("key", k, g.key));
+  targets.push_back(input_target("value", v, g.value));
+  auto loss = [&] { return dot_loss(mha.forward(q, k, v).output, G); };
+  EXPECT_TRUE(GradientsMatch(loss, targets, kGradModule));
 }

@@ -159,5 +159,5 @@ TEST(Training, WithoutPositionsPairsGetEqualLogitsAndTheLossStaysAtChance) {
       EXPECT_NEAR(logits(i, c), logits(task.partner[i], c), kEquivariance) << "sentence " << i;
   // Equal logits z for labels 0 and 1 cost -ln p0 - ln p1 >= 2 ln 2 per pair (p0 p1 <= 1/4):
   // the mean loss cannot go below ln 2, and each pair has one right and one wrong answer.
-  EXPECT_GE(final_loss, std::log(2.0f) - 1e-4f);
+  EXPECT_GE(final_loss, std::log(2.0f) - kLossBound);
 }

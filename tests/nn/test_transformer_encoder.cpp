@@ -279,7 +279,7 @@ TEST(TransformerEncoder, BackwardAccumulatesAndNoGradDisablesIt) {
   const xt::xarray<float> once = grad_of(layer.parameters()[0]);
   layer.forward(x);
   layer.backward(G);
-  EXPECT_TRUE(AllClose(grad_of(layer.parameters()[0]), xt::xarray<float>(2.0f * once), 1e-6, 1e-6));
+  EXPECT_TRUE(AllClose(grad_of(layer.parameters()[0]), xt::xarray<float>(2.0f * once), kAccumulateAtol, kAccumulateRtol));
   {
     NoGradGuard guard;
     layer.forward(x);

@@ -1,4 +1,4 @@
-// Scaled dot-product attention: the batched op, the per-head kernel and the loop reference.
+// Scaled dot-product attention: the batched op and the loop reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -153,50 +153,7 @@ TEST(Attention, GradientsMatchFiniteDifferencesWithMasks) {
                              kGradOp));
 }
 
-// The kernel MultiheadAttention uses: heads are strided column blocks of packed [T, 3·Dh·H]
-// rows, and in training the probabilities pass through a fixed dropout mask (factors 0 or 2).
-TEST(Attention, HeadKernelWithStridesAndDropoutMaskMatchesFiniteDifferences) {
-  Rng rng(24);
-  const std::size_t Tq = 3, Tk = 4, Dh = 2, ld = 7;  // each row: Dh used values, then padding
-  auto q = random_tensor<Tensor2>(std::array<std::size_t, 2>{Tq, ld}, rng);
-  auto k = random_tensor<Tensor2>(std::array<std::size_t, 2>{Tk, ld}, rng);
-  auto v = random_tensor<Tensor2>(std::array<std::size_t, 2>{Tk, ld}, rng);
-  const Tensor2 drop = {{2, 0, 2, 2}, {0, 2, 2, 2}, {2, 2, 2, 0}};
-  const bool kpm[Tk] = {false, false, true, false};
-  auto G = random_tensor<Tensor2>(std::array<std::size_t, 2>{Tq, Dh}, rng);
-  const float scale = 1.0f / std::sqrt(float(Dh));
-  auto run = [&](Tensor2& probs) {
-    Tensor2 out = xt::zeros<float>({Tq, Dh});
-    Tensor2 scratch = Tensor2::from_shape({Tq, Tk});
-    attention_head_forward(Tq, Tk, Dh, scale, q.data(), ld, k.data(), ld, v.data(), ld, kpm,
-                           nullptr, probs.data(), out.data(), Dh, drop.data(), scratch.data());
-    return out;
-  };
-  Tensor2 probs = Tensor2::from_shape({Tq, Tk});
-  const Tensor2 out = run(probs);
-  // out = (P ⊙ drop) V, from the loop reference
-  for (std::size_t i = 0; i < Tq; ++i)
-    for (std::size_t e = 0; e < Dh; ++e) {
-      double s = 0.0;
-      for (std::size_t j = 0; j < Tk; ++j) s += double(probs(i, j)) * drop(i, j) * v(j, e);
-      EXPECT_NEAR(out(i, e), s, 1e-6);
-    }
-  // backward writes into [T, ld] buffers (zero columns beyond Dh are never touched)
-  Tensor2 dq = xt::zeros<float>({Tq, ld}), dk = xt::zeros<float>({Tk, ld}), dv = xt::zeros<float>({Tk, ld});
-  Tensor2 scratch = Tensor2::from_shape({Tq, Tk});
-  attention_head_backward(Tq, Tk, Dh, scale, q.data(), ld, k.data(), ld, v.data(), ld, probs.data(),
-                          G.data(), Dh, scratch.data(), dq.data(), ld, dk.data(), ld, dv.data(), ld,
-                          drop.data());
-  for (std::size_t i = 0; i < Tq; ++i)
-    for (std::size_t c = Dh; c < ld; ++c) EXPECT_EQ(dq(i, c), 0.0f);
-  auto loss = [&] {
-    Tensor2 p = Tensor2::from_shape({Tq, Tk});
-    return dot_loss(run(p), G);
-  };
-  EXPECT_TRUE(GradientsMatch(loss,
-                             {input_target("q", q, dq), input_target("k", k, dk), input_target("v", v, dv)},
-                             kGradOp));
-}
+// (the per-head kernel on strided views, with dropout: tests/kernels/test_kernels.cpp)
 
 TEST(Attention, WrongShapesNameTheArgumentAndBothShapes) {
   const Tensor4 q = xt::zeros<float>({2, 2, 3, 4});

@@ -43,12 +43,12 @@ TEST(Dropout, KeepsAboutOneMinusPAndPreservesTheMean) {
   std::size_t kept = 0;
   double sum = 0.0;
   for (std::size_t i = 0; i < y.size(); ++i) {
-    EXPECT_TRUE(mask(i) == 0.0f || std::fabs(mask(i) - 4.0f / 3.0f) < 1e-6f);
+    EXPECT_TRUE(mask(i) == 0.0f || std::fabs(mask(i) - 4.0f / 3.0f) < kOpAtol);
     kept += mask(i) != 0.0f;
     sum += y(i);
   }
-  EXPECT_NEAR(double(kept) / 20000.0, 0.75, 0.015);
-  EXPECT_NEAR(sum / 20000.0, 1.0, 0.02);  // inverted dropout keeps the expectation
+  EXPECT_NEAR(double(kept) / 20000.0, 0.75, kDropoutKeptFraction);
+  EXPECT_NEAR(sum / 20000.0, 1.0, kDropoutMean);  // inverted dropout keeps the expectation
 }
 
 TEST(Dropout, SameSeedGivesTheSameMask) {

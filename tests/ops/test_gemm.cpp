@@ -1,4 +1,4 @@
-// GEMM through OpenBLAS against the triple loop, with transposes and leading dimensions.
+// matmul (BLAS) against the triple loop.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -37,28 +37,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulShapes,
                                            std::make_tuple(17, 33, 9), std::make_tuple(1, 64, 1),
                                            std::make_tuple(64, 48, 40), std::make_tuple(4, 0, 3)));
 
-// C = alpha · op(A) op(B) + beta · C on sub-blocks of larger buffers (lda, ldb, ldc > width).
-TEST(Gemm, TransposesAndLeadingDimensionsMatchLoops) {
-  Rng rng(3);
-  const std::size_t M = 3, N = 4, K = 5, ld = 9;
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "trans_a " << ta << ", trans_b " << tb);
-      auto A = random_tensor<Tensor2>(std::array<std::size_t, 2>{8, ld}, rng);
-      auto B = random_tensor<Tensor2>(std::array<std::size_t, 2>{8, ld}, rng);
-      auto C = random_tensor<Tensor2>(std::array<std::size_t, 2>{M, ld}, rng);
-      Tensor2 expected = C;
-      for (std::size_t i = 0; i < M; ++i)
-        for (std::size_t j = 0; j < N; ++j) {
-          double s = 0.0;
-          for (std::size_t k = 0; k < K; ++k)
-            s += double(ta ? A(k, i) : A(i, k)) * double(tb ? B(j, k) : B(k, j));
-          expected(i, j) = float(0.5 * s + 2.0 * C(i, j));
-        }
-      gemm(ta, tb, M, N, K, 0.5f, A.data(), ld, B.data(), ld, 2.0f, C.data(), ld);
-      EXPECT_TRUE(AllClose(C, expected, kNaiveAtol, kNaiveRtol));  // columns >= N untouched too
-    }
-}
+// (transposes, row strides, alpha and beta: the kernel, tests/kernels/test_kernels.cpp)
 
 TEST(Gemm, InnerDimensionMismatchNamesBothShapes) {
   const Tensor2 a = xt::zeros<float>({2, 3}), b = xt::zeros<float>({4, 5});

@@ -26,7 +26,7 @@ TEST(LayerNorm, HandExample) {
   EXPECT_TRUE(AllClose(layer_norm_forward(x, w, b, 1e-5f, &cache), expected, kOpAtol, kOpRtol));
   EXPECT_TRUE(AllClose(layer_norm_naive(x, w, b, 1e-5f), expected, kOpAtol, kOpRtol));
   EXPECT_FLOAT_EQ(cache.mean(0), 2.5f);
-  EXPECT_NEAR(cache.rstd(0), 1.0 / s, 1e-6);
+  EXPECT_NEAR(cache.rstd(0), 1.0 / s, kOpAtol);
 }
 
 using LnFn = std::function<Tensor3(const Tensor3&, const Tensor1&, const Tensor1&, float)>;
@@ -44,7 +44,7 @@ TEST_P(LayerNormImpls, MatchesPyTorch) {
     const json& c = ref["cases"][name];
     const Tensor3 y = GetParam().fn(tensor<3>(c["x"]), tensor<1>(c["weight"]), tensor<1>(c["bias"]),
                                     c["eps"].get<float>());
-    EXPECT_TRUE(AllClose(y, tensor<3>(c["y"]), kOpAtol * 10, kOpRtol));
+    EXPECT_TRUE(AllClose(y, tensor<3>(c["y"]), kNormOffsetAtol, kOpRtol));
   }
 }
 
@@ -70,7 +70,7 @@ TEST_P(LayerNormImpls, OutputHasZeroMeanAndUnitVariance) {
     EXPECT_NEAR(mean, 0.0, kNormMoment) << "row " << r;
     // the biased variance of y is var(x) / (var(x) + eps): 1 up to the eps correction
     EXPECT_NEAR(var, xv / (xv + eps), kNormMoment) << "row " << r;
-    EXPECT_NEAR(var, 1.0, 1e-4) << "row " << r;
+    EXPECT_NEAR(var, 1.0, kUnitVariance) << "row " << r;
   }
 }
 
@@ -98,9 +98,9 @@ TEST(LayerNorm, BackwardMatchesPyTorch) {
     LayerNormCache cache;
     layer_norm_forward(x, w, tensor<1>(c["bias"]), c["eps"].get<float>(), &cache);
     const auto g = layer_norm_backward(tensor<3>(c["dy"]), x, w, cache);
-    EXPECT_TRUE(AllClose(g.input, tensor<3>(c["dx"]), 1e-4, 1e-4));
-    EXPECT_TRUE(AllClose(g.weight, tensor<1>(c["dweight"]), 1e-5, 1e-4));
-    EXPECT_TRUE(AllClose(g.bias, tensor<1>(c["dbias"]), 1e-5, 1e-5));
+    EXPECT_TRUE(AllClose(g.input, tensor<3>(c["dx"]), kNormGradAtol, kNormGradRtol));
+    EXPECT_TRUE(AllClose(g.weight, tensor<1>(c["dweight"]), kNormOffsetAtol, kNormOffsetRtol));
+    EXPECT_TRUE(AllClose(g.bias, tensor<1>(c["dbias"]), kNormOffsetAtol, kOpRtol));
   }
 }
 

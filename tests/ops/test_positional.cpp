@@ -37,9 +37,9 @@ double dot(const Tensor1& a, const Tensor1& b) {
 TEST(Positional, HandExample) {
   const Tensor2 pe = sinusoidal_encoding(2, 4);
   EXPECT_TRUE(AllClose(row(pe, 0), Tensor1{0, 1, 0, 1}, 0.0, 0.0));
-  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.84147098f, 0.54030231f, 0.00999983f, 0.99995000f}, 1e-7, 0.0));
-  EXPECT_NEAR(sinusoidal_value(1.0, 3, 4), 0.99995000, 1e-8);
-  EXPECT_TRUE(AllClose(sinusoidal_frequencies(4), Tensor1{1.0f, 0.01f}, 1e-9, 1e-7));
+  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.84147098f, 0.54030231f, 0.00999983f, 0.99995000f}, kFloatRound, 0.0));
+  EXPECT_NEAR(sinusoidal_value(1.0, 3, 4), 0.99995000, kPrinted8);
+  EXPECT_TRUE(AllClose(sinusoidal_frequencies(4), Tensor1{1.0f, 0.01f}, 0.0, kFloatRound));
 }
 
 // PE(1, 0..5) for D = 128: sin(1), cos(1), sin(w1), cos(w1), sin(w2), cos(w2) with
@@ -47,15 +47,15 @@ TEST(Positional, HandExample) {
 TEST(Positional, IssueValuesForD128) {
   const Tensor2 pe = sinusoidal_encoding(2, 128);
   const Tensor1 expected = {0.84147098f, 0.54030231f, 0.76172041f, 0.64790587f, 0.68156135f, 0.73176098f};
-  EXPECT_TRUE(AllClose(Tensor1(xt::view(pe, 1, xt::range(0, 6))), expected, 1e-7, 0.0));
+  EXPECT_TRUE(AllClose(Tensor1(xt::view(pe, 1, xt::range(0, 6))), expected, kFloatRound, 0.0));
 }
 
 TEST(Positional, IssueTableForD6) {
   const Tensor2 pe = sinusoidal_encoding(10, 6);
-  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.8415f, 0.5403f, 0.0464f, 0.9989f, 0.0022f, 1.0000f}, 5e-5, 0.0));
-  EXPECT_TRUE(AllClose(row(pe, 9), Tensor1{0.4121f, -0.9111f, 0.4057f, 0.9140f, 0.0194f, 0.9998f}, 5e-5, 0.0));
+  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.8415f, 0.5403f, 0.0464f, 0.9989f, 0.0022f, 1.0000f}, kPrinted4, 0.0));
+  EXPECT_TRUE(AllClose(row(pe, 9), Tensor1{0.4121f, -0.9111f, 0.4057f, 0.9140f, 0.0194f, 0.9998f}, kPrinted4, 0.0));
   // and the whole 10 × 6 table against NumPy's evaluation of the formula
-  EXPECT_TRUE(AllClose(pe, tensor<2>(load_reference("positional")["table_d6"]), 1e-7, 0.0));
+  EXPECT_TRUE(AllClose(pe, tensor<2>(load_reference("positional")["table_d6"]), kFloatRound, 0.0));
 }
 
 TEST(Positional, MatchesNumPyForFarPositionsWithoutAMaximumLength) {
@@ -66,8 +66,8 @@ TEST(Positional, MatchesNumPyForFarPositionsWithoutAMaximumLength) {
     SCOPED_TRACE(::testing::Message() << "position " << positions[i]);
     // the table starts at any offset: row 0 of the offset table is PE(offset)
     const Tensor2 pe = sinusoidal_encoding(1, 128, positions[i]);
-    EXPECT_TRUE(AllClose(row(pe, 0), row(expected, i), 1e-6, 0.0));
-    EXPECT_NEAR(sinusoidal_value(double(positions[i]), 77, 128), expected(i, 77), 1e-7);
+    EXPECT_TRUE(AllClose(row(pe, 0), row(expected, i), kOpAtol, 0.0));
+    EXPECT_NEAR(sinusoidal_value(double(positions[i]), 77, 128), expected(i, 77), kFloatRound);
   }
 }
 
@@ -86,14 +86,14 @@ TEST(Positional, ShiftIsARotationBuiltFromKAlone) {
     }
     // R_k is block-diagonal (2 × 2 blocks) and orthogonal: R_k R_kᵀ = I
     const Tensor2 RRt = matmul(R, Tensor2(xt::transpose(R)));
-    EXPECT_TRUE(AllClose(RRt, Tensor2(xt::eye<float>(D)), 1e-6, 0.0));
+    EXPECT_TRUE(AllClose(RRt, Tensor2(xt::eye<float>(D)), kOpAtol, 0.0));
     for (std::size_t i = 0; i < D; ++i)
       for (std::size_t j = 0; j < D; ++j)
         if (i / 2 != j / 2) ASSERT_EQ(R(i, j), 0.0f) << i << ", " << j;
   }
   // composing shifts: R_a R_b = R_(a+b)
   EXPECT_TRUE(AllClose(matmul(sinusoidal_shift_matrix(3, D), sinusoidal_shift_matrix(4, D)),
-                       sinusoidal_shift_matrix(7, D), 1e-6, 0.0));
+                       sinusoidal_shift_matrix(7, D), kOpAtol, 0.0));
 }
 
 // PE(p) · PE(q) = Σ_i cos((p − q) ω_i): depends only on |p − q|.
@@ -106,8 +106,8 @@ TEST(Positional, DotProductDependsOnlyOnDistance) {
     for (std::size_t i = 0; i < D / 2; ++i) formula += std::cos(double(k) * w(i));
     for (std::size_t p : {0u, 3u, 17u, 250u, 599u}) {
       SCOPED_TRACE(::testing::Message() << "k " << k << ", p " << p);
-      EXPECT_NEAR(dot(row(pe, p), row(pe, p + k)), formula, 1e-4);
-      EXPECT_NEAR(dot(row(pe, p + k), row(pe, p)), formula, 1e-4);
+      EXPECT_NEAR(dot(row(pe, p), row(pe, p + k)), formula, kPositionalDot);
+      EXPECT_NEAR(dot(row(pe, p + k), row(pe, p)), formula, kPositionalDot);
     }
   }
   // and it falls with distance (near positions are more alike than far ones)

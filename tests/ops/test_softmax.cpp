@@ -88,26 +88,13 @@ TEST_P(SoftmaxImpls, AgreesWithNaiveAndIsShiftInvariant) {
 INSTANTIATE_TEST_SUITE_P(
     Implementations, SoftmaxImpls,
     ::testing::Values(SoftmaxImpl{"fast", [](const Tensor2& x) { return softmax_forward(x); }},
-                      SoftmaxImpl{"naive", [](const Tensor2& x) { return softmax_naive(x); }},
-                      SoftmaxImpl{"rows_inplace",
-                                  [](const Tensor2& x) {
-                                    Tensor2 y = x;
-                                    softmax_rows_inplace(y.data(), y.shape(0), y.shape(1), y.shape(1));
-                                    return y;
-                                  }}),
+                      SoftmaxImpl{"naive", [](const Tensor2& x) { return softmax_naive(x); }}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Softmax, Rank4AgreesWithNaive) {
   Rng rng(3);
   auto x = random_tensor<Tensor4>(std::array<std::size_t, 4>{2, 3, 4, 5}, rng, 2.0f);
   EXPECT_TRUE(AllClose(softmax_forward(x), softmax_naive(x), kNaiveAtol, kNaiveRtol));
-}
-
-// The kernel on strided rows: only `cols` entries of each `ld`-wide row are touched.
-TEST(Softmax, RowsInplaceRespectsTheRowStride) {
-  Tensor2 buf = {{0.0f, std::log(3.0f), 42.0f}, {1.0f, 1.0f, -7.0f}};
-  softmax_rows_inplace(buf.data(), 2, 2, 3);
-  EXPECT_TRUE(AllClose(buf, Tensor2{{0.25f, 0.75f, 42.0f}, {0.5f, 0.5f, -7.0f}}, kOpAtol, kOpRtol));
 }
 
 TEST(Softmax, BackwardMatchesPyTorch) {

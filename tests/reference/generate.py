@@ -334,10 +334,37 @@ def gen_transformer_encoder():
            "dy": arr(dy), "dx": arr(xt_.grad), "grads": grads(enc)})
 
 
+def gen_adamw():
+    """torch.optim.AdamW on two parameters (a vector and a matrix) for 1 and 10 steps.
+
+    loss = sum(c * p^2) + sum(q^3) / 3, so grad p = 2 c p and grad q = q^2; each config
+    differs in lr, betas, eps and weight_decay (torch's defaults included)."""
+    p0, q0 = f32((6,)), f32((2, 3))
+    c = np.abs(f32((6,))).astype(np.float32) + np.float32(0.1)
+    configs = {"default": dict(lr=1e-3),
+               "paper": dict(lr=0.05, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.1),
+               "strong_decay": dict(lr=0.1, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.5)}
+    out = {"p0": arr(p0), "q0": arr(q0), "c": arr(c), "runs": {}}
+    for name, kw in configs.items():
+        run = {"config": {"lr": kw["lr"], "betas": list(kw.get("betas", (0.9, 0.999))),
+                          "eps": kw.get("eps", 1e-8), "weight_decay": kw.get("weight_decay", 0.01)}}
+        for steps in (1, 10):
+            p, q = t64(p0).requires_grad_(), t64(q0).requires_grad_()
+            opt = torch.optim.AdamW([p, q], **kw)
+            for _ in range(steps):
+                opt.zero_grad()
+                ((t64(c) * p * p).sum() + (q ** 3).sum() / 3).backward()
+                opt.step()
+            run["p_%d" % steps], run["q_%d" % steps] = arr(p), arr(q)
+        out["runs"][name] = run
+    write("adamw", "torch.optim.AdamW for 1 and 10 steps on loss = sum(c p^2) + sum(q^3)/3", out)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     torch.set_grad_enabled(True)
     for gen in (gen_linear, gen_softmax, gen_layer_norm, gen_activation, gen_embedding,
                 gen_cross_entropy, gen_attention, gen_positional, gen_rng, gen_optim,
-                gen_multihead_attention, gen_transformer_encoder_layer, gen_transformer_encoder):
+                gen_multihead_attention, gen_transformer_encoder_layer, gen_transformer_encoder,
+                gen_adamw):
         gen()

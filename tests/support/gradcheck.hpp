@@ -60,7 +60,8 @@ inline std::vector<GradTarget> parameter_targets(Module& module, const std::stri
     t.name = prefix + p.name;
     t.value = p.value;
     t.size = p.size();
-    t.analytic.assign(p.grad, p.grad + p.size());
+    if (const float* g = p.grad) t.analytic.assign(g, g + p.size());
+    else t.analytic.assign(p.size(), 0.0);  // no backward reached it: zero gradient
     out.push_back(std::move(t));
   }
   return out;
@@ -190,7 +191,7 @@ void ExpectDropoutGradientsMatch(M& work, Tensor3& x, const Tensor3& G, double t
   EXPECT_TRUE(GradientsMatch(loss, targets, tol));
   M e = work;
   e.eval();
-  EXPECT_GT(max_abs_diff(y_train, e.forward(x)), 1e-3);
+  EXPECT_GT(max_abs_diff(y_train, e.forward(x)), kDropoutVisible);
 }
 
 }  // namespace xenc::test

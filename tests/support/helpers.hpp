@@ -27,8 +27,9 @@ inline std::string what_of(const std::function<void()>& f) {
 
 /// A copy of the gradient behind a parameter view, in the parameter's shape.
 inline xt::xarray<float> grad_of(const ParameterRef& p) {
-  xt::xarray<float> g = xt::xarray<float>::from_shape(p.shape);
-  std::copy_n(p.grad, p.size(), g.data());
+  // zeros when no backward has allocated the buffer yet (PyTorch: .grad is None)
+  xt::xarray<float> g = xt::zeros<float>(p.shape);
+  if (const float* data = p.grad) std::copy_n(data, p.size(), g.data());
   return g;
 }
 

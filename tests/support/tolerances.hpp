@@ -1,4 +1,5 @@
-// Named tolerances for the whole test suite, in one place.
+// Named tolerances for the whole test suite, in one place: no test file has a numeric tolerance
+// literal of its own (exact comparisons say 0.0).
 //
 // Element-wise checks follow NumPy's allclose: |actual - expected| <= atol + rtol · |expected|.
 // Our arithmetic is float32 (machine epsilon 1.2e-7); references are float64 (PyTorch/NumPy).
@@ -17,6 +18,79 @@ inline constexpr double kModuleRtol = 1e-4;
 // A fast (BLAS, float32) implementation against its naive reference (loops, float or double).
 inline constexpr double kNaiveAtol = 1e-5;
 inline constexpr double kNaiveRtol = 1e-5;
+
+// A module (BLAS, float32) against the reference encoder (lib/src/reference: loops, double sums,
+// float32 storage): both round every stored tensor to float32, in a different order.
+inline constexpr double kReferenceAtol = 2e-5;
+inline constexpr double kReferenceRtol = 1e-4;
+
+// Hand values: a float32 value of order 1 stored from a double formula (half an ulp <= 6e-8).
+inline constexpr double kFloatRound = 1e-7;
+// A double-precision formula against a constant written out with 8 decimals.
+inline constexpr double kPrinted8 = 1e-8;
+// Against a table printed with 4 decimals (half a unit in the 4th decimal).
+inline constexpr double kPrinted4 = 5e-5;
+// A float32 result against a hand value printed with 6-7 significant digits.
+inline constexpr double kHandValue = 1e-5;
+// Layer norm of a row whose variance (1.9e-7) is below eps = 1e-5: float32 loses digits there.
+inline constexpr double kNearEpsNorm = 1e-4;
+
+// Layer norm of rows far from 0 (mean 10, std 0.1): x - mean cancels digits in float32.
+inline constexpr double kNormOffsetAtol = 1e-5;
+inline constexpr double kNormOffsetRtol = 1e-4;
+// Layer norm's input gradient against PyTorch (it divides by std 0.1 in the offset rows).
+inline constexpr double kNormGradAtol = 1e-4;
+inline constexpr double kNormGradRtol = 1e-4;
+// The variance of a normalised row is var / (var + eps): 1 within 1e-4 for var >= 0.1.
+inline constexpr double kUnitVariance = 1e-4;
+
+// A softmax row of float32 probabilities summed (the kernel test's rows, an app's JSON rows).
+inline constexpr double kRowSum = 1e-5;
+// Dot products of two float32 sinusoidal rows of D = 128 against the closed form Σ cos.
+inline constexpr double kPositionalDot = 1e-4;
+
+// Backward twice accumulates twice the gradient: 2g against g + g, a rounding at most.
+inline constexpr double kAccumulateAtol = 1e-6;
+inline constexpr double kAccumulateRtol = 1e-6;
+
+// Five float32 optimiser steps (Adam, SGD with momentum) against PyTorch in float64.
+inline constexpr double kOptimAtol = 1e-5;
+inline constexpr double kOptimRtol = 1e-5;
+
+// Cross-entropy of a logit 1000 away from the target's: a loss of 500, where float32's ulp is
+// 3e-5 and the log-sum-exp shift adds a few.
+inline constexpr double kLargeLossAtol = 1e-3;
+
+// A trained loss against its lower bound ln 2: float32 rounding of the mean loss.
+inline constexpr double kLossBound = 1e-4;
+
+// Sample statistics. Dropout keeps 75% of 20000 ones: the kept fraction has standard deviation
+// 0.003 and the mean of the scaled values 0.004, so 5 standard deviations are:
+inline constexpr double kDropoutKeptFraction = 0.015;
+inline constexpr double kDropoutMean = 0.02;
+// Mean and second moment of 200000 normal draws (standard deviations 0.0022 and 0.0032).
+inline constexpr double kSampleMoment = 0.01;
+// "Dropout is really applied": in training mode some output moves by at least this much.
+inline constexpr double kDropoutVisible = 1e-3;
+
+// Cosines: of two vectors that are the same up to float32 rounding (equivariance), 1 within
+// kOpAtol; of the very same float32 vector computed in double, 1 within this:
+inline constexpr double kSameVectorCosine = 1e-12;
+// A cosine at least this far below 1 means the vector really moved.
+inline constexpr double kCosineMoved = 1e-5;
+
+// Parity with PyTorch 1.13 on the io fixtures (tests/io): absolute, at every compared element
+// (the bound the project's specification sets).
+inline constexpr double kParityAtol = 1e-4;
+
+// The fast kernels against their references (tests/ops/test_fast_kernels.cpp):
+inline constexpr double kExpRelTol = 4e-7;        // exp_inplace's documented bound (softmax.hpp)
+inline constexpr double kSoftmaxAbsTol = 1e-6;    // probabilities in [0, 1]
+inline constexpr double kLayerNormAbsTol = 2e-5;  // outputs of size ~1..4 after normalising
+// layer_norm_rows' cached statistics against double: mean within 1e-5 (1 + |mean|), rstd within
+// 1e-4 / std (relative 1e-4).
+inline constexpr double kKernelMeanTol = 1e-5;
+inline constexpr double kKernelRstdTol = 1e-4;
 
 // Probabilities: rows sum to 1 in float32.
 inline constexpr double kProbSum = 1e-6;

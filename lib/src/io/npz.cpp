@@ -1,9 +1,18 @@
-// .npz archives through libzip: open the zip, read every member fully (libzip inflates
-// deflated members and checks each member's CRC-32 when it is read to the end), parse it as .npy.
+// .npz archives through libzip: open the zip, check what each member claims against the file
+// and the limits, read it in chunks (libzip inflates deflated members and checks each member's
+// CRC-32 when it is read to the end), parse it as .npy.
 #include "xenc/io/npz.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <functional>
 #include <memory>
+#include <new>
+#include <set>
 #include <vector>
+
+#include "xenc/core/tensor.hpp"
 
 #include <zip.h>
 
@@ -38,49 +47,228 @@ std::string key_of(const std::string& member) {
 
 }  // namespace
 
-std::map<std::string, std::string> load_npz_members(const std::string& path) {
-  const std::string where = "load_npz: " + path;
-  // 1. Open the archive (read-only; ZIP_CHECKCONS checks the central directory against the
-  //    local headers, which catches truncated and spliced files).
-  int code = 0;
-  ZipPtr zip(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-  if (!zip) throw io_error(where + ": cannot open as a zip archive (.npz): " + zip_code_text(code));
+namespace {
 
-  // 2. Read each member to the end into memory.
+// Bytes [offset, offset + n) of the archive, fewer at its end: the file or the buffer.
+using ReadAt = std::function<std::string(std::uint64_t offset, std::size_t n)>;
+
+std::uint64_t le(const std::string& b, std::size_t at, int n) {
+  std::uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+// The first name that appears twice in the central directory, read by hand: libzip refuses such
+// an archive with only "File already exists". Empty when the directory cannot be walked.
+std::string duplicate_member(const ReadAt& read_at, std::uint64_t file_size) {
+  // End-of-central-directory record "PK\5\6": in the last 22 + 65535 (comment) bytes.
+  const std::uint64_t tail_len = std::min<std::uint64_t>(file_size, 22 + 65535);
+  const std::string tail = read_at(file_size - tail_len, static_cast<std::size_t>(tail_len));
+  const std::size_t eocd = tail.rfind(std::string("PK\x05\x06", 4));
+  if (eocd == std::string::npos || eocd + 22 > tail.size()) return "";
+  std::uint64_t count = le(tail, eocd + 10, 2), dir_size = le(tail, eocd + 12, 4),
+                dir_offset = le(tail, eocd + 16, 4);
+  // zip64: a locator "PK\6\7" just before points at the zip64 end record "PK\6\6".
+  if (eocd >= 20 && tail.compare(eocd - 20, 4, std::string("PK\x06\x07", 4)) == 0) {
+    const std::string rec = read_at(le(tail, eocd - 20 + 8, 8), 56);
+    if (rec.size() == 56 && rec.compare(0, 4, std::string("PK\x06\x06", 4)) == 0) {
+      count = le(rec, 32, 8);
+      dir_size = le(rec, 40, 8);
+      dir_offset = le(rec, 48, 8);
+    }
+  }
+  if (dir_size > file_size || dir_offset > file_size) return "";
+  const std::string dir = read_at(dir_offset, static_cast<std::size_t>(dir_size));
+  std::set<std::string> seen;
+  std::size_t at = 0;
+  for (std::uint64_t i = 0; i < count && at + 46 <= dir.size(); ++i) {
+    if (dir.compare(at, 4, std::string("PK\x01\x02", 4)) != 0) return "";
+    const std::size_t name_len = le(dir, at + 28, 2), extra_len = le(dir, at + 30, 2),
+                      comment_len = le(dir, at + 32, 2);
+    if (at + 46 + name_len > dir.size()) return "";
+    const std::string name = dir.substr(at + 46, name_len);
+    if (!seen.insert(name).second) return name;
+    at += 46 + name_len + extra_len + comment_len;
+  }
+  return "";
+}
+
+// Deflate cannot expand data by more than 1032:1 (RFC 1951: a 258-byte match in 2 bits at best);
+// a larger claim is a lie.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
+
+// The .npy bytes of each member of an open archive. `where` names the archive in messages.
+std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_size,
+                                                const std::string& where, const LoadLimits& limits) {
   std::map<std::string, std::string> members;
-  const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
+  // The most an .npy member may hold: its largest header and the largest array.
+  std::uint64_t max_member = 0;
+  if (__builtin_add_overflow(std::uint64_t(limits.max_array_bytes),
+                             std::uint64_t(limits.max_header_bytes) + 12, &max_member))
+    max_member = ~std::uint64_t(0);
+  std::uint64_t total = 0;
+  const zip_int64_t n = zip_get_num_entries(zip, 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;
-    if (zip_stat_index(zip.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
-      throw io_error(where + ": cannot read entry " + std::to_string(i) + ": " +
-                     zip_strerror(zip.get()));
-    const std::string name = st.name;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip, static_cast<zip_uint64_t>(i), 0, &st) != 0)
+      throw io_error(where + ": cannot read entry " + std::to_string(i) + ": " + zip_strerror(zip));
+    const std::string name = st.name ? st.name : "";
     if (!name.empty() && name.back() == '/') continue;  // a directory entry
     const std::string key = key_of(name);
     const std::string source = where + ": key \"" + key + "\"";
     if (members.count(key)) throw io_error(source + ": appears twice in the archive");
-    std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0));
-    if (!file) throw io_error(source + ": cannot open the member: " + zip_strerror(zip.get()));
-    std::string bytes(static_cast<std::size_t>(st.size), '\0');
-    zip_int64_t got = bytes.empty() ? 0 : zip_fread(file.get(), &bytes[0], st.size);
-    // One more read must hit the end: that is when libzip compares the CRC.
-    char extra;
-    const zip_int64_t tail = got == static_cast<zip_int64_t>(st.size) ? zip_fread(file.get(), &extra, 1) : 0;
-    if (got < 0 || tail < 0)
-      throw io_error(source + ": cannot read the member (corrupt archive): " +
-                     zip_error_strerror(zip_file_get_error(file.get())));
-    if (got != static_cast<zip_int64_t>(st.size) || tail != 0)
-      throw io_error(source + ": member has " + std::to_string(got + tail) + " bytes, the zip directory says " +
-                     std::to_string(st.size));
+
+    // 1. The directory's claims against the file and the limits, before allocating anything.
+    const std::uint64_t claim = st.size, packed = st.comp_size;
+    const std::string claims = "the zip directory claims " + std::to_string(claim) + " bytes";
+    if (packed > file_size)
+      throw io_error(source + ": the zip directory claims " + std::to_string(packed) +
+                     " compressed bytes, but the whole file has " + std::to_string(file_size));
+    // numpy.savez stores, numpy.savez_compressed deflates; other methods (bzip2, xz, zstd) can
+    // expand far beyond deflate's bound, so they are refused rather than trusted.
+    if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
+      throw io_error(source + ": compression method " + std::to_string(st.comp_method) +
+                     " is not supported, expected stored (0) or deflated (8) as numpy.savez writes");
+    if (st.comp_method == ZIP_CM_STORE && claim != packed)
+      throw io_error(source + ": " + claims + " for a stored (uncompressed) member of " +
+                     std::to_string(packed) + " bytes");
+    if (st.comp_method != ZIP_CM_STORE && claim / kMaxDeflateRatio > packed + 1)
+      throw io_error(source + ": " + claims + " from " + std::to_string(packed) +
+                     " compressed bytes, more than deflate can expand (1032:1)");
+    if (claim > max_member)
+      throw io_error(source + ": " + claims + ", more than LoadLimits::max_array_bytes = " +
+                     std::to_string(limits.max_array_bytes) + " bytes allows (raise the limit to load it)");
+    if (__builtin_add_overflow(total, claim, &total) || total > limits.max_total_bytes)
+      throw io_error(source + ": the members so far claim " + std::to_string(total) +
+                     " bytes, more than LoadLimits::max_total_bytes = " +
+                     std::to_string(limits.max_total_bytes) + " (raise the limit to load it)");
+
+    // 2. Read the member in chunks: memory grows with the data that really arrives. Once the
+    //    .npy header is in, its own size (header + prod(shape) · itemsize) must match the claim.
+    std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(zip, static_cast<zip_uint64_t>(i), 0));
+    if (!file) throw io_error(source + ": cannot open the member: " + zip_strerror(zip));
+    std::string bytes;
+    bool header_checked = false;
+    try {
+      bytes.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(claim, std::uint64_t(64) << 20)));
+      std::vector<char> chunk(1 << 16);
+      for (;;) {
+        const zip_int64_t got = zip_fread(file.get(), chunk.data(), chunk.size());
+        if (got < 0)
+          throw io_error(source + ": cannot read the member (corrupt archive): " +
+                         zip_error_strerror(zip_file_get_error(file.get())));
+        if (got == 0) break;  // the end: libzip has compared the CRC
+        if (bytes.size() + static_cast<std::size_t>(got) > claim)
+          throw io_error(source + ": member has more than the " + std::to_string(claim) +
+                         " bytes the zip directory says");
+        bytes.append(chunk.data(), static_cast<std::size_t>(got));
+        if (!header_checked && bytes.size() >= 12) {
+          NpyHeader h;
+          try {
+            h = parse_npy_header(bytes, source, limits);
+          } catch (const io_error&) {
+            if (bytes.size() < claim && bytes.size() < limits.max_header_bytes + 12) continue;  // header not complete yet
+            header_checked = true;  // not an .npy member: the parser reports it later
+            continue;
+          }
+          header_checked = true;
+          const std::size_t expected = h.file_size();
+          if (expected != 0 && expected != claim)
+            throw io_error(source + ": the .npy header says " + std::to_string(expected) +
+                           " bytes (shape " + shape_str(h.shape) + ", dtype '" + h.descr + "'), " + claims);
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      throw io_error(source + ": out of memory reading the member (" + claims + ")");
+    }
+    if (bytes.size() != claim)
+      throw io_error(source + ": member has " + std::to_string(bytes.size()) +
+                     " bytes, the zip directory says " + std::to_string(claim));
     members.emplace(key, std::move(bytes));
   }
   return members;
 }
 
-StateDict load_npz(const std::string& path) {
+struct SourceFree {
+  void operator()(zip_source_t* s) const { zip_source_free(s); }
+};
+
+// Opens `src` (taking it over) as an archive; a duplicate name is reported by name.
+ZipPtr open_archive(zip_source_t* src, const ReadAt& read_at, std::uint64_t file_size,
+                    const std::string& where) {
+  // ZIP_CHECKCONS checks the central directory against the local headers, which catches
+  // truncated and spliced files.
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_t* z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+  if (!z) {
+    const int code = zip_error_code_zip(&error);
+    zip_error_fini(&error);
+    zip_source_free(src);
+    if (code == ZIP_ER_EXISTS) {
+      const std::string name = duplicate_member(read_at, file_size);
+      throw io_error(where + ": two members are named \"" + name +
+                     "\" (a zip archive with duplicate names; numpy.savez never writes one)");
+    }
+    throw io_error(where + ": cannot open as a zip archive (.npz): " + zip_code_text(code));
+  }
+  zip_error_fini(&error);
+  return ZipPtr(z);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> load_npz_members(const std::string& path, const LoadLimits& limits) {
+  const std::string where = "load_npz: " + path;
+  const std::uint64_t file_size = regular_file_size(path, "load_npz");
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* src = zip_source_file_create(path.c_str(), 0, -1, &error);
+  if (!src) {
+    const std::string text = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw io_error(where + ": cannot open as a zip archive (.npz): " + text);
+  }
+  zip_error_fini(&error);
+  const ReadAt read_at = [&](std::uint64_t offset, std::size_t n) {
+    std::ifstream in(path, std::ios::binary);
+    std::string b(n, '\0');
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(&b[0], static_cast<std::streamsize>(n));
+    b.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+    return b;
+  };
+  ZipPtr zip = open_archive(src, read_at, file_size, where);
+  return read_members(zip.get(), file_size, where, limits);
+}
+
+std::map<std::string, std::string> parse_npz_members(const std::string& bytes, const std::string& source,
+                                                     const LoadLimits& limits) {
+  const std::string where = "parse_npz: " + source;
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  zip_error_fini(&error);
+  if (!src) throw io_error(where + ": cannot create a zip source");
+  const ReadAt read_at = [&](std::uint64_t offset, std::size_t n) {
+    return offset >= bytes.size() ? std::string() : bytes.substr(static_cast<std::size_t>(offset), n);
+  };
+  ZipPtr zip = open_archive(src, read_at, bytes.size(), where);
+  return read_members(zip.get(), bytes.size(), where, limits);
+}
+
+StateDict load_npz(const std::string& path, const LoadLimits& limits) {
   StateDict state;
-  for (const auto& kv : load_npz_members(path))
-    state.emplace(kv.first, parse_npy(kv.second, "load_npz: " + path + ": key \"" + kv.first + "\""));
+  for (const auto& kv : load_npz_members(path, limits))
+    state.emplace(kv.first, parse_npy(kv.second, "load_npz: " + path + ": key \"" + kv.first + "\"", limits));
+  return state;
+}
+
+StateDict parse_npz(const std::string& bytes, const std::string& source, const LoadLimits& limits) {
+  StateDict state;
+  for (const auto& kv : parse_npz_members(bytes, source, limits))
+    state.emplace(kv.first, parse_npy(kv.second, "parse_npz: " + source + ": key \"" + kv.first + "\"", limits));
   return state;
 }
 

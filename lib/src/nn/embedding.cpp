@@ -6,6 +6,7 @@
 #include <string>
 
 #include <xtensor/xnoalias.hpp>
+#include <xtensor/xview.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -25,13 +26,12 @@ Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim, Rng&
   weight = Tensor2::from_shape({num_embeddings, embedding_dim});
   fill_normal(weight, rng);
   // the padding row starts at zero, as in PyTorch
-  if (padding_idx >= 0) std::fill_n(weight.data() + padding_idx * embedding_dim, embedding_dim, 0.0f);
-  weight_grad = xt::zeros<float>(weight.shape());
+  if (padding_idx >= 0) xt::row(weight, padding_idx) = xt::zeros<float>({embedding_dim});
 }
 
 Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim,
                      std::int64_t padding_idx, std::uint32_t seed)
-    : Embedding(num_embeddings, embedding_dim, *std::make_unique<Rng>(seed), padding_idx) {}
+    : Embedding(num_embeddings, embedding_dim, as_lvalue(Rng(seed)), padding_idx) {}
 
 Tensor3 Embedding::forward(const Index2& ids) {
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
@@ -41,6 +41,7 @@ Tensor3 Embedding::forward(const Index2& ids) {
 
 void Embedding::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "Embedding.backward");
+  ensure_grad(weight_grad, weight);  // allocated by the first backward
   xt::noalias(weight_grad) += embedding_backward(grad_y, cache_ids_, num_embeddings(), padding_idx);
 }
 

@@ -26,13 +26,12 @@ const EncoderModelConfig& validated(const EncoderModelConfig& c) {
   c.validate("EncoderModel");
   return c;
 }
-// One generator for the whole model, so every parameter comes from `seed` in a fixed order:
-// embedding, position table (learned), then each encoder layer.
-Rng& model_rng(Rng&& rng) { return rng; }
 }  // namespace
 
+// One generator for the whole model, so every parameter comes from `seed` in a fixed order:
+// embedding, position table (learned), then each encoder layer.
 EncoderModel::EncoderModel(const EncoderModelConfig& config)
-    : EncoderModel(validated(config), model_rng(Rng(config.seed))) {}
+    : EncoderModel(validated(config), as_lvalue(Rng(config.seed))) {}
 
 EncoderModel::EncoderModel(const EncoderModelConfig& config, Rng& rng)
     : embedding(config.vocab_size, config.layer.d_model, rng, config.padding_idx),
@@ -44,7 +43,11 @@ Tensor3 EncoderModel::forward(const Index2& ids, const Mask2& key_padding_mask, 
   Tensor3 x = embedding.forward(ids);  // [B, T, D]
   if (config_.scale_embedding) x *= std::sqrt(static_cast<float>(config_.layer.d_model));
   if (trace) trace->token_embedding = x;
-  x = position->forward(x);            // + position information
+  // A scheme that acts inside attention (rotary, ALiBi) is handed to every self-attention
+  // (asked at every forward, so a replaced `position` takes effect); the additive schemes
+  // return null and act here, on the embeddings.
+  encoder.set_attention_position(position->attention_position());
+  x = position->forward(x);            // + position information (identity for schemes in attention)
   if (trace) trace->with_positions = x;
   return encoder.forward(x, key_padding_mask, Tensor2(), trace ? &trace->encoder : nullptr);
 }

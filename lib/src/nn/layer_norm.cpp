@@ -15,8 +15,6 @@ LayerNorm::LayerNorm(std::size_t normalized_shape, float eps) : eps(eps) {
   check_config(eps > 0.0f, "LayerNorm", "eps is " + std::to_string(eps) + ", expected > 0");
   weight = xt::ones<float>({normalized_shape});
   bias = xt::zeros<float>({normalized_shape});
-  weight_grad = xt::zeros<float>({normalized_shape});
-  bias_grad = xt::zeros<float>({normalized_shape});
 }
 
 Tensor3 LayerNorm::forward(const Tensor3& x) {
@@ -34,6 +32,8 @@ Tensor3 LayerNorm::forward(const Tensor3& x) {
 Tensor3 LayerNorm::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "LayerNorm.backward");
   auto g = layer_norm_backward(grad_y, cache_x_, weight, cache_);
+  ensure_grad(weight_grad, weight);  // allocated by the first backward
+  ensure_grad(bias_grad, bias);
   xt::noalias(weight_grad) += g.weight;  // in place: ParameterRef.grad points into this buffer
   xt::noalias(bias_grad) += g.bias;
   return g.input;

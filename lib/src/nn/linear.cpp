@@ -19,20 +19,18 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, Rng& rng, bool
   const float bound = 1.0f / std::sqrt(static_cast<float>(in_features));
   weight = Tensor2::from_shape({out_features, in_features});
   fill_uniform(weight, rng, -bound, bound);
-  weight_grad = xt::zeros<float>(weight.shape());
   if (bias) {
     this->bias = Tensor1::from_shape({out_features});
     fill_uniform(this->bias, rng, -bound, bound);
-    bias_grad = xt::zeros<float>(this->bias.shape());
   }
 }
 
 Linear::Linear(std::size_t in_features, std::size_t out_features, bool bias, std::uint32_t seed)
-    : Linear(in_features, out_features, *std::make_unique<Rng>(seed), bias) {}
+    : Linear(in_features, out_features, as_lvalue(Rng(seed)), bias) {}
 
 Tensor2 Linear::forward(const Tensor2& x) {
   check_shape("Linear.forward", "x", x, {any_dim, long(in_features())},
-              "[N, in] with in = " + std::to_string(in_features()));
+              [&] { return "[N, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
   if (has_cache_) cache_x_ = x;
   return linear_forward(x, weight, bias);
@@ -40,7 +38,7 @@ Tensor2 Linear::forward(const Tensor2& x) {
 
 Tensor3 Linear::forward(const Tensor3& x) {
   check_shape("Linear.forward", "x", x, {any_dim, any_dim, long(in_features())},
-              "[B, T, in] with in = " + std::to_string(in_features()));
+              [&] { return "[B, T, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
   if (has_cache_) {
     // keep the input as [B·T, in] for dW = dyᵀ x
@@ -55,6 +53,8 @@ Tensor2 Linear::backward(const Tensor2& grad_y) {
   check_shape("Linear.backward", "grad_y", grad_y, {long(cache_x_.shape(0)), long(out_features())},
               "[N, out] = " + shape_str(std::vector<std::size_t>{cache_x_.shape(0), out_features()}));
   auto g = linear_backward(grad_y, cache_x_, weight, has_bias());
+  ensure_grad(weight_grad, weight);  // gradient buffers exist from the first backward on
+  if (has_bias()) ensure_grad(bias_grad, bias);
   xt::noalias(weight_grad) += g.weight;  // in place: ParameterRef.grad points into this buffer
   if (has_bias()) xt::noalias(bias_grad) += g.bias;
   return g.input;

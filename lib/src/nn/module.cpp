@@ -22,7 +22,9 @@ std::size_t Module::num_parameters() {
 }
 
 void Module::zero_grad() {
-  for (auto& p : parameters()) std::fill_n(p.grad, p.size(), 0.0f);
+  // unallocated gradients (no backward yet) are already "zero"
+  for (auto& p : parameters())
+    if (float* g = p.grad) std::fill_n(g, p.size(), 0.0f);
 }
 
 StateDict Module::state_dict() {

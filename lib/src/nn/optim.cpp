@@ -1,13 +1,17 @@
-// SGD with momentum, Adam, and global gradient-norm clipping.
+// SGD with momentum, Adam, AdamW, gradient-norm clipping and a warm-up + cosine schedule.
 #include "xenc/nn/optim.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "xenc/core/error.hpp"
 
 namespace xenc {
 
 void Optimizer::zero_grad() {
-  for (auto& p : params_) std::fill_n(p.grad, p.size(), 0.0f);
+  for (auto& p : params_)
+    if (float* g = p.grad) std::fill_n(g, p.size(), 0.0f);
 }
 
 SGD::SGD(ParameterList params, float lr, float momentum)
@@ -18,10 +22,12 @@ SGD::SGD(ParameterList params, float lr, float momentum)
 void SGD::step() {
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
+    const float* grad = p.grad;
+    if (!grad) continue;  // no backward reached this parameter yet
     auto& vel = velocity_[k];
     for (std::size_t i = 0; i < p.size(); ++i) {
       // v = momentum · v + g;  θ -= lr · v
-      vel[i] = momentum * vel[i] + p.grad[i];
+      vel[i] = momentum * vel[i] + grad[i];
       p.value[i] -= lr * vel[i];
     }
   }
@@ -41,10 +47,16 @@ void Adam::step() {
   // bias corrections for the zero-initialised moments
   const float c1 = 1.0f - std::pow(beta1, static_cast<float>(t_));
   const float c2 = 1.0f - std::pow(beta2, static_cast<float>(t_));
+  // AdamW shrinks θ before the update (decoupled); Adam adds wd · θ to the gradient (L2)
+  const float shrink = decoupled_weight_decay_ ? 1.0f - lr * weight_decay : 1.0f;
+  const float l2 = decoupled_weight_decay_ ? 0.0f : weight_decay;
   for (std::size_t k = 0; k < params_.size(); ++k) {
     auto& p = params_[k];
+    const float* grad = p.grad;
+    if (!grad) continue;  // no backward reached this parameter yet
     for (std::size_t i = 0; i < p.size(); ++i) {
-      const float g = p.grad[i] + weight_decay * p.value[i];
+      p.value[i] *= shrink;
+      const float g = grad[i] + l2 * p.value[i];
       m_[k][i] = beta1 * m_[k][i] + (1.0f - beta1) * g;
       v_[k][i] = beta2 * v_[k][i] + (1.0f - beta2) * g * g;
       const float mhat = m_[k][i] / c1, vhat = v_[k][i] / c2;
@@ -53,17 +65,54 @@ void Adam::step() {
   }
 }
 
-float clip_grad_norm(const ParameterList& params, float max_norm) {
+AdamW::AdamW(ParameterList params, float lr, float beta1, float beta2, float eps,
+             float weight_decay)
+    : Adam(std::move(params), lr, beta1, beta2, eps, weight_decay) {
+  decoupled_weight_decay_ = true;
+}
+
+WarmupCosine::WarmupCosine(float base_lr, std::size_t warmup_steps, std::size_t total_steps,
+                           float min_lr)
+    : base_lr(base_lr), warmup_steps(warmup_steps), total_steps(total_steps), min_lr(min_lr) {
+  check_config(base_lr > 0.0f, "WarmupCosine", "base_lr is " + std::to_string(base_lr) + ", expected > 0");
+  check_config(min_lr >= 0.0f && min_lr <= base_lr, "WarmupCosine",
+               "min_lr is " + std::to_string(min_lr) + ", expected 0 <= min_lr <= base_lr = " +
+                   std::to_string(base_lr));
+  check_config(total_steps > 0 && warmup_steps <= total_steps, "WarmupCosine",
+               "warmup_steps (" + std::to_string(warmup_steps) + ") and total_steps (" +
+                   std::to_string(total_steps) + ") must satisfy warmup <= total, total > 0");
+}
+
+float WarmupCosine::operator()(std::size_t step) const {
+  // linear warm-up: small steps while Adam's second moments are still poor estimates
+  if (step < warmup_steps)
+    return base_lr * static_cast<float>(step + 1) / static_cast<float>(warmup_steps);
+  // cosine decay from base_lr to min_lr over the remaining steps
+  const std::size_t span = std::max<std::size_t>(1, total_steps - warmup_steps);
+  const double p = std::min(1.0, double(step - warmup_steps) / double(span));
+  return static_cast<float>(min_lr + (base_lr - min_lr) * 0.5 * (1.0 + std::cos(M_PI * p)));
+}
+
+float clip_grad_norm_(const ParameterList& params, float max_norm) {
+  check_config(max_norm > 0.0f, "clip_grad_norm_",
+               "max_norm is " + std::to_string(max_norm) + ", expected > 0");
+  // global L2 norm over every gradient (in double: many small squares)
   double sq = 0.0;
   for (const auto& p : params)
-    for (std::size_t i = 0; i < p.size(); ++i) sq += double(p.grad[i]) * p.grad[i];
+    if (const float* g = p.grad)
+      for (std::size_t i = 0; i < p.size(); ++i) sq += double(g[i]) * g[i];
   const float norm = static_cast<float>(std::sqrt(sq));
-  if (norm > max_norm && norm > 0.0f) {
-    const float s = max_norm / (norm + 1e-6f);
+  // as torch: scale by max_norm / (norm + 1e-6) when that is below 1
+  const float coef = max_norm / (norm + 1e-6f);
+  if (coef < 1.0f)
     for (const auto& p : params)
-      for (std::size_t i = 0; i < p.size(); ++i) p.grad[i] *= s;
-  }
+      if (float* g = p.grad)
+        for (std::size_t i = 0; i < p.size(); ++i) g[i] *= coef;
   return norm;
+}
+
+float clip_grad_norm(const ParameterList& params, float max_norm) {
+  return clip_grad_norm_(params, max_norm);
 }
 
 }  // namespace xenc

@@ -9,6 +9,12 @@
 
 namespace xenc {
 
+const std::vector<PositionKind>& all_position_kinds() {
+  static const std::vector<PositionKind> kinds = {PositionKind::none, PositionKind::sinusoidal,
+                                                  PositionKind::learned};
+  return kinds;
+}
+
 PositionKind parse_position_kind(const std::string& name) {
   if (name == "none") return PositionKind::none;
   if (name == "sinusoidal") return PositionKind::sinusoidal;
@@ -32,11 +38,8 @@ Tensor3 add_rows(const Tensor3& x, const Tensor2& table) {
   const std::size_t B = x.shape(0), T = x.shape(1), D = x.shape(2);
   Tensor3 y = x;
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t t = 0; t < T; ++t) {
-      float* row = y.data() + (b * T + t) * D;
-      const float* pe = table.data() + t * D;
-      for (std::size_t d = 0; d < D; ++d) row[d] += pe[d];
-    }
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t d = 0; d < D; ++d) y(b, t, d) += table(t, d);
   return y;
 }
 }  // namespace
@@ -61,7 +64,6 @@ LearnedPosition::LearnedPosition(std::size_t max_len, std::size_t d_model, Rng& 
                    std::to_string(d_model) + ") must be > 0");
   weight = Tensor2::from_shape({max_len, d_model});
   fill_normal(weight, rng);
-  weight_grad = xt::zeros<float>(weight.shape());
 }
 
 Tensor3 LearnedPosition::forward(const Tensor3& x) {
@@ -77,6 +79,7 @@ Tensor3 LearnedPosition::forward(const Tensor3& x) {
 Tensor3 LearnedPosition::backward(const Tensor3& grad_y) {
   // dweight[t] = Σ_b dy[b, t]; the input gradient passes through unchanged
   const std::size_t B = grad_y.shape(0), T = grad_y.shape(1), D = grad_y.shape(2);
+  ensure_grad(weight_grad, weight);  // allocated by the first backward
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t t = 0; t < T; ++t)
       for (std::size_t d = 0; d < D; ++d) weight_grad(t, d) += grad_y(b, t, d);

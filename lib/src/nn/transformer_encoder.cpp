@@ -43,7 +43,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& confi
 
 TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& config,
                                                  std::uint32_t seed)
-    : TransformerEncoderLayer(config, *std::make_unique<Rng>(seed)) {}
+    : TransformerEncoderLayer(config, as_lvalue(Rng(seed))) {}
 
 Tensor3 TransformerEncoderLayer::dropout_apply(const Tensor3& x, Tensor3& mask) {
   return dropout_forward(x, config_.dropout, training_, dropout_rng_, &mask);
@@ -54,10 +54,7 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
   // In evaluation mode dropout is the identity: skip it (no [B, T, F] copy).
   Tensor3 u = linear1.forward(x);  // [B, T, F]
   if (GradMode::is_enabled()) cache_.ff_pre = u;
-  if (config_.activation == Activation::relu)
-    relu_inplace(u.data(), u.size());
-  else
-    gelu_inplace(u.data(), u.size());
+  activation_inplace(config_.activation, u);
   if (training_) u = dropout_apply(u, cache_.drop_ff);
   else cache_.drop_ff = Tensor3();
   Tensor3 y = linear2.forward(u);  // [B, T, D]
@@ -77,7 +74,7 @@ Tensor3 TransformerEncoderLayer::feed_forward_backward(const Tensor3& grad) {
 Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_padding_mask,
                                          const Tensor2& mask, Tensor4* attention_weights) {
   check_shape("TransformerEncoderLayer.forward", "x", x, {any_dim, any_dim, long(config_.d_model)},
-              "[B, T, D] with D = " + std::to_string(config_.d_model));
+              [&] { return "[B, T, D] with D = " + std::to_string(config_.d_model); });
   cache_.valid = GradMode::is_enabled();
   if (!config_.norm_first) {
     // post-norm: h = norm1(x + dropout(sa(x))); y = norm2(h + ff(h))
@@ -149,7 +146,7 @@ TransformerEncoder::TransformerEncoder(const EncoderLayerConfig& layer_config,
 TransformerEncoder::TransformerEncoder(const EncoderLayerConfig& layer_config,
                                        std::size_t num_layers, bool final_norm,
                                        std::uint32_t seed)
-    : TransformerEncoder(layer_config, num_layers, *std::make_unique<Rng>(seed), final_norm) {}
+    : TransformerEncoder(layer_config, num_layers, as_lvalue(Rng(seed)), final_norm) {}
 
 Tensor3 TransformerEncoder::forward(const Tensor3& x, const Mask2& src_key_padding_mask,
                                     const Tensor2& mask, EncoderTrace* trace) {
@@ -174,6 +171,10 @@ Tensor3 TransformerEncoder::backward(const Tensor3& grad_y) {
   Tensor3 g = norm ? norm->backward(grad_y) : grad_y;
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) g = it->backward(g);
   return g;
+}
+
+void TransformerEncoder::set_attention_position(const AttentionPosition* position) {
+  for (auto& layer : layers) layer.self_attn.set_position(position);
 }
 
 void TransformerEncoder::collect_parameters(const std::string& prefix, ParameterList& out) {

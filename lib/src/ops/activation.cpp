@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "vector_kernel.hpp"
+#include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
 
 namespace xenc {
@@ -19,7 +19,6 @@ std::string to_string(Activation a) { return a == Activation::relu ? "relu" : "g
 namespace {
 constexpr float kInvSqrt2 = 0.70710678118654752f;     // 1/√2
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;   // 1/√(2π)
-inline float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2)); }
 inline float gelu_grad(float x) {
   const float cdf = 0.5f * (1.0f + std::erf(x * kInvSqrt2));  // Φ(x)
   const float pdf = kInvSqrt2Pi * std::exp(-0.5f * x * x);    // φ(x)
@@ -33,19 +32,18 @@ void check_same(const char* where, const xt::xtensor<float, R>& dy, const xt::xt
 }
 }  // namespace
 
-XENC_VECTOR_KERNEL
-void relu_inplace(float* x, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-
-void gelu_inplace(float* x, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) x[i] = gelu(x[i]);
+template <std::size_t R>
+void activation_inplace(Activation a, xt::xtensor<float, R>& x) {
+  if (a == Activation::relu)
+    kernels::relu_inplace(x.data(), x.size());
+  else
+    kernels::gelu_inplace(x.data(), x.size());
 }
 
 template <std::size_t R>
 xt::xtensor<float, R> relu_forward(const xt::xtensor<float, R>& x) {
   xt::xtensor<float, R> y = x;
-  relu_inplace(y.data(), y.size());
+  activation_inplace(Activation::relu, y);
   return y;
 }
 
@@ -62,7 +60,7 @@ xt::xtensor<float, R> relu_backward(const xt::xtensor<float, R>& grad_y,
 template <std::size_t R>
 xt::xtensor<float, R> gelu_forward(const xt::xtensor<float, R>& x) {
   xt::xtensor<float, R> y = x;
-  gelu_inplace(y.data(), y.size());
+  activation_inplace(Activation::gelu, y);
   return y;
 }
 
@@ -88,6 +86,7 @@ xt::xtensor<float, R> activation_backward(Activation a, const xt::xtensor<float,
 }
 
 #define XENC_INSTANTIATE_ACT(R)                                                                 \
+  template void activation_inplace<R>(Activation, xt::xtensor<float, R>&);                      \
   template xt::xtensor<float, R> relu_forward<R>(const xt::xtensor<float, R>&);                 \
   template xt::xtensor<float, R> relu_backward<R>(const xt::xtensor<float, R>&,                 \
                                                   const xt::xtensor<float, R>&);                \

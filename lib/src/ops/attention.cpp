@@ -1,14 +1,14 @@
-// Scaled dot-product attention: the per-head kernel (two GEMMs around a row softmax), the
-// batched op on [B, H, T, Dh] tensors, and a loop-by-loop reference.
+// Scaled dot-product attention: the batched op on [B, H, T, Dh] tensors (each (batch, head) is
+// the kernel in lib/src/kernels/attention.cpp: two GEMMs around a row softmax), and a
+// loop-by-loop reference.
 #include "xenc/ops/attention.hpp"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
-#include "xenc/ops/gemm.hpp"
-#include "xenc/ops/softmax.hpp"
 
 namespace xenc {
 
@@ -39,64 +39,6 @@ Dims check_attention_args(const char* where, const Tensor4& q, const Tensor4& k,
 
 }  // namespace
 
-void attention_head_forward(std::size_t Tq, std::size_t Tk, std::size_t Dh, float scale,
-                            const float* q, std::size_t ldq, const float* k, std::size_t ldk,
-                            const float* v, std::size_t ldv, const bool* key_padding,
-                            const float* attn_mask, float* probs, float* out, std::size_t ldo,
-                            const float* dropout_mask, float* scratch) {
-  // S = scale · Q Kᵀ : [Tq, Dh] x [Dh, Tk] -> [Tq, Tk]
-  gemm(false, true, Tq, Tk, Dh, scale, q, ldq, k, ldk, 0.0f, probs, Tk);
-  // S += attn_mask; S[:, j] = -inf for padded keys j
-  if (attn_mask) {
-    for (std::size_t i = 0; i < Tq * Tk; ++i) probs[i] += attn_mask[i];
-  }
-  if (key_padding) {
-    for (std::size_t i = 0; i < Tq; ++i)
-      for (std::size_t j = 0; j < Tk; ++j)
-        if (key_padding[j]) probs[i * Tk + j] = kNegInf;
-  }
-  // P = softmax(S) over keys; fully masked rows become zeros
-  softmax_rows_inplace(probs, Tq, Tk, Tk);
-  // O = P V : [Tq, Tk] x [Tk, Dh] -> [Tq, Dh]   (P ⊙ dropout_mask in training)
-  const float* p_used = probs;
-  if (dropout_mask) {
-    for (std::size_t i = 0; i < Tq * Tk; ++i) scratch[i] = probs[i] * dropout_mask[i];
-    p_used = scratch;
-  }
-  gemm(false, false, Tq, Dh, Tk, 1.0f, p_used, Tk, v, ldv, 0.0f, out, ldo);
-}
-
-void attention_head_backward(std::size_t Tq, std::size_t Tk, std::size_t Dh, float scale,
-                             const float* q, std::size_t ldq, const float* k, std::size_t ldk,
-                             const float* v, std::size_t ldv, const float* probs,
-                             const float* dout, std::size_t lddo, float* scratch, float* dq,
-                             std::size_t lddq, float* dk, std::size_t lddk, float* dv,
-                             std::size_t lddv, const float* dropout_mask) {
-  // dV = P_usedᵀ dO : [Tk, Tq] x [Tq, Dh]   (P_used = P ⊙ dropout_mask in training)
-  const float* p_used = probs;
-  if (dropout_mask) {
-    for (std::size_t i = 0; i < Tq * Tk; ++i) scratch[i] = probs[i] * dropout_mask[i];
-    p_used = scratch;
-  }
-  gemm(true, false, Tk, Dh, Tq, 1.0f, p_used, Tk, dout, lddo, 0.0f, dv, lddv);
-  // dP = dO Vᵀ : [Tq, Dh] x [Dh, Tk]   (then through the dropout mask)
-  gemm(false, true, Tq, Tk, Dh, 1.0f, dout, lddo, v, ldv, 0.0f, scratch, Tk);
-  if (dropout_mask) {
-    for (std::size_t i = 0; i < Tq * Tk; ++i) scratch[i] *= dropout_mask[i];
-  }
-  // dS = P ⊙ (dP - rowsum(dP ⊙ P)), in place in scratch
-  for (std::size_t i = 0; i < Tq; ++i) {
-    const float* p = probs + i * Tk;
-    float* ds = scratch + i * Tk;
-    float dot = 0.0f;
-    for (std::size_t j = 0; j < Tk; ++j) dot += ds[j] * p[j];
-    for (std::size_t j = 0; j < Tk; ++j) ds[j] = p[j] * (ds[j] - dot);
-  }
-  // dQ = scale · dS K : [Tq, Tk] x [Tk, Dh];   dK = scale · dSᵀ Q : [Tk, Tq] x [Tq, Dh]
-  gemm(false, false, Tq, Dh, Tk, scale, scratch, Tk, k, ldk, 0.0f, dq, lddq);
-  gemm(true, false, Tk, Dh, Tq, scale, scratch, Tk, q, ldq, 0.0f, dk, lddk);
-}
-
 AttentionResult scaled_dot_product_attention_forward(const Tensor4& query, const Tensor4& key,
                                                      const Tensor4& value,
                                                      const Mask2& key_padding_mask,
@@ -108,14 +50,15 @@ AttentionResult scaled_dot_product_attention_forward(const Tensor4& query, const
   r.weights = Tensor4::from_shape({d.B, d.H, d.Tq, d.Tk});
   const float scale = 1.0f / std::sqrt(static_cast<float>(d.Dh));
   for (std::size_t b = 0; b < d.B; ++b) {
-    const bool* kpm = key_padding_mask.size() ? key_padding_mask.data() + b * d.Tk : nullptr;
+    const bool* padding = key_padding_mask.size() ? &key_padding_mask(b, 0) : nullptr;
     for (std::size_t h = 0; h < d.H; ++h) {
-      const std::size_t bh = b * d.H + h;
-      attention_head_forward(d.Tq, d.Tk, d.Dh, scale, query.data() + bh * d.Tq * d.Dh, d.Dh,
-                             key.data() + bh * d.Tk * d.Dh, d.Dh, value.data() + bh * d.Tk * d.Dh,
-                             d.Dh, kpm, attn_mask.size() ? attn_mask.data() : nullptr,
-                             r.weights.data() + bh * d.Tq * d.Tk,
-                             r.output.data() + bh * d.Tq * d.Dh, d.Dh);
+      const kernels::ScoreTerms terms{
+          scale, padding,
+          attn_mask.size() ? kernels::as_matrix(attn_mask) : kernels::ConstMatView{}, {}};
+      kernels::attention_head_forward(
+          {kernels::as_matrix(query, b, h), kernels::as_matrix(key, b, h),
+           kernels::as_matrix(value, b, h)},
+          terms, kernels::as_matrix(r.weights, b, h), {}, {}, kernels::as_matrix(r.output, b, h));
     }
   }
   return r;
@@ -136,13 +79,15 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor4& grad_output,
   g.value = Tensor4::from_shape(value.shape());
   Tensor2 scratch = Tensor2::from_shape({d.Tq, d.Tk});
   const float scale = 1.0f / std::sqrt(static_cast<float>(d.Dh));
-  for (std::size_t bh = 0; bh < d.B * d.H; ++bh) {
-    const std::size_t oq = bh * d.Tq * d.Dh, ok = bh * d.Tk * d.Dh;
-    attention_head_backward(d.Tq, d.Tk, d.Dh, scale, query.data() + oq, d.Dh, key.data() + ok,
-                            d.Dh, value.data() + ok, d.Dh, weights.data() + bh * d.Tq * d.Tk,
-                            grad_output.data() + oq, d.Dh, scratch.data(), g.query.data() + oq,
-                            d.Dh, g.key.data() + ok, d.Dh, g.value.data() + ok, d.Dh);
-  }
+  for (std::size_t b = 0; b < d.B; ++b)
+    for (std::size_t h = 0; h < d.H; ++h)
+      kernels::attention_head_backward(
+          {kernels::as_matrix(query, b, h), kernels::as_matrix(key, b, h),
+           kernels::as_matrix(value, b, h)},
+          scale, kernels::as_matrix(weights, b, h), {}, kernels::as_matrix(grad_output, b, h),
+          kernels::as_matrix(scratch),
+          {kernels::as_matrix(g.query, b, h), kernels::as_matrix(g.key, b, h),
+           kernels::as_matrix(g.value, b, h)});
   return g;
 }
 

@@ -1,7 +1,9 @@
 // Cross-entropy over logits via a stable log-softmax.
 #include "xenc/ops/cross_entropy.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -66,6 +68,40 @@ Tensor2 cross_entropy_backward(const Tensor2& logits, const Index1& targets,
     row[targets(n)] -= 1.0f;
     for (std::size_t c = 0; c < C; ++c) row[c] *= inv;
   }
+  return d;
+}
+
+namespace {
+// [B, T, C] and [B, T] -> [B·T, C] and [B·T] (copies: the rows are already contiguous)
+void flatten(const char* where, const Tensor3& logits, const Index2& targets, Tensor2& l2,
+             Index1& t1) {
+  const std::size_t B = logits.shape(0), T = logits.shape(1), C = logits.shape(2);
+  check_shape(where, "targets", targets, {long(B), long(T)},
+              "[B, T] = " + shape_str(std::vector<std::size_t>{B, T}) + " (logits have shape " +
+                  shape_str(logits.shape()) + ")");
+  l2 = Tensor2::from_shape({B * T, C});
+  std::copy_n(logits.data(), logits.size(), l2.data());
+  t1 = Index1::from_shape({B * T});
+  std::copy_n(targets.data(), targets.size(), t1.data());
+}
+}  // namespace
+
+float cross_entropy_forward(const Tensor3& logits, const Index2& targets,
+                            std::int64_t ignore_index) {
+  Tensor2 l2;
+  Index1 t1;
+  flatten("cross_entropy_forward", logits, targets, l2, t1);
+  return cross_entropy_forward(l2, t1, ignore_index);
+}
+
+Tensor3 cross_entropy_backward(const Tensor3& logits, const Index2& targets,
+                               std::int64_t ignore_index) {
+  Tensor2 l2;
+  Index1 t1;
+  flatten("cross_entropy_backward", logits, targets, l2, t1);
+  const Tensor2 d2 = cross_entropy_backward(l2, t1, ignore_index);
+  Tensor3 d = Tensor3::from_shape(logits.shape());
+  std::copy_n(d2.data(), d2.size(), d.data());
   return d;
 }
 

@@ -1,11 +1,23 @@
 // Inverted dropout: scale the kept entries in training so evaluation is the identity.
 #include "xenc/ops/dropout.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "xenc/core/error.hpp"
 
 namespace xenc {
+
+template <std::size_t R>
+xt::xtensor<float, R> dropout_mask(const std::array<std::size_t, R>& shape, float p, Rng& rng) {
+  check_config(p >= 0.0f && p < 1.0f, "dropout_mask",
+               "p is " + std::to_string(p) + ", expected 0 <= p < 1");
+  // m_i = 1/(1-p) with probability 1-p, else 0
+  auto m = xt::xtensor<float, R>::from_shape(shape);
+  const float keep_scale = 1.0f / (1.0f - p);
+  for (auto& v : m) v = rng.uniform() >= p ? keep_scale : 0.0f;
+  return m;
+}
 
 template <std::size_t R>
 xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, bool training,
@@ -16,10 +28,9 @@ xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, b
     if (mask) *mask = xt::xtensor<float, R>();
     return x;
   }
-  // m_i = 1/(1-p) with probability 1-p, else 0
-  auto m = xt::xtensor<float, R>::from_shape(x.shape());
-  const float keep_scale = 1.0f / (1.0f - p);
-  for (auto& v : m) v = rng.uniform() >= p ? keep_scale : 0.0f;
+  std::array<std::size_t, R> shape;
+  std::copy(x.shape().begin(), x.shape().end(), shape.begin());
+  auto m = dropout_mask(shape, p, rng);
   xt::xtensor<float, R> y = x;
   for (std::size_t i = 0; i < y.size(); ++i) y.data()[i] *= m.data()[i];
   if (mask) *mask = std::move(m);
@@ -39,6 +50,7 @@ xt::xtensor<float, R> dropout_backward(const xt::xtensor<float, R>& grad_y,
 }
 
 #define XENC_INSTANTIATE_DROPOUT(R)                                                             \
+  template xt::xtensor<float, R> dropout_mask<R>(const std::array<std::size_t, R>&, float, Rng&); \
   template xt::xtensor<float, R> dropout_forward<R>(const xt::xtensor<float, R>&, float, bool,  \
                                                     Rng&, xt::xtensor<float, R>*);              \
   template xt::xtensor<float, R> dropout_backward<R>(const xt::xtensor<float, R>&,              \

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "vector_kernel.hpp"
+#include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
 
 namespace xenc {
@@ -14,40 +14,13 @@ template <std::size_t R>
 void check_ln_args(const char* where, const xt::xtensor<float, R>& x, const Tensor1& w,
                    const Tensor1& b) {
   const long D = static_cast<long>(x.shape(R - 1));
-  const std::string expect = "[D] with D = " + std::to_string(D) + " (x has shape " +
-                             shape_str(x.shape()) + ")";
+  auto expect = [&] {
+    return "[D] with D = " + std::to_string(D) + " (x has shape " + shape_str(x.shape()) + ")";
+  };
   check_shape(where, "weight", w, {D}, expect);
   check_shape(where, "bias", b, {D}, expect);
 }
 }  // namespace
-
-XENC_VECTOR_KERNEL
-void layer_norm_rows(const float* x, float* y, std::size_t rows, std::size_t D,
-                     const float* weight, const float* bias, float eps, float* mean_out,
-                     float* rstd_out) {
-  // Each row is three passes over D floats. The sums are reductions: the pragma lets the
-  // compiler keep several partial sums in one SIMD register (it changes the order of the
-  // additions, which is why a compiler may not do it on its own).
-  for (std::size_t n = 0; n < rows; ++n) {
-    const float* xr = x + n * D;
-    float* yr = y + n * D;
-    // mean, then the biased variance around it (two passes: no cancellation)
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (std::size_t d = 0; d < D; ++d) sum += xr[d];
-    const float mean = sum / static_cast<float>(D);
-    float sq = 0.0f;
-#pragma omp simd reduction(+ : sq)
-    for (std::size_t d = 0; d < D; ++d) sq += (xr[d] - mean) * (xr[d] - mean);
-    const float var = sq / static_cast<float>(D);
-    const float rstd = 1.0f / std::sqrt(var + eps);  // eps inside the root, as PyTorch
-    // normalise, then scale and shift (safe in place: yr[d] depends on xr[d] only)
-#pragma omp simd
-    for (std::size_t d = 0; d < D; ++d) yr[d] = (xr[d] - mean) * rstd * weight[d] + bias[d];
-    if (mean_out) mean_out[n] = mean;
-    if (rstd_out) rstd_out[n] = rstd;
-  }
-}
 
 template <std::size_t R>
 xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const Tensor1& weight,
@@ -60,8 +33,10 @@ xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const T
     cache->mean = Tensor1::from_shape({N});
     cache->rstd = Tensor1::from_shape({N});
   }
-  layer_norm_rows(x.data(), y.data(), N, D, weight.data(), bias.data(), eps,
-                  cache ? cache->mean.data() : nullptr, cache ? cache->rstd.data() : nullptr);
+  if (N != 0)
+    kernels::layer_norm_rows(kernels::as_matrix(x), kernels::as_matrix(y), weight.data(),
+                             bias.data(), eps, cache ? cache->mean.data() : nullptr,
+                             cache ? cache->rstd.data() : nullptr);
   return y;
 }
 
@@ -84,30 +59,12 @@ LayerNormGrads<R> layer_norm_backward(const xt::xtensor<float, R>& grad_y,
   g.input = xt::xtensor<float, R>::from_shape(x.shape());
   g.weight = xt::zeros<float>({D});
   g.bias = xt::zeros<float>({D});
-  const float* w = weight.data();
-  for (std::size_t n = 0; n < N; ++n) {
-    const float* xr = x.data() + n * D;
-    const float* dyr = grad_y.data() + n * D;
-    float* dxr = g.input.data() + n * D;
-    const float mean = cache.mean(n), rstd = cache.rstd(n);
-    // mean(g) and mean(g · x̂), with g = dy · weight
-    float mean_g = 0.0f, mean_gx = 0.0f;
-    for (std::size_t d = 0; d < D; ++d) {
-      const float xhat = (xr[d] - mean) * rstd;
-      const float gd = dyr[d] * w[d];
-      mean_g += gd;
-      mean_gx += gd * xhat;
-      g.weight(d) += dyr[d] * xhat;
-      g.bias(d) += dyr[d];
-    }
-    mean_g /= static_cast<float>(D);
-    mean_gx /= static_cast<float>(D);
-    // dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))
-    for (std::size_t d = 0; d < D; ++d) {
-      const float xhat = (xr[d] - mean) * rstd;
-      dxr[d] = rstd * (dyr[d] * w[d] - mean_g - xhat * mean_gx);
-    }
-  }
+  // dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)) with g = dy · weight; dweight, dbias summed
+  if (N != 0)
+    kernels::layer_norm_rows_backward(kernels::as_matrix(grad_y), kernels::as_matrix(x),
+                                      weight.data(), {cache.mean.data(), cache.rstd.data()},
+                                      kernels::as_matrix(g.input), g.weight.data(),
+                                      g.bias.data());
   return g;
 }
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
-#include "xenc/ops/gemm.hpp"
 
 namespace xenc {
 
@@ -27,7 +27,9 @@ void check_linear_args(const char* where, const xt::xtensor<float, R>& x, const 
                       ", expected [..., in] with in = " + std::to_string(in) +
                       " (weight has shape " + shape_str(w.shape()) + ")");
   }
-  if (b.size() != 0) check_shape(where, "bias", b, {long(out)}, "[out] with out = " + std::to_string(out));
+  if (b.size() != 0)
+    check_shape(where, "bias", b, {long(out)},
+                [&] { return "[out] with out = " + std::to_string(out); });
 }
 
 template <std::size_t R>
@@ -44,17 +46,10 @@ template <std::size_t R>
 xt::xtensor<float, R> linear_forward(const xt::xtensor<float, R>& x, const Tensor2& weight,
                                      const Tensor1& bias) {
   check_linear_args("linear_forward", x, weight, bias);
-  const std::size_t N = leading_rows(x), in = weight.shape(1), out = weight.shape(0);
-  auto y = xt::xtensor<float, R>::from_shape(with_last(x, out));
-  float* yp = y.data();
-  // Start from the bias broadcast over rows (beta = 1 below adds the product to it).
-  if (bias.size() != 0) {
-    for (std::size_t n = 0; n < N; ++n)
-      for (std::size_t o = 0; o < out; ++o) yp[n * out + o] = bias(o);
-  }
-  // [N, in] x [in, out]: W is stored [out, in], so multiply by Wᵀ (trans_b).
-  gemm(false, true, N, out, in, 1.0f, x.data(), in, weight.data(), in,
-       bias.size() != 0 ? 1.0f : 0.0f, yp, out);
+  auto y = xt::xtensor<float, R>::from_shape(with_last(x, weight.shape(0)));
+  // [N, in] x [in, out] plus the bias in every row: one GEMM over all N = B·T rows.
+  kernels::linear_rows(kernels::as_matrix(x), kernels::as_matrix(weight),
+                       bias.size() != 0 ? bias.data() : nullptr, kernels::as_matrix(y));
   return y;
 }
 
@@ -68,20 +63,14 @@ LinearGrads<R> linear_backward(const xt::xtensor<float, R>& grad_y, const xt::xt
                       ", expected " + shape_str(with_last(x, out)));
   }
   LinearGrads<R> g;
-  // dx [N, in] = dy [N, out] · W [out, in]
   g.input = xt::xtensor<float, R>::from_shape(x.shape());
-  gemm(false, false, N, in, out, 1.0f, grad_y.data(), out, weight.data(), in, 0.0f,
-       g.input.data(), in);
-  // dW [out, in] = dyᵀ [out, N] · x [N, in]
   g.weight = Tensor2::from_shape({out, in});
-  gemm(true, false, out, in, N, 1.0f, grad_y.data(), out, x.data(), in, 0.0f, g.weight.data(), in);
-  // db [out] = column sums of dy
-  if (has_bias) {
-    g.bias = xt::zeros<float>({out});
-    const float* dy = grad_y.data();
-    for (std::size_t n = 0; n < N; ++n)
-      for (std::size_t o = 0; o < out; ++o) g.bias(o) += dy[n * out + o];
-  }
+  if (has_bias) g.bias = Tensor1::from_shape({out});
+  // dx [N, in] = dy W;  dW [out, in] = dyᵀ x;  db [out] = column sums of dy
+  kernels::linear_rows_backward(kernels::as_matrix(grad_y), kernels::as_matrix(x),
+                                kernels::as_matrix(weight),
+                                {kernels::as_matrix(g.input), kernels::as_matrix(g.weight),
+                                 has_bias ? g.bias.data() : nullptr, false});
   return g;
 }
 

@@ -28,6 +28,7 @@ Vocabulary Vocabulary::from_texts(const std::vector<std::string>& texts) {
 }
 
 std::int64_t Vocabulary::add(const std::string& token) {
+  check_utf8(token, "Vocabulary.add");  // every token prints as text (SVG, JSON, terminals)
   auto it = ids_.find(token);
   if (it != ids_.end()) return it->second;
   const auto id = static_cast<std::int64_t>(tokens_.size());

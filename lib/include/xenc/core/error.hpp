@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "xenc/core/tensor.hpp"
@@ -45,6 +47,13 @@ class io_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// Text that is not valid UTF-8 (a stray continuation byte, a truncated sequence, an overlong
+/// form, a surrogate). The message names the function, the byte offset and the byte's value.
+class encoding_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 /// Wildcard for check_shape: any size is accepted in that dimension.
 inline constexpr long any_dim = -1;
 
@@ -61,6 +70,22 @@ void check_shape(const std::string& where, const std::string& arg, const E& tens
                  const std::vector<long>& expected, const std::string& expected_text) {
   const auto& s = tensor.shape();
   check_shape(where, arg, std::vector<std::size_t>(s.begin(), s.end()), expected, expected_text);
+}
+
+/// The same check for hot paths: `expected_text` is a callable returning the text, so the
+/// message is built only when the check fails (building it on every call costs a few
+/// allocations, which shows in a forward of a small layer).
+template <class E, class F, class = std::enable_if_t<std::is_invocable_r_v<std::string, F>>>
+void check_shape(const char* where, const char* arg, const E& tensor,
+                 std::initializer_list<long> expected, F&& expected_text) {
+  const auto& s = tensor.shape();
+  bool ok = s.size() == expected.size();
+  auto e = expected.begin();
+  for (std::size_t i = 0; ok && i < s.size(); ++i, ++e)
+    ok = *e == any_dim || static_cast<long>(s[i]) == *e;
+  if (!ok)
+    check_shape(where, arg, std::vector<std::size_t>(s.begin(), s.end()),
+                std::vector<long>(expected), expected_text());
 }
 
 /// Throws config_error(where + ": " + message) unless `ok`.

@@ -1,10 +1,17 @@
 // Named parameters: how optimisers, gradient checks and weight files reach a module's tensors.
 //
 // A module owns its parameters as typed tensors (Linear.weight is a Tensor2 [out, in]).
-// parameters() hands out ParameterRef views: the PyTorch state_dict name, the shape, and
-// pointers to the value and to the gradient buffer (same size, accumulated by backward).
+// parameters() hands out ParameterRef views: the PyTorch state_dict name, the shape, a pointer
+// to the value and a GradRef to the gradient buffer (same size, accumulated by backward).
+//
+// Gradient buffers are allocated by the first backward, not by the constructor (as PyTorch's
+// .grad is None until then): a model used only for inference never holds gradient memory.
+// A GradRef reads the buffer when asked, so views taken before the first backward (an
+// optimiser built right after the model) see the buffer once it exists; until then
+// p.grad is nullptr, and optimisers, zero_grad and clip_grad_norm_ skip the parameter.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -16,11 +23,42 @@
 
 namespace xenc {
 
+/// A view of a gradient buffer that may not be allocated yet. Converts to float*: the data,
+/// or nullptr while the buffer is empty (before the first backward).
+class GradRef {
+ public:
+  GradRef() = default;
+  template <class T>
+  explicit GradRef(T& grad) : tensor_(&grad), data_(&data_of<T>) {}
+  float* data() const { return tensor_ ? data_(tensor_) : nullptr; }
+  operator float*() const { return data(); }  // NOLINT: reads like the raw pointer it was
+  bool allocated() const { return data() != nullptr; }
+
+ private:
+  template <class T>
+  static float* data_of(void* t) {
+    T& g = *static_cast<T*>(t);
+    return g.size() == 0 ? nullptr : g.data();
+  }
+  void* tensor_ = nullptr;
+  float* (*data_)(void*) = nullptr;
+};
+
+/// Allocates `grad` as zeros shaped like `value` if it is not allocated yet (the first
+/// backward). Later calls keep the buffer (and so every GradRef's pointer) where it is.
+template <class T>
+void ensure_grad(T& grad, const T& value) {
+  if (grad.size() != value.size() || grad.shape() != value.shape()) {
+    grad = T::from_shape(value.shape());
+    std::fill(grad.begin(), grad.end(), 0.0f);
+  }
+}
+
 struct ParameterRef {
   std::string name;                ///< state_dict name, e.g. "layers.0.self_attn.in_proj_weight"
   std::vector<std::size_t> shape;  ///< e.g. {3 * D, D}
   float* value = nullptr;          ///< size() floats, row-major
-  float* grad = nullptr;           ///< size() floats, accumulated by backward()
+  GradRef grad;                    ///< size() floats once backward() ran, else nullptr
   std::size_t size() const;
 };
 
@@ -36,7 +74,7 @@ ParameterRef make_parameter(const std::string& name, T& value, T& grad) {
   p.name = name;
   p.shape.assign(value.shape().begin(), value.shape().end());
   p.value = value.data();
-  p.grad = grad.data();
+  p.grad = GradRef(grad);
   return p;
 }
 

@@ -33,6 +33,12 @@ class Rng {
   std::mt19937 engine_;
 };
 
+/// The one idiom for seeding from an integer where a constructor takes `Rng&`: the
+/// constructors with a `seed` argument delegate as `Linear(in, out, as_lvalue(Rng(seed)), bias)`.
+/// The temporary generator lives until the end of that full expression, i.e. while the
+/// delegated constructor draws from it.
+inline Rng& as_lvalue(Rng&& rng) { return rng; }
+
 /// Fill with uniform values in [lo, hi).
 template <class T>
 void fill_uniform(T& t, Rng& rng, float lo, float hi) {

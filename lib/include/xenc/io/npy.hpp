@@ -9,6 +9,8 @@
 // What xencoder accepts:
 //   load_npy       float32 ('<f4') or float64 ('<f8', converted to float32), C order.
 //   load_npy_bool  bool ('|b1'), C order: padding masks (true = padding, PyTorch's convention).
+//   load_npy_int64 int64 ('<i8'), C order: token ids and labels (NumPy's default integer).
+//   parse_npy_uint8 uint8 ('|u1'): raw bytes, e.g. the UTF-8 JSON text inside a checkpoint.
 // Everything else is an io_error whose message names the function, the file and what was found
 // against what was expected: another dtype ('<i8', '|u1', a structured dtype), big-endian data
 // ('>f4'), Fortran order, a truncated file or data of the wrong length, a bad magic string.
@@ -16,13 +18,29 @@
 //     xt::xarray<float> x = xenc::load_npy("x.npy");      // np.save("x.npy", x)
 //     xenc::save_npy("y.npy", y);                         // np.load("y.npy") -> float32
 //
+// Limits: a file is read only after its claims are checked, so that a small crafted file cannot
+// make the loader allocate gigabytes (a notebook kernel must survive it). LoadLimits holds the
+// bounds; every loader takes one (default-constructed: 1 GiB per array, 4 GiB per archive,
+// 10,000 header bytes as NumPy's np.load). Raise them for a bigger model:
+//
+//     xenc::LoadLimits limits;
+//     limits.max_array_bytes = std::size_t(4) << 30;      // 4 GiB per array
+//     xt::xarray<float> x = xenc::load_npy("big.npy", limits);
+//
+// Header shapes are checked as NumPy checks them: every dimension must fit in a signed 64-bit
+// integer ((18446744073709551618, 8) is refused, not wrapped to (2, 8)), and so must
+// prod(shape) · itemsize.
+//
 // Shapes:  any rank (0-d arrays are shape [] with one element).
 // PyTorch: torch.from_numpy(np.load(path)); np.save(path, tensor.numpy())
-// Throws:  xenc::io_error (derived from std::invalid_argument) for every problem above and for
-//          files that cannot be opened, read or written.
+// Throws:  xenc::io_error (derived from std::invalid_argument) for every problem above, for an
+//          array or file larger than the LoadLimits, and for paths that cannot be opened, read or
+//          written (a directory, a missing file, no permission). Never std::bad_alloc: running
+//          out of memory while loading becomes an io_error naming the size.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +51,18 @@
 
 namespace xenc {
 
+/// Bounds on what the loaders (npy, npz, state_dict) allocate for one file. The defaults fit
+/// every model this project trains (its largest array is a few MiB); raise them to load more.
+struct LoadLimits {
+  /// Largest array data, in bytes (prod(shape) · itemsize): 1 GiB = 2^28 float32 values, e.g.
+  /// a [16384, 16384] matrix.
+  std::size_t max_array_bytes = std::size_t(1) << 30;
+  /// Largest sum of all member sizes of one .npz archive, in bytes: 4 GiB.
+  std::size_t max_total_bytes = std::size_t(4) << 30;
+  /// Largest .npy header (the dict literal), in bytes: 10,000, as numpy.load's max_header_size.
+  std::size_t max_header_bytes = 10000;
+};
+
 /// What an .npy header says.
 struct NpyHeader {
   int major_version = 1;
@@ -41,14 +71,22 @@ struct NpyHeader {
   std::vector<std::size_t> shape;   ///< empty for a 0-d array
   std::size_t data_offset = 0;      ///< bytes from the start of the file to the data
   std::size_t size() const;         ///< number of elements, prod(shape)
+  /// Bytes per element from descr ('<f4' -> 4, '|b1' -> 1), 0 when descr is not "<kind><n>".
+  std::size_t itemsize() const;
+  /// data_offset + prod(shape) · itemsize(): the length of a well-formed file (0 if unknown).
+  std::size_t file_size() const;
 };
 
 /// Reads a float32 or float64 array (float64 is rounded to float32).
-xt::xarray<float> load_npy(const std::string& path);
+xt::xarray<float> load_npy(const std::string& path, const LoadLimits& limits = {});
 /// Reads a bool array (dtype '|b1'), e.g. a padding mask.
-xt::xarray<bool> load_npy_bool(const std::string& path);
+xt::xarray<bool> load_npy_bool(const std::string& path, const LoadLimits& limits = {});
+/// Reads an int64 array (dtype '<i8'), e.g. token ids or labels.
+xt::xarray<std::int64_t> load_npy_int64(const std::string& path, const LoadLimits& limits = {});
+/// Writes int64 ('<i8'), C order, format version 1.0.
+void save_npy_int64(const std::string& path, const xt::xarray<std::int64_t>& array);
 /// Reads only the header (to inspect dtype and shape before loading).
-NpyHeader load_npy_header(const std::string& path);
+NpyHeader load_npy_header(const std::string& path, const LoadLimits& limits = {});
 
 /// Writes float32 ('<f4'), C order, format version 1.0.
 void save_npy(const std::string& path, const xt::xarray<float>& array);
@@ -57,14 +95,29 @@ void save_npy_bool(const std::string& path, const xt::xarray<bool>& array);
 
 /// The same on bytes in memory (used for the members of .npz archives). `source` names the
 /// origin in error messages, e.g. "w.npz: key \"norm.weight\"".
-NpyHeader parse_npy_header(const std::string& bytes, const std::string& source);
-xt::xarray<float> parse_npy(const std::string& bytes, const std::string& source);
-xt::xarray<bool> parse_npy_bool(const std::string& bytes, const std::string& source);
+/// parse_npy_header needs only the bytes up to the end of the header (data may be cut off).
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& source,
+                           const LoadLimits& limits = {});
+xt::xarray<float> parse_npy(const std::string& bytes, const std::string& source,
+                            const LoadLimits& limits = {});
+xt::xarray<bool> parse_npy_bool(const std::string& bytes, const std::string& source,
+                                const LoadLimits& limits = {});
 std::string format_npy(const xt::xarray<float>& array);
 std::string format_npy_bool(const xt::xarray<bool>& array);
+xt::xarray<std::int64_t> parse_npy_int64(const std::string& bytes, const std::string& source,
+                                          const LoadLimits& limits = {});
+xt::xarray<std::uint8_t> parse_npy_uint8(const std::string& bytes, const std::string& source,
+                                          const LoadLimits& limits = {});
+std::string format_npy_int64(const xt::xarray<std::int64_t>& array);
+std::string format_npy_uint8(const xt::xarray<std::uint8_t>& array);
 
-/// The whole content of a file as bytes; throws io_error naming `where` and the path.
-std::string read_file_bytes(const std::string& path, const std::string& where);
+/// The whole content of a regular file as bytes; throws io_error naming `where` and the path
+/// when it is missing, a directory (or another non-file), unreadable, or longer than max_bytes.
+std::string read_file_bytes(const std::string& path, const std::string& where,
+                            std::size_t max_bytes = static_cast<std::size_t>(-1));
+/// The size in bytes of a regular file; throws io_error as read_file_bytes does (used to check
+/// what an archive claims against what the file holds).
+std::size_t regular_file_size(const std::string& path, const std::string& where);
 /// Writes bytes to a file (replacing it); throws io_error naming `where` and the path.
 void write_file_bytes(const std::string& path, const std::string& bytes, const std::string& where);
 

@@ -11,9 +11,18 @@
 // numpy.load does). Each member is an .npy file, read with the rules of xenc/io/npy.hpp:
 // float32 or float64 (converted to float32), little-endian, C order.
 //
-// Throws:  xenc::io_error naming the function, the file and (for a member) the key: the file
-//          cannot be opened or is not a zip archive, a member is corrupt (CRC), has another
-//          dtype, is big-endian, in Fortran order or truncated, or two members have one key.
+// Before anything is allocated, each member's claims are checked: the zip directory's sizes
+// (zip64 sizes included) against the file's real size (a stored member cannot be larger than
+// the file, a deflated one not more than 1032 times its compressed size, deflate's limit), the
+// .npy header inside against the directory, and both against the LoadLimits (xenc/io/npy.hpp):
+// 1 GiB per array and 4 GiB per archive unless the caller raises them. A few-KiB file that
+// claims a 4 GiB or 1 TB member is refused at once, naming the member and both sizes.
+//
+// Throws:  xenc::io_error naming the function, the file and (for a member) the key: the path is
+//          missing or a directory, the file is not a zip archive, two members have one name
+//          (the name is given), a member claims more than the file holds or more than the
+//          limits, a member is corrupt (CRC), has another dtype, is big-endian, in Fortran
+//          order or truncated, or two members have one key.
 #pragma once
 
 #include <map>
@@ -25,7 +34,7 @@
 namespace xenc {
 
 /// Every member as a float32 array, by key.
-StateDict load_npz(const std::string& path);
+StateDict load_npz(const std::string& path, const LoadLimits& limits = {});
 
 /// Writes every entry as "<key>.npy" (float32, C order). compressed = false stores the members
 /// (numpy.savez), true deflates them (numpy.savez_compressed). Replaces an existing file.
@@ -33,7 +42,13 @@ void save_npz(const std::string& path, const StateDict& state, bool compressed =
 
 /// Every member's raw .npy bytes by key, for members that are not float (e.g. a bool mask:
 /// parse_npy_bool(members.at("mask"), "file.npz: key \"mask\"")).
-std::map<std::string, std::string> load_npz_members(const std::string& path);
+std::map<std::string, std::string> load_npz_members(const std::string& path,
+                                                    const LoadLimits& limits = {});
+
+/// The same on an archive's bytes in memory; `source` names it in messages.
+StateDict parse_npz(const std::string& bytes, const std::string& source, const LoadLimits& limits = {});
+std::map<std::string, std::string> parse_npz_members(const std::string& bytes, const std::string& source,
+                                                     const LoadLimits& limits = {});
 
 /// Writes raw .npy bytes (from format_npy / format_npy_bool) as members "<key>.npy".
 void save_npz_members(const std::string& path, const std::map<std::string, std::string>& members,

@@ -21,7 +21,13 @@
 //     xenc::TransformerEncoder enc = xenc::load_transformer_encoder("w.npz", 2);  // nhead = 2
 //     xenc::Tensor3 y = enc.forward(x, padding_mask);   // = PyTorch's enc(x, src_key_padding_mask=...)
 //
-// Throws:  io_error for a file problem (xenc/io/npz.hpp) and for a missing or unexpected key;
+// Before anything is built, the key set is checked (inspect_encoder_state: no stray key, layer
+// indices 0, 1, ..., n - 1) and then every layer's keys and shapes against one layer of the sizes
+// read (D, F), so that a small crafted file cannot make the loader build a huge model.
+//
+// Throws:  io_error for a file problem (xenc/io/npz.hpp), for a missing or unexpected key, for
+//          non-contiguous layer indices, and for running out of memory building the model
+//          (never std::bad_alloc);
 //          shape_error for a wrongly shaped key; config_error when D % nhead != 0. Messages name
 //          the source (the file), the key and both shapes, e.g.
 //          "load_transformer_encoder: w.npz: key \"layers.1.linear1.weight\" has shape [16, 6],
@@ -32,6 +38,7 @@
 #include <string>
 
 #include "xenc/core/parameter.hpp"
+#include "xenc/io/npy.hpp"
 #include "xenc/nn/module.hpp"
 #include "xenc/nn/multihead_attention.hpp"
 #include "xenc/nn/transformer_encoder.hpp"
@@ -48,8 +55,11 @@ struct EncoderStateInfo {
   bool single_layer = false;        ///< keys without "layers.{i}." (a TransformerEncoderLayer)
 };
 
-/// Reads num_layers, D, F and the final norm from the keys and shapes (without checking every
-/// key: load_transformer_encoder does that). `source` names the origin in messages.
+/// Reads num_layers, D, F and the final norm from the keys and shapes, and checks the key set on
+/// names alone, before anything is built: every key of a stack is "layers.{i}.<parameter>" or
+/// "norm.weight"/"norm.bias" with i = 0, 1, ..., n - 1 without gaps (a stray key is named as
+/// unexpected; "layers.100000.linear1.weight" alone is refused because there is no layer 0).
+/// Shapes beyond D and F are checked by load_transformer_encoder. `source` names the origin.
 EncoderStateInfo inspect_encoder_state(const StateDict& state, const std::string& source = "state_dict");
 
 /// A TransformerEncoder with the sizes read from `state` and its values copied in
@@ -59,10 +69,12 @@ TransformerEncoder load_transformer_encoder(const StateDict& state, std::size_t 
                                             Activation activation = Activation::relu,
                                             bool norm_first = false, float layer_norm_eps = 1e-5f,
                                             const std::string& source = "state_dict");
-/// The same from an .npz file (load_npz + the above, messages naming the file).
+/// The same from an .npz file (load_npz + the above, messages naming the file); `limits`
+/// bounds what the file may make the loader allocate (xenc/io/npy.hpp).
 TransformerEncoder load_transformer_encoder(const std::string& npz_path, std::size_t nhead,
                                             Activation activation = Activation::relu,
-                                            bool norm_first = false, float layer_norm_eps = 1e-5f);
+                                            bool norm_first = false, float layer_norm_eps = 1e-5f,
+                                            const LoadLimits& limits = {});
 
 /// A MultiheadAttention from torch.nn.MultiheadAttention's state_dict (in_proj_weight [3D, D],
 /// in_proj_bias [3D], out_proj.weight [D, D], out_proj.bias [D]); D from in_proj_weight.

@@ -1,11 +1,15 @@
 // Multi-head attention (Vaswani et al., 2017, section 3.2.2).
 //
-//     [Q | K | V] = x W_inᵀ + b_in                 one GEMM: [B·T, D] x [D, 3D]
+//     Q = query W_qᵀ + b_q   K = key W_kᵀ + b_k   V = value W_vᵀ + b_v   [B·T, D] x [D, D] each
 //     head h:  O_h = softmax(Q_h K_hᵀ / √Dh + masks) V_h      Q_h = Q[:, h·Dh : (h+1)·Dh]
-//     y = concat_h(O_h) W_outᵀ + b_out
+//     y = out_proj(concat_h(O_h)) = concat_h(O_h) W_outᵀ + b_out
+// The math is in ops/multi_head_attention.hpp; this module owns the parameters, the dropout
+// generator and the cache for backward.
 //
 // Args:    embed_dim D, num_heads H (D must be divisible by H), dropout on the attention
 //          probabilities (training mode only), bias
+// Position: set_position(p) lets a scheme that acts inside attention (rotary, ALiBi) transform
+//          Q and K and bias the scores (see AttentionPosition); the module does not know which.
 // Params:  in_proj_weight [3D, D] (xavier uniform), in_proj_bias [3D] (zeros),
 //          out_proj.weight [D, D], out_proj.bias [D] (zeros) — PyTorch's names and inits
 // Shapes:  query: [B, Tq, D]   key, value: [B, Tk, D]   output: [B, Tq, D]
@@ -13,7 +17,8 @@
 //          attn_mask: [Tq, Tk] float, added to the scores, or empty
 //          weights (need_weights): [B, H, Tq, Tk], per head (PyTorch's average_attn_weights=False)
 // PyTorch: torch.nn.MultiheadAttention(D, H, batch_first=True)
-// Throws:  config_error if D % H != 0; shape_error naming the argument and both shapes.
+// Throws:  config_error if embed_dim % num_heads != 0; shape_error naming the argument and
+//          both shapes.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +28,7 @@
 #include "xenc/core/tensor.hpp"
 #include "xenc/nn/linear.hpp"
 #include "xenc/nn/module.hpp"
+#include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc {
 
@@ -46,7 +52,7 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOutput forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                    const Mask2& key_padding_mask = Mask2(),
                                    bool need_weights = false, const Tensor2& attn_mask = Tensor2());
-  /// Self-attention: query = key = value = x, the projections in one GEMM.
+  /// Self-attention: query = key = value = x (backward returns one gradient, their sum).
   Tensor3 forward(const Tensor3& x, const Mask2& key_padding_mask = Mask2(),
                   const Tensor2& attn_mask = Tensor2(), Tensor4* weights = nullptr);
 
@@ -62,6 +68,11 @@ class MultiheadAttention : public Module {
   std::size_t num_heads() const { return num_heads_; }
   std::size_t head_dim() const { return embed_dim_ / num_heads_; }
 
+  /// A position scheme acting inside attention, or null (the default). Not owned: it must
+  /// outlive the module's forward and backward calls.
+  void set_position(const AttentionPosition* position) { position_ = position; }
+  const AttentionPosition* position() const { return position_; }
+
   Tensor2 in_proj_weight, in_proj_weight_grad;  ///< [3D, D]: rows [W_q; W_k; W_v]
   Tensor1 in_proj_bias, in_proj_bias_grad;      ///< [3D] (empty without bias)
   Linear out_proj;                              ///< D -> D
@@ -75,18 +86,17 @@ class MultiheadAttention : public Module {
 
   std::size_t embed_dim_, num_heads_;
   Rng dropout_rng_;
+  const AttentionPosition* position_ = nullptr;
 
   // Cache for backward (filled when gradients are enabled).
   struct Cache {
     bool valid = false;
     bool self_attention = false;
-    std::size_t B = 0, Tq = 0, Tk = 0;
-    Tensor2 query, key, value;  ///< inputs, [B·T, D] (only query when self-attention)
-    Tensor2 qkv;                ///< self: [B·T, 3D]; else q [B·Tq, D] then k, v stacked below
-    Tensor4 probs;              ///< [B, H, Tq, Tk] after dropout
+    Tensor3 query, key, value;  ///< the inputs (only query for self-attention)
+    Projections qkv;            ///< q, k, v as the heads saw them (after transform_qk)
+    Tensor4 probs;              ///< P [B, H, Tq, Tk], before dropout
     Tensor4 dropout_mask;       ///< [B, H, Tq, Tk] or empty
   } cache_;
-  Tensor2 cache_ctx_;           ///< concatenated head outputs [B·Tq, D] (out_proj's input)
 };
 
 }  // namespace xenc

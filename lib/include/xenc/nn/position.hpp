@@ -7,9 +7,13 @@
 //   none        y = x                                   (the encoder cannot see order)
 //   sinusoidal  y[b, t] = x[b, t] + PE(t)               (fixed, any length; see ops/positional.hpp)
 //   learned     y[b, t] = x[b, t] + weight[t]           (a trained table, t < max_len)
-// Schemes that act inside attention instead (rotary, ALiBi) will implement the same interface
-// with acts_in_attention() = true and a hook on the attention scores; the encoder asks the
-// scheme, so adding one needs no change to the modules that use it.
+// Schemes that act inside attention instead (rotary, ALiBi) implement the same interface with
+// forward/backward the identity on the embeddings, and return an AttentionPosition from
+// attention_position() (ops/multi_head_attention.hpp): it may transform Q and K by position
+// (and their gradients in backward) and add a per-head bias to the scores. EncoderModel asks
+// the scheme for it and hands it to every self-attention of the encoder
+// (TransformerEncoder::set_attention_position), so adding such a scheme needs no change to
+// the modules that use it.
 //
 // Shapes:  x, y: [B, T, D]
 // Throws:  config_error for an odd D (sinusoidal) or an unknown name; shape_error when T
@@ -20,10 +24,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
 #include "xenc/nn/module.hpp"
+#include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc {
 
@@ -32,6 +38,9 @@ enum class PositionKind { none, sinusoidal, learned };
 /// "none" | "sinusoidal" | "learned". Throws config_error otherwise.
 PositionKind parse_position_kind(const std::string& name);
 std::string to_string(PositionKind kind);
+/// Every scheme, in declaration order (the registry: a new scheme adds itself here, and
+/// programs such as xenc-train-order then train it without any change).
+const std::vector<PositionKind>& all_position_kinds();
 
 class PositionScheme : public Module {
  public:
@@ -40,8 +49,11 @@ class PositionScheme : public Module {
   virtual Tensor3 forward(const Tensor3& x) = 0;
   /// Gradient w.r.t. x (the identity for additive schemes); parameter grads accumulate.
   virtual Tensor3 backward(const Tensor3& grad_y) = 0;
-  /// True for schemes that change attention scores rather than the input (none yet).
-  virtual bool acts_in_attention() const { return false; }
+  /// What the scheme does inside attention, or null (the additive schemes here). Owned by
+  /// the scheme.
+  virtual const AttentionPosition* attention_position() const { return nullptr; }
+  /// True for schemes that act inside attention (attention_position() is not null).
+  bool acts_in_attention() const { return attention_position() != nullptr; }
   std::string name() const { return to_string(kind()); }
 };
 

@@ -102,6 +102,9 @@ class TransformerEncoder : public Module {
                   const Tensor2& mask = Tensor2(), EncoderTrace* trace = nullptr);
   Tensor3 backward(const Tensor3& grad_y);
 
+  /// Hands a position scheme that acts inside attention (or null) to every layer's self_attn.
+  void set_attention_position(const AttentionPosition* position);
+
   void collect_parameters(const std::string& prefix, ParameterList& out) override;
   void train(bool on = true) override;
 

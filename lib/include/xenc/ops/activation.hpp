@@ -40,8 +40,8 @@ template <std::size_t R>
 xt::xtensor<float, R> activation_backward(Activation a, const xt::xtensor<float, R>& grad_y,
                                           const xt::xtensor<float, R>& x);
 
-/// In-place kernels on n contiguous floats (used by the fused module code).
-void relu_inplace(float* x, std::size_t n);
-void gelu_inplace(float* x, std::size_t n);
+/// x = act(x) in place, without a copy (the encoder's feed-forward uses it).
+template <std::size_t R>
+void activation_inplace(Activation a, xt::xtensor<float, R>& x);
 
 }  // namespace xenc

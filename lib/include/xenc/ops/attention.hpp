@@ -11,6 +11,8 @@
 //          key_padding_mask: [B, Tk] bool or empty   attn_mask: [Tq, Tk] additive float or empty
 // PyTorch: torch.nn.functional.scaled_dot_product_attention (2.0) / the core of
 //          nn.MultiheadAttention (1.13)
+// Multi-head attention on [B, T, D] tensors (heads as column blocks, no copies) is in
+// ops/multi_head_attention.hpp.
 // Throws:  shape_error naming the argument and both shapes.
 #pragma once
 
@@ -46,25 +48,5 @@ AttentionResult scaled_dot_product_attention_naive(const Tensor4& query, const T
                                                    const Tensor4& value,
                                                    const Mask2& key_padding_mask = Mask2(),
                                                    const Tensor2& attn_mask = Tensor2());
-
-/// The kernel for one (batch, head): two GEMMs around a row softmax, on strided slices.
-/// q: Tq rows of Dh floats, row stride ldq (likewise k, v, out). key_padding: Tk bools or
-/// null. attn_mask: [Tq, Tk] or null. probs: Tq × Tk floats, receives P.
-/// dropout_mask: [Tq, Tk] factors (0 or 1/(1-p)) or null; with a mask, out = (P ⊙ mask) V and
-/// `scratch` (Tq × Tk floats) holds P ⊙ mask. Without one, scratch may be null.
-void attention_head_forward(std::size_t Tq, std::size_t Tk, std::size_t Dh, float scale,
-                            const float* q, std::size_t ldq, const float* k, std::size_t ldk,
-                            const float* v, std::size_t ldv, const bool* key_padding,
-                            const float* attn_mask, float* probs, float* out, std::size_t ldo,
-                            const float* dropout_mask = nullptr, float* scratch = nullptr);
-
-/// Backward of one (batch, head), given P from the forward (and its dropout mask, if any).
-/// scratch: Tq × Tk floats. dq, dk, dv are written (not accumulated).
-void attention_head_backward(std::size_t Tq, std::size_t Tk, std::size_t Dh, float scale,
-                             const float* q, std::size_t ldq, const float* k, std::size_t ldk,
-                             const float* v, std::size_t ldv, const float* probs,
-                             const float* dout, std::size_t lddo, float* scratch, float* dq,
-                             std::size_t lddq, float* dk, std::size_t lddk, float* dv,
-                             std::size_t lddv, const float* dropout_mask = nullptr);
 
 }  // namespace xenc

@@ -20,4 +20,12 @@ float cross_entropy_forward(const Tensor2& logits, const Index1& targets,
 Tensor2 cross_entropy_backward(const Tensor2& logits, const Index1& targets,
                                std::int64_t ignore_index = -100);
 
+/// Per-token classification: logits [B, T, C], targets [B, T], as the [B·T, C] case above
+/// (the mean runs over every non-ignored token of the batch, as PyTorch on flattened inputs).
+/// Throws shape_error unless targets is [B, T].
+float cross_entropy_forward(const Tensor3& logits, const Index2& targets,
+                            std::int64_t ignore_index = -100);
+Tensor3 cross_entropy_backward(const Tensor3& logits, const Index2& targets,
+                               std::int64_t ignore_index = -100);
+
 }  // namespace xenc

@@ -9,12 +9,17 @@
 // Throws: config_error unless 0 <= p < 1.
 #pragma once
 
+#include <array>
 #include <cstddef>
 
 #include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
 
 namespace xenc {
+
+/// The mask alone: m_i = (u_i >= p) / (1 - p), drawn in order from rng (any shape).
+template <std::size_t R>
+xt::xtensor<float, R> dropout_mask(const std::array<std::size_t, R>& shape, float p, Rng& rng);
 
 template <std::size_t R>
 xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, bool training,

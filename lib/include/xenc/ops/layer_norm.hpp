@@ -39,12 +39,6 @@ LayerNormGrads<R> layer_norm_backward(const xt::xtensor<float, R>& grad_y,
                                       const xt::xtensor<float, R>& x, const Tensor1& weight,
                                       const LayerNormCache& cache);
 
-/// The kernel behind layer_norm_forward: `rows` rows of D contiguous floats, written to y
-/// (y may be x: in place). mean and rstd, when not null, receive one value per row.
-void layer_norm_rows(const float* x, float* y, std::size_t rows, std::size_t D,
-                     const float* weight, const float* bias, float eps, float* mean = nullptr,
-                     float* rstd = nullptr);
-
 /// The reference: two passes in double precision, straight from the formula.
 template <std::size_t R>
 xt::xtensor<float, R> layer_norm_naive(const xt::xtensor<float, R>& x, const Tensor1& weight,

@@ -22,12 +22,9 @@ template <std::size_t R>
 xt::xtensor<float, R> softmax_backward(const xt::xtensor<float, R>& grad_y,
                                        const xt::xtensor<float, R>& y);
 
-/// The kernel: softmax of each of `rows` rows of `cols` floats, in place (row stride ld).
-/// Uses exp_inplace below (vectorised); softmax_naive is the std::exp reference.
-void softmax_rows_inplace(float* data, std::size_t rows, std::size_t cols, std::size_t ld);
-
-/// exp of n floats in place, written so that the compiler turns the loop into SIMD code
-/// (std::exp is a library call, which blocks vectorisation):
+/// exp of every element in place, the exponential softmax_forward uses, written so that the
+/// compiler turns the loop into SIMD code (std::exp is a library call, which blocks
+/// vectorisation; the loop is kernels::exp_inplace in lib/src/kernels/rows.cpp):
 ///
 ///     x = k·ln2 + r,  k = round(x / ln2),  |r| <= ln2/2      (Cody-Waite range reduction)
 ///     exp(x) = 2^k · exp(r),   exp(r) ≈ Σ_{i=0..6} rⁱ / i!   (Taylor, Horner form)
@@ -39,7 +36,7 @@ void softmax_rows_inplace(float* data, std::size_t rows, std::size_t cols, std::
 /// Edges: x < -87.33 (where exp(x) < FLT_MIN, the smallest normal float), including -inf,
 /// gives exactly 0 (std::exp would give a subnormal below 1.2e-38); x > 88.37 gives +inf
 /// (std::exp overflows from 88.72); NaN stays NaN. Softmax only needs x <= 0.
-void exp_inplace(float* x, std::size_t n);
+void exp_inplace(xt::xtensor<float, 1>& x);
 
 /// The reference: the same with std::exp in a plain loop.
 template <std::size_t R>

@@ -1,6 +1,7 @@
 // A vocabulary: token <-> id, with <pad> = 0 and <unk> = 1.
 //
-// Unknown words map to <unk>, never an error. encode_batch pads sentences to a common length
+// Unknown words map to <unk>, never an error. Text that is not valid UTF-8 is an
+// xenc::encoding_error (from tokenize or add). encode_batch pads sentences to a common length
 // and returns the key-padding mask the encoder expects (true = padding).
 #pragma once
 
@@ -29,7 +30,9 @@ class Vocabulary {
   /// Tokenizes each text (text/tokenizer.hpp) and builds from all tokens in order.
   static Vocabulary from_texts(const std::vector<std::string>& texts);
 
-  /// Adds a token if new; returns its id.
+  /// Adds a token if new; returns its id. Throws xenc::encoding_error if the token is not valid
+  /// UTF-8. Tokens are stored as given: from_texts and encode_batch fold case through tokenize,
+  /// so id("CAFÉ") is unk_id in a vocabulary built from texts, id("café") is not.
   std::int64_t add(const std::string& token);
   /// The token's id, or unk_id.
   std::int64_t id(const std::string& token) const;

@@ -1,0 +1,97 @@
+// Multi-head attention as pure functions on [B, T, D] tensors (Vaswani et al., 2017, 3.2.2).
+//
+//     q = query W_qᵀ + b_q    k = key W_kᵀ + b_k    v = value W_vᵀ + b_v        (in_projection)
+//     head h = columns h·Dh .. (h+1)·Dh of q, k, v                (Dh = D / H; no copies)
+//     O_h = softmax(q_h k_hᵀ / √Dh + attn_mask + bias_h) v_h       (multi_head_attention)
+//     output = concat_h(O_h)                                          [B, Tq, D]
+//
+// in_proj_weight [3D, D] = [W_q; W_k; W_v] and in_proj_bias [3D] = [b_q; b_k; b_v] are
+// PyTorch's packed parameters; the three projections are three GEMMs on row blocks of them.
+// A position scheme that acts inside attention (rotary, ALiBi) plugs in as an
+// AttentionPosition: it may transform q and k by position before the scores (and their
+// gradients after the backward), and add a per-head bias to the scores.
+//
+// Shapes:  query: [B, Tq, D]   key, value: [B, Tk, D]   weights P: [B, H, Tq, Tk]
+//          key_padding_mask: [B, Tk] bool (true = padding) or empty
+//          attn_mask: [Tq, Tk] additive float or empty
+// PyTorch: torch.nn.functional.multi_head_attention_forward (batch_first, need_weights with
+//          average_attn_weights=False); the in-projection is its _in_projection_packed.
+// Throws:  shape_error naming the argument and both shapes.
+#pragma once
+
+#include <cstddef>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc {
+
+/// The seam for position schemes that act inside attention. Every method has a neutral
+/// default, so a scheme overrides only what it does. Positions are token indices 0 .. T-1.
+class AttentionPosition {
+ public:
+  virtual ~AttentionPosition() = default;
+
+  /// Rotary-style: change q [B, Tq, D] and k [B, Tk, D] in place by position, head by head
+  /// (head h is columns h·Dh .. (h+1)·Dh). Must be linear in q and k for the backward below.
+  virtual void transform_qk(Tensor3& q, Tensor3& k, std::size_t num_heads) const;
+  /// The backward of transform_qk: dq, dk with respect to its output become gradients with
+  /// respect to its input (for a rotation R: multiply by Rᵀ).
+  virtual void transform_qk_backward(Tensor3& dq, Tensor3& dk, std::size_t num_heads) const;
+
+  /// ALiBi-style: true if score_bias adds anything.
+  virtual bool has_score_bias() const { return false; }
+  /// [Tq, Tk] added to head h's scores (after the 1/√Dh scaling, before the softmax). A
+  /// fixed function of (h, i, j): no gradient flows into it.
+  virtual Tensor2 score_bias(std::size_t head, std::size_t num_heads, std::size_t Tq,
+                             std::size_t Tk) const;
+};
+
+struct Projections {
+  Tensor3 q, k, v;  ///< [B, Tq, D], [B, Tk, D], [B, Tk, D]
+};
+
+struct InProjectionGrads {
+  Tensor3 query, key, value;  ///< dL/d(query, key, value)
+  Tensor2 weight;             ///< dL/d in_proj_weight [3D, D]
+  Tensor1 bias;               ///< dL/d in_proj_bias [3D] (empty without bias)
+};
+
+/// q, k, v from the packed parameters. in_proj_bias: [3D] or empty.
+Projections in_projection_forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                                  const Tensor2& in_proj_weight, const Tensor1& in_proj_bias);
+/// grads: dL/d(q, k, v); query, key, value: the forward's inputs.
+InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3& query,
+                                         const Tensor3& key, const Tensor3& value,
+                                         const Tensor2& in_proj_weight, bool has_bias);
+
+/// What the attention step needs besides q, k, v.
+struct AttentionInputs {
+  std::size_t num_heads;                     ///< H (D must be divisible by it)
+  const Mask2& key_padding_mask;             ///< [B, Tk] or empty
+  const Tensor2& attn_mask;                  ///< [Tq, Tk] or empty
+  const Tensor4& dropout_mask;               ///< [B, H, Tq, Tk] factors 0 or 1/(1-p), or empty
+  const AttentionPosition* position = nullptr;  ///< null: no position scheme inside attention
+};
+
+struct MultiHeadAttentionResult {
+  Tensor3 output;   ///< concat of the heads, [B, Tq, D] (before the output projection)
+  Tensor4 weights;  ///< P [B, H, Tq, Tk] (before dropout) when kept, else empty
+};
+
+struct MultiHeadAttentionGrads {
+  Tensor3 q, k, v;  ///< dL/d(q, k, v), before transform_qk_backward
+};
+
+/// The heads' attention on q, k, v (already transformed by position, if a scheme does that).
+/// keep_weights = false (inference) reuses one [Tq, Tk] buffer for every head.
+MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Tensor3& k,
+                                                      const Tensor3& v,
+                                                      const AttentionInputs& in,
+                                                      bool keep_weights);
+/// weights: P from the forward (kept). Masks and bias need no backward (they are constants).
+MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output,
+                                                      const Tensor3& q, const Tensor3& k,
+                                                      const Tensor3& v, const Tensor4& weights,
+                                                      const AttentionInputs& in);
+
+}  // namespace xenc

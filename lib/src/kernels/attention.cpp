@@ -1,0 +1,107 @@
+// Scaled dot-product attention for one (batch, head): two GEMMs around a row softmax, on
+// strided views (a head is a column slice of the [B·T, D] projections: no copies).
+//
+//     S = scale · Q Kᵀ + attn_mask + bias;  S[:, j] = -inf for padded keys j
+//     P = softmax(S)          O = (P ⊙ dropout) V
+// Backward:  dV = (P ⊙ dropout)ᵀ dO      dP = (dO Vᵀ) ⊙ dropout
+//            dS = P ⊙ (dP - rowsum(dP ⊙ P))      dQ = scale · dS K      dK = scale · dSᵀ Q
+#include <limits>
+
+#include "kernels.hpp"
+#include "vector_kernel.hpp"
+
+namespace xenc::kernels {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// m += a, element by element (same shapes)
+XENC_VECTOR_KERNEL
+void add_inplace(MatView m, ConstMatView a) {
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    float* r = m.row(i);
+    const float* ar = a.row(i);
+#pragma omp simd
+    for (std::size_t j = 0; j < m.cols; ++j) r[j] += ar[j];
+  }
+}
+
+// out = a ⊙ b, element by element (same shapes)
+XENC_VECTOR_KERNEL
+void multiply(ConstMatView a, ConstMatView b, MatView out) {
+  for (std::size_t i = 0; i < out.rows; ++i) {
+    const float* ar = a.row(i);
+    const float* br = b.row(i);
+    float* r = out.row(i);
+#pragma omp simd
+    for (std::size_t j = 0; j < out.cols; ++j) r[j] = ar[j] * br[j];
+  }
+}
+
+void require_shape(ConstMatView m, std::size_t rows, std::size_t cols, const char* where,
+                   const char* what) {
+  require(m.empty() || (m.rows == rows && m.cols == cols), where, what);
+}
+
+}  // namespace
+
+void attention_head_forward(const HeadInputs& in, const ScoreTerms& terms, MatView probs,
+                            ConstMatView dropout, MatView scratch, MatView out) {
+  const std::size_t Tq = in.q.rows, Tk = in.k.rows;
+  const char* where = "attention_head_forward";
+  require(in.k.cols == in.q.cols && in.v.rows == Tk && out.rows == Tq && out.cols == in.v.cols,
+          where, "expected q [Tq, Dh], k [Tk, Dh], v [Tk, Dv], out [Tq, Dv]");
+  require(probs.rows == Tq && probs.cols == Tk, where, "probs is not [Tq, Tk]");
+  require_shape(terms.attn_mask, Tq, Tk, where, "attn_mask is not [Tq, Tk]");
+  require_shape(terms.bias, Tq, Tk, where, "bias is not [Tq, Tk]");
+  require_shape(dropout, Tq, Tk, where, "dropout is not [Tq, Tk]");
+  // S = scale · Q Kᵀ : [Tq, Dh] x [Dh, Tk] -> [Tq, Tk]
+  gemm(in.q, Op::none, in.k, Op::transpose, probs, terms.scale);
+  // S += attn_mask + bias; S[:, j] = -inf for padded keys j
+  if (!terms.attn_mask.empty()) add_inplace(probs, terms.attn_mask);
+  if (!terms.bias.empty()) add_inplace(probs, terms.bias);
+  if (terms.key_padding) {
+    for (std::size_t i = 0; i < Tq; ++i)
+      for (std::size_t j = 0; j < Tk; ++j)
+        if (terms.key_padding[j]) probs(i, j) = kNegInf;
+  }
+  // P = softmax(S) over keys; fully masked rows become zeros
+  softmax_rows(probs);
+  // O = P V : [Tq, Tk] x [Tk, Dh] -> [Tq, Dh]   (P ⊙ dropout in training)
+  ConstMatView p_used = probs;
+  if (!dropout.empty()) {
+    require(scratch.rows == Tq && scratch.cols == Tk, where, "scratch is not [Tq, Tk]");
+    multiply(probs, dropout, scratch);
+    p_used = scratch;
+  }
+  gemm(p_used, Op::none, in.v, Op::none, out);
+}
+
+void attention_head_backward(const HeadInputs& in, float scale, ConstMatView probs,
+                             ConstMatView dropout, ConstMatView dout, MatView scratch,
+                             const HeadGrads& g) {
+  const std::size_t Tq = in.q.rows, Tk = in.k.rows;
+  const char* where = "attention_head_backward";
+  require(probs.rows == Tq && probs.cols == Tk && scratch.rows == Tq && scratch.cols == Tk,
+          where, "probs and scratch must be [Tq, Tk]");
+  require(dout.rows == Tq && dout.cols == in.v.cols, where, "dout is not [Tq, Dv]");
+  require_shape(dropout, Tq, Tk, where, "dropout is not [Tq, Tk]");
+  // dV = P_usedᵀ dO : [Tk, Tq] x [Tq, Dh]   (P_used = P ⊙ dropout in training)
+  ConstMatView p_used = probs;
+  if (!dropout.empty()) {
+    multiply(probs, dropout, scratch);
+    p_used = scratch;
+  }
+  gemm(p_used, Op::transpose, dout, Op::none, g.dv);
+  // dP = dO Vᵀ : [Tq, Dh] x [Dh, Tk]   (then through the dropout factors)
+  gemm(dout, Op::none, in.v, Op::transpose, scratch);
+  if (!dropout.empty()) multiply(scratch, dropout, scratch);
+  // dS = P ⊙ (dP - rowsum(dP ⊙ P)): the softmax backward, in place in scratch
+  softmax_rows_backward(probs, scratch, scratch);
+  // dQ = scale · dS K : [Tq, Tk] x [Tk, Dh];   dK = scale · dSᵀ Q : [Tk, Tq] x [Tq, Dh]
+  gemm(scratch, Op::none, in.k, Op::none, g.dq, scale);
+  gemm(scratch, Op::transpose, in.q, Op::none, g.dk, scale);
+}
+
+}  // namespace xenc::kernels

@@ -1,0 +1,161 @@
+// The kernels layer: the one place in xencoder with raw pointers, row strides, SIMD pragmas and
+// BLAS calls. Everything above it (ops/, nn/) takes and returns tensors; this header is
+// internal (lib/src, never installed).
+//
+// A kernel works on matrices given as views: `rows × cols` floats inside a bigger buffer, row i
+// starting at `data + i·stride`. A view of a [B·T, D] tensor has stride D; a head's slice of it
+// (columns h·Dh .. (h+1)·Dh) has stride D too, so a head is multiplied in place, without a
+// [B, T, D] -> [B, H, T, Dh] copy. Shapes below are [rows, cols] of the views.
+//
+// Threads: xencoder starts none. Every GEMM runs OpenBLAS's cblas_sgemm, which splits the
+// work across OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread.
+// SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
+// AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
+// vectorised (-fopenmp-simd: no OpenMP runtime).
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "xenc/core/tensor.hpp"
+
+namespace xenc::kernels {
+
+/// A row-major matrix inside a buffer: element (i, j) is data[i·stride + j].
+/// T is float (a mutable view) or const float.
+template <class T>
+struct Matrix {
+  T* data = nullptr;
+  std::size_t rows = 0, cols = 0, stride = 0;
+
+  T* row(std::size_t i) const { return data + i * stride; }
+  T& operator()(std::size_t i, std::size_t j) const { return data[i * stride + j]; }
+  bool empty() const { return data == nullptr; }
+  /// Rows r0 .. r0+nr, columns c0 .. c0+nc of this matrix (same stride).
+  Matrix block(std::size_t r0, std::size_t c0, std::size_t nr, std::size_t nc) const {
+    return {data + r0 * stride + c0, nr, nc, stride};
+  }
+  /// A mutable view converts to a const one.
+  template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+  operator Matrix<const float>() const { return {data, rows, cols, stride}; }
+};
+using MatView = Matrix<float>;
+using ConstMatView = Matrix<const float>;
+
+/// A tensor as a [N, C] matrix: C is its last dimension, N the product of the others.
+template <std::size_t R>
+std::size_t leading_rows(const xt::xtensor<float, R>& t) {
+  std::size_t rows = 1;
+  for (std::size_t i = 0; i + 1 < R; ++i) rows *= t.shape(i);
+  return rows;
+}
+template <std::size_t R>
+MatView as_matrix(xt::xtensor<float, R>& t) {
+  return {t.data(), leading_rows(t), t.shape(R - 1), t.shape(R - 1)};
+}
+template <std::size_t R>
+ConstMatView as_matrix(const xt::xtensor<float, R>& t) {
+  return {t.data(), leading_rows(t), t.shape(R - 1), t.shape(R - 1)};
+}
+/// Element (b, h) of a [B, H, R, C] tensor as an [R, C] matrix.
+inline MatView as_matrix(Tensor4& t, std::size_t b, std::size_t h) {
+  return {&t(b, h, 0, 0), t.shape(2), t.shape(3), t.shape(3)};
+}
+inline ConstMatView as_matrix(const Tensor4& t, std::size_t b, std::size_t h) {
+  return {&t(b, h, 0, 0), t.shape(2), t.shape(3), t.shape(3)};
+}
+
+/// A kernel was called with views whose shapes do not fit: a bug in the caller inside the
+/// library (public functions check their tensors before they get here).
+inline void require(bool ok, const char* where, const char* what) {
+  if (!ok) throw std::logic_error(std::string("kernels::") + where + ": " + what);
+}
+
+// ---- GEMM (gemm.cpp) ---------------------------------------------------------------------
+
+enum class Op { none, transpose };
+
+/// C = alpha · op(A) · op(B) + beta · C     op(A): [M, K]   op(B): [K, N]   C: [M, N]
+/// OpenBLAS's cblas_sgemm on the views (their strides are BLAS's leading dimensions).
+void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
+          float beta = 0.0f);
+
+// ---- Element-wise and row kernels (rows.cpp) ------------------------------------------------
+
+/// exp of n floats in place, vectorisable (see ops/softmax.hpp for the method and error bound).
+void exp_inplace(float* x, std::size_t n);
+
+/// Softmax of every row in place; an all -inf row becomes zeros.
+void softmax_rows(MatView x);
+/// dx = y ⊙ (dy - rowsum(dy ⊙ y)), row by row. dx may be dy (in place).
+void softmax_rows_backward(ConstMatView y, ConstMatView dy, MatView dx);
+
+/// Layer norm of every row: y = (x - mean) · rstd · weight + bias, rstd = 1/√(var + eps).
+/// y may be x (in place). mean and rstd (one float per row) are written when not null.
+void layer_norm_rows(ConstMatView x, MatView y, const float* weight, const float* bias, float eps,
+                     float* mean, float* rstd);
+
+/// What layer_norm_rows saved, per row.
+struct RowStats {
+  const float* mean;
+  const float* rstd;
+};
+/// dx = rstd · (g - mean(g) - x̂ · mean(g ⊙ x̂)), g = dy ⊙ weight;
+/// dweight += Σ_rows dy ⊙ x̂, dbias += Σ_rows dy (accumulated: zero them first).
+void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight,
+                              RowStats stats, MatView dx, float* dweight, float* dbias);
+
+void relu_inplace(float* x, std::size_t n);
+void gelu_inplace(float* x, std::size_t n);
+
+/// sums[j] (+)= Σ_i m(i, j): the bias gradient of a linear layer.
+void column_sums(ConstMatView m, float* sums, bool accumulate);
+
+// ---- Linear (linear.cpp) ------------------------------------------------------------------
+
+/// y = x wᵀ + b     x: [N, in]   w: [out, in] (PyTorch layout)   b: out floats or null   y: [N, out]
+void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y);
+
+/// Where linear_rows_backward writes; an empty view or a null bias skips that gradient.
+struct LinearGradViews {
+  MatView dx;         ///< [N, in] = dy w (overwritten)
+  MatView dw;         ///< [out, in] = dyᵀ x
+  float* db;          ///< out floats = Σ_rows dy
+  bool accumulate;    ///< dw and db: add to them (true) or overwrite (false)
+};
+void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
+                          const LinearGradViews& grads);
+
+// ---- Attention, one (batch, head) (attention.cpp) -------------------------------------------
+
+/// One head's inputs: q [Tq, Dh], k [Tk, Dh], v [Tk, Dh] (usually column slices, stride D).
+struct HeadInputs {
+  ConstMatView q, k, v;
+};
+
+/// What is added to the scores S = scale · Q Kᵀ before the softmax; empty/null = nothing.
+struct ScoreTerms {
+  float scale;                   ///< 1/√Dh
+  const bool* key_padding;       ///< Tk flags, true = padding: S[:, j] = -inf
+  ConstMatView attn_mask;        ///< [Tq, Tk], added
+  ConstMatView bias;             ///< [Tq, Tk], added (a position scheme's per-head bias)
+};
+
+/// P = softmax(S + terms) into probs [Tq, Tk]; out [Tq, Dh] = P V, or (P ⊙ dropout) V when
+/// `dropout` ([Tq, Tk] factors 0 or 1/(1-p)) is not empty, with P ⊙ dropout in `scratch`.
+void attention_head_forward(const HeadInputs& in, const ScoreTerms& terms, MatView probs,
+                            ConstMatView dropout, MatView scratch, MatView out);
+
+/// Where attention_head_backward writes dq [Tq, Dh], dk, dv [Tk, Dh] (overwritten).
+struct HeadGrads {
+  MatView dq, dk, dv;
+};
+/// Backward of one head, given P (and the dropout factors, if any) from the forward.
+/// dout: [Tq, Dh]. scratch: [Tq, Tk].
+void attention_head_backward(const HeadInputs& in, float scale, ConstMatView probs,
+                             ConstMatView dropout, ConstMatView dout, MatView scratch,
+                             const HeadGrads& grads);
+
+}  // namespace xenc::kernels

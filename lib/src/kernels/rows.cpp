@@ -1,0 +1,207 @@
+// Row kernels: exp, softmax, layer norm, activations, column sums.
+//
+// Speed by design: each row is a few passes the compiler turns into SIMD code.
+//   softmax: 1. the row max     a reduction: `#pragma omp simd reduction(max: m)` lets the
+//                               compiler keep several partial maxima in one vector register
+//            2. e = exp(x - m), Σ e   exp_approx below is plain arithmetic (no library call),
+//                               so the loop vectorises; the pragma allows the sum's reordering
+//            3. multiply by 1/Σ e
+//   layer norm: the mean, the variance around it (two passes: no cancellation), normalise.
+// (The pragmas need -fopenmp-simd, set in lib/CMakeLists.txt: SIMD only, no threads. Without
+// them the compiler must add floats in source order, one at a time.)
+// XENC_VECTOR_KERNEL (vector_kernel.hpp) compiles the loops for AVX2 CPUs as well.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "kernels.hpp"
+#include "vector_kernel.hpp"
+
+namespace xenc::kernels {
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// exp(x) without a library call (see exp_inplace in ops/softmax.hpp for the derivation and the
+// error bound). Every step is arithmetic or a select, so a loop of these vectorises.
+inline float exp_approx(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;       // 1 / ln 2
+  constexpr float kLn2Hi = 0.693145751953125f;         // ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has
+  constexpr float kLn2Lo = 1.42860682030941723212e-6f; // few mantissa bits, so k·kLn2Hi is exact
+  constexpr float kRound = 12582912.0f;                // 1.5·2²³: adding it rounds to an integer
+  constexpr float kMinX = -87.3365447505531f;          // ln(FLT_MIN): below, exp(x) < FLT_MIN
+  constexpr float kMaxX = 88.3762626647950f;           // 127.5·ln 2: 2^k stays a finite float
+
+  // Clamp so that k stays in [-126, 127] (a normal float exponent); the edges are fixed below.
+  float xc = x < kMinX ? kMinX : x;
+  xc = xc > kMaxX ? kMaxX : xc;
+  // k = round(x / ln 2): after adding 1.5·2²³ the float has no fractional bits left, so the
+  // addition itself rounds; k sits in the low mantissa bits of t.
+  const float t = xc * kLog2e + kRound;
+  const float k = t - kRound;
+  // r = x - k·ln 2 in two steps (Cody-Waite), |r| <= ln2/2 ≈ 0.347
+  const float r = (xc - k * kLn2Hi) - k * kLn2Lo;
+  // exp(r) ≈ 1 + r + r²/2! + ... + r⁶/6!, evaluated in Horner form
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  // 2^k as a float: biased exponent k + 127 in bits 23..30, mantissa 0.
+  // t's bit pattern is 0x4B400000 + k (k in its low bits), so k + 127 = bits(t) - 0x4B400000 + 127.
+  // (Unsigned arithmetic: a NaN input must not make the shift undefined behaviour.)
+  std::uint32_t t_bits;
+  std::memcpy(&t_bits, &t, sizeof t_bits);
+  const std::uint32_t scale_bits = (t_bits - 0x4B400000u + 127u) << 23;
+  float scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  float y = p * scale;
+  // The edges: exp(-inf) = 0 exactly (masked scores), and overflow gives +inf.
+  y = x < kMinX ? 0.0f : y;
+  y = x > kMaxX ? kInf : y;
+  return y;
+}
+
+constexpr float kInvSqrt2 = 0.70710678118654752f;  // 1/√2
+inline float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2)); }
+
+}  // namespace
+
+XENC_VECTOR_KERNEL
+void exp_inplace(float* x, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) x[i] = exp_approx(x[i]);
+}
+
+XENC_VECTOR_KERNEL
+void softmax_rows(MatView x) {
+  const std::size_t cols = x.cols;
+  for (std::size_t r = 0; r < x.rows; ++r) {
+    float* row = x.row(r);
+    // 1. The max makes every exponent <= 0, so exp never overflows.
+    float m = -kInf;
+#pragma omp simd reduction(max : m)
+    for (std::size_t c = 0; c < cols; ++c) m = row[c] > m ? row[c] : m;
+    if (m == -kInf) {
+      // Every entry masked: nothing to attend to. Zeros, not 0/0 = NaN.
+      for (std::size_t c = 0; c < cols; ++c) row[c] = 0.0f;
+      continue;
+    }
+    // 2. Exponentiate in place and sum; exp(-inf) = 0 for masked entries.
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const float e = exp_approx(row[c] - m);
+      row[c] = e;
+      sum += e;
+    }
+    // 3. Normalise (the max entry contributes exp(0) = 1, so sum >= 1).
+    const float inv = 1.0f / sum;
+#pragma omp simd
+    for (std::size_t c = 0; c < cols; ++c) row[c] *= inv;
+  }
+}
+
+XENC_VECTOR_KERNEL
+void softmax_rows_backward(ConstMatView y, ConstMatView dy, MatView dx) {
+  require(dy.rows == y.rows && dy.cols == y.cols && dx.rows == y.rows && dx.cols == y.cols,
+          "softmax_rows_backward", "y, dy and dx differ in shape");
+  for (std::size_t r = 0; r < y.rows; ++r) {
+    const float* yr = y.row(r);
+    const float* dyr = dy.row(r);
+    float* dxr = dx.row(r);
+    // dx_i = y_i (dy_i - Σ_j dy_j y_j)
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (std::size_t c = 0; c < y.cols; ++c) dot += dyr[c] * yr[c];
+#pragma omp simd
+    for (std::size_t c = 0; c < y.cols; ++c) dxr[c] = yr[c] * (dyr[c] - dot);
+  }
+}
+
+XENC_VECTOR_KERNEL
+void layer_norm_rows(ConstMatView x, MatView y, const float* weight, const float* bias, float eps,
+                     float* mean_out, float* rstd_out) {
+  require(y.rows == x.rows && y.cols == x.cols, "layer_norm_rows", "x and y differ in shape");
+  const std::size_t D = x.cols;
+  for (std::size_t n = 0; n < x.rows; ++n) {
+    const float* xr = x.row(n);
+    float* yr = y.row(n);
+    // mean, then the biased variance around it (two passes: no cancellation)
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (std::size_t d = 0; d < D; ++d) sum += xr[d];
+    const float mean = sum / static_cast<float>(D);
+    float sq = 0.0f;
+#pragma omp simd reduction(+ : sq)
+    for (std::size_t d = 0; d < D; ++d) sq += (xr[d] - mean) * (xr[d] - mean);
+    const float var = sq / static_cast<float>(D);
+    const float rstd = 1.0f / std::sqrt(var + eps);  // eps inside the root, as PyTorch
+    // normalise, then scale and shift (safe in place: yr[d] depends on xr[d] only)
+#pragma omp simd
+    for (std::size_t d = 0; d < D; ++d) yr[d] = (xr[d] - mean) * rstd * weight[d] + bias[d];
+    if (mean_out) mean_out[n] = mean;
+    if (rstd_out) rstd_out[n] = rstd;
+  }
+}
+
+XENC_VECTOR_KERNEL
+void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight,
+                              RowStats stats, MatView dx, float* dweight, float* dbias) {
+  require(dy.rows == x.rows && dy.cols == x.cols && dx.rows == x.rows && dx.cols == x.cols,
+          "layer_norm_rows_backward", "dy, x and dx differ in shape");
+  const std::size_t D = x.cols;
+  const float inv_d = 1.0f / static_cast<float>(D);
+  for (std::size_t n = 0; n < x.rows; ++n) {
+    const float* xr = x.row(n);
+    const float* dyr = dy.row(n);
+    float* dxr = dx.row(n);
+    const float mean = stats.mean[n], rstd = stats.rstd[n];
+    // mean(g) and mean(g · x̂), with g = dy · weight; the parameter gradients on the way
+    float mean_g = 0.0f, mean_gx = 0.0f;
+#pragma omp simd reduction(+ : mean_g, mean_gx)
+    for (std::size_t d = 0; d < D; ++d) {
+      const float xhat = (xr[d] - mean) * rstd;
+      const float gd = dyr[d] * weight[d];
+      mean_g += gd;
+      mean_gx += gd * xhat;
+      dweight[d] += dyr[d] * xhat;
+      dbias[d] += dyr[d];
+    }
+    mean_g *= inv_d;
+    mean_gx *= inv_d;
+    // dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))
+#pragma omp simd
+    for (std::size_t d = 0; d < D; ++d) {
+      const float xhat = (xr[d] - mean) * rstd;
+      dxr[d] = rstd * (dyr[d] * weight[d] - mean_g - xhat * mean_gx);
+    }
+  }
+}
+
+XENC_VECTOR_KERNEL
+void relu_inplace(float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void gelu_inplace(float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = gelu(x[i]);
+}
+
+XENC_VECTOR_KERNEL
+void column_sums(ConstMatView m, float* sums, bool accumulate) {
+  if (!accumulate)
+    for (std::size_t j = 0; j < m.cols; ++j) sums[j] = 0.0f;
+  // Row by row, so that the inner loop runs along memory (vectorised adds).
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    const float* r = m.row(i);
+#pragma omp simd
+    for (std::size_t j = 0; j < m.cols; ++j) sums[j] += r[j];
+  }
+}
+
+}  // namespace xenc::kernels

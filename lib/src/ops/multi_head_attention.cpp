@@ -1,0 +1,226 @@
+// Multi-head attention on [B, T, D] tensors: the packed in-projection and the heads' attention.
+// The per-head work (two GEMMs around a row softmax) is the kernel in lib/src/kernels/.
+#include "xenc/ops/multi_head_attention.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "../kernels/kernels.hpp"
+#include "xenc/core/error.hpp"
+
+namespace xenc {
+
+void AttentionPosition::transform_qk(Tensor3&, Tensor3&, std::size_t) const {}
+void AttentionPosition::transform_qk_backward(Tensor3&, Tensor3&, std::size_t) const {}
+Tensor2 AttentionPosition::score_bias(std::size_t, std::size_t, std::size_t, std::size_t) const {
+  return Tensor2();
+}
+
+namespace {
+
+// Rows i·D .. (i+1)·D of in_proj_weight: W_q (i = 0), W_k (1) or W_v (2), as a [D, D] view.
+kernels::ConstMatView weight_block(const Tensor2& w, std::size_t i) {
+  const std::size_t D = w.shape(1);
+  return kernels::as_matrix(w).block(i * D, 0, D, D);
+}
+
+void check_in_projection(const char* where, const Tensor3& query, const Tensor3& key,
+                         const Tensor3& value, const Tensor2& w) {
+  const std::size_t D = w.shape(1);
+  check_shape(where, "in_proj_weight", w, {long(3 * D), long(D)}, [&] {
+    return std::string("[3D, D] with D = " + std::to_string(D) + " (its second dimension)");
+  });
+  check_shape(where, "query", query, {any_dim, any_dim, long(D)},
+              [&] { return std::string("[B, Tq, D] with D = " + std::to_string(D)); });
+  const long B = long(query.shape(0));
+  check_shape(where, "key", key, {B, any_dim, long(D)}, [&] {
+    return std::string("[B, Tk, D] with B = " + std::to_string(B) + ", D = " + std::to_string(D));
+  });
+  check_shape(where, "value", value, {B, long(key.shape(1)), long(D)},
+              [&] { return std::string("key's shape " + shape_str(key.shape())); });
+}
+
+}  // namespace
+
+Projections in_projection_forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                                  const Tensor2& in_proj_weight, const Tensor1& in_proj_bias) {
+  const char* where = "in_projection_forward";
+  check_in_projection(where, query, key, value, in_proj_weight);
+  const std::size_t D = in_proj_weight.shape(1);
+  if (in_proj_bias.size() != 0)
+    check_shape(where, "in_proj_bias", in_proj_bias, {long(3 * D)},
+                [&] { return std::string("[3D] with D = " + std::to_string(D)); });
+  // x W_iᵀ + b_i for (x, i) = (query, 0), (key, 1), (value, 2): a linear layer on a block
+  const Tensor3* inputs[3] = {&query, &key, &value};
+  Projections p;
+  Tensor3* outputs[3] = {&p.q, &p.k, &p.v};
+  for (std::size_t i = 0; i < 3; ++i) {
+    *outputs[i] = Tensor3::from_shape(inputs[i]->shape());
+    kernels::linear_rows(kernels::as_matrix(*inputs[i]), weight_block(in_proj_weight, i),
+                         in_proj_bias.size() ? &in_proj_bias(i * D) : nullptr,
+                         kernels::as_matrix(*outputs[i]));
+  }
+  return p;
+}
+
+InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3& query,
+                                         const Tensor3& key, const Tensor3& value,
+                                         const Tensor2& in_proj_weight, bool has_bias) {
+  const char* where = "in_projection_backward";
+  check_in_projection(where, query, key, value, in_proj_weight);
+  check_shape(where, "grads.q", grads.q,
+              std::vector<long>(query.shape().begin(), query.shape().end()),
+              "query's shape " + shape_str(query.shape()));
+  check_shape(where, "grads.k", grads.k, std::vector<long>(key.shape().begin(), key.shape().end()),
+              "key's shape " + shape_str(key.shape()));
+  check_shape(where, "grads.v", grads.v,
+              std::vector<long>(value.shape().begin(), value.shape().end()),
+              "value's shape " + shape_str(value.shape()));
+  const std::size_t D = in_proj_weight.shape(1);
+  InProjectionGrads g;
+  g.weight = Tensor2::from_shape({3 * D, D});
+  if (has_bias) g.bias = Tensor1::from_shape({3 * D});
+  const Tensor3* inputs[3] = {&query, &key, &value};
+  const Tensor3* douts[3] = {&grads.q, &grads.k, &grads.v};
+  Tensor3* dins[3] = {&g.query, &g.key, &g.value};
+  for (std::size_t i = 0; i < 3; ++i) {
+    // the backward of a linear layer on block i: dx = dy W_i, dW_i = dyᵀ x, db_i = Σ dy
+    *dins[i] = Tensor3::from_shape(inputs[i]->shape());
+    kernels::linear_rows_backward(
+        kernels::as_matrix(*douts[i]), kernels::as_matrix(*inputs[i]),
+        weight_block(in_proj_weight, i),
+        {kernels::as_matrix(*dins[i]), kernels::as_matrix(g.weight).block(i * D, 0, D, D),
+         has_bias ? &g.bias(i * D) : nullptr, false});
+  }
+  return g;
+}
+
+namespace {
+
+struct Dims {
+  std::size_t B, Tq, Tk, D, H, Dh;
+};
+
+Dims check_attention(const char* where, const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                     const AttentionInputs& in) {
+  const std::size_t D = q.shape(2), H = in.num_heads;
+  if (H == 0 || D % H != 0)
+    throw config_error(std::string(where) + ": embed_dim (" + std::to_string(D) +
+                       ") must be divisible by num_heads (" + std::to_string(H) + ")");
+  const Dims d{q.shape(0), q.shape(1), k.shape(1), D, H, D / H};
+  check_shape(where, "k", k, {long(d.B), any_dim, long(D)}, [&] {
+    return std::string("[B, Tk, D] with B = " + std::to_string(d.B) + ", D = " + std::to_string(D));
+  });
+  check_shape(where, "v", v, {long(d.B), long(d.Tk), long(D)},
+              [&] { return std::string("k's shape " + shape_str(k.shape())); });
+  if (in.key_padding_mask.size() != 0)
+    check_shape(where, "key_padding_mask", in.key_padding_mask, {long(d.B), long(d.Tk)}, [&] {
+      return std::string("[B, Tk] with B = " + std::to_string(d.B) +
+                         ", Tk = " + std::to_string(d.Tk));
+    });
+  if (in.attn_mask.size() != 0)
+    check_shape(where, "attn_mask", in.attn_mask, {long(d.Tq), long(d.Tk)}, [&] {
+      return std::string("[Tq, Tk] with Tq = " + std::to_string(d.Tq) +
+                         ", Tk = " + std::to_string(d.Tk));
+    });
+  if (in.dropout_mask.size() != 0)
+    check_shape(where, "dropout_mask", in.dropout_mask,
+                {long(d.B), long(H), long(d.Tq), long(d.Tk)}, [&] {
+                  return std::string("[B, H, Tq, Tk] = " +
+                                     shape_str(std::vector<std::size_t>{d.B, H, d.Tq, d.Tk}));
+                });
+  return d;
+}
+
+// Head h of batch b: rows b·T .. (b+1)·T, columns h·Dh .. (h+1)·Dh of a [B·T, D] matrix.
+template <class M>
+M head_of(M m, std::size_t b, std::size_t T, std::size_t h, std::size_t Dh) {
+  return m.block(b * T, h * Dh, T, Dh);
+}
+
+// The position scheme's bias for every head ([H] of [Tq, Tk]), or nothing.
+std::vector<Tensor2> score_biases(const AttentionPosition* position, const Dims& d) {
+  std::vector<Tensor2> biases;
+  if (!position || !position->has_score_bias()) return biases;
+  for (std::size_t h = 0; h < d.H; ++h) {
+    biases.push_back(position->score_bias(h, d.H, d.Tq, d.Tk));
+    check_shape("AttentionPosition::score_bias", "result", biases.back(), {long(d.Tq), long(d.Tk)},
+                "[Tq, Tk] with Tq = " + std::to_string(d.Tq) + ", Tk = " + std::to_string(d.Tk));
+  }
+  return biases;
+}
+
+}  // namespace
+
+MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Tensor3& k,
+                                                      const Tensor3& v, const AttentionInputs& in,
+                                                      bool keep_weights) {
+  const Dims d = check_attention("multi_head_attention_forward", q, k, v, in);
+  const std::vector<Tensor2> biases = score_biases(in.position, d);
+  const bool dropped = in.dropout_mask.size() != 0;
+  MultiHeadAttentionResult r;
+  r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
+  // P for every head when kept (backward, need_weights), else one [Tq, Tk] buffer reused.
+  Tensor4 probs = Tensor4::from_shape({keep_weights ? d.B : 1, keep_weights ? d.H : 1, d.Tq, d.Tk});
+  Tensor2 scratch = dropped ? Tensor2::from_shape({d.Tq, d.Tk}) : Tensor2();
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  const auto om = kernels::as_matrix(r.output);
+  // Heads run one after another; OpenBLAS's threads split each GEMM inside (bench/README.md,
+  // "Two threads": whole heads on threads of our own measured slower).
+  for (std::size_t b = 0; b < d.B; ++b) {
+    const bool* padding = in.key_padding_mask.size() ? &in.key_padding_mask(b, 0) : nullptr;
+    for (std::size_t h = 0; h < d.H; ++h) {
+      const kernels::HeadInputs head{head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
+                                     head_of(vm, b, d.Tk, h, d.Dh)};
+      const kernels::ScoreTerms terms{
+          1.0f / std::sqrt(static_cast<float>(d.Dh)), padding,
+          in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
+          biases.empty() ? kernels::ConstMatView{} : kernels::as_matrix(biases[h])};
+      kernels::attention_head_forward(
+          head, terms, kernels::as_matrix(probs, keep_weights ? b : 0, keep_weights ? h : 0),
+          dropped ? kernels::as_matrix(in.dropout_mask, b, h) : kernels::ConstMatView{},
+          dropped ? kernels::as_matrix(scratch) : kernels::MatView{},
+          head_of(om, b, d.Tq, h, d.Dh));
+    }
+  }
+  if (keep_weights) r.weights = std::move(probs);
+  return r;
+}
+
+MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output, const Tensor3& q,
+                                                      const Tensor3& k, const Tensor3& v,
+                                                      const Tensor4& weights,
+                                                      const AttentionInputs& in) {
+  const char* where = "multi_head_attention_backward";
+  const Dims d = check_attention(where, q, k, v, in);
+  check_shape(where, "grad_output", grad_output, {long(d.B), long(d.Tq), long(d.D)},
+              "q's shape " + shape_str(q.shape()));
+  check_shape(where, "weights", weights, {long(d.B), long(d.H), long(d.Tq), long(d.Tk)},
+              "[B, H, Tq, Tk] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq, d.Tk}));
+  const bool dropped = in.dropout_mask.size() != 0;
+  MultiHeadAttentionGrads g;
+  g.q = Tensor3::from_shape(q.shape());
+  g.k = Tensor3::from_shape(k.shape());
+  g.v = Tensor3::from_shape(v.shape());
+  Tensor2 scratch = Tensor2::from_shape({d.Tq, d.Tk});
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  const auto dom = kernels::as_matrix(grad_output);
+  const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
+             dvm = kernels::as_matrix(g.v);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d.Dh));
+  for (std::size_t b = 0; b < d.B; ++b) {
+    for (std::size_t h = 0; h < d.H; ++h) {
+      kernels::attention_head_backward(
+          {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
+           head_of(vm, b, d.Tk, h, d.Dh)},
+          scale, kernels::as_matrix(weights, b, h),
+          dropped ? kernels::as_matrix(in.dropout_mask, b, h) : kernels::ConstMatView{},
+          head_of(dom, b, d.Tq, h, d.Dh), kernels::as_matrix(scratch),
+          {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
+           head_of(dvm, b, d.Tk, h, d.Dh)});
+    }
+  }
+  return g;
+}
+
+}  // namespace xenc

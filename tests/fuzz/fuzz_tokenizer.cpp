@@ -1,0 +1,10 @@
+// libFuzzer harness: tokenizer (see fuzz_entries.hpp). Built with XENC_BUILD_FUZZERS=ON and clang.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_entries.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  xenc_fuzz::tokenizer(data, size);
+  return 0;
+}

@@ -1,0 +1,251 @@
+// The kernels layer (lib/src/kernels/kernels.hpp) on strided matrix views: GEMM with
+// transposes, strides, alpha and beta; the row softmax and layer norm (in place, strided rows,
+// fully masked rows); linear_rows and its backward (weight blocks, accumulation, bias sums);
+// and the per-head attention kernel (strided heads, masks, a score bias, dropout), each against
+// loops written here, plus a finite-difference check of the attention kernel's backward.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/kernels.hpp"
+#include "support/allclose.hpp"
+#include "support/gradcheck.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/core/random.hpp"
+
+using namespace xenc;
+using namespace xenc::test;
+namespace k = xenc::kernels;
+
+namespace {
+constexpr float kInf = std::numeric_limits<float>::infinity();
+using Shape2 = std::array<std::size_t, 2>;
+
+// The [rows, cols] block at (r0, c0) of a matrix tensor.
+k::MatView block(Tensor2& t, std::size_t r0, std::size_t c0, std::size_t rows, std::size_t cols) {
+  return k::as_matrix(t).block(r0, c0, rows, cols);
+}
+}  // namespace
+
+TEST(KernelsMatrix, ViewsIndexRowsWithTheStride) {
+  Tensor2 t = {{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}};
+  const k::MatView m = block(t, 1, 1, 2, 2);  // [[5, 6], [9, 10]], stride 4
+  EXPECT_EQ(m.rows, 2u);
+  EXPECT_EQ(m.cols, 2u);
+  EXPECT_EQ(m.stride, 4u);
+  EXPECT_EQ(m(0, 0), 5.0f);
+  EXPECT_EQ(m(1, 1), 10.0f);
+  EXPECT_EQ(m.row(1)[0], 9.0f);
+  const k::ConstMatView c = m;  // mutable converts to const
+  EXPECT_EQ(c(0, 1), 6.0f);
+  EXPECT_TRUE(k::ConstMatView{}.empty());
+}
+
+// C = alpha · op(A) op(B) + beta · C on sub-blocks of larger buffers (strides > width); the
+// columns of C outside the block stay untouched.
+TEST(KernelsGemm, TransposesStridesAlphaBetaMatchLoops) {
+  Rng rng(3);
+  const std::size_t M = 3, N = 4, K = 5, ld = 9;
+  for (k::Op op_a : {k::Op::none, k::Op::transpose})
+    for (k::Op op_b : {k::Op::none, k::Op::transpose}) {
+      const bool ta = op_a == k::Op::transpose, tb = op_b == k::Op::transpose;
+      SCOPED_TRACE(::testing::Message() << "trans_a " << ta << ", trans_b " << tb);
+      auto A = random_tensor<Tensor2>(Shape2{8, ld}, rng);
+      auto B = random_tensor<Tensor2>(Shape2{8, ld}, rng);
+      auto C = random_tensor<Tensor2>(Shape2{M, ld}, rng);
+      Tensor2 expected = C;
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+          double s = 0.0;
+          for (std::size_t q = 0; q < K; ++q)
+            s += double(ta ? A(q, i) : A(i, q)) * double(tb ? B(j, q) : B(q, j));
+          expected(i, j) = float(0.5 * s + 2.0 * C(i, j));
+        }
+      k::gemm(block(A, 0, 0, ta ? K : M, ta ? M : K), op_a, block(B, 0, 0, tb ? N : K, tb ? K : N),
+              op_b, block(C, 0, 0, M, N), 0.5f, 2.0f);
+      EXPECT_TRUE(AllClose(C, expected, kNaiveAtol, kNaiveRtol));
+    }
+}
+
+// K = 0: the product is an empty sum, so C = beta · C (BLAS alone would leave C untouched).
+TEST(KernelsGemm, EmptyInnerDimensionGivesBetaTimesC) {
+  Tensor2 a = Tensor2::from_shape({2, 0}), b = Tensor2::from_shape({0, 3});
+  Tensor2 c = {{1, 2, 3}, {4, 5, 6}};
+  k::gemm(k::as_matrix(a), k::Op::none, k::as_matrix(b), k::Op::none, k::as_matrix(c), 1.0f, 0.5f);
+  EXPECT_TRUE(AllClose(c, Tensor2{{0.5, 1, 1.5}, {2, 2.5, 3}}, 0.0, 0.0));
+  k::gemm(k::as_matrix(a), k::Op::none, k::as_matrix(b), k::Op::none, k::as_matrix(c));
+  EXPECT_TRUE(AllClose(c, Tensor2(xt::zeros<float>({2, 3})), 0.0, 0.0));
+}
+
+TEST(KernelsGemm, MismatchedViewsAreALogicError) {
+  Tensor2 a = xt::zeros<float>({2, 3}), b = xt::zeros<float>({4, 5}), c = xt::zeros<float>({2, 5});
+  EXPECT_THROW(k::gemm(k::as_matrix(a), k::Op::none, k::as_matrix(b), k::Op::none, k::as_matrix(c)),
+               std::logic_error);
+}
+
+// softmax([0, ln 3]) = [1, 3] / 4; 2 rows of 2 inside rows of 3: the third column is untouched.
+// A fully masked row becomes zeros.
+TEST(KernelsSoftmax, StridedRowsAndFullyMaskedRows) {
+  Tensor2 buf = {{0.0f, std::log(3.0f), 42.0f}, {1.0f, 1.0f, -7.0f}, {-kInf, -kInf, 5.0f}};
+  k::softmax_rows(block(buf, 0, 0, 3, 2));
+  EXPECT_TRUE(AllClose(buf, Tensor2{{0.25f, 0.75f, 42.0f}, {0.5f, 0.5f, -7.0f}, {0.0f, 0.0f, 5.0f}},
+                       kOpAtol, kOpRtol));
+}
+
+// dx = y ⊙ (dy - Σ dy ⊙ y), in place (dx = dy) as the attention backward uses it.
+TEST(KernelsSoftmax, BackwardMatchesTheFormulaInPlace) {
+  const Tensor2 y = {{0.25f, 0.75f}, {0.5f, 0.5f}};
+  Tensor2 d = {{1.0f, 2.0f}, {3.0f, -1.0f}};
+  // row 0: Σ = 0.25 + 1.5 = 1.75 -> [0.25 · (1 - 1.75), 0.75 · (2 - 1.75)] = [-0.1875, 0.1875]
+  // row 1: Σ = 1.5 - 0.5 = 1     -> [0.5 · 2, 0.5 · -2] = [1, -1]
+  k::softmax_rows_backward(k::as_matrix(y), k::as_matrix(d), k::as_matrix(d));
+  EXPECT_TRUE(AllClose(d, Tensor2{{-0.1875f, 0.1875f}, {1.0f, -1.0f}}, kOpAtol, kOpRtol));
+}
+
+// In place (y = x) gives the same floats as out of place, on strided rows.
+TEST(KernelsLayerNorm, InPlaceEqualsOutOfPlaceOnStridedRows) {
+  Rng rng(11);
+  for (std::size_t D : {1u, 3u, 8u, 17u, 64u}) {
+    SCOPED_TRACE("D = " + std::to_string(D));
+    auto x = random_tensor<Tensor2>(Shape2{5, D + 3}, rng, 2.0f);
+    auto w = random_tensor<Tensor1>(std::array<std::size_t, 1>{D}, rng);
+    auto b = random_tensor<Tensor1>(std::array<std::size_t, 1>{D}, rng);
+    Tensor2 y = xt::zeros<float>({std::size_t(5), D});
+    std::vector<float> mean(5), rstd(5);
+    k::layer_norm_rows(block(x, 0, 0, 5, D), k::as_matrix(y), w.data(), b.data(), 1e-5f,
+                       mean.data(), rstd.data());
+    // each row against the formula in double
+    for (std::size_t n = 0; n < 5; ++n) {
+      double m = 0.0, v = 0.0;
+      for (std::size_t d = 0; d < D; ++d) m += x(n, d);
+      m /= double(D);
+      for (std::size_t d = 0; d < D; ++d) v += (x(n, d) - m) * (x(n, d) - m);
+      v /= double(D);
+      const double r = 1.0 / std::sqrt(v + 1e-5);
+      EXPECT_NEAR(mean[n], m, kNaiveAtol);
+      for (std::size_t d = 0; d < D; ++d)
+        EXPECT_NEAR(y(n, d), (x(n, d) - m) * r * w(d) + b(d), 1e-4) << n << ", " << d;
+    }
+    Tensor2 inplace = x;
+    k::layer_norm_rows(block(inplace, 0, 0, 5, D), block(inplace, 0, 0, 5, D), w.data(),
+                       b.data(), 1e-5f, nullptr, nullptr);
+    for (std::size_t n = 0; n < 5; ++n) {
+      for (std::size_t d = 0; d < D; ++d) EXPECT_EQ(inplace(n, d), y(n, d));
+      for (std::size_t d = D; d < D + 3; ++d) EXPECT_EQ(inplace(n, d), x(n, d));  // untouched
+    }
+  }
+}
+
+// y = x Wᵀ + b with W a block of rows of a bigger matrix (as the Q, K, V blocks of
+// in_proj_weight), against loops; then the backward with and without accumulation.
+TEST(KernelsLinear, WeightBlockForwardAndBackwardMatchLoops) {
+  Rng rng(5);
+  const std::size_t N = 4, in = 3, out = 2;
+  auto x = random_tensor<Tensor2>(Shape2{N, in}, rng);
+  auto w_all = random_tensor<Tensor2>(Shape2{3 * out, in}, rng);  // rows 2..3 are used
+  auto b_all = random_tensor<Tensor1>(std::array<std::size_t, 1>{3 * out}, rng);
+  const k::ConstMatView w = k::as_matrix(w_all).block(out, 0, out, in);
+  Tensor2 y = Tensor2::from_shape({N, out});
+  k::linear_rows(k::as_matrix(x), w, &b_all(out), k::as_matrix(y));
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t o = 0; o < out; ++o) {
+      double s = b_all(out + o);
+      for (std::size_t i = 0; i < in; ++i) s += double(x(n, i)) * w_all(out + o, i);
+      EXPECT_NEAR(y(n, o), s, kNaiveAtol);
+    }
+  auto dy = random_tensor<Tensor2>(Shape2{N, out}, rng);
+  Tensor2 dx = Tensor2::from_shape({N, in}), dw = xt::ones<float>({out, in});
+  Tensor1 db = xt::ones<float>({out});
+  for (bool accumulate : {false, true}) {
+    SCOPED_TRACE(accumulate ? "accumulate" : "overwrite");
+    const Tensor2 dw0 = dw;
+    const Tensor1 db0 = db;
+    k::linear_rows_backward(k::as_matrix(dy), k::as_matrix(x), w,
+                            {k::as_matrix(dx), k::as_matrix(dw), db.data(), accumulate});
+    for (std::size_t n = 0; n < N; ++n)
+      for (std::size_t i = 0; i < in; ++i) {
+        double s = 0.0;
+        for (std::size_t o = 0; o < out; ++o) s += double(dy(n, o)) * w_all(out + o, i);
+        EXPECT_NEAR(dx(n, i), s, kNaiveAtol);
+      }
+    for (std::size_t o = 0; o < out; ++o) {
+      double sb = accumulate ? db0(o) : 0.0;
+      for (std::size_t n = 0; n < N; ++n) sb += dy(n, o);
+      EXPECT_NEAR(db(o), sb, kNaiveAtol);
+      for (std::size_t i = 0; i < in; ++i) {
+        double s = accumulate ? dw0(o, i) : 0.0;
+        for (std::size_t n = 0; n < N; ++n) s += double(dy(n, o)) * x(n, i);
+        EXPECT_NEAR(dw(o, i), s, kNaiveAtol);
+      }
+    }
+  }
+}
+
+// The attention kernel on one head: q, k, v are column blocks of [T, ld] rows (as heads of a
+// [B·T, D] projection), with a key padding flag, an additive mask, a score bias and a fixed
+// dropout (factors 0 or 2); out and the backward against loops and finite differences.
+TEST(KernelsAttention, StridedHeadWithMasksBiasAndDropoutMatchesLoopsAndFiniteDifferences) {
+  Rng rng(24);
+  const std::size_t Tq = 3, Tk = 4, Dh = 2, ld = 7;  // each row: Dh used values, then padding
+  auto q = random_tensor<Tensor2>(Shape2{Tq, ld}, rng);
+  auto kk = random_tensor<Tensor2>(Shape2{Tk, ld}, rng);
+  auto v = random_tensor<Tensor2>(Shape2{Tk, ld}, rng);
+  auto mask = random_tensor<Tensor2>(Shape2{Tq, Tk}, rng);
+  auto bias = random_tensor<Tensor2>(Shape2{Tq, Tk}, rng);
+  const Tensor2 drop = {{2, 0, 2, 2}, {0, 2, 2, 2}, {2, 2, 2, 0}};
+  const bool padding[Tk] = {false, false, true, false};
+  auto G = random_tensor<Tensor2>(Shape2{Tq, Dh}, rng);
+  const float scale = 1.0f / std::sqrt(float(Dh));
+  auto inputs = [&] {
+    return k::HeadInputs{block(q, 0, 1, Tq, Dh), block(kk, 0, 1, Tk, Dh), block(v, 0, 1, Tk, Dh)};
+  };
+  auto run = [&](Tensor2& probs) {
+    Tensor2 out = xt::zeros<float>({Tq, Dh});
+    Tensor2 scratch = Tensor2::from_shape({Tq, Tk});
+    k::attention_head_forward(inputs(), {scale, padding, k::as_matrix(mask), k::as_matrix(bias)},
+                              k::as_matrix(probs), k::as_matrix(drop), k::as_matrix(scratch),
+                              k::as_matrix(out));
+    return out;
+  };
+  Tensor2 probs = Tensor2::from_shape({Tq, Tk});
+  const Tensor2 out = run(probs);
+  // P and out = (P ⊙ drop) V from loops in double
+  for (std::size_t i = 0; i < Tq; ++i) {
+    std::vector<double> s(Tk);
+    double m = -1e300, sum = 0.0;
+    for (std::size_t j = 0; j < Tk; ++j) {
+      double dot = 0.0;
+      for (std::size_t e = 0; e < Dh; ++e) dot += double(q(i, 1 + e)) * kk(j, 1 + e);
+      s[j] = padding[j] ? -1e300 : dot * scale + mask(i, j) + bias(i, j);
+      m = std::max(m, s[j]);
+    }
+    for (std::size_t j = 0; j < Tk; ++j) sum += padding[j] ? 0.0 : std::exp(s[j] - m);
+    for (std::size_t j = 0; j < Tk; ++j) {
+      const double p = padding[j] ? 0.0 : std::exp(s[j] - m) / sum;
+      EXPECT_NEAR(probs(i, j), p, kNaiveAtol);
+    }
+    for (std::size_t e = 0; e < Dh; ++e) {
+      double o = 0.0;
+      for (std::size_t j = 0; j < Tk; ++j)
+        o += (padding[j] ? 0.0 : std::exp(s[j] - m) / sum) * drop(i, j) * v(j, 1 + e);
+      EXPECT_NEAR(out(i, e), o, kNaiveAtol);
+    }
+  }
+  // backward writes into [T, ld] buffers: the columns outside the head stay 0
+  Tensor2 dq = xt::zeros<float>({Tq, ld}), dk = xt::zeros<float>({Tk, ld}), dv = xt::zeros<float>({Tk, ld});
+  Tensor2 scratch = Tensor2::from_shape({Tq, Tk});
+  k::attention_head_backward(inputs(), scale, k::as_matrix(probs), k::as_matrix(drop),
+                             k::as_matrix(G), k::as_matrix(scratch),
+                             {block(dq, 0, 1, Tq, Dh), block(dk, 0, 1, Tk, Dh), block(dv, 0, 1, Tk, Dh)});
+  for (std::size_t i = 0; i < Tq; ++i)
+    for (std::size_t c = 0; c < ld; ++c)
+      if (c < 1 || c > Dh) EXPECT_EQ(dq(i, c), 0.0f);
+  auto loss = [&] {
+    Tensor2 p = Tensor2::from_shape({Tq, Tk});
+    return dot_loss(run(p), G);
+  };
+  EXPECT_TRUE(GradientsMatch(
+      loss, {input_target("q", q, dq), input_target("k", kk, dk), input_target("v", v, dv)}, kGradOp));
+}

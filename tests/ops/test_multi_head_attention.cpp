@@ -1,0 +1,116 @@
+// Multi-head attention ops on [B, T, D] tensors: the packed in-projection against linear_naive
+// on each block, the heads' attention against scaled_dot_product_attention on [B, H, T, Dh]
+// copies, gradients, and error messages. (The position seam: tests/nn/test_multihead_attention.cpp.)
+#include <gtest/gtest.h>
+
+#include <xtensor/xview.hpp>
+
+#include "support/allclose.hpp"
+#include "support/gradcheck.hpp"
+#include "support/helpers.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/core/error.hpp"
+#include "xenc/ops/attention.hpp"
+#include "xenc/ops/linear.hpp"
+#include "xenc/ops/multi_head_attention.hpp"
+
+using namespace xenc;
+using namespace xenc::test;
+
+namespace {
+using Shape3 = std::array<std::size_t, 3>;
+
+// [B, T, D] -> [B, H, T, Dh]: head h is columns h·Dh .. (h+1)·Dh
+Tensor4 split_heads(const Tensor3& x, std::size_t H) {
+  const std::size_t B = x.shape(0), T = x.shape(1), Dh = x.shape(2) / H;
+  Tensor4 y = Tensor4::from_shape({B, H, T, Dh});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t e = 0; e < Dh; ++e) y(b, h, t, e) = x(b, t, h * Dh + e);
+  return y;
+}
+}  // namespace
+
+TEST(MultiHeadAttentionOps, InProjectionIsALinearLayerPerBlock) {
+  Rng rng(1);
+  const std::size_t D = 6;
+  auto query = random_tensor<Tensor3>(Shape3{2, 3, D}, rng);
+  auto key = random_tensor<Tensor3>(Shape3{2, 4, D}, rng);
+  auto value = random_tensor<Tensor3>(Shape3{2, 4, D}, rng);
+  auto w = random_tensor<Tensor2>(std::array<std::size_t, 2>{3 * D, D}, rng);
+  auto b = random_tensor<Tensor1>(std::array<std::size_t, 1>{3 * D}, rng);
+  const auto p = in_projection_forward(query, key, value, w, b);
+  auto block = [&](std::size_t i) {
+    return std::make_pair(Tensor2(xt::view(w, xt::range(i * D, (i + 1) * D), xt::all())),
+                          Tensor1(xt::view(b, xt::range(i * D, (i + 1) * D))));
+  };
+  const auto [wq, bq] = block(0);
+  const auto [wk, bk] = block(1);
+  const auto [wv, bv] = block(2);
+  EXPECT_TRUE(AllClose(p.q, linear_naive(query, wq, bq), kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(p.k, linear_naive(key, wk, bk), kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(p.v, linear_naive(value, wv, bv), kNaiveAtol, kNaiveRtol));
+
+  // backward: finite differences of Σ Gq ⊙ q + Σ Gk ⊙ k + Σ Gv ⊙ v
+  Projections G{random_tensor<Tensor3>(p.q.shape(), rng), random_tensor<Tensor3>(p.k.shape(), rng),
+                random_tensor<Tensor3>(p.v.shape(), rng)};
+  const auto g = in_projection_backward(G, query, key, value, w, true);
+  auto loss = [&] {
+    const auto r = in_projection_forward(query, key, value, w, b);
+    return dot_loss(r.q, G.q) + dot_loss(r.k, G.k) + dot_loss(r.v, G.v);
+  };
+  EXPECT_TRUE(GradientsMatch(loss,
+                             {input_target("query", query, g.query), input_target("key", key, g.key),
+                              input_target("value", value, g.value),
+                              input_target("in_proj_weight", w, g.weight),
+                              input_target("in_proj_bias", b, g.bias)},
+                             kGradOp));
+}
+
+// Heads as column blocks of [B, T, D] give what the [B, H, T, Dh] op gives on copies.
+TEST(MultiHeadAttentionOps, HeadsAsColumnBlocksMatchTheBatchedOpOnCopies) {
+  Rng rng(2);
+  const std::size_t H = 3;
+  auto q = random_tensor<Tensor3>(Shape3{2, 3, 6}, rng);
+  auto k = random_tensor<Tensor3>(Shape3{2, 5, 6}, rng);
+  auto v = random_tensor<Tensor3>(Shape3{2, 5, 6}, rng);
+  Mask2 kpm = xt::zeros<bool>({2, 5});
+  kpm(1, 0) = kpm(1, 4) = true;
+  auto am = random_tensor<Tensor2>(std::array<std::size_t, 2>{3, 5}, rng, 0.5f);
+  const Tensor4 no_dropout;
+  const AttentionInputs in{H, kpm, am, no_dropout};
+  const auto r = multi_head_attention_forward(q, k, v, in, true);
+  const auto ref = scaled_dot_product_attention_naive(split_heads(q, H), split_heads(k, H),
+                                                      split_heads(v, H), kpm, am);
+  EXPECT_TRUE(AllClose(split_heads(r.output, H), ref.output, kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(r.weights, ref.weights, kNaiveAtol, kNaiveRtol));
+  // without keep_weights: the same output, no weights
+  const auto r2 = multi_head_attention_forward(q, k, v, in, false);
+  EXPECT_TRUE(AllClose(r2.output, r.output, 0.0, 0.0));
+  EXPECT_EQ(r2.weights.size(), 0u);
+
+  auto G = random_tensor<Tensor3>(r.output.shape(), rng);
+  const auto g = multi_head_attention_backward(G, q, k, v, r.weights, in);
+  auto loss = [&] { return dot_loss(multi_head_attention_forward(q, k, v, in, false).output, G); };
+  EXPECT_TRUE(GradientsMatch(
+      loss, {input_target("q", q, g.q), input_target("k", k, g.k), input_target("v", v, g.v)},
+      kGradOp));
+}
+
+TEST(MultiHeadAttentionOps, ErrorsNameTheFunctionTheArgumentAndTheShapes) {
+  const Tensor3 x = xt::zeros<float>({2, 3, 6});
+  std::string msg = what_of([&] {
+    in_projection_forward(x, x, x, Tensor2(xt::zeros<float>({12, 6})), Tensor1());
+  });
+  EXPECT_NE(msg.find("in_projection_forward: in_proj_weight has shape [12, 6], expected [3D, D] with D = 6"),
+            std::string::npos) << msg;
+  const Tensor4 none;
+  msg = what_of([&] { multi_head_attention_forward(x, x, x, {4, Mask2(), Tensor2(), none}, false); });
+  EXPECT_NE(msg.find("multi_head_attention_forward: embed_dim (6) must be divisible by num_heads (4)"),
+            std::string::npos) << msg;
+  msg = what_of([&] {
+    multi_head_attention_forward(x, x, Tensor3(xt::zeros<float>({2, 4, 6})), {2, Mask2(), Tensor2(), none}, false);
+  });
+  EXPECT_NE(msg.find("v has shape [2, 4, 6], expected k's shape [2, 3, 6]"), std::string::npos) << msg;
+}
