@@ -139,7 +139,7 @@ NB = {
    exercises=['linear_backward', 'cross_entropy'],
    summary='''* A tensor here is a `float32` xtensor container of fixed rank; shapes use the glossary B, T, D, H, Dh, F, V.
 * A linear layer flattens `[B, T, in]` to `[B·T, in]` and does one matrix product with $W^\\top$ plus the bias; the checks above compare it with a sum in double precision.
-* Library functions throw an error that names the function, the argument and both shapes, so a mistake never kills the kernel.'''),
+* A wrong shape is an exception that names the function, the argument and both shapes, never a crash of the kernel.'''),
  '02_positional_encoding': dict(
    objectives='''* compute the sinusoidal positional encoding $PE(p, \\cdot)$ and read its table and heatmap;
 * show that a shift by $k$ positions is a rotation $R_k$ that does not depend on $p$;
