@@ -2,8 +2,9 @@
 # Installs what xencoder needs on a fresh Debian 12 machine (apt only; nothing is downloaded
 # from anywhere else). Uses sudo when not root. Safe to run again: it installs only what is
 # missing. Usage: bash scripts/setup.sh [--with-python]   (--with-python adds python3-torch and
-# python3-numpy, needed only to regenerate reference values and to run the PyTorch comparisons,
-# and jupyter-nbconvert, libjs-mathjax and chromium for the student HTML and its browser test).
+# python3-numpy, needed only to regenerate reference values and to run the PyTorch comparisons).
+# jupyter-nbconvert, libjs-mathjax and chromium are always installed: the test suite renders the
+# student HTML and checks it in a headless browser.
 set -euo pipefail
 
 packages=(
@@ -15,9 +16,10 @@ packages=(
   clang-19 libclang-rt-19-dev
   librsvg2-bin
   libxml2-dev
+  jupyter-nbconvert libjs-mathjax chromium
 )
 if [[ "${1:-}" == "--with-python" ]]; then
-  packages+=(python3 python3-numpy python3-torch jupyter-nbconvert libjs-mathjax chromium)
+  packages+=(python3 python3-numpy python3-torch)
 fi
 
 missing=()

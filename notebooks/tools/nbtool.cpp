@@ -6,8 +6,17 @@
 //       one cell per input, and fails on any error in any cell. OUT.json gets each code cell's
 //       outputs in nbformat form (stdout text, and display_data bundles printed by
 //       xenc::viz::show under XENC_MIME_CAPTURE=1).
+//   nbtool run NB.ipynb OUT.json --solutions DIR -- CMD...
+//       the same, with the source of every exercise cell (cell metadata
+//       "xenc": {"exercise": "<id>"}) replaced by the file DIR/<id>.cpp, without its
+//       `#include "exercises.hpp"` line (the compiled assignment's header; the notebook declares
+//       the same names in namespace assignment): the run with the reference solutions.
 //   nbtool check NB.ipynb OUT.json        fails unless the committed outputs equal OUT.json
 //   nbtool update NB.ipynb OUT.json       writes OUT.json's outputs into the notebook
+//   nbtool grades NB.ipynb OUT.json pass|fail
+//       reads the grader's reports (xenc::grade::print_report headings "✔ softmax: 6 of 6 checks
+//       passed") in OUT.json. pass: every exercise cell of NB has a report, every report passed
+//       and no line shows ✘. fail: every exercise cell's report shows failed checks (the stubs).
 //
 // clang-repl reads each command-line argument as one input and keeps going after an error (it
 // exits 1 at the end), so after every cell the runner adds an input that prints a marker line
@@ -383,9 +392,28 @@ std::string clip(const std::string& s, std::size_t n = 3000) {
   return s.size() <= n ? s : s.substr(0, n) + "\n... (" + std::to_string(s.size() - n) + " more bytes)";
 }
 
+// The exercise id of a cell (metadata "xenc": {"exercise": "<id>"}), or "".
+std::string exercise_id(const json& cell) {
+  const json meta = cell.value("metadata", json::object());
+  if (!meta.contains("xenc") || !meta["xenc"].is_object()) return "";
+  const json& x = meta["xenc"];
+  return x.contains("exercise") && x["exercise"].is_string() ? x["exercise"].get<std::string>() : "";
+}
+
+// A reference solution as the source of an exercise cell: the file without its
+// `#include "exercises.hpp"` line.
+std::string solution_source(const std::string& dir, const std::string& id) {
+  std::istringstream in(read_file(dir + "/" + id + ".cpp"));
+  std::string line, out;
+  while (std::getline(in, line))
+    if (trim(line) != "#include \"exercises.hpp\"") out += line + "\n";
+  return out;
+}
+
 int run(const std::string& nb_path, const std::string& out_path,
-        const std::vector<std::string>& command) {
+        const std::vector<std::string>& command, const std::string& solutions_dir = "") {
   json nb = load_json(nb_path);
+  int substituted = 0;
   // The inputs: a prelude for the markers, then each code cell followed by a marker.
   std::vector<std::string> argv = command;
   argv.push_back("#include <cstdio>");
@@ -395,7 +423,13 @@ int run(const std::string& nb_path, const std::string& out_path,
   std::vector<std::string> sources;
   for (const auto& cell : nb["cells"]) {
     if (cell.value("cell_type", "") != "code") continue;
-    sources.push_back(joined(cell["source"]));
+    std::string id = exercise_id(cell);
+    if (!solutions_dir.empty() && !id.empty()) {
+      sources.push_back(solution_source(solutions_dir, id));
+      ++substituted;
+    } else {
+      sources.push_back(joined(cell["source"]));
+    }
     argv.push_back(sources.back());
     argv.push_back(marker_input);
   }
@@ -439,7 +473,10 @@ int run(const std::string& nb_path, const std::string& out_path,
     ++failures;
   }
   write_file(out_path, all.dump(1) + "\n");
-  std::cout << nb_path << ": " << sources.size() << " code cells, " << failures << " failed\n";
+  std::cout << nb_path << ": " << sources.size() << " code cells, " << failures << " failed";
+  if (!solutions_dir.empty())
+    std::cout << "; " << substituted << " exercise cells replaced by solutions from " << solutions_dir;
+  std::cout << "\n";
   return failures == 0 ? 0 : 1;
 }
 
@@ -606,6 +643,64 @@ int check_or_update(const std::string& nb_path, const std::string& out_path, boo
   return stale == 0 ? 0 : 1;
 }
 
+// The grader's report headings in the outputs, and whether any line shows a failed check.
+struct Report {
+  std::string exercise;
+  bool passed = false;
+  long num_passed = 0, num_checks = 0;
+};
+
+int grades(const std::string& nb_path, const std::string& out_path, const std::string& expect) {
+  if (expect != "pass" && expect != "fail")
+    throw std::runtime_error("grades: expected pass or fail, got \"" + expect + "\"");
+  json nb = load_json(nb_path);
+  json outputs = load_json(out_path);
+  std::vector<std::string> ids;
+  for (const auto& cell : nb["cells"])
+    if (cell.value("cell_type", "") == "code" && !exercise_id(cell).empty()) ids.push_back(exercise_id(cell));
+  if (ids.empty()) throw std::runtime_error(nb_path + " has no exercise cells (metadata xenc.exercise)");
+
+  static const std::regex heading(R"(^(✔|✘) (\S+): (\d+) of (\d+) checks passed$)");
+  std::vector<Report> reports;
+  std::size_t crosses = 0;
+  for (const auto& cell_outputs : outputs)
+    for (const auto& o : cell_outputs) {
+      if (o.value("output_type", "") != "stream") continue;
+      std::istringstream in(joined(o["text"]));
+      std::string line;
+      while (std::getline(in, line)) {
+        std::smatch m;
+        if (std::regex_match(line, m, heading))
+          reports.push_back({m[2], m[1] == "✔", std::stol(m[3]), std::stol(m[4])});
+        if (line.find("✘") != std::string::npos) ++crosses;
+      }
+    }
+
+  int problems = 0;
+  auto problem = [&](const std::string& s) {
+    std::cerr << nb_path << ": " << s << "\n";
+    ++problems;
+  };
+  for (const auto& id : ids) {
+    auto it = std::find_if(reports.begin(), reports.end(), [&](const Report& r) { return r.exercise == id; });
+    if (it == reports.end()) {
+      problem("exercise \"" + id + "\" printed no grader report");
+      continue;
+    }
+    std::string counts = std::to_string(it->num_passed) + " of " + std::to_string(it->num_checks);
+    bool all = it->passed && it->num_checks > 0 && it->num_passed == it->num_checks;
+    if (expect == "pass" && !all) problem("exercise \"" + id + "\" failed: " + counts + " checks passed");
+    if (expect == "fail" && (it->passed || it->num_passed >= it->num_checks))
+      problem("exercise \"" + id + "\" passed (" + counts + " checks) but its stub should fail");
+  }
+  if (expect == "pass" && crosses > 0)
+    problem(std::to_string(crosses) + " output lines show a failed check (✘)");
+  if (problems == 0)
+    std::cout << nb_path << ": " << ids.size() << " exercises, "
+              << (expect == "pass" ? "every check passed" : "every stub fails its checks") << "\n";
+  return problems == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -620,6 +715,9 @@ int main(int argc, char** argv) {
     }
     if (args.size() >= 5 && args[0] == "run" && args[3] == "--")
       return run(args[1], args[2], std::vector<std::string>(args.begin() + 4, args.end()));
+    if (args.size() >= 7 && args[0] == "run" && args[3] == "--solutions" && args[5] == "--")
+      return run(args[1], args[2], std::vector<std::string>(args.begin() + 6, args.end()), args[4]);
+    if (args.size() == 4 && args[0] == "grades") return grades(args[1], args[2], args[3]);
     if (args.size() == 3 && (args[0] == "check" || args[0] == "update"))
       return check_or_update(args[1], args[2], args[0] == "update");
   } catch (const std::exception& e) {
@@ -627,7 +725,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::cerr << "usage: nbtool validate NB...\n"
-               "       nbtool run NB OUT.json -- INTERPRETER [ARGS...]\n"
-               "       nbtool check|update NB OUT.json\n";
+               "       nbtool run NB OUT.json [--solutions DIR] -- INTERPRETER [ARGS...]\n"
+               "       nbtool check|update NB OUT.json\n"
+               "       nbtool grades NB OUT.json pass|fail\n";
   return 2;
 }

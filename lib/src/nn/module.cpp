@@ -24,7 +24,7 @@ std::size_t Module::num_parameters() {
 void Module::zero_grad() {
   // unallocated gradients (no backward yet) are already "zero"
   for (auto& p : parameters())
-    if (float* g = p.grad) std::fill_n(g, p.size(), 0.0f);
+    if (p.grad.allocated()) flat_grad(p).fill(0.0f);
 }
 
 StateDict Module::state_dict() {

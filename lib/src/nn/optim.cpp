@@ -5,13 +5,17 @@
 #include <cmath>
 #include <string>
 
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+
 #include "xenc/core/error.hpp"
 
 namespace xenc {
 
 void Optimizer::zero_grad() {
   for (auto& p : params_)
-    if (float* g = p.grad) std::fill_n(g, p.size(), 0.0f);
+    if (p.grad.allocated()) flat_grad(p).fill(0.0f);
 }
 
 SGD::SGD(ParameterList params, float lr, float momentum)
@@ -21,15 +25,14 @@ SGD::SGD(ParameterList params, float lr, float momentum)
 
 void SGD::step() {
   for (std::size_t k = 0; k < params_.size(); ++k) {
-    auto& p = params_[k];
-    const float* grad = p.grad;
-    if (!grad) continue;  // no backward reached this parameter yet
-    auto& vel = velocity_[k];
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      // v = momentum · v + g;  θ -= lr · v
-      vel[i] = momentum * vel[i] + grad[i];
-      p.value[i] -= lr * vel[i];
-    }
+    const auto& p = params_[k];
+    if (!p.grad.allocated()) continue;  // no backward reached this parameter yet
+    auto theta = flat_value(p);
+    const auto grad = flat_grad(p);
+    auto vel = xt::adapt(velocity_[k]);
+    // v = momentum · v + g;  θ -= lr · v
+    xt::noalias(vel) = momentum * vel + grad;
+    xt::noalias(theta) -= lr * vel;
   }
 }
 
@@ -51,17 +54,16 @@ void Adam::step() {
   const float shrink = decoupled_weight_decay_ ? 1.0f - lr * weight_decay : 1.0f;
   const float l2 = decoupled_weight_decay_ ? 0.0f : weight_decay;
   for (std::size_t k = 0; k < params_.size(); ++k) {
-    auto& p = params_[k];
-    const float* grad = p.grad;
-    if (!grad) continue;  // no backward reached this parameter yet
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      p.value[i] *= shrink;
-      const float g = grad[i] + l2 * p.value[i];
-      m_[k][i] = beta1 * m_[k][i] + (1.0f - beta1) * g;
-      v_[k][i] = beta2 * v_[k][i] + (1.0f - beta2) * g * g;
-      const float mhat = m_[k][i] / c1, vhat = v_[k][i] / c2;
-      p.value[i] -= lr * mhat / (std::sqrt(vhat) + eps);
-    }
+    const auto& p = params_[k];
+    if (!p.grad.allocated()) continue;  // no backward reached this parameter yet
+    auto theta = flat_value(p);
+    auto m = xt::adapt(m_[k]), v = xt::adapt(v_[k]);
+    xt::noalias(theta) = theta * shrink;
+    const Tensor1 g = flat_grad(p) + l2 * theta;
+    // first and second moments, then the bias-corrected step lr · m̂ / (√v̂ + eps)
+    xt::noalias(m) = beta1 * m + (1.0f - beta1) * g;
+    xt::noalias(v) = beta2 * v + (1.0f - beta2) * g * g;
+    xt::noalias(theta) -= lr * (m / c1) / (xt::sqrt(v / c2) + eps);
   }
 }
 
@@ -99,15 +101,19 @@ float clip_grad_norm_(const ParameterList& params, float max_norm) {
   // global L2 norm over every gradient (in double: many small squares)
   double sq = 0.0;
   for (const auto& p : params)
-    if (const float* g = p.grad)
-      for (std::size_t i = 0; i < p.size(); ++i) sq += double(g[i]) * g[i];
+    if (p.grad.allocated()) {
+      const auto g = xt::cast<double>(flat_grad(p));
+      sq += xt::sum(g * g)();
+    }
   const float norm = static_cast<float>(std::sqrt(sq));
   // as torch: scale by max_norm / (norm + 1e-6) when that is below 1
   const float coef = max_norm / (norm + 1e-6f);
   if (coef < 1.0f)
     for (const auto& p : params)
-      if (float* g = p.grad)
-        for (std::size_t i = 0; i < p.size(); ++i) g[i] *= coef;
+      if (p.grad.allocated()) {
+        auto g = flat_grad(p);
+        xt::noalias(g) = g * coef;
+      }
   return norm;
 }
 

@@ -12,11 +12,13 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
 
 #include "xenc/core/tensor.hpp"
@@ -63,6 +65,16 @@ struct ParameterRef {
 };
 
 using ParameterList = std::vector<ParameterRef>;
+
+/// A parameter's values, and its gradient once allocated, as flat 1-D tensors of size() floats:
+/// views of the module's own buffers (no copies), for optimisers and gradient clipping.
+inline auto flat_value(const ParameterRef& p) {
+  return xt::adapt(p.value, p.size(), xt::no_ownership(), std::array<std::size_t, 1>{p.size()});
+}
+/// Only for an allocated gradient (p.grad.allocated()).
+inline auto flat_grad(const ParameterRef& p) {
+  return xt::adapt(p.grad.data(), p.size(), xt::no_ownership(), std::array<std::size_t, 1>{p.size()});
+}
 
 /// Parameter values by name, as torch.nn.Module.state_dict() (copies, not views).
 using StateDict = std::map<std::string, xt::xarray<float>>;

@@ -18,9 +18,11 @@
 //          names the path). Both are in xenc/core/error.hpp and derive from std::invalid_argument.
 //
 // Part of xencoder::viz. The code: lib/src/viz/svg_primitives.cpp (text, numbers, colours,
-// elements), heatmap.cpp (heatmaps and grids, colour bar) and line_plot.cpp.
+// elements), heatmap.cpp (heatmaps and grids, colour bar), line_plot.cpp and diagram.cpp
+// (the encoder-layer diagram).
 #pragma once
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,27 @@ struct LinePlotOptions {
 
 /// A line plot with axes, ticks, light grid lines and a legend (when any series has a label).
 std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt);
+
+/// Sizes and variant of the encoder-layer diagram (glossary names: B, T, D, H, F).
+struct EncoderLayerDiagramOptions {
+  std::size_t batch = 2;             ///< B
+  std::size_t seq_len = 5;           ///< T
+  std::size_t d_model = 16;          ///< D
+  std::size_t nhead = 2;             ///< H (Dh = D / H)
+  std::size_t dim_feedforward = 32;  ///< F
+  bool norm_first = false;           ///< false: post-norm (paper); true: pre-norm
+  std::string activation = "ReLU";   ///< name shown in the activation box
+  std::string title;                 ///< empty: "Post-norm encoder layer" / "Pre-norm ..."
+};
+
+/// One transformer encoder layer (TransformerEncoderLayer) as a top-to-bottom block diagram:
+/// a box per step (`<rect class="box">` holding one `<text>` with the step's name), an arrow
+/// between consecutive steps (`<line class="arrow">`), the two residual connections
+/// (`<polyline class="residual">`) into their additions (`<circle class="add">`), and on every
+/// arrow the shape of the tensor it carries (`<text class="shape">`), symbolic and with the
+/// given sizes: "[B, T, D] = [2, 5, 16]". Dropout (training only) is named in a footnote.
+/// Throws:  xenc::config_error when a size is 0 or d_model is not divisible by nhead.
+std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt);
 
 /// Escapes & < > " ' for XML text and attribute values.
 std::string xml_escape(const std::string& text);

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+# Adds (or re-adds) the course cells of issue 13 to notebooks 01-05: learning objectives after the
+# title cell; exercises (stub + grader check), a summary and a link to the next notebook at the end
+# (06/08 when those notebooks exist). Idempotent: cells whose metadata has xenc.part are removed
+# first, so it can re-apply the cells after a merge took another version of a notebook. Then run
+# `cmake --build build --target notebooks_update`.  Usage: python3 notebooks/tools/course_cells.py [notebooks]
+import json, os, sys
+D = sys.argv[1] if len(sys.argv) > 1 else 'notebooks'
+
+def md(text, part):
+    return {"cell_type": "markdown", "metadata": {"xenc": {"part": part}}, "source": lines(text)}
+
+def code(text, part, exercise=None):
+    meta = {"xenc": {"part": part}}
+    if exercise: meta["xenc"]["exercise"] = exercise
+    return {"cell_type": "code", "execution_count": None, "metadata": meta, "outputs": [], "source": lines(text)}
+
+def lines(s):
+    s = s.strip("\n")
+    out = [l + "\n" for l in s.split("\n")]
+    out[-1] = out[-1][:-1]
+    return out
+
+ALIASES = '''#include <stdexcept>
+
+#include <xenc/grade/exercises.hpp>
+
+// The exercises live in namespace assignment, with the same short names as the compiled
+// assignment (apps/assignment/): Tensor2 is xenc::Tensor2, and so on.
+namespace assignment {
+using xenc::Index1;
+using xenc::Mask2;
+using xenc::Tensor1;
+using xenc::Tensor2;
+using xenc::Tensor3;
+using xenc::Tensor4;
+}  // namespace assignment'''
+
+def exercises_intro(extra):
+    return ('''## Exercises
+
+Write each function yourself in the cell marked *your code here*, run it, then run the check below it. The check is the grader of `xenc/grade/exercises.hpp`: it tries a hand example, reference values, invariants and edge cases, and prints one ✔ or ✘ per check; for a failed check it shows the input, the expected and the computed values, the first index that differs and a hint (when your output equals a known mistake, the hint names it). As handed out, every function only throws "not implemented", so every check fails: that is the starting point.
+
+If you change an exercise cell after running it, restart the kernel and run all cells again (a C++ function cannot be defined twice in one session).
+''' + extra)
+
+def stub(exercise, doc, signature, ret_note=''):
+    return code('''namespace assignment {
+%s
+%s {
+  // your code here
+  throw std::logic_error("%s: not implemented yet");
+}
+}  // namespace assignment''' % (doc, signature, signature.split('(')[0].split()[-1]), 'exercise', exercise)
+
+def check(fn, name):
+    return code('''// Prints each check with its expected and computed values.
+xenc::grade::print_report(std::cout, xenc::grade::check_%s(assignment::%s));''' % (fn, name), 'exercise-check')
+
+EX = {
+ 'linear_backward': lambda: [
+    md('''### Exercise: linear backward
+
+For $y = x W^\\top + b$ and the upstream gradient $dy = \\partial L/\\partial y$: $\\;dx = dy\\,W$, $\\;dW = dy^\\top x$, $\\;db = \\sum_{\\text{rows}} dy$. Return them in `xenc::LinearGrads<2>` (fields `input`, `weight`, `bias`). The check includes a finite-difference gradient check.''', 'exercise'),
+    stub('linear_backward', '// grad_y: [N, out]   x: [N, in]   weight: [out, in]\n// returns .input [N, in], .weight [out, in], .bias [out]',
+         'xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight)'),
+    check('linear_backward', 'linear_backward')],
+ 'cross_entropy': lambda: [
+    md('''### Exercise: cross-entropy with an ignore index
+
+A classifier on top of a linear layer turns logits $z_n$ `[C]` into a loss, as `torch.nn.functional.cross_entropy`: $\\text{loss} = \\frac{1}{N'}\\sum_{n:\\,t_n \\ne \\text{ignore}} \\big(\\operatorname{logsumexp}(z_n) - z_n[t_n]\\big)$ over the $N'$ rows whose target is not `ignore_index` (padding), and the gradient $(\\operatorname{softmax}(z_n) - \\text{onehot}(t_n))/N'$ for kept rows, 0 for ignored rows. Keep it stable for large logits (subtract the row maximum). When every row is ignored, the loss is NaN (0/0, as PyTorch) and the gradient 0.''', 'exercise'),
+    stub('cross_entropy', '// logits: [N, C]   targets: [N], each a class in [0, C) or ignore_index\n// returns .loss and .grad_logits [N, C]',
+         'xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets,\n                                              std::int64_t ignore_index)'),
+    check('cross_entropy', 'cross_entropy')],
+ 'sinusoidal_table': lambda: [
+    md('''### Exercise: the sinusoidal table
+
+Write the table of section 1 yourself: $PE(p, 2i) = \\sin(p / 10000^{2i/D})$, $PE(p, 2i+1) = \\cos(p / 10000^{2i/D})$ for positions $p = 0, \\dots, P-1$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D$ is odd or 0. Compare with the pitfall of section 4: the grader recognises it.''', 'exercise'),
+    stub('sinusoidal_table', '// returns [num_positions, d_model]; row p is position p',
+         'Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)'),
+    check('sinusoidal_table', 'sinusoidal_table')],
+ 'softmax': lambda: [
+    md('''### Exercise: a stable row softmax
+
+$y[r, c] = e^{x[r, c] - m_r} / \\sum_{c'} e^{x[r, c'] - m_r}$ with $m_r = \\max_c x[r, c]$. Subtracting the maximum changes nothing mathematically and keeps $e^{x}$ from overflowing for large scores. An entry of $-\\infty$ (a masked key) gets probability exactly 0; a row of only $-\\infty$ gives a row of zeros, as the library does.''', 'exercise'),
+    stub('softmax', '// x, y: [N, C]', 'Tensor2 softmax_rows(const Tensor2& x)'),
+    check('softmax', 'softmax_rows')],
+ 'attention': lambda: [
+    md('''### Exercise: attention with a key-padding mask
+
+$S = QK^\\top/\\sqrt{D_h}$; where `key_padding_mask[b, j]` is `true`, key $j$ gets score $-\\infty$ *before* the softmax; $P = \\operatorname{softmax}(S)$ over the keys (a query whose keys are all masked gets $P = 0$ and $O = 0$); $O = PV$. Return `xenc::AttentionResult` (fields `output` and `weights`).''', 'exercise'),
+    stub('attention', '// q: [B, H, Tq, Dh]   k, v: [B, H, Tk, Dh]   key_padding_mask: [B, Tk] (true = padding)\n// returns .output [B, H, Tq, Dh] and .weights [B, H, Tq, Tk]',
+         'xenc::AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,\n                                const Mask2& key_padding_mask)'),
+    check('attention', 'attention')],
+ 'layer_norm_forward': lambda: [
+    md('''### Exercise: layer norm forward
+
+Per row: $y = (x - \\mu)/\\sqrt{\\sigma^2 + \\varepsilon}\\cdot\\gamma + \\beta$ with the *biased* variance $\\sigma^2 = \\frac1D\\sum (x - \\mu)^2$ and $\\varepsilon$ inside the square root, as `torch.nn.LayerNorm`.''', 'exercise'),
+    stub('layer_norm_forward', '// x, y: [N, D]   weight, bias: [D]',
+         'Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps)'),
+    check('layer_norm_forward', 'layer_norm_forward')],
+ 'layer_norm_backward': lambda: [
+    md('''### Exercise: layer norm backward
+
+With $\\hat x = (x - \\mu)\\cdot r$, $r = 1/\\sqrt{\\sigma^2 + \\varepsilon}$ and $g = dy\\cdot\\gamma$ per row: $dx = r\\,\\big(g - \\operatorname{mean}(g) - \\hat x\\,\\operatorname{mean}(g\\,\\hat x)\\big)$, $\\;d\\gamma = \\sum_{\\text{rows}} dy\\,\\hat x$, $\\;d\\beta = \\sum_{\\text{rows}} dy$. Return `xenc::LayerNormGrads<2>` (fields `input`, `weight`, `bias`). The check compares with finite differences.''', 'exercise'),
+    stub('layer_norm_backward', '// grad_y, x: [N, D]   weight: [D]\n// returns .input [N, D], .weight [D], .bias [D]',
+         'xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x,\n                                            const Tensor1& weight, float eps)'),
+    check('layer_norm_backward', 'layer_norm_backward')],
+ 'split_heads': lambda: [
+    md('''### Exercise: splitting heads
+
+Multi-head attention cuts the width $D$ into $H$ heads of $D_h = D/H$: `out[b, h, t, e] = x[b, t, h·Dh + e]` (PyTorch: `x.view(B, T, H, Dh).transpose(1, 2)`). Throw `std::invalid_argument` when $D$ is not divisible by $H$.''', 'exercise'),
+    stub('split_heads', '// x: [B, T, D] -> [B, H, T, Dh], Dh = D / H', 'Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)'),
+    check('split_heads', 'split_heads')],
+ 'merge_heads': lambda: [
+    md('''### Exercise: merging heads
+
+The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `x.transpose(1, 2).reshape(B, T, H * Dh)`).''', 'exercise'),
+    stub('merge_heads', '// x: [B, H, T, Dh] -> [B, T, H·Dh]', 'Tensor3 merge_heads(const Tensor4& x)'),
+    check('merge_heads', 'merge_heads')],
+}
+
+NEXT = {'01_tensors': ('02_positional_encoding', '02 · Positional encoding'),
+        '02_positional_encoding': ('03_attention', '03 · Attention'),
+        '03_attention': ('04_encoder_block', '04 · The encoder block'),
+        '04_encoder_block': ('05_word_order', '05 · Word order')}
+if os.path.exists(os.path.join(D, '06_training.ipynb')):
+    NEXT['05_word_order'] = ('06_training', '06 · Training')
+if os.path.exists(os.path.join(D, '08_gradients.ipynb')):
+    last = '06_training' if '05_word_order' in NEXT else '05_word_order'
+    NEXT[last] = ('08_gradients', '08 · Gradients')
+
+NB = {
+ '01_tensors': dict(
+   objectives='''* read and create tensors of shape `[B, T, D]`, and know the shape glossary used in every notebook;
+* apply a linear layer $y = xW^\\top + b$ to every token at once and read its weight layout (`[out, in]`, as PyTorch);
+* check a library result against a plain loop, and read a shape error;
+* (exercises) derive and write the backward pass of a linear layer and a cross-entropy loss with an ignore index.''',
+   exercises=['linear_backward', 'cross_entropy'],
+   summary='''* A tensor here is a `float32` xtensor container of fixed rank; shapes use the glossary B, T, D, H, Dh, F, V.
+* A linear layer flattens `[B, T, in]` to `[B·T, in]` and does one matrix product with $W^\\top$ plus the bias; the checks above compare it with a sum in double precision.
+* A wrong shape is an exception that names the function, the argument and both shapes, never a crash of the kernel.'''),
+ '02_positional_encoding': dict(
+   objectives='''* compute the sinusoidal positional encoding $PE(p, \\cdot)$ and read its table and heatmap;
+* show that a shift by $k$ positions is a rotation $R_k$ that does not depend on $p$;
+* show that $PE(p)\\cdot PE(q)$ depends only on $p - q$;
+* recognise a published bug in the frequencies, and (exercise) write the table yourself.''',
+   exercises=['sinusoidal_table'],
+   summary='''* The sinusoidal encoding gives every position a vector of sines and cosines at geometrically spaced frequencies; it is added to the token embeddings.
+* $PE(p+k) = R_k\\,PE(p)$ with one block-diagonal rotation per offset $k$, checked above to float precision.
+* The dot product of two positions is $\\sum_i \\cos((p-q)\\omega_i)$: it depends only on their distance.
+* The `2·i` bug makes the frequencies fall twice as fast; its table looks plausible, so it has to be tested against the formula.'''),
+ '03_attention': dict(
+   objectives='''* compute scaled dot-product attention by hand for three tokens and match the library;
+* explain what the key-padding mask and the causal mask do to the scores and the weights;
+* read multi-head attention maps;
+* (exercises) write a numerically stable softmax and masked attention yourself.''',
+   exercises=['softmax', 'attention'],
+   summary='''* Attention is $\\operatorname{softmax}(QK^\\top/\\sqrt{D_h})\\,V$: every output row is a weighted average of the value rows, with weights that sum to 1.
+* Masks act on the scores, before the softmax: a masked key gets weight exactly 0; a query with every key masked gets zeros in the library.
+* Multi-head attention runs this in $H$ heads of width $D_h = D/H$ and concatenates them; each head has its own attention map.'''),
+ '04_encoder_block': dict(
+   objectives='''* write one encoder layer as equations (post-norm and pre-norm) and check the library against them step by step;
+* say what layer normalisation does to each token vector;
+* compare the size of the residual stream in deep post-norm and pre-norm stacks;
+* (exercises) write layer normalisation forward and backward yourself.''',
+   exercises=['layer_norm_forward', 'layer_norm_backward'],
+   summary='''* An encoder layer is self-attention and a feed-forward network, each inside a residual connection with a layer norm: after the sum (post-norm) or on the input of the branch (pre-norm).
+* Layer norm gives every token mean 0 and standard deviation (almost) 1, whatever the size of its input.
+* In a pre-norm stack the residual stream is never normalised and grows with depth, which is why such models end with a final layer norm.'''),
+ '05_word_order': dict(
+   objectives='''* explain why an encoder without positional information is permutation-equivariant;
+* see it stage by stage for "cat chased mouse" vs "mouse chased cat": cosines of the same word in both sentences, and attention maps;
+* see how adding positions breaks the symmetry;
+* (exercises) split a `[B, T, D]` tensor into heads and merge them back.''',
+   exercises=['split_heads', 'merge_heads'],
+   summary='''* Without positions, each word has the same vector in both sentences at every stage, and the attention map of one sentence is the other's with rows and columns permuted: the encoder cannot tell them apart word by word.
+* Adding the sinusoidal encoding makes the same word differ between the sentences, so the order of the words reaches the output.
+* Multi-head attention splits the width into heads and merges them back; the exercises above are those two reshapes.'''),
+ '06_training': dict(
+   objectives=None, exercises=[], summary=None),
+}
+
+def apply(name):
+    path = os.path.join(D, name + '.ipynb')
+    if not os.path.exists(path): return
+    nb = json.load(open(path))
+    cells = [c for c in nb['cells'] if 'part' not in c.get('metadata', {}).get('xenc', {})]
+    spec = NB[name]
+    top = []
+    if spec['objectives']:
+        top.append(md('### Learning objectives\n\nAfter this notebook you can\n\n' + spec['objectives'], 'objectives'))
+    bottom = []
+    if spec['exercises']:
+        bottom.append(md(exercises_intro(''), 'exercise'))
+        bottom.append(code(ALIASES, 'exercise'))
+        for e in spec['exercises']: bottom += EX[e]()
+    summary = '## Summary\n\n' + (spec['summary'] or '')
+    if name in NEXT:
+        nxt, title = NEXT[name]
+        summary += '\n\n**Next:** [%s](%s.ipynb)' % (title, nxt)
+    if spec['summary'] or name in NEXT:
+        bottom.append(md(summary, 'summary'))
+    nb['cells'] = cells[:1] + top + cells[1:] + bottom
+    with open(path, 'w') as f:
+        f.write(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
+    print('cells added to', path)
+
+for n in NB: apply(n)
