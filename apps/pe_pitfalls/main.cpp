@@ -1,4 +1,4 @@
-// pe_pitfalls: a museum of published positional-encoding (and neighbouring) bugs.
+// xenc-pe-pitfalls: a museum of published positional-encoding (and neighbouring) bugs.
 //
 // Each exhibit puts a mistake that circulates in tutorials and courses next to the correct
 // formula, computes its numeric consequence, and names the test in tests/ that catches it.
@@ -167,7 +167,7 @@ void exhibit_mask() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pe_pitfalls: published positional-encoding, layer-norm and mask mistakes next to the\n"
+  CLI::App app{"xenc-pe-pitfalls: published positional-encoding, layer-norm and mask mistakes next to the\n"
                "correct formula, each with its numeric consequence and the test that catches it."};
   xenc_app::add_version(app, "xenc-pe-pitfalls");
   int only = 0;
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     if (only == 0 || only == 4) exhibit_layer_norm();
     if (only == 0 || only == 5) exhibit_mask();
   } catch (const std::exception& e) {
-    std::cerr << "pe_pitfalls: error: " << e.what() << "\n";
+    std::cerr << "xenc-pe-pitfalls: error: " << e.what() << "\n";
     return 1;
   }
   return xenc_app::finish_stdout("xenc-pe-pitfalls");

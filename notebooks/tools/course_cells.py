@@ -178,7 +178,14 @@ NB = {
 * Adding the sinusoidal encoding makes the same word differ between the sentences, so the order of the words reaches the output.
 * Multi-head attention splits the width into heads and merges them back; the exercises above are those two reshapes.'''),
  '06_training': dict(
-   objectives=None, exercises=[], summary=None),
+   objectives='''* build the agent/patient task: sentences, their mirrors, and noun pairs held out from training;
+* write a training loop with `TokenClassifier`, cross-entropy with `ignore_index`, `AdamW` and a warm-up schedule;
+* show why a model without positions is stuck at 50%: a sentence and its mirror give each noun identical logits;
+* compare the curves of `none` and `sinusoidal`, and read the trained model's attention maps.''',
+   exercises=[],
+   summary='''* Without positions, a noun gets the same logits in a sentence and in its mirror, so on a balanced held-out set of mirrored pairs the model is at 50%, however long it trains.
+* With sinusoidal positions the same model, data and settings reach at least 98% on noun pairs never seen together in training.
+* `xenc-train-order` runs the same experiment at full size, once per position scheme, with checkpoints and figures.'''),
 }
 
 def apply(name):
