@@ -257,10 +257,12 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& source,
       fail(source, "npy header 'shape' (" + tuple + ") is not a tuple of integers");
     h.shape.push_back(value);
   }
-  // 6. prod(shape) · itemsize must fit in NumPy's int64 (NumPy refuses such arrays too).
+  // 6. prod(shape) · itemsize must fit in NumPy's int64 (NumPy refuses such arrays too). Zero
+  //    dimensions are skipped: (0, 2^52, 4294) is an empty array, but xtensor's strides still
+  //    multiply the other dimensions, so their product must fit as well (found by fuzz_npy).
   std::size_t count = std::max<std::size_t>(1, h.itemsize());
   for (auto d : h.shape)
-    if (__builtin_mul_overflow(count, d, &count) || count > kMaxIntp)
+    if (d != 0 && (__builtin_mul_overflow(count, d, &count) || count > kMaxIntp))
       fail(source, "npy header 'shape' " + shape_str(h.shape) + " with dtype " + describe_dtype(h.descr) +
                        " is too large: more bytes than a signed 64-bit size holds (NumPy refuses it too)");
   return h;
