@@ -128,6 +128,22 @@ struct LinearGradViews {
 void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
                           const LinearGradViews& grads);
 
+// ---- Optimisers (optim.cpp) ----------------------------------------------------------------
+
+/// The scalars of one Adam step, the same for every element (nn/optim.cpp computes them).
+struct AdamScalars {
+  float beta1, beta2, eps;
+  float decay;                  ///< θ is multiplied by it first (AdamW: 1 - lr·wd; Adam: 1)
+  float l2;                     ///< g + l2·θ is the gradient used (Adam's weight decay; AdamW: 0)
+  float step_size;              ///< lr / (1 - β1^t)
+  float bias_correction2_sqrt;  ///< √(1 - β2^t)
+};
+/// One Adam step on n elements, in place, one pass:
+///   θ ← decay·θ;  g ← grad + l2·θ;  m ← β1 m + (1-β1) g;  v ← β2 v + (1-β2) g²;
+///   θ ← θ - step_size · m / (√v / √(1-β2^t) + eps)
+void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
+                 const AdamScalars& s);
+
 // ---- Attention, one (batch, head) (attention.cpp) -------------------------------------------
 
 /// One head's inputs: q [Tq, Dh], k [Tk, Dh], v [Tk, Dh] (usually column slices, stride D).

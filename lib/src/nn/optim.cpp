@@ -10,6 +10,7 @@
 #include <xtensor/xnoalias.hpp>
 
 #include "xenc/core/error.hpp"
+#include "xenc/ops/optim.hpp"
 
 namespace xenc {
 
@@ -40,30 +41,29 @@ Adam::Adam(ParameterList params, float lr, float beta1, float beta2, float eps, 
     : Optimizer(std::move(params)), lr(lr), beta1(beta1), beta2(beta2), eps(eps),
       weight_decay(weight_decay) {
   for (const auto& p : params_) {
-    m_.emplace_back(p.size(), 0.0f);
-    v_.emplace_back(p.size(), 0.0f);
+    m_.push_back(xt::zeros<float>({p.size()}));
+    v_.push_back(xt::zeros<float>({p.size()}));
   }
 }
 
 void Adam::step() {
   ++t_;
-  // bias corrections for the zero-initialised moments
-  const float c1 = 1.0f - std::pow(beta1, static_cast<float>(t_));
-  const float c2 = 1.0f - std::pow(beta2, static_cast<float>(t_));
+  AdamCoefficients c;
+  c.beta1 = beta1;
+  c.beta2 = beta2;
+  c.eps = eps;
   // AdamW shrinks θ before the update (decoupled); Adam adds wd · θ to the gradient (L2)
-  const float shrink = decoupled_weight_decay_ ? 1.0f - lr * weight_decay : 1.0f;
-  const float l2 = decoupled_weight_decay_ ? 0.0f : weight_decay;
+  c.decay = decoupled_weight_decay_ ? 1.0f - lr * weight_decay : 1.0f;
+  c.l2 = decoupled_weight_decay_ ? 0.0f : weight_decay;
+  // bias corrections for the zero-initialised moments: m̂ = m / (1 - β1^t), v̂ = v / (1 - β2^t)
+  const double t = static_cast<double>(t_);
+  c.step_size = static_cast<float>(lr / (1.0 - std::pow(double(beta1), t)));
+  c.bias_correction2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(double(beta2), t)));
+  // per parameter, in one pass over its elements (ops/optim.hpp):
+  //   m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²;  θ -= step_size · m / (√v / √(1-β2^t) + eps)
   for (std::size_t k = 0; k < params_.size(); ++k) {
-    const auto& p = params_[k];
-    if (!p.grad.allocated()) continue;  // no backward reached this parameter yet
-    auto theta = flat_value(p);
-    auto m = xt::adapt(m_[k]), v = xt::adapt(v_[k]);
-    xt::noalias(theta) = theta * shrink;
-    const Tensor1 g = flat_grad(p) + l2 * theta;
-    // first and second moments, then the bias-corrected step lr · m̂ / (√v̂ + eps)
-    xt::noalias(m) = beta1 * m + (1.0f - beta1) * g;
-    xt::noalias(v) = beta2 * v + (1.0f - beta2) * g * g;
-    xt::noalias(theta) -= lr * (m / c1) / (xt::sqrt(v / c2) + eps);
+    if (!params_[k].grad.allocated()) continue;  // no backward reached this parameter yet
+    adam_update(params_[k], m_[k], v_[k], c);
   }
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "xenc/core/parameter.hpp"
+#include "xenc/core/tensor.hpp"
 
 namespace xenc {
 
@@ -64,7 +65,7 @@ class Adam : public Optimizer {
   bool decoupled_weight_decay_ = false;  ///< AdamW: θ -= lr · wd · θ instead of g += wd · θ
 
  private:
-  std::vector<std::vector<float>> m_, v_;
+  std::vector<Tensor1> m_, v_;  ///< first and second moments, one per parameter
   std::size_t t_ = 0;
 };
 

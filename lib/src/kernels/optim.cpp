@@ -1,0 +1,39 @@
+// Optimiser updates: one pass over a parameter's elements.
+//
+// An Adam step reads θ, g, m, v and writes θ, m, v. Written as separate tensor expressions
+// (θ *= decay; m = ...; v = ...; θ -= ...) it streams the buffers through memory four or five
+// times and allocates a temporary gradient; here each element is loaded once, updated in
+// registers, and stored once. The loop is plain arithmetic with one square root (one
+// instruction with -fno-math-errno), so the compiler vectorises it; XENC_VECTOR_KERNEL builds
+// an AVX2 + FMA copy as well (vector_kernel.hpp).
+#include <cmath>
+
+#include "kernels.hpp"
+#include "vector_kernel.hpp"
+
+namespace xenc::kernels {
+
+XENC_VECTOR_KERNEL
+void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
+                 const AdamScalars& s) {
+  // the scalars in locals: the stores below cannot change them (no reloads in the loop)
+  const float beta1 = s.beta1, beta2 = s.beta2, eps = s.eps, decay = s.decay, l2 = s.l2;
+  const float step_size = s.step_size, bc2_sqrt = s.bias_correction2_sqrt;
+  const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    // decoupled weight decay (AdamW), then the gradient with L2 weight decay (Adam)
+    const float t = theta[i] * decay;
+    const float g = grad[i] + l2 * t;
+    // the two moments
+    const float mi = beta1 * m[i] + one_minus_beta1 * g;
+    const float vi = beta2 * v[i] + one_minus_beta2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    // the step, in torch's order: denom = √v / √(1 - β2^t) + eps;  θ -= step_size · m / denom
+    const float denom = std::sqrt(vi) / bc2_sqrt + eps;
+    theta[i] = t - step_size * (mi / denom);
+  }
+}
+
+}  // namespace xenc::kernels

@@ -1,0 +1,73 @@
+// adam_update: one parameter's Adam / AdamW step in one pass (lib/src/kernels/optim.cpp), against
+// the update written element by element in double here; and its error paths.
+// (The optimisers that call it are checked against torch.optim in tests/nn/test_optim.cpp.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "support/allclose.hpp"
+#include "support/gradcheck.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/core/error.hpp"
+#include "xenc/ops/optim.hpp"
+
+using namespace xenc;
+using namespace xenc::test;
+
+namespace {
+// The update of ops/optim.hpp, element by element in double.
+void adam_reference(Tensor1& theta, const Tensor1& grad, Tensor1& m, Tensor1& v,
+                    const AdamCoefficients& c) {
+  for (std::size_t i = 0; i < theta.size(); ++i) {
+    const double t = double(theta(i)) * c.decay;
+    const double g = double(grad(i)) + double(c.l2) * t;
+    const double mi = double(c.beta1) * m(i) + (1.0 - c.beta1) * g;
+    const double vi = double(c.beta2) * v(i) + (1.0 - c.beta2) * g * g;
+    m(i) = float(mi);
+    v(i) = float(vi);
+    theta(i) = float(t - c.step_size * mi / (std::sqrt(vi) / c.bias_correction2_sqrt + c.eps));
+  }
+}
+}  // namespace
+
+// 37 elements: the vector loop's full blocks and its scalar tail; AdamW (decay) and Adam (L2),
+// three steps from non-zero moments.
+TEST(AdamUpdate, MatchesTheFormulaInDouble) {
+  for (bool decoupled : {true, false}) {
+    SCOPED_TRACE(decoupled ? "AdamW" : "Adam");
+    Rng rng(7);
+    Tensor1 theta = random_tensor<Tensor1>(std::array<std::size_t, 1>{37}, rng);
+    Tensor1 grad = random_tensor<Tensor1>(std::array<std::size_t, 1>{37}, rng);
+    Tensor1 m = random_tensor<Tensor1>(std::array<std::size_t, 1>{37}, rng, 0.1f);
+    Tensor1 v = xt::abs(random_tensor<Tensor1>(std::array<std::size_t, 1>{37}, rng, 0.1f));
+    Tensor1 theta_ref = theta, m_ref = m, v_ref = v;
+    const ParameterRef p = make_parameter("w", theta, grad);
+    const float lr = 0.01f, wd = 0.1f;
+    for (int t = 1; t <= 3; ++t) {
+      const AdamCoefficients c{0.9f, 0.999f, 1e-8f, decoupled ? 1.0f - lr * wd : 1.0f,
+                               decoupled ? 0.0f : wd,
+                               float(lr / (1.0 - std::pow(0.9, t))),
+                               float(std::sqrt(1.0 - std::pow(0.999, t)))};
+      adam_update(p, m, v, c);
+      adam_reference(theta_ref, grad, m_ref, v_ref, c);
+    }
+    EXPECT_TRUE(AllClose(theta, theta_ref, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(m, m_ref, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(v, v_ref, kOpAtol, kOpRtol));
+  }
+}
+
+TEST(AdamUpdate, RejectsMomentsOfAnotherSizeAndAMissingGradient) {
+  Tensor1 theta = {1.0f, 2.0f}, grad = {0.5f, 0.5f}, no_grad;
+  Tensor1 m = xt::zeros<float>({2}), v = xt::zeros<float>({2}), v3 = xt::zeros<float>({3});
+  const AdamCoefficients c{0.9f, 0.999f, 1e-8f, 1.0f, 0.0f, 0.1f, 1.0f};
+  try {
+    adam_update(make_parameter("w", theta, grad), m, v3, c);
+    ADD_FAILURE() << "no exception";
+  } catch (const shape_error& e) {
+    EXPECT_STREQ(e.what(), "adam_update: v has shape [3], expected [2] (the size of w)");
+  }
+  EXPECT_THROW(adam_update(make_parameter("w", theta, no_grad), m, v, c), std::logic_error);
+  EXPECT_EQ(theta, (Tensor1{1.0f, 2.0f}));  // nothing changed
+}
