@@ -108,6 +108,8 @@ void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weig
                               RowStats stats, MatView dx, float* dweight, float* dbias);
 
 void relu_inplace(float* x, std::size_t n);
+/// g = g where x > 0, else 0 (relu's backward, in place in the gradient).
+void relu_backward_inplace(float* g, const float* x, std::size_t n);
 void gelu_inplace(float* x, std::size_t n);
 
 /// sums[j] (+)= Σ_i m(i, j): the bias gradient of a linear layer.
@@ -120,10 +122,11 @@ void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y);
 
 /// Where linear_rows_backward writes; an empty view or a null bias skips that gradient.
 struct LinearGradViews {
-  MatView dx;         ///< [N, in] = dy w (overwritten)
-  MatView dw;         ///< [out, in] = dyᵀ x
-  float* db;          ///< out floats = Σ_rows dy
-  bool accumulate;    ///< dw and db: add to them (true) or overwrite (false)
+  MatView dx;                 ///< [N, in] = dy w
+  MatView dw;                 ///< [out, in] = dyᵀ x
+  float* db;                  ///< out floats = Σ_rows dy
+  bool accumulate;            ///< dw and db: add to them (true) or overwrite (false)
+  bool accumulate_dx = false; ///< dx: add to it (true) or overwrite (false)
 };
 void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
                           const LinearGradViews& grads);

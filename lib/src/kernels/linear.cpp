@@ -23,9 +23,9 @@ void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
   require(dy.rows == x.rows && dy.cols == w.rows && x.cols == w.cols, "linear_rows_backward",
           "expected dy [N, out], x [N, in], w [out, in]");
   const float beta = g.accumulate ? 1.0f : 0.0f;
-  // dx [N, in] = dy [N, out] · w [out, in]
-  if (!g.dx.empty()) gemm(dy, Op::none, w, Op::none, g.dx);
-  // dw [out, in] = dyᵀ [out, N] · x [N, in]
+  // dx [N, in] = dy [N, out] · w [out, in]   (or +=: the GEMM adds into dx with beta = 1)
+  if (!g.dx.empty()) gemm(dy, Op::none, w, Op::none, g.dx, 1.0f, g.accumulate_dx ? 1.0f : 0.0f);
+  // dw [out, in] = dyᵀ [out, N] · x [N, in]   (or += into a gradient buffer, beta = 1)
   if (!g.dw.empty()) gemm(dy, Op::transpose, x, Op::none, g.dw, 1.0f, beta);
   // db [out] = column sums of dy
   if (g.db) column_sums(dy, g.db, g.accumulate);

@@ -13,7 +13,7 @@
 
 namespace xenc::kernels {
 
-XENC_VECTOR_KERNEL
+XENC_VECTOR_KERNEL_AVX512
 void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
                  const AdamScalars& s) {
   // the scalars in locals: the stores below cannot change them (no reloads in the loop)

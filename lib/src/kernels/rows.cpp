@@ -188,6 +188,13 @@ void relu_inplace(float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
+XENC_VECTOR_KERNEL
+void relu_backward_inplace(float* g, const float* x, std::size_t n) {
+  // a select, not a branch: the signs of x are random, a branch would be mispredicted half the time
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) g[i] = x[i] > 0.0f ? g[i] : 0.0f;
+}
+
 void gelu_inplace(float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = gelu(x[i]);
 }

@@ -12,6 +12,9 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__) && \
     !defined(XENC_NO_TARGET_CLONES)
 #define XENC_VECTOR_KERNEL __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define XENC_VECTOR_KERNEL_AVX512 \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define XENC_VECTOR_KERNEL
+#define XENC_VECTOR_KERNEL_AVX512
 #endif

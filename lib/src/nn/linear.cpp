@@ -3,8 +3,6 @@
 
 #include <cmath>
 
-#include <xtensor/xnoalias.hpp>
-
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/linear.hpp"
@@ -51,30 +49,33 @@ Tensor3 Linear::forward(const Tensor3& x) {
 Tensor2 Linear::backward(const Tensor2& grad_y) {
   require_cache(has_cache_, "Linear.backward");
   check_shape("Linear.backward", "grad_y", grad_y, {long(cache_x_.shape(0)), long(out_features())},
-              "[N, out] = " + shape_str(std::vector<std::size_t>{cache_x_.shape(0), out_features()}));
-  auto g = linear_backward(grad_y, cache_x_, weight, has_bias());
-  ensure_grad(weight_grad, weight);  // gradient buffers exist from the first backward on
-  if (has_bias()) ensure_grad(bias_grad, bias);
-  xt::noalias(weight_grad) += g.weight;  // in place: ParameterRef.grad points into this buffer
-  if (has_bias()) xt::noalias(bias_grad) += g.bias;
-  return g.input;
+              [&] {
+                return "[N, out] = " +
+                       shape_str(std::vector<std::size_t>{cache_x_.shape(0), out_features()});
+              });
+  return accumulate_backward(grad_y);
 }
 
 Tensor3 Linear::backward(const Tensor3& grad_y) {
   require_cache(has_cache_, "Linear.backward");
   const std::size_t N = grad_y.shape(0) * grad_y.shape(1);
-  check_shape("Linear.backward", "grad_y", grad_y, {any_dim, any_dim, long(out_features())},
-              "[B, T, out] with B·T = " + std::to_string(cache_x_.shape(0)) +
-                  ", out = " + std::to_string(out_features()));
+  check_shape("Linear.backward", "grad_y", grad_y, {any_dim, any_dim, long(out_features())}, [&] {
+    return "[B, T, out] with B·T = " + std::to_string(cache_x_.shape(0)) +
+           ", out = " + std::to_string(out_features());
+  });
   if (N != cache_x_.shape(0))
     throw shape_error("Linear.backward: grad_y has shape " + shape_str(grad_y.shape()) +
                       ", expected B·T = " + std::to_string(cache_x_.shape(0)) + " rows");
-  Tensor2 gy = Tensor2::from_shape({N, out_features()});
-  std::copy_n(grad_y.data(), grad_y.size(), gy.data());
-  Tensor2 gx = backward(gy);
-  Tensor3 dx = Tensor3::from_shape({grad_y.shape(0), grad_y.shape(1), in_features()});
-  std::copy_n(gx.data(), gx.size(), dx.data());
-  return dx;
+  return accumulate_backward(grad_y);
+}
+
+template <std::size_t R>
+xt::xtensor<float, R> Linear::accumulate_backward(const xt::xtensor<float, R>& grad_y) {
+  ensure_grad(weight_grad, weight);  // gradient buffers exist from the first backward on
+  if (has_bias()) ensure_grad(bias_grad, bias);
+  // dx = dy W, returned;  weight_grad += dyᵀ x, bias_grad += Σ dy, in place (ParameterRef.grad
+  // points into these buffers)
+  return linear_backward_accumulate(grad_y, cache_x_, weight, weight_grad, bias_grad);
 }
 
 void Linear::collect_parameters(const std::string& prefix, ParameterList& out) {

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <string>
 #include <vector>
-#include <xtensor/xnoalias.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -125,12 +124,13 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   return result;
 }
 
-MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_output) {
-  require_cache(cache_.valid, "MultiheadAttention.backward");
+Projections MultiheadAttention::projections_backward(const char* where,
+                                                     const Tensor3& grad_output) {
+  require_cache(cache_.valid, where);
   const Tensor3& q = cache_.qkv.q;
-  check_shape("MultiheadAttention.backward", "grad_output", grad_output,
+  check_shape(where, "grad_output", grad_output,
               {long(q.shape(0)), long(q.shape(1)), long(embed_dim_)},
-              "[B, T, D] = " + shape_str(q.shape()) + " (the forward output)");
+              [&] { return "[B, T, D] = " + shape_str(q.shape()) + " (the forward output)"; });
   // 4'. Output projection (accumulates out_proj's gradients)
   Tensor3 d_heads = out_proj.backward(grad_output);
   // 3'. Attention: dq, dk, dv through every head
@@ -141,17 +141,21 @@ MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_out
                                          cache_.probs, in);
   // 2'. Back through the position transform of q and k
   if (position_) position_->transform_qk_backward(d.q, d.k, num_heads_);
-  // 1'. Projections: parameter gradients accumulate, input gradients are returned
-  const bool self = cache_.self_attention;
-  const Tensor3& key = self ? cache_.query : cache_.key;
-  const Tensor3& value = self ? cache_.query : cache_.value;
-  auto g = in_projection_backward({std::move(d.q), std::move(d.k), std::move(d.v)}, cache_.query,
-                                  key, value, in_proj_weight, in_proj_bias.size() != 0);
   // gradient buffers are allocated by the first backward (core/parameter.hpp)
   ensure_grad(in_proj_weight_grad, in_proj_weight);
   if (in_proj_bias.size() != 0) ensure_grad(in_proj_bias_grad, in_proj_bias);
-  xt::noalias(in_proj_weight_grad) += g.weight;  // in place: ParameterRef.grad points here
-  if (in_proj_bias.size() != 0) xt::noalias(in_proj_bias_grad) += g.bias;
+  return {std::move(d.q), std::move(d.k), std::move(d.v)};
+}
+
+MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_output) {
+  Projections d = projections_backward("MultiheadAttention.backward", grad_output);
+  // 1'. Projections: parameter gradients accumulate in place (ParameterRef.grad points into
+  //     in_proj_weight_grad), input gradients are returned
+  const bool self = cache_.self_attention;
+  const Tensor3& key = self ? cache_.query : cache_.key;
+  const Tensor3& value = self ? cache_.query : cache_.value;
+  auto g = in_projection_backward_accumulate(d, cache_.query, key, value, in_proj_weight,
+                                             in_proj_weight_grad, in_proj_bias_grad);
   return {std::move(g.query), std::move(g.key), std::move(g.value)};
 }
 
@@ -163,11 +167,17 @@ Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
         "(Tq = " +
         std::to_string(cache_.query.shape(1)) + ", Tk = " + std::to_string(cache_.qkv.k.shape(1)) +
         "); use backward_qkv to get the three input gradients");
-  // dx = dquery + dkey + dvalue (self-attention: the three are the same tensor)
-  auto g = backward_qkv(grad_output);
-  g.query += g.key;
-  g.query += g.value;
-  return std::move(g.query);
+  if (!cache_.self_attention) {
+    // dx = dquery + dkey + dvalue, as if the three inputs had been one tensor
+    auto g = backward_qkv(grad_output);
+    g.query += g.key;
+    g.query += g.value;
+    return std::move(g.query);
+  }
+  Projections d = projections_backward("MultiheadAttention.backward", grad_output);
+  // 1'. Self-attention projects one x three times: dx = dq W_q + dk W_k + dv W_v
+  return self_in_projection_backward_accumulate(d, cache_.query, in_proj_weight,
+                                                in_proj_weight_grad, in_proj_bias_grad);
 }
 
 void MultiheadAttention::collect_parameters(const std::string& prefix, ParameterList& out) {

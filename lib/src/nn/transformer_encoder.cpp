@@ -64,11 +64,12 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward_backward(const Tensor3& grad) {
-  Tensor3 g = dropout_backward(grad, cache_.drop2);
-  g = linear2.backward(g);
-  g = dropout_backward(g, cache_.drop_ff);
-  g = activation_backward(config_.activation, g, cache_.ff_pre);
-  return linear1.backward(g);
+  // The same steps in reverse. Each intermediate gradient is moved into the next step, which
+  // writes its result into the same buffer (dropout, activation): no [B, T, F] copies.
+  Tensor3 g = linear2.backward(dropout_backward(grad, cache_.drop2));  // [B, T, F]
+  g = dropout_backward(std::move(g), cache_.drop_ff);
+  g = activation_backward(config_.activation, std::move(g), cache_.ff_pre);
+  return linear1.backward(g);  // [B, T, D]
 }
 
 Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_padding_mask,
@@ -100,17 +101,25 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
 
 Tensor3 TransformerEncoderLayer::backward(const Tensor3& grad_y) {
   require_cache(cache_.valid, "TransformerEncoderLayer.backward");
+  // (each residual sum is added in place into the branch's fresh gradient: no temporaries)
   if (!config_.norm_first) {
-    // through norm2, then the feed-forward branch and the residual path into h
+    // through norm2, then the feed-forward branch and the residual path into h:
+    // dh = dz2 + ff'(dz2)
     Tensor3 dz2 = norm2.backward(grad_y);
-    Tensor3 dh = dz2 + feed_forward_backward(dz2);
-    // through norm1, then the attention branch and the residual path into x
+    Tensor3 dh = feed_forward_backward(dz2);
+    dh += dz2;
+    // through norm1, then the attention branch and the residual path into x:
+    // dx = dz1 + sa'(dropout'(dz1))
     Tensor3 dz1 = norm1.backward(dh);
-    Tensor3 dx = dz1 + self_attn.backward(dropout_backward(dz1, cache_.drop1));
+    Tensor3 dx = self_attn.backward(dropout_backward(dz1, cache_.drop1));
+    dx += dz1;
     return dx;
   }
-  Tensor3 dh = grad_y + norm2.backward(feed_forward_backward(grad_y));
-  Tensor3 dx = dh + norm1.backward(self_attn.backward(dropout_backward(dh, cache_.drop1)));
+  // dh = dy + norm2'(ff'(dy));  dx = dh + norm1'(sa'(dropout'(dh)))
+  Tensor3 dh = norm2.backward(feed_forward_backward(grad_y));
+  dh += grad_y;
+  Tensor3 dx = norm1.backward(self_attn.backward(dropout_backward(dh, cache_.drop1)));
+  dx += dh;
   return dx;
 }
 

@@ -2,6 +2,7 @@
 #include "xenc/ops/activation.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
@@ -48,13 +49,11 @@ xt::xtensor<float, R> relu_forward(const xt::xtensor<float, R>& x) {
 }
 
 template <std::size_t R>
-xt::xtensor<float, R> relu_backward(const xt::xtensor<float, R>& grad_y,
-                                    const xt::xtensor<float, R>& x) {
+xt::xtensor<float, R> relu_backward(xt::xtensor<float, R> grad_y, const xt::xtensor<float, R>& x) {
   check_same("relu_backward", grad_y, x);
-  auto dx = xt::xtensor<float, R>::from_shape(x.shape());
-  for (std::size_t i = 0; i < x.size(); ++i)
-    dx.data()[i] = x.data()[i] > 0.0f ? grad_y.data()[i] : 0.0f;
-  return dx;
+  // dx = dy where x > 0, else 0; in place in grad_y's buffer
+  kernels::relu_backward_inplace(grad_y.data(), x.data(), x.size());
+  return grad_y;
 }
 
 template <std::size_t R>
@@ -65,13 +64,12 @@ xt::xtensor<float, R> gelu_forward(const xt::xtensor<float, R>& x) {
 }
 
 template <std::size_t R>
-xt::xtensor<float, R> gelu_backward(const xt::xtensor<float, R>& grad_y,
-                                    const xt::xtensor<float, R>& x) {
+xt::xtensor<float, R> gelu_backward(xt::xtensor<float, R> grad_y, const xt::xtensor<float, R>& x) {
   check_same("gelu_backward", grad_y, x);
-  auto dx = xt::xtensor<float, R>::from_shape(x.shape());
-  for (std::size_t i = 0; i < x.size(); ++i)
-    dx.data()[i] = grad_y.data()[i] * gelu_grad(x.data()[i]);
-  return dx;
+  // dx = dy · gelu'(x), in place in grad_y's buffer
+  float* g = grad_y.data();
+  for (std::size_t i = 0; i < x.size(); ++i) g[i] *= gelu_grad(x.data()[i]);
+  return grad_y;
 }
 
 template <std::size_t R>
@@ -80,21 +78,22 @@ xt::xtensor<float, R> activation_forward(Activation a, const xt::xtensor<float, 
 }
 
 template <std::size_t R>
-xt::xtensor<float, R> activation_backward(Activation a, const xt::xtensor<float, R>& grad_y,
+xt::xtensor<float, R> activation_backward(Activation a, xt::xtensor<float, R> grad_y,
                                           const xt::xtensor<float, R>& x) {
-  return a == Activation::relu ? relu_backward(grad_y, x) : gelu_backward(grad_y, x);
+  return a == Activation::relu ? relu_backward(std::move(grad_y), x)
+                               : gelu_backward(std::move(grad_y), x);
 }
 
 #define XENC_INSTANTIATE_ACT(R)                                                                 \
   template void activation_inplace<R>(Activation, xt::xtensor<float, R>&);                      \
   template xt::xtensor<float, R> relu_forward<R>(const xt::xtensor<float, R>&);                 \
-  template xt::xtensor<float, R> relu_backward<R>(const xt::xtensor<float, R>&,                 \
+  template xt::xtensor<float, R> relu_backward<R>(xt::xtensor<float, R>,                        \
                                                   const xt::xtensor<float, R>&);                \
   template xt::xtensor<float, R> gelu_forward<R>(const xt::xtensor<float, R>&);                 \
-  template xt::xtensor<float, R> gelu_backward<R>(const xt::xtensor<float, R>&,                 \
+  template xt::xtensor<float, R> gelu_backward<R>(xt::xtensor<float, R>,                        \
                                                   const xt::xtensor<float, R>&);                \
   template xt::xtensor<float, R> activation_forward<R>(Activation, const xt::xtensor<float, R>&); \
-  template xt::xtensor<float, R> activation_backward<R>(Activation, const xt::xtensor<float, R>&, \
+  template xt::xtensor<float, R> activation_backward<R>(Activation, xt::xtensor<float, R>,      \
                                                         const xt::xtensor<float, R>&);
 XENC_INSTANTIATE_ACT(1)
 XENC_INSTANTIATE_ACT(2)

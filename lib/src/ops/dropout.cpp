@@ -38,22 +38,22 @@ xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, b
 }
 
 template <std::size_t R>
-xt::xtensor<float, R> dropout_backward(const xt::xtensor<float, R>& grad_y,
+xt::xtensor<float, R> dropout_backward(xt::xtensor<float, R> grad_y,
                                        const xt::xtensor<float, R>& mask) {
-  if (mask.size() == 0) return grad_y;  // evaluation mode: identity
+  if (mask.size() == 0) return grad_y;  // evaluation mode (or p = 0): identity
   if (mask.shape() != grad_y.shape())
     throw shape_error("dropout_backward: mask has shape " + shape_str(mask.shape()) +
                       ", expected grad_y's shape " + shape_str(grad_y.shape()));
-  xt::xtensor<float, R> dx = grad_y;
-  for (std::size_t i = 0; i < dx.size(); ++i) dx.data()[i] *= mask.data()[i];
-  return dx;
+  // dx = dy ⊙ m, in place
+  for (std::size_t i = 0; i < grad_y.size(); ++i) grad_y.data()[i] *= mask.data()[i];
+  return grad_y;
 }
 
 #define XENC_INSTANTIATE_DROPOUT(R)                                                             \
   template xt::xtensor<float, R> dropout_mask<R>(const std::array<std::size_t, R>&, float, Rng&); \
   template xt::xtensor<float, R> dropout_forward<R>(const xt::xtensor<float, R>&, float, bool,  \
                                                     Rng&, xt::xtensor<float, R>*);              \
-  template xt::xtensor<float, R> dropout_backward<R>(const xt::xtensor<float, R>&,              \
+  template xt::xtensor<float, R> dropout_backward<R>(xt::xtensor<float, R>,                     \
                                                      const xt::xtensor<float, R>&);
 XENC_INSTANTIATE_DROPOUT(1)
 XENC_INSTANTIATE_DROPOUT(2)

@@ -75,6 +75,32 @@ LinearGrads<R> linear_backward(const xt::xtensor<float, R>& grad_y, const xt::xt
 }
 
 template <std::size_t R>
+xt::xtensor<float, R> linear_backward_accumulate(const xt::xtensor<float, R>& grad_y,
+                                                 const Tensor2& x, const Tensor2& weight,
+                                                 Tensor2& weight_grad, Tensor1& bias_grad) {
+  const char* where = "linear_backward_accumulate";
+  check_linear_args(where, x, weight, Tensor1());
+  const std::size_t N = x.shape(0), in = weight.shape(1), out = weight.shape(0);
+  if (grad_y.shape(R - 1) != out || leading_rows(grad_y) != N) {
+    throw shape_error(std::string(where) + ": grad_y has shape " + shape_str(grad_y.shape()) +
+                      ", expected [..., out] with out = " + std::to_string(out) + " and " +
+                      std::to_string(N) + " rows (x has shape " + shape_str(x.shape()) + ")");
+  }
+  check_shape(where, "weight_grad", weight_grad, {long(out), long(in)},
+              [&] { return "weight's shape " + shape_str(weight.shape()); });
+  if (bias_grad.size() != 0)
+    check_shape(where, "bias_grad", bias_grad, {long(out)},
+                [&] { return "[out] with out = " + std::to_string(out); });
+  auto dx = xt::xtensor<float, R>::from_shape(with_last(grad_y, in));
+  // dx = dy W;  dW += dyᵀ x;  db += column sums of dy
+  kernels::linear_rows_backward(kernels::as_matrix(grad_y), kernels::as_matrix(x),
+                                kernels::as_matrix(weight),
+                                {kernels::as_matrix(dx), kernels::as_matrix(weight_grad),
+                                 bias_grad.size() != 0 ? bias_grad.data() : nullptr, true});
+  return dx;
+}
+
+template <std::size_t R>
 xt::xtensor<float, R> linear_naive(const xt::xtensor<float, R>& x, const Tensor2& weight,
                                    const Tensor1& bias) {
   check_linear_args("linear_naive", x, weight, bias);
@@ -96,6 +122,8 @@ xt::xtensor<float, R> linear_naive(const xt::xtensor<float, R>& x, const Tensor2
                                                    const Tensor1&);                             \
   template LinearGrads<R> linear_backward<R>(const xt::xtensor<float, R>&,                      \
                                              const xt::xtensor<float, R>&, const Tensor2&, bool); \
+  template xt::xtensor<float, R> linear_backward_accumulate<R>(                                 \
+      const xt::xtensor<float, R>&, const Tensor2&, const Tensor2&, Tensor2&, Tensor1&);        \
   template xt::xtensor<float, R> linear_naive<R>(const xt::xtensor<float, R>&, const Tensor2&,  \
                                                  const Tensor1&);
 XENC_INSTANTIATE_LINEAR(1)

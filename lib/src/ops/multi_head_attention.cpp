@@ -97,6 +97,76 @@ InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3
 
 namespace {
 
+// Checks for the accumulating backward: the gradients' shapes and the buffers' shapes.
+void check_in_projection_grads(const char* where, const Projections& grads, const Tensor3& query,
+                               const Tensor3& key, const Tensor3& value, const Tensor2& w,
+                               const Tensor2& w_grad, const Tensor1& b_grad) {
+  check_in_projection(where, query, key, value, w);
+  const auto same = [&](const char* arg, const Tensor3& g, const Tensor3& x, const char* name) {
+    check_shape(where, arg, g, {long(x.shape(0)), long(x.shape(1)), long(x.shape(2))},
+                [&] { return std::string(name) + "'s shape " + shape_str(x.shape()); });
+  };
+  same("grads.q", grads.q, query, "query");
+  same("grads.k", grads.k, key, "key");
+  same("grads.v", grads.v, value, "value");
+  const std::size_t D = w.shape(1);
+  check_shape(where, "in_proj_weight_grad", w_grad, {long(3 * D), long(D)},
+              [&] { return "in_proj_weight's shape " + shape_str(w.shape()); });
+  if (b_grad.size() != 0)
+    check_shape(where, "in_proj_bias_grad", b_grad, {long(3 * D)},
+                [&] { return std::string("[3D] with D = " + std::to_string(D)); });
+}
+
+// Block i of the in-projection backward: dx_i (+)= dy_i W_i, dW_i += dy_iᵀ x_i, db_i += Σ dy_i.
+void in_projection_block_backward(std::size_t i, const Tensor3& dy, const Tensor3& x,
+                                  const Tensor2& w, Tensor2& w_grad, Tensor1& b_grad, Tensor3& dx,
+                                  bool add_to_dx) {
+  const std::size_t D = w.shape(1);
+  kernels::linear_rows_backward(
+      kernels::as_matrix(dy), kernels::as_matrix(x), weight_block(w, i),
+      {kernels::as_matrix(dx), kernels::as_matrix(w_grad).block(i * D, 0, D, D),
+       b_grad.size() != 0 ? &b_grad(i * D) : nullptr, true, add_to_dx});
+}
+
+}  // namespace
+
+InProjectionGrads in_projection_backward_accumulate(const Projections& grads,
+                                                    const Tensor3& query, const Tensor3& key,
+                                                    const Tensor3& value,
+                                                    const Tensor2& in_proj_weight,
+                                                    Tensor2& in_proj_weight_grad,
+                                                    Tensor1& in_proj_bias_grad) {
+  check_in_projection_grads("in_projection_backward_accumulate", grads, query, key, value,
+                            in_proj_weight, in_proj_weight_grad, in_proj_bias_grad);
+  InProjectionGrads g;
+  const Tensor3* inputs[3] = {&query, &key, &value};
+  const Tensor3* douts[3] = {&grads.q, &grads.k, &grads.v};
+  Tensor3* dins[3] = {&g.query, &g.key, &g.value};
+  for (std::size_t i = 0; i < 3; ++i) {
+    *dins[i] = Tensor3::from_shape(inputs[i]->shape());
+    in_projection_block_backward(i, *douts[i], *inputs[i], in_proj_weight, in_proj_weight_grad,
+                                 in_proj_bias_grad, *dins[i], false);
+  }
+  return g;
+}
+
+Tensor3 self_in_projection_backward_accumulate(const Projections& grads, const Tensor3& x,
+                                               const Tensor2& in_proj_weight,
+                                               Tensor2& in_proj_weight_grad,
+                                               Tensor1& in_proj_bias_grad) {
+  check_in_projection_grads("self_in_projection_backward_accumulate", grads, x, x, x,
+                            in_proj_weight, in_proj_weight_grad, in_proj_bias_grad);
+  // dx = dq W_q, then += dk W_k, += dv W_v (beta = 1): no three buffers to add up afterwards
+  Tensor3 dx = Tensor3::from_shape(x.shape());
+  const Tensor3* douts[3] = {&grads.q, &grads.k, &grads.v};
+  for (std::size_t i = 0; i < 3; ++i)
+    in_projection_block_backward(i, *douts[i], x, in_proj_weight, in_proj_weight_grad,
+                                 in_proj_bias_grad, dx, i > 0);
+  return dx;
+}
+
+namespace {
+
 struct Dims {
   std::size_t B, Tq, Tk, D, H, Dh;
 };

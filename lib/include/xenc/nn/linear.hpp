@@ -40,6 +40,9 @@ class Linear : public Module {
   Tensor1 bias, bias_grad;      ///< [out] (empty without bias)
 
  private:
+  template <std::size_t R>
+  xt::xtensor<float, R> accumulate_backward(const xt::xtensor<float, R>& grad_y);
+
   Tensor2 cache_x_;  ///< the last input, flattened to [N, in]
   bool has_cache_ = false;
 };

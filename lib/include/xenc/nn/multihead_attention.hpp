@@ -83,6 +83,8 @@ class MultiheadAttention : public Module {
                                         const Tensor3& value, bool self_attention,
                                         const Mask2& key_padding_mask, bool need_weights,
                                         const Tensor2& attn_mask);
+  /// Steps 4' to 2' of the backward (output projection, heads, position transform): dL/d(q, k, v).
+  Projections projections_backward(const char* where, const Tensor3& grad_output);
 
   std::size_t embed_dim_, num_heads_;
   Rng dropout_rng_;

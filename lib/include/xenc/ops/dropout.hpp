@@ -25,8 +25,10 @@ template <std::size_t R>
 xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, bool training,
                                       Rng& rng, xt::xtensor<float, R>* mask = nullptr);
 
+/// dx = dy ⊙ mask, in grad_y's buffer (pass std::move(g) to avoid a copy); an empty mask
+/// (evaluation, or p = 0) returns grad_y as it is.
 template <std::size_t R>
-xt::xtensor<float, R> dropout_backward(const xt::xtensor<float, R>& grad_y,
+xt::xtensor<float, R> dropout_backward(xt::xtensor<float, R> grad_y,
                                        const xt::xtensor<float, R>& mask);
 
 }  // namespace xenc

@@ -31,6 +31,16 @@ template <std::size_t R>
 LinearGrads<R> linear_backward(const xt::xtensor<float, R>& grad_y, const xt::xtensor<float, R>& x,
                                const Tensor2& weight, bool has_bias);
 
+/// The backward a module runs (nn::Linear), accumulating as PyTorch's autograd accumulates
+/// .grad: adds dW = dyᵀ x into `weight_grad` and db = Σ_rows dy into `bias_grad` (skipped when
+/// empty) directly (the GEMM adds with beta = 1: no temporary dW, no extra pass), and returns
+/// dx = dy W.   grad_y: [..., out] with N rows   x: [N, in] (the cached input, flattened)
+/// weight, weight_grad: [out, in]   bias_grad: [out] or empty   returns [..., in]
+template <std::size_t R>
+xt::xtensor<float, R> linear_backward_accumulate(const xt::xtensor<float, R>& grad_y,
+                                                 const Tensor2& x, const Tensor2& weight,
+                                                 Tensor2& weight_grad, Tensor1& bias_grad);
+
 template <std::size_t R>
 xt::xtensor<float, R> linear_naive(const xt::xtensor<float, R>& x, const Tensor2& weight,
                                    const Tensor1& bias);

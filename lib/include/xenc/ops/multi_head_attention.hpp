@@ -63,6 +63,21 @@ Projections in_projection_forward(const Tensor3& query, const Tensor3& key, cons
 InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3& query,
                                          const Tensor3& key, const Tensor3& value,
                                          const Tensor2& in_proj_weight, bool has_bias);
+/// The backward a module runs, accumulating as PyTorch's autograd accumulates .grad: adds dW
+/// into in_proj_weight_grad [3D, D] and db into in_proj_bias_grad [3D] (skipped when empty)
+/// directly (GEMMs with beta = 1), and returns the input gradients (.weight, .bias empty).
+InProjectionGrads in_projection_backward_accumulate(const Projections& grads,
+                                                    const Tensor3& query, const Tensor3& key,
+                                                    const Tensor3& value,
+                                                    const Tensor2& in_proj_weight,
+                                                    Tensor2& in_proj_weight_grad,
+                                                    Tensor1& in_proj_bias_grad);
+/// The same for self-attention (query = key = value = x): returns
+/// dx = dq W_q + dk W_k + dv W_v, the three GEMMs adding into one buffer.
+Tensor3 self_in_projection_backward_accumulate(const Projections& grads, const Tensor3& x,
+                                               const Tensor2& in_proj_weight,
+                                               Tensor2& in_proj_weight_grad,
+                                               Tensor1& in_proj_bias_grad);
 
 /// What the attention step needs besides q, k, v.
 struct AttentionInputs {
