@@ -60,6 +60,27 @@ TEST(Activation, InplaceKernelsMatchTheFunctions) {
   EXPECT_TRUE(AllClose(g, gelu_forward(x), 0.0, 0.0));
 }
 
+// Backward writes dx into the gradient it is given: moved in, no new buffer. 50 elements: the
+// vector loop and its tail; relu's backward is dy where x > 0 (x = 0 gives 0, as PyTorch).
+TEST(Activation, BackwardReusesAMovedGradientsBuffer) {
+  Rng rng(14);
+  auto x = random_tensor<Tensor1>(std::array<std::size_t, 1>{50}, rng, 3.0f);
+  x(7) = 0.0f;
+  const auto dy = random_tensor<Tensor1>(std::array<std::size_t, 1>{50}, rng);
+  for (Activation a : {Activation::relu, Activation::gelu}) {
+    SCOPED_TRACE(to_string(a));
+    Tensor1 g = dy;
+    const float* buffer = g.data();
+    const Tensor1 dx = activation_backward(a, std::move(g), x);
+    EXPECT_EQ(dx.data(), buffer);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float expected =
+          a == Activation::relu ? (x(i) > 0.0f ? dy(i) : 0.0f) : gelu_backward(Tensor1{dy(i)}, Tensor1{x(i)})(0);
+      EXPECT_EQ(dx(i), expected) << "i = " << i;
+    }
+  }
+}
+
 TEST(Activation, UnknownNameAndShapeMismatchAreClearErrors) {
   EXPECT_EQ(parse_activation("gelu"), Activation::gelu);
   try {

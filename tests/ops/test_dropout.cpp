@@ -33,6 +33,10 @@ TEST(Dropout, EvaluationIsTheIdentityWithAnEmptyMask) {
   EXPECT_TRUE(AllClose(dropout_backward(Tensor2{{5, 6}, {7, 8}}, mask), Tensor2{{5, 6}, {7, 8}}, 0.0, 0.0));
   // p = 0 in training is the identity too
   EXPECT_TRUE(AllClose(dropout_forward(x, 0.0f, true, rng), x, 0.0, 0.0));
+  // a gradient moved into backward comes back in the same buffer (no copy)
+  Tensor2 g = {{5, 6}, {7, 8}};
+  const float* buffer = g.data();
+  EXPECT_EQ(dropout_backward(std::move(g), mask).data(), buffer);
 }
 
 TEST(Dropout, KeepsAboutOneMinusPAndPreservesTheMean) {

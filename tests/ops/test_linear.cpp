@@ -3,6 +3,8 @@
 
 #include <functional>
 
+#include <xtensor/xmanipulation.hpp>
+
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
 #include "support/reference.hpp"
@@ -78,6 +80,38 @@ TEST(Linear, GradientsMatchFiniteDifferences) {
                              {input_target("x", x, g.input), input_target("weight", w, g.weight),
                               input_target("bias", b, g.bias)},
                              kGradOp));
+}
+
+// The accumulating backward a module runs: dW and db are added to what the buffers held (as
+// PyTorch accumulates .grad), dx is the same; a [B, T, out] gradient against [B·T, in] rows.
+TEST(Linear, BackwardAccumulateAddsIntoTheGradientBuffers) {
+  Rng rng(9);
+  auto x = random_tensor<Tensor3>(std::array<std::size_t, 3>{2, 3, 5}, rng);
+  auto w = random_tensor<Tensor2>(std::array<std::size_t, 2>{4, 5}, rng);
+  auto G = random_tensor<Tensor3>(std::array<std::size_t, 3>{2, 3, 4}, rng);
+  const auto g = linear_backward(G, x, w, true);
+  const Tensor2 x_rows = xt::reshape_view(x, std::array<std::size_t, 2>{6, 5});
+  Tensor2 weight_grad = random_tensor<Tensor2>(std::array<std::size_t, 2>{4, 5}, rng);
+  Tensor1 bias_grad = random_tensor<Tensor1>(std::array<std::size_t, 1>{4}, rng);
+  const Tensor2 weight_before = weight_grad;
+  const Tensor1 bias_before = bias_grad;
+  const Tensor3 dx = linear_backward_accumulate(G, x_rows, w, weight_grad, bias_grad);
+  EXPECT_TRUE(AllClose(dx, g.input, kOpAtol, kOpRtol));
+  EXPECT_TRUE(AllClose(weight_grad, Tensor2(weight_before + g.weight), kOpAtol, kOpRtol));
+  EXPECT_TRUE(AllClose(bias_grad, Tensor1(bias_before + g.bias), kOpAtol, kOpRtol));
+  // without a bias gradient (empty): only dW accumulates
+  Tensor1 no_bias;
+  linear_backward_accumulate(G, x_rows, w, weight_grad, no_bias);
+  EXPECT_TRUE(AllClose(weight_grad, Tensor2(weight_before + 2.0f * g.weight), kOpAtol, kOpRtol));
+  // a gradient buffer of the wrong shape is named
+  Tensor2 wrong = xt::zeros<float>({5, 4});
+  try {
+    linear_backward_accumulate(G, x_rows, w, wrong, bias_grad);
+    FAIL() << "expected shape_error";
+  } catch (const shape_error& e) {
+    EXPECT_STREQ(e.what(), "linear_backward_accumulate: weight_grad has shape [5, 4], expected "
+                           "weight's shape [4, 5]");
+  }
 }
 
 TEST(Linear, WrongInputAndBiasShapesNameBothShapes) {

@@ -68,6 +68,53 @@ TEST(MultiHeadAttentionOps, InProjectionIsALinearLayerPerBlock) {
                              kGradOp));
 }
 
+// The accumulating backward a module runs: the parameter gradients are added to the buffers,
+// the input gradients are in_projection_backward's; for self-attention (one x) the returned
+// dx is their sum.
+TEST(MultiHeadAttentionOps, InProjectionBackwardAccumulateAddsIntoTheGradientBuffers) {
+  Rng rng(2);
+  const std::size_t D = 6;
+  auto x = random_tensor<Tensor3>(Shape3{2, 3, D}, rng);
+  auto key = random_tensor<Tensor3>(Shape3{2, 4, D}, rng);
+  auto value = random_tensor<Tensor3>(Shape3{2, 4, D}, rng);
+  auto w = random_tensor<Tensor2>(std::array<std::size_t, 2>{3 * D, D}, rng);
+  const Tensor2 w_grad0 = random_tensor<Tensor2>(std::array<std::size_t, 2>{3 * D, D}, rng);
+  const Tensor1 b_grad0 = random_tensor<Tensor1>(std::array<std::size_t, 1>{3 * D}, rng);
+  Projections G{random_tensor<Tensor3>(x.shape(), rng), random_tensor<Tensor3>(key.shape(), rng),
+                random_tensor<Tensor3>(value.shape(), rng)};
+  {
+    SCOPED_TRACE("query, key, value");
+    const auto g = in_projection_backward(G, x, key, value, w, true);
+    Tensor2 w_grad = w_grad0;
+    Tensor1 b_grad = b_grad0;
+    const auto a = in_projection_backward_accumulate(G, x, key, value, w, w_grad, b_grad);
+    EXPECT_TRUE(AllClose(a.query, g.query, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(a.key, g.key, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(a.value, g.value, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(w_grad, Tensor2(w_grad0 + g.weight), kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(b_grad, Tensor1(b_grad0 + g.bias), kOpAtol, kOpRtol));
+  }
+  {
+    SCOPED_TRACE("self-attention");
+    Projections Gs{G.q, random_tensor<Tensor3>(x.shape(), rng), random_tensor<Tensor3>(x.shape(), rng)};
+    const auto g = in_projection_backward(Gs, x, x, x, w, true);
+    Tensor2 w_grad = w_grad0;
+    Tensor1 b_grad = b_grad0;
+    const Tensor3 dx = self_in_projection_backward_accumulate(Gs, x, w, w_grad, b_grad);
+    EXPECT_TRUE(AllClose(dx, Tensor3(g.query + g.key + g.value), kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(w_grad, Tensor2(w_grad0 + g.weight), kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(b_grad, Tensor1(b_grad0 + g.bias), kOpAtol, kOpRtol));
+    Tensor1 wrong = xt::zeros<float>({D});
+    try {
+      self_in_projection_backward_accumulate(Gs, x, w, w_grad, wrong);
+      FAIL() << "expected shape_error";
+    } catch (const shape_error& e) {
+      EXPECT_STREQ(e.what(), "self_in_projection_backward_accumulate: in_proj_bias_grad has "
+                             "shape [6], expected [3D] with D = 6");
+    }
+  }
+}
+
 // Heads as column blocks of [B, T, D] give what the [B, H, T, Dh] op gives on copies.
 TEST(MultiHeadAttentionOps, HeadsAsColumnBlocksMatchTheBatchedOpOnCopies) {
   Rng rng(2);
