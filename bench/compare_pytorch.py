@@ -223,6 +223,8 @@ def train_worker(args):
                                                  norm_first=False).train()
         opt = torch.optim.AdamW(layer.parameters(), lr=1e-4)
         x, dy = torch.randn(1, T, D), torch.randn(1, T, D)
+        # xencoder's backward always returns dL/dx; PyTorch computes it only when x requires grad
+        x.requires_grad_(args.input_grad)
         time_torch_train(layer, opt, x, dy, 0.05)  # warm-up
         torch_s, xenc_s = [], []
         for rep in range(args.reps):
@@ -260,11 +262,15 @@ def train_main(args, binary):
           "of (y·dy).sum(), AdamW step), batch 1, F = 4·D, post-norm, relu, float32, dropout 0\n")
     print(f"Load average at start {os.getloadavg()[0]:.1f}; {args.reps} samples of >= {args.min_time} s "
           f"per cell, medians")
+    print("PyTorch computes dL/dx (x.requires_grad), as xencoder's backward does" if args.input_grad
+          else "PyTorch's x does not require grad: PyTorch skips dL/dx, which xencoder's backward "
+               "computes (--input-grad: both compute it)")
     sizes = args.sizes if args.sizes != GRID else TRAIN_GRID
     all_ok = True
     for n in [int(v) for v in args.threads.split(",")]:
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(n), OMP_NUM_THREADS=str(n))
         cmd = [sys.executable, __file__, "--train-worker", "--threads", str(n), "--bench", str(binary),
+               *(["--input-grad"] if args.input_grad else []),
                "--reps", str(args.reps), "--min-time", str(args.min_time),
                "--sizes"] + [",".join(map(str, s)) for s in sizes]
         out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
@@ -286,6 +292,9 @@ def main():
                         "busy machine its spinning idle threads slow it down a lot at 2 threads)")
     p.add_argument("--train", action="store_true",
                    help="time one training step (forward, backward, AdamW) instead of the forward")
+    p.add_argument("--input-grad", action="store_true",
+                   help="--train: PyTorch's x requires grad, so both sides compute dL/dx "
+                        "(xencoder's backward always returns it; by default PyTorch skips it)")
     p.add_argument("--train-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--bench", help=argparse.SUPPRESS)
