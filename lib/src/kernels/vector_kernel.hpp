@@ -7,6 +7,8 @@
 // the library is loaded, a small resolver asks the CPU what it supports and binds the call to
 // the best copy. The source stays one plain loop; only the machine code differs.
 // Elsewhere (other compilers or CPUs, or a -march=native build that has AVX2 already) it is empty.
+// XENC_VECTOR_KERNEL_AVX512 adds a third copy for x86-64-v4 (AVX-512: 16 floats), for a loop
+// bound by arithmetic rather than memory (the Adam step: a square root and two divisions).
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__) && \
