@@ -163,13 +163,13 @@ TEST(WordOrder, SentencesSeparateWithoutAttention) {
     return uv / std::sqrt(uu * vv);
   };
   // the input: the sums of the two sentences are the same numbers added in another order
-  EXPECT_NEAR(cos(trace.with_positions, 0, 0, true), 1.0, 1e-7);
-  EXPECT_LT(cos(trace.with_positions, 0, 2, false), 0.999);  // "cat" moved: 0 -> 2
+  EXPECT_NEAR(cos(trace.with_positions, 0, 0, true), 1.0, xenc::test::kReorderedSumCosine);
+  EXPECT_LT(cos(trace.with_positions, 0, 2, false), xenc::test::kTokenMovedCosine);  // "cat" moved: 0 -> 2
   for (std::size_t l = 0; l < 2; ++l) {
     SCOPED_TRACE("layer " + std::to_string(l + 1));
     const xenc::Tensor3& y = trace.encoder.layer_outputs[l];
-    EXPECT_NEAR(cos(y, 1, 1, false), 1.0, 1e-7);  // "chased": same input, no attention -> same output
-    EXPECT_LT(cos(y, 0, 0, true), 1.0 - 1e-4);    // the sentences separate anyway
+    EXPECT_NEAR(cos(y, 1, 1, false), 1.0, xenc::test::kReorderedSumCosine);  // "chased": same input, no attention -> same output
+    EXPECT_LT(cos(y, 0, 0, true), 1.0 - xenc::test::kPooledSentencesMoved);    // the sentences separate anyway
   }
 }
 
@@ -184,8 +184,8 @@ TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
   EXPECT_NEAR(none.at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
   // with sinusoidal positions the moved words and the sentences differ
   const auto& pe = j.at("with_pe");
-  EXPECT_LT(pe.at("token_cosine").at("cat").get<double>(), 0.999);
-  EXPECT_LT(pe.at("token_cosine").at("mouse").get<double>(), 0.999);
+  EXPECT_LT(pe.at("token_cosine").at("cat").get<double>(), xenc::test::kTokenMovedCosine);
+  EXPECT_LT(pe.at("token_cosine").at("mouse").get<double>(), xenc::test::kTokenMovedCosine);
   EXPECT_LT(pe.at("sentence_cosine").get<double>(), 1.0 - xenc::test::kCosineMoved);
   // "chased" keeps its position: identical input, different after layer 1; the mean-pooled
   // input is identical too (same words at the same set of positions)
@@ -193,7 +193,7 @@ TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
   ASSERT_EQ(stages.size(), 4u);
   EXPECT_EQ(stages[1].at("stage"), "+ positions");
   EXPECT_NEAR(stages[1].at("token_cosine").at("chased").get<double>(), 1.0, xenc::test::kSameVectorCosine);
-  EXPECT_LT(stages[1].at("token_cosine").at("cat").get<double>(), 0.999);
+  EXPECT_LT(stages[1].at("token_cosine").at("cat").get<double>(), xenc::test::kTokenMovedCosine);
   EXPECT_NEAR(stages[1].at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
   EXPECT_LT(stages[2].at("token_cosine").at("chased").get<double>(), 1.0 - xenc::test::kCosineMoved);
   EXPECT_FALSE(j.contains("with_learned"));
@@ -204,7 +204,7 @@ TEST(WordOrder, AllSchemesAddLearnedPositions) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.contains("without_pe") && j.contains("with_pe") && j.contains("with_learned"));
-  EXPECT_LT(j["with_learned"]["token_cosine"]["cat"].get<double>(), 0.999);
+  EXPECT_LT(j["with_learned"]["token_cosine"]["cat"].get<double>(), xenc::test::kTokenMovedCosine);
   const Result l = run(XENC_APP_WORD_ORDER, "--position learned --json", out_dir());
   ASSERT_EQ(l.status, 0) << l.err;
   EXPECT_TRUE(nlohmann::json::parse(l.out).contains("with_learned"));
@@ -218,7 +218,7 @@ TEST(WordOrder, RepeatedWordsAreMatchedByOccurrence) {
   const auto& tc = j["without_pe"]["token_cosine"];
   for (const char* k : {"the", "dog", "bit", "the#2", "man"}) ASSERT_TRUE(tc.contains(k)) << k;
   for (const auto& [word, c] : tc.items()) EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
-  EXPECT_LT(j["with_pe"]["token_cosine"]["dog"].get<double>(), 0.999);
+  EXPECT_LT(j["with_pe"]["token_cosine"]["dog"].get<double>(), xenc::test::kTokenMovedCosine);
 }
 
 TEST(WordOrder, NonPermutationRunsOnSharedWordsAndSaysSo) {
@@ -282,7 +282,7 @@ Cosines cosines(const nlohmann::json& run) {
   return c;
 }
 // A cosine the app prints as 1.000000.
-bool prints_one(double c) { return std::abs(1 - c) < 5e-7; }
+bool prints_one(double c) { return std::abs(1 - c) < xenc::test::kPrinted6; }
 
 // Text and JSON of the same word_order run.
 struct WordOrderRun {
@@ -312,13 +312,13 @@ TEST(WordOrderNarration, DefaultClaimsHoldInTheNumbers) {
   }
   // "the words at different positions ... differ as soon as positions are added: "cat" (x) and "mouse" (y)"
   ASSERT_TRUE(has(out, "differ as soon as positions are added: \"cat\"")) << out;
-  EXPECT_LT(pe.token[1]["cat"], 1 - 5e-7);
-  EXPECT_LT(pe.token[1]["mouse"], 1 - 5e-7);
+  EXPECT_LT(pe.token[1]["cat"], 1 - xenc::test::kPrinted6);
+  EXPECT_LT(pe.token[1]["mouse"], 1 - xenc::test::kPrinted6);
   EXPECT_TRUE(prints_one(pe.token[0]["cat"]));  // before positions they were the same
   // ""chased" sits at the same position ... its input is identical (cosine 1). After layer 1 "chased" (x) differs"
   ASSERT_TRUE(has(out, "its input is identical (cosine 1). After layer 1 \"chased\"")) << out;
   EXPECT_TRUE(prints_one(pe.token[1]["chased"]));
-  EXPECT_LT(pe.token[2]["chased"], 1 - 5e-7);
+  EXPECT_LT(pe.token[2]["chased"], 1 - xenc::test::kPrinted6);
   char num[32];
   std::snprintf(num, sizeof num, "(%.6f) differs", pe.token[2]["chased"]);
   EXPECT_TRUE(has(out, num)) << num;
@@ -327,7 +327,7 @@ TEST(WordOrderNarration, DefaultClaimsHoldInTheNumbers) {
   EXPECT_TRUE(prints_one(pe.sentence[1]));
   std::snprintf(num, sizeof num, "without attention; here they separate in layer 1 (%.6f)", pe.sentence[2]);
   EXPECT_TRUE(has(out, num)) << num << "\n" << out;
-  EXPECT_LT(pe.sentence[2], 1 - 5e-7);
+  EXPECT_LT(pe.sentence[2], 1 - xenc::test::kPrinted6);
 }
 
 // Degenerate: the same sentence twice. Nothing moved; the text says so and claims only 1s.
@@ -366,7 +366,7 @@ TEST(WordOrderNarration, OneDimensionIsCalledTooSmall) {
     for (std::size_t s = 0; s < c.token.size(); ++s)
       for (const auto& [w, v] : c.token[s]) {
         if (s >= 2) EXPECT_TRUE(std::isnan(v)) << key << " stage " << s << " " << w;  // "n/a (layer 1 and layer 2)"
-        else EXPECT_NEAR(std::abs(v), 1.0, 1e-6) << key << " " << w;                    // "+1, -1 or n/a"
+        else EXPECT_NEAR(std::abs(v), 1.0, xenc::test::kParallelCosine) << key << " " << w;                    // "+1, -1 or n/a"
       }
   }
   // without positions the defined cosines are all 1: "Every defined cosine is 1"
@@ -384,8 +384,8 @@ TEST(WordOrderNarration, TwoDimensionsGiveOnlyPlusOrMinusOne) {
   const Cosines c = cosines(r.json["with_pe"]);
   for (std::size_t s = 2; s < c.token.size(); ++s) {
     for (const auto& [w, v] : c.token[s])
-      if (!std::isnan(v)) EXPECT_NEAR(std::abs(v), 1.0, 1e-6) << w;
-    if (!std::isnan(c.sentence[s])) EXPECT_NEAR(std::abs(c.sentence[s]), 1.0, 1e-6);
+      if (!std::isnan(v)) EXPECT_NEAR(std::abs(v), 1.0, xenc::test::kParallelCosine) << w;
+    if (!std::isnan(c.sentence[s])) EXPECT_NEAR(std::abs(c.sentence[s]), 1.0, xenc::test::kParallelCosine);
   }
 }
 
@@ -397,10 +397,10 @@ TEST(WordOrderNarration, NonPermutationClaimsHold) {
   const std::string& out = r.text.out;
   Cosines none = cosines(r.json["without_pe"]);
   ASSERT_TRUE(has(out, "even without positions \"cat\"")) << out;
-  EXPECT_LT(none.token[2]["cat"], 1 - 5e-7);
-  EXPECT_LT(none.token[2]["chased"], 1 - 5e-7);
+  EXPECT_LT(none.token[2]["cat"], 1 - xenc::test::kPrinted6);
+  EXPECT_LT(none.token[2]["chased"], 1 - xenc::test::kPrinted6);
   ASSERT_TRUE(has(out, "it is below 1 from the token embedding on")) << out;
-  EXPECT_LT(none.sentence[0], 1 - 5e-7);
+  EXPECT_LT(none.sentence[0], 1 - xenc::test::kPrinted6);
   const auto same_mean = word_order("--a 'cat' --b 'cat cat'", out_dir());
   EXPECT_TRUE(has(same_mean.text.out, "The sentence cosine is 1 at the token embedding")) << same_mean.text.out;
   EXPECT_TRUE(prints_one(cosines(same_mean.json["without_pe"]).sentence[0]));
@@ -426,15 +426,15 @@ TEST(WordOrderNarration, SchemesInsideAttentionSeparateWordsOnlyThere) {
     std::snprintf(num, sizeof num, "The words separate only inside attention: after layer 1 \"dog\" (%.6f) and \"man\" (%.6f) differ.",
                   c.token[2]["dog"], c.token[2]["man"]);
     EXPECT_TRUE(has(out, num)) << num << "\n" << out;
-    EXPECT_LT(c.token[2]["dog"], 1 - 5e-7);
-    EXPECT_LT(c.token[2]["man"], 1 - 5e-7);
+    EXPECT_LT(c.token[2]["dog"], 1 - xenc::test::kPrinted6);
+    EXPECT_LT(c.token[2]["man"], 1 - xenc::test::kPrinted6);
     EXPECT_TRUE(prints_one(none.token[2]["dog"]));  // and without positions they do not
     // "... adds no position vectors. ... the pooled sentences separate in layer 1 (x) through attention"
     ASSERT_TRUE(has(out, "the same embeddings in another order, and " + scheme + " adds no position vectors.")) << out;
     std::snprintf(num, sizeof num, "the pooled sentences separate in layer 1 (%.6f) through attention", c.sentence[2]);
     EXPECT_TRUE(has(out, num)) << num << "\n" << out;
     EXPECT_TRUE(prints_one(c.sentence[1]));
-    EXPECT_LT(c.sentence[2], 1 - 5e-7);
+    EXPECT_LT(c.sentence[2], 1 - xenc::test::kPrinted6);
     EXPECT_FALSE(has(out, "separate even without attention")) << out;  // that is the additive schemes' text
   }
 }
@@ -453,7 +453,7 @@ TEST(WordOrderNarration, AlibiCannotTellASentenceFromItsReverse) {
   }
   const auto rope = word_order("--position rope", out_dir());
   EXPECT_FALSE(has(rope.text.out, "B is A reversed")) << rope.text.out;
-  EXPECT_LT(cosines(rope.json["with_rope"]).token[2]["cat"], 1 - 5e-7);
+  EXPECT_LT(cosines(rope.json["with_rope"]).token[2]["cat"], 1 - xenc::test::kPrinted6);
   // an odd head dimension is refused with the library's message
   const Result odd = run(XENC_APP_WORD_ORDER, "--position rope --d-model 18 --heads 6", out_dir());
   EXPECT_NE(odd.status, 0);
@@ -478,8 +478,8 @@ TEST(WordOrderNarration, ScaleEmbeddingIsExplainedWithMeasuredLengths) {
   while (tail.find("  ") != std::string::npos) tail.erase(tail.find("  "), 1);
   ASSERT_EQ(std::sscanf(tail.c_str(), "on average %lf times longer than the position vectors (mean lengths %lf and %lf)",
                         &ratio, &emb, &pos), 3) << tail;
-  EXPECT_NEAR(pos, std::sqrt(8.0), 0.006);   // ||PE(p)|| = sqrt(D/2) exactly
-  EXPECT_NEAR(ratio, emb / pos, 0.06);
+  EXPECT_NEAR(pos, std::sqrt(8.0), xenc::test::kPrinted2Length);   // ||PE(p)|| = sqrt(D/2) exactly
+  EXPECT_NEAR(ratio, emb / pos, xenc::test::kPrinted1Ratio);
   EXPECT_GT(emb, 8.0);                       // about D = 16: sqrt(D) * ||N(0, I_D)||
   Cosines p = cosines(plain.json["with_pe"]), q = cosines(scaled.json["with_pe"]);
   for (const char* w : {"cat", "mouse"}) EXPECT_GT(q.token[1][w], p.token[1][w]) << w;  // "closer to 1"
@@ -653,7 +653,7 @@ TEST(PeHeatmap, RefusesOutputOverTheSizeLimit) {
   const Result ok = run(XENC_APP_PE_HEATMAP, "--positions 200 --d-model 64 --max-output-mb 1", dir);
   ASSERT_EQ(ok.status, 0) << ok.err;
   const double bytes = double(fs::file_size(dir + "/pe_heatmap.svg"));
-  EXPECT_NEAR(bytes / (75.0 * 200 * 64 + 20e3), 1.0, 0.15);
+  EXPECT_NEAR(bytes / (75.0 * 200 * 64 + 20e3), 1.0, xenc::test::kSvgSizeEstimate);
   const Result refused = run(XENC_APP_PE_HEATMAP, "--positions 300 --d-model 64 --max-output-mb 1", dir);
   EXPECT_NE(refused.status, 0);
 }
@@ -695,7 +695,7 @@ TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
   const Result r = run(XENC_APP_PE_PROPERTIES, "--positions 501 --d-model 8", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(has(r.out, "The heatmap shows every 2nd position (251 x 251 of the 501 x 501 pairs)")) << r.out;
-  EXPECT_LT(number_after(r.out, "over all 501 x 501 pairs: "), 1e-5) << r.out;
+  EXPECT_LT(number_after(r.out, "over all 501 x 501 pairs: "), xenc::test::kPositionalSmallD) << r.out;
   // the smallest distance over all pairs, from the formula by brute force here (for D = 8 it is
   // not an adjacent pair: 0.645 against 0.964 for p, p + 1)
   double dmin = INFINITY;
@@ -705,7 +705,7 @@ TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
       for (std::size_t j = 0; j < 8; ++j) d2 += std::pow(formula(p, j, 8) - formula(q, j, 8), 2);
       dmin = std::min(dmin, std::sqrt(d2));
     }
-  EXPECT_NEAR(number_after(r.out, "over p != q < 501\n   is "), dmin, 1e-5) << r.out;
+  EXPECT_NEAR(number_after(r.out, "over p != q < 501\n   is "), dmin, xenc::test::kPositionalSmallD) << r.out;
   EXPECT_EQ(cells(dir + "/pe_similarity.svg"), 251 * 251);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity.svg"));
   EXPECT_EQ(xpath_count(dir + "/pe_similarity.svg", "//s:text[.='490']"), 2);  // position 245 x 2, both axes
@@ -851,10 +851,10 @@ TEST(AttentionMap, RopeAndAlibiChangeTheFirstLayersWeights) {
     for (int i = 0; i < 5; ++i) {
       EXPECT_NEAR(none[h][i][0].get<double>(), none[h][i][3].get<double>(), xenc::test::kRowSum);
       const double ratio = alibi[h][i][0].get<double>() / alibi[h][i][3].get<double>();
-      EXPECT_NEAR(ratio, std::exp(-m[h] * (i - std::abs(i - 3))), 1e-4) << h << " " << i;
+      EXPECT_NEAR(ratio, std::exp(-m[h] * (i - std::abs(i - 3))), xenc::test::kAlibiWeightRatio) << h << " " << i;
       rope_moved = std::max(rope_moved, std::abs(rope[h][i][0].get<double>() - rope[h][i][3].get<double>()));
     }
-  EXPECT_GT(rope_moved, 1e-3);
+  EXPECT_GT(rope_moved, xenc::test::kRopeMovesWeights);
 }
 
 TEST(AttentionMap, JsonAloneWritesNoSvg) {

@@ -146,7 +146,7 @@ TEST(Rope, PreservesNorms) {
             nx += double(x(b, t, h * 4 + e)) * x(b, t, h * 4 + e);
             ny += double(y(b, t, h * 4 + e)) * y(b, t, h * 4 + e);
           }
-          EXPECT_NEAR(std::sqrt(ny), std::sqrt(nx), kFloatRound * 10 * std::sqrt(nx));
+          EXPECT_NEAR(std::sqrt(ny), std::sqrt(nx), kRotatedNorm * std::sqrt(nx));
         }
   }
 }
@@ -211,7 +211,7 @@ TEST(Alibi, SlopesFollowThePaper) {
     SCOPED_TRACE("H = " + std::to_string(H));
     const std::vector<double> m = alibi_slopes(H);
     ASSERT_EQ(m.size(), expected.size());
-    for (std::size_t h = 0; h < m.size(); ++h) EXPECT_NEAR(m[h], expected[h], 1e-12) << h;
+    for (std::size_t h = 0; h < m.size(); ++h) EXPECT_NEAR(m[h], expected[h], kDoubleFormula) << h;
   }
   // and the authors' get_slopes (run by tests/reference/generate.py) for more head counts
   const json ref = load_reference("position_in_attention");
@@ -219,7 +219,7 @@ TEST(Alibi, SlopesFollowThePaper) {
     SCOPED_TRACE("H = " + key);
     const std::vector<double> m = alibi_slopes(std::stoul(key));
     ASSERT_EQ(m.size(), slopes.size());
-    for (std::size_t h = 0; h < m.size(); ++h) EXPECT_NEAR(m[h], slopes[h].get<double>(), 1e-12);
+    for (std::size_t h = 0; h < m.size(); ++h) EXPECT_NEAR(m[h], slopes[h].get<double>(), kDoubleFormula);
   }
 }
 
