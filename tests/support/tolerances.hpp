@@ -141,7 +141,7 @@ inline constexpr double kPositionsMoveProbability = 1e-5;
 // double rounding, so this much slack and no more.
 inline constexpr double kCountRatioSlack = 1e-9;
 
-// The fast kernels against their references (tests/ops/test_fast_kernels.cpp):
+// The fast kernels against their references (tests/kernels/test_fast_kernels.cpp):
 inline constexpr double kExpRelTol = 4e-7;        // exp_inplace's documented bound (softmax.hpp)
 inline constexpr double kSoftmaxAbsTol = 1e-6;    // probabilities in [0, 1]
 inline constexpr double kLayerNormAbsTol = 2e-5;  // outputs of size ~1..4 after normalising

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/allclose.hpp"
 #include "support/oracle.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -33,6 +34,8 @@ using xenc::Tensor2;
 using xenc::Tensor3;
 using xenc::Tensor4;
 
+using xenc::test::AllClose;  // support/allclose.hpp: NumPy's |a - e| <= atol + rtol · |e|
+
 // Tolerances: support/tolerances.hpp.
 using xenc::test::kExpRelTol;
 using xenc::test::kKernelMeanTol;
@@ -43,31 +46,6 @@ using xenc::test::kRowSum;
 using xenc::test::kSoftmaxAbsTol;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kFltMin = std::numeric_limits<float>::min();  // smallest normal float
-
-template <class A, class B>
-::testing::AssertionResult AllClose(const A& actual, const B& expected, double atol,
-                                    double rtol = 0.0) {
-  if (actual.shape() != expected.shape())
-    return ::testing::AssertionFailure() << "shape " << xenc::shape_str(actual.shape())
-                                         << " vs expected " << xenc::shape_str(expected.shape());
-  double worst = 0.0;
-  std::size_t worst_i = 0;
-  bool ok = true;
-  for (std::size_t i = 0; i < actual.size(); ++i) {
-    const double a = actual.data()[i], e = expected.data()[i];
-    const double err = std::fabs(a - e);
-    if (!(err <= atol + rtol * std::fabs(e))) ok = false;
-    if (!(err <= worst)) {
-      worst = err;
-      worst_i = i;
-    }
-  }
-  if (ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "shape " << xenc::shape_str(actual.shape()) << ": worst flat index " << worst_i
-         << ": actual " << actual.data()[worst_i] << " vs expected " << expected.data()[worst_i]
-         << " (|diff| = " << worst << ", atol " << atol << ", rtol " << rtol << ")";
-}
 
 Tensor1 exp_of(std::vector<float> xs) {
   Tensor1 t = Tensor1::from_shape({xs.size()});
@@ -140,7 +118,7 @@ TEST(FastSoftmax, MatchesNaiveForEveryRowLength) {
     for (std::size_t c = 0; c < cols; ++c) x(3, c) = -200.0f - float(c);  // all far below 0
     x(4, 0) = 80.0f;                                                  // one dominant entry
     Tensor2 y = xenc::softmax_forward(x);
-    EXPECT_TRUE(AllClose(y, xenc::softmax_naive(x), kSoftmaxAbsTol));
+    EXPECT_TRUE(AllClose(y, xenc::softmax_naive(x), kSoftmaxAbsTol, 0.0));
     // masked entries are exactly 0; every row sums to 1 (0 when every entry is masked,
     // as row 1 is for cols = 1)
     for (std::size_t c = 0; c < cols; c += 3) EXPECT_EQ(y(1, c), 0.0f);
@@ -216,7 +194,7 @@ TEST(FastModules, MultiheadAttentionInferenceMatchesNaiveAndKeepsBlasThreads) {
   EXPECT_EQ(openblas_get_num_threads(), blas_threads);
   const Tensor3 y_grad = mha.forward(x);  // keeps P for every head instead of one buffer
   EXPECT_TRUE(AllClose(y_no_grad, ref, xenc::test::kReferenceAtol, xenc::test::kReferenceRtol));
-  EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0));  // same arithmetic, bit for bit
+  EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0, 0.0));  // same arithmetic, bit for bit
 }
 
 TEST(FastModules, EncoderLayerEvalMatchesTheFormulaPostNormAndPreNorm) {
@@ -245,11 +223,11 @@ TEST(FastModules, EncoderLayerEvalMatchesTheFormulaPostNormAndPreNorm) {
     }
     const Tensor3 y_grad = layer.forward(x);
     EXPECT_TRUE(AllClose(y_no_grad, ref, xenc::test::kReferenceAtol, xenc::test::kReferenceRtol));
-    EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0));
+    EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0, 0.0));
     // training mode with dropout changes the output (dropout really is applied there)
     layer.train();
     const Tensor3 y_train = layer.forward(x);
-    EXPECT_FALSE(AllClose(y_train, y_no_grad, xenc::test::kDropoutVisible));
+    EXPECT_FALSE(AllClose(y_train, y_no_grad, xenc::test::kDropoutVisible, 0.0));
   }
 }
 
