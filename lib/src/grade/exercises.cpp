@@ -789,7 +789,7 @@ std::vector<double> to_doubles(const Positions& p) { return std::vector<double>(
 
 // The scores S[m, n] = y_q[m] · y_k[n] of two rotated [T, Dh] matrices, in double.
 Field scores(const Tensor2& yq, const Tensor2& yk) {
-  if (yq.dimension() != 2 || yk.shape() != yq.shape())
+  if (yk.shape() != yq.shape())
     throw std::invalid_argument("rotated q has shape " + shape_str(yq.shape()) + " and k " + shape_str(yk.shape()) +
                                 ", expected [T, Dh] both");
   const std::size_t T = yq.shape()[0], Dh = yq.shape()[1];
