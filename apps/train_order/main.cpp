@@ -10,7 +10,6 @@
 //     xenc-train-order --json > run.json        # everything, curves included
 //     xenc-train-order --save ckpt              # ckpt/<scheme>.npz checkpoints
 //     xenc-train-order --load ckpt/learned.npz --sentence "the fox saw the bird"
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -40,10 +39,15 @@
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/viz/svg.hpp"
 
+#include "../common/progress.hpp"
+
 namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using xenc_app::fmt;
+using xenc_app::pct;
+using xenc_app::Progress;
 
 struct Options {
   // task
@@ -120,60 +124,6 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
   e.mirror_agreement = sentences.empty() ? 0.0 : double(agree) / double(sentences.size());
   return e;
 }
-
-// ---- progress -------------------------------------------------------------------------------
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string pct(double v) { return fmt("%.1f%%", 100.0 * v); }
-
-class Progress {
- public:
-  Progress(bool enabled) : enabled_(enabled), tty_(enabled && isatty(fileno(stdout))) {}
-
-  // Called after every step: a redrawn bar on a terminal, nothing otherwise (see epoch()).
-  void step(const std::string& scheme, int epoch, int epochs, std::size_t step, std::size_t steps,
-            double loss, double acc, double rate) {
-    if (!tty_) return;
-    const auto now = Clock::now();
-    if (step != steps && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const int width = 20;
-    const int filled = int(double(width) * double(step) / double(steps));
-    std::string bar = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
-    std::printf("\r\033[K%-10s %s epoch %d/%d  step %zu/%zu  loss %.3f  acc %s  %.0f steps/s  ETA %s",
-                scheme.c_str(), bar.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(), rate,
-                eta(steps - step, rate).c_str());
-    std::fflush(stdout);
-  }
-
-  // Called after every epoch: one plain line when stdout is not a terminal.
-  void epoch(const std::string& scheme, int epoch, int epochs, std::size_t step, std::size_t steps,
-             double loss, double acc, double heldout_acc, double rate) {
-    if (!enabled_ || tty_) return;
-    std::printf("%s: epoch %d/%d, step %zu/%zu, loss %.4f, train acc %s, held-out acc %s, "
-                "%.0f steps/s, ETA %s\n",
-                scheme.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(),
-                pct(heldout_acc).c_str(), rate, eta(steps - step, rate).c_str());
-    std::fflush(stdout);
-  }
-
-  void done() {
-    if (tty_) std::printf("\r\033[K");
-    std::fflush(stdout);
-  }
-
- private:
-  static std::string eta(std::size_t left, double rate) {
-    return rate > 0 ? fmt("%.0f s", double(left) / rate) : std::string("?");
-  }
-  bool enabled_, tty_;
-  Clock::time_point last_{};
-};
 
 // ---- training -------------------------------------------------------------------------------
 

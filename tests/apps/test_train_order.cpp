@@ -1,8 +1,6 @@
 // xenc-train-order on SMALL settings (they run under the sanitizers too): what it prints, the
 // JSON, the figures, checkpoints and --load, and every bad input's message and exit code.
 // The full default run, with the accuracy targets, is test_train_order_full.cpp.
-#include <libxml/parser.h>
-
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -16,13 +14,6 @@ namespace {
 const std::string kSmall =
     "--nouns 6 --verbs 3 --sentences-per-pair 2 --epochs 3 --d-model 16 --heads 2 --ff 32 "
     "--layers 1 --batch-size 16 --warmup 5 --lr 0.01";
-
-bool well_formed_xml(const std::string& path) {
-  xmlDocPtr doc = xmlReadFile(path.c_str(), nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  if (!doc) return false;
-  xmlFreeDoc(doc);
-  return true;
-}
 }  // namespace
 
 // Every registered scheme is trained, on the same data; the JSON holds the curves; the model
