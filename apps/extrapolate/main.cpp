@@ -53,7 +53,7 @@ struct Options {
   std::string rule = "neighbour_sum";
   int symbols = 8, offset = 1, train_length = 16, min_train_length = 0;  // 0: L_train / 2
   int train_sequences = 8000, test_sequences = 200;
-  std::vector<int> test_lengths = {16, 32, 64, 128};
+  std::vector<int> test_lengths = {8, 16, 32, 64, 128};
   int learned_max_len = 0;  // 0: train_length
   // model
   int d_model = 64, heads = 8, ff = 128, layers = 2;
@@ -388,10 +388,13 @@ std::string accuracy_svg(const Options& o, const std::vector<SchemeResult>& resu
   std::vector<xenc::viz::LineSeries> series;
   for (const auto& r : results) {
     xenc::viz::LineSeries s{r.name, {}, {}, false};
+    bool missing = false;
     for (std::size_t i = 0; i < r.lengths.size(); ++i) {
       s.x.push_back(double(i));
       s.y.push_back(r.lengths[i].available ? r.lengths[i].accuracy : NAN);
+      missing = missing || !r.lengths[i].available;
     }
+    if (missing) s.label += " (no embedding beyond length " + std::to_string(r.max_len) + ")";
     series.push_back(s);
   }
   const double last = double(lengths.size() - 1);
@@ -493,19 +496,22 @@ int run(Options o) {
   const bool text = !o.json;
   if (text) {
     std::printf("Task %s: random sequences of V = %d symbols; at each position p the label is %s, "
-                "with k = %d (positions without both neighbours are ignored by the loss).\n"
+                "with k = %d (%s).\n"
                 "Training: %d sequences of lengths %zu to %d (L_train = %d). Test: %d sequences at each "
                 "length %s. Chance: 1/V = %s.\n",
                 o.rule.c_str(), o.symbols,
                 o.rule == "neighbour_sum" ? "(s[p-k] + s[p+k]) mod V" : "s[p-k], the symbol k places to the left",
-                o.offset, o.train_sequences, min_train_length(o), o.train_length, o.train_length,
+                o.offset,
+                o.rule == "neighbour_sum" ? "positions without both neighbours are ignored by the loss"
+                                          : "the first k positions are ignored by the loss",
+                o.train_sequences, min_train_length(o), o.train_length, o.train_length,
                 o.test_sequences, lengths_list(std::vector<std::size_t>(o.test_lengths.begin(), o.test_lengths.end())).c_str(),
                 pct(chance).c_str());
-    std::printf("Model: D=%d, H=%d, F=%d, %d layers, post-norm, relu; AdamW lr %g (warm-up %d steps, "
+    std::printf("Model: D=%d, H=%d, F=%d, %d layer%s, post-norm, relu; AdamW lr %g (warm-up %d steps, "
                 "cosine decay), batch %d, %d epochs, seed %u; the same data, batches and initial "
                 "weights for every scheme; %d BLAS thread%s.\n\n",
-                o.d_model, o.heads, o.ff, o.layers, o.lr, o.warmup, o.batch_size, o.epochs, o.seed,
-                blas_threads, blas_threads == 1 ? "" : "s");
+                o.d_model, o.heads, o.ff, o.layers, o.layers == 1 ? "" : "s", o.lr, o.warmup, o.batch_size,
+                o.epochs, o.seed, blas_threads, blas_threads == 1 ? "" : "s");
     std::fflush(stdout);
   }
 

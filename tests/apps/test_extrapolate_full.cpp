@@ -2,10 +2,12 @@
 // build does not register this test). Time is reported, not asserted (speed belongs in
 // benchmarks; the target is "within 3 minutes on 2 cores").
 //
-// What is asserted is the result the app's README reports, with margins: the schemes that
-// learn the task reach >= 95% at L_train = 16; ALiBi stays within the tolerance (5 points) at
-// 128 = 8 × L_train; sinusoidal falls below 60% by 32 = 2 × L_train; RoPE holds at 32 and falls
-// below 60% at 128; learned cannot read beyond 16; none is within 5 points of chance everywhere.
+// What is asserted is the result the app's README reports, with margins:
+//   at L_train = 16: sinusoidal >= 90%, rope and alibi >= 95% (learned's accuracy at 16 is not
+//     asserted: it learns late, and how late depends on the seed);
+//   alibi stays within the tolerance (5 points) of its length-16 accuracy at 128 = 8 × L_train;
+//   sinusoidal falls below 60% at 32 = 2 × L_train; rope holds at 32 and is below 60% at 128;
+//   learned cannot read beyond 16; none is within 5 points of chance at every length.
 #include "extrapolate_util.hpp"
 
 using namespace extrapolate_test;
@@ -14,7 +16,7 @@ TEST(ExtrapolateDefaults, TrainShortTestLong) {
   const Result r = run("--json", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_EQ(j["test_lengths"], json::array({16, 32, 64, 128}));
+  EXPECT_EQ(j["test_lengths"], json::array({8, 16, 32, 64, 128}));
   auto acc = [&](const std::string& name, std::size_t length) {
     for (const auto& s : j["schemes"])
       if (s["name"] == name) {
@@ -25,8 +27,9 @@ TEST(ExtrapolateDefaults, TrainShortTestLong) {
     ADD_FAILURE() << "no scheme " << name;
     return -1.0;
   };
-  for (std::size_t L : {16, 32, 64, 128}) EXPECT_NEAR(acc("none", L), 0.125, 0.05) << L;
-  for (const char* name : {"sinusoidal", "rope", "alibi"}) EXPECT_GE(acc(name, 16), 0.95) << name;
+  for (std::size_t L : {8, 16, 32, 64, 128}) EXPECT_NEAR(acc("none", L), 0.125, 0.05) << L;
+  EXPECT_GE(acc("sinusoidal", 16), 0.90);
+  for (const char* name : {"rope", "alibi"}) EXPECT_GE(acc(name, 16), 0.95) << name;
   EXPECT_GE(acc("alibi", 128), acc("alibi", 16) - 0.05);
   EXPECT_LT(acc("sinusoidal", 32), 0.60);
   EXPECT_GE(acc("rope", 32), 0.95);
