@@ -37,6 +37,7 @@
 #include "../common/blas_threads.hpp"
 #include "../common/cli.hpp"
 #include "../common/progress.hpp"
+#include "../common/training.hpp"
 
 namespace {
 
@@ -44,6 +45,7 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using xenc_app::fmt;
 using xenc_app::pct;
+using xenc_app::count_correct;
 using xenc_app::Progress;
 
 constexpr const char* kProgram = "xenc-extrapolate";
@@ -157,15 +159,8 @@ Eval evaluate(xenc::TokenClassifier& model, const xenc::PositionTaskDataset& d) 
   for (const auto& idx : xenc::sequential_batches(d.sequences.size(), B)) {
     const xenc::LabelledBatch b = xenc::make_batch(d.sequences, idx, d.vocab);
     const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, V]
-    const std::size_t C = logits.shape(2);
     std::size_t n = 0;
-    for (std::size_t i = 0; i < b.labels.size(); ++i) {
-      const std::int64_t label = b.labels.data()[i];
-      if (label == xenc::kIgnoreIndex) continue;
-      ++n;
-      const float* z = logits.data() + C * i;
-      correct += std::int64_t(std::max_element(z, z + C) - z) == label;
-    }
+    count_correct(logits, b.labels, n, correct);
     if (n > 0) loss_sum += double(xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex)) * double(n);
     e.positions += n;
   }
@@ -200,25 +195,12 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
     std::size_t positions = 0, correct = 0;
     for (const auto& idx : xenc::shuffled_batches(train.sequences.size(), B, shuffle)) {
       const xenc::LabelledBatch b = xenc::make_batch(train.sequences, idx, train.vocab);
-      opt.zero_grad();
-      const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, V]
-      const float loss = xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex);
-      model.backward(xenc::cross_entropy_backward(logits, b.labels, xenc::kIgnoreIndex));
-      xenc::clip_grad_norm_(opt.params(), float(o.clip));
-      opt.lr = schedule(step);
-      opt.step();
+      const xenc_app::StepResult sr = xenc_app::train_step(model, opt, schedule, step, b, float(o.clip));
       ++step;
       // running loss and accuracy for the progress display
-      const std::size_t C = logits.shape(2);
       std::size_t n = 0;
-      for (std::size_t i = 0; i < b.labels.size(); ++i) {
-        const std::int64_t label = b.labels.data()[i];
-        if (label == xenc::kIgnoreIndex) continue;
-        ++n;
-        const float* z = logits.data() + C * i;
-        correct += std::int64_t(std::max_element(z, z + C) - z) == label;
-      }
-      loss_sum += double(loss) * double(n);
+      count_correct(sr.logits, b.labels, n, correct);
+      loss_sum += double(sr.loss) * double(n);
       positions += n;
       const double secs = std::chrono::duration<double>(Clock::now() - start).count();
       progress.step(r.name, epoch, o.epochs, step, total, loss_sum / double(std::max<std::size_t>(1, positions)),

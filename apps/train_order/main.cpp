@@ -40,6 +40,7 @@
 #include "xenc/viz/svg.hpp"
 
 #include "../common/progress.hpp"
+#include "../common/training.hpp"
 
 namespace {
 
@@ -172,26 +173,14 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
     std::size_t nouns = 0, correct = 0, window_nouns = 0, in_epoch = 0;
     for (const auto& idx : xenc::shuffled_batches(train.size(), B, shuffle)) {
       const xenc::LabelledBatch b = xenc::make_batch(train, idx, d.vocab);
-      opt.zero_grad();
-      const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, 2]
-      const float loss = xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex);
-      model.backward(xenc::cross_entropy_backward(logits, b.labels, xenc::kIgnoreIndex));
-      xenc::clip_grad_norm_(opt.params(), float(o.clip));
-      opt.lr = schedule(step);
-      opt.step();
+      const xenc_app::StepResult sr = xenc_app::train_step(model, opt, schedule, step, b, float(o.clip));
       ++step;
       // running numbers for the progress display
       std::size_t n = 0;
-      for (std::size_t i = 0; i < b.labels.size(); ++i) {
-        const std::int64_t label = b.labels.data()[i];
-        if (label == xenc::kIgnoreIndex) continue;
-        ++n;
-        const float* z = logits.data() + 2 * i;
-        correct += (z[1] > z[0] ? 1 : 0) == label;
-      }
-      loss_sum += double(loss) * double(n);
+      xenc_app::count_correct(sr.logits, b.labels, n, correct);
+      loss_sum += double(sr.loss) * double(n);
       nouns += n;
-      window_loss += double(loss) * double(n);
+      window_loss += double(sr.loss) * double(n);
       window_nouns += n;
       ++in_epoch;
       if (in_epoch % every == 0 && in_epoch != per_epoch) {  // a point inside the epoch

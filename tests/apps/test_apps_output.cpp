@@ -18,6 +18,7 @@
 #include <xenc/config.hpp>
 #include <xenc/io.hpp>  // the math (xenc.hpp) and save_state_dict
 #include "../support/tolerances.hpp"
+#include "app_test_util.hpp"
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,37 +27,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;  // exit code
-  std::string out, err;
-};
+using app_test::out_dir;
+using app_test::Result;
 
 // Runs `exe args` with the shell, in `cwd`; captures stdout and stderr separately.
 Result run(const std::string& exe, const std::string& args, const std::string& cwd = ".") {
-  const std::string err_file = cwd + "/stderr.txt";
-  const std::string cmd = "cd '" + cwd + "' && '" + exe + "' " + args + " 2>'" + err_file + "'";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int st = pclose(pipe);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err_file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.err = ss.str();
-  return r;
-}
-
-// A fresh output directory for the current test.
-std::string out_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(XENC_TEST_OUT_DIR) / (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
+  return app_test::run_app(exe, args, cwd);
 }
 
 // Parses an SVG file as XML; returns the number of nodes matching an XPath expression
