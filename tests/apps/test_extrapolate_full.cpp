@@ -7,7 +7,7 @@
 //     asserted: it learns late, and how late depends on the seed);
 //   alibi stays within the tolerance (5 points) of its length-16 accuracy at 128 = 8 × L_train;
 //   sinusoidal falls below 60% at 32 = 2 × L_train; rope holds at 32 and is below 60% at 128;
-//   learned cannot read beyond 16; none is within 5 points of chance at every length.
+//   learned cannot read beyond 16; none is within 5 points of chance from 16 on (8 points at 8).
 #include "extrapolate_util.hpp"
 
 using namespace extrapolate_test;
@@ -27,7 +27,11 @@ TEST(ExtrapolateDefaults, TrainShortTestLong) {
     ADD_FAILURE() << "no scheme " << name;
     return -1.0;
   };
-  for (std::size_t L : {8, 16, 32, 64, 128}) EXPECT_NEAR(acc("none", L), 0.125, 0.05) << L;
+  // none: the bag of a short sequence gives a small edge (5.4 points at 8 in the README's run),
+  // which fades with the length
+  EXPECT_NEAR(acc("none", 8), 0.125, 0.08);
+  for (std::size_t L : {16, 32, 64, 128}) EXPECT_NEAR(acc("none", L), 0.125, 0.05) << L;
+  EXPECT_LT(acc("none", 128), acc("none", 8));
   EXPECT_GE(acc("sinusoidal", 16), 0.90);
   for (const char* name : {"rope", "alibi"}) EXPECT_GE(acc(name, 16), 0.95) << name;
   EXPECT_GE(acc("alibi", 128), acc("alibi", 16) - 0.05);
