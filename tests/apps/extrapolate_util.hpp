@@ -1,4 +1,5 @@
-// Running xenc-extrapolate from the tests (path from CMake: XENC_APP_EXTRAPOLATE), and a check
+// Running xenc-extrapolate from the tests (path from CMake: XENC_APP_EXTRAPOLATE; through
+// tests/support/run_program.hpp), and a check
 // that its conclusions agree with its numbers, re-deriving each from the JSON.
 #pragma once
 
@@ -9,15 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "app_test_util.hpp"
+#include "../support/run_program.hpp"
 
 namespace extrapolate_test {
 
-using namespace app_test;
 using json = nlohmann::json;
+using Result = xenc::test::RunResult;
+using xenc::test::out_dir;
+using xenc::test::read_file;
 
 inline Result run(const std::string& args, const std::string& cwd) {
-  return run_app(XENC_APP_EXTRAPOLATE, args, cwd);
+  return xenc::test::run_program(XENC_APP_EXTRAPOLATE, args, cwd);
 }
 
 inline std::string pct(double v) {
