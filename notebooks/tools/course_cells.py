@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# Adds (or re-adds) the course cells of issue 13 to notebooks 01-05: learning objectives after the
+# Adds (or re-adds) the course cells of issue 13 to notebooks 01-07 (08 writes its own): learning objectives after the
 # title cell; exercises (stub + grader check), a summary and a link to the next notebook at the end
-# (06/08 when those notebooks exist). Idempotent: cells whose metadata has xenc.part are removed
+# (06, 07, 08 when those notebooks exist). Idempotent: cells whose metadata has xenc.part are removed
 # first, so it can re-apply the cells after a merge took another version of a notebook. Then run
 # `cmake --build build --target notebooks_update`.  Usage: python3 notebooks/tools/course_cells.py [notebooks]
 import json, os, sys
@@ -118,17 +118,33 @@ Multi-head attention cuts the width $D$ into $H$ heads of $D_h = D/H$: `out[b, h
 The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `x.transpose(1, 2).reshape(B, T, H * Dh)`).''', 'exercise'),
     stub('merge_heads', '// x: [B, H, T, Dh] -> [B, T, H·Dh]', 'Tensor3 merge_heads(const Tensor4& x)'),
     check('merge_heads', 'merge_heads')],
+ 'rope': lambda: [
+    md('''### Exercise: the RoPE rotation
+
+Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position `positions[t]`, and its pair $i$ (the columns $2i, 2i+1$, interleaved as in section 1) turns by $a = \\text{positions}[t]\\cdot\\theta_i$ with $\\theta_i = 10000^{-2i/D_h}$: $\\;y_{2i} = x_{2i}\\cos a - x_{2i+1}\\sin a$, $\\;y_{2i+1} = x_{2i}\\sin a + x_{2i+1}\\cos a$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D_h$ is odd or 0. The check includes the two facts of section 2: norms are kept, and a score depends only on $m - n$.''', 'exercise'),
+    stub('rope', '// x, y: [T, Dh]   positions: T entries (row t is at position positions[t])',
+         'Tensor2 rope_rotate(const Tensor2& x, const std::vector<std::size_t>& positions)'),
+    check('rope', 'rope_rotate')],
+ 'alibi_slopes': lambda: [
+    md('''### Exercise: the ALiBi slopes
+
+Return the $H$ slopes $m_0, \\dots, m_{H-1}$ of section 3: for $H$ a power of two, $m_h = 2^{-8(h+1)/H}$; otherwise, with $n$ the largest power of two below $H$, the $n$ slopes for $n$ heads, then every other slope of the sequence for $2n$ heads (the first, the third, ...), $H - n$ of them. Throw `std::invalid_argument` when $H = 0$.''', 'exercise'),
+    stub('alibi_slopes', '// returns H slopes, head 0 first', 'std::vector<double> alibi_slopes(std::size_t num_heads)'),
+    check('alibi_slopes', 'alibi_slopes')],
 }
 
 NEXT = {'01_tensors': ('02_positional_encoding', '02 · Positional encoding'),
         '02_positional_encoding': ('03_attention', '03 · Attention'),
         '03_attention': ('04_encoder_block', '04 · The encoder block'),
         '04_encoder_block': ('05_word_order', '05 · Word order')}
-if os.path.exists(os.path.join(D, '06_training.ipynb')):
-    NEXT['05_word_order'] = ('06_training', '06 · Training')
-if os.path.exists(os.path.join(D, '08_gradients.ipynb')):
-    last = '06_training' if '05_word_order' in NEXT else '05_word_order'
-    NEXT[last] = ('08_gradients', '08 · Gradients')
+# 05 links to the next notebook that exists, and so on along the chain
+last = '05_word_order'
+for name, title in [('06_training', '06 · Training'),
+                    ('07_positions_inside_attention', '07 · Positions inside attention'),
+                    ('08_gradients', '08 · Gradients')]:
+    if os.path.exists(os.path.join(D, name + '.ipynb')):
+        NEXT[last] = (name, title)
+        last = name
 
 NB = {
  '01_tensors': dict(
@@ -171,21 +187,36 @@ NB = {
  '05_word_order': dict(
    objectives='''* explain why an encoder without positional information is permutation-equivariant;
 * see it stage by stage for "cat chased mouse" vs "mouse chased cat": cosines of the same word in both sentences, and attention maps;
-* see how adding positions breaks the symmetry;
+* see how adding positions breaks the symmetry, and compare every position scheme of the library on the same pair;
 * (exercises) split a `[B, T, D]` tensor into heads and merge them back.''',
    exercises=['split_heads', 'merge_heads'],
    summary='''* Without positions, each word has the same vector in both sentences at every stage, and the attention map of one sentence is the other's with rows and columns permuted: the encoder cannot tell them apart word by word.
 * Adding the sinusoidal encoding makes the same word differ between the sentences, so the order of the words reaches the output.
+* `rope` and `alibi` add nothing to the input and act inside attention: `rope` separates the two sentences from layer 1 on, `alibi` not at all, because "mouse chased cat" is "cat chased mouse" reversed (notebook 07).
 * Multi-head attention splits the width into heads and merges them back; the exercises above are those two reshapes.'''),
  '06_training': dict(
    objectives='''* build the agent/patient task: sentences, their mirrors, and noun pairs held out from training;
 * write a training loop with `TokenClassifier`, cross-entropy with `ignore_index`, `AdamW` and a warm-up schedule;
 * show why a model without positions is stuck at 50%: a sentence and its mirror give each noun identical logits;
-* compare the curves of `none` and `sinusoidal`, and read the trained model's attention maps.''',
-   exercises=[],
+* compare the position schemes (`none`, `sinusoidal`, `learned`, `rope`, `alibi`, chosen by name) on held-out noun pairs, and read the trained model's attention maps;
+* (exercises) write the loss of this notebook, cross-entropy with an ignore index, and the backward pass of the classifier's linear head.''',
+   exercises=['cross_entropy', 'linear_backward'],
    summary='''* Without positions, a noun gets the same logits in a sentence and in its mirror, so on a balanced held-out set of mirrored pairs the model is at 50%, however long it trains.
-* With sinusoidal positions the same model, data and settings reach at least 98% on noun pairs never seen together in training.
+* With sinusoidal positions the same model, data and settings reach at least 98% on noun pairs never seen together in training, and so do learned and rotary (rope) positions; ALiBi, whose bias cannot tell before from after, learns the slowest.
+* The loss skips the tokens labelled with the ignore index; the exercises above are that loss and the backward pass of the linear head that produces the logits.
 * `xenc-train-order` runs the same experiment at full size, once per position scheme, with checkpoints and figures.'''),
+ '07_positions_inside_attention': dict(
+   objectives='''* rotate the query and key of every head by RoPE's $R(p)$, and relate $R(p)$ to the $R_k$ of notebook 02; know the interleaved and the "rotate half" pairings;
+* show numerically that a RoPE score depends only on $m - n$, and that the rotation keeps norms;
+* compute the ALiBi slopes for any number of heads, read the bias matrices, and say why ALiBi needs no embedding;
+* show that the symmetric ALiBi of an encoder cannot tell a sentence from its reverse;
+* run "train short, test long" and read which position schemes still work on longer sequences;
+* (exercises) write the RoPE rotation of one head and the ALiBi slopes yourself.''',
+   exercises=['rope', 'alibi_slopes'],
+   summary='''* RoPE rotates $q$ and $k$ of every head by $R(p)$, the rotations of notebook 02 ($R_k = R(k)^\\top$). The score $(R(m)q)\\cdot(R(n)k) = q^\\top R(n-m)\\,k$ depends only on $m - n$: shifting every position by up to 1000 changed no score by more than $10^{-5}$, and no norm by more than $10^{-6}$ (relative). The "rotate half" pairing of GPT-NeoX and LLaMA is the same rotation on permuted columns.
+* ALiBi adds $-m_h|i-j|$ to the scores, with slopes $2^{-8/H}, 2^{-16/H}, \\dots$ (and the interleaving rule when $H$ is not a power of two). It needs no embedding and no parameters. Its encoder form is symmetric, so a sentence and its reverse get reversed outputs.
+* Neither adds anything to the token vectors: the words separate only inside attention.
+* Train short, test long (`copy_left`, trained on lengths up to 16, tested up to 128): RoPE keeps at least 98% up to 4 times the training length; sinusoidal falls as soon as the sequences are longer than in training; learned has no embedding beyond its table; the encoder's ALiBi stays near one half at every length, because the task needs the direction that its symmetric bias cannot see.'''),
 }
 
 def apply(name):
