@@ -10,7 +10,6 @@
 //     xenc-train-order --json > run.json        # everything, curves included
 //     xenc-train-order --save ckpt              # ckpt/<scheme>.npz checkpoints
 //     xenc-train-order --load ckpt/learned.npz --sentence "the fox saw the bird"
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -40,10 +39,16 @@
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/viz/svg.hpp"
 
+#include "../common/progress.hpp"
+#include "../common/training.hpp"
+
 namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using xenc_app::fmt;
+using xenc_app::pct;
+using xenc_app::Progress;
 
 struct Options {
   // task
@@ -121,60 +126,6 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
   return e;
 }
 
-// ---- progress -------------------------------------------------------------------------------
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string pct(double v) { return fmt("%.1f%%", 100.0 * v); }
-
-class Progress {
- public:
-  Progress(bool enabled) : enabled_(enabled), tty_(enabled && isatty(fileno(stdout))) {}
-
-  // Called after every step: a redrawn bar on a terminal, nothing otherwise (see epoch()).
-  void step(const std::string& scheme, int epoch, int epochs, std::size_t step, std::size_t steps,
-            double loss, double acc, double rate) {
-    if (!tty_) return;
-    const auto now = Clock::now();
-    if (step != steps && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const int width = 20;
-    const int filled = int(double(width) * double(step) / double(steps));
-    std::string bar = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
-    std::printf("\r\033[K%-10s %s epoch %d/%d  step %zu/%zu  loss %.3f  acc %s  %.0f steps/s  ETA %s",
-                scheme.c_str(), bar.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(), rate,
-                eta(steps - step, rate).c_str());
-    std::fflush(stdout);
-  }
-
-  // Called after every epoch: one plain line when stdout is not a terminal.
-  void epoch(const std::string& scheme, int epoch, int epochs, std::size_t step, std::size_t steps,
-             double loss, double acc, double heldout_acc, double rate) {
-    if (!enabled_ || tty_) return;
-    std::printf("%s: epoch %d/%d, step %zu/%zu, loss %.4f, train acc %s, held-out acc %s, "
-                "%.0f steps/s, ETA %s\n",
-                scheme.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(),
-                pct(heldout_acc).c_str(), rate, eta(steps - step, rate).c_str());
-    std::fflush(stdout);
-  }
-
-  void done() {
-    if (tty_) std::printf("\r\033[K");
-    std::fflush(stdout);
-  }
-
- private:
-  static std::string eta(std::size_t left, double rate) {
-    return rate > 0 ? fmt("%.0f s", double(left) / rate) : std::string("?");
-  }
-  bool enabled_, tty_;
-  Clock::time_point last_{};
-};
-
 // ---- training -------------------------------------------------------------------------------
 
 xenc::EncoderModelConfig model_config(const Options& o, xenc::PositionKind kind, std::size_t V) {
@@ -222,26 +173,14 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
     std::size_t nouns = 0, correct = 0, window_nouns = 0, in_epoch = 0;
     for (const auto& idx : xenc::shuffled_batches(train.size(), B, shuffle)) {
       const xenc::LabelledBatch b = xenc::make_batch(train, idx, d.vocab);
-      opt.zero_grad();
-      const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, 2]
-      const float loss = xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex);
-      model.backward(xenc::cross_entropy_backward(logits, b.labels, xenc::kIgnoreIndex));
-      xenc::clip_grad_norm_(opt.params(), float(o.clip));
-      opt.lr = schedule(step);
-      opt.step();
+      const xenc_app::StepResult sr = xenc_app::train_step(model, opt, schedule, step, b, float(o.clip));
       ++step;
       // running numbers for the progress display
       std::size_t n = 0;
-      for (std::size_t i = 0; i < b.labels.size(); ++i) {
-        const std::int64_t label = b.labels.data()[i];
-        if (label == xenc::kIgnoreIndex) continue;
-        ++n;
-        const float* z = logits.data() + 2 * i;
-        correct += (z[1] > z[0] ? 1 : 0) == label;
-      }
-      loss_sum += double(loss) * double(n);
+      xenc_app::count_correct(sr.logits, b.labels, n, correct);
+      loss_sum += double(sr.loss) * double(n);
       nouns += n;
-      window_loss += double(loss) * double(n);
+      window_loss += double(sr.loss) * double(n);
       window_nouns += n;
       ++in_epoch;
       if (in_epoch % every == 0 && in_epoch != per_epoch) {  // a point inside the epoch

@@ -1,0 +1,52 @@
+// Shared by the training apps (xenc-train-order, xenc-extrapolate; included as
+// "../common/training.hpp"): one optimisation step of a per-token classifier, and counting the
+// positions it gets right.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "xenc/data/batching.hpp"
+#include "xenc/nn/optim.hpp"
+#include "xenc/nn/token_classifier.hpp"
+#include "xenc/ops/cross_entropy.hpp"
+
+namespace xenc_app {
+
+struct StepResult {
+  xenc::Tensor3 logits;  ///< [B, T, C], before the update
+  float loss = 0.0f;     ///< mean cross-entropy over the labelled positions
+};
+
+/// zero_grad, forward, cross-entropy (kIgnoreIndex positions ignored), backward, clip the
+/// gradient norm to `clip`, set the learning rate schedule(step), and take the optimiser step.
+inline StepResult train_step(xenc::TokenClassifier& model, xenc::AdamW& opt,
+                             const xenc::WarmupCosine& schedule, std::size_t step,
+                             const xenc::LabelledBatch& b, float clip) {
+  StepResult r;
+  opt.zero_grad();
+  r.logits = model.forward(b.ids, b.padding_mask);  // [B, T, C]
+  r.loss = xenc::cross_entropy_forward(r.logits, b.labels, xenc::kIgnoreIndex);
+  model.backward(xenc::cross_entropy_backward(r.logits, b.labels, xenc::kIgnoreIndex));
+  xenc::clip_grad_norm_(opt.params(), clip);
+  opt.lr = schedule(step);
+  opt.step();
+  return r;
+}
+
+/// Adds the labelled positions of a batch to `positions`, and those whose largest logit is the
+/// label (the first one on a tie) to `correct`. logits: [B, T, C]   labels: [B, T]
+inline void count_correct(const xenc::Tensor3& logits, const xenc::Index2& labels, std::size_t& positions,
+                          std::size_t& correct) {
+  const std::size_t C = logits.shape(2);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::int64_t label = labels.data()[i];
+    if (label == xenc::kIgnoreIndex) continue;
+    ++positions;
+    const float* z = logits.data() + C * i;
+    correct += std::int64_t(std::max_element(z, z + C) - z) == label;
+  }
+}
+
+}  // namespace xenc_app
