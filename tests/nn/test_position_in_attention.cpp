@@ -12,6 +12,7 @@
 #include "support/reference.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
+#include "xenc/core/grad_mode.hpp"
 #include "xenc/nn/encoder_model.hpp"
 #include "xenc/nn/multihead_attention.hpp"
 #include "xenc/nn/position.hpp"
@@ -230,6 +231,42 @@ TEST(Alibi, BiasIsMinusSlopeTimesDistance) {
   const Tensor2 expected = {{0, -0.25f, -0.5f, -0.75f}, {-0.25f, 0, -0.25f, -0.5f}, {-0.5f, -0.25f, 0, -0.25f}};
   EXPECT_TRUE(AllClose(b, expected, kFloatRound, kFloatRound));
   EXPECT_EQ(scheme.num_parameters(), 0u);
+}
+
+// ALiBi's fast path (distance_bias_slope: the kernel writes −m_h·|i − j| with the scores) gives
+// what the general path gives with the same bias as [Tq, Tk] tensors from alibi_bias, in
+// inference and with gradients on, with a key padding mask.
+namespace {
+struct AlibiAsTensors : AttentionPosition {
+  bool has_score_bias() const override { return true; }
+  Tensor2 score_bias(std::size_t h, std::size_t H, std::size_t Tq, std::size_t Tk) const override {
+    return alibi_bias(alibi_slopes(H)[h], Tq, Tk);
+  }
+};
+}  // namespace
+
+TEST(Alibi, KernelSlopeMatchesTheBiasTensorPath) {
+  const std::size_t B = 2, T = 6, D = 8, H = 4;
+  Rng rng(31);
+  MultiheadAttention mha(D, H, rng);
+  randomize(mha, rng);
+  const Tensor3 x = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  Mask2 kpm = xt::zeros<bool>({B, T});
+  kpm(1, T - 1) = true;
+  ALiBiPosition alibi;
+  const AlibiAsTensors tensors;
+  EXPECT_EQ(tensors.distance_bias_slope(0, H), 0.0f);  // the default: use score_bias
+  EXPECT_EQ(alibi.attention_position()->distance_bias_slope(1, H), 0.0625f);  // 2^-4 for H = 4
+  for (const bool grad : {false, true}) {
+    SCOPED_TRACE(grad ? "with gradients" : "inference");
+    GradMode::set_enabled(grad);
+    mha.set_position(alibi.attention_position());
+    const Tensor3 fast = mha.forward(x, kpm);
+    mha.set_position(&tensors);
+    const Tensor3 general = mha.forward(x, kpm);
+    GradMode::set_enabled(true);
+    EXPECT_TRUE(AllClose(fast, general, kOpAtol, kOpRtol));
+  }
 }
 
 // Without position information the encoder is permutation-equivariant; rope and alibi (which

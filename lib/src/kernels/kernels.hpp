@@ -135,12 +135,13 @@ struct HeadInputs {
   ConstMatView q, k, v;
 };
 
-/// What is added to the scores S = scale · Q Kᵀ before the softmax; empty/null = nothing.
+/// What is added to the scores S = scale · Q Kᵀ before the softmax; empty/null/0 = nothing.
 struct ScoreTerms {
   float scale;                   ///< 1/√Dh
   const bool* key_padding;       ///< Tk flags, true = padding: S[:, j] = -inf
   ConstMatView attn_mask;        ///< [Tq, Tk], added
   ConstMatView bias;             ///< [Tq, Tk], added (a position scheme's per-head bias)
+  float distance_slope = 0.0f;   ///< ALiBi: −slope·|i − j| added (computed, no tensor)
 };
 
 /// P = softmax(S + terms) into probs [Tq, Tk]; out [Tq, Dh] = P V, or (P ⊙ dropout) V when
