@@ -59,6 +59,33 @@ TEST(Rope, HandExample) {
   EXPECT_TRUE(AllClose(x, Tensor3{{{1, 0, 0, 2}, {1, 0, 0, 2}}}, kHandValue, kHandValue));
 }
 
+// The angle table is built by turning angle t−1 by θ_i (kernels, ops/position_in_attention.cpp):
+// over a long sequence with an offset it stays at float rounding of the direct formula
+// x' = (cos φ·x0 − sin φ·x1, sin φ·x0 + cos φ·x1), φ = (t + offset)·θ_i in double, both pairings.
+TEST(Rope, LongSequenceMatchesTheDirectFormula) {
+  const std::size_t T = 4096, H = 2, Dh = 8, D = H * Dh;
+  const double offset = 1000.0;
+  Rng rng(44);
+  const auto x = random_tensor<Tensor3>(Shape3{1, T, D}, rng);
+  const std::vector<double> theta = rope_frequencies(Dh);
+  for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+    SCOPED_TRACE(pairing == RopePairing::half ? "half" : "interleaved");
+    Tensor3 y = x;
+    rope_forward(y, H, pairing, offset);
+    Tensor3 expected = x;
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < Dh / 2; ++i) {
+          const std::size_t a = h * Dh + (pairing == RopePairing::interleaved ? 2 * i : i);
+          const std::size_t a2 = pairing == RopePairing::interleaved ? a + 1 : a + Dh / 2;
+          const double phi = (double(t) + offset) * theta[i], x0 = x(0, t, a), x1 = x(0, t, a2);
+          expected(0, t, a) = float(std::cos(phi) * x0 - std::sin(phi) * x1);
+          expected(0, t, a2) = float(std::sin(phi) * x0 + std::cos(phi) * x1);
+        }
+    EXPECT_TRUE(AllClose(y, expected, 10 * kFloatRound, 10 * kFloatRound));
+  }
+}
+
 // 2. Reference values: self-attention with RoPE / ALiBi against an independent PyTorch
 //    implementation (complex-number RoPE as in Meta's LLaMA code; the ALiBi authors' slopes).
 class PositionInAttentionReference : public ::testing::TestWithParam<const char*> {};

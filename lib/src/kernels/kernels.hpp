@@ -159,4 +159,14 @@ void attention_head_backward(const HeadInputs& in, float scale, ConstMatView pro
                              ConstMatView dropout, ConstMatView dout, MatView scratch,
                              const HeadGrads& grads);
 
+// ---- RoPE (rotation.cpp) ------------------------------------------------------------------
+
+/// cos and sin of every (token t, pair i) angle, [T, Dh/2] each; which columns form pair i.
+struct PairRotation {
+  ConstMatView cos, sin;
+  bool interleaved;  ///< pair i = (2i, 2i+1); else (i, i + Dh/2)
+};
+/// x [B·T, H·Dh] in place: in every head, pair i of row n turned by the angle of (n mod T, i).
+void rotate_pairs(MatView x, std::size_t num_heads, const PairRotation& r);
+
 }  // namespace xenc::kernels
