@@ -57,6 +57,19 @@ bool Passed(const grade::ExerciseResult& r, const std::string& check) {
   return false;
 }
 
+// The library's RoPE on one head: row t of x [T, Dh] as a batch [1, 1, Dh] at offset positions[t].
+Tensor2 library_rope(const Tensor2& x, const std::vector<std::size_t>& positions, xenc::RopePairing pairing) {
+  const std::size_t T = x.shape()[0], Dh = x.shape()[1];
+  Tensor2 y = Tensor2::from_shape({T, Dh});
+  for (std::size_t t = 0; t < T; ++t) {
+    Tensor3 row = Tensor3::from_shape({1, 1, Dh});
+    for (std::size_t e = 0; e < Dh; ++e) row(0, 0, e) = x(t, e);
+    xenc::rope_forward(row, 1, pairing, double(positions.at(t)));
+    for (std::size_t e = 0; e < Dh; ++e) y(t, e) = row(0, 0, e);
+  }
+  return y;
+}
+
 // ---- 1. the reference solutions and the library pass ------------------------------------------
 
 TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
@@ -69,6 +82,8 @@ TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_merge_heads(assignment::merge_heads)));
   EXPECT_TRUE(AllPass(grade::check_linear_backward(assignment::linear_backward)));
   EXPECT_TRUE(AllPass(grade::check_cross_entropy(assignment::cross_entropy)));
+  EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope_rotate)));
+  EXPECT_TRUE(AllPass(grade::check_alibi_slopes(assignment::alibi_slopes)));
 }
 
 // The library's ops are tested against PyTorch (tests/ops); they pass the grader's checks too, so
@@ -89,6 +104,17 @@ TEST(GradeSolutions, TheLibraryOpsPass) {
   })));
   EXPECT_TRUE(AllPass(grade::check_linear_backward(
       [](const Tensor2& dy, const Tensor2& x, const Tensor2& W) { return xenc::linear_backward<2>(dy, x, W, true); })));
+  EXPECT_TRUE(AllPass(grade::check_rope(
+      [](const Tensor2& x, const std::vector<std::size_t>& p) { return library_rope(x, p, xenc::RopePairing::interleaved); })));
+  EXPECT_TRUE(AllPass(grade::check_alibi_slopes([](std::size_t H) { return xenc::alibi_slopes(H); })));
+}
+
+// The library's rotate-half pairing is the museum's exhibit (two codes, one mistake): the grader
+// names it when the library runs with RopePairing::half.
+TEST(GradeSolutions, LibraryRotateHalfIsTheExhibit) {
+  const auto r = grade::check_rope(
+      [](const Tensor2& x, const std::vector<std::size_t>& p) { return library_rope(x, p, xenc::RopePairing::half); });
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_rotate_half));
 }
 
 // ---- 2. stubs fail ----------------------------------------------------------------------------
@@ -257,6 +283,84 @@ TEST(GradePitfalls, CrossEntropyCountsIgnoredRows) {
   EXPECT_TRUE(Passed(r, "edge case: one row"));  // nothing ignored: N' = N
 }
 
+TEST(GradePitfalls, RopeRotateHalf) {
+  const auto r = grade::check_rope(pitfalls::rope_rotate_half);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_rotate_half));
+  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::rope_rotate_half));
+  // a rotation all the same: lengths, relative scores and position 0 are right, and with one
+  // pair (Dh = 2) the two pairings coincide
+  EXPECT_TRUE(Passed(r, "invariant: every row keeps its length"));
+  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
+  EXPECT_TRUE(Passed(r, "invariant: position 0"));
+  EXPECT_TRUE(Passed(r, "edge case: Dh = 2"));
+}
+
+TEST(GradePitfalls, RopeExponentWithout2) {
+  const auto r = grade::check_rope(pitfalls::rope_exponent_without_2);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_exponent_without_2));
+  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::rope_exponent_without_2));
+  EXPECT_TRUE(FailsWithHint(r, "edge case: large positions", Pitfall::rope_exponent_without_2));
+  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
+  EXPECT_TRUE(Passed(r, "edge case: Dh = 2"));  // θ_0 = 1 either way
+}
+
+TEST(GradePitfalls, RopeClockwise) {
+  const auto r = grade::check_rope(pitfalls::rope_clockwise);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_clockwise));
+  EXPECT_TRUE(FailsWithHint(r, "edge case: Dh = 2", Pitfall::rope_clockwise));
+  EXPECT_TRUE(Passed(r, "invariant: every row keeps its length"));
+  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
+  EXPECT_TRUE(Passed(r, "invariant: position 0"));
+}
+
+TEST(GradePitfalls, RopePositionsFromOne) {
+  const auto r = grade::check_rope(pitfalls::rope_positions_from_one);
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_positions_from_one));
+  EXPECT_TRUE(FailsWithHint(r, "invariant: position 0 is the identity", Pitfall::rope_positions_from_one));
+  EXPECT_TRUE(FailsWithHint(r, "edge case: T = 1", Pitfall::rope_positions_from_one));
+  // the shift by one cancels in every score
+  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
+}
+
+// Not an exhibit, but the large-position hint's claim: an angle computed in float32 passes every
+// check up to position 1000 and fails at 100000.
+TEST(GradePitfalls, RopeFloatAngleFailsOnlyAtLargePositions) {
+  const auto r = grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& positions) {
+    const std::size_t Dh = x.shape()[1];
+    if (Dh % 2) throw std::invalid_argument("odd Dh");
+    Tensor2 y = x;
+    for (std::size_t t = 0; t < x.shape()[0]; ++t)
+      for (std::size_t i = 0; i < Dh / 2; ++i) {
+        const float a = float(positions[t]) * std::pow(10000.0f, -2.0f * float(i) / float(Dh));
+        y(t, 2 * i) = x(t, 2 * i) * std::cos(a) - x(t, 2 * i + 1) * std::sin(a);
+        y(t, 2 * i + 1) = x(t, 2 * i) * std::sin(a) + x(t, 2 * i + 1) * std::cos(a);
+      }
+    return y;
+  });
+  EXPECT_EQ(r.num_passed(), r.checks.size() - 1) << grade::report(r);
+  EXPECT_FALSE(Passed(r, "edge case: large positions"));
+}
+
+TEST(GradePitfalls, AlibiStartAt2PowMinus8) {
+  const auto r = grade::check_alibi_slopes(pitfalls::alibi_slopes_start_2_pow_minus_8);
+  EXPECT_TRUE(FailsWithHint(r, "hand example: H = 8", Pitfall::alibi_start_2_pow_minus_8));
+  EXPECT_TRUE(FailsWithHint(r, "invariant: for H = 1, 2, 4", Pitfall::alibi_start_2_pow_minus_8));
+  EXPECT_TRUE(Passed(r, "invariant: for H = 16 the slopes are geometric"));  // ratio = start, as it should
+  EXPECT_TRUE(Passed(r, "edge case: H = 1"));  // one head: 2^(-8) is right
+}
+
+TEST(GradePitfalls, AlibiPlainFormulaForEveryH) {
+  const auto r = grade::check_alibi_slopes(pitfalls::alibi_slopes_plain_formula);
+  EXPECT_TRUE(FailsWithHint(r, "hand example: H = 6", Pitfall::alibi_plain_formula));
+  EXPECT_TRUE(FailsWithHint(r, "reference values: H = 12", Pitfall::alibi_plain_formula));
+  EXPECT_TRUE(FailsWithHint(r, "invariant: for H = 12 the first 8", Pitfall::alibi_plain_formula));
+  EXPECT_TRUE(FailsWithHint(r, "edge case: H = 3", Pitfall::alibi_plain_formula));
+  // every power of two is right
+  EXPECT_TRUE(Passed(r, "hand example: H = 8"));
+  EXPECT_TRUE(Passed(r, "reference values: H = 32"));
+  EXPECT_TRUE(Passed(r, "invariant: for H = 1, 2, 4"));
+}
+
 // The exhibits compute what their doc says, checked by hand arithmetic (not by the grader).
 TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // softmax without the max: exp(1000) = inf in float32, inf / inf = NaN
@@ -302,7 +406,7 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
     EXPECT_FALSE(info.mistake.empty());
     EXPECT_FALSE(info.fix.empty());
   }
-  EXPECT_EQ(pitfalls::all_pitfalls().size(), 15u);
+  EXPECT_EQ(pitfalls::all_pitfalls().size(), 21u);
 }
 
 // ---- the report and robustness ----------------------------------------------------------------
@@ -360,7 +464,7 @@ TEST(GradeRobustness, ForeignExceptionsAreCaught) {
 TEST(GradeExercises, TheListMatchesTheChecks) {
   // each exercise's result carries its name and the signature from the list
   const auto& list = grade::exercises();
-  ASSERT_EQ(list.size(), 9u);
+  ASSERT_EQ(list.size(), 11u);
   EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
   EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
 }

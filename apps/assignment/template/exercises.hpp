@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace assignment {
 
@@ -55,5 +56,18 @@ xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, co
 /// logits: [N, C]   targets: [N]
 xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets,
                                               std::int64_t ignore_index);
+
+/// RoPE of one head: row t of x (a query or key) rotated pair by pair, pairs (2i, 2i+1):
+/// θ_i = 10000^(-2i/Dh), a = positions[t] · θ_i,
+/// y[t, 2i] = x[t, 2i] cos a - x[t, 2i+1] sin a,  y[t, 2i+1] = x[t, 2i] sin a + x[t, 2i+1] cos a.
+/// Positions count from 0 (position 0: y = x).  x, y: [T, Dh]   positions: T entries
+/// Throws std::invalid_argument if Dh is odd or 0.
+Tensor2 rope_rotate(const Tensor2& x, const std::vector<std::size_t>& positions);
+
+/// ALiBi slopes m_0 .. m_{H-1}. H a power of two: m_h = 2^(-8(h+1)/H) (H = 8: 1/2 .. 1/256).
+/// Otherwise, n = the largest power of two below H: the n slopes for n heads, then
+/// 2^(-8·1/(2n)), 2^(-8·3/(2n)), ... (every other slope of 2n heads) until there are H.
+/// Throws std::invalid_argument if num_heads is 0.
+std::vector<double> alibi_slopes(std::size_t num_heads);
 
 }  // namespace assignment

@@ -31,6 +31,8 @@ const std::vector<std::pair<std::string, std::function<ExerciseResult()>>>& all_
       {"merge_heads", [] { return xenc::grade::check_merge_heads(assignment::merge_heads); }},
       {"linear_backward", [] { return xenc::grade::check_linear_backward(assignment::linear_backward); }},
       {"cross_entropy", [] { return xenc::grade::check_cross_entropy(assignment::cross_entropy); }},
+      {"rope", [] { return xenc::grade::check_rope(assignment::rope_rotate); }},
+      {"alibi_slopes", [] { return xenc::grade::check_alibi_slopes(assignment::alibi_slopes); }},
   };
   return all;
 }

@@ -12,6 +12,7 @@
 #include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
 #include "xenc/data/batching.hpp"
+#include "xenc/data/position_tasks.hpp"
 #include "xenc/data/word_roles.hpp"
 #include "xenc/nn/embedding.hpp"
 #include "xenc/nn/encoder_model.hpp"

@@ -58,6 +58,14 @@ Output row_sums(const Output& o, const std::string& name, std::size_t f = 0) {
   return {s};
 }
 
+// Runs a value check with the exhibits that could explain its failure and its own hint, and adds
+// the result to r.
+void add(ExerciseResult& r, ValueCheck c, std::vector<Exhibit> exhibits, std::string hint) {
+  c.exhibits = std::move(exhibits);
+  c.hint = std::move(hint);
+  r.checks.push_back(run(c));
+}
+
 ExerciseResult start(const std::string& name) {
   ExerciseResult r;
   r.exercise = name;
@@ -87,6 +95,8 @@ const std::vector<ExerciseInfo>& exercises() {
       {"cross_entropy",
        "CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets, std::int64_t "
        "ignore_index)"},
+      {"rope", "Tensor2 rope_rotate(const Tensor2& x, const std::vector<std::size_t>& positions)"},
+      {"alibi_slopes", "std::vector<double> alibi_slopes(std::size_t num_heads)"},
   };
   return all;
 }
@@ -857,6 +867,213 @@ ExerciseResult check_cross_entropy(const CrossEntropyFn& student) {
   ValueCheck onec{"edge case: one row (T = 1)", inputs(one), call(one), reference(one)};
   onec.hint = formula_hint;
   r.checks.push_back(run(onec));
+  return r;
+}
+
+// ---- RoPE ---------------------------------------------------------------------------------------
+
+namespace {
+using Positions = std::vector<std::size_t>;
+
+std::vector<double> to_doubles(const Positions& p) { return std::vector<double>(p.begin(), p.end()); }
+
+// The scores S[m, n] = y_q[m] · y_k[n] of two rotated [T, Dh] matrices, in double.
+Field scores(const Tensor2& yq, const Tensor2& yk) {
+  if (yq.dimension() != 2 || yk.shape() != yq.shape())
+    throw std::invalid_argument("rotated q has shape " + shape_str(yq.shape()) + " and k " + shape_str(yk.shape()) +
+                                ", expected [T, Dh] both");
+  const std::size_t T = yq.shape()[0], Dh = yq.shape()[1];
+  Field s{"scores q_m · k_n", {T, T}, std::vector<double>(T * T, 0.0)};
+  for (std::size_t m = 0; m < T; ++m)
+    for (std::size_t n = 0; n < T; ++n)
+      for (std::size_t e = 0; e < Dh; ++e) s.data[m * T + n] += double(yq(m, e)) * double(yk(n, e));
+  return s;
+}
+
+// Row norms |x[t]| of a [T, Dh] field, in double.
+Output row_norms(const Output& o) {
+  const Field& y = o.at(0);
+  if (y.shape.size() != 2) throw std::invalid_argument("y has shape " + shape_str(y.shape) + ", expected [T, Dh]");
+  const std::size_t T = y.shape[0], Dh = y.shape[1];
+  Field n{"row norms |y[t]|", {T}, std::vector<double>(T, 0.0)};
+  for (std::size_t t = 0; t < T; ++t) {
+    for (std::size_t e = 0; e < Dh; ++e) n.data[t] += y.data[t * Dh + e] * y.data[t * Dh + e];
+    n.data[t] = std::sqrt(n.data[t]);
+  }
+  return {n};
+}
+}  // namespace
+
+ExerciseResult check_rope(const RopeFn& student) {
+  ExerciseResult r = start("rope");
+  auto call = [student](const Tensor2& x, const Positions& p) { return [=] { return Output{field("y", student(x, p))}; }; };
+  auto reference = [](const Tensor2& x, const Positions& p) {
+    return Output{from_ref("y", ref::rope(ref::from(x), to_doubles(p)))};
+  };
+  auto exhibits = [](const Tensor2& x, const Positions& p) {
+    using F = Tensor2 (*)(const Tensor2&, const Positions&);
+    auto ex = [&](Pitfall pf, F f) { return Exhibit{pf, [=] { return Output{field("y", f(x, p))}; }}; };
+    return std::vector<Exhibit>{ex(Pitfall::rope_rotate_half, pitfalls::rope_rotate_half),
+                                ex(Pitfall::rope_exponent_without_2, pitfalls::rope_exponent_without_2),
+                                ex(Pitfall::rope_clockwise, pitfalls::rope_clockwise),
+                                ex(Pitfall::rope_positions_from_one, pitfalls::rope_positions_from_one)};
+  };
+  auto inputs = [](const Tensor2& x, const Positions& p) { return show("x", x) + "; positions = " + detail::list(to_doubles(p)); };
+  // a reference check: the student's rotation against the formula, every exhibit as a suspect
+  auto against_formula = [&](const std::string& name, const Tensor2& x, const Positions& p, const std::string& hint) {
+    add(r, {name, inputs(x, p), call(x, p), reference(x, p)}, exhibits(x, p), hint);
+  };
+  const std::string formula_hint =
+      "θ_i = 10000^(-2i/Dh) and a = positions[t] · θ_i; rotate each pair (x[t, 2i], x[t, 2i+1]) counter-clockwise: "
+      "y[t, 2i] = x[t, 2i] cos a - x[t, 2i+1] sin a, y[t, 2i+1] = x[t, 2i] sin a + x[t, 2i+1] cos a.";
+
+  // Hand example, Dh = 4: θ_0 = 1, θ_1 = 10000^(-2/4) = 0.01. Row 0 at position 0 is not rotated.
+  // Row 1 = [1, 0, 1, 0] at position 1: each pair (1, 0) turns into (cos a, sin a), a = 1 and 0.01:
+  // [cos 1, sin 1, cos 0.01, sin 0.01] = [0.540302, 0.841471, 0.99995, 0.00999983].
+  const Tensor2 hx = {{1, 2, 3, 4}, {1, 0, 1, 0}};
+  add(r, {"hand example: Dh = 4, rows [1, 2, 3, 4] at position 0 and [1, 0, 1, 0] at position 1", inputs(hx, {0, 1}),
+          call(hx, {0, 1}), {Field{"y", {2, 4}, {1, 2, 3, 4, 0.5403023059, 0.8414709848, 0.9999500004, 0.0099998333}}}},
+      exhibits(hx, {0, 1}), formula_hint);
+
+  const Tensor2 rx = randn<Tensor2>(std::array<std::size_t, 2>{6, 8}, 101);
+  against_formula("reference values: x [6, 8], positions 0, 1, 2, 5, 17, 100 (the formula in double)", rx,
+                  {0, 1, 2, 5, 17, 100}, formula_hint + " Row t is at positions[t], not at t.");
+
+  // Invariant: a rotation keeps lengths.
+  const Tensor2 nx = randn<Tensor2>(std::array<std::size_t, 2>{4, 6}, 102);
+  const Positions np = {0, 3, 9, 40};
+  ValueCheck norms{"invariant: every row keeps its length, |y[t]| = |x[t]|", inputs(nx, np), call(nx, np),
+                   row_norms({field("x", nx)})};
+  norms.measure = row_norms;
+  add(r, norms, exhibits(nx, np),
+      "a rotation keeps lengths: multiply each pair by [[cos a, -sin a], [sin a, cos a]] with one angle a for both "
+      "entries (RoPE rotates q and k; it adds nothing to them).");
+
+  // Invariant: (R(m + s) q) · (R(n + s) k) = (R(m) q) · (R(n) k): shift every position by s = 6.
+  const Tensor2 q = randn<Tensor2>(std::array<std::size_t, 2>{5, 8}, 103, 0.5f);
+  const Tensor2 k = randn<Tensor2>(std::array<std::size_t, 2>{5, 8}, 104, 0.5f);
+  const Positions p0 = {0, 1, 2, 3, 4}, p6 = {6, 7, 8, 9, 10};
+  ValueCheck rel{"invariant: the scores q_m · k_n depend only on m - n (every position + 6: the same scores)",
+                 show("q", q) + "; " + show("k", k) + "; positions 0 .. 4, then 6 .. 10",
+                 [=] { return Output{scores(student(q, p6), student(k, p6))}; }, {}};
+  rel.expected_from = [=](const Output&) { return Output{scores(student(q, p0), student(k, p0))}; };
+  rel.expected_text = "your scores at positions 0 .. 4 (within 1e-5)";
+  rel.tol = detail::Tolerance{1e-5, 0.0};
+  add(r, rel, {},
+      "the angle must be the position times a frequency that does not depend on the position, a = p · θ_i, and q and k "
+      "must be rotated the same way: then R(m)ᵀ R(n) = R(n - m).");
+
+  // Invariant: position 0 has every angle 0, cos 0 = 1, sin 0 = 0.
+  const Tensor2 zx = randn<Tensor2>(std::array<std::size_t, 2>{3, 6}, 105);
+  add(r, {"invariant: position 0 is the identity (y = x)", inputs(zx, {0, 0, 0}), call(zx, {0, 0, 0}), {field("y", zx)}},
+      exhibits(zx, {0, 0, 0}), "at position 0 every angle is 0: y = x. Count positions from 0.");
+
+  against_formula("edge case: T = 1 (one row, at position 5)", randn<Tensor2>(std::array<std::size_t, 2>{1, 6}, 106), {5},
+                  formula_hint);
+  against_formula("edge case: Dh = 2 (one pair, θ_0 = 1: the angle is the position itself)",
+                  randn<Tensor2>(std::array<std::size_t, 2>{4, 2}, 107), {0, 1, 2, 3}, formula_hint);
+  // Dh = 6: θ_1 = 10000^(-1/3) = 0.0464159 is no round number, so a float32 angle rounds.
+  against_formula("edge case: large positions (1000 and 100000), Dh = 6",
+                  randn<Tensor2>(std::array<std::size_t, 2>{2, 6}, 108), {1000, 100000},
+                  "compute θ_i and the angle p · θ_i in double: at p = 100000 the angle of pair 1 is 4642 rad, where "
+                  "neighbouring float32 values are 0.0005 apart, so a float angle can be off by 2.5e-4 rad. " +
+                      formula_hint);
+
+  r.checks.push_back(run(ThrowCheck{"edge case: odd Dh = 5 is refused", "x [2, 5]; positions = [0, 1]",
+                                    [student] { student(xt::zeros<float>({2, 5}), {0, 1}); },
+                                    "throws std::invalid_argument (e.g. xenc::config_error): the pairs (2i, 2i+1) need an "
+                                    "even Dh",
+                                    "check that Dh (x's number of columns) is even and not 0 first, and throw "
+                                    "std::invalid_argument (xenc::config_error is one): an odd last column has no partner.",
+                                    {}}));
+  return r;
+}
+
+// ---- ALiBi slopes -------------------------------------------------------------------------------
+
+ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student) {
+  ExerciseResult r = start("alibi_slopes");
+  auto call = [student](std::size_t H) { return [=] { return Output{from_vec("slopes", student(H))}; }; };
+  auto exhibits = [](std::size_t H) {
+    return std::vector<Exhibit>{
+        {Pitfall::alibi_start_2_pow_minus_8, [=] { return Output{from_vec("slopes", pitfalls::alibi_slopes_start_2_pow_minus_8(H))}; }},
+        {Pitfall::alibi_plain_formula, [=] { return Output{from_vec("slopes", pitfalls::alibi_slopes_plain_formula(H))}; }}};
+  };
+  auto heads = [](std::size_t H) { return "num_heads = " + std::to_string(H); };
+  auto against_formula = [&](const std::string& name, std::size_t H, const std::string& hint) {
+    add(r, {name, heads(H), call(H), {from_vec("slopes", ref::alibi_slopes(H))}}, exhibits(H), hint);
+  };
+  const std::string power_hint =
+      "for H a power of two: the geometric sequence that starts at 2^(-8/H) with that same ratio, m_h = 2^(-8(h+1)/H), "
+      "h = 0 .. H-1.";
+  const std::string other_hint =
+      "for H not a power of two: n = the largest power of two below H; first the n slopes 2^(-8(h+1)/n), then "
+      "2^(-8·1/(2n)), 2^(-8·3/(2n)), 2^(-8·5/(2n)), ... (every other slope of 2n heads) until there are H.";
+
+  // Hand example, the paper's values for H = 8: start and ratio 2^(-8/8) = 1/2, so
+  // 1/2, 1/4, 1/8, 1/16, 1/32, 1/64, 1/128, 1/256.
+  add(r, {"hand example: H = 8 (the paper: 1/2, 1/4, ..., 1/256)", heads(8), call(8),
+          {Field{"slopes", {8}, {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625}}}},
+      exhibits(8), power_hint);
+  // Hand example, H = 6: n = 4 gives 2^-2, 2^-4, 2^-6, 2^-8; the 8-head sequence is 2^-1, 2^-2, ..., 2^-8,
+  // and every other one from the first is 2^-1, 2^-3, ...: the first 6 - 4 = 2 of them close the list.
+  add(r, {"hand example: H = 6 (not a power of two: 1/4, 1/16, 1/64, 1/256, then 1/2, 1/8)", heads(6), call(6),
+          {Field{"slopes", {6}, {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125}}}},
+      exhibits(6), other_hint);
+  against_formula("reference values: H = 32 (the formula in double)", 32, power_hint);
+  against_formula("reference values: H = 12 (not a power of two)", 12, other_hint);
+
+  // Invariant: for H a power of two, each slope is the previous one times m_0.
+  ValueCheck ratio{"invariant: for H = 16 the slopes are geometric, m_{h+1} / m_h = m_0", heads(16), call(16), {}};
+  ratio.measure = [](const Output& o) {
+    const Field& m = o.at(0);
+    Field q{"m_{h+1} / m_h", {m.data.empty() ? 0 : m.data.size() - 1}, {}};
+    for (std::size_t h = 0; h + 1 < m.data.size(); ++h) q.data.push_back(m.data[h + 1] / m.data[h]);
+    return Output{q};
+  };
+  ratio.expected_from = [](const Output& o) {
+    const Field& m = o.at(0);
+    if (m.data.size() != 16) throw std::invalid_argument("slopes has " + std::to_string(m.data.size()) + " values, expected 16");
+    return Output{Field{"m_{h+1} / m_h", {15}, std::vector<double>(15, m.data[0])}};
+  };
+  ratio.expected_text = "your m_0 for every h";
+  add(r, ratio, exhibits(16), "the ratio of the sequence is its start, 2^(-8/H): m_h = m_0^(h+1). " + power_hint);
+
+  // Invariant: the last slope of a power of two is 2^(-8) = 1/256, whatever H.
+  auto last_slopes = [](const AlibiSlopesFn& f) {
+    return [f] {
+      Field l{"last slope", {7}, {}};
+      for (std::size_t H = 1; H <= 64; H *= 2) {
+        const std::vector<double> m = f(H);
+        if (m.size() != H) throw std::invalid_argument("for H = " + std::to_string(H) + " got " + std::to_string(m.size()) + " slopes");
+        l.data.push_back(m.back());
+      }
+      return Output{l};
+    };
+  };
+  ValueCheck last{"invariant: for H = 1, 2, 4, ..., 64 the last slope is 2^(-8) = 1/256", "num_heads = 1, 2, 4, 8, 16, 32, 64",
+                  last_slopes(student), {Field{"last slope", {7}, std::vector<double>(7, 1.0 / 256)}}};
+  add(r, last,
+      {{Pitfall::alibi_start_2_pow_minus_8, last_slopes(pitfalls::alibi_slopes_start_2_pow_minus_8)}},
+      "m_{H-1} = 2^(-8H/H) = 2^(-8): the sequence runs from 2^(-8/H) down to 1/256. " + power_hint);
+
+  // Invariant: for H not a power of two, the slopes of the power of two below come first.
+  ValueCheck keeps{"invariant: for H = 12 the first 8 slopes are your slopes for H = 8", heads(12), call(12), {}};
+  keeps.measure = [](const Output& o) {
+    const Field& m = o.at(0);
+    if (m.data.size() < 8) throw std::invalid_argument("slopes has " + std::to_string(m.data.size()) + " values, expected 12");
+    return Output{Field{"first 8 slopes", {8}, std::vector<double>(m.data.begin(), m.data.begin() + 8)}};
+  };
+  keeps.expected_from = [student](const Output&) { return Output{from_vec("first 8 slopes", student(8))}; };
+  keeps.expected_text = "your slopes for H = 8";
+  add(r, keeps, exhibits(12), other_hint);
+
+  against_formula("edge case: H = 1 (one head: 2^(-8))", 1, power_hint);
+  against_formula("edge case: H = 3", 3, other_hint);
+  r.checks.push_back(run(ThrowCheck{"edge case: H = 0 is refused", "num_heads = 0", [student] { student(0); },
+                                    "throws std::invalid_argument (e.g. xenc::config_error): there is no head to give a slope",
+                                    "check num_heads > 0 first and throw std::invalid_argument (xenc::config_error is one).",
+                                    {}}));
   return r;
 }
 

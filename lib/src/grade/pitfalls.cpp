@@ -96,6 +96,41 @@ const PitfallInfo& describe(Pitfall p) {
         "the ignored rows' terms are skipped but the sum is still divided by N, the number of "
         "all rows",
         "divide by N', the number of rows whose target is not ignore_index (the gradient too)"}},
+      {Pitfall::rope_rotate_half,
+       {"RoPE with the \"rotate half\" pairing where the interleaved one is asked",
+        "column i is rotated with column i + Dh/2 (GPT-NeoX, Hugging Face LLaMA's rotate_half), "
+        "but RoFormer's pairs are the neighbours (2i, 2i+1); norms and relative scores are still "
+        "kept, so only values show it",
+        "rotate the pairs (x[2i], x[2i+1]) with angle p · θ_i: y[2i] = x[2i] cos a - x[2i+1] sin a, "
+        "y[2i+1] = x[2i] sin a + x[2i+1] cos a"}},
+      {Pitfall::rope_exponent_without_2,
+       {"RoPE frequencies 10000^(-i/Dh), the 2 of 2i/Dh dropped",
+        "θ_i = 10000^(-i/Dh) makes the frequencies fall half as fast as the formula's: pair i "
+        "turns as fast as pair i/2 should",
+        "θ_i = 10000^(-2i/Dh) for pair i = 0 .. Dh/2 - 1 (the exponent of the sinusoidal table, "
+        "with D = Dh)"}},
+      {Pitfall::rope_clockwise,
+       {"RoPE rotating clockwise (the sign of sin flipped)",
+        "y[2i] = x[2i] cos a + x[2i+1] sin a, y[2i+1] = -x[2i] sin a + x[2i+1] cos a is the "
+        "rotation by -a (R(a) transposed, the backward's matrix)",
+        "rotate counter-clockwise: y[2i] = x[2i] cos a - x[2i+1] sin a, y[2i+1] = x[2i] sin a + "
+        "x[2i+1] cos a (the minus sign on the first row)"}},
+      {Pitfall::rope_positions_from_one,
+       {"RoPE positions counted from 1",
+        "the token at position p is rotated by (p + 1) · θ_i (a 1-based count), so position 0 is "
+        "no longer the identity; relative scores hide it",
+        "count positions from 0: the angle is p · θ_i with the position p as given (position 0 "
+        "leaves the vector unchanged)"}},
+      {Pitfall::alibi_start_2_pow_minus_8,
+       {"ALiBi slopes starting at 2^(-8) instead of 2^(-8/H)",
+        "the geometric sequence starts (and, ratio = start, steps) at 2^(-8), the smallest "
+        "slope, so m_h = 2^(-8(h+1)) and every head but the first ignores distance",
+        "start at 2^(-8/H) with the same ratio: m_h = 2^(-8(h+1)/H) (H = 8: 1/2, 1/4, ..., 1/256)"}},
+      {Pitfall::alibi_plain_formula,
+       {"ALiBi slopes for H not a power of two computed with the plain formula",
+        "m_h = 2^(-8(h+1)/H) for every H; the paper's rule for other H is different",
+        "for H not a power of two, take the n slopes of n = the largest power of two below H, then "
+        "every other slope of the 2n sequence (2^(-8·1/(2n)), 2^(-8·3/(2n)), ...) until there are H"}},
   };
   return catalogue.at(p);
 }
@@ -109,7 +144,10 @@ const std::vector<Pitfall>& all_pitfalls() {
       Pitfall::mask_inverted,               Pitfall::mask_after_softmax,
       Pitfall::attention_without_scale,     Pitfall::split_heads_without_transpose,
       Pitfall::merge_heads_without_transpose, Pitfall::linear_backward_bias_mean,
-      Pitfall::cross_entropy_counts_ignored};
+      Pitfall::cross_entropy_counts_ignored,
+      Pitfall::rope_rotate_half,            Pitfall::rope_exponent_without_2,
+      Pitfall::rope_clockwise,              Pitfall::rope_positions_from_one,
+      Pitfall::alibi_start_2_pow_minus_8,   Pitfall::alibi_plain_formula};
   return all;
 }
 
@@ -371,6 +409,62 @@ Tensor2 cross_entropy_counts_ignored_backward(const Tensor2& logits, const Index
     }
   }
   return g;
+}
+
+// ---- RoPE -------------------------------------------------------------------------------------
+
+namespace {
+// One head's rotation with the knobs the exhibits turn: which columns pair up, the exponent's
+// factor (2 in θ_i = 10000^(−2i/Dh)), the sense of rotation and the first position.
+struct RopeVariant {
+  bool half_pairs = false;
+  double exponent_factor = 2.0;
+  double sense = 1.0;  // −1: clockwise
+  double first_position = 0.0;
+};
+Tensor2 rope_variant(const Tensor2& x, const std::vector<std::size_t>& positions, RopeVariant v) {
+  const std::size_t T = x.shape()[0], Dh = x.shape()[1], half = Dh / 2;
+  Tensor2 y = x;
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t i = 0; i < half; ++i) {
+      const double theta = std::pow(10000.0, -v.exponent_factor * double(i) / double(Dh));
+      const double a = (double(positions.at(t)) + v.first_position) * theta;
+      const double c = std::cos(a), s = v.sense * std::sin(a);
+      const std::size_t j = v.half_pairs ? i : 2 * i, k = v.half_pairs ? i + half : 2 * i + 1;
+      const double x0 = x(t, j), x1 = x(t, k);
+      y(t, j) = float(x0 * c - x1 * s);
+      y(t, k) = float(x0 * s + x1 * c);
+    }
+  return y;
+}
+}  // namespace
+
+Tensor2 rope_rotate_half(const Tensor2& x, const std::vector<std::size_t>& positions) {
+  return rope_variant(x, positions, {true, 2.0, 1.0, 0.0});  // pairs (i, i + Dh/2)
+}
+Tensor2 rope_exponent_without_2(const Tensor2& x, const std::vector<std::size_t>& positions) {
+  return rope_variant(x, positions, {false, 1.0, 1.0, 0.0});  // θ_i = 10000^(−i/Dh)
+}
+Tensor2 rope_clockwise(const Tensor2& x, const std::vector<std::size_t>& positions) {
+  return rope_variant(x, positions, {false, 2.0, -1.0, 0.0});  // R(−a)
+}
+Tensor2 rope_positions_from_one(const Tensor2& x, const std::vector<std::size_t>& positions) {
+  return rope_variant(x, positions, {false, 2.0, 1.0, 1.0});  // angle (p + 1) θ_i
+}
+
+// ---- ALiBi --------------------------------------------------------------------------------------
+
+std::vector<double> alibi_slopes_start_2_pow_minus_8(std::size_t H) {
+  const double start = std::pow(2.0, -8.0);  // should be 2^(−8/H)
+  std::vector<double> m(H);
+  for (std::size_t h = 0; h < H; ++h) m[h] = std::pow(start, double(h + 1));
+  return m;
+}
+
+std::vector<double> alibi_slopes_plain_formula(std::size_t H) {
+  std::vector<double> m(H);  // the power-of-two formula, whatever H is
+  for (std::size_t h = 0; h < H; ++h) m[h] = std::pow(2.0, -8.0 * double(h + 1) / double(H));
+  return m;
 }
 
 }  // namespace xenc::pitfalls

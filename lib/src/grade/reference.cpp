@@ -174,4 +174,29 @@ CrossEntropy cross_entropy(const Array& logits, const std::vector<std::int64_t>&
   return ce;
 }
 
+Array rope(const Array& x, const std::vector<double>& positions) {
+  const std::size_t T = x.shape.at(0), Dh = x.shape.at(1);
+  Array y = x;
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t i = 0; i < Dh / 2; ++i) {
+      // pair (2i, 2i+1) turns counter-clockwise by a = p · 10000^(−2i/Dh)
+      const double a = positions.at(t) * std::pow(10000.0, -2.0 * double(i) / double(Dh));
+      const double x0 = x.data[t * Dh + 2 * i], x1 = x.data[t * Dh + 2 * i + 1];
+      y.data[t * Dh + 2 * i] = x0 * std::cos(a) - x1 * std::sin(a);
+      y.data[t * Dh + 2 * i + 1] = x0 * std::sin(a) + x1 * std::cos(a);
+    }
+  return y;
+}
+
+std::vector<double> alibi_slopes(std::size_t H) {
+  // n: the largest power of two <= H, whose slopes are 2^(−8·1/n), 2^(−8·2/n), ..., 2^(−8)
+  std::size_t n = 1;
+  while (2 * n <= H) n *= 2;
+  std::vector<double> m;
+  for (std::size_t h = 1; h <= n; ++h) m.push_back(std::exp2(-8.0 * double(h) / double(n)));
+  // the rest: slopes 1, 3, 5, ... (1-based) of the 2n sequence, 2^(−8·(2j+1)/(2n))
+  for (std::size_t j = 0; m.size() < H; ++j) m.push_back(std::exp2(-8.0 * double(2 * j + 1) / double(2 * n)));
+  return m;
+}
+
 }  // namespace xenc::grade::ref

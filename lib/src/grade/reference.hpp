@@ -57,4 +57,9 @@ struct CrossEntropy {
 CrossEntropy cross_entropy(const Array& logits, const std::vector<std::int64_t>& targets,
                            std::int64_t ignore_index);
 
+/// RoPE of one head, interleaved pairs: x [T, Dh], row t rotated by positions[t] · θ_i.
+Array rope(const Array& x, const std::vector<double>& positions);
+/// ALiBi slopes of the paper (power of two, or the interleaving rule for other H).
+std::vector<double> alibi_slopes(std::size_t H);
+
 }  // namespace xenc::grade::ref

@@ -15,8 +15,6 @@
 // When a check fails and the student's output equals the output of an exhibit of the pitfall
 // museum (xenc/grade/pitfalls.hpp) on the same input, the hint names that mistake and its fix.
 // Exceptions thrown by the student's function are caught and reported as a failed check.
-//
-// The RoPE rotation gets its exercise once RoPE has landed in the library (not yet).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "xenc/core/error.hpp"  // config_error, which the exercises may throw
 #include "xenc/core/tensor.hpp"
 #include "xenc/grade/result.hpp"
 #include "xenc/ops/attention.hpp"
@@ -101,6 +100,34 @@ struct CrossEntropyOutput {
 using CrossEntropyFn = std::function<CrossEntropyOutput(
     const Tensor2& logits, const Index1& targets, std::int64_t ignore_index)>;
 ExerciseResult check_cross_entropy(const CrossEntropyFn& student);
+
+/// Rotary position embedding (RoPE; Su et al., 2021, "RoFormer", eq. 13-15) of one head's
+/// queries or keys: row t of x is rotated, pair by pair, by its position positions[t] times the
+/// pair's frequency. The pairs are interleaved, (2i, 2i+1), as in RoFormer and the sinusoidal
+/// table (not the "rotate half" pairs (i, i + Dh/2) of GPT-NeoX and Hugging Face LLaMA):
+///     θ_i = 10000^(−2i/Dh),  i = 0 .. Dh/2 − 1,     a = positions[t] · θ_i
+///     y[t, 2i]   = x[t, 2i] · cos a − x[t, 2i+1] · sin a
+///     y[t, 2i+1] = x[t, 2i] · sin a + x[t, 2i+1] · cos a      (counter-clockwise)
+/// Positions count from 0: position 0 leaves a row as it is. Then |y[t]| = |x[t]|, and the score
+/// of a query at position m and a key at position n depends on m − n only.
+/// Shapes:  x, y: [T, Dh]   positions: T entries (any order, any size)
+/// Throws:  std::invalid_argument (e.g. xenc::config_error) if Dh is odd or 0 (no pairs).
+/// Library: xenc::rope_forward (xenc/ops/position_in_attention.hpp), for [B, T, H·Dh].
+using RopeFn = std::function<Tensor2(const Tensor2& x, const std::vector<std::size_t>& positions)>;
+ExerciseResult check_rope(const RopeFn& student);
+
+/// ALiBi slopes (Press et al., 2022, "Train Short, Test Long", section 3): head h adds
+/// −m_h · |i − j| to its attention scores. For H a power of two the slopes are the geometric
+/// sequence that starts at 2^(−8/H) and has that same ratio:
+///     m_h = 2^(−8(h+1)/H),  h = 0 .. H − 1          (H = 8: 1/2, 1/4, ..., 1/256)
+/// For any other H (the rule of the paper's code), with n the largest power of two below H: the
+/// n slopes for n heads, then the first H − n of every other slope of the 2n sequence
+/// (2^(−8·1/(2n)), 2^(−8·3/(2n)), 2^(−8·5/(2n)), ...).  H = 6: 1/4, 1/16, 1/64, 1/256, 1/2, 1/8.
+/// Returns: H slopes, head 0 first.
+/// Throws:  std::invalid_argument (e.g. xenc::config_error) if num_heads is 0.
+/// Library: xenc::alibi_slopes (xenc/ops/position_in_attention.hpp).
+using AlibiSlopesFn = std::function<std::vector<double>(std::size_t num_heads)>;
+ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student);
 
 /// The exercises, in teaching order: name (as ExerciseResult::exercise) and signature.
 struct ExerciseInfo {

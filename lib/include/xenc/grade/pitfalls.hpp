@@ -1,5 +1,5 @@
-// The pitfall museum: published mistakes in positional encodings, softmax, layer norm and
-// attention, each written out as the buggy code would compute it.
+// The pitfall museum: published mistakes in positional encodings (sinusoidal, RoPE, ALiBi),
+// softmax, layer norm and attention, each written out as the buggy code would compute it.
 //
 // One header serves three readers:
 //   - apps/pe_pitfalls prints each exhibit next to the correct formula;
@@ -41,6 +41,12 @@ enum class Pitfall {
   merge_heads_without_transpose,   ///< merge_heads_without_transpose
   linear_backward_bias_mean,       ///< linear_backward_bias_mean
   cross_entropy_counts_ignored,    ///< cross_entropy_counts_ignored(_backward)
+  rope_rotate_half,                ///< rope_rotate_half
+  rope_exponent_without_2,         ///< rope_exponent_without_2
+  rope_clockwise,                  ///< rope_clockwise
+  rope_positions_from_one,         ///< rope_positions_from_one
+  alibi_start_2_pow_minus_8,       ///< alibi_slopes_start_2_pow_minus_8
+  alibi_plain_formula,             ///< alibi_slopes_plain_formula
 };
 
 struct PitfallInfo {
@@ -144,5 +150,29 @@ float cross_entropy_counts_ignored(const Tensor2& logits, const Index1& targets,
 /// Its gradient: (softmax - onehot) / N on kept rows, 0 on ignored rows.
 Tensor2 cross_entropy_counts_ignored_backward(const Tensor2& logits, const Index1& targets,
                                               std::int64_t ignore_index);
+
+// ---- RoPE, one head (x: [T, Dh], row t at positions[t]; see grade::check_rope) ---------------
+
+/// The "rotate half" pairing of GPT-NeoX and Hugging Face LLaMA (`rotate_half`): column i is
+/// rotated with column i + Dh/2, where RoFormer's interleaved pairs (2i, 2i+1) were asked for.
+/// The same θ_i, so norms and relative scores are kept: only the pairing is wrong.
+Tensor2 rope_rotate_half(const Tensor2& x, const std::vector<std::size_t>& positions);
+/// θ_i = 10000^(−i/Dh): the 2 of the exponent 2i/Dh dropped, so the frequencies fall half as
+/// fast (pair i gets the frequency of "pair i/2").
+Tensor2 rope_exponent_without_2(const Tensor2& x, const std::vector<std::size_t>& positions);
+/// The rotation by −a (clockwise): y_2i = x_2i cos a + x_2i+1 sin a, y_2i+1 = −x_2i sin a +
+/// x_2i+1 cos a, i.e. R(a)ᵀ, the backward's matrix, in the forward.
+Tensor2 rope_clockwise(const Tensor2& x, const std::vector<std::size_t>& positions);
+/// Positions counted from 1 (1-based enumerate): row t rotated by (positions[t] + 1) · θ_i.
+Tensor2 rope_positions_from_one(const Tensor2& x, const std::vector<std::size_t>& positions);
+
+// ---- ALiBi slopes (see grade::check_alibi_slopes) ----------------------------------------------
+
+/// The sequence started at 2^(−8), the last slope, instead of 2^(−8/H); with ratio = start as in
+/// the paper's code: m_h = 2^(−8(h+1)), so head 1 already has 1/65536.
+std::vector<double> alibi_slopes_start_2_pow_minus_8(std::size_t num_heads);
+/// m_h = 2^(−8(h+1)/H) for every H: right for powers of two, but for any other H the paper's rule
+/// (the slopes of the power of two below, then every other slope of twice that) is not applied.
+std::vector<double> alibi_slopes_plain_formula(std::size_t num_heads);
 
 }  // namespace xenc::pitfalls

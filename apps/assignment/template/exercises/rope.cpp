@@ -1,0 +1,14 @@
+// Exercise: rope_rotate. Replace the throw with your code (see ../exercises.hpp and README.md).
+//     θ_i = 10000^(-2i/Dh),  a = positions[t] · θ_i
+//     y[t, 2i] = x[t, 2i] cos a - x[t, 2i+1] sin a,   y[t, 2i+1] = x[t, 2i] sin a + x[t, 2i+1] cos a
+#include "exercises.hpp"
+
+#include <stdexcept>
+
+namespace assignment {
+
+Tensor2 rope_rotate(const Tensor2& x, const std::vector<std::size_t>& positions) {
+  throw std::logic_error("rope_rotate: not implemented");
+}
+
+}  // namespace assignment
