@@ -39,16 +39,6 @@ void require_shape(ConstMatView m, std::size_t rows, std::size_t cols, const cha
   require(m.empty() || (m.rows == rows && m.cols == cols), where, what);
 }
 
-void check_head_forward(const HeadInputs& in, const ScoreTerms& terms, ConstMatView scores,
-                        ConstMatView out, const char* where) {
-  const std::size_t Tq = in.q.rows, Tk = in.k.rows;
-  require(in.k.cols == in.q.cols && in.v.rows == Tk && out.rows == Tq && out.cols == in.v.cols,
-          where, "expected q [Tq, Dh], k [Tk, Dh], v [Tk, Dv], out [Tq, Dv]");
-  require(scores.rows == Tq && scores.cols == Tk, where, "probs is not [Tq, Tk]");
-  require_shape(terms.attn_mask, Tq, Tk, where, "attn_mask is not [Tq, Tk]");
-  require_shape(terms.bias, Tq, Tk, where, "bias is not [Tq, Tk]");
-}
-
 // s = attn_mask + bias − slope·|i − j|, and -inf for padded keys: the terms that the score
 // GEMM then adds scale · Q Kᵀ to. Returns false (s untouched) when there are none.
 XENC_VECTOR_KERNEL
@@ -92,7 +82,11 @@ void attention_head_forward(const HeadInputs& in, const ScoreTerms& terms, MatVi
                             ConstMatView dropout, MatView scratch, MatView out) {
   const std::size_t Tq = in.q.rows, Tk = in.k.rows;
   const char* where = "attention_head_forward";
-  check_head_forward(in, terms, probs, out, where);
+  require(in.k.cols == in.q.cols && in.v.rows == Tk && out.rows == Tq && out.cols == in.v.cols,
+          where, "expected q [Tq, Dh], k [Tk, Dh], v [Tk, Dv], out [Tq, Dv]");
+  require(probs.rows == Tq && probs.cols == Tk, where, "probs is not [Tq, Tk]");
+  require_shape(terms.attn_mask, Tq, Tk, where, "attn_mask is not [Tq, Tk]");
+  require_shape(terms.bias, Tq, Tk, where, "bias is not [Tq, Tk]");
   require_shape(dropout, Tq, Tk, where, "dropout is not [Tq, Tk]");
   // S = scale · Q Kᵀ + attn_mask + bias − slope·|i − j|; S[:, j] = -inf for padded keys j
   scores(in, terms, probs);
