@@ -4,10 +4,6 @@
 // real XML parser) and their heatmap cells counted with XPath; CSV values are compared with the
 // sinusoidal formula evaluated here; JSON is parsed with nlohmann::json.
 #include <gtest/gtest.h>
-#include <libxml/parser.h>
-#include <libxml/xpath.h>
-#include <libxml/xpathInternals.h>
-#include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
@@ -17,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <xenc/config.hpp>
 #include <xenc/io.hpp>  // the math (xenc.hpp) and save_state_dict
+#include "../support/run_program.hpp"
+#include "../support/svg_xpath.hpp"
 #include "../support/tolerances.hpp"
 #include <sstream>
 #include <string>
@@ -26,52 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;  // exit code
-  std::string out, err;
-};
-
-// Runs `exe args` with the shell, in `cwd`; captures stdout and stderr separately.
-Result run(const std::string& exe, const std::string& args, const std::string& cwd = ".") {
-  const std::string err_file = cwd + "/stderr.txt";
-  const std::string cmd = "cd '" + cwd + "' && '" + exe + "' " + args + " 2>'" + err_file + "'";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int st = pclose(pipe);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err_file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.err = ss.str();
-  return r;
-}
-
-// A fresh output directory for the current test.
-std::string out_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(XENC_TEST_OUT_DIR) / (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+using xenc::test::out_dir;      // a fresh directory per test (support/run_program.hpp)
+using xenc::test::run_program;  // exit code, stdout and stderr of `exe args` run in a directory
+using xenc::test::RunResult;
 
 // Parses an SVG file as XML; returns the number of nodes matching an XPath expression
 // (namespace prefix "s" = SVG), or -1 when the file is not well-formed XML.
 double xpath_count(const std::string& path, const std::string& expr) {
-  xmlDocPtr doc = xmlReadFile(path.c_str(), nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  if (!doc) return -1;
-  xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
-  xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
-  xmlXPathObjectPtr obj = xmlXPathEvalExpression(BAD_CAST ("count(" + expr + ")").c_str(), ctx);
-  const double n = obj ? obj->floatval : -2;
-  if (obj) xmlXPathFreeObject(obj);
-  xmlXPathFreeContext(ctx);
-  xmlFreeDoc(doc);
-  return n;
+  const double n = xenc::test::svg_file_xpath_number(path, "count(" + expr + ")");
+  return std::isnan(n) ? -1 : n;
 }
 double cells(const std::string& path) { return xpath_count(path, "//s:rect[@class='cell']"); }
 
@@ -110,7 +71,7 @@ bool has(const std::string& text, const std::string& s) { return flat(text).find
 // ---- word_order ----------------------------------------------------------------------------
 
 TEST(WordOrder, DefaultsPrintBothTablesAndTheExplanation) {
-  const Result r = run(XENC_APP_WORD_ORDER, "", out_dir());
+  const RunResult r = run_program(XENC_APP_WORD_ORDER, "", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* s : {"Without positional information", "With sinusoidal positional encoding",
                         "token embedding", "+ positions", "layer 1", "layer 2", "sentence",
@@ -163,18 +124,18 @@ TEST(WordOrder, SentencesSeparateWithoutAttention) {
     return uv / std::sqrt(uu * vv);
   };
   // the input: the sums of the two sentences are the same numbers added in another order
-  EXPECT_NEAR(cos(trace.with_positions, 0, 0, true), 1.0, 1e-7);
-  EXPECT_LT(cos(trace.with_positions, 0, 2, false), 0.999);  // "cat" moved: 0 -> 2
+  EXPECT_NEAR(cos(trace.with_positions, 0, 0, true), 1.0, xenc::test::kReorderedSumCosine);
+  EXPECT_LT(cos(trace.with_positions, 0, 2, false), xenc::test::kTokenMovedCosine);  // "cat" moved: 0 -> 2
   for (std::size_t l = 0; l < 2; ++l) {
     SCOPED_TRACE("layer " + std::to_string(l + 1));
     const xenc::Tensor3& y = trace.encoder.layer_outputs[l];
-    EXPECT_NEAR(cos(y, 1, 1, false), 1.0, 1e-7);  // "chased": same input, no attention -> same output
-    EXPECT_LT(cos(y, 0, 0, true), 1.0 - 1e-4);    // the sentences separate anyway
+    EXPECT_NEAR(cos(y, 1, 1, false), 1.0, xenc::test::kReorderedSumCosine);  // "chased": same input, no attention -> same output
+    EXPECT_LT(cos(y, 0, 0, true), 1.0 - xenc::test::kPooledSentencesMoved);    // the sentences separate anyway
   }
 }
 
 TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
-  const Result r = run(XENC_APP_WORD_ORDER, "--json", out_dir());
+  const RunResult r = run_program(XENC_APP_WORD_ORDER, "--json", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   // without positions: permutation equivariance makes every cosine 1 up to float rounding
@@ -184,8 +145,8 @@ TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
   EXPECT_NEAR(none.at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
   // with sinusoidal positions the moved words and the sentences differ
   const auto& pe = j.at("with_pe");
-  EXPECT_LT(pe.at("token_cosine").at("cat").get<double>(), 0.999);
-  EXPECT_LT(pe.at("token_cosine").at("mouse").get<double>(), 0.999);
+  EXPECT_LT(pe.at("token_cosine").at("cat").get<double>(), xenc::test::kTokenMovedCosine);
+  EXPECT_LT(pe.at("token_cosine").at("mouse").get<double>(), xenc::test::kTokenMovedCosine);
   EXPECT_LT(pe.at("sentence_cosine").get<double>(), 1.0 - xenc::test::kCosineMoved);
   // "chased" keeps its position: identical input, different after layer 1; the mean-pooled
   // input is identical too (same words at the same set of positions)
@@ -193,41 +154,41 @@ TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
   ASSERT_EQ(stages.size(), 4u);
   EXPECT_EQ(stages[1].at("stage"), "+ positions");
   EXPECT_NEAR(stages[1].at("token_cosine").at("chased").get<double>(), 1.0, xenc::test::kSameVectorCosine);
-  EXPECT_LT(stages[1].at("token_cosine").at("cat").get<double>(), 0.999);
+  EXPECT_LT(stages[1].at("token_cosine").at("cat").get<double>(), xenc::test::kTokenMovedCosine);
   EXPECT_NEAR(stages[1].at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
   EXPECT_LT(stages[2].at("token_cosine").at("chased").get<double>(), 1.0 - xenc::test::kCosineMoved);
   EXPECT_FALSE(j.contains("with_learned"));
 }
 
 TEST(WordOrder, AllSchemesAddLearnedPositions) {
-  const Result r = run(XENC_APP_WORD_ORDER, "--position all --json", out_dir());
+  const RunResult r = run_program(XENC_APP_WORD_ORDER, "--position all --json", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.contains("without_pe") && j.contains("with_pe") && j.contains("with_learned"));
-  EXPECT_LT(j["with_learned"]["token_cosine"]["cat"].get<double>(), 0.999);
-  const Result l = run(XENC_APP_WORD_ORDER, "--position learned --json", out_dir());
+  EXPECT_LT(j["with_learned"]["token_cosine"]["cat"].get<double>(), xenc::test::kTokenMovedCosine);
+  const RunResult l = run_program(XENC_APP_WORD_ORDER, "--position learned --json", out_dir());
   ASSERT_EQ(l.status, 0) << l.err;
   EXPECT_TRUE(nlohmann::json::parse(l.out).contains("with_learned"));
 }
 
 TEST(WordOrder, RepeatedWordsAreMatchedByOccurrence) {
-  const Result r = run(XENC_APP_WORD_ORDER,
+  const RunResult r = run_program(XENC_APP_WORD_ORDER,
                        "--a 'the dog bit the man' --b 'the man bit the dog' --json", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& tc = j["without_pe"]["token_cosine"];
   for (const char* k : {"the", "dog", "bit", "the#2", "man"}) ASSERT_TRUE(tc.contains(k)) << k;
   for (const auto& [word, c] : tc.items()) EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
-  EXPECT_LT(j["with_pe"]["token_cosine"]["dog"].get<double>(), 0.999);
+  EXPECT_LT(j["with_pe"]["token_cosine"]["dog"].get<double>(), xenc::test::kTokenMovedCosine);
 }
 
 TEST(WordOrder, NonPermutationRunsOnSharedWordsAndSaysSo) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat'", dir);
+  const RunResult r = run_program(XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat'", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("not permutations"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("shared words"), std::string::npos) << r.out;
-  const Result j = run(XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat' --json", dir);
+  const RunResult j = run_program(XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat' --json", dir);
   const auto js = nlohmann::json::parse(j.out);
   EXPECT_FALSE(js["permutation"].get<bool>());
   EXPECT_EQ(js["with_pe"]["token_cosine"].size(), 2u);  // cat, chased
@@ -235,7 +196,7 @@ TEST(WordOrder, NonPermutationRunsOnSharedWordsAndSaysSo) {
 
 TEST(WordOrder, SvgFiguresParseWithACellPerValue) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_WORD_ORDER, "--svg-dir figs", dir);
+  const RunResult r = run_program(XENC_APP_WORD_ORDER, "--svg-dir figs", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* f : {"cosine_none.svg", "cosine_sinusoidal.svg", "final_difference.svg"})
     EXPECT_TRUE(IsGoodSvg(dir + "/figs/" + f));
@@ -257,7 +218,7 @@ TEST(WordOrder, BadInputGivesAMessageAndNonZeroExit) {
                                          {"--frobnicate", "frobnicate"},
                                          {"--position rotary", "rotary"},
                                          {"--a 'a b' --b 'c d'", "share no word"}}) {
-    const Result r = run(XENC_APP_WORD_ORDER, c.args, dir);
+    const RunResult r = run_program(XENC_APP_WORD_ORDER, c.args, dir);
     EXPECT_NE(r.status, 0) << c.args;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << " -> stderr: " << r.err;
   }
@@ -282,17 +243,17 @@ Cosines cosines(const nlohmann::json& run) {
   return c;
 }
 // A cosine the app prints as 1.000000.
-bool prints_one(double c) { return std::abs(1 - c) < 5e-7; }
+bool prints_one(double c) { return std::abs(1 - c) < xenc::test::kPrinted6; }
 
 // Text and JSON of the same word_order run.
 struct WordOrderRun {
-  Result text;
+  RunResult text;
   nlohmann::json json;
 };
 WordOrderRun word_order(const std::string& args, const std::string& dir) {
   WordOrderRun r;
-  r.text = run(XENC_APP_WORD_ORDER, args, dir);
-  const Result j = run(XENC_APP_WORD_ORDER, args + " --json", dir);
+  r.text = run_program(XENC_APP_WORD_ORDER, args, dir);
+  const RunResult j = run_program(XENC_APP_WORD_ORDER, args + " --json", dir);
   EXPECT_EQ(r.text.status, 0) << args << ": " << r.text.err;
   EXPECT_EQ(j.status, 0) << args << ": " << j.err;
   r.json = nlohmann::json::parse(j.out);
@@ -312,13 +273,13 @@ TEST(WordOrderNarration, DefaultClaimsHoldInTheNumbers) {
   }
   // "the words at different positions ... differ as soon as positions are added: "cat" (x) and "mouse" (y)"
   ASSERT_TRUE(has(out, "differ as soon as positions are added: \"cat\"")) << out;
-  EXPECT_LT(pe.token[1]["cat"], 1 - 5e-7);
-  EXPECT_LT(pe.token[1]["mouse"], 1 - 5e-7);
+  EXPECT_LT(pe.token[1]["cat"], 1 - xenc::test::kPrinted6);
+  EXPECT_LT(pe.token[1]["mouse"], 1 - xenc::test::kPrinted6);
   EXPECT_TRUE(prints_one(pe.token[0]["cat"]));  // before positions they were the same
   // ""chased" sits at the same position ... its input is identical (cosine 1). After layer 1 "chased" (x) differs"
   ASSERT_TRUE(has(out, "its input is identical (cosine 1). After layer 1 \"chased\"")) << out;
   EXPECT_TRUE(prints_one(pe.token[1]["chased"]));
-  EXPECT_LT(pe.token[2]["chased"], 1 - 5e-7);
+  EXPECT_LT(pe.token[2]["chased"], 1 - xenc::test::kPrinted6);
   char num[32];
   std::snprintf(num, sizeof num, "(%.6f) differs", pe.token[2]["chased"]);
   EXPECT_TRUE(has(out, num)) << num;
@@ -327,7 +288,7 @@ TEST(WordOrderNarration, DefaultClaimsHoldInTheNumbers) {
   EXPECT_TRUE(prints_one(pe.sentence[1]));
   std::snprintf(num, sizeof num, "without attention; here they separate in layer 1 (%.6f)", pe.sentence[2]);
   EXPECT_TRUE(has(out, num)) << num << "\n" << out;
-  EXPECT_LT(pe.sentence[2], 1 - 5e-7);
+  EXPECT_LT(pe.sentence[2], 1 - xenc::test::kPrinted6);
 }
 
 // Degenerate: the same sentence twice. Nothing moved; the text says so and claims only 1s.
@@ -366,7 +327,7 @@ TEST(WordOrderNarration, OneDimensionIsCalledTooSmall) {
     for (std::size_t s = 0; s < c.token.size(); ++s)
       for (const auto& [w, v] : c.token[s]) {
         if (s >= 2) EXPECT_TRUE(std::isnan(v)) << key << " stage " << s << " " << w;  // "n/a (layer 1 and layer 2)"
-        else EXPECT_NEAR(std::abs(v), 1.0, 1e-6) << key << " " << w;                    // "+1, -1 or n/a"
+        else EXPECT_NEAR(std::abs(v), 1.0, xenc::test::kParallelCosine) << key << " " << w;                    // "+1, -1 or n/a"
       }
   }
   // without positions the defined cosines are all 1: "Every defined cosine is 1"
@@ -384,8 +345,8 @@ TEST(WordOrderNarration, TwoDimensionsGiveOnlyPlusOrMinusOne) {
   const Cosines c = cosines(r.json["with_pe"]);
   for (std::size_t s = 2; s < c.token.size(); ++s) {
     for (const auto& [w, v] : c.token[s])
-      if (!std::isnan(v)) EXPECT_NEAR(std::abs(v), 1.0, 1e-6) << w;
-    if (!std::isnan(c.sentence[s])) EXPECT_NEAR(std::abs(c.sentence[s]), 1.0, 1e-6);
+      if (!std::isnan(v)) EXPECT_NEAR(std::abs(v), 1.0, xenc::test::kParallelCosine) << w;
+    if (!std::isnan(c.sentence[s])) EXPECT_NEAR(std::abs(c.sentence[s]), 1.0, xenc::test::kParallelCosine);
   }
 }
 
@@ -397,10 +358,10 @@ TEST(WordOrderNarration, NonPermutationClaimsHold) {
   const std::string& out = r.text.out;
   Cosines none = cosines(r.json["without_pe"]);
   ASSERT_TRUE(has(out, "even without positions \"cat\"")) << out;
-  EXPECT_LT(none.token[2]["cat"], 1 - 5e-7);
-  EXPECT_LT(none.token[2]["chased"], 1 - 5e-7);
+  EXPECT_LT(none.token[2]["cat"], 1 - xenc::test::kPrinted6);
+  EXPECT_LT(none.token[2]["chased"], 1 - xenc::test::kPrinted6);
   ASSERT_TRUE(has(out, "it is below 1 from the token embedding on")) << out;
-  EXPECT_LT(none.sentence[0], 1 - 5e-7);
+  EXPECT_LT(none.sentence[0], 1 - xenc::test::kPrinted6);
   const auto same_mean = word_order("--a 'cat' --b 'cat cat'", out_dir());
   EXPECT_TRUE(has(same_mean.text.out, "The sentence cosine is 1 at the token embedding")) << same_mean.text.out;
   EXPECT_TRUE(prints_one(cosines(same_mean.json["without_pe"]).sentence[0]));
@@ -426,15 +387,15 @@ TEST(WordOrderNarration, SchemesInsideAttentionSeparateWordsOnlyThere) {
     std::snprintf(num, sizeof num, "The words separate only inside attention: after layer 1 \"dog\" (%.6f) and \"man\" (%.6f) differ.",
                   c.token[2]["dog"], c.token[2]["man"]);
     EXPECT_TRUE(has(out, num)) << num << "\n" << out;
-    EXPECT_LT(c.token[2]["dog"], 1 - 5e-7);
-    EXPECT_LT(c.token[2]["man"], 1 - 5e-7);
+    EXPECT_LT(c.token[2]["dog"], 1 - xenc::test::kPrinted6);
+    EXPECT_LT(c.token[2]["man"], 1 - xenc::test::kPrinted6);
     EXPECT_TRUE(prints_one(none.token[2]["dog"]));  // and without positions they do not
     // "... adds no position vectors. ... the pooled sentences separate in layer 1 (x) through attention"
     ASSERT_TRUE(has(out, "the same embeddings in another order, and " + scheme + " adds no position vectors.")) << out;
     std::snprintf(num, sizeof num, "the pooled sentences separate in layer 1 (%.6f) through attention", c.sentence[2]);
     EXPECT_TRUE(has(out, num)) << num << "\n" << out;
     EXPECT_TRUE(prints_one(c.sentence[1]));
-    EXPECT_LT(c.sentence[2], 1 - 5e-7);
+    EXPECT_LT(c.sentence[2], 1 - xenc::test::kPrinted6);
     EXPECT_FALSE(has(out, "separate even without attention")) << out;  // that is the additive schemes' text
   }
 }
@@ -453,9 +414,9 @@ TEST(WordOrderNarration, AlibiCannotTellASentenceFromItsReverse) {
   }
   const auto rope = word_order("--position rope", out_dir());
   EXPECT_FALSE(has(rope.text.out, "B is A reversed")) << rope.text.out;
-  EXPECT_LT(cosines(rope.json["with_rope"]).token[2]["cat"], 1 - 5e-7);
+  EXPECT_LT(cosines(rope.json["with_rope"]).token[2]["cat"], 1 - xenc::test::kPrinted6);
   // an odd head dimension is refused with the library's message
-  const Result odd = run(XENC_APP_WORD_ORDER, "--position rope --d-model 18 --heads 6", out_dir());
+  const RunResult odd = run_program(XENC_APP_WORD_ORDER, "--position rope --d-model 18 --heads 6", out_dir());
   EXPECT_NE(odd.status, 0);
   EXPECT_TRUE(has(odd.err, "Dh = d_model / nhead is 3, expected an even number")) << odd.err;
 }
@@ -478,19 +439,19 @@ TEST(WordOrderNarration, ScaleEmbeddingIsExplainedWithMeasuredLengths) {
   while (tail.find("  ") != std::string::npos) tail.erase(tail.find("  "), 1);
   ASSERT_EQ(std::sscanf(tail.c_str(), "on average %lf times longer than the position vectors (mean lengths %lf and %lf)",
                         &ratio, &emb, &pos), 3) << tail;
-  EXPECT_NEAR(pos, std::sqrt(8.0), 0.006);   // ||PE(p)|| = sqrt(D/2) exactly
-  EXPECT_NEAR(ratio, emb / pos, 0.06);
+  EXPECT_NEAR(pos, std::sqrt(8.0), xenc::test::kPrinted2Length);   // ||PE(p)|| = sqrt(D/2) exactly
+  EXPECT_NEAR(ratio, emb / pos, xenc::test::kPrinted1Ratio);
   EXPECT_GT(emb, 8.0);                       // about D = 16: sqrt(D) * ||N(0, I_D)||
   Cosines p = cosines(plain.json["with_pe"]), q = cosines(scaled.json["with_pe"]);
   for (const char* w : {"cat", "mouse"}) EXPECT_GT(q.token[1][w], p.token[1][w]) << w;  // "closer to 1"
 }
 
 TEST(WordOrder, RefusesAModelOverTheMemoryLimit) {
-  const Result r = run(XENC_APP_WORD_ORDER, "--d-model 4096 --layers 48", out_dir());
+  const RunResult r = run_program(XENC_APP_WORD_ORDER, "--d-model 4096 --layers 48", out_dir());
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(has(r.err, "GiB of memory for inference")) << r.err;
   EXPECT_TRUE(has(r.err, "limit of 2.0 GiB")) << r.err;
-  const Result a = run(XENC_APP_ATTENTION_MAP, "--d-model 4096 --layers 48 --json", out_dir());
+  const RunResult a = run_program(XENC_APP_ATTENTION_MAP, "--d-model 4096 --layers 48 --json", out_dir());
   EXPECT_NE(a.status, 0);
   EXPECT_TRUE(has(a.err, "limit of 2.0 GiB")) << a.err;
 }
@@ -508,7 +469,7 @@ const std::vector<App> kApps = {{XENC_APP_WORD_ORDER, "xenc-word-order"},   {XEN
 
 TEST(EveryApp, VersionPrintsNameAndLibraryVersion) {
   for (const App& app : kApps) {
-    const Result r = run(app.path, "--version", out_dir());
+    const RunResult r = run_program(app.path, "--version", out_dir());
     EXPECT_EQ(r.status, 0) << app.name << ": " << r.err;
     EXPECT_EQ(r.out, std::string(app.name) + " " + XENC_VERSION + "\n") << app.name;
   }
@@ -547,7 +508,7 @@ TEST(EveryApp, NegativeAndOutOfRangeNumbersAreRefused) {
            {XENC_APP_ATTENTION_MAP, "--d-model -1", "--d-model: Value -1 not in range"},
            {XENC_APP_ATTENTION_MAP, "--seed -1", "--seed: Value -1 not in range"},
            {XENC_APP_PE_PITFALLS, "--only -1", "--only: Value -1 not in range"}}) {
-    const Result r = run(c.app, c.args, dir);
+    const RunResult r = run_program(c.app, c.args, dir);
     EXPECT_NE(r.status, 0) << c.args;
     EXPECT_TRUE(has(r.err, c.message)) << c.args << " -> stderr: " << r.err;
   }
@@ -564,7 +525,7 @@ TEST(EveryApp, AFailedWriteToStdoutExitsNonZero) {
            {XENC_APP_PE_PITFALLS, ""},
            {XENC_APP_ATTENTION_MAP, "--svg-dir ''"},
            {XENC_APP_INIT_ENCODER, "--d-model 8 --heads 2 --dim-feedforward 16 --output w.npz"}}) {
-    const Result r = run(exe, args + " >/dev/full", dir);
+    const RunResult r = run_program(exe, args + " >/dev/full", dir);
     EXPECT_NE(r.status, 0) << exe << " " << args;
     EXPECT_TRUE(has(r.err, "writing to standard output failed")) << exe << " " << args << ": " << r.err;
   }
@@ -575,11 +536,11 @@ TEST(EveryApp, AFailedWriteToStdoutExitsNonZero) {
 TEST(EveryApp, InvalidUtf8IsRefused) {
   const std::string dir = out_dir();
   const std::string bad = "\"$(printf 'caf\\303 chased mouse')\"";  // \303 starts a 2-byte sequence, then a space
-  Result r = run(XENC_APP_WORD_ORDER, "--a " + bad + " --b 'mouse chased cat' --svg-dir figs", dir);
+  RunResult r = run_program(XENC_APP_WORD_ORDER, "--a " + bad + " --b 'mouse chased cat' --svg-dir figs", dir);
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_TRUE(has(r.err, "xenc-word-order: error:")) << r.err;
   EXPECT_TRUE(has(r.err, "UTF-8")) << r.err;
-  r = run(XENC_APP_ATTENTION_MAP, "--sentence " + bad + " --svg-dir maps", dir);
+  r = run_program(XENC_APP_ATTENTION_MAP, "--sentence " + bad + " --svg-dir maps", dir);
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_TRUE(has(r.err, "xenc-attention-map: error:")) << r.err;
   EXPECT_TRUE(has(r.err, "UTF-8")) << r.err;
@@ -590,7 +551,7 @@ TEST(EveryApp, InvalidUtf8IsRefused) {
 
 TEST(PeHeatmap, DefaultsWriteHeatmapCsvAndLines) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_PE_HEATMAP, "", dir);
+  const RunResult r = run_program(XENC_APP_PE_HEATMAP, "", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_heatmap.svg"));
   EXPECT_EQ(cells(dir + "/pe_heatmap.svg"), 64 * 64);
@@ -601,7 +562,7 @@ TEST(PeHeatmap, DefaultsWriteHeatmapCsvAndLines) {
 
 TEST(PeHeatmap, CsvMatchesTheFormula) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_PE_HEATMAP, "--positions 30 --d-model 6 --dims 0,5 --csv t.csv "
+  const RunResult r = run_program(XENC_APP_PE_HEATMAP, "--positions 30 --d-model 6 --dims 0,5 --csv t.csv "
                                             "--svg h.svg --lines-svg l.svg", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(cells(dir + "/h.svg"), 30 * 6);
@@ -629,13 +590,13 @@ TEST(PeHeatmap, CsvMatchesTheFormula) {
 
 TEST(PeHeatmap, BadInputGivesAMessageAndNonZeroExit) {
   const std::string dir = out_dir();
-  Result r = run(XENC_APP_PE_HEATMAP, "--d-model 7", dir);
+  RunResult r = run_program(XENC_APP_PE_HEATMAP, "--d-model 7", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("d_model is 7"), std::string::npos) << r.err;
-  r = run(XENC_APP_PE_HEATMAP, "--dims 3,99", dir);
+  r = run_program(XENC_APP_PE_HEATMAP, "--dims 3,99", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("99"), std::string::npos) << r.err;
-  r = run(XENC_APP_PE_HEATMAP, "--svg /nonexistent/dir/x.svg", dir);
+  r = run_program(XENC_APP_PE_HEATMAP, "--svg /nonexistent/dir/x.svg", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("/nonexistent/dir/x.svg"), std::string::npos) << r.err;
 }
@@ -644,17 +605,17 @@ TEST(PeHeatmap, BadInputGivesAMessageAndNonZeroExit) {
 // and the limit; --max-output-mb raises the limit.
 TEST(PeHeatmap, RefusesOutputOverTheSizeLimit) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_PE_HEATMAP, "--d-model 8192 --positions 10000", dir);
+  const RunResult r = run_program(XENC_APP_PE_HEATMAP, "--d-model 8192 --positions 10000", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(has(r.err, "the heatmap SVG would be about 5859 MiB")) << r.err;  // 75 B x 81,920,000 cells
   EXPECT_TRUE(has(r.err, "over the limit of 100 MiB per file (--max-output-mb")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/pe_heatmap.svg"));
   // the estimate is close to the real size: 200 x 64 = 12800 cells, limit 1 MiB (estimate 0.93 MiB)
-  const Result ok = run(XENC_APP_PE_HEATMAP, "--positions 200 --d-model 64 --max-output-mb 1", dir);
+  const RunResult ok = run_program(XENC_APP_PE_HEATMAP, "--positions 200 --d-model 64 --max-output-mb 1", dir);
   ASSERT_EQ(ok.status, 0) << ok.err;
   const double bytes = double(fs::file_size(dir + "/pe_heatmap.svg"));
-  EXPECT_NEAR(bytes / (75.0 * 200 * 64 + 20e3), 1.0, 0.15);
-  const Result refused = run(XENC_APP_PE_HEATMAP, "--positions 300 --d-model 64 --max-output-mb 1", dir);
+  EXPECT_NEAR(bytes / (75.0 * 200 * 64 + 20e3), 1.0, xenc::test::kSvgSizeEstimate);
+  const RunResult refused = run_program(XENC_APP_PE_HEATMAP, "--positions 300 --d-model 64 --max-output-mb 1", dir);
   EXPECT_NE(refused.status, 0);
 }
 
@@ -669,7 +630,7 @@ double number_after(const std::string& text, const std::string& key) {
 
 TEST(PeProperties, DefaultsShowRotationOffsetAndDistance) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_PE_PROPERTIES, "", dir);
+  const RunResult r = run_program(XENC_APP_PE_PROPERTIES, "", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   // the printed max errors are float32 rounding only
   EXPECT_LT(number_after(r.out, "and all 16 dims: "), xenc::test::kPositional) << r.out;
@@ -692,10 +653,10 @@ TEST(PeProperties, DefaultsShowRotationOffsetAndDistance) {
 // still use every pair (the adjacent distance is the formula's for every p).
 TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_PE_PROPERTIES, "--positions 501 --d-model 8", dir);
+  const RunResult r = run_program(XENC_APP_PE_PROPERTIES, "--positions 501 --d-model 8", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(has(r.out, "The heatmap shows every 2nd position (251 x 251 of the 501 x 501 pairs)")) << r.out;
-  EXPECT_LT(number_after(r.out, "over all 501 x 501 pairs: "), 1e-5) << r.out;
+  EXPECT_LT(number_after(r.out, "over all 501 x 501 pairs: "), xenc::test::kPositionalSmallD) << r.out;
   // the smallest distance over all pairs, from the formula by brute force here (for D = 8 it is
   // not an adjacent pair: 0.645 against 0.964 for p, p + 1)
   double dmin = INFINITY;
@@ -705,7 +666,7 @@ TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
       for (std::size_t j = 0; j < 8; ++j) d2 += std::pow(formula(p, j, 8) - formula(q, j, 8), 2);
       dmin = std::min(dmin, std::sqrt(d2));
     }
-  EXPECT_NEAR(number_after(r.out, "over p != q < 501\n   is "), dmin, 1e-5) << r.out;
+  EXPECT_NEAR(number_after(r.out, "over p != q < 501\n   is "), dmin, xenc::test::kPositionalSmallD) << r.out;
   EXPECT_EQ(cells(dir + "/pe_similarity.svg"), 251 * 251);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity.svg"));
   EXPECT_EQ(xpath_count(dir + "/pe_similarity.svg", "//s:text[.='490']"), 2);  // position 245 x 2, both axes
@@ -713,10 +674,10 @@ TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
 
 TEST(PeProperties, BadInputGivesAMessageAndNonZeroExit) {
   const std::string dir = out_dir();
-  Result r = run(XENC_APP_PE_PROPERTIES, "--shift 60", dir);
+  RunResult r = run_program(XENC_APP_PE_PROPERTIES, "--shift 60", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--shift"), std::string::npos) << r.err;
-  r = run(XENC_APP_PE_PROPERTIES, "--d-model 9", dir);
+  r = run_program(XENC_APP_PE_PROPERTIES, "--d-model 9", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("d_model is 9"), std::string::npos) << r.err;
 }
@@ -724,7 +685,7 @@ TEST(PeProperties, BadInputGivesAMessageAndNonZeroExit) {
 // ---- pe_pitfalls ---------------------------------------------------------------------------
 
 TEST(PePitfallsApp, EveryExhibitHasItsNumbersAndAnExistingTest) {
-  const Result r = run(XENC_APP_PE_PITFALLS, "", out_dir());
+  const RunResult r = run_program(XENC_APP_PE_PITFALLS, "", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   // numbers from the formula and NumPy (see test_pitfalls.cpp)
   EXPECT_NE(r.out.find("correct 0.761720   buggy 0.681561"), std::string::npos) << r.out;
@@ -753,7 +714,7 @@ TEST(PePitfallsApp, EveryExhibitHasItsNumbersAndAnExistingTest) {
 
 TEST(AttentionMap, DefaultsWriteAHeatmapPerLayerAndHead) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_ATTENTION_MAP, "", dir);
+  const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("Layer 2, head 2"), std::string::npos);
   for (int l = 1; l <= 2; ++l)
@@ -770,7 +731,7 @@ TEST(AttentionMap, DefaultsWriteAHeatmapPerLayerAndHead) {
 }
 
 TEST(AttentionMap, JsonHasBertvizHeadViewLayout) {
-  const Result r = run(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --heads 4 --layers 3", out_dir());
+  const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --heads 4 --layers 3", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["tokens"], nlohmann::json({"the", "cat", "chased", "the", "mouse"}));
@@ -800,7 +761,7 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
   lc.dropout = 0;
   xenc::TransformerEncoder enc(lc, 3, /*final_norm=*/true, /*seed=*/11);
   xenc::save_state_dict(dir + "/enc.npz", enc);
-  const Result r = run(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 2 --json --svg-dir ''", dir);
+  const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 2 --json --svg-dir ''", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["config"]["d_model"], 8);
@@ -826,10 +787,10 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
           EXPECT_NEAR(j["attention"][l][0][h][q][k].get<double>(),
                       trace.encoder.attention_weights[l](0, h, q, k), xenc::test::kOpAtol);
   // a missing file and heads that do not divide D are refused with a message
-  Result bad = run(XENC_APP_ATTENTION_MAP, "--weights missing.npz", dir);
+  RunResult bad = run_program(XENC_APP_ATTENTION_MAP, "--weights missing.npz", dir);
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("missing.npz"), std::string::npos) << bad.err;
-  bad = run(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 3", dir);
+  bad = run_program(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 3", dir);
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("divisible"), std::string::npos) << bad.err;
 }
@@ -840,7 +801,7 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
 // paper's slopes for H = 2: m = 2^-4, 2^-8. RoPE makes them differ too.
 TEST(AttentionMap, RopeAndAlibiChangeTheFirstLayersWeights) {
   auto layer1 = [](const std::string& position) {
-    const Result r = run(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --position " + position, out_dir());
+    const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --position " + position, out_dir());
     EXPECT_EQ(r.status, 0) << position << ": " << r.err;
     return nlohmann::json::parse(r.out)["attention"][0][0];  // [H][T][T]
   };
@@ -851,19 +812,19 @@ TEST(AttentionMap, RopeAndAlibiChangeTheFirstLayersWeights) {
     for (int i = 0; i < 5; ++i) {
       EXPECT_NEAR(none[h][i][0].get<double>(), none[h][i][3].get<double>(), xenc::test::kRowSum);
       const double ratio = alibi[h][i][0].get<double>() / alibi[h][i][3].get<double>();
-      EXPECT_NEAR(ratio, std::exp(-m[h] * (i - std::abs(i - 3))), 1e-4) << h << " " << i;
+      EXPECT_NEAR(ratio, std::exp(-m[h] * (i - std::abs(i - 3))), xenc::test::kAlibiWeightRatio) << h << " " << i;
       rope_moved = std::max(rope_moved, std::abs(rope[h][i][0].get<double>() - rope[h][i][3].get<double>()));
     }
-  EXPECT_GT(rope_moved, 1e-3);
+  EXPECT_GT(rope_moved, xenc::test::kRopeMovesWeights);
 }
 
 TEST(AttentionMap, JsonAloneWritesNoSvg) {
   const std::string dir = out_dir();
-  const Result r = run(XENC_APP_ATTENTION_MAP, "--json", dir);
+  const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--json", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NO_THROW(nlohmann::json::parse(r.out));
   EXPECT_FALSE(fs::exists(dir + "/attention_maps"));
-  const Result both = run(XENC_APP_ATTENTION_MAP, "--json --svg-dir maps", dir);
+  const RunResult both = run_program(XENC_APP_ATTENTION_MAP, "--json --svg-dir maps", dir);
   ASSERT_EQ(both.status, 0) << both.err;
   EXPECT_TRUE(IsGoodSvg(dir + "/maps/attention_all.svg"));
 }
@@ -878,7 +839,7 @@ TEST(AttentionMap, WeightsConflictWithModelSizeOptions) {
   xenc::TransformerEncoder enc(lc, 1, /*final_norm=*/false, /*seed=*/3);
   xenc::save_state_dict(dir + "/enc.npz", enc);
   for (const char* opt : {"--d-model 16", "--layers 3"}) {
-    const Result r = run(XENC_APP_ATTENTION_MAP, std::string("--weights enc.npz --heads 2 ") + opt, dir);
+    const RunResult r = run_program(XENC_APP_ATTENTION_MAP, std::string("--weights enc.npz --heads 2 ") + opt, dir);
     EXPECT_NE(r.status, 0) << opt;
     EXPECT_TRUE(has(r.err, "sets D and the number of layers; do not give " + std::string(opt).substr(0, std::string(opt).find(' ')))) << r.err;
   }
@@ -886,10 +847,10 @@ TEST(AttentionMap, WeightsConflictWithModelSizeOptions) {
 
 TEST(AttentionMap, BadInputGivesAMessageAndNonZeroExit) {
   const std::string dir = out_dir();
-  Result r = run(XENC_APP_ATTENTION_MAP, "--heads 3", dir);
+  RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--heads 3", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("divisible"), std::string::npos) << r.err;
-  r = run(XENC_APP_ATTENTION_MAP, "--sentence ''", dir);
+  r = run_program(XENC_APP_ATTENTION_MAP, "--sentence ''", dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--sentence is empty"), std::string::npos) << r.err;
 }

@@ -1,57 +1,21 @@
-// Running xenc-train-order from the tests (path from CMake: XENC_APP_TRAIN_ORDER).
+// Running xenc-train-order from the tests (path from CMake: XENC_APP_TRAIN_ORDER), through the
+// shared run-a-program helper (tests/support/run_program.hpp).
 #pragma once
 
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cstddef>
 #include <string>
+
+#include "../support/run_program.hpp"
 
 namespace train_order_test {
 
-struct Result {
-  int status = -1;  // exit code
-  std::string out, err;
-};
+using Result = xenc::test::RunResult;
+using xenc::test::out_dir;
+using xenc::test::read_file;
 
 // Runs the app with `args` in `cwd`; captures stdout and stderr separately.
 inline Result run(const std::string& args, const std::string& cwd) {
-  const std::string err_file = cwd + "/stderr.txt";
-  const std::string cmd = "cd '" + cwd + "' && '" + std::string(XENC_APP_TRAIN_ORDER) + "' " + args +
-                          " 2>'" + err_file + "'";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int st = pclose(pipe);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(err_file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.err = ss.str();
-  return r;
-}
-
-// A fresh output directory for the current test.
-inline std::string out_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::filesystem::path dir = std::filesystem::path(XENC_TEST_OUT_DIR) /
-                                    (std::string(info->test_suite_name()) + "." + info->name());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-inline std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return xenc::test::run_program(XENC_APP_TRAIN_ORDER, args, cwd);
 }
 
 inline std::size_t count(const std::string& text, const std::string& what) {

@@ -8,9 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../support/tolerances.hpp"
 #include "exercises.hpp"  // apps/assignment/template/exercises.hpp: the student's signatures
@@ -178,152 +182,143 @@ TEST(GradeStubs, ZeroStubsFail) {
 
 // ---- 3. every catalogued bug fails with its hint ----------------------------------------------
 
-TEST(GradePitfalls, DoubledExponentTable) {
-  const auto r = grade::check_sinusoidal_table(pitfalls::pe_doubled_exponent);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::pe_doubled_exponent));
-  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::pe_doubled_exponent));
-  EXPECT_TRUE(Passed(r, "invariant: PE(p, 2i)²"));  // still sin and cos of one angle
-  EXPECT_TRUE(Passed(r, "invariant: PE(p) · PE(p + 3)"));  // still relative: only the frequencies are wrong
+// One museum exhibit handed in as the student's function: the checks that must fail with the hint
+// of a pitfall (each check named by the start of its name), the checks that must pass (the bug
+// hides there), and, where set, how many checks fail in all.
+struct ExhibitCase {
+  std::string name;
+  std::function<grade::ExerciseResult()> grade;
+  std::vector<std::pair<std::string, Pitfall>> fails_with;
+  std::vector<std::string> passes;
+  int num_failed = -1;  // -1: not counted
+};
+
+// A cross-entropy "student" made of the exhibit's loss and gradient.
+grade::CrossEntropyOutput cross_entropy_counting_ignored(const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
+  return {pitfalls::cross_entropy_counts_ignored(z, t, ignore), pitfalls::cross_entropy_counts_ignored_backward(z, t, ignore)};
 }
 
-TEST(GradePitfalls, OddDimensionOverflow) {
-  // a student's table built on the common div_term code: for odd D the write past the row's end
-  // (std::out_of_range here) instead of a clear refusal
-  const auto r = grade::check_sinusoidal_table([](std::size_t P, std::size_t D) {
-    const auto rows = pitfalls::pe_odd_d_unchecked(P, D);
-    Tensor2 t = Tensor2::from_shape({P, D});
-    for (std::size_t p = 0; p < P; ++p)
-      for (std::size_t j = 0; j < D; ++j) t(p, j) = rows[p][j];
-    return t;
-  });
-  EXPECT_TRUE(FailsWithHint(r, "edge case: odd D", Pitfall::pe_odd_d_overflow));
-  EXPECT_EQ(r.num_passed(), r.checks.size() - 1);  // correct for every even D
+// A sinusoidal table on the common div_term code: for odd D the write past the row's end
+// (std::out_of_range here) instead of a clear refusal.
+Tensor2 table_on_div_term_code(std::size_t P, std::size_t D) {
+  const auto rows = pitfalls::pe_odd_d_unchecked(P, D);
+  Tensor2 t = Tensor2::from_shape({P, D});
+  for (std::size_t p = 0; p < P; ++p)
+    for (std::size_t j = 0; j < D; ++j) t(p, j) = rows[p][j];
+  return t;
 }
 
-TEST(GradePitfalls, SoftmaxWithoutMax) {
-  const auto r = grade::check_softmax(pitfalls::softmax_without_max);
-  EXPECT_TRUE(Passed(r, "hand example"));  // small logits hide the bug
-  EXPECT_TRUE(FailsWithHint(r, "edge case: large logits", Pitfall::softmax_without_max));
+const std::vector<ExhibitCase>& exhibit_cases() {
+  using P = Pitfall;
+  static const std::vector<ExhibitCase> all = {
+      {"DoubledExponentTable", [] { return grade::check_sinusoidal_table(pitfalls::pe_doubled_exponent); },
+       {{"hand example", P::pe_doubled_exponent}, {"reference values", P::pe_doubled_exponent}},
+       // still sin and cos of one angle, still relative: only the frequencies are wrong
+       {"invariant: PE(p, 2i)²", "invariant: PE(p) · PE(p + 3)"}},
+      {"OddDimensionOverflow", [] { return grade::check_sinusoidal_table(table_on_div_term_code); },
+       {{"edge case: odd D", P::pe_odd_d_overflow}}, {}, 1},  // correct for every even D
+      {"SoftmaxWithoutMax", [] { return grade::check_softmax(pitfalls::softmax_without_max); },
+       {{"edge case: large logits", P::softmax_without_max}},
+       {"hand example"}},  // small logits hide the bug
+      {"LayerNormUnbiasedVariance", [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_variance); },
+       {{"hand example", P::layer_norm_unbiased_variance}, {"invariant", P::layer_norm_unbiased_variance}}},
+      {"LayerNormEpsOutsideSqrt", [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_eps_outside_sqrt); },
+       {{"edge case: a row with variance below eps", P::layer_norm_eps_outside_sqrt}},
+       {"hand example"}},  // variance 1.25 >> eps: the difference is 4e-6
+      {"LayerNormUnbiasedStdEpsOutside",
+       [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_std_eps_outside); },
+       // where eps does not matter the unbiased variance is the visible part, and its fix is named
+       {{"edge case: a row with variance below eps", P::layer_norm_unbiased_std_eps_outside},
+        {"hand example", P::layer_norm_unbiased_variance}}},
+      {"LayerNormBackwardWithoutMeanTerms",
+       [] { return grade::check_layer_norm_backward(pitfalls::layer_norm_backward_no_mean_terms); },
+       {{"hand example", P::layer_norm_backward_no_mean_terms},
+        {"invariant", P::layer_norm_backward_no_mean_terms},
+        {"finite differences: dx", P::layer_norm_backward_no_mean_terms}},
+       {"finite differences: dweight", "finite differences: dbias"}},
+      {"AttentionWithoutScale", [] { return grade::check_attention(pitfalls::attention_without_scale); },
+       {{"hand example", P::attention_without_scale}, {"reference values", P::attention_without_scale}},
+       {"invariant: weights on padding keys"}},
+      {"MaskAfterSoftmax", [] { return grade::check_attention(pitfalls::attention_mask_after_softmax); },
+       {{"hand example", P::mask_after_softmax}, {"invariant: each row of weights sums to 1", P::mask_after_softmax}},
+       {"invariant: weights on padding keys"}},  // zeros there, too late
+      {"InvertedMask", [] { return grade::check_attention(pitfalls::attention_inverted_mask); },
+       {{"hand example", P::mask_inverted}, {"invariant: weights on padding keys", P::mask_inverted}}},
+      {"SplitHeadsWithoutTranspose", [] { return grade::check_split_heads(pitfalls::split_heads_without_transpose); },
+       {{"hand example", P::split_heads_without_transpose}, {"invariant: merging", P::split_heads_without_transpose}},
+       {"edge case: T = 1"}},  // one token: the reshape happens to be right
+      {"MergeHeadsWithoutTranspose", [] { return grade::check_merge_heads(pitfalls::merge_heads_without_transpose); },
+       {{"hand example", P::merge_heads_without_transpose},
+        {"invariant: merging split heads", P::merge_heads_without_transpose}}},
+      {"LinearBackwardBiasMean", [] { return grade::check_linear_backward(pitfalls::linear_backward_bias_mean); },
+       {{"hand example", P::linear_backward_bias_mean},
+        {"invariant: the bias is a weight", P::linear_backward_bias_mean},
+        {"finite differences: db", P::linear_backward_bias_mean}},
+       {"finite differences: dx", "finite differences: dW"}},
+      {"CrossEntropyCountsIgnoredRows", [] { return grade::check_cross_entropy(cross_entropy_counting_ignored); },
+       {{"hand example", P::cross_entropy_counts_ignored}, {"finite differences", P::cross_entropy_counts_ignored}},
+       {"edge case: one row"}},  // nothing ignored: N' = N
+      // RoPE: each wrong rotation is still a rotation, so lengths and relative scores hide it
+      {"RopeRotateHalf", [] { return grade::check_rope(pitfalls::rope_rotate_half); },
+       {{"hand example", P::rope_rotate_half}, {"reference values", P::rope_rotate_half}},
+       // one pair (Dh = 2): the two pairings coincide
+       {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
+        "invariant: position 0", "edge case: Dh = 2"}},
+      {"RopeExponentWithout2", [] { return grade::check_rope(pitfalls::rope_exponent_without_2); },
+       {{"hand example", P::rope_exponent_without_2},
+        {"reference values", P::rope_exponent_without_2},
+        {"edge case: large positions", P::rope_exponent_without_2}},
+       {"invariant: the scores q_m · k_n depend only on m - n", "edge case: Dh = 2"}},  // θ_0 = 1 either way
+      {"RopeClockwise", [] { return grade::check_rope(pitfalls::rope_clockwise); },
+       {{"hand example", P::rope_clockwise}, {"edge case: Dh = 2", P::rope_clockwise}},
+       {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
+        "invariant: position 0"}},
+      {"RopePositionsFromOne", [] { return grade::check_rope(pitfalls::rope_positions_from_one); },
+       {{"hand example", P::rope_positions_from_one},
+        {"invariant: position 0 is the identity", P::rope_positions_from_one},
+        {"edge case: T = 1", P::rope_positions_from_one}},
+       {"invariant: the scores q_m · k_n depend only on m - n"}},  // the shift by one cancels in every score
+      {"AlibiStartAt2PowMinus8", [] { return grade::check_alibi_slopes(pitfalls::alibi_slopes_start_2_pow_minus_8); },
+       {{"hand example: H = 8", P::alibi_start_2_pow_minus_8},
+        {"invariant: for H = 1, 2, 4", P::alibi_start_2_pow_minus_8}},
+       // ratio = start, as it should; one head: 2^(-8) is right
+       {"invariant: for H = 16 the slopes are geometric", "edge case: H = 1"}},
+      {"AlibiPlainFormulaForEveryH", [] { return grade::check_alibi_slopes(pitfalls::alibi_slopes_plain_formula); },
+       {{"hand example: H = 6", P::alibi_plain_formula},
+        {"reference values: H = 12", P::alibi_plain_formula},
+        {"invariant: for H = 12 the first 8", P::alibi_plain_formula},
+        {"edge case: H = 3", P::alibi_plain_formula}},
+       // every power of two is right
+       {"hand example: H = 8", "reference values: H = 32", "invariant: for H = 1, 2, 4"}},
+  };
+  return all;
 }
 
-TEST(GradePitfalls, LayerNormUnbiasedVariance) {
-  const auto r = grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_variance);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::layer_norm_unbiased_variance));
-  EXPECT_TRUE(FailsWithHint(r, "invariant", Pitfall::layer_norm_unbiased_variance));
+class GradeExhibits : public ::testing::TestWithParam<ExhibitCase> {};
+
+TEST_P(GradeExhibits, FailsWithItsHint) {
+  const ExhibitCase& c = GetParam();
+  const grade::ExerciseResult r = c.grade();
+  for (const auto& [check, pitfall] : c.fails_with) EXPECT_TRUE(FailsWithHint(r, check, pitfall));
+  for (const std::string& check : c.passes) EXPECT_TRUE(Passed(r, check)) << check << "\n" << grade::report(r);
+  if (c.num_failed >= 0) EXPECT_EQ(r.checks.size() - r.num_passed(), std::size_t(c.num_failed)) << grade::report(r);
 }
 
-TEST(GradePitfalls, LayerNormEpsOutsideSqrt) {
-  const auto r = grade::check_layer_norm_forward(pitfalls::layer_norm_eps_outside_sqrt);
-  EXPECT_TRUE(Passed(r, "hand example"));  // variance 1.25 >> eps: the difference is 4e-6
-  EXPECT_TRUE(FailsWithHint(r, "edge case: a row with variance below eps", Pitfall::layer_norm_eps_outside_sqrt));
-}
+INSTANTIATE_TEST_SUITE_P(Museum, GradeExhibits, ::testing::ValuesIn(exhibit_cases()),
+                         [](const ::testing::TestParamInfo<ExhibitCase>& info) { return info.param.name; });
 
-TEST(GradePitfalls, LayerNormUnbiasedStdEpsOutside) {
-  const auto r = grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_std_eps_outside);
-  EXPECT_TRUE(FailsWithHint(r, "edge case: a row with variance below eps", Pitfall::layer_norm_unbiased_std_eps_outside));
-  // where eps does not matter the unbiased variance is the visible part, and its fix is named
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::layer_norm_unbiased_variance));
-}
-
-TEST(GradePitfalls, LayerNormBackwardWithoutMeanTerms) {
-  const auto r = grade::check_layer_norm_backward(pitfalls::layer_norm_backward_no_mean_terms);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::layer_norm_backward_no_mean_terms));
-  EXPECT_TRUE(FailsWithHint(r, "invariant", Pitfall::layer_norm_backward_no_mean_terms));
-  EXPECT_TRUE(FailsWithHint(r, "finite differences: dx", Pitfall::layer_norm_backward_no_mean_terms));
-  EXPECT_TRUE(Passed(r, "finite differences: dweight"));
-  EXPECT_TRUE(Passed(r, "finite differences: dbias"));
-}
-
-TEST(GradePitfalls, AttentionWithoutScale) {
-  const auto r = grade::check_attention(pitfalls::attention_without_scale);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::attention_without_scale));
-  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::attention_without_scale));
-  EXPECT_TRUE(Passed(r, "invariant: weights on padding keys"));
-}
-
-TEST(GradePitfalls, MaskAfterSoftmax) {
-  const auto r = grade::check_attention(pitfalls::attention_mask_after_softmax);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::mask_after_softmax));
-  EXPECT_TRUE(Passed(r, "invariant: weights on padding keys"));  // zeros there, too late
-  EXPECT_TRUE(FailsWithHint(r, "invariant: each row of weights sums to 1", Pitfall::mask_after_softmax));
-}
-
-TEST(GradePitfalls, InvertedMask) {
-  const auto r = grade::check_attention(pitfalls::attention_inverted_mask);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::mask_inverted));
-  EXPECT_TRUE(FailsWithHint(r, "invariant: weights on padding keys", Pitfall::mask_inverted));
-}
-
-TEST(GradePitfalls, HeadsWithoutTranspose) {
-  const auto s = grade::check_split_heads(pitfalls::split_heads_without_transpose);
-  EXPECT_TRUE(FailsWithHint(s, "hand example", Pitfall::split_heads_without_transpose));
-  EXPECT_TRUE(FailsWithHint(s, "invariant: merging", Pitfall::split_heads_without_transpose));
-  EXPECT_TRUE(Passed(s, "edge case: T = 1"));  // one token: the reshape happens to be right
-  const auto m = grade::check_merge_heads(pitfalls::merge_heads_without_transpose);
-  EXPECT_TRUE(FailsWithHint(m, "hand example", Pitfall::merge_heads_without_transpose));
-  EXPECT_TRUE(FailsWithHint(m, "invariant: merging split heads", Pitfall::merge_heads_without_transpose));
-}
-
-TEST(GradePitfalls, LinearBackwardBiasMean) {
-  const auto r = grade::check_linear_backward(pitfalls::linear_backward_bias_mean);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::linear_backward_bias_mean));
-  EXPECT_TRUE(FailsWithHint(r, "invariant: the bias is a weight", Pitfall::linear_backward_bias_mean));
-  EXPECT_TRUE(FailsWithHint(r, "finite differences: db", Pitfall::linear_backward_bias_mean));
-  EXPECT_TRUE(Passed(r, "finite differences: dx"));
-  EXPECT_TRUE(Passed(r, "finite differences: dW"));
-}
-
-TEST(GradePitfalls, CrossEntropyCountsIgnoredRows) {
-  const auto r = grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
-    return grade::CrossEntropyOutput{pitfalls::cross_entropy_counts_ignored(z, t, ignore),
-                                     pitfalls::cross_entropy_counts_ignored_backward(z, t, ignore)};
-  });
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::cross_entropy_counts_ignored));
-  EXPECT_TRUE(FailsWithHint(r, "finite differences", Pitfall::cross_entropy_counts_ignored));
-  EXPECT_TRUE(Passed(r, "edge case: one row"));  // nothing ignored: N' = N
-}
-
-TEST(GradePitfalls, RopeRotateHalf) {
-  const auto r = grade::check_rope(pitfalls::rope_rotate_half);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_rotate_half));
-  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::rope_rotate_half));
-  // a rotation all the same: lengths, relative scores and position 0 are right, and with one
-  // pair (Dh = 2) the two pairings coincide
-  EXPECT_TRUE(Passed(r, "invariant: every row keeps its length"));
-  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
-  EXPECT_TRUE(Passed(r, "invariant: position 0"));
-  EXPECT_TRUE(Passed(r, "edge case: Dh = 2"));
-}
-
-TEST(GradePitfalls, RopeExponentWithout2) {
-  const auto r = grade::check_rope(pitfalls::rope_exponent_without_2);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_exponent_without_2));
-  EXPECT_TRUE(FailsWithHint(r, "reference values", Pitfall::rope_exponent_without_2));
-  EXPECT_TRUE(FailsWithHint(r, "edge case: large positions", Pitfall::rope_exponent_without_2));
-  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
-  EXPECT_TRUE(Passed(r, "edge case: Dh = 2"));  // θ_0 = 1 either way
-}
-
-TEST(GradePitfalls, RopeClockwise) {
-  const auto r = grade::check_rope(pitfalls::rope_clockwise);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_clockwise));
-  EXPECT_TRUE(FailsWithHint(r, "edge case: Dh = 2", Pitfall::rope_clockwise));
-  EXPECT_TRUE(Passed(r, "invariant: every row keeps its length"));
-  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
-  EXPECT_TRUE(Passed(r, "invariant: position 0"));
-}
-
-TEST(GradePitfalls, RopePositionsFromOne) {
-  const auto r = grade::check_rope(pitfalls::rope_positions_from_one);
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_positions_from_one));
-  EXPECT_TRUE(FailsWithHint(r, "invariant: position 0 is the identity", Pitfall::rope_positions_from_one));
-  EXPECT_TRUE(FailsWithHint(r, "edge case: T = 1", Pitfall::rope_positions_from_one));
-  // the shift by one cancels in every score
-  EXPECT_TRUE(Passed(r, "invariant: the scores q_m · k_n depend only on m - n"));
+// Every exhibit with the signature of an exercise is handed in above; the one left,
+// pe_batch_axis (a position scheme), is tested in tests/apps/test_pitfalls.cpp.
+TEST(GradePitfalls, EveryExhibitIsHandedIn) {
+  std::set<Pitfall> named;
+  for (const ExhibitCase& c : exhibit_cases())
+    for (const auto& fail : c.fails_with) named.insert(fail.second);
+  for (Pitfall p : pitfalls::all_pitfalls())
+    EXPECT_EQ(named.count(p), p == Pitfall::pe_batch_axis ? 0u : 1u) << pitfalls::describe(p).title;
 }
 
 // Not an exhibit, but the large-position hint's claim: an angle computed in float32 passes every
-// check up to position 1000 and fails at 100000.
+// other check and fails at position 100000.
 TEST(GradePitfalls, RopeFloatAngleFailsOnlyAtLargePositions) {
   const auto r = grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& positions) {
     const std::size_t Dh = x.shape()[1];
@@ -339,26 +334,6 @@ TEST(GradePitfalls, RopeFloatAngleFailsOnlyAtLargePositions) {
   });
   EXPECT_EQ(r.num_passed(), r.checks.size() - 1) << grade::report(r);
   EXPECT_FALSE(Passed(r, "edge case: large positions"));
-}
-
-TEST(GradePitfalls, AlibiStartAt2PowMinus8) {
-  const auto r = grade::check_alibi_slopes(pitfalls::alibi_slopes_start_2_pow_minus_8);
-  EXPECT_TRUE(FailsWithHint(r, "hand example: H = 8", Pitfall::alibi_start_2_pow_minus_8));
-  EXPECT_TRUE(FailsWithHint(r, "invariant: for H = 1, 2, 4", Pitfall::alibi_start_2_pow_minus_8));
-  EXPECT_TRUE(Passed(r, "invariant: for H = 16 the slopes are geometric"));  // ratio = start, as it should
-  EXPECT_TRUE(Passed(r, "edge case: H = 1"));  // one head: 2^(-8) is right
-}
-
-TEST(GradePitfalls, AlibiPlainFormulaForEveryH) {
-  const auto r = grade::check_alibi_slopes(pitfalls::alibi_slopes_plain_formula);
-  EXPECT_TRUE(FailsWithHint(r, "hand example: H = 6", Pitfall::alibi_plain_formula));
-  EXPECT_TRUE(FailsWithHint(r, "reference values: H = 12", Pitfall::alibi_plain_formula));
-  EXPECT_TRUE(FailsWithHint(r, "invariant: for H = 12 the first 8", Pitfall::alibi_plain_formula));
-  EXPECT_TRUE(FailsWithHint(r, "edge case: H = 3", Pitfall::alibi_plain_formula));
-  // every power of two is right
-  EXPECT_TRUE(Passed(r, "hand example: H = 8"));
-  EXPECT_TRUE(Passed(r, "reference values: H = 32"));
-  EXPECT_TRUE(Passed(r, "invariant: for H = 1, 2, 4"));
 }
 
 // The exhibits compute what their doc says, checked by hand arithmetic (not by the grader).
@@ -396,6 +371,22 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // layer norm backward without the mean terms: dx = rstd · dy · w = [1 / sqrt(1.25001), 0, 0, 0]
   EXPECT_NEAR(pitfalls::layer_norm_backward_no_mean_terms(Tensor2{{1, 0, 0, 0}}, Tensor2{{1, 2, 3, 4}}, w, 1e-5f).input(0, 0),
               1.0 / std::sqrt(1.25001), xenc::test::kOpAtol);
+  // RoPE, Dh = 4, position 1 (θ = 1, 0.01): rotate-half pairs column 0 with column 2, so
+  // [1, 0, 0, 0] -> [cos 1, 0, sin 1, 0]
+  const Tensor2 e0 = {{1, 0, 0, 0}}, e2 = {{0, 0, 1, 0}};
+  EXPECT_NEAR(pitfalls::rope_rotate_half(e0, {1})(0, 2), std::sin(1.0), xenc::test::kOpAtol);
+  EXPECT_EQ(pitfalls::rope_rotate_half(e0, {1})(0, 1), 0.0f);
+  // θ_1 = 10000^(-1/4) = 0.1 instead of 0.01: [0, 0, 1, 0] -> [0, 0, cos 0.1, sin 0.1]
+  EXPECT_NEAR(pitfalls::rope_exponent_without_2(e2, {1})(0, 3), std::sin(0.1), xenc::test::kOpAtol);
+  // clockwise: (1, 0) at position 1 -> (cos 1, -sin 1); from one: (1, 0) at position 0 -> (cos 1, sin 1)
+  EXPECT_NEAR(pitfalls::rope_clockwise(Tensor2{{1, 0}}, {1})(0, 1), -std::sin(1.0), xenc::test::kOpAtol);
+  EXPECT_NEAR(pitfalls::rope_positions_from_one(Tensor2{{1, 0}}, {0})(0, 1), std::sin(1.0), xenc::test::kOpAtol);
+  // ALiBi from 2^-8, H = 2: 2^-8, 2^-16; the plain formula for H = 3: 2^(-8/3), 2^(-16/3), 2^-8
+  EXPECT_EQ(pitfalls::alibi_slopes_start_2_pow_minus_8(2), (std::vector<double>{1.0 / 256, 1.0 / 65536}));
+  const std::vector<double> plain = pitfalls::alibi_slopes_plain_formula(3);
+  ASSERT_EQ(plain.size(), 3u);
+  EXPECT_NEAR(plain[0], 0.1574901312, 1e-10);  // 2^(-8/3), NumPy
+  EXPECT_NEAR(plain[2], 1.0 / 256, 1e-15);
 }
 
 // Every exhibit that has the signature of an exercise is tested above; the catalogue lists them.

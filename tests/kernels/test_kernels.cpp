@@ -126,7 +126,7 @@ TEST(KernelsLayerNorm, InPlaceEqualsOutOfPlaceOnStridedRows) {
       const double r = 1.0 / std::sqrt(v + 1e-5);
       EXPECT_NEAR(mean[n], m, kNaiveAtol);
       for (std::size_t d = 0; d < D; ++d)
-        EXPECT_NEAR(y(n, d), (x(n, d) - m) * r * w(d) + b(d), 1e-4) << n << ", " << d;
+        EXPECT_NEAR(y(n, d), (x(n, d) - m) * r * w(d) + b(d), kKernelNormFormula) << n << ", " << d;
     }
     Tensor2 inplace = x;
     k::layer_norm_rows(block(inplace, 0, 0, 5, D), block(inplace, 0, 0, 5, D), w.data(),

@@ -87,11 +87,11 @@ TEST(Optim, AdamWHandExample) {
   Tensor1 p = {1.0f}, g = {2.0f};
   AdamW opt({make_parameter("p", p, g)}, 0.1f, 0.9f, 0.999f, 1e-8f, 0.5f);
   opt.step();
-  EXPECT_NEAR(p(0), 0.85f, 1e-6);
+  EXPECT_NEAR(p(0), 0.85f, kOptimHandStep);
   Tensor1 p2 = {1.0f}, g2 = {2.0f};
   Adam adam({make_parameter("p", p2, g2)}, 0.1f, 0.9f, 0.999f, 1e-8f, 0.5f);
   adam.step();
-  EXPECT_NEAR(p2(0), 0.9f, 1e-6);
+  EXPECT_NEAR(p2(0), 0.9f, kOptimHandStep);
 }
 
 TEST(Optim, AdamWMatchesTorchOneAndTenSteps) {
@@ -102,8 +102,8 @@ TEST(Optim, AdamWMatchesTorchOneAndTenSteps) {
     for (int steps : {1, 10}) {
       SCOPED_TRACE(name + ", " + std::to_string(steps) + " steps");
       const auto [p, q] = run_adamw(p0, q0, c, steps, run["config"]);
-      EXPECT_TRUE(AllClose(p, tensor<1>(run["p_" + std::to_string(steps)]), 1e-6, 1e-5));
-      EXPECT_TRUE(AllClose(q, tensor<2>(run["q_" + std::to_string(steps)]), 1e-6, 1e-5));
+      EXPECT_TRUE(AllClose(p, tensor<1>(run["p_" + std::to_string(steps)]), kAdamWAtol, kAdamWRtol));
+      EXPECT_TRUE(AllClose(q, tensor<2>(run["q_" + std::to_string(steps)]), kAdamWAtol, kAdamWRtol));
     }
   }
 }
@@ -115,7 +115,7 @@ TEST(Optim, WarmupCosineSchedule) {
   const WarmupCosine s(1.0f, 4, 8, 0.1f);
   const std::vector<float> expected = {0.25f, 0.5f, 0.75f, 1.0f, 1.0f, 0.868198f, 0.55f, 0.231802f, 0.1f, 0.1f};
   for (std::size_t step = 0; step < expected.size(); ++step)
-    EXPECT_NEAR(s(step), expected[step], 1e-6) << "step " << step;
+    EXPECT_NEAR(s(step), expected[step], kScheduleHandValue) << "step " << step;
   EXPECT_THROW(WarmupCosine(1.0f, 9, 8), config_error);
   EXPECT_THROW(WarmupCosine(0.0f, 1, 8), config_error);
   EXPECT_THROW(WarmupCosine(1.0f, 1, 8, 2.0f), config_error);

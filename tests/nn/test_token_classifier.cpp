@@ -67,7 +67,7 @@ TEST(TokenClassifier, WholeModelGradientsMatchFiniteDifferences) {
     model.zero_grad();
     const Tensor3 logits = model.forward(kIds, kMask);
     EXPECT_NEAR(cross_entropy_forward(logits, kTargets, kIgnoreIndex),
-                reference_loss(logits, kTargets), 1e-6);
+                reference_loss(logits, kTargets), kOpAtol);
     model.backward(cross_entropy_backward(logits, kTargets, kIgnoreIndex));
     const auto targets = parameter_targets(model);
     auto loss = [&] {

@@ -129,9 +129,9 @@ TEST(Attention, BackwardMatchesPyTorch) {
   const auto r = scaled_dot_product_attention_forward(q, k, v, mask2(ref["key_padding_mask"]),
                                                       tensor<2>(ref["attn_mask"]));
   const auto g = scaled_dot_product_attention_backward(tensor<4>(ref["doutput"]), q, k, v, r.weights);
-  EXPECT_TRUE(AllClose(g.query, tensor<4>(ref["dquery"]), kOpAtol * 5, kOpRtol * 5));
-  EXPECT_TRUE(AllClose(g.key, tensor<4>(ref["dkey"]), kOpAtol * 5, kOpRtol * 5));
-  EXPECT_TRUE(AllClose(g.value, tensor<4>(ref["dvalue"]), kOpAtol * 5, kOpRtol * 5));
+  EXPECT_TRUE(AllClose(g.query, tensor<4>(ref["dquery"]), kAttentionGradAtol, kAttentionGradRtol));
+  EXPECT_TRUE(AllClose(g.key, tensor<4>(ref["dkey"]), kAttentionGradAtol, kAttentionGradRtol));
+  EXPECT_TRUE(AllClose(g.value, tensor<4>(ref["dvalue"]), kAttentionGradAtol, kAttentionGradRtol));
 }
 
 TEST(Attention, GradientsMatchFiniteDifferencesWithMasks) {

@@ -172,6 +172,28 @@ inline ::testing::AssertionResult GradientsMatch(const std::function<double()>& 
   return ::testing::AssertionSuccess() << "gradients match:" << ok.str();
 }
 
+/// N(0, scale²) values for every parameter of `m` (PyTorch zero-initialises biases, which would
+/// hide a bias used in the wrong place).
+inline void fill_parameters_normal(Module& m, Rng& rng, float scale) {
+  for (auto& p : m.parameters())
+    for (std::size_t i = 0; i < p.size(); ++i) p.value[i] = scale * rng.normal();
+}
+
+/// Gradient check of a module with one input x: backward(G) after forward(x, forward_args...)
+/// against finite differences of Σ G ⊙ forward(x, forward_args...), for every parameter and x.
+/// forward_args: what follows x in forward (a padding mask, an attention mask).
+template <class M, class... Args>
+::testing::AssertionResult ModuleGradientsMatch(M& module, Tensor3& x, const Tensor3& G,
+                                                double tol, const Args&... forward_args) {
+  module.zero_grad();
+  module.forward(x, forward_args...);
+  const Tensor3 dx = module.backward(G);
+  auto targets = parameter_targets(module);
+  targets.push_back(input_target("x", x, dx));
+  auto loss = [&] { return dot_loss(module.forward(x, forward_args...), G); };
+  return GradientsMatch(loss, targets, tol);
+}
+
 /// Gradient check of a module with dropout on, in training mode: each evaluation of the loss
 /// runs on a fresh copy of `work`, so every forward draws the same mask from the same generator
 /// state. Also checks that the mask changes the output (not the evaluation path in disguise).

@@ -10,6 +10,10 @@ namespace xenc::test {
 // One float32 op against a float64 reference (values of order 1): a few ulps of float32.
 inline constexpr double kOpAtol = 1e-6;
 inline constexpr double kOpRtol = 1e-5;
+// Attention's backward against PyTorch: dQ, dK, dV pass through about five ops (two matmuls,
+// the softmax backward, two more matmuls), so five times one op's bound.
+inline constexpr double kAttentionGradAtol = kOpAtol * 5;
+inline constexpr double kAttentionGradRtol = kOpRtol * 5;
 
 // A module (several GEMMs, a softmax, two layer norms) against PyTorch in float64.
 inline constexpr double kModuleAtol = 1e-5;
@@ -56,6 +60,15 @@ inline constexpr double kAccumulateRtol = 1e-6;
 // Five float32 optimiser steps (Adam, SGD with momentum) against PyTorch in float64.
 inline constexpr double kOptimAtol = 1e-5;
 inline constexpr double kOptimRtol = 1e-5;
+// One or ten float32 AdamW steps on values of order 1 against PyTorch in float64: each step
+// rounds a few times (ulp 1.2e-7), so absolute 1e-6 with relative 1e-5 for the larger entries.
+inline constexpr double kAdamWAtol = 1e-6;
+inline constexpr double kAdamWRtol = 1e-5;
+// One float32 optimiser step from p = 1 against its hand value (0.85, 0.9): a few ulps (6e-8).
+inline constexpr double kOptimHandStep = 1e-6;
+// The learning-rate schedule (float32) against hand values written with 6 decimals: half a unit
+// in the 6th decimal (5e-7) plus the rate's float32 rounding.
+inline constexpr double kScheduleHandValue = 1e-6;
 
 // Cross-entropy of a logit 1000 away from the target's: a loss of 500, where float32's ulp is
 // 3e-5 and the log-sum-exp shift adds a few.
@@ -78,19 +91,68 @@ inline constexpr double kDropoutVisible = 1e-3;
 inline constexpr double kSameVectorCosine = 1e-12;
 // A cosine at least this far below 1 means the vector really moved.
 inline constexpr double kCosineMoved = 1e-5;
+// Cosine (in double) of two float32 vectors holding the same values, or sums of the same values
+// added in another order (mean pooling of permuted sentences): float32 reassociation, 1e-7.
+inline constexpr double kReorderedSumCosine = 1e-7;
+// Cosine of two float32 vectors that are parallel or anti-parallel by construction (D = 1, or
+// D = 2 after layer norm): |cos| = 1 within a few float32 roundings.
+inline constexpr double kParallelCosine = 1e-6;
+// A token whose position changed and which positions turn visibly: its cosine with itself in
+// the other sentence stays below this (the apps show values around 0.9 and lower).
+inline constexpr double kTokenMovedCosine = 0.999;
+// Without attention the mean-pooled sentences still separate after a layer: their cosine
+// drops below 1 by more than this, 1000 times the reordering noise (kReorderedSumCosine).
+inline constexpr double kPooledSentencesMoved = 1e-4;
 
 // Parity with PyTorch 1.13 on the io fixtures (tests/io): absolute, at every compared element
 // (the bound the project's specification sets).
 inline constexpr double kParityAtol = 1e-4;
 
-// The fast kernels against their references (tests/ops/test_fast_kernels.cpp):
+// What the demo apps print (tests/apps), against the formula or the library:
+// A number printed with 6 decimals against its value (half a unit in the 6th decimal): a cosine
+// c prints as 1.000000 exactly when |1 - c| < kPrinted6, so "below 1" means c < 1 - kPrinted6.
+inline constexpr double kPrinted6 = 5e-7;
+// A mean length printed with 2 decimals (half a unit, 0.005) against sqrt(D / 2), plus slack
+// for the float32 table it is computed from.
+inline constexpr double kPrinted2Length = 0.006;
+// A ratio printed with 1 decimal (half a unit, 0.05) against the ratio of two numbers printed
+// with 2 decimals (each off by up to 0.005, which moves a ratio of ~3 by up to ~0.01).
+inline constexpr double kPrinted1Ratio = 0.06;
+// xenc-pe-heatmap's size estimate (75 bytes a cell + 20 kB) against the file it writes: the
+// real bytes a cell vary with the printed values, so within 15%.
+inline constexpr double kSvgSizeEstimate = 0.15;
+// xenc-pe-properties, D = 8: max |PE(p)·PE(q) - f(p - q)| over float32 rows (8 products of
+// values <= 1, ulp 6e-8 each) and the smallest distance printed with 6 decimals (5e-7), against
+// the formula in double.
+inline constexpr double kPositionalSmallD = 1e-5;
+// A ratio of two float32 attention weights (softmax rounding ~1e-7 relative each) against
+// exp(-m Δ): far below the smallest effect it checks (1 - exp(-2^-8) = 3.9e-3).
+inline constexpr double kAlibiWeightRatio = 1e-4;
+// RoPE visibly changes the first layer's attention weights: some weight moves by more than this
+// (equal weights stay equal within kRowSum without positions).
+inline constexpr double kRopeMovesWeights = 1e-3;
+// xenc-train-order without positions: a word's probability in two sentences that are
+// permutations of each other, equal up to float32 rounding of probabilities of order 1.
+inline constexpr double kEquivariantProbability = 1e-6;
+// With positions the probability moves by more than this (the SMALL runs train little: alibi's
+// gap is about 1e-4, ten times this).
+inline constexpr double kPositionsMoveProbability = 1e-5;
+// Accuracies are ratios of counts computed in double: a bound between two of them holds up to
+// double rounding, so this much slack and no more.
+inline constexpr double kCountRatioSlack = 1e-9;
+
+// The fast kernels against their references (tests/kernels/test_fast_kernels.cpp):
 inline constexpr double kExpRelTol = 4e-7;        // exp_inplace's documented bound (softmax.hpp)
 inline constexpr double kSoftmaxAbsTol = 1e-6;    // probabilities in [0, 1]
 inline constexpr double kLayerNormAbsTol = 2e-5;  // outputs of size ~1..4 after normalising
+inline constexpr double kLayerNormRelTol = 1e-5;  // and relative: ~100 float32 ulps (1.2e-7 each)
 // layer_norm_rows' cached statistics against double: mean within 1e-5 (1 + |mean|), rstd within
 // 1e-4 / std (relative 1e-4).
 inline constexpr double kKernelMeanTol = 1e-5;
 inline constexpr double kKernelRstdTol = 1e-4;
+// layer_norm_rows on rows of std 2 with N(0, 1) weights and biases against the formula in
+// double (tests/kernels/test_kernels.cpp): outputs up to ~10, a few float32 ulps of which.
+inline constexpr double kKernelNormFormula = 1e-4;
 
 // Probabilities: rows sum to 1 in float32.
 inline constexpr double kProbSum = 1e-6;
@@ -104,6 +166,11 @@ inline constexpr double kPositional = 1e-5;
 // RoPE scores q_m·k_n after shifting every position by s (angles in double, stored in float32):
 // equal to the unshifted scores within this (the bound issue 11 sets).
 inline constexpr double kRopeShift = 1e-5;
+// RoPE keeps norms: a 4-vector's norm after rotating it in float32 (angles in double), relative,
+// within ten float32 roundings.
+inline constexpr double kRotatedNorm = kFloatRound * 10;
+// ALiBi slopes computed in double (std::pow) against exact powers of two: double rounding only.
+inline constexpr double kDoubleFormula = 1e-12;
 
 // Permutation equivariance of the encoder without position information: permuting the input
 // permutes the output to within this (the bound the project's specification sets).

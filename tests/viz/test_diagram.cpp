@@ -2,43 +2,28 @@
 // every step's box is there once, in the order of TransformerEncoderLayer::forward, every arrow
 // carries the shape of its tensor with the given B, T, D, H, F, and bad sizes throw.
 #include <gtest/gtest.h>
-#include <libxml/parser.h>
-#include <libxml/xpath.h>
-#include <libxml/xpathInternals.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "support/svg_xpath.hpp"
 #include "xenc/viz/svg.hpp"
 
 namespace {
 
 namespace viz = xenc::viz;
 
-// Evaluates an XPath number expression on an SVG string (prefix "s" = SVG); NAN if not XML.
-double xpath_number(const std::string& svg, const std::string& expr) {
-  xmlDocPtr doc = xmlReadMemory(svg.data(), int(svg.size()), "diagram.svg", nullptr,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  if (!doc) return NAN;
-  xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
-  xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
-  xmlXPathObjectPtr obj = xmlXPathEvalExpression(BAD_CAST expr.c_str(), ctx);
-  const double v = obj ? xmlXPathCastToNumber(obj) : NAN;
-  if (obj) xmlXPathFreeObject(obj);
-  xmlXPathFreeContext(ctx);
-  xmlFreeDoc(doc);
-  return v;
-}
+using xenc::test::svg_xpath_number;  // support/svg_xpath.hpp: libxml2 + XPath, "s" = SVG
 
 double count_text(const std::string& svg, const std::string& text, const std::string& cls = "") {
   const std::string pred = cls.empty() ? "" : "[@class='" + cls + "']";
-  return xpath_number(svg, "count(//s:text" + pred + "[.='" + text + "'])");
+  return svg_xpath_number(svg, "count(//s:text" + pred + "[.='" + text + "'])");
 }
 
 // The y coordinate of the (only) text equal to `text`.
 double y_of(const std::string& svg, const std::string& text) {
-  return xpath_number(svg, "number(//s:text[.='" + text + "']/@y)");
+  return svg_xpath_number(svg, "number(//s:text[.='" + text + "']/@y)");
 }
 
 // B = 3, T = 7, D = 12, H = 4 (Dh = 3), F = 20: every size differs, so a swapped one shows.
@@ -60,22 +45,22 @@ const std::vector<std::string> kBoxes = {
     "norm2 (LayerNorm)", "y (output)"};
 
 void expect_boxes_arrows_and_shapes(const std::string& svg) {
-  ASSERT_FALSE(std::isnan(xpath_number(svg, "count(//*)"))) << "not well-formed XML";
-  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='box'])"), 11);
+  ASSERT_FALSE(std::isnan(svg_xpath_number(svg, "count(//*)"))) << "not well-formed XML";
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='box'])"), 11);
   for (const auto& box : kBoxes) EXPECT_EQ(count_text(svg, box), 1) << box;
-  EXPECT_EQ(xpath_number(svg, "count(//s:circle[@class='add'])"), 2);
-  EXPECT_EQ(xpath_number(svg, "count(//s:polyline[@class='residual'])"), 2);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:circle[@class='add'])"), 2);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:polyline[@class='residual'])"), 2);
   // 13 steps (11 boxes, 2 additions) -> 12 arrows, each labelled; 2 labelled residuals.
-  EXPECT_EQ(xpath_number(svg, "count(//s:line[@class='arrow'])"), 12);
-  EXPECT_EQ(xpath_number(svg, "count(//s:text[@class='shape'])"), 14);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:line[@class='arrow'])"), 12);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='shape'])"), 14);
   // [B, T, D]: x, out_proj, both additions, both norms, linear2 (7 arrows) + 2 residuals
   EXPECT_EQ(count_text(svg, "[B, T, D] = [3, 7, 12]", "shape"), 9);
   EXPECT_EQ(count_text(svg, "[B, T, F] = [3, 7, 20]", "shape"), 2);  // linear1, activation
   EXPECT_EQ(count_text(svg, "Q, K, V: [B, H, T, Dh] = [3, 4, 7, 3]", "shape"), 1);
   EXPECT_EQ(count_text(svg, "[B, H, T, T] = [3, 4, 7, 7]", "shape"), 1);  // attention weights
   EXPECT_EQ(count_text(svg, "[B, H, T, Dh] = [3, 4, 7, 3]", "shape"), 1);  // weights · V
-  EXPECT_EQ(xpath_number(svg, "count(//s:style | //@style | //@id)"), 0);  // no CSS, no ids
-  EXPECT_LE(xpath_number(svg, "number(/s:svg/@width)"), 700);             // fits a page
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:style | //@style | //@id)"), 0);  // no CSS, no ids
+  EXPECT_LE(svg_xpath_number(svg, "number(/s:svg/@width)"), 700);             // fits a page
 }
 
 TEST(SvgEncoderDiagram, PostNormHasEveryBoxAndShape) {

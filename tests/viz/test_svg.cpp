@@ -1,14 +1,12 @@
 // The SVG writer (xenc/viz/svg.hpp): well-formed XML (parsed by libxml2), a cell per value,
 // colours that follow the scale, escaped text, no CSS, and errors that name the argument.
 #include <gtest/gtest.h>
-#include <libxml/parser.h>
-#include <libxml/xpath.h>
-#include <libxml/xpathInternals.h>
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "support/svg_xpath.hpp"
 #include "xenc/viz/svg.hpp"
 
 namespace {
@@ -16,20 +14,7 @@ namespace {
 using xenc::Tensor2;
 namespace viz = xenc::viz;
 
-// Evaluates an XPath number expression on an SVG string (prefix "s" = SVG); NAN if not XML.
-double xpath_number(const std::string& svg, const std::string& expr) {
-  xmlDocPtr doc = xmlReadMemory(svg.data(), int(svg.size()), "figure.svg", nullptr,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  if (!doc) return NAN;
-  xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
-  xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
-  xmlXPathObjectPtr obj = xmlXPathEvalExpression(BAD_CAST expr.c_str(), ctx);
-  const double v = obj ? xmlXPathCastToNumber(obj) : NAN;
-  if (obj) xmlXPathFreeObject(obj);
-  xmlXPathFreeContext(ctx);
-  xmlFreeDoc(doc);
-  return v;
-}
+using xenc::test::svg_xpath_number;  // support/svg_xpath.hpp: libxml2 + XPath, "s" = SVG
 
 Tensor2 ramp(std::size_t rows, std::size_t cols) {
   Tensor2 t = Tensor2::from_shape({rows, cols});
@@ -45,22 +30,22 @@ TEST(SvgHeatmap, OneCellPerValueWithColourBarAndLabels) {
   o.y_label = "rows";
   o.colorbar_label = "value";
   const std::string svg = viz::heatmap_svg(ramp(7, 13), o);
-  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'])"), 7 * 13);
-  EXPECT_GE(xpath_number(svg, "count(//s:rect[@class='colorbar'])"), 10);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='cell'])"), 7 * 13);
+  EXPECT_GE(svg_xpath_number(svg, "count(//s:rect[@class='colorbar'])"), 10);
   for (const char* label : {"T", "columns", "rows", "value"})
-    EXPECT_EQ(xpath_number(svg, std::string("count(//s:text[.='") + label + "'])"), 1) << label;
-  EXPECT_EQ(xpath_number(svg, "count(//s:style | //@style | //@id)"), 0);  // no CSS, no ids
+    EXPECT_EQ(svg_xpath_number(svg, std::string("count(//s:text[.='") + label + "'])"), 1) << label;
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:style | //@style | //@id)"), 0);  // no CSS, no ids
   // fits a page
-  EXPECT_LE(xpath_number(svg, "number(/s:svg/@width)"), 700);
+  EXPECT_LE(svg_xpath_number(svg, "number(/s:svg/@width)"), 700);
 }
 
 TEST(SvgHeatmap, DivergingScaleIsCentredOnZero) {
   // values -2 .. 2: zero is white-ish (#f7f7f7), the extremes blue and red
   Tensor2 t = {{-2, 0, 2}};
   const std::string svg = viz::heatmap_svg(t, {});
-  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'][2][@fill='#f7f7f7'])"), 1);
-  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'][1][@fill='#2166ac'])"), 1);
-  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'][3][@fill='#b2182b'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='cell'][2][@fill='#f7f7f7'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='cell'][1][@fill='#2166ac'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='cell'][3][@fill='#b2182b'])"), 1);
 }
 
 TEST(SvgHeatmap, TextIsEscaped) {
@@ -69,8 +54,8 @@ TEST(SvgHeatmap, TextIsEscaped) {
   o.x_ticks = {"<pad>", "&"};
   o.y_ticks = {"x"};
   const std::string svg = viz::heatmap_svg(Tensor2{{1, 2}}, o);
-  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='a < b & \"c\"'])"), 1) << svg;
-  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='<pad>'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='a < b & \"c\"'])"), 1) << svg;
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='<pad>'])"), 1);
   EXPECT_EQ(viz::xml_escape("<a href='x'>&</a>"), "&lt;a href=&apos;x&apos;&gt;&amp;&lt;/a&gt;");
 }
 
@@ -79,9 +64,9 @@ TEST(SvgHeatmap, GridSharesOneColourBar) {
   viz::HeatmapOptions o;
   o.title = "heads";
   const std::string svg = viz::heatmap_grid_svg(panels, {"h1", "h2", "h3"}, o, 2);
-  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='cell'])"), 3 * 16);
-  EXPECT_EQ(xpath_number(svg, "count(//s:rect[@class='colorbar'])"), 64);
-  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='h3'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='cell'])"), 3 * 16);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='colorbar'])"), 64);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='h3'])"), 1);
 }
 
 TEST(SvgHeatmap, BadArgumentsNameTheArgument) {
@@ -106,10 +91,10 @@ TEST(SvgLinePlot, OnePolylinePerSeriesAndALegend) {
   o.x_label = "p";
   o.y_label = "value";
   const std::string svg = viz::line_plot_svg({a, b}, o);
-  EXPECT_EQ(xpath_number(svg, "count(//s:polyline[@class='series'])"), 2);
-  EXPECT_EQ(xpath_number(svg, "count(//s:text[.='sin'] | //s:text[.='cos'])"), 2);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:polyline[@class='series'])"), 2);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='sin'] | //s:text[.='cos'])"), 2);
   // 4 points each
-  EXPECT_EQ(xpath_number(svg, "string-length(normalize-space(//s:polyline[1]/@points)) - "
+  EXPECT_EQ(svg_xpath_number(svg, "string-length(normalize-space(//s:polyline[1]/@points)) - "
                               "string-length(translate(normalize-space(//s:polyline[1]/@points), ' ', '')) + 1"),
             4);
   viz::LineSeries bad{"bad", {0, 1}, {0}};

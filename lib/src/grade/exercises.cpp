@@ -118,18 +118,14 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
   // Hand example, P = 2, D = 4: the frequencies are 10000^(-0/4) = 1 and 10000^(-2/4) = 0.01.
   // PE(0) = [sin 0, cos 0, sin 0, cos 0] = [0, 1, 0, 1]
   // PE(1) = [sin 1, cos 1, sin 0.01, cos 0.01] = [0.841471, 0.540302, 0.00999983, 0.99995]
-  ValueCheck hand{"hand example: P = 2, D = 4", "num_positions = 2, d_model = 4", call(student, 2, 4),
-                  {Field{"PE", {2, 4}, {0, 1, 0, 1, 0.8414709848, 0.5403023059, 0.0099998333, 0.9999500004}}}};
-  hand.exhibits = {doubled(2, 4)};
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: P = 2, D = 4", "num_positions = 2, d_model = 4", call(student, 2, 4),
+          {Field{"PE", {2, 4}, {0, 1, 0, 1, 0.8414709848, 0.5403023059, 0.0099998333, 0.9999500004}}}},
+      {doubled(2, 4)}, formula_hint);
 
-  ValueCheck reference{"reference values: P = 50, D = 16 (the formula in double)",
-                       "num_positions = 50, d_model = 16", call(student, 50, 16),
-                       {from_ref("PE", ref::sinusoidal_table(50, 16))}};
-  reference.exhibits = {doubled(50, 16)};
-  reference.hint = formula_hint;
-  r.checks.push_back(run(reference));
+  add(r, {"reference values: P = 50, D = 16 (the formula in double)",
+          "num_positions = 50, d_model = 16", call(student, 50, 16),
+          {from_ref("PE", ref::sinusoidal_table(50, 16))}},
+      {doubled(50, 16)}, formula_hint);
 
   // Invariant: each pair (sin, cos) of one angle lies on the unit circle.
   ValueCheck circle{"invariant: PE(p, 2i)² + PE(p, 2i+1)² = 1 for every p and pair i",
@@ -142,8 +138,7 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
     for (std::size_t i = 0; i + 1 < pe.data.size(); i += 2) s.data.push_back(pe.data[i] * pe.data[i] + pe.data[i + 1] * pe.data[i + 1]);
     return Output{s};
   };
-  circle.hint = "column 2i must be the sin and column 2i+1 the cos of the same angle p / 10000^(2i/D).";
-  r.checks.push_back(run(circle));
+  add(r, circle, {}, "column 2i must be the sin and column 2i+1 the cos of the same angle p / 10000^(2i/D).");
 
   // Invariant: PE(p) · PE(p + 3) = Σ_i cos(3 ω_i) does not depend on p (relative positions).
   ValueCheck relative{"invariant: PE(p) · PE(p + 3) is the same for p = 0 .. 9",
@@ -166,18 +161,15 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
     return dots;
   };
   relative.expected_text = "your PE(0) · PE(3), for every p";
-  relative.hint = "the angle of pair i must be p · ω_i with ω_i = 10000^(-2i/D), the same ω_i for every position p.";
-  r.checks.push_back(run(relative));
+  add(r, relative, {}, "the angle of pair i must be p · ω_i with ω_i = 10000^(-2i/D), the same ω_i for every position p.");
 
-  ValueCheck one{"edge case: T = 1 (a single position)", "num_positions = 1, d_model = 6",
-                 call(student, 1, 6), {Field{"PE", {1, 6}, {0, 1, 0, 1, 0, 1}}}};
-  one.hint = "position 0 has every angle 0: sin 0 = 0 in even columns, cos 0 = 1 in odd columns.";
-  r.checks.push_back(run(one));
+  add(r, {"edge case: T = 1 (a single position)", "num_positions = 1, d_model = 6",
+          call(student, 1, 6), {Field{"PE", {1, 6}, {0, 1, 0, 1, 0, 1}}}},
+      {}, "position 0 has every angle 0: sin 0 = 0 in even columns, cos 0 = 1 in odd columns.");
 
-  ValueCheck two{"edge case: D = 2 (one pair: sin p, cos p)", "num_positions = 5, d_model = 2",
-                 call(student, 5, 2), {from_ref("PE", ref::sinusoidal_table(5, 2))}};
-  two.hint = formula_hint;
-  r.checks.push_back(run(two));
+  add(r, {"edge case: D = 2 (one pair: sin p, cos p)", "num_positions = 5, d_model = 2",
+          call(student, 5, 2), {from_ref("PE", ref::sinusoidal_table(5, 2))}},
+      {}, formula_hint);
 
   ThrowCheck odd{"edge case: odd D = 5 is refused", "num_positions = 3, d_model = 5",
                  [student] { student(3, 5); },
@@ -203,54 +195,43 @@ ExerciseResult check_softmax(const SoftmaxFn& student) {
   // Hand example: exp(1), exp(2), exp(3) = 2.718282, 7.389056, 20.085537, sum 30.192875, so
   // [0.0900306, 0.2447285, 0.6652410]; a row of equal values gives 1/3 each.
   const Tensor2 hx = {{1, 2, 3}, {0, 0, 0}};
-  ValueCheck hand{"hand example: [[1, 2, 3], [0, 0, 0]]", show("x", hx), call(hx),
-                  {Field{"y", {2, 3}, {0.0900305732, 0.2447284711, 0.6652409558, 1.0 / 3, 1.0 / 3, 1.0 / 3}}}};
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: [[1, 2, 3], [0, 0, 0]]", show("x", hx), call(hx),
+          {Field{"y", {2, 3}, {0.0900305732, 0.2447284711, 0.6652409558, 1.0 / 3, 1.0 / 3, 1.0 / 3}}}},
+      {}, formula_hint);
 
   const Tensor2 rx = randn<Tensor2>(std::array<std::size_t, 2>{5, 7}, 11, 3.0f);
-  ValueCheck refc{"reference values: x [5, 7], N(0, 3²) (the formula in double)", show("x", rx), call(rx), reference(rx)};
-  refc.exhibits = {without_max(rx)};
-  refc.hint = formula_hint;
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: x [5, 7], N(0, 3²) (the formula in double)", show("x", rx), call(rx), reference(rx)},
+      {without_max(rx)}, formula_hint);
 
   const Tensor2 sx = randn<Tensor2>(std::array<std::size_t, 2>{4, 6}, 12, 2.0f);
   ValueCheck sums{"invariant: every row sums to 1", show("x", sx), call(sx), {Field{"row sums", {4}, {1, 1, 1, 1}}}};
   sums.measure = [](const Output& o) { return row_sums(o, "row sums"); };
-  sums.hint = "divide each exponential by the sum over its own row (the last axis), not over a column or the whole tensor.";
-  r.checks.push_back(run(sums));
+  add(r, sums, {}, "divide each exponential by the sum over its own row (the last axis), not over a column or the whole tensor.");
 
   ValueCheck shift{"invariant: adding 10 to every entry changes nothing", show("x", sx) + ", then x + 10",
                    call(sx + 10.0f), {}};
   shift.expected_from = [student, sx](const Output&) { return Output{field("y", student(sx))}; };
   shift.expected_text = "your softmax of x (without the + 10)";
-  shift.hint = "softmax(x + c) = softmax(x): the constant cancels between numerator and denominator.";
-  r.checks.push_back(run(shift));
+  add(r, shift, {}, "softmax(x + c) = softmax(x): the constant cancels between numerator and denominator.");
 
   const Tensor2 big = {{1000, 1001, 1002}, {-1000, -1001, -1002}};
-  ValueCheck large{"edge case: large logits (stability)", show("x", big), call(big), reference(big)};
-  large.exhibits = {without_max(big)};
-  large.hint = "subtract the row maximum before exp, so that no exponential overflows or underflows to 0/0.";
-  r.checks.push_back(run(large));
+  add(r, {"edge case: large logits (stability)", show("x", big), call(big), reference(big)},
+      {without_max(big)}, "subtract the row maximum before exp, so that no exponential overflows or underflows to 0/0.");
 
   const Tensor2 masked = {{0, -kInf, 0, -kInf}, {-kInf, 2, -kInf, 2}};
-  ValueCheck partial{"edge case: -inf entries (masked) get exactly 0", show("x", masked), call(masked), reference(masked)};
-  partial.exhibits = {without_max(masked)};
-  partial.hint = "exp(-inf - max) is exactly 0; take the max over the row's entries, which here is finite.";
-  r.checks.push_back(run(partial));
+  add(r, {"edge case: -inf entries (masked) get exactly 0", show("x", masked), call(masked), reference(masked)},
+      {without_max(masked)}, "exp(-inf - max) is exactly 0; take the max over the row's entries, which here is finite.");
 
   const Tensor2 all_masked = {{-kInf, -kInf, -kInf}, {1, 2, 3}};
-  ValueCheck full{"edge case: a fully masked row (every entry -inf) gives zeros", show("x", all_masked),
-                  call(all_masked), reference(all_masked)};
-  full.hint = "a row whose every entry is -inf has nothing to attend to: return a row of zeros for it "
-              "(xencoder's convention; PyTorch gives NaN). Computed blindly it is NaN: x - max is "
-              "-inf - (-inf), and without the max the row is 0 / 0.";
-  r.checks.push_back(run(full));
+  add(r, {"edge case: a fully masked row (every entry -inf) gives zeros", show("x", all_masked),
+          call(all_masked), reference(all_masked)},
+      {}, "a row whose every entry is -inf has nothing to attend to: return a row of zeros for it "
+      "(xencoder's convention; PyTorch gives NaN). Computed blindly it is NaN: x - max is "
+      "-inf - (-inf), and without the max the row is 0 / 0.");
 
   const Tensor2 col = {{5}, {-3}};
-  ValueCheck single{"edge case: one column (C = 1) gives 1", show("x", col), call(col), {Field{"y", {2, 1}, {1, 1}}}};
-  single.hint = "a row with one entry has softmax exp(0) / exp(0) = 1.";
-  r.checks.push_back(run(single));
+  add(r, {"edge case: one column (C = 1) gives 1", show("x", col), call(col), {Field{"y", {2, 1}, {1, 1}}}},
+      {}, "a row with one entry has softmax exp(0) / exp(0) = 1.");
   return r;
 }
 
@@ -291,21 +272,18 @@ ExerciseResult check_layer_norm_forward(const LayerNormFn& student) {
   // so y = (x - 2.5) / sqrt(1.25001) = [-1.341635, -0.447212, 0.447212, 1.341635].
   const Tensor2 hx = {{1, 2, 3, 4}};
   const Tensor1 ones4 = xt::ones<float>({4}), zeros4 = xt::zeros<float>({4});
-  ValueCheck hand{"hand example: [1, 2, 3, 4], weight 1, bias 0", inputs(hx, ones4, zeros4, 1e-5f),
-                  call(hx, ones4, zeros4, 1e-5f),
-                  {Field{"y", {1, 4}, {-1.3416354199, -0.4472118066, 0.4472118066, 1.3416354199}}}};
-  hand.exhibits = layer_norm_exhibits(hx, ones4, zeros4, 1e-5f, false);
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: [1, 2, 3, 4], weight 1, bias 0", inputs(hx, ones4, zeros4, 1e-5f),
+          call(hx, ones4, zeros4, 1e-5f),
+          {Field{"y", {1, 4}, {-1.3416354199, -0.4472118066, 0.4472118066, 1.3416354199}}}},
+      layer_norm_exhibits(hx, ones4, zeros4, 1e-5f, false), formula_hint);
 
   const Tensor2 rx = randn<Tensor2>(std::array<std::size_t, 2>{4, 8}, 21, 2.0f, 1.0f);
   const Tensor1 rw = randn<Tensor1>(std::array<std::size_t, 1>{8}, 22, 0.5f, 1.0f);
   const Tensor1 rb = randn<Tensor1>(std::array<std::size_t, 1>{8}, 23, 0.5f);
-  ValueCheck refc{"reference values: x [4, 8], random weight and bias (the formula in double)",
-                  inputs(rx, rw, rb, 1e-5f), call(rx, rw, rb, 1e-5f), reference(rx, rw, rb, 1e-5f)};
-  refc.exhibits = layer_norm_exhibits(rx, rw, rb, 1e-5f, false);
-  refc.hint = formula_hint + " Apply weight and bias per column d: y[r, d] = x̂[r, d] · weight[d] + bias[d].";
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: x [4, 8], random weight and bias (the formula in double)",
+          inputs(rx, rw, rb, 1e-5f), call(rx, rw, rb, 1e-5f), reference(rx, rw, rb, 1e-5f)},
+      layer_norm_exhibits(rx, rw, rb, 1e-5f, false),
+      formula_hint + " Apply weight and bias per column d: y[r, d] = x̂[r, d] · weight[d] + bias[d].");
 
   // Invariant: with weight 1 and bias 0 every row has mean 0 and biased variance var / (var + eps).
   const Tensor2 ix = randn<Tensor2>(std::array<std::size_t, 2>{3, 6}, 24, 3.0f, -2.0f);
@@ -326,33 +304,26 @@ ExerciseResult check_layer_norm_forward(const LayerNormFn& student) {
                  inputs(ix, ones6, zeros6, 1e-5f), call(ix, ones6, zeros6, 1e-5f),
                  moments(reference(ix, ones6, zeros6, 1e-5f))};
   inv.measure = moments;
-  inv.exhibits = layer_norm_exhibits(ix, ones6, zeros6, 1e-5f, false);
-  inv.hint = formula_hint;
-  r.checks.push_back(run(inv));
+  add(r, inv, layer_norm_exhibits(ix, ones6, zeros6, 1e-5f, false), formula_hint);
 
   // The row [0, 0, 0, 0.001] has variance 1.875e-7 < eps: eps inside or outside the root matters.
   const Tensor2 tiny = {{0, 0, 0, 1e-3f}};
-  ValueCheck small{"edge case: a row with variance below eps", inputs(tiny, ones4, zeros4, 1e-5f),
-                   call(tiny, ones4, zeros4, 1e-5f), reference(tiny, ones4, zeros4, 1e-5f)};
-  small.exhibits = layer_norm_exhibits(tiny, ones4, zeros4, 1e-5f, true);
-  small.hint = formula_hint;
-  r.checks.push_back(run(small));
+  add(r, {"edge case: a row with variance below eps", inputs(tiny, ones4, zeros4, 1e-5f),
+          call(tiny, ones4, zeros4, 1e-5f), reference(tiny, ones4, zeros4, 1e-5f)},
+      layer_norm_exhibits(tiny, ones4, zeros4, 1e-5f, true), formula_hint);
 
   const Tensor2 flat = {{2, 2, 2}};
   const Tensor1 ones3 = xt::ones<float>({3}), b3 = {0.5f, -1.0f, 0.0f};
-  ValueCheck constant{"edge case: a constant row (variance 0) gives y = bias", inputs(flat, ones3, b3, 1e-5f),
-                      call(flat, ones3, b3, 1e-5f), {Field{"y", {1, 3}, {0.5, -1, 0}}}};
-  constant.hint = "x - mean is 0 for every entry; with eps inside the root the division is 0 / sqrt(eps) = 0, "
-                  "not 0 / 0.";
-  r.checks.push_back(run(constant));
+  add(r, {"edge case: a constant row (variance 0) gives y = bias", inputs(flat, ones3, b3, 1e-5f),
+          call(flat, ones3, b3, 1e-5f), {Field{"y", {1, 3}, {0.5, -1, 0}}}},
+      {}, "x - mean is 0 for every entry; with eps inside the root the division is 0 / sqrt(eps) = 0, "
+      "not 0 / 0.");
 
   const Tensor2 ox = randn<Tensor2>(std::array<std::size_t, 2>{3, 5}, 25);
   const Tensor1 ow = randn<Tensor1>(std::array<std::size_t, 1>{5}, 26, 0.5f, 1.0f);
   const Tensor1 ob = randn<Tensor1>(std::array<std::size_t, 1>{5}, 27, 0.5f);
-  ValueCheck odd{"edge case: odd D = 5", inputs(ox, ow, ob, 1e-5f), call(ox, ow, ob, 1e-5f), reference(ox, ow, ob, 1e-5f)};
-  odd.exhibits = layer_norm_exhibits(ox, ow, ob, 1e-5f, false);
-  odd.hint = formula_hint + " Loop over all D entries of the row (nothing here is paired).";
-  r.checks.push_back(run(odd));
+  add(r, {"edge case: odd D = 5", inputs(ox, ow, ob, 1e-5f), call(ox, ow, ob, 1e-5f), reference(ox, ow, ob, 1e-5f)},
+      layer_norm_exhibits(ox, ow, ob, 1e-5f, false), formula_hint + " Loop over all D entries of the row (nothing here is paired).");
   return r;
 }
 
@@ -387,29 +358,24 @@ ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student) {
   // (NumPy gives the same); dweight = dy · x̂ = [-1.341635, 0, 0, 0]; dbias = dy = [1, 0, 0, 0].
   const Tensor2 hx = {{1, 2, 3, 4}}, hdy = {{1, 0, 0, 0}};
   const Tensor1 ones4 = xt::ones<float>({4});
-  ValueCheck hand{"hand example: x = [1, 2, 3, 4], dy = [1, 0, 0, 0], weight 1", inputs(hdy, hx, ones4),
-                  call(hdy, hx, ones4, 1e-5f),
-                  {Field{"dx", {1, 4}, {0.2683303, -0.35776837, -0.08944343, 0.1788815}},
-                   Field{"dweight", {4}, {-1.34163542, 0, 0, 0}}, Field{"dbias", {4}, {1, 0, 0, 0}}}};
-  hand.exhibits = {no_mean(hdy, hx, ones4, 1e-5f)};
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: x = [1, 2, 3, 4], dy = [1, 0, 0, 0], weight 1", inputs(hdy, hx, ones4),
+          call(hdy, hx, ones4, 1e-5f),
+          {Field{"dx", {1, 4}, {0.2683303, -0.35776837, -0.08944343, 0.1788815}},
+           Field{"dweight", {4}, {-1.34163542, 0, 0, 0}}, Field{"dbias", {4}, {1, 0, 0, 0}}}},
+      {no_mean(hdy, hx, ones4, 1e-5f)}, formula_hint);
 
   const Tensor2 rx = randn<Tensor2>(std::array<std::size_t, 2>{3, 6}, 31, 2.0f, 0.5f);
   const Tensor2 rdy = randn<Tensor2>(std::array<std::size_t, 2>{3, 6}, 32);
   const Tensor1 rw = randn<Tensor1>(std::array<std::size_t, 1>{6}, 33, 0.5f, 1.0f);
-  ValueCheck refc{"reference values: x [3, 6], random weight (the formula in double)", inputs(rdy, rx, rw),
-                  call(rdy, rx, rw, 1e-5f), reference(rdy, rx, rw, 1e-5f)};
-  refc.exhibits = {no_mean(rdy, rx, rw, 1e-5f)};
-  refc.hint = formula_hint;
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: x [3, 6], random weight (the formula in double)", inputs(rdy, rx, rw),
+          call(rdy, rx, rw, 1e-5f), reference(rdy, rx, rw, 1e-5f)},
+      {no_mean(rdy, rx, rw, 1e-5f)}, formula_hint);
 
   ValueCheck inv{"invariant: each row of dx sums to 0 (adding a constant to a row of x does not change y)",
                  inputs(rdy, rx, rw), call(rdy, rx, rw, 1e-5f), {Field{"row sums of dx", {3}, {0, 0, 0}}}};
   inv.measure = [](const Output& o) { return row_sums(o, "row sums of dx"); };
-  inv.exhibits = {no_mean(rdy, rx, rw, 1e-5f)};
-  inv.hint = "the mean and the variance depend on every x of the row, so dx has the two mean terms: " + formula_hint;
-  r.checks.push_back(run(inv));
+  add(r, inv, {no_mean(rdy, rx, rw, 1e-5f)},
+      "the mean and the variance depend on every x of the row, so dx has the two mean terms: " + formula_hint);
 
   // Finite differences of L = Σ dy ⊙ layer_norm(x) (reference forward in double).
   const std::vector<double> dyv(rdy.begin(), rdy.end()), wv = to_vec(rw), xv(rx.begin(), rx.end());
@@ -436,11 +402,9 @@ ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student) {
 
   const Tensor2 ox = randn<Tensor2>(std::array<std::size_t, 2>{1, 5}, 34), ody = randn<Tensor2>(std::array<std::size_t, 2>{1, 5}, 35);
   const Tensor1 ow = randn<Tensor1>(std::array<std::size_t, 1>{5}, 36, 0.5f, 1.0f);
-  ValueCheck odd{"edge case: odd D = 5, one row (T = 1)", inputs(ody, ox, ow), call(ody, ox, ow, 1e-5f),
-                 reference(ody, ox, ow, 1e-5f)};
-  odd.exhibits = {no_mean(ody, ox, ow, 1e-5f)};
-  odd.hint = formula_hint;
-  r.checks.push_back(run(odd));
+  add(r, {"edge case: odd D = 5, one row (T = 1)", inputs(ody, ox, ow), call(ody, ox, ow, 1e-5f),
+          reference(ody, ox, ow, 1e-5f)},
+      {no_mean(ody, ox, ow, 1e-5f)}, formula_hint);
   return r;
 }
 
@@ -506,19 +470,15 @@ ExerciseResult check_attention(const AttentionFn& student) {
   }
   hin.mask = padding_mask({2, 1}, 2);
   const double a = 0.7310585786, c = 0.2689414214;
-  ValueCheck hand{"hand example: B = 2, T = 2, Dh = 4, sentence 1 has one padding key", inputs(hin), call(hin),
-                  {Field{"output", {2, 1, 2, 4}, {a, c, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}},
-                   Field{"weights", {2, 1, 2, 2}, {a, c, 0.5, 0.5, 1, 0, 1, 0}}}};
-  hand.exhibits = exhibits(hin);
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: B = 2, T = 2, Dh = 4, sentence 1 has one padding key", inputs(hin), call(hin),
+          {Field{"output", {2, 1, 2, 4}, {a, c, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}},
+           Field{"weights", {2, 1, 2, 2}, {a, c, 0.5, 0.5, 1, 0, 1, 0}}}},
+      exhibits(hin), formula_hint);
 
   const In rin = random_in(2, 2, 4, 4, {4, 2}, 41, 1.0f);
-  ValueCheck refc{"reference values: B = 2, H = 2, T = 4, Dh = 4, lengths 4 and 2 (the formula in double)",
-                  inputs(rin), call(rin), reference(rin)};
-  refc.exhibits = exhibits(rin);
-  refc.hint = formula_hint;
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: B = 2, H = 2, T = 4, Dh = 4, lengths 4 and 2 (the formula in double)",
+          inputs(rin), call(rin), reference(rin)},
+      exhibits(rin), formula_hint);
 
   // Invariant: weights on padding keys are exactly 0 (compared with tolerance 0).
   auto padding_weights = [mask = rin.mask](const Output& o) {
@@ -537,42 +497,30 @@ ExerciseResult check_attention(const AttentionFn& student) {
                   padding_weights(reference(rin))};
   zero.measure = padding_weights;
   zero.tol = detail::Tolerance{0.0, 0.0};
-  zero.exhibits = exhibits(rin);
-  zero.hint = "set the scores of padding keys to -inf before the softmax: exp(-inf) is exactly 0.";
-  r.checks.push_back(run(zero));
+  add(r, zero, exhibits(rin), "set the scores of padding keys to -inf before the softmax: exp(-inf) is exactly 0.");
 
   ValueCheck sums{"invariant: each row of weights sums to 1", inputs(rin), call(rin),
                   {Field{"row sums of weights", {16}, std::vector<double>(16, 1.0)}}};
   sums.measure = [](const Output& o) { return row_sums(o, "row sums of weights", 1); };
-  sums.exhibits = exhibits(rin);
-  sums.hint = "P must be a softmax over the keys that are not masked: mask the scores first, then normalise.";
-  r.checks.push_back(run(sums));
+  add(r, sums, exhibits(rin), "P must be a softmax over the keys that are not masked: mask the scores first, then normalise.");
 
   const In full = random_in(2, 1, 3, 4, {3, 0}, 44, 1.0f);
-  ValueCheck masked{"edge case: a fully masked sentence (every key is padding) gives zeros, not NaN", inputs(full),
-                    call(full), reference(full)};
-  masked.exhibits = exhibits(full);
-  masked.hint = "when every key of a row is masked the row's max score is -inf: return P = 0 and O = 0 for it "
-                "(xencoder's convention; PyTorch gives NaN) instead of computing exp(-inf - (-inf)).";
-  r.checks.push_back(run(masked));
+  add(r, {"edge case: a fully masked sentence (every key is padding) gives zeros, not NaN", inputs(full),
+          call(full), reference(full)},
+      exhibits(full), "when every key of a row is masked the row's max score is -inf: return P = 0 and O = 0 for it "
+      "(xencoder's convention; PyTorch gives NaN) instead of computing exp(-inf - (-inf)).");
 
   const In odd = random_in(1, 2, 3, 3, {3}, 47, 1.0f);
-  ValueCheck oddc{"edge case: odd Dh = 3", inputs(odd), call(odd), reference(odd)};
-  oddc.exhibits = exhibits(odd);
-  oddc.hint = formula_hint + " Dh is q's last dimension, whatever its parity.";
-  r.checks.push_back(run(oddc));
+  add(r, {"edge case: odd Dh = 3", inputs(odd), call(odd), reference(odd)},
+      exhibits(odd), formula_hint + " Dh is q's last dimension, whatever its parity.");
 
   const In one = random_in(2, 2, 1, 4, {1, 1}, 50, 1.0f);
-  ValueCheck onec{"edge case: T = 1 (the only key gets weight 1)", inputs(one), call(one), reference(one)};
-  onec.exhibits = exhibits(one);
-  onec.hint = "with one key, P = [[1]] and O = V.";
-  r.checks.push_back(run(onec));
+  add(r, {"edge case: T = 1 (the only key gets weight 1)", inputs(one), call(one), reference(one)},
+      exhibits(one), "with one key, P = [[1]] and O = V.");
 
   const In big = random_in(1, 1, 4, 4, {4}, 53, 10.0f);
-  ValueCheck bigc{"edge case: large scores (stability)", inputs(big), call(big), reference(big)};
-  bigc.exhibits = exhibits(big);
-  bigc.hint = "subtract each row's max score before exp (scores here reach the hundreds; exp(89) overflows float32).";
-  r.checks.push_back(run(bigc));
+  add(r, {"edge case: large scores (stability)", inputs(big), call(big), reference(big)},
+      exhibits(big), "subtract each row's max score before exp (scores here reach the hundreds; exp(89) overflows float32).");
   return r;
 }
 
@@ -591,17 +539,13 @@ ExerciseResult check_split_heads(const SplitHeadsFn& student) {
   // Hand example: x [1, 2, 4] = [[0, 1, 2, 3], [4, 5, 6, 7]], H = 2, Dh = 2: head 0 takes columns
   // 0..1 of both tokens ([[0, 1], [4, 5]]), head 1 columns 2..3 ([[2, 3], [6, 7]]).
   const Tensor3 hx = {{{0, 1, 2, 3}, {4, 5, 6, 7}}};
-  ValueCheck hand{"hand example: x [1, 2, 4] = 0..7, H = 2", show("x", hx) + ", num_heads = 2", call(hx, 2),
-                  {Field{"heads", {1, 2, 2, 2}, {0, 1, 4, 5, 2, 3, 6, 7}}}};
-  hand.exhibits = {no_transpose(hx, 2)};
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: x [1, 2, 4] = 0..7, H = 2", show("x", hx) + ", num_heads = 2", call(hx, 2),
+          {Field{"heads", {1, 2, 2, 2}, {0, 1, 4, 5, 2, 3, 6, 7}}}},
+      {no_transpose(hx, 2)}, formula_hint);
 
   const Tensor3 rx = randn<Tensor3>(std::array<std::size_t, 3>{2, 3, 8}, 61);
-  ValueCheck refc{"reference values: x [2, 3, 8], H = 4", show("x", rx) + ", num_heads = 4", call(rx, 4), reference(rx, 4)};
-  refc.exhibits = {no_transpose(rx, 4)};
-  refc.hint = formula_hint;
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: x [2, 3, 8], H = 4", show("x", rx) + ", num_heads = 4", call(rx, 4), reference(rx, 4)},
+      {no_transpose(rx, 4)}, formula_hint);
 
   const Tensor3 tx = randn<Tensor3>(std::array<std::size_t, 3>{2, 3, 6}, 62);
   ValueCheck trip{"invariant: merging the heads back gives x", show("x", tx) + ", num_heads = 3", call(tx, 3),
@@ -611,26 +555,20 @@ ExerciseResult check_split_heads(const SplitHeadsFn& student) {
     if (h.shape.size() != 4) throw std::invalid_argument("heads has shape " + shape_str(h.shape) + ", expected [B, H, T, Dh]");
     return Output{from_ref("merged", ref::merge_heads(ref::Array{h.shape, h.data}))};
   };
-  trip.exhibits = {no_transpose(tx, 3)};
-  trip.hint = formula_hint;
-  r.checks.push_back(run(trip));
+  add(r, trip, {no_transpose(tx, 3)}, formula_hint);
 
   const Tensor3 ox = randn<Tensor3>(std::array<std::size_t, 3>{2, 2, 6}, 63);
-  ValueCheck odd{"edge case: odd Dh = 3 (D = 6, H = 2)", show("x", ox) + ", num_heads = 2", call(ox, 2), reference(ox, 2)};
-  odd.exhibits = {no_transpose(ox, 2)};
-  odd.hint = formula_hint;
-  r.checks.push_back(run(odd));
+  add(r, {"edge case: odd Dh = 3 (D = 6, H = 2)", show("x", ox) + ", num_heads = 2", call(ox, 2), reference(ox, 2)},
+      {no_transpose(ox, 2)}, formula_hint);
 
   const Tensor3 one = randn<Tensor3>(std::array<std::size_t, 3>{2, 1, 8}, 64);
-  ValueCheck onec{"edge case: T = 1", show("x", one) + ", num_heads = 2", call(one, 2), reference(one, 2)};
-  onec.hint = formula_hint;
-  r.checks.push_back(run(onec));
+  add(r, {"edge case: T = 1", show("x", one) + ", num_heads = 2", call(one, 2), reference(one, 2)},
+      {}, formula_hint);
 
   const Tensor3 h1 = randn<Tensor3>(std::array<std::size_t, 3>{1, 3, 4}, 65);
-  ValueCheck single{"edge case: H = 1 (one head holds all of x)", show("x", h1) + ", num_heads = 1", call(h1, 1),
-                    reference(h1, 1)};
-  single.hint = formula_hint;
-  r.checks.push_back(run(single));
+  add(r, {"edge case: H = 1 (one head holds all of x)", show("x", h1) + ", num_heads = 1", call(h1, 1),
+          reference(h1, 1)},
+      {}, formula_hint);
 
   ThrowCheck indivisible{"edge case: D = 6 is not divisible by H = 4", "x [1, 2, 6], num_heads = 4",
                          [student] { student(xt::zeros<float>({1, 2, 6}), 4); },
@@ -654,38 +592,29 @@ ExerciseResult check_merge_heads(const MergeHeadsFn& student) {
   // Hand example, the inverse of split_heads': heads [[[0, 1], [4, 5]], [[2, 3], [6, 7]]]
   // (head 0, head 1; rows are tokens) merge to [[0, 1, 2, 3], [4, 5, 6, 7]].
   const Tensor4 hx = {{{{0, 1}, {4, 5}}, {{2, 3}, {6, 7}}}};
-  ValueCheck hand{"hand example: 2 heads of [2 tokens, Dh = 2]", show("x", hx), call(hx),
-                  {Field{"merged", {1, 2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}}}};
-  hand.exhibits = {no_transpose(hx)};
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: 2 heads of [2 tokens, Dh = 2]", show("x", hx), call(hx),
+          {Field{"merged", {1, 2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}}}},
+      {no_transpose(hx)}, formula_hint);
 
   const Tensor4 rx = randn<Tensor4>(std::array<std::size_t, 4>{2, 4, 3, 2}, 71);
-  ValueCheck refc{"reference values: x [2, 4, 3, 2] (B, H, T, Dh)", show("x", rx), call(rx), reference(rx)};
-  refc.exhibits = {no_transpose(rx)};
-  refc.hint = formula_hint;
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: x [2, 4, 3, 2] (B, H, T, Dh)", show("x", rx), call(rx), reference(rx)},
+      {no_transpose(rx)}, formula_hint);
 
   const Tensor3 tx = randn<Tensor3>(std::array<std::size_t, 3>{2, 3, 6}, 72);
   const ref::Array split = ref::split_heads(ref::from(tx), 3);
   Tensor4 heads = Tensor4::from_shape({2, 3, 3, 2});
   std::copy(split.data.begin(), split.data.end(), heads.begin());
-  ValueCheck trip{"invariant: merging split heads gives x back", show("x", tx) + " split into 3 heads: " + show("heads", heads),
-                  call(heads), {field("merged", tx)}};
-  trip.exhibits = {no_transpose(heads)};
-  trip.hint = formula_hint;
-  r.checks.push_back(run(trip));
+  add(r, {"invariant: merging split heads gives x back", show("x", tx) + " split into 3 heads: " + show("heads", heads),
+          call(heads), {field("merged", tx)}},
+      {no_transpose(heads)}, formula_hint);
 
   const Tensor4 ox = randn<Tensor4>(std::array<std::size_t, 4>{1, 2, 3, 3}, 73);
-  ValueCheck odd{"edge case: odd Dh = 3", show("x", ox), call(ox), reference(ox)};
-  odd.exhibits = {no_transpose(ox)};
-  odd.hint = formula_hint;
-  r.checks.push_back(run(odd));
+  add(r, {"edge case: odd Dh = 3", show("x", ox), call(ox), reference(ox)},
+      {no_transpose(ox)}, formula_hint);
 
   const Tensor4 one = randn<Tensor4>(std::array<std::size_t, 4>{2, 2, 1, 4}, 74);
-  ValueCheck onec{"edge case: T = 1", show("x", one), call(one), reference(one)};
-  onec.hint = formula_hint;
-  r.checks.push_back(run(onec));
+  add(r, {"edge case: T = 1", show("x", one), call(one), reference(one)},
+      {}, formula_hint);
   return r;
 }
 
@@ -717,19 +646,15 @@ ExerciseResult check_linear_backward(const LinearBackwardFn& student) {
   // dW = dyᵀ x: row o = Σ_n dy[n, o] x[n] = [[1 + 3, 2 + 4], [2, 4], [3, 6]] = [[4, 6], [2, 4], [3, 6]]
   // db = [1 + 1, 2 + 0, 3 + 0] = [2, 2, 3]
   const Tensor2 hx = {{1, 2}, {3, 4}}, hW = {{1, 0}, {0, 1}, {1, 1}}, hdy = {{1, 2, 3}, {1, 0, 0}};
-  ValueCheck hand{"hand example: N = 2, in = 2, out = 3", inputs(hdy, hx, hW), call(hdy, hx, hW),
-                  {Field{"dx", {2, 2}, {4, 5, 1, 0}}, Field{"dW", {3, 2}, {4, 6, 2, 4, 3, 6}}, Field{"db", {3}, {2, 2, 3}}}};
-  hand.exhibits = {bias_mean(hdy, hx, hW)};
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: N = 2, in = 2, out = 3", inputs(hdy, hx, hW), call(hdy, hx, hW),
+          {Field{"dx", {2, 2}, {4, 5, 1, 0}}, Field{"dW", {3, 2}, {4, 6, 2, 4, 3, 6}}, Field{"db", {3}, {2, 2, 3}}}},
+      {bias_mean(hdy, hx, hW)}, formula_hint);
 
   const Tensor2 rx = randn<Tensor2>(std::array<std::size_t, 2>{4, 5}, 81), rW = randn<Tensor2>(std::array<std::size_t, 2>{3, 5}, 82);
   const Tensor2 rdy = randn<Tensor2>(std::array<std::size_t, 2>{4, 3}, 83);
-  ValueCheck refc{"reference values: N = 4, in = 5, out = 3 (the formula in double)", inputs(rdy, rx, rW),
-                  call(rdy, rx, rW), reference(rdy, rx, rW)};
-  refc.exhibits = {bias_mean(rdy, rx, rW)};
-  refc.hint = formula_hint;
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: N = 4, in = 5, out = 3 (the formula in double)", inputs(rdy, rx, rW),
+          call(rdy, rx, rW), reference(rdy, rx, rW)},
+      {bias_mean(rdy, rx, rW)}, formula_hint);
 
   // Invariant: a bias is a weight on a constant input 1. With x's last column all ones, db must
   // equal dW's last column.
@@ -746,9 +671,7 @@ ExerciseResult check_linear_backward(const LinearBackwardFn& student) {
     return Output{col};
   };
   inv.expected_text = "your dW[:, 4] (the weights on the constant input)";
-  inv.exhibits = {bias_mean(rdy, cx, rW)};
-  inv.hint = "db collects dy from every row, exactly as dW[:, 4] = Σ_n dy[n, :] · 1 does: a sum, not a mean.";
-  r.checks.push_back(run(inv));
+  add(r, inv, {bias_mean(rdy, cx, rW)}, "db collects dy from every row, exactly as dW[:, 4] = Σ_n dy[n, :] · 1 does: a sum, not a mean.");
 
   // Finite differences of L = Σ dy ⊙ (x Wᵀ + b) (reference forward in double).
   const std::vector<double> dyv(rdy.begin(), rdy.end()), xv(rx.begin(), rx.end()), Wv(rW.begin(), rW.end());
@@ -770,9 +693,8 @@ ExerciseResult check_linear_backward(const LinearBackwardFn& student) {
                                    bv, {bias_mean(rdy, rx, rW)}, "db[o] = Σ_n dy[n, o]."}));
 
   const Tensor2 ex = {{2}}, eW = {{3}, {-1}}, edy = {{1, 2}};
-  ValueCheck one{"edge case: one row (N = 1), in = 1", inputs(edy, ex, eW), call(edy, ex, eW), reference(edy, ex, eW)};
-  one.hint = formula_hint;
-  r.checks.push_back(run(one));
+  add(r, {"edge case: one row (N = 1), in = 1", inputs(edy, ex, eW), call(edy, ex, eW), reference(edy, ex, eW)},
+      {}, formula_hint);
   return r;
 }
 
@@ -810,24 +732,19 @@ ExerciseResult check_cross_entropy(const CrossEntropyFn& student) {
   // loss = log(e + e² + e³) - 3 = 3.407606 - 3 = 0.407606 (PyTorch: 0.4076059644);
   // grad row 0 = softmax([1, 2, 3]) - [0, 0, 1] = [0.090031, 0.244728, -0.334759]; row 1 = 0.
   const In hin{{{1, 2, 3}, {1, 0, -1}}, {2, -100}, -100};
-  ValueCheck hand{"hand example: two rows, the second ignored", inputs(hin), call(hin),
-                  {detail::scalar("loss", 0.4076059644),
-                   Field{"grad_logits", {2, 3}, {0.0900305732, 0.2447284711, -0.3347590442, 0, 0, 0}}}};
-  hand.exhibits = {counts_ignored(hin)};
-  hand.hint = formula_hint;
-  r.checks.push_back(run(hand));
+  add(r, {"hand example: two rows, the second ignored", inputs(hin), call(hin),
+          {detail::scalar("loss", 0.4076059644),
+          Field{"grad_logits", {2, 3}, {0.0900305732, 0.2447284711, -0.3347590442, 0, 0, 0}}}},
+      {counts_ignored(hin)}, formula_hint);
 
   In rin{randn<Tensor2>(std::array<std::size_t, 2>{6, 5}, 91, 2.0f), {3, -100, 0, 4, -100, 1}, -100};
-  ValueCheck refc{"reference values: N = 6, C = 5, two rows ignored (the formula in double)", inputs(rin), call(rin), reference(rin)};
-  refc.exhibits = {counts_ignored(rin)};
-  refc.hint = formula_hint;
-  r.checks.push_back(run(refc));
+  add(r, {"reference values: N = 6, C = 5, two rows ignored (the formula in double)", inputs(rin), call(rin), reference(rin)},
+      {counts_ignored(rin)}, formula_hint);
 
   ValueCheck sums{"invariant: each row of grad_logits sums to 0", inputs(rin), call(rin),
                   {Field{"row sums of grad_logits", {6}, std::vector<double>(6, 0.0)}}};
   sums.measure = [](const Output& o) { return row_sums(o, "row sums of grad_logits", 1); };
-  sums.hint = "softmax sums to 1 and the one-hot to 1, so each kept row of softmax - onehot sums to 0; ignored rows are 0.";
-  r.checks.push_back(run(sums));
+  add(r, sums, {}, "softmax sums to 1 and the one-hot to 1, so each kept row of softmax - onehot sums to 0; ignored rows are 0.");
 
   In shifted = rin;
   for (std::size_t c = 0; c < 5; ++c) shifted.logits(2, c) += 7.0f;
@@ -836,8 +753,7 @@ ExerciseResult check_cross_entropy(const CrossEntropyFn& student) {
   shift.measure = [](const Output& o) { return Output{o.at(0)}; };
   shift.expected_from = [call, rin](const Output&) { return Output{call(rin)().at(0)}; };
   shift.expected_text = "your loss without the shift";
-  shift.hint = "log softmax is unchanged when a constant is added to a row: compute it as z_t - logsumexp(z).";
-  r.checks.push_back(run(shift));
+  add(r, shift, {}, "log softmax is unchanged when a constant is added to a row: compute it as z_t - logsumexp(z).");
 
   const std::vector<double> lv(rin.logits.begin(), rin.logits.end());
   const std::vector<std::int64_t> tv(rin.targets.begin(), rin.targets.end());
@@ -848,25 +764,19 @@ ExerciseResult check_cross_entropy(const CrossEntropyFn& student) {
   const In all{randn<Tensor2>(std::array<std::size_t, 2>{3, 4}, 92), {-100, -100, -100}, -100};
   ValueCheck none{"edge case: every row ignored (loss NaN as PyTorch, gradient 0)", inputs(all), call(all), reference(all)};
   none.expected_text = "loss = nan (0/0: no row counts, as torch.nn.functional.cross_entropy); grad_logits all 0";
-  none.hint = "with N' = 0 the mean is 0/0 = NaN (PyTorch's answer) and no row contributes to the gradient, which is 0.";
-  r.checks.push_back(run(none));
+  add(r, none, {}, "with N' = 0 the mean is 0/0 = NaN (PyTorch's answer) and no row contributes to the gradient, which is 0.");
 
   const In big{{{1000, 1001, 1002}, {-1000, 0, 1000}}, {0, 1}, -100};
-  ValueCheck bigc{"edge case: large logits (stability)", inputs(big), call(big), reference(big)};
-  bigc.exhibits = {counts_ignored(big)};
-  bigc.hint = "compute logsumexp(z) = m + log Σ exp(z - m) with m = max(z): exp(1000) overflows.";
-  r.checks.push_back(run(bigc));
+  add(r, {"edge case: large logits (stability)", inputs(big), call(big), reference(big)},
+      {counts_ignored(big)}, "compute logsumexp(z) = m + log Σ exp(z - m) with m = max(z): exp(1000) overflows.");
 
   const In zero{randn<Tensor2>(std::array<std::size_t, 2>{4, 3}, 93), {0, 2, 1, 0}, 0};
-  ValueCheck zeroc{"edge case: ignore_index = 0 (a real class id is ignored)", inputs(zero), call(zero), reference(zero)};
-  zeroc.exhibits = {counts_ignored(zero)};
-  zeroc.hint = "compare each target with the ignore_index argument, whatever its value, before using it as a class.";
-  r.checks.push_back(run(zeroc));
+  add(r, {"edge case: ignore_index = 0 (a real class id is ignored)", inputs(zero), call(zero), reference(zero)},
+      {counts_ignored(zero)}, "compare each target with the ignore_index argument, whatever its value, before using it as a class.");
 
   const In one{randn<Tensor2>(std::array<std::size_t, 2>{1, 4}, 94), {3}, -100};
-  ValueCheck onec{"edge case: one row (T = 1)", inputs(one), call(one), reference(one)};
-  onec.hint = formula_hint;
-  r.checks.push_back(run(onec));
+  add(r, {"edge case: one row (T = 1)", inputs(one), call(one), reference(one)},
+      {}, formula_hint);
   return r;
 }
 
@@ -879,7 +789,7 @@ std::vector<double> to_doubles(const Positions& p) { return std::vector<double>(
 
 // The scores S[m, n] = y_q[m] · y_k[n] of two rotated [T, Dh] matrices, in double.
 Field scores(const Tensor2& yq, const Tensor2& yk) {
-  if (yq.dimension() != 2 || yk.shape() != yq.shape())
+  if (yk.shape() != yq.shape())
     throw std::invalid_argument("rotated q has shape " + shape_str(yq.shape()) + " and k " + shape_str(yk.shape()) +
                                 ", expected [T, Dh] both");
   const std::size_t T = yq.shape()[0], Dh = yq.shape()[1];

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/allclose.hpp"
 #include "support/oracle.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -33,37 +34,18 @@ using xenc::Tensor2;
 using xenc::Tensor3;
 using xenc::Tensor4;
 
+using xenc::test::AllClose;  // support/allclose.hpp: NumPy's |a - e| <= atol + rtol · |e|
+
 // Tolerances: support/tolerances.hpp.
 using xenc::test::kExpRelTol;
+using xenc::test::kKernelMeanTol;
+using xenc::test::kKernelRstdTol;
 using xenc::test::kLayerNormAbsTol;
+using xenc::test::kLayerNormRelTol;
+using xenc::test::kRowSum;
 using xenc::test::kSoftmaxAbsTol;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kFltMin = std::numeric_limits<float>::min();  // smallest normal float
-
-template <class A, class B>
-::testing::AssertionResult AllClose(const A& actual, const B& expected, double atol,
-                                    double rtol = 0.0) {
-  if (actual.shape() != expected.shape())
-    return ::testing::AssertionFailure() << "shape " << xenc::shape_str(actual.shape())
-                                         << " vs expected " << xenc::shape_str(expected.shape());
-  double worst = 0.0;
-  std::size_t worst_i = 0;
-  bool ok = true;
-  for (std::size_t i = 0; i < actual.size(); ++i) {
-    const double a = actual.data()[i], e = expected.data()[i];
-    const double err = std::fabs(a - e);
-    if (!(err <= atol + rtol * std::fabs(e))) ok = false;
-    if (!(err <= worst)) {
-      worst = err;
-      worst_i = i;
-    }
-  }
-  if (ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "shape " << xenc::shape_str(actual.shape()) << ": worst flat index " << worst_i
-         << ": actual " << actual.data()[worst_i] << " vs expected " << expected.data()[worst_i]
-         << " (|diff| = " << worst << ", atol " << atol << ", rtol " << rtol << ")";
-}
 
 Tensor1 exp_of(std::vector<float> xs) {
   Tensor1 t = Tensor1::from_shape({xs.size()});
@@ -136,7 +118,7 @@ TEST(FastSoftmax, MatchesNaiveForEveryRowLength) {
     for (std::size_t c = 0; c < cols; ++c) x(3, c) = -200.0f - float(c);  // all far below 0
     x(4, 0) = 80.0f;                                                  // one dominant entry
     Tensor2 y = xenc::softmax_forward(x);
-    EXPECT_TRUE(AllClose(y, xenc::softmax_naive(x), kSoftmaxAbsTol));
+    EXPECT_TRUE(AllClose(y, xenc::softmax_naive(x), kSoftmaxAbsTol, 0.0));
     // masked entries are exactly 0; every row sums to 1 (0 when every entry is masked,
     // as row 1 is for cols = 1)
     for (std::size_t c = 0; c < cols; c += 3) EXPECT_EQ(y(1, c), 0.0f);
@@ -147,7 +129,7 @@ TEST(FastSoftmax, MatchesNaiveForEveryRowLength) {
         sum += y(r, c);
         any_key = any_key || x(r, c) > -kInf;
       }
-      EXPECT_NEAR(sum, any_key ? 1.0 : 0.0, 1e-5) << "row " << r;
+      EXPECT_NEAR(sum, any_key ? 1.0 : 0.0, kRowSum) << "row " << r;
     }
   }
 }
@@ -168,7 +150,7 @@ TEST(FastLayerNorm, MatchesNaiveAndWorksInPlace) {
     const Tensor3 ref = xenc::layer_norm_naive(x, w, b, 1e-5f);
     xenc::LayerNormCache cache;
     const Tensor3 y = xenc::layer_norm_forward(x, w, b, 1e-5f, &cache);
-    EXPECT_TRUE(AllClose(y, ref, kLayerNormAbsTol, 1e-5));
+    EXPECT_TRUE(AllClose(y, ref, kLayerNormAbsTol, kLayerNormRelTol));
     // the cached statistics against double precision
     for (std::size_t n = 0; n < 10; ++n) {
       double mean = 0.0, var = 0.0;
@@ -176,8 +158,8 @@ TEST(FastLayerNorm, MatchesNaiveAndWorksInPlace) {
       mean /= double(D);
       for (std::size_t d = 0; d < D; ++d) var += std::pow(x.data()[n * D + d] - mean, 2);
       var /= double(D);
-      EXPECT_NEAR(cache.mean(n), mean, 1e-5 * (1.0 + std::fabs(mean)));
-      EXPECT_NEAR(cache.rstd(n), 1.0 / std::sqrt(var + 1e-5), 1e-4 / std::sqrt(var + 1e-5));
+      EXPECT_NEAR(cache.mean(n), mean, kKernelMeanTol * (1.0 + std::fabs(mean)));
+      EXPECT_NEAR(cache.rstd(n), 1.0 / std::sqrt(var + 1e-5), kKernelRstdTol / std::sqrt(var + 1e-5));
     }
     // (in place, y = x, is checked on the kernel in tests/kernels/test_kernels.cpp)
   }
@@ -212,7 +194,7 @@ TEST(FastModules, MultiheadAttentionInferenceMatchesNaiveAndKeepsBlasThreads) {
   EXPECT_EQ(openblas_get_num_threads(), blas_threads);
   const Tensor3 y_grad = mha.forward(x);  // keeps P for every head instead of one buffer
   EXPECT_TRUE(AllClose(y_no_grad, ref, xenc::test::kReferenceAtol, xenc::test::kReferenceRtol));
-  EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0));  // same arithmetic, bit for bit
+  EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0, 0.0));  // same arithmetic, bit for bit
 }
 
 TEST(FastModules, EncoderLayerEvalMatchesTheFormulaPostNormAndPreNorm) {
@@ -241,11 +223,11 @@ TEST(FastModules, EncoderLayerEvalMatchesTheFormulaPostNormAndPreNorm) {
     }
     const Tensor3 y_grad = layer.forward(x);
     EXPECT_TRUE(AllClose(y_no_grad, ref, xenc::test::kReferenceAtol, xenc::test::kReferenceRtol));
-    EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0));
+    EXPECT_TRUE(AllClose(y_grad, y_no_grad, 0.0, 0.0));
     // training mode with dropout changes the output (dropout really is applied there)
     layer.train();
     const Tensor3 y_train = layer.forward(x);
-    EXPECT_FALSE(AllClose(y_train, y_no_grad, xenc::test::kDropoutVisible));
+    EXPECT_FALSE(AllClose(y_train, y_no_grad, xenc::test::kDropoutVisible, 0.0));
   }
 }
 
