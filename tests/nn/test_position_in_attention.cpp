@@ -258,7 +258,7 @@ TEST(Alibi, KernelSlopeMatchesTheBiasTensorPath) {
   const std::size_t B = 2, T = 6, D = 8, H = 4;
   Rng rng(31);
   MultiheadAttention mha(D, H, rng);
-  randomize(mha, rng);
+  fill_parameters_normal(mha, rng, 0.5f);
   const Tensor3 x = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
   Mask2 kpm = xt::zeros<bool>({B, T});
   kpm(1, T - 1) = true;
