@@ -28,6 +28,10 @@ void add_context() {
 #endif
   benchmark::AddCustomContext("blas_library", XENC_BLAS_LIBRARIES);
   benchmark::AddCustomContext("blas_config", openblas_get_config());
+  // The kernels OpenBLAS picked for this CPU (e.g. Haswell = AVX2, SkylakeX = AVX-512);
+  // OPENBLAS_CORETYPE overrides the choice when it is set before the library loads.
+  benchmark::AddCustomContext("blas_core", openblas_get_corename());
+  benchmark::AddCustomContext("OPENBLAS_CORETYPE", env_or("OPENBLAS_CORETYPE", "(unset)"));
   benchmark::AddCustomContext("blas_threads", std::to_string(openblas_get_num_threads()));
   benchmark::AddCustomContext("OPENBLAS_NUM_THREADS", env_or("OPENBLAS_NUM_THREADS", "(unset)"));
 }

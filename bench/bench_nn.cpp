@@ -9,6 +9,7 @@
 #include "bench_common.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/nn/multihead_attention.hpp"
+#include "xenc/nn/position.hpp"
 #include "xenc/nn/transformer_encoder.hpp"
 
 namespace xenc::bench {
@@ -56,6 +57,34 @@ void BM_EncoderLayerForward(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
 }
 BENCHMARK(BM_EncoderLayerForward)->Apply(encoder_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The same layer with a position scheme that acts inside attention (issue 11): RoPE rotates q
+// and k of every head by position before the scores, ALiBi adds −m_h·|i − j| to head h's
+// scores. Their cost is the time over BM_EncoderLayerForward at the same (T, D, H).
+void encoder_layer_forward_with(benchmark::State& state, const AttentionPosition* position) {
+  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+             H = static_cast<std::size_t>(state.range(2));
+  TransformerEncoderLayer layer(layer_config(D, H), /*seed=*/1);
+  layer.eval();
+  layer.self_attn.set_position(position);
+  const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D});
+  NoGradGuard no_grad;
+  for (auto _ : state) benchmark::DoNotOptimize(layer.forward(x));
+  set_flops(state, encoder_layer_flops(double(T), double(D)));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
+}
+
+void BM_EncoderLayerForwardRoPE(benchmark::State& state) {
+  const RotaryPosition rope;
+  encoder_layer_forward_with(state, rope.attention_position());
+}
+BENCHMARK(BM_EncoderLayerForwardRoPE)->Apply(encoder_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_EncoderLayerForwardALiBi(benchmark::State& state) {
+  const ALiBiPosition alibi;
+  encoder_layer_forward_with(state, alibi.attention_position());
+}
+BENCHMARK(BM_EncoderLayerForwardALiBi)->Apply(encoder_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_EncoderLayerForwardWithGrad(benchmark::State& state) {
   // The same forward with gradients enabled: every module caches its inputs and the attention

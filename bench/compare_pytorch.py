@@ -72,6 +72,21 @@ def time_torch(layer, x, min_time):
     return elapsed / n, cpu / n
 
 
+def torch_blas_core():
+    """openblas_get_corename() of the OpenBLAS this process (PyTorch) has loaded, or '?'."""
+    import ctypes
+    with open("/proc/self/maps") as maps:
+        libs = sorted({l.split()[-1] for l in maps if "openblas" in l.split()[-1].lower()})
+    for lib in libs:
+        try:
+            corename = ctypes.CDLL(lib).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        corename.restype = ctypes.c_char_p
+        return corename().decode()
+    return "?"
+
+
 def worker(args):
     """One thread count: alternate PyTorch and xencoder; print the samples as JSON."""
     import torch
@@ -105,7 +120,7 @@ def worker(args):
         sgemm.extend(sgemm_s)
         rows.append({"T": T, "D": D, "H": H, "torch": torch_s, "xenc": xenc_s, "sgemm": sgemm_s})
     json.dump({"threads": args.threads, "rows": rows, "sgemm": sgemm, "context": context,
-               "torch_version": torch.__version__,
+               "torch_version": torch.__version__, "torch_blas_core": torch_blas_core(),
                "torch_threads": torch.get_num_threads()}, sys.stdout)
 
 
@@ -128,6 +143,9 @@ def report(result):
           f"{result['context'].get('blas_threads', '?')}, xencoder "
           f"{result['context'].get('xencoder_build_type', '?')}, -march=native "
           f"{result['context'].get('xencoder_march_native', '?')})\n")
+    print(f"OpenBLAS kernels: {result['context'].get('blas_core', '?')} in xencoder_bench, "
+          f"{result.get('torch_blas_core', '?')} in PyTorch's process (OPENBLAS_CORETYPE="
+          f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')})\n")
     print(f"OpenBLAS sgemm {SGEMM_N}³ in the same run: {sgemm_flops / 1e9:.1f} GFLOP/s wall-clock, "
           f"{sgemm_flops_cpu / 1e9:.1f} GFLOP/s per CPU-second (median of {len(result['sgemm'])}; "
           f"\"xencoder / sgemm\" is the median of the ratios of each xencoder sample to the sgemm "

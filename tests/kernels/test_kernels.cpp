@@ -249,3 +249,45 @@ TEST(KernelsAttention, StridedHeadWithMasksBiasAndDropoutMatchesLoopsAndFiniteDi
   EXPECT_TRUE(GradientsMatch(
       loss, {input_target("q", q, dq), input_target("k", kk, dk), input_target("v", v, dv)}, kGradOp));
 }
+
+// ALiBi's term computed by the kernel: S = scale · q kᵀ + mask − slope·|i − j|, -inf for the
+// padded key, against loops in double; with no terms at all (beta = 0 in the score GEMM) P is
+// the plain softmax of the scaled scores, also from loops.
+TEST(KernelsAttention, DistanceSlopeAndNoTermsMatchLoops) {
+  Rng rng(25);
+  const std::size_t Tq = 4, Tk = 5, Dh = 3;
+  auto q = random_tensor<Tensor2>(Shape2{Tq, Dh}, rng);
+  auto kk = random_tensor<Tensor2>(Shape2{Tk, Dh}, rng);
+  auto v = random_tensor<Tensor2>(Shape2{Tk, Dh}, rng);
+  auto mask = random_tensor<Tensor2>(Shape2{Tq, Tk}, rng);
+  const bool padding[Tk] = {false, true, false, false, false};
+  const float scale = 0.5f, slope = 0.25f;
+  for (const bool with_terms : {true, false}) {
+    SCOPED_TRACE(with_terms ? "mask, padding and slope" : "no terms");
+    k::ScoreTerms terms{scale, nullptr, {}, {}};
+    if (with_terms) terms = {scale, padding, k::as_matrix(mask), {}, slope};
+    Tensor2 probs = xt::ones<float>({Tq, Tk});  // garbage the kernel must overwrite
+    Tensor2 out = Tensor2::from_shape({Tq, Dh});
+    k::attention_head_forward({k::as_matrix(q), k::as_matrix(kk), k::as_matrix(v)}, terms,
+                              k::as_matrix(probs), {}, {}, k::as_matrix(out));
+    for (std::size_t i = 0; i < Tq; ++i) {
+      std::vector<double> s(Tk), p(Tk);
+      double m = -1e300, sum = 0.0;
+      for (std::size_t j = 0; j < Tk; ++j) {
+        double dot = 0.0;
+        for (std::size_t e = 0; e < Dh; ++e) dot += double(q(i, e)) * kk(j, e);
+        s[j] = dot * scale;
+        if (with_terms)
+          s[j] = padding[j] ? -1e300 : s[j] + mask(i, j) - slope * std::fabs(double(i) - double(j));
+        m = std::max(m, s[j]);
+      }
+      for (std::size_t j = 0; j < Tk; ++j) sum += (p[j] = s[j] <= -1e300 ? 0.0 : std::exp(s[j] - m));
+      for (std::size_t j = 0; j < Tk; ++j) EXPECT_NEAR(probs(i, j), p[j] / sum, kNaiveAtol) << i << j;
+      for (std::size_t e = 0; e < Dh; ++e) {
+        double o = 0.0;
+        for (std::size_t j = 0; j < Tk; ++j) o += p[j] / sum * v(j, e);
+        EXPECT_NEAR(out(i, e), o, kNaiveAtol);
+      }
+    }
+  }
+}

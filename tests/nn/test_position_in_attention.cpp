@@ -12,6 +12,7 @@
 #include "support/reference.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
+#include "xenc/core/grad_mode.hpp"
 #include "xenc/nn/encoder_model.hpp"
 #include "xenc/nn/multihead_attention.hpp"
 #include "xenc/nn/position.hpp"
@@ -50,6 +51,33 @@ TEST(Rope, HandExample) {
   EXPECT_TRUE(AllClose(x, expected, kHandValue, kHandValue));
   rope_backward(x, 1);  // Rᵀ R = I
   EXPECT_TRUE(AllClose(x, Tensor3{{{1, 0, 0, 2}, {1, 0, 0, 2}}}, kHandValue, kHandValue));
+}
+
+// The angle table is built by turning angle t−1 by θ_i (kernels, ops/position_in_attention.cpp):
+// over a long sequence with an offset it stays at float rounding of the direct formula
+// x' = (cos φ·x0 − sin φ·x1, sin φ·x0 + cos φ·x1), φ = (t + offset)·θ_i in double, both pairings.
+TEST(Rope, LongSequenceMatchesTheDirectFormula) {
+  const std::size_t T = 4096, H = 2, Dh = 8, D = H * Dh;
+  const double offset = 1000.0;
+  Rng rng(44);
+  const auto x = random_tensor<Tensor3>(Shape3{1, T, D}, rng);
+  const std::vector<double> theta = rope_frequencies(Dh);
+  for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+    SCOPED_TRACE(pairing == RopePairing::half ? "half" : "interleaved");
+    Tensor3 y = x;
+    rope_forward(y, H, pairing, offset);
+    Tensor3 expected = x;
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < Dh / 2; ++i) {
+          const std::size_t a = h * Dh + (pairing == RopePairing::interleaved ? 2 * i : i);
+          const std::size_t a2 = pairing == RopePairing::interleaved ? a + 1 : a + Dh / 2;
+          const double phi = (double(t) + offset) * theta[i], x0 = x(0, t, a), x1 = x(0, t, a2);
+          expected(0, t, a) = float(std::cos(phi) * x0 - std::sin(phi) * x1);
+          expected(0, t, a2) = float(std::sin(phi) * x0 + std::cos(phi) * x1);
+        }
+    EXPECT_TRUE(AllClose(y, expected, 10 * kFloatRound, 10 * kFloatRound));
+  }
 }
 
 // 2. Reference values: self-attention with RoPE / ALiBi against an independent PyTorch
@@ -212,6 +240,42 @@ TEST(Alibi, BiasIsMinusSlopeTimesDistance) {
   const Tensor2 expected = {{0, -0.25f, -0.5f, -0.75f}, {-0.25f, 0, -0.25f, -0.5f}, {-0.5f, -0.25f, 0, -0.25f}};
   EXPECT_TRUE(AllClose(b, expected, kFloatRound, kFloatRound));
   EXPECT_EQ(scheme.num_parameters(), 0u);
+}
+
+// ALiBi's fast path (distance_bias_slope: the kernel writes −m_h·|i − j| with the scores) gives
+// what the general path gives with the same bias as [Tq, Tk] tensors from alibi_bias, in
+// inference and with gradients on, with a key padding mask.
+namespace {
+struct AlibiAsTensors : AttentionPosition {
+  bool has_score_bias() const override { return true; }
+  Tensor2 score_bias(std::size_t h, std::size_t H, std::size_t Tq, std::size_t Tk) const override {
+    return alibi_bias(alibi_slopes(H)[h], Tq, Tk);
+  }
+};
+}  // namespace
+
+TEST(Alibi, KernelSlopeMatchesTheBiasTensorPath) {
+  const std::size_t B = 2, T = 6, D = 8, H = 4;
+  Rng rng(31);
+  MultiheadAttention mha(D, H, rng);
+  fill_parameters_normal(mha, rng, 0.5f);
+  const Tensor3 x = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  Mask2 kpm = xt::zeros<bool>({B, T});
+  kpm(1, T - 1) = true;
+  ALiBiPosition alibi;
+  const AlibiAsTensors tensors;
+  EXPECT_EQ(tensors.distance_bias_slope(0, H), 0.0f);  // the default: use score_bias
+  EXPECT_EQ(alibi.attention_position()->distance_bias_slope(1, H), 0.0625f);  // 2^-4 for H = 4
+  for (const bool grad : {false, true}) {
+    SCOPED_TRACE(grad ? "with gradients" : "inference");
+    GradMode::set_enabled(grad);
+    mha.set_position(alibi.attention_position());
+    const Tensor3 fast = mha.forward(x, kpm);
+    mha.set_position(&tensors);
+    const Tensor3 general = mha.forward(x, kpm);
+    GradMode::set_enabled(true);
+    EXPECT_TRUE(AllClose(fast, general, kOpAtol, kOpRtol));
+  }
 }
 
 // Without position information the encoder is permutation-equivariant; rope and alibi (which

@@ -1,10 +1,16 @@
 // Scaled dot-product attention for one (batch, head): two GEMMs around a row softmax, on
 // strided views (a head is a column slice of the [B·T, D] projections: no copies).
 //
-//     S = scale · Q Kᵀ + attn_mask + bias;  S[:, j] = -inf for padded keys j
+//     S = scale · Q Kᵀ + attn_mask + bias − slope·|i − j|;  S[:, j] = -inf for padded keys j
 //     P = softmax(S)          O = (P ⊙ dropout) V
 // Backward:  dV = (P ⊙ dropout)ᵀ dO      dP = (dO Vᵀ) ⊙ dropout
 //            dS = P ⊙ (dP - rowsum(dP ⊙ P))      dQ = scale · dS K      dK = scale · dSᵀ Q
+//
+// Speed: S starts as the sum of the additive terms and the GEMM adds scale · Q Kᵀ onto it
+// (beta = 1), as linear_rows starts from the bias: with beta = 0 OpenBLAS would first zero S
+// anyway, so the masks and ALiBi's line cost one write pass, not an extra read-modify-write.
+// ALiBi's −slope·|i − j| is computed in that pass: no [Tq, Tk] bias tensor per head.
+#include <cmath>
 #include <limits>
 
 #include "kernels.hpp"
@@ -15,17 +21,6 @@ namespace xenc::kernels {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-// m += a, element by element (same shapes)
-XENC_VECTOR_KERNEL
-void add_inplace(MatView m, ConstMatView a) {
-  for (std::size_t i = 0; i < m.rows; ++i) {
-    float* r = m.row(i);
-    const float* ar = a.row(i);
-#pragma omp simd
-    for (std::size_t j = 0; j < m.cols; ++j) r[j] += ar[j];
-  }
-}
 
 // out = a ⊙ b, element by element (same shapes)
 XENC_VECTOR_KERNEL
@@ -44,6 +39,43 @@ void require_shape(ConstMatView m, std::size_t rows, std::size_t cols, const cha
   require(m.empty() || (m.rows == rows && m.cols == cols), where, what);
 }
 
+// s = attn_mask + bias − slope·|i − j|, and -inf for padded keys: the terms that the score
+// GEMM then adds scale · Q Kᵀ to. Returns false (s untouched) when there are none.
+XENC_VECTOR_KERNEL
+bool write_score_terms(const ScoreTerms& t, MatView s) {
+  if (t.attn_mask.empty() && t.bias.empty() && t.distance_slope == 0.0f && !t.key_padding)
+    return false;
+  const float slope = t.distance_slope;
+  const int cols = static_cast<int>(s.cols);  // an int index converts to float in SIMD
+  for (std::size_t i = 0; i < s.rows; ++i) {
+    float* r = s.row(i);
+    const float fi = static_cast<float>(i);
+    // −slope·|i − j| (zeros without ALiBi), then the tensors, row by row (in L1)
+#pragma omp simd
+    for (int j = 0; j < cols; ++j) r[j] = -slope * std::fabs(fi - static_cast<float>(j));
+    if (!t.attn_mask.empty()) {
+      const float* mask = t.attn_mask.row(i);
+#pragma omp simd
+      for (int j = 0; j < cols; ++j) r[j] += mask[j];
+    }
+    if (!t.bias.empty()) {
+      const float* bias = t.bias.row(i);
+#pragma omp simd
+      for (int j = 0; j < cols; ++j) r[j] += bias[j];
+    }
+    if (t.key_padding)
+      for (int j = 0; j < cols; ++j)
+        if (t.key_padding[j]) r[j] = kNegInf;
+  }
+  return true;
+}
+
+// S = scale · Q Kᵀ + the terms : [Tq, Dh] x [Dh, Tk] -> [Tq, Tk]
+void scores(const HeadInputs& in, const ScoreTerms& terms, MatView s) {
+  const bool has_terms = write_score_terms(terms, s);
+  gemm(in.q, Op::none, in.k, Op::transpose, s, terms.scale, has_terms ? 1.0f : 0.0f);
+}
+
 }  // namespace
 
 void attention_head_forward(const HeadInputs& in, const ScoreTerms& terms, MatView probs,
@@ -56,16 +88,8 @@ void attention_head_forward(const HeadInputs& in, const ScoreTerms& terms, MatVi
   require_shape(terms.attn_mask, Tq, Tk, where, "attn_mask is not [Tq, Tk]");
   require_shape(terms.bias, Tq, Tk, where, "bias is not [Tq, Tk]");
   require_shape(dropout, Tq, Tk, where, "dropout is not [Tq, Tk]");
-  // S = scale · Q Kᵀ : [Tq, Dh] x [Dh, Tk] -> [Tq, Tk]
-  gemm(in.q, Op::none, in.k, Op::transpose, probs, terms.scale);
-  // S += attn_mask + bias; S[:, j] = -inf for padded keys j
-  if (!terms.attn_mask.empty()) add_inplace(probs, terms.attn_mask);
-  if (!terms.bias.empty()) add_inplace(probs, terms.bias);
-  if (terms.key_padding) {
-    for (std::size_t i = 0; i < Tq; ++i)
-      for (std::size_t j = 0; j < Tk; ++j)
-        if (terms.key_padding[j]) probs(i, j) = kNegInf;
-  }
+  // S = scale · Q Kᵀ + attn_mask + bias − slope·|i − j|; S[:, j] = -inf for padded keys j
+  scores(in, terms, probs);
   // P = softmax(S) over keys; fully masked rows become zeros
   softmax_rows(probs);
   // O = P V : [Tq, Tk] x [Tk, Dh] -> [Tq, Dh]   (P ⊙ dropout in training)

@@ -154,12 +154,13 @@ struct HeadInputs {
   ConstMatView q, k, v;
 };
 
-/// What is added to the scores S = scale · Q Kᵀ before the softmax; empty/null = nothing.
+/// What is added to the scores S = scale · Q Kᵀ before the softmax; empty/null/0 = nothing.
 struct ScoreTerms {
   float scale;                   ///< 1/√Dh
   const bool* key_padding;       ///< Tk flags, true = padding: S[:, j] = -inf
   ConstMatView attn_mask;        ///< [Tq, Tk], added
   ConstMatView bias;             ///< [Tq, Tk], added (a position scheme's per-head bias)
+  float distance_slope = 0.0f;   ///< ALiBi: −slope·|i − j| added (computed, no tensor)
 };
 
 /// P = softmax(S + terms) into probs [Tq, Tk]; out [Tq, Dh] = P V, or (P ⊙ dropout) V when
@@ -176,5 +177,15 @@ struct HeadGrads {
 void attention_head_backward(const HeadInputs& in, float scale, ConstMatView probs,
                              ConstMatView dropout, ConstMatView dout, MatView scratch,
                              const HeadGrads& grads);
+
+// ---- RoPE (rotation.cpp) ------------------------------------------------------------------
+
+/// cos and sin of every (token t, pair i) angle, [T, Dh/2] each; which columns form pair i.
+struct PairRotation {
+  ConstMatView cos, sin;
+  bool interleaved;  ///< pair i = (2i, 2i+1); else (i, i + Dh/2)
+};
+/// x [B·T, H·Dh] in place: in every head, pair i of row n turned by the angle of (n mod T, i).
+void rotate_pairs(MatView x, std::size_t num_heads, const PairRotation& r);
 
 }  // namespace xenc::kernels

@@ -118,6 +118,14 @@ Tensor2 ALiBiPosition::Bias::score_bias(std::size_t head, std::size_t num_heads,
   return alibi_bias(slopes[head], Tq, Tk);
 }
 
+float ALiBiPosition::Bias::distance_bias_slope(std::size_t head, std::size_t num_heads) const {
+  const std::vector<double> slopes = alibi_slopes(num_heads);
+  if (head >= num_heads)
+    throw config_error("ALiBiPosition.distance_bias_slope: head is " + std::to_string(head) +
+                       ", expected < nhead = " + std::to_string(num_heads));
+  return float(slopes[head]);
+}
+
 std::unique_ptr<PositionScheme> make_position_scheme(PositionKind kind, std::size_t d_model,
                                                      std::size_t max_len, Rng& rng) {
   switch (kind) {

@@ -15,6 +15,7 @@ void AttentionPosition::transform_qk_backward(Tensor3&, Tensor3&, std::size_t) c
 Tensor2 AttentionPosition::score_bias(std::size_t, std::size_t, std::size_t, std::size_t) const {
   return Tensor2();
 }
+float AttentionPosition::distance_bias_slope(std::size_t, std::size_t) const { return 0.0f; }
 
 namespace {
 
@@ -208,14 +209,24 @@ M head_of(M m, std::size_t b, std::size_t T, std::size_t h, std::size_t Dh) {
   return m.block(b * T, h * Dh, T, Dh);
 }
 
-// The position scheme's bias for every head ([H] of [Tq, Tk]), or nothing.
-std::vector<Tensor2> score_biases(const AttentionPosition* position, const Dims& d) {
-  std::vector<Tensor2> biases;
+// What the position scheme adds to head h's scores: nothing, ALiBi's −slope·|i − j| (computed
+// by the kernel), or a [Tq, Tk] tensor.
+struct HeadBias {
+  float slope = 0.0f;
+  Tensor2 tensor;
+};
+std::vector<HeadBias> score_biases(const AttentionPosition* position, const Dims& d) {
+  std::vector<HeadBias> biases;
   if (!position || !position->has_score_bias()) return biases;
   for (std::size_t h = 0; h < d.H; ++h) {
-    biases.push_back(position->score_bias(h, d.H, d.Tq, d.Tk));
-    check_shape("AttentionPosition::score_bias", "result", biases.back(), {long(d.Tq), long(d.Tk)},
-                "[Tq, Tk] with Tq = " + std::to_string(d.Tq) + ", Tk = " + std::to_string(d.Tk));
+    HeadBias b;
+    b.slope = position->distance_bias_slope(h, d.H);
+    if (b.slope == 0.0f) {
+      b.tensor = position->score_bias(h, d.H, d.Tq, d.Tk);
+      check_shape("AttentionPosition::score_bias", "result", b.tensor, {long(d.Tq), long(d.Tk)},
+                  "[Tq, Tk] with Tq = " + std::to_string(d.Tq) + ", Tk = " + std::to_string(d.Tk));
+    }
+    biases.push_back(std::move(b));
   }
   return biases;
 }
@@ -226,7 +237,7 @@ MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Te
                                                       const Tensor3& v, const AttentionInputs& in,
                                                       bool keep_weights) {
   const Dims d = check_attention("multi_head_attention_forward", q, k, v, in);
-  const std::vector<Tensor2> biases = score_biases(in.position, d);
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
   const bool dropped = in.dropout_mask.size() != 0;
   MultiHeadAttentionResult r;
   r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
@@ -242,15 +253,18 @@ MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Te
     for (std::size_t h = 0; h < d.H; ++h) {
       const kernels::HeadInputs head{head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
                                      head_of(vm, b, d.Tk, h, d.Dh)};
+      const HeadBias* bias = biases.empty() ? nullptr : &biases[h];
       const kernels::ScoreTerms terms{
           1.0f / std::sqrt(static_cast<float>(d.Dh)), padding,
           in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
-          biases.empty() ? kernels::ConstMatView{} : kernels::as_matrix(biases[h])};
+          bias && bias->tensor.size() ? kernels::as_matrix(bias->tensor) : kernels::ConstMatView{},
+          bias ? bias->slope : 0.0f};
+      const auto p = kernels::as_matrix(probs, keep_weights ? b : 0, keep_weights ? h : 0);
+      const auto out = head_of(om, b, d.Tq, h, d.Dh);
       kernels::attention_head_forward(
-          head, terms, kernels::as_matrix(probs, keep_weights ? b : 0, keep_weights ? h : 0),
+          head, terms, p,
           dropped ? kernels::as_matrix(in.dropout_mask, b, h) : kernels::ConstMatView{},
-          dropped ? kernels::as_matrix(scratch) : kernels::MatView{},
-          head_of(om, b, d.Tq, h, d.Dh));
+          dropped ? kernels::as_matrix(scratch) : kernels::MatView{}, out);
     }
   }
   if (keep_weights) r.weights = std::move(probs);

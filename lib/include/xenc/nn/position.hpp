@@ -135,6 +135,8 @@ class ALiBiPosition : public PositionScheme {
     bool has_score_bias() const override { return true; }
     Tensor2 score_bias(std::size_t head, std::size_t num_heads, std::size_t Tq,
                        std::size_t Tk) const override;
+    /// m_h: the kernel computes −m_h·|i − j| itself (no [Tq, Tk] tensor per head).
+    float distance_bias_slope(std::size_t head, std::size_t num_heads) const override;
   };
 
  private:

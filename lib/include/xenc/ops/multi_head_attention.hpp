@@ -44,6 +44,10 @@ class AttentionPosition {
   /// fixed function of (h, i, j): no gradient flows into it.
   virtual Tensor2 score_bias(std::size_t head, std::size_t num_heads, std::size_t Tq,
                              std::size_t Tk) const;
+  /// ALiBi's shortcut: the slope m when score_bias(head, ...) is −m·|i − j|, else 0 (the
+  /// default). The attention kernel then writes the bias with the scores instead of reading a
+  /// [Tq, Tk] tensor per head (same values, no tensor: bench/README.md).
+  virtual float distance_bias_slope(std::size_t head, std::size_t num_heads) const;
 };
 
 struct Projections {
