@@ -193,6 +193,10 @@ struct ExhibitCase {
   int num_failed = -1;  // -1: not counted
 };
 
+// GoogleTest prints a parameter in the test's listing (and so in ctest's test names): the name,
+// not the struct's bytes.
+void PrintTo(const ExhibitCase& c, std::ostream* os) { *os << c.name; }
+
 // A cross-entropy "student" made of the exhibit's loss and gradient.
 grade::CrossEntropyOutput cross_entropy_counting_ignored(const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
   return {pitfalls::cross_entropy_counts_ignored(z, t, ignore), pitfalls::cross_entropy_counts_ignored_backward(z, t, ignore)};
