@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -751,16 +752,26 @@ TEST(AttentionMap, JsonHasBertvizHeadViewLayout) {
   }
 }
 
-TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
-  const std::string dir = out_dir();
-  // a 3-layer encoder (D = 8, F = 24, final norm) saved as np.savez(path, **enc.state_dict()) does
+// Saves a D = 8, 2-head encoder (dropout 0) as np.savez(path, **enc.state_dict()) would;
+// returns its layer config.
+xenc::EncoderLayerConfig save_small_encoder(const std::string& path, std::size_t dim_feedforward, std::size_t layers,
+                        bool final_norm, std::uint32_t seed) {
   xenc::EncoderLayerConfig lc;
   lc.d_model = 8;
   lc.nhead = 2;
-  lc.dim_feedforward = 24;
+  lc.dim_feedforward = dim_feedforward;
   lc.dropout = 0;
-  xenc::TransformerEncoder enc(lc, 3, /*final_norm=*/true, /*seed=*/11);
-  xenc::save_state_dict(dir + "/enc.npz", enc);
+  xenc::TransformerEncoder enc(lc, layers, final_norm, seed);
+  xenc::save_state_dict(path, enc);
+  return lc;
+}
+
+TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
+  const std::string dir = out_dir();
+  // a 3-layer encoder (D = 8, F = 24, final norm) saved as np.savez(path, **enc.state_dict()) does
+  const xenc::EncoderLayerConfig lc =
+      save_small_encoder(dir + "/enc.npz", /*dim_feedforward=*/24, /*layers=*/3,
+                         /*final_norm=*/true, /*seed=*/11);
   const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 2 --json --svg-dir ''", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -831,13 +842,8 @@ TEST(AttentionMap, JsonAloneWritesNoSvg) {
 
 TEST(AttentionMap, WeightsConflictWithModelSizeOptions) {
   const std::string dir = out_dir();
-  xenc::EncoderLayerConfig lc;
-  lc.d_model = 8;
-  lc.nhead = 2;
-  lc.dim_feedforward = 16;
-  lc.dropout = 0;
-  xenc::TransformerEncoder enc(lc, 1, /*final_norm=*/false, /*seed=*/3);
-  xenc::save_state_dict(dir + "/enc.npz", enc);
+  save_small_encoder(dir + "/enc.npz", /*dim_feedforward=*/16, /*layers=*/1, /*final_norm=*/false,
+                     /*seed=*/3);
   for (const char* opt : {"--d-model 16", "--layers 3"}) {
     const RunResult r = run_program(XENC_APP_ATTENTION_MAP, std::string("--weights enc.npz --heads 2 ") + opt, dir);
     EXPECT_NE(r.status, 0) << opt;

@@ -289,6 +289,22 @@ INSTANTIATE_TEST_SUITE_P(Configs, ReferenceLayerGrad,
 
 // ---- 4. the oracle: the nn modules equal the reference ------------------------------------------
 
+// Runs the module (forward with its attention weights, then backward of dy) and compares output,
+// weights, input gradient and every parameter gradient with the reference run r; ref_grads are
+// r's gradients in the module's parameter layout (r.grads for a layer, r.attn_grads for MHA).
+template <class M, class W>
+void ExpectModuleEqualsReference(M& module, const Tensor3& x, const Mask2& kpm, const Tensor3& dy,
+                                 const ReferenceRun& r, const W& ref_grads) {
+  Tensor4 att;
+  module.zero_grad();
+  const Tensor3 y = module.forward(x, kpm, Tensor2(), &att);
+  const Tensor3 dx = module.backward(dy);
+  EXPECT_TRUE(AllClose(y, r.y, kReferenceAtol, kReferenceRtol));
+  EXPECT_TRUE(AllClose(att, r.att, kReferenceAtol, kReferenceRtol));
+  EXPECT_TRUE(AllClose(dx, r.dx, kReferenceAtol, kReferenceRtol));
+  EXPECT_TRUE(GradientsEqual(module, ref_grads, kReferenceAtol, kReferenceRtol));
+}
+
 struct ModuleCase {
   bool norm_first;
   Activation act;
@@ -323,14 +339,7 @@ TEST_P(LayerEqualsReference, ForwardAndBackward) {
   }
   const auto dy = random_tensor<Tensor3>(x.shape(), rng);
   const ReferenceRun r = reference_run(layer, x, kpm, dy);
-  Tensor4 att;
-  layer.zero_grad();
-  const Tensor3 y = layer.forward(x, kpm, Tensor2(), &att);
-  const Tensor3 dx = layer.backward(dy);
-  EXPECT_TRUE(AllClose(y, r.y, kReferenceAtol, kReferenceRtol));
-  EXPECT_TRUE(AllClose(att, r.att, kReferenceAtol, kReferenceRtol));
-  EXPECT_TRUE(AllClose(dx, r.dx, kReferenceAtol, kReferenceRtol));
-  EXPECT_TRUE(GradientsEqual(layer, r.grads, kReferenceAtol, kReferenceRtol));
+  ExpectModuleEqualsReference(layer, x, kpm, dy, r, r.grads);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -349,8 +358,7 @@ TEST(MultiheadAttentionEqualsReference, ForwardAndBackwardWithAndWithoutMask) {
     SCOPED_TRACE(masked ? "masked" : "unmasked");
     Rng rng(61);
     MultiheadAttention mha(12, 4, rng);
-    for (auto& p : mha.parameters())
-      for (std::size_t i = 0; i < p.size(); ++i) p.value[i] = 0.5f * rng.normal();
+    fill_parameters_normal(mha, rng, 0.5f);
     auto x = random_tensor<Tensor3>(Shape3{2, 7, 12}, rng);
     Mask2 kpm;
     if (masked) {
@@ -359,14 +367,7 @@ TEST(MultiheadAttentionEqualsReference, ForwardAndBackwardWithAndWithoutMask) {
     }
     const auto dy = random_tensor<Tensor3>(x.shape(), rng);
     const ReferenceRun r = reference_run(mha, x, kpm, dy);
-    Tensor4 att;
-    mha.zero_grad();
-    const Tensor3 y = mha.forward(x, kpm, Tensor2(), &att);
-    const Tensor3 dx = mha.backward(dy);
-    EXPECT_TRUE(AllClose(y, r.y, kReferenceAtol, kReferenceRtol));
-    EXPECT_TRUE(AllClose(att, r.att, kReferenceAtol, kReferenceRtol));
-    EXPECT_TRUE(AllClose(dx, r.dx, kReferenceAtol, kReferenceRtol));
-    EXPECT_TRUE(GradientsEqual(mha, r.attn_grads, kReferenceAtol, kReferenceRtol));
+    ExpectModuleEqualsReference(mha, x, kpm, dy, r, r.attn_grads);
   }
 }
 
