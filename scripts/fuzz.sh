@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 dir=build-fuzz
-harnesses=(npy npz state_dict tokenizer)
+harnesses=(npy npz state_dict checkpoint tokenizer)
 
 # -fno-relaxed-template-template-args: clang >= 19 applies P0522 by default, which makes
 # xtensor 0.24's rebind_container specialisations ambiguous (as notebooks/CMakeLists.txt does

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "xenc/io/checkpoint.hpp"
 #include "xenc/io/npy.hpp"
 #include "xenc/io/npz.hpp"
 #include "xenc/io/state_dict.hpp"
@@ -83,6 +84,20 @@ void state_dict(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+void checkpoint(const std::uint8_t* data, std::size_t size) {
+  const std::string bytes = as_string(data, size);
+  try {
+    const xenc::LoadedCheckpoint ck = xenc::parse_checkpoint(bytes, "fuzz.npz");
+    check(ck.vocab.size() == ck.meta.config.vocab_size, "vocabulary of config.vocab_size tokens");
+    for (const auto& label : ck.meta.labels)
+      for (const char c : label) check(static_cast<unsigned char>(c) >= 0x20 && c != 0x7F, "printable labels");
+    const xenc::Index2 ids = xt::ones<std::int64_t>({std::size_t(1), std::size_t(2)});
+    const xenc::Tensor3 y = ck.model->forward(ids);
+    check(y.shape(2) == ck.meta.labels.size(), "one logit per label");
+  } catch (const std::invalid_argument&) {
+  }
+}
+
 void tokenizer(const std::uint8_t* data, std::size_t size) {
   const std::string text = as_string(data, size);
   try {
@@ -109,6 +124,7 @@ Entry entry_for(const std::string& harness) {
   if (harness == "npy") return &npy;
   if (harness == "npz") return &npz;
   if (harness == "state_dict") return &state_dict;
+  if (harness == "checkpoint") return &checkpoint;
   if (harness == "tokenizer") return &tokenizer;
   throw std::invalid_argument("xenc_fuzz::entry_for: unknown harness \"" + harness + "\"");
 }

@@ -23,12 +23,15 @@ void npz(const std::uint8_t* data, std::size_t size);
 /// Input: the bytes of an .npz archive holding a state_dict. parse_npz, then
 /// load_transformer_encoder with nhead = 1 and a forward pass on a [1, 2, D] input.
 void state_dict(const std::uint8_t* data, std::size_t size);
+/// Input: the bytes of a checkpoint (.npz with xenc.meta JSON and the weights). parse_checkpoint,
+/// then a forward pass of the model on a [1, 2] batch of token ids.
+void checkpoint(const std::uint8_t* data, std::size_t size);
 /// Input: text. tokenize, fold_case, Vocabulary::from_texts and encode_batch.
 void tokenizer(const std::uint8_t* data, std::size_t size);
 
 /// The harness names, as directories under tests/fuzz/corpus and tests/fuzz/regressions.
 inline const std::vector<std::string>& harness_names() {
-  static const std::vector<std::string> names{"npy", "npz", "state_dict", "tokenizer"};
+  static const std::vector<std::string> names{"npy", "npz", "state_dict", "checkpoint", "tokenizer"};
   return names;
 }
 

@@ -6,6 +6,7 @@ few KiB at most. Needs only NumPy: /usr/bin/python3 tests/fuzz/make_corpus.py
 Inputs found by the fuzzer itself are copied into regressions/ by hand (see tests/README.md);
 this script never deletes them."""
 import io
+import json
 import os
 import struct
 import zipfile
@@ -164,6 +165,70 @@ def main():
     write("regressions", "state_dict", "issue12_layer_gap.npz", npz_bytes(gap))
     write("regressions", "state_dict", "issue12_claims_4gib.npz",
           zip_by_hand([(name.replace("a.npy", "layers.0.linear1.weight.npy"), raw, method, crc, 0xFFFFFFF0, False)]))
+
+    checkpoints()
+
+
+def checkpoint_bytes(meta_text, state, compressed=False):
+    """A checkpoint as save_checkpoint writes it: xenc.meta (uint8 JSON) plus the weights."""
+    arrays = dict(state)
+    arrays["xenc.meta"] = np.frombuffer(meta_text, np.uint8)
+    return npz_bytes(arrays, compressed)
+
+
+def small_checkpoint(position="none", max_len=4):
+    """TokenClassifier: V = 4, D = 4, nhead = 1, F = 8, one layer, C = 2 (names as save_checkpoint)."""
+    V, D, C = 4, 4, 2
+    config = {"activation": "relu", "d_model": D, "dim_feedforward": 8, "dropout": 0.0,
+              "final_norm": False, "layer_norm_eps": 1e-5, "max_len": max_len, "nhead": 1,
+              "norm_first": False, "num_layers": 1, "padding_idx": 0, "position": position,
+              "scale_embedding": False, "seed": 0, "vocab_size": V}
+    meta = {"config": config, "extra": {}, "format": "xencoder-checkpoint", "labels": ["agent", "patient"],
+            "version": 1, "vocab": ["<pad>", "<unk>", "cat", "mouse"]}
+    state = {"embedding.weight": (rng.standard_normal((V, D)) * 0.3).astype(np.float32),
+             "head.weight": (rng.standard_normal((C, D)) * 0.3).astype(np.float32),
+             "head.bias": np.zeros(C, np.float32)}
+    if position == "learned":
+        state["position.weight"] = (rng.standard_normal((max_len, D)) * 0.3).astype(np.float32)
+    state.update({"encoder." + k: v for k, v in encoder_state(1, D, 8, False).items()})
+    return meta, state
+
+
+def checkpoints():
+    """Seeds and the crafted checkpoints of issue 17 (scaled to stay under 64 KiB each)."""
+    dump = lambda m: json.dumps(m, separators=(",", ":")).encode()
+    meta, state = small_checkpoint()
+    write("corpus", "checkpoint", "none_d4.npz", checkpoint_bytes(dump(meta), state))
+    lmeta, lstate = small_checkpoint("learned", 6)
+    write("corpus", "checkpoint", "learned_d4_deflated.npz", checkpoint_bytes(dump(lmeta), lstate, True))
+
+    def tampered(name, edit):
+        m = json.loads(dump(meta))
+        edit(m)
+        write("regressions", "checkpoint", "issue17_" + name + ".npz", checkpoint_bytes(dump(m), state))
+
+    tampered("no_config", lambda m: m.pop("config"))
+    tampered("vocab_size_minus_1", lambda m: m["config"].update(vocab_size=-1))
+    tampered("d_model_minus_8", lambda m: m["config"].update(d_model=-8))
+    tampered("ff_32_7", lambda m: m["config"].update(dim_feedforward=32.7))
+    tampered("nhead_2pow64_minus_1", lambda m: m["config"].update(nhead=2**64 - 1))
+    tampered("nhead_3", lambda m: m["config"].update(nhead=3))
+    tampered("label_escape", lambda m: m["labels"].__setitem__(0, "\x1b[31magent"))
+    tampered("label_newline", lambda m: m["labels"].__setitem__(1, "pat\nient"))
+    nan_state = dict(state)
+    nan_state["head.bias"] = np.array([0.0, np.nan], np.float32)
+    write("regressions", "checkpoint", "issue17_nan_weight.npz", checkpoint_bytes(dump(meta), nan_state))
+    write("regressions", "checkpoint", "issue17_deep_nesting.npz",
+          checkpoint_bytes(b"[" * 5000 + b"]" * 5000, state, True))
+    # 40 MB of JSON numbers in xenc.meta (the issue's file had 800 MB): refused by max_meta_bytes
+    # before it is inflated; parsed, it would need 20 million JSON values.
+    big = b'{"extra":[' + b"0," * 20000000 + b'0],"format":"xencoder-checkpoint"}'
+    write("regressions", "checkpoint", "issue17_meta_40mb_deflated.npz", checkpoint_bytes(big, state, True))
+    # A 10-million-word vocabulary (50 MB of JSON; the issue's file took 1.37 GB before refusal).
+    m = json.loads(dump(meta))
+    m["config"]["vocab_size"] = 10000002
+    text = dump(m).replace(b'"vocab":["<pad>","<unk>","cat","mouse"]', b'"vocab":["<pad>","<unk>"' + b',"w"' * 10000000 + b"]")
+    write("regressions", "checkpoint", "issue17_vocab_10m_deflated.npz", checkpoint_bytes(text, state, True))
 
 
 if __name__ == "__main__":

@@ -424,3 +424,38 @@ TEST(Headers, ShapesWithoutTheData) {
     if (kv.first != "xenc.meta") floats += kv.second.size();
   EXPECT_EQ(floats, model.num_parameters());
 }
+
+// ---- item 7: .npy headers as numpy.lib.format.read_array_header_1_0 reads them ------------------
+// NumPy 1.24.2 (/usr/bin/python3): extra keys -> ValueError "Header does not contain the correct
+// keys"; a duplicate 'descr' -> the last one wins (a dict literal), which we refuse rather than
+// pick; text after the closing brace -> ValueError "Cannot parse header"; keys in any order are
+// accepted; "(5)" is the integer 5 -> ValueError "shape is not valid".
+TEST(NpyHeaderAsNumpy, DuplicateExtraAndTrailingAreRefused) {
+  auto npy = [](const std::string& dict) {
+    std::string h = dict;
+    h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+    h += '\n';
+    std::string out("\x93NUMPY\x01\x00", 8);
+    out += static_cast<char>(h.size() & 0xFF);
+    out += static_cast<char>(h.size() >> 8);
+    return out + h + std::string(8, '\0');
+  };
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"), "dup.npy"); },
+      {"dup.npy: npy header has the key 'descr' twice"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1, }"), "x.npy"); },
+      {"x.npy: npy header has the key 'extra', expected only 'descr', 'fortran_order' and 'shape'"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk"), "j.npy"); },
+      {"j.npy: npy header has text after its closing '}'"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2)}"), "i.npy"); },
+      {"is an integer in Python, not a tuple"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False}"), "m.npy"); },
+      {"npy header has no 'shape' entry"}));
+  // What NumPy accepts, we read: any key order, double quotes, spaces inside the tuple.
+  const auto a = xenc::parse_npy(npy("{\"shape\": ( 2 , ), 'descr': '<f4', 'fortran_order': False}"), "ok.npy");
+  EXPECT_EQ(a.shape(0), 2u);
+}
