@@ -146,12 +146,13 @@ std::string tampered(const std::function<void(nlohmann::json&)>& edit, const std
 // ---- a child process with a memory limit ---------------------------------------------------------
 
 struct ChildResult {
-  bool refused = false;  // f threw std::invalid_argument
-  std::string message;   // its what(), or how the child ended
+  bool refused = false;       // f threw std::invalid_argument
+  std::string message;        // its what(), or how the child ended
+  double peak_rss_mib = 0.0;  // the child's peak resident memory (wait4's rusage)
 };
 
 // Runs f in a child whose address space may grow by at most `extra` bytes beyond the parent's.
-ChildResult run_limited(const std::function<void()>& f, std::size_t extra = std::size_t(1) << 30) {
+ChildResult load_in_child(const std::function<void()>& f, std::size_t extra = std::size_t(1) << 30) {
   std::size_t vm_now = 0;
   {
     std::ifstream status("/proc/self/status");
@@ -186,8 +187,10 @@ ChildResult run_limited(const std::function<void()>& f, std::size_t extra = std:
   for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
   ChildResult r;
+  r.peak_rss_mib = double(usage.ru_maxrss) / 1024.0;
   r.refused = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   r.message = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : text;
   return r;
@@ -198,6 +201,7 @@ ChildResult run_limited(const std::function<void()>& f, std::size_t extra = std:
   for (const auto& p : parts)
     if (r.message.find(p) == std::string::npos)
       return ::testing::AssertionFailure() << "message \"" << r.message << "\" lacks \"" << p << "\"";
+  std::printf("    refused, child's peak RSS %.0f MiB: %s\n", r.peak_rss_mib, r.message.c_str());
   return ::testing::AssertionSuccess() << r.message;
 }
 
@@ -224,9 +228,9 @@ TEST(CraftedCheckpoint, EightHundredMegabyteMetaIsRefusedBeforeReading) {
   const std::string path = tmp_path("meta_800mb.npz");
   xenc::write_file_bytes(path, zip_archive({meta}), "test");
   EXPECT_LT(read_text(path).size(), 1000000u);
-  const ChildResult r = run_limited([&] { xenc::load_checkpoint(path); });
-  EXPECT_TRUE(RefusedWith(r, {"load_checkpoint: " + path + ": xenc.meta", "LoadLimits::max_meta_bytes = 4194304"}));
-  EXPECT_TRUE(RefusedWith(run_limited([&] { xenc::read_checkpoint_meta(path); }), {"xenc.meta", "max_meta_bytes"}));
+  const ChildResult r = load_in_child([&] { xenc::load_checkpoint(path); });
+  EXPECT_TRUE(RefusedWith(r, {"load_checkpoint: " + path + ": xenc.meta", "LoadLimits::max_meta_bytes = 4194304 bytes (4.0 MiB)"}));
+  EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::read_checkpoint_meta(path); }), {"xenc.meta", "max_meta_bytes"}));
 }
 
 // A vocabulary of 10 million words: refused by the metadata limit by default, and by the
@@ -246,15 +250,15 @@ TEST(CraftedCheckpoint, TenMillionWordVocabularyIsRefusedBeforeItIsBuilt) {
     xenc::write_file_bytes(path, zip_archive({m}), "test");
     EXPECT_LT(read_text(path).size(), 1000000u);
     SCOPED_TRACE(vocab_size);
-    EXPECT_TRUE(RefusedWith(run_limited([&] { xenc::load_checkpoint(path); }),
+    EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_checkpoint(path); }),
                             {"load_checkpoint: " + path + ": xenc.meta", "LoadLimits::max_meta_bytes"}));
     xenc::LoadLimits raised;
     raised.max_meta_bytes = std::size_t(1) << 30;
     if (vocab_size == 5)
-      EXPECT_TRUE(RefusedWith(run_limited([&] { xenc::load_checkpoint(path, raised); }),
+      EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_checkpoint(path, raised); }),
                               {"\"vocab\" has more than config.vocab_size = 5 tokens"}));
     else
-      EXPECT_TRUE(RefusedWith(run_limited([&] { xenc::load_checkpoint(path, raised); }),
+      EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_checkpoint(path, raised); }),
                               {"\"config.vocab_size\" makes embedding.weight [V, D]", "320000064 bytes",
                                "LoadLimits::max_array_bytes"}));
   }
@@ -385,9 +389,9 @@ TEST(CraftedArchive, HugeLegalShapesAreRefusedByTheLimits) {
     xenc::write_file_bytes(path, zip_archive({a}), "test");
   }
   EXPECT_LT(read_text(path).size(), 4000000u);
-  EXPECT_TRUE(RefusedWith(run_limited([&] { xenc::load_transformer_encoder(path, 2); }),
+  EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_transformer_encoder(path, 2); }),
                           {"load_npz: " + path + ": key \"layers.0.linear1.weight\"", "960000",
-                           "LoadLimits::max_array_bytes = 134217728"}));
+                           "LoadLimits::max_array_bytes = 134217728 bytes (128.0 MiB)"}));
   // The headers alone can be read, to estimate before loading.
   const auto headers = xenc::load_npz_headers(path);
   EXPECT_EQ(headers.at("layers.0.linear1.weight").shape, (std::vector<std::size_t>{F, D}));
@@ -395,8 +399,8 @@ TEST(CraftedArchive, HugeLegalShapesAreRefusedByTheLimits) {
   // With the per-array limit raised to what the old default was, the total limit refuses it.
   xenc::LoadLimits raised;
   raised.max_array_bytes = std::size_t(1) << 30;
-  EXPECT_TRUE(RefusedWith(run_limited([&] { xenc::load_npz(path, raised); }),
-                          {"key \"layers.0.linear1.weight\"", "LoadLimits::max_total_bytes = 268435456"}));
+  EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_npz(path, raised); }),
+                          {"key \"layers.0.linear1.weight\"", "LoadLimits::max_total_bytes = 268435456 bytes (256.0 MiB)"}));
 }
 
 // ---- the API that reads shapes without data -----------------------------------------------------

@@ -33,18 +33,6 @@ constexpr std::size_t kMaxJsonDepth = 64;  // the format nests 3 levels; "extra"
 
 using json = nlohmann::json;
 
-// "1073741824 bytes (1.0 GiB)".
-std::string bytes_text(double n) {
-  std::ostringstream s;
-  s.precision(0);
-  s << std::fixed << n << " bytes";
-  if (n >= double(1 << 20)) {
-    s.precision(1);
-    s << " (" << n / double(std::size_t(1) << 30) << " GiB)";
-  }
-  return s.str();
-}
-
 // A count held in a double, as an integer ("2304").
 std::string count_text(double n) {
   std::ostringstream s;
@@ -195,14 +183,14 @@ void check_config_sizes(const EncoderModelConfig& c, std::size_t num_labels, con
       {"head.weight [C, D]", "labels", double(num_labels) * D}};
   for (const auto& a : arrays)
     if (4 * a.floats > double(limits.max_array_bytes))
-      throw io_error(where + ": \"" + a.key + "\" makes " + a.what + " " + bytes_text(4 * a.floats) +
-                     ", more than LoadLimits::max_array_bytes = " + bytes_text(double(limits.max_array_bytes)) +
+      throw io_error(where + ": \"" + a.key + "\" makes " + a.what + " " + detail::bytes_text(4 * a.floats) +
+                     ", more than LoadLimits::max_array_bytes = " + detail::bytes_text(double(limits.max_array_bytes)) +
                      " (raise the limit to load it)");
   const double total = 4 * checkpoint_parameter_count(c, num_labels);
   if (total > double(limits.max_total_bytes))
-    throw io_error(where + ": \"config\" needs " + bytes_text(total) +
+    throw io_error(where + ": \"config\" needs " + detail::bytes_text(total) +
                    " of parameters, more than LoadLimits::max_total_bytes = " +
-                   bytes_text(double(limits.max_total_bytes)) + " (raise the limit to load it)");
+                   detail::bytes_text(double(limits.max_total_bytes)) + " (raise the limit to load it)");
 }
 
 }  // namespace
@@ -214,7 +202,8 @@ namespace {
 // soon as it closes (nlohmann writes keys sorted, so "config" comes before "vocab"), and the
 // "vocab" array may then not grow past config.vocab_size: a 10-million-word list behind a small
 // or a huge config is refused while it is read, not after it is built.
-json parse_meta_text(const std::string& text, const std::string& where, const LoadLimits& limits) {
+json parse_meta_text(const char* first, const char* last, const std::string& where,
+                     const LoadLimits& limits) {
   std::string top_key;
   std::size_t vocab_size = 0, vocab_seen = 0;  // vocab_size 0: config not seen yet
   const json::parser_callback_t guard = [&](int depth, json::parse_event_t event, json& parsed) {
@@ -233,10 +222,10 @@ json parse_meta_text(const std::string& text, const std::string& where, const Lo
     return true;
   };
   try {
-    return json::parse(text, guard);
+    return json::parse(first, last, guard);
   } catch (const json::parse_error& e) {
     throw io_error(where + ": is not valid JSON (UTF-8): the parser stopped at byte " +
-                   std::to_string(e.byte) + " of " + std::to_string(text.size()));
+                   std::to_string(e.byte) + " of " + std::to_string(last - first));
   }
 }
 
@@ -345,9 +334,9 @@ CheckpointMeta read_meta(const ReadArchive& read, const std::string& where, cons
   const detail::WholeMember meta_whole = [&](const std::string& key, std::uint64_t claim) {
     if (key != kMetaKey) return false;
     if (claim > limits.max_meta_bytes + limits.max_header_bytes + 12)
-      throw io_error(meta_where + ": the zip directory claims " + bytes_text(double(claim)) +
+      throw io_error(meta_where + ": the zip directory claims " + detail::bytes_text(double(claim)) +
                      ", more than LoadLimits::max_meta_bytes = " +
-                     bytes_text(double(limits.max_meta_bytes)) + " (raise the limit to load it)");
+                     detail::bytes_text(double(limits.max_meta_bytes)) + " (raise the limit to load it)");
     return true;
   };
   const std::map<std::string, std::string> members = read(meta_whole);
@@ -357,13 +346,17 @@ CheckpointMeta read_meta(const ReadArchive& read, const std::string& where, cons
                    "\" member: not an xencoder checkpoint (a plain state_dict .npz?)");
   const NpyHeader mh = parse_npy_header(it->second, meta_where, limits);
   if (mh.size() > limits.max_meta_bytes)
-    throw io_error(meta_where + ": holds " + bytes_text(double(mh.size())) +
+    throw io_error(meta_where + ": holds " + detail::bytes_text(double(mh.size())) +
                    " of JSON, more than LoadLimits::max_meta_bytes = " +
-                   bytes_text(double(limits.max_meta_bytes)) + " (raise the limit to load it)");
-  const xt::xarray<std::uint8_t> bytes = parse_npy_uint8(it->second, meta_where, limits);
+                   detail::bytes_text(double(limits.max_meta_bytes)) + " (raise the limit to load it)");
+  // uint8, one dimension, all of it there; parsed in place (a 4 MiB text is not copied twice).
+  if (mh.descr != "|u1" || mh.shape.size() != 1 || mh.fortran_order ||
+      it->second.size() - mh.data_offset != mh.size())
+    parse_npy_uint8(it->second, meta_where, limits);  // throws, naming what is wrong
+  const char* text = it->second.data() + mh.data_offset;
 
   // 2. The JSON, field by field.
-  const json j = parse_meta_text(std::string(bytes.begin(), bytes.end()), meta_where, limits);
+  const json j = parse_meta_text(text, text + mh.size(), meta_where, limits);
   const MetaReader r(meta_where);
   if (!j.is_object()) r.fail("(top level)", "is a " + std::string(j.type_name()) + ", expected an object");
   const json& format = r.member(j, "", "format");
@@ -424,7 +417,7 @@ LoadedCheckpoint load(const ReadArchive& read, const std::string& where, const L
     out.model->load_state_dict(state, true, where);
   } catch (const std::bad_alloc&) {
     throw io_error(where + ": out of memory loading " +
-                   bytes_text(4 * checkpoint_parameter_count(out.meta.config, out.meta.labels.size())) +
+                   detail::bytes_text(4 * checkpoint_parameter_count(out.meta.config, out.meta.labels.size())) +
                    " of parameters");
   }
   out.model->eval();

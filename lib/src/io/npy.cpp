@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "xenc/core/tensor.hpp"
+#include "npz_detail.hpp"
 
 // The data is little-endian; reading it with memcpy is correct only on a little-endian host.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -215,17 +216,6 @@ std::size_t element_count(const std::vector<std::size_t>& shape) {
 }
 
 
-// "1073741824 bytes (1.0 GiB)" for messages about sizes.
-std::string bytes_text(std::size_t n) {
-  std::ostringstream s;
-  s << n << " bytes";
-  if (n >= (std::size_t(1) << 20)) {
-    s.precision(1);
-    s << std::fixed << " (" << double(n) / double(std::size_t(1) << 30) << " GiB)";
-  }
-  return s.str();
-}
-
 // An allocation of `bytes` for `what`, with std::bad_alloc turned into an io_error naming the size.
 template <class T>
 xt::xarray<T> allocate_array(const std::vector<std::size_t>& shape, std::size_t bytes,
@@ -233,7 +223,7 @@ xt::xarray<T> allocate_array(const std::vector<std::size_t>& shape, std::size_t 
   try {
     return xt::xarray<T>::from_shape(shape);
   } catch (const std::bad_alloc&) {
-    fail(source, "out of memory allocating " + bytes_text(bytes) + " for an array of shape " +
+    fail(source, "out of memory allocating " + detail::bytes_text(double(bytes)) + " for an array of shape " +
                      shape_str(shape));
   }
 }
@@ -256,8 +246,8 @@ void check_layout(const NpyHeader& h, const std::string& bytes, const std::strin
   const std::size_t expected = h.size() * h.itemsize();
   if (expected > limits.max_array_bytes)
     fail(source, "array of shape " + shape_str(h.shape) + " and dtype " + describe_dtype(h.descr) +
-                     " has " + bytes_text(expected) + ", more than LoadLimits::max_array_bytes = " +
-                     bytes_text(limits.max_array_bytes) + " (raise the limit to load it)");
+                     " has " + detail::bytes_text(double(expected)) + ", more than LoadLimits::max_array_bytes = " +
+                     detail::bytes_text(double(limits.max_array_bytes)) + " (raise the limit to load it)");
   const std::size_t actual = bytes.size() - h.data_offset;
   if (actual < expected)
     fail(source, "truncated: data has " + std::to_string(actual) + " bytes, expected " +
@@ -299,6 +289,20 @@ std::string format_bytes(const std::string& descr, const std::vector<std::size_t
 }
 
 }  // namespace
+
+namespace detail {
+std::string bytes_text(double n) {
+  std::ostringstream s;
+  s.precision(0);
+  s << std::fixed << n << " bytes";
+  s.precision(1);
+  if (n >= double(std::size_t(1) << 30))
+    s << " (" << n / double(std::size_t(1) << 30) << " GiB)";
+  else if (n >= double(std::size_t(1) << 20))
+    s << " (" << n / double(std::size_t(1) << 20) << " MiB)";
+  return s.str();
+}
+}  // namespace detail
 
 std::size_t NpyHeader::size() const { return element_count(shape); }
 
@@ -460,15 +464,15 @@ std::size_t regular_file_size(const std::string& path, const std::string& where)
 std::string read_file_bytes(const std::string& path, const std::string& where, std::size_t max_bytes) {
   const std::size_t size = regular_file_size(path, where);
   if (size > max_bytes)
-    throw io_error(where + ": \"" + path + "\" has " + bytes_text(size) + ", more than the limit of " +
-                   bytes_text(max_bytes) + " (LoadLimits::max_array_bytes plus the header)");
+    throw io_error(where + ": \"" + path + "\" has " + detail::bytes_text(double(size)) + ", more than the limit of " +
+                   detail::bytes_text(double(max_bytes)) + " (LoadLimits::max_array_bytes plus the header)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
   std::string bytes;
   try {
     bytes.resize(size);
   } catch (const std::bad_alloc&) {
-    throw io_error(where + ": out of memory reading \"" + path + "\" (" + bytes_text(size) + ")");
+    throw io_error(where + ": out of memory reading \"" + path + "\" (" + detail::bytes_text(double(size)) + ")");
   }
   in.read(&bytes[0], static_cast<std::streamsize>(size));
   if (in.bad() || static_cast<std::size_t>(in.gcount()) != size)

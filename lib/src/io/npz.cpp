@@ -146,12 +146,13 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
     const bool read_whole = !whole || whole(key, claim);  // may throw: a member's own limit
     // A header-only read allocates no data: the size limits are for the caller to apply.
     if (read_whole && claim > max_member)
-      throw io_error(source + ": " + claims + ", more than LoadLimits::max_array_bytes = " +
-                     std::to_string(limits.max_array_bytes) + " bytes allows (raise the limit to load it)");
+      throw io_error(source + ": the zip directory claims " + bytes_text(double(claim)) +
+                     ", more than LoadLimits::max_array_bytes = " + bytes_text(double(limits.max_array_bytes)) +
+                     " allows (raise the limit to load it)");
     if (read_whole && (__builtin_add_overflow(total, claim, &total) || total > limits.max_total_bytes))
-      throw io_error(source + ": the members so far claim " + std::to_string(total) +
-                     " bytes, more than LoadLimits::max_total_bytes = " +
-                     std::to_string(limits.max_total_bytes) + " (raise the limit to load it)");
+      throw io_error(source + ": the members so far claim " + bytes_text(double(total)) +
+                     ", more than LoadLimits::max_total_bytes = " +
+                     bytes_text(double(limits.max_total_bytes)) + " (raise the limit to load it)");
 
     // 2. Read the member in chunks: memory grows with the data that really arrives. Once the
     //    .npy header is in, its own size (header + prod(shape) · itemsize) must match the claim;

@@ -1,4 +1,4 @@
-// Inside xencoder::io (not installed): reading an archive's members with a choice, member by
+// Inside xencoder::io (not installed): sizes in messages, and reading an archive's members with a choice, member by
 // member, between the whole member and its .npy header only. npz.cpp and checkpoint.cpp use it:
 // a checkpoint reads its metadata whole and, before any weight, only the weights' headers.
 #pragma once
@@ -12,6 +12,9 @@
 #include "xenc/io/npy.hpp"
 
 namespace xenc::detail {
+
+/// "134217728 bytes (128.0 MiB)", "1073741824 bytes (1.0 GiB)": sizes in messages.
+std::string bytes_text(double bytes);
 
 /// Called for each member after the zip directory's claims passed the limits: true reads the
 /// member whole, false only up to the end of its .npy header. May throw (a member-specific
