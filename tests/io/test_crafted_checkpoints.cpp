@@ -340,6 +340,9 @@ TEST(CraftedCheckpoint, MalformedJsonAndDeepNestingGiveAPosition) {
         xenc::load_checkpoint(with_meta(members, std::string(100000, '[') + std::string(100000, ']'), "deep.npz"));
       },
       {"deep.npz: xenc.meta: nests deeper than 64 levels"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_checkpoint(with_meta(members, "{\"extra\": 1e400}", "overflow.npz")); },
+      {"overflow.npz: xenc.meta: is not valid JSON for xencoder: it holds a number out of range"}));
 }
 
 // ---- item 3: non-finite weights -----------------------------------------------------------------

@@ -226,6 +226,9 @@ json parse_meta_text(const char* first, const char* last, const std::string& whe
   } catch (const json::parse_error& e) {
     throw io_error(where + ": is not valid JSON (UTF-8): the parser stopped at byte " +
                    std::to_string(e.byte) + " of " + std::to_string(last - first));
+  } catch (const json::exception&) {  // out_of_range 406: a number beyond double, e.g. 1e400
+    throw io_error(where + ": is not valid JSON for xencoder: it holds a number out of range "
+                   "(beyond a double)");
   }
 }
 
