@@ -95,12 +95,13 @@ void check_state_dict(const ParameterList& params, const StateDict& state, const
                         expected_text(key, p.shape));
     // 3. Finite: a NaN weight would make every output NaN (or, hidden by a later step, a
     //    plausible-looking wrong answer).
-    const float* v = it->second.data();
-    for (std::size_t i = 0; i < it->second.size(); ++i)
-      if (!std::isfinite(v[i]))
-        throw io_error(where + ": key \"" + key + "\" holds " +
-                       (std::isnan(v[i]) ? std::string("nan") : v[i] > 0 ? "inf" : "-inf") +
-                       " at index " + index_text(i, p.shape) + " (weights must be finite)");
+    const auto& values = it->second.storage();
+    const auto bad = std::find_if(values.cbegin(), values.cend(), [](float x) { return !std::isfinite(x); });
+    if (bad != values.cend())
+      throw io_error(where + ": key \"" + key + "\" holds " +
+                     (std::isnan(*bad) ? std::string("nan") : *bad > 0 ? "inf" : "-inf") + " at index " +
+                     index_text(static_cast<std::size_t>(bad - values.cbegin()), p.shape) +
+                     " (weights must be finite)");
   }
   // 4. No other key (PyTorch's strict=True).
   if (strict)
