@@ -72,7 +72,7 @@ class CellInterpreter : public xeus::xinterpreter {
   void shutdown_request_impl() override;
 
   /// A new clang::Interpreter with our arguments (the main one, or a throwaway for completion).
-  std::unique_ptr<clang::Interpreter> make_clang_interpreter();
+  std::unique_ptr<clang::Interpreter> make_clang_interpreter(const std::vector<std::string>& extra_args = {});
   /// Compiles and runs one piece of code. Returns "" on success, else the error reply.
   nl::json run(const std::string& code);
   /// Sends the captured stdout and stderr as stream messages.
@@ -82,7 +82,6 @@ class CellInterpreter : public xeus::xinterpreter {
   std::unique_ptr<clang::Interpreter> clang_;
   OutputCapture capture_;
   int execution_count_ = 0;
-  std::vector<std::string> included_headers_;  // every header earlier cells included
 };
 
 }  // namespace xenc_kernel
