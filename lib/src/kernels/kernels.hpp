@@ -178,6 +178,34 @@ void attention_head_backward(const HeadInputs& in, float scale, ConstMatView pro
                              ConstMatView dropout, ConstMatView dout, MatView scratch,
                              const HeadGrads& grads);
 
+// ---- Attention in tiles, one (batch, head) (attention_tiled.cpp) ---------------------------
+
+/// Queries per tile (Br) and keys per tile (Bc): the score tile is [Br, Bc].
+struct TileSizes {
+  std::size_t queries = 64;
+  std::size_t keys = 256;
+};
+
+/// The same O as attention_head_forward, computed tile by tile with an online softmax; the
+/// [Tq, Tk] matrix P is never formed. Writes lse[i] = log Σ_j exp(S[i, j]) (Tq floats; −inf
+/// for a query whose every key is masked), which the backward needs. dropout: [Tq, Tk] factors
+/// or empty (a view: read tile by tile, so the same factors give the same O as the plain path).
+void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
+                                  ConstMatView dropout, MatView out, float* lse,
+                                  TileSizes tiles = {});
+
+/// What the tiled backward reads from the forward.
+struct TiledSaved {
+  ConstMatView out;      ///< O [Tq, Dv]
+  const float* lse;      ///< Tq floats
+  ConstMatView dropout;  ///< the forward's dropout factors [Tq, Tk], or empty
+};
+/// Backward of attention_head_forward_tiled: recomputes each tile of P as exp(S − lse).
+/// dout: [Tq, Dv]; dq, dk, dv are overwritten.
+void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
+                                   const TiledSaved& saved, ConstMatView dout,
+                                   const HeadGrads& grads, TileSizes tiles = {});
+
 // ---- RoPE (rotation.cpp) ------------------------------------------------------------------
 
 /// cos and sin of every (token t, pair i) angle, [T, Dh/2] each; which columns form pair i.
