@@ -7,14 +7,16 @@
 // (columns h·Dh .. (h+1)·Dh) has stride D too, so a head is multiplied in place, without a
 // [B, T, D] -> [B, H, T, Dh] copy. Shapes below are [rows, cols] of the views.
 //
-// Threads: xencoder starts none. Every GEMM runs OpenBLAS's cblas_sgemm, which splits the
-// work across OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread.
+// Threads: every GEMM runs OpenBLAS's cblas_sgemm, which splits the work across
+// OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread. The one exception
+// is parallel_for (threads.cpp), which attention in tiles uses to run heads side by side.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -205,6 +207,15 @@ struct TiledSaved {
 void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
                                    const TiledSaved& saved, ConstMatView dout,
                                    const HeadGrads& grads, TileSizes tiles = {});
+
+// ---- Threads (threads.cpp) -----------------------------------------------------------------
+
+/// How many threads xencoder may use: OpenBLAS's setting (OPENBLAS_NUM_THREADS), at least 1.
+std::size_t thread_budget();
+/// fn(0) .. fn(n − 1), spread over min(thread_budget(), n) threads (the caller is one of them),
+/// with OpenBLAS set to 1 thread meanwhile (no threads inside threads), restored afterwards.
+/// Items must write disjoint memory. The first exception thrown by fn is rethrown here.
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 
 // ---- RoPE (rotation.cpp) ------------------------------------------------------------------
 
