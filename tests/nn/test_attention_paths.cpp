@@ -185,3 +185,21 @@ TEST(AttentionPath, LongInferenceMatchesTheReferenceEncoder) {
   const ReferenceRun ref = reference_run(layer, x, padding);
   EXPECT_TRUE(AllClose(chunked, ref.y, kReferenceAtol, kReferenceRtol));
 }
+
+// The tiled backward checks what it is given: an lse of the wrong shape is named, with both
+// shapes, before any work.
+TEST(AttentionPath, TiledBackwardNamesAWrongLse) {
+  Rng rng(5);
+  const Tensor3 x = random_tensor<Tensor3>(Shape3{1, 6, 8}, rng);
+  const Mask2 no_padding;
+  const Tensor2 no_mask;
+  const Tensor4 no_dropout;
+  const AttentionInputs in{2, no_padding, no_mask, no_dropout};
+  TiledAttentionResult saved = multi_head_attention_forward_tiled(x, x, x, in);
+  saved.lse = Tensor3::from_shape({1, 2, 5});
+  const std::string msg = what_of([&] { multi_head_attention_backward_tiled(x, x, x, x, saved, in); });
+  EXPECT_NE(msg.find("multi_head_attention_backward_tiled"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("saved.lse"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[1, 2, 5]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[1, 2, 6]"), std::string::npos) << msg;
+}
