@@ -126,7 +126,8 @@ namespace xenc {
 // general score_bias is a [Tq, Tk] tensor, read tile by tile). Dropout reads the same
 // [B, H, Tq, Tk] factors as the plain path, tile by tile: the same Rng stream gives the same
 // result, but that mask is T² (training with attention dropout is not linear in memory).
-// Heads run side by side on kernels::thread_budget() threads (OPENBLAS_NUM_THREADS).
+// Heads run side by side on as many threads as OpenBLAS may use (OPENBLAS_NUM_THREADS), with
+// OpenBLAS itself set to one thread meanwhile (no threads inside threads), then restored.
 
 /// Which computation of attention runs. Both give the same output within float rounding.
 enum class AttentionPath {
