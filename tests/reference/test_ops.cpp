@@ -14,7 +14,6 @@
 #include <xtensor/xview.hpp>
 
 #include "support/allclose.hpp"
-#include "support/gradcheck.hpp"
 #include "support/helpers.hpp"
 #include "support/reference.hpp"
 #include "support/tolerances.hpp"
@@ -41,11 +40,9 @@ xt::xtensor<double, R> dtensor(const json& j) {
   return xt::xtensor<double, R>(tensor<R>(j));
 }
 
-// N(0, 1) values of the given shape, in double: randn<2>({4, 5}, rng).
-template <std::size_t R>
-xt::xtensor<double, R> randn(const std::array<std::size_t, R>& shape, Rng& rng) {
-  return random_tensor<xt::xtensor<double, R>>(shape, rng);
-}
+using Shape1 = std::array<std::size_t, 1>;
+using Shape2 = std::array<std::size_t, 2>;
+using Shape4 = std::array<std::size_t, 4>;
 
 // Central differences of loss at every coordinate of x (in double: h = 1e-5 leaves ~1e-10
 // rounding and ~1e-10 truncation), compared with the analytic gradient by the scale-free
@@ -94,7 +91,8 @@ TEST(ReferenceOps, LinearMatchesPyTorch) {
   const ref::Tensor2d x = ref::rows_of(tensor<3>(j["x"])), dy = ref::rows_of(tensor<3>(j["dy"]));
   const ref::Tensor2d w = dtensor<2>(j["weight"]);
   const ref::Tensor1d b = dtensor<1>(j["bias"]);
-  EXPECT_TRUE(AllClose(ref::linear_forward(x, w, b), ref::rows_of(tensor<3>(j["y"])), kAtol, kRtol));
+  EXPECT_TRUE(
+      AllClose(ref::linear_forward(x, w, b), ref::rows_of(tensor<3>(j["y"])), kAtol, kRtol));
   const ref::LinearGrads g = ref::linear_backward(dy, x, w);
   EXPECT_TRUE(AllClose(g.input, ref::rows_of(tensor<3>(j["dx"])), kAtol, kRtol));
   EXPECT_TRUE(AllClose(g.weight, tensor<2>(j["dweight"]), kAtol, kRtol));
@@ -103,9 +101,10 @@ TEST(ReferenceOps, LinearMatchesPyTorch) {
 
 TEST(ReferenceOps, LinearWithoutBiasAndFiniteDifferences) {
   Rng rng(3);
-  ref::Tensor2d x = randn<2>({4, 5}, rng), w = randn<2>({3, 5}, rng);
-  const ref::Tensor2d dy = randn<2>({4, 3}, rng);
-  ref::Tensor1d b = randn<1>({3}, rng);
+  ref::Tensor2d x = random_tensor<ref::Tensor2d>(Shape2{4, 5}, rng);
+  ref::Tensor2d w = random_tensor<ref::Tensor2d>(Shape2{3, 5}, rng);
+  const ref::Tensor2d dy = random_tensor<ref::Tensor2d>(Shape2{4, 3}, rng);
+  ref::Tensor1d b = random_tensor<ref::Tensor1d>(Shape1{3}, rng);
   // No bias: y = x Wᵀ exactly.
   EXPECT_TRUE(AllClose(ref::linear_forward(x, w, ref::Tensor1d()), ref::matmul(x, xt::transpose(w)),
                        1e-12, 0));
@@ -121,8 +120,9 @@ TEST(ReferenceOps, LinearNamesTheShapes) {
     ref::linear_forward(ref::Tensor2d::from_shape({2, 4}), ref::Tensor2d::from_shape({3, 5}),
                         ref::Tensor1d());
   });
-  EXPECT_NE(m.find("reference::linear_forward: weight has shape [3, 5], expected [out, in] with in = 4"),
-            std::string::npos)
+  EXPECT_NE(
+      m.find("reference::linear_forward: weight has shape [3, 5], expected [out, in] with in = 4"),
+      std::string::npos)
       << m;
 }
 
@@ -131,8 +131,8 @@ TEST(ReferenceOps, LinearNamesTheShapes) {
 TEST(ReferenceOps, SoftmaxHandExample) {
   // exp(0) : exp(ln 2) = 1 : 2, so [1/3, 2/3]; a -inf entry gets exactly 0.
   const ref::Tensor2d x = {{0.0, std::log(2.0)}, {-kInf, 5.0}};
-  EXPECT_TRUE(AllClose(ref::softmax_forward(x), ref::Tensor2d{{1.0 / 3, 2.0 / 3}, {0.0, 1.0}},
-                       1e-15, 0));
+  EXPECT_TRUE(
+      AllClose(ref::softmax_forward(x), ref::Tensor2d{{1.0 / 3, 2.0 / 3}, {0.0, 1.0}}, 1e-15, 0));
 }
 
 TEST(ReferenceOps, SoftmaxMatchesPyTorch) {
@@ -143,8 +143,28 @@ TEST(ReferenceOps, SoftmaxMatchesPyTorch) {
     if (mask.data()[i]) x.data()[i] = -kInf;
   const ref::Tensor2d y = ref::softmax_forward(x);
   EXPECT_TRUE(AllClose(y, tensor<2>(j["y"]), kAtol, kRtol));
-  EXPECT_TRUE(AllClose(ref::softmax_backward(dtensor<2>(j["dy"]), y), tensor<2>(j["dx"]), kAtol,
-                       kRtol));
+  EXPECT_TRUE(
+      AllClose(ref::softmax_backward(dtensor<2>(j["dy"]), y), tensor<2>(j["dx"]), kAtol, kRtol));
+}
+
+// PyTorch's values (tests/reference/data/nan_rules.json): NaN and +inf rows are NaN, and so are
+// the reference's; a row of -inf only is NaN in PyTorch and zeros here.
+TEST(ReferenceOps, SoftmaxEdgeRowsMatchPyTorchExceptMaskedRows) {
+  const json j = load_reference("nan_rules")["softmax"];
+  const ref::Tensor2d x = special_tensor<2>(j["x"]);
+  const Tensor2 torch_y = special_tensor<2>(j["y"]);
+  const ref::Tensor2d y = ref::softmax_forward(x);
+  for (std::size_t i = 0; i < x.shape(0); ++i)
+    for (std::size_t c = 0; c < x.shape(1); ++c) {
+      bool masked = true;
+      for (std::size_t k = 0; k < x.shape(1); ++k) masked = masked && x(i, k) == -kInf;
+      if (masked)
+        EXPECT_EQ(y(i, c), 0.0) << i << ", " << c;
+      else if (std::isnan(torch_y(i, c)))
+        EXPECT_TRUE(std::isnan(y(i, c))) << i << ", " << c;
+      else
+        EXPECT_NEAR(y(i, c), torch_y(i, c), kAtol) << i << ", " << c;
+    }
 }
 
 // PyTorch 1.13: torch.softmax(torch.tensor([[nan, 1, 2], [nan, -inf, -inf], [inf, 1, 2]]), -1)
@@ -160,8 +180,8 @@ TEST(ReferenceOps, SoftmaxPropagatesNaNAndZeroesOnlyFullyMaskedRows) {
 
 TEST(ReferenceOps, SoftmaxBackwardFiniteDifferences) {
   Rng rng(4);
-  ref::Tensor2d x = randn<2>({3, 5}, rng);
-  const ref::Tensor2d dy = randn<2>({3, 5}, rng);
+  ref::Tensor2d x = random_tensor<ref::Tensor2d>(Shape2{3, 5}, rng);
+  const ref::Tensor2d dy = random_tensor<ref::Tensor2d>(Shape2{3, 5}, rng);
   const ref::Tensor2d dx = ref::softmax_backward(dy, ref::softmax_forward(x));
   EXPECT_LT(gradient_error([&] { return dot(ref::softmax_forward(x), dy); }, x, dx),
             kDoubleGradError);
@@ -181,8 +201,8 @@ TEST(ReferenceOps, LayerNormMatchesPyTorch) {
                          kAtol, kRtol));
     const ref::LayerNormGrads g = ref::layer_norm_backward(dy, x, w, eps);
     // The offset case (mean ~1000) divides by small deviations: float32 inputs, float32 outputs.
-    EXPECT_TRUE(AllClose(g.input, ref::rows_of(tensor<3>(c["dx"])), kNormOffsetAtol,
-                         kNormOffsetRtol));
+    EXPECT_TRUE(
+        AllClose(g.input, ref::rows_of(tensor<3>(c["dx"])), kNormOffsetAtol, kNormOffsetRtol));
     EXPECT_TRUE(AllClose(g.weight, tensor<1>(c["dweight"]), kNormOffsetAtol, kNormOffsetRtol));
     EXPECT_TRUE(AllClose(g.bias, tensor<1>(c["dbias"]), kAtol, kRtol));
   }
@@ -190,13 +210,14 @@ TEST(ReferenceOps, LayerNormMatchesPyTorch) {
 
 TEST(ReferenceOps, LayerNormHandExampleAndFiniteDifferences) {
   // x = [1, 3]: mean 2, variance 1, so x̂ = [-1, 1] (eps = 0); y = x̂ · [2, 2] + [0.5, 0.5].
-  const ref::Tensor2d hand =
-      ref::layer_norm_forward(ref::Tensor2d{{1, 3}}, ref::Tensor1d{2, 2}, ref::Tensor1d{0.5, 0.5}, 0.0);
+  const ref::Tensor2d hand = ref::layer_norm_forward(ref::Tensor2d{{1, 3}}, ref::Tensor1d{2, 2},
+                                                     ref::Tensor1d{0.5, 0.5}, 0.0);
   EXPECT_TRUE(AllClose(hand, ref::Tensor2d{{-1.5, 2.5}}, 1e-15, 0));
   Rng rng(5);
-  ref::Tensor2d x = randn<2>({3, 6}, rng);
-  ref::Tensor1d w = randn<1>({6}, rng), b = randn<1>({6}, rng);
-  const ref::Tensor2d dy = randn<2>({3, 6}, rng);
+  ref::Tensor2d x = random_tensor<ref::Tensor2d>(Shape2{3, 6}, rng);
+  ref::Tensor1d w = random_tensor<ref::Tensor1d>(Shape1{6}, rng);
+  ref::Tensor1d b = random_tensor<ref::Tensor1d>(Shape1{6}, rng);
+  const ref::Tensor2d dy = random_tensor<ref::Tensor2d>(Shape2{3, 6}, rng);
   const ref::LayerNormGrads g = ref::layer_norm_backward(dy, x, w, 1e-5);
   auto loss = [&] { return dot(ref::layer_norm_forward(x, w, b, 1e-5), dy); };
   EXPECT_LT(gradient_error(loss, x, g.input), kDoubleGradError);
@@ -212,8 +233,8 @@ TEST(ReferenceOps, CrossEntropyMatchesPyTorch) {
   const Index1 t = index1(j["targets"]);
   const std::int64_t ignore = j["ignore_index"].get<std::int64_t>();
   EXPECT_NEAR(ref::cross_entropy_forward(z, t, ignore), j["loss"].get<double>(), 1e-12);
-  EXPECT_TRUE(AllClose(ref::cross_entropy_backward(z, t, ignore), tensor<2>(j["dlogits"]), kAtol,
-                       kRtol));
+  EXPECT_TRUE(
+      AllClose(ref::cross_entropy_backward(z, t, ignore), tensor<2>(j["dlogits"]), kAtol, kRtol));
 }
 
 // PyTorch 1.13: F.cross_entropy(z, torch.tensor([-100, -100, -100])) is nan, and its backward
@@ -230,14 +251,15 @@ TEST(ReferenceOps, CrossEntropyHandExampleAndFiniteDifferences) {
   EXPECT_NEAR(ref::cross_entropy_forward(ref::Tensor2d{{0.7, 0.7}}, Index1{1}), std::log(2.0),
               1e-15);
   Rng rng(6);
-  ref::Tensor2d z = randn<2>({4, 5}, rng);
+  ref::Tensor2d z = random_tensor<ref::Tensor2d>(Shape2{4, 5}, rng);
   const Index1 t = {2, -100, 0, 4};
   const ref::Tensor2d dz = ref::cross_entropy_backward(z, t);
   EXPECT_LT(gradient_error([&] { return ref::cross_entropy_forward(z, t); }, z, dz),
             kDoubleGradError);
   const std::string m = what_of([&] { ref::cross_entropy_forward(z, Index1{2, 5, 0, 1}); });
-  EXPECT_NE(m.find("reference::cross_entropy_forward: targets[1] is 5, expected 0 <= target < C = 5"),
-            std::string::npos)
+  EXPECT_NE(
+      m.find("reference::cross_entropy_forward: targets[1] is 5, expected 0 <= target < C = 5"),
+      std::string::npos)
       << m;
 }
 
@@ -260,7 +282,8 @@ TEST(ReferenceOps, AttentionMatchesPyTorch) {
 
 TEST(ReferenceOps, AttentionWithEveryKeyPaddedGivesZerosAndNaNPropagates) {
   Rng rng(7);
-  const ref::Tensor4d q = randn<4>({1, 1, 3, 2}, rng), k = randn<4>({1, 1, 2, 2}, rng);
+  const ref::Tensor4d q = random_tensor<ref::Tensor4d>(Shape4{1, 1, 3, 2}, rng);
+  const ref::Tensor4d k = random_tensor<ref::Tensor4d>(Shape4{1, 1, 2, 2}, rng);
   const Mask2 all_padded = {{true, true}};
   const ref::AttentionResult r = ref::scaled_dot_product_attention_forward(q, k, k, all_padded);
   EXPECT_TRUE(AllClose(r.weights, xt::zeros<double>({1, 1, 3, 2}), 0, 0));
@@ -275,13 +298,17 @@ TEST(ReferenceOps, AttentionWithEveryKeyPaddedGivesZerosAndNaNPropagates) {
 
 TEST(ReferenceOps, AttentionBackwardFiniteDifferences) {
   Rng rng(8);
-  ref::Tensor4d q = randn<4>({1, 2, 3, 3}, rng), k = randn<4>({1, 2, 4, 3}, rng),
-                v = randn<4>({1, 2, 4, 3}, rng);
-  const ref::Tensor4d dout = randn<4>({1, 2, 3, 3}, rng);
+  ref::Tensor4d q = random_tensor<ref::Tensor4d>(Shape4{1, 2, 3, 3}, rng),
+                k = random_tensor<ref::Tensor4d>(Shape4{1, 2, 4, 3}, rng),
+                v = random_tensor<ref::Tensor4d>(Shape4{1, 2, 4, 3}, rng);
+  const ref::Tensor4d dout = random_tensor<ref::Tensor4d>(Shape4{1, 2, 3, 3}, rng);
   const Mask2 mask = {{false, false, true, false}};
   const ref::AttentionResult r = ref::scaled_dot_product_attention_forward(q, k, v, mask);
-  const ref::AttentionGrads g = ref::scaled_dot_product_attention_backward(dout, q, k, v, r.weights);
-  auto loss = [&] { return dot(ref::scaled_dot_product_attention_forward(q, k, v, mask).output, dout); };
+  const ref::AttentionGrads g =
+      ref::scaled_dot_product_attention_backward(dout, q, k, v, r.weights);
+  auto loss = [&] {
+    return dot(ref::scaled_dot_product_attention_forward(q, k, v, mask).output, dout);
+  };
   EXPECT_LT(gradient_error(loss, q, g.query), kDoubleGradError);
   EXPECT_LT(gradient_error(loss, k, g.key), kDoubleGradError);
   EXPECT_LT(gradient_error(loss, v, g.value), kDoubleGradError);
@@ -317,10 +344,12 @@ TEST(ReferenceOps, AlibiSlopesMatchThePapersCode) {
     const std::vector<double> want = it.value().get<std::vector<double>>();
     const std::vector<double> got = ref::alibi_slopes(H);
     ASSERT_EQ(got.size(), H);
-    for (std::size_t h = 0; h < H; ++h) EXPECT_NEAR(got[h], want[h], 1e-15) << "H = " << H << ", h = " << h;
+    for (std::size_t h = 0; h < H; ++h)
+      EXPECT_NEAR(got[h], want[h], 1e-15) << "H = " << H << ", h = " << h;
   }
   // bias(i, j) = −m·|i − j|
-  EXPECT_TRUE(AllClose(ref::alibi_bias(0.5, 2, 3), ref::Tensor2d{{0, -0.5, -1}, {-0.5, 0, -0.5}}, 0, 0));
+  EXPECT_TRUE(
+      AllClose(ref::alibi_bias(0.5, 2, 3), ref::Tensor2d{{0, -0.5, -1}, {-0.5, 0, -0.5}}, 0, 0));
 }
 
 TEST(ReferenceOps, RopeHandExampleAndBackward) {
@@ -329,12 +358,12 @@ TEST(ReferenceOps, RopeHandExampleAndBackward) {
   EXPECT_TRUE(AllClose(y, ref::Tensor2d{{1, 0}, {std::cos(0.5), std::sin(0.5)}}, 1e-15, 0));
   // The backward is the transpose of the rotation: <R x, g> = <x, Rᵀ g>.
   Rng rng(9);
-  ref::Tensor2d x = randn<2>({4, 6}, rng);
-  const ref::Tensor2d g = randn<2>({4, 6}, rng);
+  ref::Tensor2d x = random_tensor<ref::Tensor2d>(Shape2{4, 6}, rng);
+  const ref::Tensor2d g = random_tensor<ref::Tensor2d>(Shape2{4, 6}, rng);
   const std::vector<double> p = {0, 1, 2, 17};
-  EXPECT_LT(gradient_error([&] { return dot(ref::rope_forward(x, p), g); }, x,
-                           ref::rope_backward(g, p)),
-            kDoubleGradError);
+  EXPECT_LT(
+      gradient_error([&] { return dot(ref::rope_forward(x, p), g); }, x, ref::rope_backward(g, p)),
+      kDoubleGradError);
 }
 
 namespace {
@@ -384,7 +413,8 @@ Composed attention_with_position(const json& j, const json& c, const std::string
   ref::Tensor4d ctx = ref::Tensor4d::from_shape({B, H, T, Dh});
   const std::vector<double> slopes = ref::alibi_slopes(H);
   for (std::size_t h = 0; h < H; ++h) {
-    const ref::Tensor2d bias = scheme == "alibi" ? ref::alibi_bias(slopes[h], T, T) : ref::Tensor2d();
+    const ref::Tensor2d bias =
+        scheme == "alibi" ? ref::alibi_bias(slopes[h], T, T) : ref::Tensor2d();
     const ref::AttentionResult r =
         ref::scaled_dot_product_attention_forward(head(q, h), head(k, h), head(v, h), mask, bias);
     xt::view(ctx, xt::all(), xt::range(h, h + 1)) = r.output;

@@ -32,10 +32,10 @@ std::string where(const char* function) { return std::string("reference::") + fu
 
 // Throws unless a and b have the same shape (a gradient and the tensor it belongs to).
 template <class A, class B>
-void same_shape(const char* function, const char* arg, const A& a, const char* other,
-                const B& b) {
+void same_shape(const char* function, const char* arg, const A& a, const char* other, const B& b) {
   const std::vector<long> want(b.shape().begin(), b.shape().end());
-  check_shape(where(function), arg, a, want, std::string(other) + "'s shape " + shape_str(b.shape()));
+  check_shape(where(function), arg, a, want,
+              std::string(other) + "'s shape " + shape_str(b.shape()));
 }
 
 }  // namespace
@@ -82,8 +82,7 @@ LinearGrads linear_backward(const Tensor2d& grad_y, const Tensor2d& x, const Ten
               "[out, in] with in = " + num(in));
   check_shape(where("linear_backward"), "grad_y", grad_y, {long(N), long(out)},
               "[N, out] = [" + num(N) + ", " + num(out) + "]");
-  LinearGrads g{xt::zeros<double>({N, in}), xt::zeros<double>({out, in}),
-                xt::zeros<double>({out})};
+  LinearGrads g{xt::zeros<double>({N, in}), xt::zeros<double>({out, in}), xt::zeros<double>({out})};
   // y[n, o] = b[o] + Σ_i x[n, i] W[o, i], so each product x[n, i] W[o, i] sends dy[n, o] to
   // both factors, and b[o] receives dy[n, o] from every row.
   for (std::size_t n = 0; n < N; ++n)
@@ -415,7 +414,8 @@ Tensor2d sinusoidal_encoding(std::size_t num_positions, std::size_t d_model, std
   Tensor2d pe = Tensor2d::from_shape({num_positions, d_model});
   // The formula is encoder_layer.cpp's sinusoidal_position: one place for it.
   for (std::size_t t = 0; t < num_positions; ++t)
-    for (std::size_t j = 0; j < d_model; ++j) pe(t, j) = sinusoidal_position(offset + t, j, d_model);
+    for (std::size_t j = 0; j < d_model; ++j)
+      pe(t, j) = sinusoidal_position(offset + t, j, d_model);
   return pe;
 }
 
@@ -423,8 +423,8 @@ namespace {
 // Pair (2i, 2i+1) of every row t turned by sign · positions[t] · θ_i, θ_i = 10000^(−2i/Dh):
 //     [y_2i  ]   [cos a  −sin a] [x_2i  ]
 //     [y_2i+1] = [sin a   cos a] [x_2i+1]
-Tensor2d rotate_pairs(const char* function, const Tensor2d& x,
-                      const std::vector<double>& positions, double sign) {
+Tensor2d rotate_pairs(const char* function, const Tensor2d& x, const std::vector<double>& positions,
+                      double sign) {
   const std::size_t T = x.shape(0), Dh = x.shape(1);
   check_config(Dh > 0 && Dh % 2 == 0, where(function),
                "the head width Dh (" + num(Dh) + ") must be even and > 0");
