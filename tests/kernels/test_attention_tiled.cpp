@@ -4,7 +4,8 @@
 // attention mask, a score bias, ALiBi's distance term and dropout factors, at tile sizes that
 // do not divide T (partial last tiles) and at one tile covering everything; the lse it saves;
 // a fully masked query (zeros, no gradient), a NaN (it propagates to its row, not beyond); a
-// finite-difference check of the tiled backward.
+// finite-difference check of the tiled backward; and against the oracle in double
+// (reference::scaled_dot_product_attention_forward/backward, lib/src/reference/ops.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "support/gradcheck.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/random.hpp"
+#include "xenc/reference/ops.hpp"
 
 using namespace xenc;
 using namespace xenc::test;
@@ -252,4 +254,44 @@ TEST(KernelsAttentionTiled, BackwardMatchesFiniteDifferences) {
   EXPECT_TRUE(GradientsMatch(
       loss, {input_target("q", p.q, dq), input_target("k", p.k, dk), input_target("v", p.v, dv)},
       kGradOp));
+}
+
+// The tiled kernel against the library's oracle in double (reference::
+// scaled_dot_product_attention_forward/backward, lib/src/reference/ops.cpp): one head with key
+// padding, an attention mask and ALiBi (the kernel computes −slope·|i − j| per tile; the
+// reference adds reference::alibi_bias to the mask), a fully padded query row included by
+// masking it in attn_mask; forward within 1e-5, gradients within 1e-4 (relative, ‖·‖₂).
+TEST(KernelsAttentionTiled, MatchesTheReferenceInDouble) {
+  const std::size_t Tq = 45, Tk = 70, Dh = 8;
+  Problem p = make_problem(Tq, Tk, Dh, 2105);
+  for (std::size_t j = 0; j < Tk; ++j) p.mask(3, j) = -kInf;  // query 3 sees no key
+  const double slope = 0.3;  // score_terms' ALiBi slope
+  const k::ScoreTerms terms = score_terms(p, {"padding, mask, ALiBi", true, true, false, true, false});
+  const Result tiled = run_tiled(p, terms, {}, {16, 32});
+  // the same head as [1, 1, T, Dh] tensors of double, the mask with ALiBi's bias added
+  auto head4 = [](const Tensor2& m, std::size_t T, std::size_t Dh) {
+    reference::Tensor4d t = reference::Tensor4d::from_shape({1, 1, T, Dh});
+    for (std::size_t i = 0; i < T; ++i)
+      for (std::size_t e = 0; e < Dh; ++e) t(0, 0, i, e) = m(i, 1 + e);
+    return t;
+  };
+  reference::Tensor2d mask = p.mask + reference::alibi_bias(slope, Tq, Tk);
+  Mask2 padding = Mask2::from_shape({1, Tk});
+  for (std::size_t j = 0; j < Tk; ++j) padding(0, j) = p.padding[j] != 0;
+  const reference::Tensor4d q = head4(p.q, Tq, Dh), kk = head4(p.k, Tk, Dh), v = head4(p.v, Tk, Dh);
+  const auto ref = reference::scaled_dot_product_attention_forward(q, kk, v, padding, mask);
+  reference::Tensor4d dout = reference::Tensor4d::from_shape({1, 1, Tq, Dh});
+  for (std::size_t i = 0; i < Tq; ++i)
+    for (std::size_t e = 0; e < Dh; ++e) dout(0, 0, i, e) = p.dout(i, e);
+  const auto g = reference::scaled_dot_product_attention_backward(dout, q, kk, v, ref.weights);
+  auto as2 = [](const reference::Tensor4d& t) {
+    Tensor2 m = Tensor2::from_shape({t.shape(2), t.shape(3)});
+    std::copy(t.begin(), t.end(), m.begin());
+    return m;
+  };
+  EXPECT_TRUE(RelativelyClose(tiled.out, as2(ref.output), kTiledForwardRel));
+  EXPECT_TRUE(RelativelyClose(tiled.dq, as2(g.query), kTiledGradRel)) << "dq";
+  EXPECT_TRUE(RelativelyClose(tiled.dk, as2(g.key), kTiledGradRel)) << "dk";
+  EXPECT_TRUE(RelativelyClose(tiled.dv, as2(g.value), kTiledGradRel)) << "dv";
+  for (std::size_t e = 0; e < Dh; ++e) EXPECT_EQ(tiled.out(3, e), 0.0f);
 }

@@ -80,6 +80,10 @@ class MultiheadAttention : public Module {
   /// outlive the module's forward and backward calls.
   void set_position(const AttentionPosition* position) { position_ = position; }
   const AttentionPosition* position() const { return position_; }
+  /// The scheme as the ops see it: position() or, when none is set, the neutral one.
+  const AttentionPosition& attention_position() const {
+    return position_ ? *position_ : no_attention_position();
+  }
 
   /// How the heads' attention runs (see "Path" above); AttentionPath::automatic by default.
   void set_attention_path(AttentionPath path) { path_ = path; }
