@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/svg_xpath.hpp"
+#include "xenc/text/display_width.hpp"
 #include "xenc/viz/svg.hpp"
 
 namespace {
@@ -294,6 +295,22 @@ TEST(SvgAtScale, EveryTextHasACjkFontFallbackAndWideCharactersCountDouble) {
   // legend text start + 3 × 2 × 0.6 em, plus the 16 px right margin, ≤ figure width
   const double start = svg_xpath_number(svg, "number(//s:text[@class='legend'][.='が好き']/@x)");
   EXPECT_LE(start + 6 * 0.6 * 11 + 16, svg_xpath_number(svg, "number(/s:svg/@width)"));
+}
+
+TEST(SvgAtScale, ALongCjkTitleIsCutToTheFigureWidth) {
+  std::string title;
+  for (int i = 0; i < 120; ++i) title += "猫";  // 240 columns: wider than any figure
+  viz::LinePlotOptions o;
+  o.title = title;
+  const std::string svg = viz::line_plot_svg({viz::LineSeries{"a", {0, 1}, {0, 1}}}, o);
+  const std::string shown = svg_xpath_string(svg, "string(//s:text[@font-weight='bold'])");
+  ASSERT_GE(shown.size(), 3u);
+  EXPECT_EQ(shown.substr(shown.size() - 3), "...");
+  EXPECT_EQ(shown.substr(0, 3), "猫");  // cut at whole characters: valid UTF-8 (parsed above)
+  // at the smallest title font (11 px), 0.6 em per column, within the 10 px margins
+  const double width = svg_xpath_number(svg, "number(/s:svg/@width)");
+  EXPECT_LE(double(xenc::display_width(shown)) * 0.6 * 11, width - 20);
+  EXPECT_GT(double(xenc::display_width(shown)) * 0.6 * 11, width - 20 - 2 * 0.6 * 11);  // as much as fits
 }
 
 }  // namespace

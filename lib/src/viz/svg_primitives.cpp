@@ -147,11 +147,12 @@ std::string title_el(double width, const std::string& title) {
   while (size > kMinTitleFont && text_width(title, size) > room) size -= 1;
   std::string t = title;
   if (text_width(t, size) > room) {
-    // keep as many characters as fit with the "...", at least one
-    const std::size_t keep = std::size_t(std::max(4.0, room / (kCharWidthEm * size))) - 3;
-    t = t.substr(0, keep);
-    while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
-    if (!t.empty() && static_cast<unsigned char>(t.back()) >= 0xC0) t.pop_back();
+    // drop whole UTF-8 characters (continuation bytes, then the lead byte) from the end until
+    // the text and "..." fit; a wide CJK character counts two columns
+    while (!t.empty() && text_width(t + "...", size) > room) {
+      while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
+      if (!t.empty()) t.pop_back();
+    }
     t += "...";
   }
   return text_el(width / 2, kMargin + kTitleFont, t, size, "middle", " font-weight=\"bold\"");
