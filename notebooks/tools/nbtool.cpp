@@ -15,6 +15,9 @@
 //       (decimals up to one unit in their last digit; a cell whose metadata declares
 //       "xenc": {"tolerance": {...}} is compared within that tolerance, see Tolerance below)
 //   nbtool update NB.ipynb OUT.json       writes OUT.json's outputs into the notebook
+//   nbtool same-text EXPECTED.txt ACTUAL.txt [--noise N] [--abs A]
+//       the comparison of `check` on two text files (a README's copy of a program's output and
+//       the output now), with the tolerance fields noise and abs of a cell (see Tolerance)
 //   nbtool grades NB.ipynb OUT.json pass|fail
 //       reads the grader's reports (xenc::grade::print_report headings "✔ softmax: 6 of 6 checks
 //       passed") in OUT.json. pass: every exercise cell of NB has a report, every report passed
@@ -791,6 +794,22 @@ int main(int argc, char** argv) {
     if (args.size() >= 7 && args[0] == "run" && args[3] == "--solutions" && args[5] == "--")
       return run(args[1], args[2], std::vector<std::string>(args.begin() + 6, args.end()), args[4]);
     if (args.size() == 4 && args[0] == "grades") return grades(args[1], args[2], args[3]);
+    if (args.size() >= 3 && args.size() % 2 == 1 && args[0] == "same-text") {
+      double noise = 0.0, abs = 0.0;
+      for (std::size_t k = 3; k + 1 < args.size(); k += 2) {
+        if (args[k] != "--noise" && args[k] != "--abs")
+          throw std::runtime_error("same-text: unknown option " + args[k]);
+        (args[k] == "--noise" ? noise : abs) = std::stod(args[k + 1]);
+      }
+      const std::string a = read_file(args[1]), b = read_file(args[2]);
+      if (same_text_up_to_rounding(a, b, abs, noise)) {
+        std::cout << args[1] << " and " << args[2] << " are the same up to rounding\n";
+        return 0;
+      }
+      std::cerr << args[1] << " and " << args[2] << " differ, " << first_difference(a, b, abs, noise)
+                << "\n";
+      return 1;
+    }
     if (args.size() == 3 && (args[0] == "check" || args[0] == "update"))
       return check_or_update(args[1], args[2], args[0] == "update");
   } catch (const std::exception& e) {
@@ -800,6 +819,7 @@ int main(int argc, char** argv) {
   std::cerr << "usage: nbtool validate NB...\n"
                "       nbtool run NB OUT.json [--solutions DIR] -- INTERPRETER [ARGS...]\n"
                "       nbtool check|update NB OUT.json\n"
-               "       nbtool grades NB OUT.json pass|fail\n";
+               "       nbtool grades NB OUT.json pass|fail\n"
+               "       nbtool same-text EXPECTED.txt ACTUAL.txt [--noise N] [--abs A]\n";
   return 2;
 }
