@@ -78,7 +78,7 @@ Tensor2 library_rope(const Tensor2& x, const std::vector<std::size_t>& positions
 
 TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_sinusoidal_table(assignment::sinusoidal_table)));
-  EXPECT_TRUE(AllPass(grade::check_softmax(assignment::softmax_rows)));
+  EXPECT_TRUE(AllPass(grade::check_softmax(assignment::softmax)));
   EXPECT_TRUE(AllPass(grade::check_layer_norm_forward(assignment::layer_norm_forward)));
   EXPECT_TRUE(AllPass(grade::check_layer_norm_backward(assignment::layer_norm_backward)));
   EXPECT_TRUE(AllPass(grade::check_attention(assignment::attention)));
@@ -86,7 +86,7 @@ TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_merge_heads(assignment::merge_heads)));
   EXPECT_TRUE(AllPass(grade::check_linear_backward(assignment::linear_backward)));
   EXPECT_TRUE(AllPass(grade::check_cross_entropy(assignment::cross_entropy)));
-  EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope_rotate)));
+  EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope)));
   EXPECT_TRUE(AllPass(grade::check_alibi_slopes(assignment::alibi_slopes)));
 }
 
@@ -118,18 +118,18 @@ TEST(GradeSolutions, TheLibraryOpsPass) {
 TEST(GradeSolutions, LibraryRotateHalfIsTheExhibit) {
   const auto r = grade::check_rope(
       [](const Tensor2& x, const std::vector<std::size_t>& p) { return library_rope(x, p, xenc::RopePairing::half); });
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_rotate_half));
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_half));
 }
 
 // ---- 2. stubs fail ----------------------------------------------------------------------------
 
 TEST(GradeStubs, ThrowingStubsFailEveryCheckWithTheStubHint) {
-  auto nope = [](auto&&...) -> Tensor2 { throw std::logic_error("softmax_rows: not implemented"); };
+  auto nope = [](auto&&...) -> Tensor2 { throw std::logic_error("softmax: not implemented"); };
   const grade::ExerciseResult r = grade::check_softmax(nope);
   EXPECT_FALSE(r.passed());
   EXPECT_EQ(r.num_passed(), 0u);
   for (const grade::CheckResult& c : r.checks) {
-    EXPECT_EQ(c.computed, "threw an exception: softmax_rows: not implemented") << c.name;
+    EXPECT_EQ(c.computed, "threw an exception: softmax: not implemented") << c.name;
     EXPECT_EQ(c.hint, "the function is still the stub: implement it.") << c.name;
   }
   // every exercise, through the template's own stub files' behaviour
@@ -263,8 +263,8 @@ const std::vector<ExhibitCase>& exhibit_cases() {
        {{"hand example", P::cross_entropy_counts_ignored}, {"finite differences", P::cross_entropy_counts_ignored}},
        {"edge case: one row"}},  // nothing ignored: N' = N
       // RoPE: each wrong rotation is still a rotation, so lengths and relative scores hide it
-      {"RopeRotateHalf", [] { return grade::check_rope(pitfalls::rope_rotate_half); },
-       {{"hand example", P::rope_rotate_half}, {"reference values", P::rope_rotate_half}},
+      {"RopeRotateHalf", [] { return grade::check_rope(pitfalls::rope_half); },
+       {{"hand example", P::rope_half}, {"reference values", P::rope_half}},
        // one pair (Dh = 2): the two pairings coincide
        {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
         "invariant: position 0", "edge case: Dh = 2"}},
@@ -378,8 +378,8 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // RoPE, Dh = 4, position 1 (θ = 1, 0.01): rotate-half pairs column 0 with column 2, so
   // [1, 0, 0, 0] -> [cos 1, 0, sin 1, 0]
   const Tensor2 e0 = {{1, 0, 0, 0}}, e2 = {{0, 0, 1, 0}};
-  EXPECT_NEAR(pitfalls::rope_rotate_half(e0, {1})(0, 2), std::sin(1.0), xenc::test::kOpAtol);
-  EXPECT_EQ(pitfalls::rope_rotate_half(e0, {1})(0, 1), 0.0f);
+  EXPECT_NEAR(pitfalls::rope_half(e0, {1})(0, 2), std::sin(1.0), xenc::test::kOpAtol);
+  EXPECT_EQ(pitfalls::rope_half(e0, {1})(0, 1), 0.0f);
   // θ_1 = 10000^(-1/4) = 0.1 instead of 0.01: [0, 0, 1, 0] -> [0, 0, cos 0.1, sin 0.1]
   EXPECT_NEAR(pitfalls::rope_exponent_without_2(e2, {1})(0, 3), std::sin(0.1), xenc::test::kOpAtol);
   // clockwise: (1, 0) at position 1 -> (cos 1, -sin 1); from one: (1, 0) at position 0 -> (cos 1, sin 1)
@@ -409,7 +409,7 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
 TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
   const std::string text = grade::report(grade::check_softmax(pitfalls::softmax_without_max));
   EXPECT_NE(text.find("✘ softmax: 6 of 8 checks passed\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  Tensor2 softmax_rows(const Tensor2& x)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  Tensor2 softmax(const Tensor2& x)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  ✔ hand example: [[1, 2, 3], [0, 0, 0]]\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  ✘ edge case: large logits (stability)\n"
                       "      input:    x [2, 3] = [1000, 1001, 1002, -1000, -1001, -1002]\n"
