@@ -52,20 +52,17 @@ string(JSON points GET "${exercise}" points)
 if(NOT status STREQUAL "passed" OR NOT points EQUAL 1)
   message(FATAL_ERROR "the correct sinusoidal_table is '${status}' with ${points} points:\n${text}")
 endif()
-# the fake summary: a real verdict (every check failed), no points, its printout not in the report
+# the fake summary: its real verdict. Returning zeros passes one check of seven (the bias
+# invariant db = dW[:, last] holds for 0 = 0), so 1/7 of a point; its printout is not the report.
 json_exercise("${report}" linear_backward)
 string(JSON status GET "${exercise}" status)
-string(JSON points GET "${exercise}" points)
 string(JSON failure GET "${exercise}" failure)
-if(NOT status STREQUAL "failed" OR NOT points EQUAL 0 OR NOT failure STREQUAL "")
-  message(FATAL_ERROR "the fake summary got status '${status}', ${points} points, failure '${failure}'")
+if(NOT status STREQUAL "failed" OR NOT failure STREQUAL "")
+  message(FATAL_ERROR "the fake summary got status '${status}', failure '${failure}'")
 endif()
-expect_in("${text}" "the text report" "✘ linear_backward: 0 of " "1 of 7 exercises passed, 1 of 7 points")
-expect_not_in("${text}" "the text report" "11 of 11" "7 of 7 checks passed")
-string(JSON total GET "${report}" points)
-if(NOT total EQUAL 1)
-  message(FATAL_ERROR "total ${total} points, expected 1:\n${text}")
-endif()
+expect_in("${text}" "the text report" "✘ linear_backward: 1 of 7 checks passed (0.1429 of 1 points)"
+          "1 of 7 exercises passed, 1.143 of 7 points")
+expect_not_in("${text}" "the text report" "11 of 11" "linear_backward: 7 of 7")
 message(STATUS "each broken exercise named, the correct one graded:\n${text}")
 
 # 2. grading alone (every exercise already built) is well under a minute

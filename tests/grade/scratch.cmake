@@ -1,4 +1,5 @@
 # Shared by the template checks (check_*.cmake): a scratch install of this build, a fresh copy of
+cmake_policy(VERSION 3.20)
 # the template built against it, and assertions on a program's output.
 # Inputs (from the caller's -D): BUILD_DIR, TEMPLATE_DIR, SOLUTIONS_DIR, BAD_DIR, WORK_DIR.
 

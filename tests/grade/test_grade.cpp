@@ -118,7 +118,7 @@ TEST(GradeSolutions, TheLibraryOpsPass) {
 TEST(GradeSolutions, LibraryRotateHalfIsTheExhibit) {
   const auto r = grade::check_rope(
       [](const Tensor2& x, const std::vector<std::size_t>& p) { return library_rope(x, p, xenc::RopePairing::half); });
-  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_half));
+  EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_rotate_half));
 }
 
 // ---- 2. stubs fail ----------------------------------------------------------------------------
@@ -263,8 +263,8 @@ const std::vector<ExhibitCase>& exhibit_cases() {
        {{"hand example", P::cross_entropy_counts_ignored}, {"finite differences", P::cross_entropy_counts_ignored}},
        {"edge case: one row"}},  // nothing ignored: N' = N
       // RoPE: each wrong rotation is still a rotation, so lengths and relative scores hide it
-      {"RopeRotateHalf", [] { return grade::check_rope(pitfalls::rope_half); },
-       {{"hand example", P::rope_half}, {"reference values", P::rope_half}},
+      {"RopeRotateHalf", [] { return grade::check_rope(pitfalls::rope_rotate_half); },
+       {{"hand example", P::rope_rotate_half}, {"reference values", P::rope_rotate_half}},
        // one pair (Dh = 2): the two pairings coincide
        {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
         "invariant: position 0", "edge case: Dh = 2"}},
@@ -321,25 +321,6 @@ TEST(GradePitfalls, EveryExhibitIsHandedIn) {
     EXPECT_EQ(named.count(p), p == Pitfall::pe_batch_axis ? 0u : 1u) << pitfalls::describe(p).title;
 }
 
-// Not an exhibit, but the large-position hint's claim: an angle computed in float32 passes every
-// other check and fails at position 100000.
-TEST(GradePitfalls, RopeFloatAngleFailsOnlyAtLargePositions) {
-  const auto r = grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& positions) {
-    const std::size_t Dh = x.shape()[1];
-    if (Dh % 2) throw std::invalid_argument("odd Dh");
-    Tensor2 y = x;
-    for (std::size_t t = 0; t < x.shape()[0]; ++t)
-      for (std::size_t i = 0; i < Dh / 2; ++i) {
-        const float a = float(positions[t]) * std::pow(10000.0f, -2.0f * float(i) / float(Dh));
-        y(t, 2 * i) = x(t, 2 * i) * std::cos(a) - x(t, 2 * i + 1) * std::sin(a);
-        y(t, 2 * i + 1) = x(t, 2 * i) * std::sin(a) + x(t, 2 * i + 1) * std::cos(a);
-      }
-    return y;
-  });
-  EXPECT_EQ(r.num_passed(), r.checks.size() - 1) << grade::report(r);
-  EXPECT_FALSE(Passed(r, "edge case: large positions"));
-}
-
 // The exhibits compute what their doc says, checked by hand arithmetic (not by the grader).
 TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // softmax without the max: exp(1000) = inf in float32, inf / inf = NaN
@@ -378,8 +359,8 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // RoPE, Dh = 4, position 1 (θ = 1, 0.01): rotate-half pairs column 0 with column 2, so
   // [1, 0, 0, 0] -> [cos 1, 0, sin 1, 0]
   const Tensor2 e0 = {{1, 0, 0, 0}}, e2 = {{0, 0, 1, 0}};
-  EXPECT_NEAR(pitfalls::rope_half(e0, {1})(0, 2), std::sin(1.0), xenc::test::kOpAtol);
-  EXPECT_EQ(pitfalls::rope_half(e0, {1})(0, 1), 0.0f);
+  EXPECT_NEAR(pitfalls::rope_rotate_half(e0, {1})(0, 2), std::sin(1.0), xenc::test::kOpAtol);
+  EXPECT_EQ(pitfalls::rope_rotate_half(e0, {1})(0, 1), 0.0f);
   // θ_1 = 10000^(-1/4) = 0.1 instead of 0.01: [0, 0, 1, 0] -> [0, 0, cos 0.1, sin 0.1]
   EXPECT_NEAR(pitfalls::rope_exponent_without_2(e2, {1})(0, 3), std::sin(0.1), xenc::test::kOpAtol);
   // clockwise: (1, 0) at position 1 -> (cos 1, -sin 1); from one: (1, 0) at position 0 -> (cos 1, sin 1)
@@ -462,6 +443,80 @@ TEST(GradeExercises, TheListMatchesTheChecks) {
   ASSERT_EQ(list.size(), 11u);
   EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
   EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
+}
+
+// ---- conventions: one answer per question -------------------------------------------------------
+
+// RoPE in float32 as PyTorch computes it (θ_i = 1 / 10000^(2i/Dh) in float, the angle p · θ_i in
+// float, then cos and sin in float): correct, and accepted at every position the grader tries.
+TEST(GradeConventions, AFloat32RopeAsPyTorchComputesItPasses) {
+  const auto r = grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& positions) {
+    const std::size_t T = x.shape()[0], Dh = x.shape()[1];
+    if (Dh == 0 || Dh % 2) throw xenc::config_error("rope: odd Dh");
+    Tensor2 y = x;
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t i = 0; i < Dh / 2; ++i) {
+        const float theta = 1.0f / std::pow(10000.0f, float(2 * i) / float(Dh));
+        const float a = float(positions[t]) * theta;
+        const float c = std::cos(a), s = std::sin(a);
+        y(t, 2 * i) = x(t, 2 * i) * c - x(t, 2 * i + 1) * s;
+        y(t, 2 * i + 1) = x(t, 2 * i) * s + x(t, 2 * i + 1) * c;
+      }
+    return y;
+  });
+  EXPECT_TRUE(AllPass(r));
+}
+
+// A one-pass float variance, var = E[x²] - E[x]², passes on inputs near 0 and is caught by the
+// large-mean check (rows around 1000).
+TEST(GradeConventions, AOnePassFloatLayerNormFailsTheLargeMeanCheck) {
+  const auto r = grade::check_layer_norm_forward([](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) {
+    const std::size_t N = x.shape()[0], D = x.shape()[1];
+    Tensor2 y = x;
+    for (std::size_t n = 0; n < N; ++n) {
+      float s = 0, s2 = 0;
+      for (std::size_t d = 0; d < D; ++d) s += x(n, d), s2 += x(n, d) * x(n, d);
+      const float mean = s / float(D), var = s2 / float(D) - mean * mean;
+      for (std::size_t d = 0; d < D; ++d) y(n, d) = (x(n, d) - mean) / std::sqrt(var + eps) * w(d) + b(d);
+    }
+    return y;
+  });
+  EXPECT_TRUE(Passed(r, "hand example"));
+  EXPECT_TRUE(Passed(r, "reference values"));
+  EXPECT_FALSE(Passed(r, "edge case: a large mean"));
+}
+
+// Every target ignored: NaN loss (0/0, as PyTorch) and a zero gradient is the right answer.
+TEST(GradeConventions, EveryTargetIgnoredExpectsNaN) {
+  const auto r = grade::check_cross_entropy(assignment::cross_entropy);
+  EXPECT_TRUE(Passed(r, "edge case: every row ignored"));
+  const auto zero = grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
+    grade::CrossEntropyOutput o = assignment::cross_entropy(z, t, ignore);
+    if (std::isnan(o.loss)) o.loss = 0.0f;  // the other convention: 0 when nothing counts
+    return o;
+  });
+  EXPECT_FALSE(Passed(zero, "edge case: every row ignored"));
+}
+
+// ---- hidden checks ------------------------------------------------------------------------------
+
+TEST(GradeHidden, ASeedAddsHiddenChecksThatKeepNoInput) {
+  grade::set_hidden_seed(std::nullopt);
+  const std::size_t visible = grade::check_softmax(assignment::softmax).checks.size();
+  grade::set_hidden_seed(7);
+  const auto r = grade::check_softmax(assignment::softmax);
+  const auto a = grade::check_attention(assignment::attention);
+  const auto wrong = grade::check_merge_heads(pitfalls::merge_heads_without_transpose);
+  grade::set_hidden_seed(std::nullopt);
+  ASSERT_EQ(r.checks.size(), visible + 1);
+  EXPECT_TRUE(r.checks.back().hidden);
+  EXPECT_TRUE(r.checks.back().input.empty());
+  EXPECT_TRUE(AllPass(r));
+  EXPECT_TRUE(AllPass(a));
+  // the hidden check of a wrong answer fails, and still names the known mistake
+  ASSERT_TRUE(wrong.checks.back().hidden);
+  EXPECT_FALSE(wrong.checks.back().passed);
+  EXPECT_EQ(wrong.checks.back().known_mistake, pitfalls::describe(Pitfall::merge_heads_without_transpose).title);
 }
 
 }  // namespace

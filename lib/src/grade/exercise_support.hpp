@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "engine.hpp"
@@ -70,6 +71,41 @@ inline ExerciseResult start(const std::string& name) {
   r.exercise = name;
   if (const ExerciseInfo* e = find_exercise(name)) r.signature = e->signature;
   return r;
+}
+
+// ---- hidden checks ----------------------------------------------------------------------------
+
+/// The teacher's hidden inputs: a generator seeded by the teacher's seed and the exercise's name,
+/// so that each exercise draws its own inputs and none can be read off another's report.
+/// nullopt when no hidden seed is set (then an exercise adds no hidden check).
+inline std::optional<Rng> hidden_rng(const std::string& exercise) {
+  const std::optional<std::uint64_t> seed = hidden_seed();
+  if (!seed) return std::nullopt;
+  std::uint64_t h = 1469598103934665603ull ^ *seed;  // FNV-1a over the name, from the seed
+  for (char c : exercise) h = (h ^ std::uint8_t(c)) * 1099511628211ull;
+  return Rng(std::uint32_t(h ^ (h >> 32)));
+}
+
+/// A size in [lo, hi] drawn from rng.
+inline std::size_t hidden_size(Rng& rng, std::size_t lo, std::size_t hi) {
+  return lo + rng.next_u32() % (hi - lo + 1);
+}
+
+/// Normal values of the given shape drawn from rng (scale, mean).
+template <class T, class S>
+T hidden_randn(Rng& rng, const S& shape, float scale = 1.0f, float mean = 0.0f) {
+  T t = T::from_shape(shape);
+  fill_normal(t, rng, mean, scale);
+  return t;
+}
+
+/// Runs a value check on hidden inputs: the result is marked hidden, and its input is not kept
+/// (reports show neither inputs nor values of a hidden check).
+inline void add_hidden(ExerciseResult& r, ValueCheck c, std::vector<Exhibit> exhibits, std::string hint) {
+  c.input = "hidden";
+  add(r, std::move(c), std::move(exhibits), std::move(hint));
+  r.checks.back().hidden = true;
+  r.checks.back().input.clear();
 }
 
 }  // namespace xenc::grade::support

@@ -457,7 +457,10 @@ std::string build_exercise(const Project& p, const std::string& name) {
   std::error_code ec;
   fs::create_directories(logs, ec);
   std::ofstream(logs / (name + ".log")) << b.output;
-  const std::string err = first_error(b.output);
+  // paths relative to the template, as the student sees them
+  std::string err = first_error(b.output);
+  const std::string root = p.source_dir + "/";
+  for (std::size_t at; (at = err.find(root)) != std::string::npos;) err.erase(at, root.size());
   const std::string where = " (the whole log: " + (logs / (name + ".log")).string() + ")";
   if (err.find("library calls are not allowed") != std::string::npos) return err + where;
   return "does not compile: " + err + where;

@@ -128,6 +128,15 @@ ExerciseResult check_attention(const AttentionFn& student) {
   const In big = random_in(1, 1, 4, 4, {4}, 53, 10.0f);
   add(r, {"edge case: large scores (stability)", inputs(big), call(big), reference(big)},
       exhibits(big), "subtract each row's max score before exp (scores here reach the hundreds; exp(89) overflows float32).");
+  if (std::optional<Rng> rng = hidden_rng("attention")) {
+    const std::size_t B = hidden_size(*rng, 1, 3), H = hidden_size(*rng, 1, 3), T = hidden_size(*rng, 2, 6);
+    const std::size_t Dh = hidden_size(*rng, 2, 6);
+    std::vector<std::size_t> lengths;
+    for (std::size_t b = 0; b < B; ++b) lengths.push_back(hidden_size(*rng, 1, T));
+    const In in = random_in(B, H, T, Dh, lengths, rng->next_u32(), 1.0f);
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(in), reference(in)}, exhibits(in),
+               formula_hint);
+  }
   return r;
 }
 

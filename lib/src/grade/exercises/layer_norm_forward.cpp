@@ -103,6 +103,31 @@ ExerciseResult check_layer_norm_forward(const LayerNormFn& student) {
   const Tensor1 ob = randn<Tensor1>(std::array<std::size_t, 1>{5}, 27, 0.5f);
   add(r, {"edge case: odd D = 5", inputs(ox, ow, ob, 1e-5f), call(ox, ow, ob, 1e-5f), reference(ox, ow, ob, 1e-5f)},
       layer_norm_exhibits(ox, ow, ob, 1e-5f, false), formula_hint + " Loop over all D entries of the row (nothing here is paired).");
+
+  // Rows with mean 1000 and standard deviation 1: var = E[x²] - E[x]² in float cancels
+  // 10⁶ - 10⁶ (float's spacing near 10⁶ is 0.0625), so a one-pass float variance is off by tens
+  // of percent; subtracting the mean first, var = E[(x - mean)²], keeps the digits. The tolerance
+  // is float32's own error here: the spacing of floats near 1000 is 6.1e-5, so a correct float
+  // mean can be off by ~1e-4 and y (standard deviation 1) by as much; 1e-3 accepts that and
+  // refuses the one-pass variance.
+  const Tensor2 mx = randn<Tensor2>(std::array<std::size_t, 2>{3, 8}, 28, 1.0f, 1000.0f);
+  const Tensor1 ones8 = xt::ones<float>({8}), zeros8 = xt::zeros<float>({8});
+  ValueCheck large{"edge case: a large mean (rows around 1000, standard deviation 1; within 1e-3)",
+                   inputs(mx, ones8, zeros8, 1e-5f), call(mx, ones8, zeros8, 1e-5f),
+                   reference(mx, ones8, zeros8, 1e-5f)};
+  large.tol = detail::Tolerance{1e-3, 0.0};
+  add(r, large, layer_norm_exhibits(mx, ones8, zeros8, 1e-5f, false),
+      "compute the mean first, then var = Σ (x - mean)² / D: E[x²] - E[x]² in float loses the digits "
+      "when the mean is large against the spread.");
+
+  if (std::optional<Rng> rng = hidden_rng("layer_norm_forward")) {
+    const std::size_t N = hidden_size(*rng, 2, 5), D = hidden_size(*rng, 3, 12);
+    const Tensor2 x = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, D}, 2.0f, 0.5f);
+    const Tensor1 w = hidden_randn<Tensor1>(*rng, std::array<std::size_t, 1>{D}, 0.5f, 1.0f);
+    const Tensor1 b = hidden_randn<Tensor1>(*rng, std::array<std::size_t, 1>{D}, 0.5f);
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(x, w, b, 1e-5f), reference(x, w, b, 1e-5f)},
+               layer_norm_exhibits(x, w, b, 1e-5f, false), formula_hint);
+  }
   return r;
 }
 

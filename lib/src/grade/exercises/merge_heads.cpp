@@ -52,6 +52,13 @@ ExerciseResult check_merge_heads(const MergeHeadsFn& student) {
   const Tensor4 one = randn<Tensor4>(std::array<std::size_t, 4>{2, 2, 1, 4}, 74);
   add(r, {"edge case: T = 1", show("x", one), call(one), reference(one)},
       {}, formula_hint);
+  if (std::optional<Rng> rng = hidden_rng("merge_heads")) {
+    const std::array<std::size_t, 4> shape{hidden_size(*rng, 1, 3), hidden_size(*rng, 2, 4),
+                                           hidden_size(*rng, 1, 5), hidden_size(*rng, 1, 4)};
+    const Tensor4 x = hidden_randn<Tensor4>(*rng, shape);
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(x), reference(x)},
+               {no_transpose(x)}, formula_hint);
+  }
   return r;
 }
 

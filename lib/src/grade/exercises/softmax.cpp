@@ -65,6 +65,12 @@ ExerciseResult check_softmax(const SoftmaxFn& student) {
   const Tensor2 col = {{5}, {-3}};
   add(r, {"edge case: one column (C = 1) gives 1", show("x", col), call(col), {Field{"y", {2, 1}, {1, 1}}}},
       {}, "a row with one entry has softmax exp(0) / exp(0) = 1.");
+  if (std::optional<Rng> rng = hidden_rng("softmax")) {
+    const std::size_t N = hidden_size(*rng, 2, 6), C = hidden_size(*rng, 2, 9);
+    const Tensor2 x = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, C}, 4.0f);
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(x), reference(x)},
+               {without_max(x)}, formula_hint);
+  }
   return r;
 }
 

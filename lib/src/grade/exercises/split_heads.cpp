@@ -66,6 +66,13 @@ ExerciseResult check_split_heads(const SplitHeadsFn& student) {
                          "check D % num_heads == 0 first and throw std::invalid_argument (xenc::config_error is one).",
                          {}};
   r.checks.push_back(run(indivisible));
+  if (std::optional<Rng> rng = hidden_rng("split_heads")) {
+    const std::size_t H = hidden_size(*rng, 1, 4);
+    const std::array<std::size_t, 3> shape{hidden_size(*rng, 1, 3), hidden_size(*rng, 1, 5), H * hidden_size(*rng, 1, 4)};
+    const Tensor3 x = hidden_randn<Tensor3>(*rng, shape);
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(x, H), reference(x, H)},
+               {no_transpose(x, H)}, formula_hint);
+  }
   return r;
 }
 
