@@ -221,6 +221,23 @@ const std::vector<ExhibitCase>& exhibit_cases() {
        {"invariant: PE(p, 2i)²", "invariant: PE(p) · PE(p + 3)"}},
       {"OddDimensionOverflow", [] { return grade::check_sinusoidal_table(table_on_div_term_code); },
        {{"edge case: odd D", P::pe_odd_d_overflow}}, {}, 1},  // correct for every even D
+      // the four exhibits of issue 19, each named for its own bug (FailsWithHint compares the
+      // known mistake's title), and passing the checks its bug does not touch
+      {"SinCosSwapped", [] { return grade::check_sinusoidal_table(pitfalls::pe_sin_cos_swapped); },
+       {{"hand example", P::pe_sin_cos_swapped}, {"reference values", P::pe_sin_cos_swapped},
+        {"edge case: T = 1", P::pe_sin_cos_swapped}},
+       {"invariant: PE(p, 2i)² + PE(p, 2i+1)² = 1", "invariant: PE(p) · PE(p + 3)"}},
+      {"SoftmaxWrongAxis", [] { return grade::check_softmax(pitfalls::softmax_wrong_axis); },
+       {{"hand example", P::softmax_wrong_axis}, {"reference values", P::softmax_wrong_axis},
+        {"invariant: every row sums to 1", P::softmax_wrong_axis}, {"edge case: large logits", P::softmax_wrong_axis}},
+       {"invariant: adding 10"}},
+      {"AttentionScaleByDh", [] { return grade::check_attention(pitfalls::attention_scale_by_dh); },
+       {{"reference values", P::attention_scale_by_dh}},
+       {"invariant: weights on padding keys"}},
+      {"RopeDoubledExponent", [] { return grade::check_rope(pitfalls::rope_doubled_exponent); },
+       {{"hand example", P::rope_doubled_exponent}, {"reference values", P::rope_doubled_exponent}},
+       {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
+        "invariant: position 0", "edge case: Dh = 2"}},
       {"SoftmaxWithoutMax", [] { return grade::check_softmax(pitfalls::softmax_without_max); },
        {{"edge case: large logits", P::softmax_without_max}},
        {"hand example"}},  // small logits hide the bug
@@ -382,7 +399,7 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
     EXPECT_FALSE(info.mistake.empty());
     EXPECT_FALSE(info.fix.empty());
   }
-  EXPECT_EQ(pitfalls::all_pitfalls().size(), 21u);
+  EXPECT_EQ(pitfalls::all_pitfalls().size(), 25u);
 }
 
 // ---- the report and robustness ----------------------------------------------------------------

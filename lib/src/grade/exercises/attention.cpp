@@ -44,6 +44,7 @@ ExerciseResult check_attention(const AttentionFn& student) {
     using F = AttentionResult (*)(const Tensor4&, const Tensor4&, const Tensor4&, const Mask2&);
     auto ex = [&](Pitfall p, F f) { return Exhibit{p, [=] { return as_output(f(in.q, in.k, in.v, in.mask)); }}; };
     return std::vector<Exhibit>{ex(Pitfall::attention_without_scale, pitfalls::attention_without_scale),
+                                ex(Pitfall::attention_scale_by_dh, pitfalls::attention_scale_by_dh),
                                 ex(Pitfall::mask_after_softmax, pitfalls::attention_mask_after_softmax),
                                 ex(Pitfall::mask_inverted, pitfalls::attention_inverted_mask)};
   };

@@ -59,6 +59,7 @@ ExerciseResult check_rope(const RopeFn& student) {
     auto ex = [&](Pitfall pf, F f) { return Exhibit{pf, [=] { return Output{field("y", f(x, p))}; }}; };
     return std::vector<Exhibit>{ex(Pitfall::rope_rotate_half, pitfalls::rope_rotate_half),
                                 ex(Pitfall::rope_exponent_without_2, pitfalls::rope_exponent_without_2),
+                                ex(Pitfall::rope_doubled_exponent, pitfalls::rope_doubled_exponent),
                                 ex(Pitfall::rope_clockwise, pitfalls::rope_clockwise),
                                 ex(Pitfall::rope_positions_from_one, pitfalls::rope_positions_from_one)};
   };

@@ -21,6 +21,9 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
   auto call = [](const SinusoidalTableFn& f, std::size_t P, std::size_t D) {
     return [f, P, D] { return Output{field("PE", f(P, D))}; };
   };
+  auto swapped = [](std::size_t P, std::size_t D) {
+    return Exhibit{Pitfall::pe_sin_cos_swapped, [P, D] { return Output{field("PE", pitfalls::pe_sin_cos_swapped(P, D))}; }};
+  };
   auto doubled = [](std::size_t P, std::size_t D) {
     return Exhibit{Pitfall::pe_doubled_exponent, [P, D] { return Output{field("PE", pitfalls::pe_doubled_exponent(P, D))}; }};
   };
@@ -33,12 +36,12 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
   // PE(1) = [sin 1, cos 1, sin 0.01, cos 0.01] = [0.841471, 0.540302, 0.00999983, 0.99995]
   add(r, {"hand example: P = 2, D = 4", "num_positions = 2, d_model = 4", call(student, 2, 4),
           {Field{"PE", {2, 4}, {0, 1, 0, 1, 0.8414709848, 0.5403023059, 0.0099998333, 0.9999500004}}}},
-      {doubled(2, 4)}, formula_hint);
+      {doubled(2, 4), swapped(2, 4)}, formula_hint);
 
   add(r, {"reference values: P = 50, D = 16 (the formula in double)",
           "num_positions = 50, d_model = 16", call(student, 50, 16),
           {from_ref("PE", ref::sinusoidal_table(50, 16))}},
-      {doubled(50, 16)}, formula_hint);
+      {doubled(50, 16), swapped(50, 16)}, formula_hint);
 
   // Invariant: each pair (sin, cos) of one angle lies on the unit circle.
   ValueCheck circle{"invariant: PE(p, 2i)² + PE(p, 2i+1)² = 1 for every p and pair i",
@@ -78,7 +81,7 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
 
   add(r, {"edge case: T = 1 (a single position)", "num_positions = 1, d_model = 6",
           call(student, 1, 6), {Field{"PE", {1, 6}, {0, 1, 0, 1, 0, 1}}}},
-      {}, "position 0 has every angle 0: sin 0 = 0 in even columns, cos 0 = 1 in odd columns.");
+      {swapped(1, 6)}, "position 0 has every angle 0: sin 0 = 0 in even columns, cos 0 = 1 in odd columns.");
 
   add(r, {"edge case: D = 2 (one pair: sin p, cos p)", "num_positions = 5, d_model = 2",
           call(student, 5, 2), {from_ref("PE", ref::sinusoidal_table(5, 2))}},
