@@ -12,7 +12,7 @@ packages=(
   libxtensor-dev libxtensor-blas-dev libopenblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libzip-dev libutf8proc-dev
-  clang-tools-19
+  clang-tools-19 clang-format-19
   clang-19 libclang-rt-19-dev
   librsvg2-bin
   libxml2-dev

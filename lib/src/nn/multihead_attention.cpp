@@ -37,7 +37,7 @@ MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_he
   check_config(dropout >= 0.0f && dropout < 1.0f, "MultiheadAttention",
                "dropout is " + std::to_string(dropout) + ", expected 0 <= dropout < 1");
   // PyTorch: xavier_uniform_ on in_proj_weight: U(-a, a), a = √(6 / (fan_in + fan_out))
-  const float a = std::sqrt(6.0f / static_cast<float>(embed_dim + 3 * embed_dim));
+  const float a = std::sqrt(6.0f / static_cast<float>(embed_dim + 3 * embed_dim));  // scalar
   in_proj_weight = Tensor2::from_shape({3 * embed_dim, embed_dim});
   fill_uniform(in_proj_weight, rng, -a, a);
   if (bias) {
@@ -102,7 +102,7 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   Tensor4 drop = training_ && dropout > 0.0f
                      ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk}, dropout, dropout_rng_)
                      : Tensor4();
-  const AttentionInputs in{H, key_padding_mask, attn_mask, drop, position_};
+  const AttentionInputs in{H, key_padding_mask, attn_mask, drop, attention_position()};
   auto heads = multi_head_attention_forward(qkv.q, qkv.k, qkv.v, in, keep || need_weights);
   // 4. Output projection: concat of heads [B, Tq, D] -> [B, Tq, D]
   MultiheadAttentionOutput result;
@@ -136,7 +136,8 @@ Projections MultiheadAttention::projections_backward(const char* where,
   // 3'. Attention: dq, dk, dv through every head
   const Mask2 no_padding;
   const Tensor2 no_mask;
-  const AttentionInputs in{num_heads_, no_padding, no_mask, cache_.dropout_mask, position_};
+  const AttentionInputs in{num_heads_, no_padding, no_mask, cache_.dropout_mask,
+                           attention_position()};
   auto d = multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k, cache_.qkv.v,
                                          cache_.probs, in);
   // 2'. Back through the position transform of q and k
@@ -154,8 +155,8 @@ MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_out
   const bool self = cache_.self_attention;
   const Tensor3& key = self ? cache_.query : cache_.key;
   const Tensor3& value = self ? cache_.query : cache_.value;
-  auto g = in_projection_backward_accumulate(d, cache_.query, key, value, in_proj_weight,
-                                             in_proj_weight_grad, in_proj_bias_grad);
+  auto g = in_projection_backward(d, cache_.query, key, value, in_proj_weight, in_proj_weight_grad,
+                                  in_proj_bias_grad);
   return {std::move(g.query), std::move(g.key), std::move(g.value)};
 }
 
@@ -176,8 +177,10 @@ Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
   }
   Projections d = projections_backward("MultiheadAttention.backward", grad_output);
   // 1'. Self-attention projects one x three times: dx = dq W_q + dk W_k + dv W_v
-  return self_in_projection_backward_accumulate(d, cache_.query, in_proj_weight,
-                                                in_proj_weight_grad, in_proj_bias_grad);
+  const Tensor3& x = cache_.query;
+  return in_projection_backward(d, x, x, x, in_proj_weight, in_proj_weight_grad, in_proj_bias_grad,
+                                /*self_attention=*/true)
+      .query;
 }
 
 void MultiheadAttention::collect_parameters(const std::string& prefix, ParameterList& out) {

@@ -46,7 +46,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& confi
     : TransformerEncoderLayer(config, as_lvalue(Rng(seed))) {}
 
 Tensor3 TransformerEncoderLayer::dropout_apply(const Tensor3& x, Tensor3& mask) {
-  return dropout_forward(x, config_.dropout, training_, dropout_rng_, &mask);
+  return dropout_forward(x, config_.dropout, training_, dropout_rng_, mask);
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
@@ -123,21 +123,25 @@ Tensor3 TransformerEncoderLayer::backward(const Tensor3& grad_y) {
   return dx;
 }
 
+template <class F>
+void TransformerEncoderLayer::for_each_child(F&& f) {
+  // The children and their state_dict names, in PyTorch's order: listed once, here.
+  f("self_attn", self_attn);
+  f("linear1", linear1);
+  f("linear2", linear2);
+  f("norm1", norm1);
+  f("norm2", norm2);
+}
+
 void TransformerEncoderLayer::collect_parameters(const std::string& prefix, ParameterList& out) {
-  self_attn.collect_parameters(join_name(prefix, "self_attn"), out);
-  linear1.collect_parameters(join_name(prefix, "linear1"), out);
-  linear2.collect_parameters(join_name(prefix, "linear2"), out);
-  norm1.collect_parameters(join_name(prefix, "norm1"), out);
-  norm2.collect_parameters(join_name(prefix, "norm2"), out);
+  for_each_child([&](const char* name, Module& child) {
+    child.collect_parameters(join_name(prefix, name), out);
+  });
 }
 
 void TransformerEncoderLayer::train(bool on) {
   training_ = on;
-  self_attn.train(on);
-  linear1.train(on);
-  linear2.train(on);
-  norm1.train(on);
-  norm2.train(on);
+  for_each_child([on](const char*, Module& child) { child.train(on); });
 }
 
 // ---- TransformerEncoder ------------------------------------------------------------------

@@ -72,6 +72,10 @@ class MultiheadAttention : public Module {
   /// outlive the module's forward and backward calls.
   void set_position(const AttentionPosition* position) { position_ = position; }
   const AttentionPosition* position() const { return position_; }
+  /// The scheme as the ops see it: position() or, when none is set, the neutral one.
+  const AttentionPosition& attention_position() const {
+    return position_ ? *position_ : no_attention_position();
+  }
 
   Tensor2 in_proj_weight, in_proj_weight_grad;  ///< [3D, D]: rows [W_q; W_k; W_v]
   Tensor1 in_proj_bias, in_proj_bias_grad;      ///< [3D] (empty without bias)

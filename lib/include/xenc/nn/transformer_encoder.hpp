@@ -78,6 +78,9 @@ class TransformerEncoderLayer : public Module {
   Tensor3 feed_forward(const Tensor3& x);
   Tensor3 feed_forward_backward(const Tensor3& grad);
   Tensor3 dropout_apply(const Tensor3& x, Tensor3& mask);
+  /// f(state_dict name, child) for every child module, in PyTorch's order.
+  template <class F>
+  void for_each_child(F&& f);
 
   EncoderLayerConfig config_;
   Rng dropout_rng_;
