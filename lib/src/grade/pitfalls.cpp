@@ -2,6 +2,7 @@
 // Arithmetic is in double where the bug does not depend on it and in float where it does
 // (softmax_without_max overflows because float32's exp does).
 #include "xenc/grade/pitfalls.hpp"
+#include "xenc/reference/ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -245,17 +246,11 @@ Tensor2 softmax_without_max(const Tensor2& x) {
 
 Tensor2 softmax_wrong_axis(const Tensor2& x) {
   Tensor2 y = x;
-  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<double> column(x.shape()[0]);
   for (std::size_t c = 0; c < x.shape()[1]; ++c) {  // a column at a time: over the rows
-    float m = -inf;
-    for (std::size_t r = 0; r < x.shape()[0]; ++r) m = std::max(m, x(r, c));
-    if (m == -inf) {
-      for (std::size_t r = 0; r < x.shape()[0]; ++r) y(r, c) = 0.0f;
-      continue;
-    }
-    double sum = 0.0;
-    for (std::size_t r = 0; r < x.shape()[0]; ++r) sum += (y(r, c) = std::exp(x(r, c) - m));
-    for (std::size_t r = 0; r < x.shape()[0]; ++r) y(r, c) = float(y(r, c) / sum);
+    for (std::size_t r = 0; r < x.shape()[0]; ++r) column[r] = x(r, c);
+    reference::softmax_row(column);  // the oracle's row softmax, on the wrong slice
+    for (std::size_t r = 0; r < x.shape()[0]; ++r) y(r, c) = float(column[r]);
   }
   return y;
 }
@@ -345,19 +340,15 @@ AttentionResult attention_variant(const Tensor4& q, const Tensor4& k, const Tens
           if (mask.size() == 0) return false;
           return mode == MaskMode::inverted ? !mask(b, j) : bool(mask(b, j));
         };
-        double m = -inf;
         for (std::size_t j = 0; j < Tk; ++j) {
           double dot = 0.0;
           for (std::size_t e = 0; e < Dh; ++e) dot += double(q(b, h, i, e)) * double(k(b, h, j, e));
           s[j] = dot * scale;
           if (mode != MaskMode::after_softmax && masked(j)) s[j] = -inf;
-          m = std::max(m, s[j]);
         }
-        if (m == -inf) continue;  // every key masked: a row of zeros
-        double sum = 0.0;
-        for (std::size_t j = 0; j < Tk; ++j) sum += (s[j] = std::exp(s[j] - m));
+        // the softmax, with the oracle's one rule for a row whose every key is masked (zeros)
+        reference::softmax_row(s);
         for (std::size_t j = 0; j < Tk; ++j) {
-          s[j] /= sum;
           if (mode == MaskMode::after_softmax && masked(j)) s[j] = 0.0;  // too late
           r.weights(b, h, i, j) = float(s[j]);
           for (std::size_t e = 0; e < Dh; ++e) r.output(b, h, i, e) += float(s[j] * v(b, h, j, e));

@@ -42,7 +42,7 @@ Output row_norms(const Output& o) {
   Field n{"row norms |y[t]|", {T}, std::vector<double>(T, 0.0)};
   for (std::size_t t = 0; t < T; ++t) {
     for (std::size_t e = 0; e < Dh; ++e) n.data[t] += y.data[t * Dh + e] * y.data[t * Dh + e];
-    n.data[t] = std::sqrt(n.data[t]);
+    n.data[t] = std::sqrt(n.data[t]);  // scalar
   }
   return {n};
 }
@@ -76,7 +76,7 @@ ExerciseResult check_rope(const RopeFn& student) {
     double max_angle = 0, max_x = 0;
     for (std::size_t t = 0; t < p.size(); ++t)
       for (std::size_t i = 1; 2 * i < Dh; ++i)
-        max_angle = std::max(max_angle, double(p[t]) * std::pow(10000.0, -2.0 * double(i) / double(Dh)));
+        max_angle = std::max(max_angle, double(p[t]) * std::pow(10000.0, -2.0 * double(i) / double(Dh)));  // scalar
     for (float v : x) max_x = std::max(max_x, double(std::fabs(v)));
     ValueCheck c{name, inputs(x, p), call(x, p), reference(x, p)};
     c.tol.atol = 1e-5 + 4.0 * max_angle * std::ldexp(1.0, -23) * max_x;
