@@ -83,8 +83,8 @@ Write the table of section 1 yourself: $PE(p, 2i) = \\sin(p / 10000^{2i/D})$, $P
     md('''### Exercise: a stable row softmax
 
 $y[r, c] = e^{x[r, c] - m_r} / \\sum_{c'} e^{x[r, c'] - m_r}$ with $m_r = \\max_c x[r, c]$. Subtracting the maximum changes nothing mathematically and keeps $e^{x}$ from overflowing for large scores. An entry of $-\\infty$ (a masked key) gets probability exactly 0; a row of only $-\\infty$ gives a row of zeros, as the library does.''', 'exercise'),
-    stub('softmax', '// x, y: [N, C]', 'Tensor2 softmax_rows(const Tensor2& x)'),
-    check('softmax', 'softmax_rows')],
+    stub('softmax', '// x, y: [N, C]', 'Tensor2 softmax(const Tensor2& x)'),
+    check('softmax', 'softmax')],
  'attention': lambda: [
     md('''### Exercise: attention with a key-padding mask
 
@@ -123,8 +123,8 @@ The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `
 
 Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position `positions[t]`, and its pair $i$ (the columns $2i, 2i+1$, interleaved as in section 1) turns by $a = \\text{positions}[t]\\cdot\\theta_i$ with $\\theta_i = 10000^{-2i/D_h}$: $\\;y_{2i} = x_{2i}\\cos a - x_{2i+1}\\sin a$, $\\;y_{2i+1} = x_{2i}\\sin a + x_{2i+1}\\cos a$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D_h$ is odd or 0. The check includes the two facts of section 2: norms are kept, and a score depends only on $m - n$.''', 'exercise'),
     stub('rope', '// x, y: [T, Dh]   positions: T entries (row t is at position positions[t])',
-         'Tensor2 rope_rotate(const Tensor2& x, const std::vector<std::size_t>& positions)'),
-    check('rope', 'rope_rotate')],
+         'Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)'),
+    check('rope', 'rope')],
  'alibi_slopes': lambda: [
     md('''### Exercise: the ALiBi slopes
 

@@ -78,7 +78,7 @@ Tensor2 library_rope(const Tensor2& x, const std::vector<std::size_t>& positions
 
 TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_sinusoidal_table(assignment::sinusoidal_table)));
-  EXPECT_TRUE(AllPass(grade::check_softmax(assignment::softmax_rows)));
+  EXPECT_TRUE(AllPass(grade::check_softmax(assignment::softmax)));
   EXPECT_TRUE(AllPass(grade::check_layer_norm_forward(assignment::layer_norm_forward)));
   EXPECT_TRUE(AllPass(grade::check_layer_norm_backward(assignment::layer_norm_backward)));
   EXPECT_TRUE(AllPass(grade::check_attention(assignment::attention)));
@@ -86,7 +86,7 @@ TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_merge_heads(assignment::merge_heads)));
   EXPECT_TRUE(AllPass(grade::check_linear_backward(assignment::linear_backward)));
   EXPECT_TRUE(AllPass(grade::check_cross_entropy(assignment::cross_entropy)));
-  EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope_rotate)));
+  EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope)));
   EXPECT_TRUE(AllPass(grade::check_alibi_slopes(assignment::alibi_slopes)));
 }
 
@@ -100,14 +100,24 @@ TEST(GradeSolutions, TheLibraryOpsPass) {
   EXPECT_TRUE(AllPass(grade::check_layer_norm_backward([](const Tensor2& dy, const Tensor2& x, const Tensor1& w, float eps) {
     xenc::LayerNormCache cache;
     const Tensor1 b = xt::zeros<float>({w.size()});
-    xenc::layer_norm_forward<2>(x, w, b, eps, &cache);
+    xenc::layer_norm_forward<2>(x, w, b, eps, cache);
     return xenc::layer_norm_backward<2>(dy, x, w, cache);
   })));
   EXPECT_TRUE(AllPass(grade::check_attention([](const Tensor4& q, const Tensor4& k, const Tensor4& v, const xenc::Mask2& m) {
     return xenc::scaled_dot_product_attention_forward(q, k, v, m);
   })));
   EXPECT_TRUE(AllPass(grade::check_linear_backward(
-      [](const Tensor2& dy, const Tensor2& x, const Tensor2& W) { return xenc::linear_backward<2>(dy, x, W, true); })));
+      [](const Tensor2& dy, const Tensor2& x, const Tensor2& W) {
+        xenc::LinearGrads<2> g;
+        g.weight = xt::zeros<float>(W.shape());
+        g.bias = xt::zeros<float>({W.shape()[0]});
+        g.input = xenc::linear_backward<2>(dy, x, W, g.weight, g.bias);
+        return g;
+      })));
+  // the library's cross-entropy: the same convention as the grader, NaN when every target is ignored
+  EXPECT_TRUE(AllPass(grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
+    return grade::CrossEntropyOutput{xenc::cross_entropy_forward(z, t, ignore), xenc::cross_entropy_backward(z, t, ignore)};
+  })));
   EXPECT_TRUE(AllPass(grade::check_rope(
       [](const Tensor2& x, const std::vector<std::size_t>& p) { return library_rope(x, p, xenc::RopePairing::interleaved); })));
   EXPECT_TRUE(AllPass(grade::check_alibi_slopes([](std::size_t H) { return xenc::alibi_slopes(H); })));
@@ -124,12 +134,12 @@ TEST(GradeSolutions, LibraryRotateHalfIsTheExhibit) {
 // ---- 2. stubs fail ----------------------------------------------------------------------------
 
 TEST(GradeStubs, ThrowingStubsFailEveryCheckWithTheStubHint) {
-  auto nope = [](auto&&...) -> Tensor2 { throw std::logic_error("softmax_rows: not implemented"); };
+  auto nope = [](auto&&...) -> Tensor2 { throw std::logic_error("softmax: not implemented"); };
   const grade::ExerciseResult r = grade::check_softmax(nope);
   EXPECT_FALSE(r.passed());
   EXPECT_EQ(r.num_passed(), 0u);
   for (const grade::CheckResult& c : r.checks) {
-    EXPECT_EQ(c.computed, "threw an exception: softmax_rows: not implemented") << c.name;
+    EXPECT_EQ(c.computed, "threw an exception: softmax: not implemented") << c.name;
     EXPECT_EQ(c.hint, "the function is still the stub: implement it.") << c.name;
   }
   // every exercise, through the template's own stub files' behaviour
@@ -221,6 +231,23 @@ const std::vector<ExhibitCase>& exhibit_cases() {
        {"invariant: PE(p, 2i)²", "invariant: PE(p) · PE(p + 3)"}},
       {"OddDimensionOverflow", [] { return grade::check_sinusoidal_table(table_on_div_term_code); },
        {{"edge case: odd D", P::pe_odd_d_overflow}}, {}, 1},  // correct for every even D
+      // the four exhibits of issue 19, each named for its own bug (FailsWithHint compares the
+      // known mistake's title), and passing the checks its bug does not touch
+      {"SinCosSwapped", [] { return grade::check_sinusoidal_table(pitfalls::pe_sin_cos_swapped); },
+       {{"hand example", P::pe_sin_cos_swapped}, {"reference values", P::pe_sin_cos_swapped},
+        {"edge case: T = 1", P::pe_sin_cos_swapped}},
+       {"invariant: PE(p, 2i)² + PE(p, 2i+1)² = 1", "invariant: PE(p) · PE(p + 3)"}},
+      {"SoftmaxWrongAxis", [] { return grade::check_softmax(pitfalls::softmax_wrong_axis); },
+       {{"hand example", P::softmax_wrong_axis}, {"reference values", P::softmax_wrong_axis},
+        {"invariant: every row sums to 1", P::softmax_wrong_axis}, {"edge case: large logits", P::softmax_wrong_axis}},
+       {"invariant: adding 10"}},
+      {"AttentionScaleByDh", [] { return grade::check_attention(pitfalls::attention_scale_by_dh); },
+       {{"reference values", P::attention_scale_by_dh}},
+       {"invariant: weights on padding keys"}},
+      {"RopeDoubledExponent", [] { return grade::check_rope(pitfalls::rope_doubled_exponent); },
+       {{"hand example", P::rope_doubled_exponent}, {"reference values", P::rope_doubled_exponent}},
+       {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
+        "invariant: position 0", "edge case: Dh = 2"}},
       {"SoftmaxWithoutMax", [] { return grade::check_softmax(pitfalls::softmax_without_max); },
        {{"edge case: large logits", P::softmax_without_max}},
        {"hand example"}},  // small logits hide the bug
@@ -321,25 +348,6 @@ TEST(GradePitfalls, EveryExhibitIsHandedIn) {
     EXPECT_EQ(named.count(p), p == Pitfall::pe_batch_axis ? 0u : 1u) << pitfalls::describe(p).title;
 }
 
-// Not an exhibit, but the large-position hint's claim: an angle computed in float32 passes every
-// other check and fails at position 100000.
-TEST(GradePitfalls, RopeFloatAngleFailsOnlyAtLargePositions) {
-  const auto r = grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& positions) {
-    const std::size_t Dh = x.shape()[1];
-    if (Dh % 2) throw std::invalid_argument("odd Dh");
-    Tensor2 y = x;
-    for (std::size_t t = 0; t < x.shape()[0]; ++t)
-      for (std::size_t i = 0; i < Dh / 2; ++i) {
-        const float a = float(positions[t]) * std::pow(10000.0f, -2.0f * float(i) / float(Dh));
-        y(t, 2 * i) = x(t, 2 * i) * std::cos(a) - x(t, 2 * i + 1) * std::sin(a);
-        y(t, 2 * i + 1) = x(t, 2 * i) * std::sin(a) + x(t, 2 * i + 1) * std::cos(a);
-      }
-    return y;
-  });
-  EXPECT_EQ(r.num_passed(), r.checks.size() - 1) << grade::report(r);
-  EXPECT_FALSE(Passed(r, "edge case: large positions"));
-}
-
 // The exhibits compute what their doc says, checked by hand arithmetic (not by the grader).
 TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // softmax without the max: exp(1000) = inf in float32, inf / inf = NaN
@@ -401,7 +409,7 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
     EXPECT_FALSE(info.mistake.empty());
     EXPECT_FALSE(info.fix.empty());
   }
-  EXPECT_EQ(pitfalls::all_pitfalls().size(), 21u);
+  EXPECT_EQ(pitfalls::all_pitfalls().size(), 25u);
 }
 
 // ---- the report and robustness ----------------------------------------------------------------
@@ -409,7 +417,7 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
 TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
   const std::string text = grade::report(grade::check_softmax(pitfalls::softmax_without_max));
   EXPECT_NE(text.find("✘ softmax: 6 of 8 checks passed\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  Tensor2 softmax_rows(const Tensor2& x)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  Tensor2 softmax(const Tensor2& x)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  ✔ hand example: [[1, 2, 3], [0, 0, 0]]\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  ✘ edge case: large logits (stability)\n"
                       "      input:    x [2, 3] = [1000, 1001, 1002, -1000, -1001, -1002]\n"
@@ -462,6 +470,80 @@ TEST(GradeExercises, TheListMatchesTheChecks) {
   ASSERT_EQ(list.size(), 11u);
   EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
   EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
+}
+
+// ---- conventions: one answer per question -------------------------------------------------------
+
+// RoPE in float32 as PyTorch computes it (θ_i = 1 / 10000^(2i/Dh) in float, the angle p · θ_i in
+// float, then cos and sin in float): correct, and accepted at every position the grader tries.
+TEST(GradeConventions, AFloat32RopeAsPyTorchComputesItPasses) {
+  const auto r = grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& positions) {
+    const std::size_t T = x.shape()[0], Dh = x.shape()[1];
+    if (Dh == 0 || Dh % 2) throw xenc::config_error("rope: odd Dh");
+    Tensor2 y = x;
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t i = 0; i < Dh / 2; ++i) {
+        const float theta = 1.0f / std::pow(10000.0f, float(2 * i) / float(Dh));
+        const float a = float(positions[t]) * theta;
+        const float c = std::cos(a), s = std::sin(a);
+        y(t, 2 * i) = x(t, 2 * i) * c - x(t, 2 * i + 1) * s;
+        y(t, 2 * i + 1) = x(t, 2 * i) * s + x(t, 2 * i + 1) * c;
+      }
+    return y;
+  });
+  EXPECT_TRUE(AllPass(r));
+}
+
+// A one-pass float variance, var = E[x²] - E[x]², passes on inputs near 0 and is caught by the
+// large-mean check (rows around 1000).
+TEST(GradeConventions, AOnePassFloatLayerNormFailsTheLargeMeanCheck) {
+  const auto r = grade::check_layer_norm_forward([](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) {
+    const std::size_t N = x.shape()[0], D = x.shape()[1];
+    Tensor2 y = x;
+    for (std::size_t n = 0; n < N; ++n) {
+      float s = 0, s2 = 0;
+      for (std::size_t d = 0; d < D; ++d) s += x(n, d), s2 += x(n, d) * x(n, d);
+      const float mean = s / float(D), var = s2 / float(D) - mean * mean;
+      for (std::size_t d = 0; d < D; ++d) y(n, d) = (x(n, d) - mean) / std::sqrt(var + eps) * w(d) + b(d);
+    }
+    return y;
+  });
+  EXPECT_TRUE(Passed(r, "hand example"));
+  EXPECT_TRUE(Passed(r, "reference values"));
+  EXPECT_FALSE(Passed(r, "edge case: a large mean"));
+}
+
+// Every target ignored: NaN loss (0/0, as PyTorch) and a zero gradient is the right answer.
+TEST(GradeConventions, EveryTargetIgnoredExpectsNaN) {
+  const auto r = grade::check_cross_entropy(assignment::cross_entropy);
+  EXPECT_TRUE(Passed(r, "edge case: every row ignored"));
+  const auto zero = grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
+    grade::CrossEntropyOutput o = assignment::cross_entropy(z, t, ignore);
+    if (std::isnan(o.loss)) o.loss = 0.0f;  // the other convention: 0 when nothing counts
+    return o;
+  });
+  EXPECT_FALSE(Passed(zero, "edge case: every row ignored"));
+}
+
+// ---- hidden checks ------------------------------------------------------------------------------
+
+TEST(GradeHidden, ASeedAddsHiddenChecksThatKeepNoInput) {
+  grade::set_hidden_seed(std::nullopt);
+  const std::size_t visible = grade::check_softmax(assignment::softmax).checks.size();
+  grade::set_hidden_seed(7);
+  const auto r = grade::check_softmax(assignment::softmax);
+  const auto a = grade::check_attention(assignment::attention);
+  const auto wrong = grade::check_merge_heads(pitfalls::merge_heads_without_transpose);
+  grade::set_hidden_seed(std::nullopt);
+  ASSERT_EQ(r.checks.size(), visible + 1);
+  EXPECT_TRUE(r.checks.back().hidden);
+  EXPECT_TRUE(r.checks.back().input.empty());
+  EXPECT_TRUE(AllPass(r));
+  EXPECT_TRUE(AllPass(a));
+  // the hidden check of a wrong answer fails, and still names the known mistake
+  ASSERT_TRUE(wrong.checks.back().hidden);
+  EXPECT_FALSE(wrong.checks.back().passed);
+  EXPECT_EQ(wrong.checks.back().known_mistake, pitfalls::describe(Pitfall::merge_heads_without_transpose).title);
 }
 
 }  // namespace

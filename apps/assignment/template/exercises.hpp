@@ -25,7 +25,7 @@ Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model);
 
 /// Row softmax, stable: y = exp(x - max) / Σ exp(x - max) per row. -inf entries give 0; a row of
 /// only -inf gives zeros.  x, y: [N, C]
-Tensor2 softmax_rows(const Tensor2& x);
+Tensor2 softmax(const Tensor2& x);
 
 /// y = (x - mean) / sqrt(var + eps) · weight + bias per row, var = Σ (x - mean)² / D.
 /// x, y: [N, D]   weight, bias: [D]
@@ -62,7 +62,7 @@ xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index
 /// y[t, 2i] = x[t, 2i] cos a - x[t, 2i+1] sin a,  y[t, 2i+1] = x[t, 2i] sin a + x[t, 2i+1] cos a.
 /// Positions count from 0 (position 0: y = x).  x, y: [T, Dh]   positions: T entries
 /// Throws std::invalid_argument if Dh is odd or 0.
-Tensor2 rope_rotate(const Tensor2& x, const std::vector<std::size_t>& positions);
+Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions);
 
 /// ALiBi slopes m_0 .. m_{H-1}. H a power of two: m_h = 2^(-8(h+1)/H) (H = 8: 1/2 .. 1/256).
 /// Otherwise, n = the largest power of two below H: the n slopes for n heads, then

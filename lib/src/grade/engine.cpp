@@ -256,9 +256,9 @@ CheckResult run(const GradCheck& c) {
     const double delta = analytic->data[j] - numeric[j];
     diff2 += delta * delta, a2 += analytic->data[j] * analytic->data[j], n2 += numeric[j] * numeric[j];
   }
-  const double denom = std::sqrt(a2) + std::sqrt(n2);
+  const double denom = std::sqrt(a2) + std::sqrt(n2);  // scalar
   // both zero is a match; NaN anywhere is not
-  const double err = denom == 0 ? (diff2 == 0 ? 0.0 : 1.0) : std::sqrt(diff2) / denom;
+  const double err = denom == 0 ? (diff2 == 0 ? 0.0 : 1.0) : std::sqrt(diff2) / denom;  // scalar
   r.passed = err <= 1e-4;  // NaN compares false: fails
   r.expected += "  (error ‖a − n‖/(‖a‖ + ‖n‖) must be <= 0.0001)";
   r.computed += "  (error " + num(err) + ")";

@@ -2,6 +2,7 @@
 // Arithmetic is in double where the bug does not depend on it and in float where it does
 // (softmax_without_max overflows because float32's exp does).
 #include "xenc/grade/pitfalls.hpp"
+#include "xenc/reference/ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -70,6 +71,29 @@ const PitfallInfo& describe(Pitfall p) {
         "longer sum to 1 and the padding still took its share",
         "mask the scores before the softmax: S[i, j] = -inf for padding keys j, then P = "
         "softmax(S) (masked weights are exactly 0 and each row sums to 1)"}},
+      {Pitfall::attention_scale_by_dh,
+       {"attention scores divided by Dh instead of sqrt(Dh)",
+        "S = Q Kᵀ / Dh scales the scores by 1/Dh, the square of the right factor: the softmax "
+        "comes out too flat, more so the wider the head",
+        "divide the scores by sqrt(Dh): S = Q Kᵀ / sqrt(Dh) (std::sqrt of the head dimension)"}},
+      {Pitfall::pe_sin_cos_swapped,
+       {"sin and cos swapped in the sinusoidal table",
+        "the even columns hold cos and the odd ones sin: PE(p, 2i) = cos(p ω_i), PE(p, 2i+1) = "
+        "sin(p ω_i), so position 0 is [1, 0, 1, 0, ...] instead of [0, 1, 0, 1, ...]",
+        "sin in column 2i and cos in column 2i+1: PE(p, 2i) = sin(p / 10000^(2i/D)), PE(p, 2i+1) = "
+        "cos(p / 10000^(2i/D))"}},
+      {Pitfall::softmax_wrong_axis,
+       {"softmax over the wrong axis",
+        "each column is normalised over the rows (dim=0 where dim=-1 was meant): the columns "
+        "sum to 1, the rows do not",
+        "normalise each row over its own entries, the last axis: y[r, c] = exp(x[r, c] - max_r) / "
+        "Σ_c' exp(x[r, c'] - max_r)"}},
+      {Pitfall::rope_doubled_exponent,
+       {"RoPE frequencies 10000^(-4i/Dh), the exponent doubled",
+        "θ_i = 10000^(-2·(2i)/Dh): the 2i of a loop over even columns doubled once more, so the "
+        "frequencies fall twice as fast as the formula's",
+        "θ_i = 10000^(-2i/Dh) for pair i = 0 .. Dh/2 - 1 (or 10000^(-j/Dh) when j steps over the "
+        "even columns 0, 2, 4, ...)"}},
       {Pitfall::attention_without_scale,
        {"attention scores without 1/sqrt(Dh)",
         "S = Q Kᵀ without the scale: the scores' spread grows like sqrt(Dh) and the softmax "
@@ -147,7 +171,9 @@ const std::vector<Pitfall>& all_pitfalls() {
       Pitfall::cross_entropy_counts_ignored,
       Pitfall::rope_rotate_half,            Pitfall::rope_exponent_without_2,
       Pitfall::rope_clockwise,              Pitfall::rope_positions_from_one,
-      Pitfall::alibi_start_2_pow_minus_8,   Pitfall::alibi_plain_formula};
+      Pitfall::alibi_start_2_pow_minus_8,   Pitfall::alibi_plain_formula,
+      Pitfall::attention_scale_by_dh,       Pitfall::pe_sin_cos_swapped,
+      Pitfall::softmax_wrong_axis,          Pitfall::rope_doubled_exponent};
   return all;
 }
 
@@ -160,6 +186,17 @@ Tensor2 pe_doubled_exponent(std::size_t P, std::size_t D) {
       const double angle = double(p) / std::pow(10000.0, double(2 * i) / double(D));  // ... so 4k/D
       pe(p, i) = float(std::sin(angle));
       pe(p, i + 1) = float(std::cos(angle));
+    }
+  return pe;
+}
+
+Tensor2 pe_sin_cos_swapped(std::size_t P, std::size_t D) {
+  Tensor2 pe = xt::zeros<float>({P, D});
+  for (std::size_t p = 0; p < P; ++p)
+    for (std::size_t k = 0; 2 * k + 1 < D; ++k) {
+      const double angle = double(p) / std::pow(10000.0, double(2 * k) / double(D));
+      pe(p, 2 * k) = float(std::cos(angle));      // cos where sin belongs ...
+      pe(p, 2 * k + 1) = float(std::sin(angle));  // ... and sin where cos belongs
     }
   return pe;
 }
@@ -203,6 +240,17 @@ Tensor2 softmax_without_max(const Tensor2& x) {
     float sum = 0.0f;
     for (std::size_t c = 0; c < x.shape()[1]; ++c) sum += (y(r, c) = std::exp(x(r, c)));
     for (std::size_t c = 0; c < x.shape()[1]; ++c) y(r, c) /= sum;
+  }
+  return y;
+}
+
+Tensor2 softmax_wrong_axis(const Tensor2& x) {
+  Tensor2 y = x;
+  std::vector<double> column(x.shape()[0]);
+  for (std::size_t c = 0; c < x.shape()[1]; ++c) {  // a column at a time: over the rows
+    for (std::size_t r = 0; r < x.shape()[0]; ++r) column[r] = x(r, c);
+    reference::softmax_row(column);  // the oracle's row softmax, on the wrong slice
+    for (std::size_t r = 0; r < x.shape()[0]; ++r) y(r, c) = float(column[r]);
   }
   return y;
 }
@@ -270,13 +318,16 @@ LayerNormGrads<2> layer_norm_backward_no_mean_terms(const Tensor2& grad_y, const
 
 namespace {
 enum class MaskMode { before_softmax, after_softmax, inverted };
+enum class Scale { sqrt_dh, none, dh };  // the scores' divisor: sqrt(Dh), 1 or Dh
 
 // Loop-by-loop attention in double with one deliberate variation.
 AttentionResult attention_variant(const Tensor4& q, const Tensor4& k, const Tensor4& v,
-                                  const Mask2& mask, MaskMode mode, bool scaled) {
+                                  const Mask2& mask, MaskMode mode, Scale scaling) {
   const std::size_t B = q.shape()[0], H = q.shape()[1], Tq = q.shape()[2], Dh = q.shape()[3];
   const std::size_t Tk = k.shape()[2];
-  const double scale = scaled ? 1.0 / std::sqrt(double(Dh)) : 1.0;
+  const double scale = scaling == Scale::sqrt_dh ? 1.0 / std::sqrt(double(Dh))
+                       : scaling == Scale::dh  ? 1.0 / double(Dh)
+                                               : 1.0;
   const double inf = std::numeric_limits<double>::infinity();
   AttentionResult r;
   r.output = xt::zeros<float>({B, H, Tq, Dh});
@@ -289,19 +340,15 @@ AttentionResult attention_variant(const Tensor4& q, const Tensor4& k, const Tens
           if (mask.size() == 0) return false;
           return mode == MaskMode::inverted ? !mask(b, j) : bool(mask(b, j));
         };
-        double m = -inf;
         for (std::size_t j = 0; j < Tk; ++j) {
           double dot = 0.0;
           for (std::size_t e = 0; e < Dh; ++e) dot += double(q(b, h, i, e)) * double(k(b, h, j, e));
           s[j] = dot * scale;
           if (mode != MaskMode::after_softmax && masked(j)) s[j] = -inf;
-          m = std::max(m, s[j]);
         }
-        if (m == -inf) continue;  // every key masked: a row of zeros
-        double sum = 0.0;
-        for (std::size_t j = 0; j < Tk; ++j) sum += (s[j] = std::exp(s[j] - m));
+        // the softmax, with the oracle's one rule for a row whose every key is masked (zeros)
+        reference::softmax_row(s);
         for (std::size_t j = 0; j < Tk; ++j) {
-          s[j] /= sum;
           if (mode == MaskMode::after_softmax && masked(j)) s[j] = 0.0;  // too late
           r.weights(b, h, i, j) = float(s[j]);
           for (std::size_t e = 0; e < Dh; ++e) r.output(b, h, i, e) += float(s[j] * v(b, h, j, e));
@@ -320,17 +367,22 @@ Mask2 keep_mask_from_lengths(const std::vector<std::size_t>& lengths, std::size_
 
 AttentionResult attention_inverted_mask(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                         const Mask2& key_padding_mask) {
-  return attention_variant(q, k, v, key_padding_mask, MaskMode::inverted, true);
+  return attention_variant(q, k, v, key_padding_mask, MaskMode::inverted, Scale::sqrt_dh);
 }
 
 AttentionResult attention_mask_after_softmax(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                              const Mask2& key_padding_mask) {
-  return attention_variant(q, k, v, key_padding_mask, MaskMode::after_softmax, true);
+  return attention_variant(q, k, v, key_padding_mask, MaskMode::after_softmax, Scale::sqrt_dh);
 }
 
 AttentionResult attention_without_scale(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                         const Mask2& key_padding_mask) {
-  return attention_variant(q, k, v, key_padding_mask, MaskMode::before_softmax, false);
+  return attention_variant(q, k, v, key_padding_mask, MaskMode::before_softmax, Scale::none);
+}
+
+AttentionResult attention_scale_by_dh(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                      const Mask2& key_padding_mask) {
+  return attention_variant(q, k, v, key_padding_mask, MaskMode::before_softmax, Scale::dh);
 }
 
 // ---- heads --------------------------------------------------------------------------------------
@@ -447,6 +499,9 @@ Tensor2 rope_exponent_without_2(const Tensor2& x, const std::vector<std::size_t>
 }
 Tensor2 rope_clockwise(const Tensor2& x, const std::vector<std::size_t>& positions) {
   return rope_variant(x, positions, {false, 2.0, -1.0, 0.0});  // R(−a)
+}
+Tensor2 rope_doubled_exponent(const Tensor2& x, const std::vector<std::size_t>& positions) {
+  return rope_variant(x, positions, {false, 4.0, 1.0, 0.0});  // θ_i = 10000^(−4i/Dh)
 }
 Tensor2 rope_positions_from_one(const Tensor2& x, const std::vector<std::size_t>& positions) {
   return rope_variant(x, positions, {false, 2.0, 1.0, 1.0});  // angle (p + 1) θ_i

@@ -13,6 +13,13 @@ std::size_t ExerciseResult::num_passed() const {
   return n;
 }
 
+bool ExerciseResult::still_stub() const {
+  if (checks.empty()) return false;
+  for (const CheckResult& c : checks)
+    if (c.passed || c.computed.find("not implemented") == std::string::npos) return false;
+  return true;
+}
+
 void print_report(std::ostream& os, const ExerciseResult& r) {
   os << (r.passed() ? "✔ " : "✘ ") << r.exercise << ": " << r.num_passed() << " of "
      << r.checks.size() << " checks passed\n";

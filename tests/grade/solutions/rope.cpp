@@ -6,11 +6,11 @@
 
 namespace assignment {
 
-Tensor2 rope_rotate(const Tensor2& x, const std::vector<std::size_t>& positions) {
+Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions) {
   const std::size_t T = x.shape()[0], Dh = x.shape()[1];
   // the pairs (2i, 2i+1) need an even Dh
   if (Dh == 0 || Dh % 2 != 0)
-    throw xenc::config_error("rope_rotate: Dh (" + std::to_string(Dh) + ") must be even and > 0");
+    throw xenc::config_error("rope: Dh (" + std::to_string(Dh) + ") must be even and > 0");
   Tensor2 y = Tensor2::from_shape({T, Dh});
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t i = 0; i < Dh / 2; ++i) {

@@ -1,4 +1,4 @@
-// Exercise: softmax_rows. Replace the throw with your code (see ../exercises.hpp and README.md).
+// Exercise: softmax. Replace the throw with your code (see ../exercises.hpp and README.md).
 //     y[r, c] = exp(x[r, c] - max_r) / Σ_c' exp(x[r, c'] - max_r)
 #include "exercises.hpp"
 
@@ -6,8 +6,8 @@
 
 namespace assignment {
 
-Tensor2 softmax_rows(const Tensor2& x) {
-  throw std::logic_error("softmax_rows: not implemented");
+Tensor2 softmax(const Tensor2& x) {
+  throw std::logic_error("softmax: not implemented");
 }
 
 }  // namespace assignment

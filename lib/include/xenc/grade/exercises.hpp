@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,11 +130,27 @@ ExerciseResult check_rope(const RopeFn& student);
 using AlibiSlopesFn = std::function<std::vector<double>(std::size_t num_heads)>;
 ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student);
 
-/// The exercises, in teaching order: name (as ExerciseResult::exercise) and signature.
+/// An exercise as the registry knows it. Each exercise's file (lib/src/grade/exercises/<name>.cpp)
+/// registers itself with a static RegisterExercise; the template's grade program, the notebooks'
+/// cells and the teacher's settings read the registry.
 struct ExerciseInfo {
-  std::string name;
-  std::string signature;
+  std::string name;       ///< "softmax": the file exercises/softmax.cpp and the check check_softmax
+  std::string signature;  ///< the function the student writes
+  double points = 1.0;    ///< default points (the teacher's settings may change them)
+  int order = 0;          ///< teaching order
 };
+/// The registered exercises, in teaching order.
 const std::vector<ExerciseInfo>& exercises();
+/// The exercise of that name, or nullptr.
+const ExerciseInfo* find_exercise(const std::string& name);
+struct RegisterExercise {
+  explicit RegisterExercise(ExerciseInfo info);
+};
+
+/// Hidden checks: when a seed is set, each exercise adds checks whose inputs are drawn from it
+/// (CheckResult::hidden; reports show neither their inputs nor their values). The child process
+/// of xenc/grade/runner.hpp sets it from the teacher's settings.
+void set_hidden_seed(std::optional<std::uint64_t> seed);
+std::optional<std::uint64_t> hidden_seed();
 
 }  // namespace xenc::grade

@@ -47,6 +47,10 @@ enum class Pitfall {
   rope_positions_from_one,         ///< rope_positions_from_one
   alibi_start_2_pow_minus_8,       ///< alibi_slopes_start_2_pow_minus_8
   alibi_plain_formula,             ///< alibi_slopes_plain_formula
+  attention_scale_by_dh,           ///< attention_scale_by_dh
+  pe_sin_cos_swapped,              ///< pe_sin_cos_swapped
+  softmax_wrong_axis,              ///< softmax_wrong_axis
+  rope_doubled_exponent,           ///< rope_doubled_exponent
 };
 
 struct PitfallInfo {
@@ -62,6 +66,10 @@ const PitfallInfo& describe(Pitfall p);
 const std::vector<Pitfall>& all_pitfalls();
 
 // ---- positional encodings ---------------------------------------------------------------------
+
+/// cos in the even columns and sin in the odd ones: PE(p, 2i) = cos(p ω_i), PE(p, 2i+1) = sin(p ω_i)
+/// (the two lines of the formula swapped). Shapes: [P, D] (even D).
+Tensor2 pe_sin_cos_swapped(std::size_t num_positions, std::size_t d_model);
 
 /// The published loop `for i in range(0, D, 2): angle = p / 10000^(2*i/D)`: i already is the
 /// even dimension 2k, so the exponent becomes 4k/D and frequencies fall twice as fast.
@@ -95,6 +103,10 @@ std::size_t near_constant_dims(const Tensor2& pe, float threshold);
 /// x > 88.7 (float32), and the row becomes inf / inf = NaN. Shapes: x, y: [N, C].
 Tensor2 softmax_without_max(const Tensor2& x);
 
+/// Softmax over the wrong axis: each column of x [N, C] normalised over the rows (dim=0 where
+/// dim=-1 was meant), with its maximum subtracted. Shapes: x, y: [N, C].
+Tensor2 softmax_wrong_axis(const Tensor2& x);
+
 // ---- layer norm (over the last axis, rows of x: [N, D]) -----------------------------------------
 
 /// var = Σ (x - mean)² / (D - 1) (x.var() in PyTorch/pandas is unbiased), eps inside the root.
@@ -117,6 +129,10 @@ LayerNormGrads<2> layer_norm_backward_no_mean_terms(const Tensor2& grad_y, const
 /// token (keep). Passed where PyTorch's key_padding_mask (true = padding) is expected, it
 /// inverts the mask. Shape: [B, T].
 Mask2 keep_mask_from_lengths(const std::vector<std::size_t>& lengths, std::size_t T);
+
+/// Scores divided by Dh instead of sqrt(Dh): S = Q Kᵀ / Dh (the scale squared).
+AttentionResult attention_scale_by_dh(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                      const Mask2& key_padding_mask);
 
 /// Attention that reads key_padding_mask as "true = keep": it masks the real tokens.
 AttentionResult attention_inverted_mask(const Tensor4& q, const Tensor4& k, const Tensor4& v,
@@ -163,6 +179,9 @@ Tensor2 rope_exponent_without_2(const Tensor2& x, const std::vector<std::size_t>
 /// The rotation by −a (clockwise): y_2i = x_2i cos a + x_2i+1 sin a, y_2i+1 = −x_2i sin a +
 /// x_2i+1 cos a, i.e. R(a)ᵀ, the backward's matrix, in the forward.
 Tensor2 rope_clockwise(const Tensor2& x, const std::vector<std::size_t>& positions);
+/// θ_i = 10000^(−4i/Dh): the sinusoidal table's doubled exponent carried into RoPE (2·i where i
+/// already counts the even column 2k), so the frequencies fall twice as fast.
+Tensor2 rope_doubled_exponent(const Tensor2& x, const std::vector<std::size_t>& positions);
 /// Positions counted from 1 (1-based enumerate): row t rotated by (positions[t] + 1) · θ_i.
 Tensor2 rope_positions_from_one(const Tensor2& x, const std::vector<std::size_t>& positions);
 

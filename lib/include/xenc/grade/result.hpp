@@ -26,6 +26,7 @@ struct CheckResult {
   std::string first_difference; ///< "y[0, 2]: expected 0.665241, computed nan" (empty if none)
   std::string hint;             ///< what to do; names the known mistake when one matched
   std::string known_mistake;    ///< the pitfall's title when the output equals an exhibit's
+  bool hidden = false;          ///< a hidden check (teacher's seed): its input is not shown
 };
 
 /// All checks of one exercise.
@@ -36,6 +37,8 @@ struct ExerciseResult {
 
   bool passed() const;             ///< every check passed (false when there are none)
   std::size_t num_passed() const;
+  /// Every check failed because the function threw "... not implemented" (the stub as handed out).
+  bool still_stub() const;
 };
 
 /// The report: a heading with the signature and "k of n checks passed", then one ✔/✘ line per

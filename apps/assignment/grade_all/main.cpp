@@ -1,0 +1,184 @@
+// xenc-grade-all: grades a folder of submissions, one sub-folder per student, into a CSV of points
+// and one report per student.
+//
+//     xenc-grade-all SUBMISSIONS_DIR [--settings grading.json] [--output DIR]
+//                    [--template DIR] [--prefix XENCODER_PREFIX]
+//
+// A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
+// an exercise a student did not hand in is graded as the template's stub. The template is copied
+// once into DIR/work, configured once, and each student's files replace its exercises/ in turn;
+// the template's grade program builds each exercise on its own and runs it in its own process
+// with the time and memory limits of the settings, so one student's crash, hang or compile error
+// touches only that exercise of that student. Written: DIR/grades.csv, DIR/<student>.txt (the
+// report the student reads) and DIR/<student>.json.
+#include <CLI/CLI.hpp>
+#include <xenc/grade/exercises.hpp>
+#include <xenc/grade/sandbox.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "../../common/cli.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Runs a build step (no tight limits: compilers need memory and time); its output on failure.
+bool run_step(const std::vector<std::string>& args, std::string& output) {
+  xenc::grade::Limits limits;
+  limits.time_seconds = 1800;
+  limits.memory_mib = std::size_t(1) << 16;
+  limits.output_bytes = std::size_t(1) << 20;
+  const xenc::grade::Outcome o = xenc::grade::run_isolated(args[0], args, limits);
+  output = o.output;
+  return o.exited && o.exit_code == 0;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+fs::path self_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Grades a folder of submissions (one sub-folder per student) with the assignment "
+               "template's grade program, each exercise in its own process, into DIR/grades.csv "
+               "and one report per student."};
+  xenc_app::add_version(app, "xenc-grade-all");
+  std::string submissions, settings, output = "grades", template_dir, prefix;
+  app.add_option("SUBMISSIONS_DIR", submissions, "one sub-folder per student")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--settings", settings, "the teacher's grading.json (exercises, points, hints, hidden checks, "
+                                         "library calls, limits)")->check(CLI::ExistingFile);
+  app.add_option("--output", output, "where grades.csv and the reports go")->capture_default_str();
+  const fs::path installed_template = self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
+  app.add_option("--template", template_dir, "the assignment template (default: the installed one, " +
+                                                 installed_template.lexically_normal().string() + ")");
+  app.add_option("--prefix", prefix, "where xencoder is installed (default: this program's prefix, " +
+                                         (self_dir() / "..").lexically_normal().string() + ")");
+  CLI11_PARSE(app, argc, argv);
+  if (template_dir.empty()) template_dir = installed_template.lexically_normal().string();
+  if (prefix.empty()) prefix = (self_dir() / "..").lexically_normal().string();
+  if (!fs::exists(fs::path(template_dir) / "CMakeLists.txt")) {
+    std::cerr << "xenc-grade-all: no assignment template in " << template_dir << " (give --template DIR)\n";
+    return 2;
+  }
+  const std::string cmake = fs::exists(XENC_CMAKE) ? XENC_CMAKE : "/usr/bin/cmake";
+
+  // 1. one copy of the template, configured and built once
+  const fs::path out = fs::absolute(output);
+  const fs::path work = out / "work" / "assignment";
+  const fs::path build = out / "work" / "build";
+  fs::remove_all(out / "work");
+  fs::create_directories(work);
+  fs::copy(template_dir, work, fs::copy_options::recursive);
+  fs::remove_all(work / "build");
+  if (!settings.empty()) fs::copy_file(settings, work / "grading.json", fs::copy_options::overwrite_existing);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(work / "exercises"))
+    if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
+  std::map<std::string, std::string> stubs;
+  for (const std::string& n : names) stubs[n] = read_file(work / "exercises" / (n + ".cpp"));
+  std::string log;
+  if (!run_step({cmake, "-S", work.string(), "-B", build.string(), "-DCMAKE_PREFIX_PATH=" + prefix}, log) ||
+      !run_step({cmake, "--build", build.string(), "--target", "grade"}, log)) {
+    std::cerr << "xenc-grade-all: the template does not build against " << prefix << ":\n" << log;
+    return 2;
+  }
+  const std::string grade = (build / "grade").string();
+  std::vector<std::string> graded_names;  // the exercises grade grades, in its order
+  {
+    std::string list;
+    if (!run_step({grade, "--list"}, list)) {
+      std::cerr << "xenc-grade-all: grade --list failed:\n" << list;
+      return 2;
+    }
+    std::istringstream in(list);
+    for (std::string l; std::getline(in, l);)
+      if (!l.empty()) graded_names.push_back(l);
+  }
+
+  // 2. each student in turn
+  std::vector<fs::path> students;
+  for (const auto& e : fs::directory_iterator(submissions))
+    if (e.is_directory()) students.push_back(e.path());
+  std::sort(students.begin(), students.end());
+  std::ofstream table(out / "grades.csv");
+  table << "student,points,max_points";
+  for (const std::string& n : graded_names) table << "," << n;
+  table << ",notes\n";
+  int failures = 0;
+  for (const fs::path& student : students) {
+    const std::string who = student.filename().string();
+    for (const std::string& n : names) {
+      fs::path handed = student / "exercises" / (n + ".cpp");
+      if (!fs::exists(handed)) handed = student / (n + ".cpp");
+      // rewritten, not copied: a fresh modification time, so the build sees every change
+      std::ofstream(work / "exercises" / (n + ".cpp"), std::ios::binary)
+          << (fs::exists(handed) ? read_file(handed) : stubs[n]);
+    }
+    std::string ignored;
+    run_step({grade, "--format", "json", "--output", (out / (who + ".json")).string(), "--text-output",
+              (out / (who + ".txt")).string()},
+             ignored);
+    table << csv(who);
+    try {
+      const json r = json::parse(read_file(out / (who + ".json")));
+      table << "," << number(r.at("points").get<double>()) << "," << number(r.at("max_points").get<double>());
+      std::map<std::string, std::pair<double, std::string>> by_name;
+      for (const json& e : r.at("exercises"))
+        by_name[e.at("name").get<std::string>()] = {e.at("points").get<double>(), e.at("status").get<std::string>()};
+      std::string notes;
+      for (const std::string& n : graded_names) {
+        table << "," << number(by_name[n].first);
+        const std::string& st = by_name[n].second;
+        if (st != "passed") notes += (notes.empty() ? "" : "; ") + n + ": " + st.substr(0, 160);
+      }
+      table << "," << csv(notes) << "\n";
+      std::cout << who << ": " << number(r.at("points").get<double>()) << " of "
+                << number(r.at("max_points").get<double>()) << " points\n";
+    } catch (const std::exception& e) {
+      ++failures;
+      table << ",,";
+      for (std::size_t i = 0; i < graded_names.size(); ++i) table << ",";
+      table << "," << csv(std::string("not graded: ") + e.what()) << "\n";
+      std::cout << who << ": not graded (" << e.what() << ")\n";
+    }
+  }
+  std::cout << "wrote " << (out / "grades.csv").string() << " and " << students.size()
+            << " reports (" << (out / "<student>.txt").string() << ")\n";
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,15 @@
+// grade-<name>: grades one exercise, built from exercises/<name>.cpp alone (XENC_EXERCISE is
+// <name>). ./build/grade builds and runs it in its own process; its verdict goes to grade on a
+// private channel, so nothing your code prints can change it. Started by hand, it prints the
+// exercise's report.
+#include "exercises.hpp"
+
+#include <xenc/grade/runner.hpp>
+
+#define XENC_CHECK_OF(name) xenc::grade::check_##name
+#define XENC_EXPAND(macro, arg) macro(arg)
+
+int main() {
+  return xenc::grade::child_main(
+      [] { return XENC_EXPAND(XENC_CHECK_OF, XENC_EXERCISE)(assignment::XENC_EXERCISE); });
+}

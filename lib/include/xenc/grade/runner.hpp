@@ -1,0 +1,95 @@
+// Grading a submission exercise by exercise, each in its own process, and the report formats.
+//
+// Two programs share this header:
+//   - the child, one per exercise (the assignment template's `grade-<name>`, built from the
+//     student's one file): child_main runs the exercise's checks and writes the verdict, as JSON,
+//     on the private channel of xenc/grade/sandbox.hpp. What the student's code prints goes to a
+//     captured buffer and never counts.
+//   - the parent (the template's `grade`): grade_main builds each exercise's child on its own
+//     (a file that does not compile fails that exercise alone, with the compiler's first error;
+//     a failed build never runs an old binary), runs it under the time and memory limits, and
+//     writes the report as text, JSON, Gradescope results.json or JUnit XML.
+// The teacher's settings (grading.json next to the template's CMakeLists.txt, see read_settings)
+// choose the exercises and their points, the hint level, hidden checks, the library-calls policy
+// and the limits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xenc/grade/result.hpp"
+#include "xenc/grade/sandbox.hpp"
+
+namespace xenc::grade {
+
+/// How much a failed check says beyond its values: the hint, the known mistake's title only, or
+/// nothing.
+enum class HintLevel { full, brief, off };
+
+/// The teacher's settings. As a file (JSON), every key optional:
+///     { "exercises": {"softmax": 2, "attention": 3},   // which, with their points (default: all, 1 each)
+///       "hints": "full" | "brief" | "off",
+///       "hidden_seed": 1234,                          // adds hidden checks drawn from this seed
+///       "library_calls": false,                       // student code may not call xenc:: ops/nn
+///       "time_limit_seconds": 10, "memory_limit_mib": 512 }
+struct Settings {
+  std::vector<std::pair<std::string, double>> exercises;  ///< empty: every registered exercise
+  HintLevel hints = HintLevel::full;
+  std::optional<std::uint64_t> hidden_seed;
+  bool library_calls = true;
+  Limits limits;
+};
+
+/// Reads a settings file. Throws xenc::config_error naming the file, the key and the value
+/// expected (unknown keys and unknown exercise names are errors too: a typo must not pass silently).
+Settings read_settings(const std::string& path);
+
+/// One exercise as graded in its own process.
+struct Graded {
+  std::string exercise;
+  std::string signature;
+  double max_points = 1.0;
+  double points = 0.0;
+  /// empty when the child delivered a verdict; otherwise why there is none or why it does not
+  /// count: "does not compile: ...", "crashed with SIGSEGV ...", "exceeded the time limit ..."
+  std::string failure;
+  ExerciseResult result;  ///< the checks (empty when there is no verdict)
+  std::string output;     ///< what the student's code printed (captured, shortened)
+  double seconds = 0.0;
+  bool passed() const { return failure.empty() && result.passed(); }
+  /// The points of one check: max_points shared equally among the exercise's checks.
+  double points_per_check() const;
+};
+
+enum class Format { text, json, gradescope, junit };
+
+/// The report of a whole submission in one format. Hidden checks show no input and no values in
+/// any format; hints follow `hints`.
+std::string format_report(const std::vector<Graded>& graded, Format format, HintLevel hints);
+
+/// The verdict a child writes, and the parent reads back (JSON).
+std::string verdict_json(const ExerciseResult& result);
+/// Throws std::invalid_argument when text is not a verdict.
+ExerciseResult parse_verdict(const std::string& text);
+
+/// In the child: grades one exercise and writes the verdict on the private channel. Started by
+/// hand (no channel), it prints the text report instead. Returns the process's exit code.
+int child_main(const std::function<ExerciseResult()>& grade);
+
+/// Where the parent finds the template's source and build trees and CMake.
+struct Project {
+  std::string source_dir;   ///< holds exercises/<name>.cpp and (optionally) grading.json
+  std::string build_dir;    ///< where `cmake --build` makes grade-<name>
+  std::string cmake;        ///< the cmake program (absolute path)
+};
+
+/// The parent program: `grade [--format F] [--output FILE] [--text-output FILE] [--settings FILE]
+/// [--time-limit S] [--memory-limit MIB] [--list] [exercise ...]`. Exit code 0 when every check of every chosen
+/// exercise passed, 1 when one did not, 2 for a usage or settings error.
+int grade_main(int argc, char** argv, const Project& project);
+
+}  // namespace xenc::grade

@@ -1,0 +1,43 @@
+// The registry of exercises: each lib/src/grade/exercises/<name>.cpp registers itself at load
+// time; the list is kept in teaching order. Also the teacher's hidden-check seed.
+#include <algorithm>
+
+#include "xenc/core/error.hpp"
+#include "xenc/grade/exercises.hpp"
+
+namespace xenc::grade {
+
+namespace {
+// A function-local static: registrations run during static initialisation, in any file order.
+std::vector<ExerciseInfo>& registry() {
+  static std::vector<ExerciseInfo> all;
+  return all;
+}
+std::optional<std::uint64_t>& seed() {
+  static std::optional<std::uint64_t> s;
+  return s;
+}
+}  // namespace
+
+RegisterExercise::RegisterExercise(ExerciseInfo info) {
+  std::vector<ExerciseInfo>& all = registry();
+  for (const ExerciseInfo& e : all)
+    if (e.name == info.name)
+      throw config_error("RegisterExercise: the exercise '" + info.name + "' is registered twice");
+  all.push_back(std::move(info));
+  std::stable_sort(all.begin(), all.end(),
+                   [](const ExerciseInfo& a, const ExerciseInfo& b) { return a.order < b.order; });
+}
+
+const std::vector<ExerciseInfo>& exercises() { return registry(); }
+
+const ExerciseInfo* find_exercise(const std::string& name) {
+  for (const ExerciseInfo& e : registry())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+void set_hidden_seed(std::optional<std::uint64_t> s) { seed() = s; }
+std::optional<std::uint64_t> hidden_seed() { return seed(); }
+
+}  // namespace xenc::grade
