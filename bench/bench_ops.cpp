@@ -211,3 +211,51 @@ BENCHMARK(BM_Attention)->ArgNames({"T", "D", "H"})->Args({16, 128, 4})->Args({25
 
 }  // namespace
 }  // namespace xenc::bench
+
+namespace xenc::bench {
+namespace {
+
+// One head's attention (Dh = 64, as D = 512, H = 8), forward only: the plain kernel (the
+// [T, T] matrix) against the tiled kernel at tile sizes Br x Bc (queries x keys), to choose
+// kernels::TileSizes. BM_AttentionHeadTiled/T/Br/Bc.
+struct HeadData {
+  Tensor2 q, k, v, out;
+  explicit HeadData(std::size_t T)
+      : q(random_tensor<Tensor2>(std::vector<std::size_t>{T, 64}, 1)),
+        k(random_tensor<Tensor2>(std::vector<std::size_t>{T, 64}, 2)),
+        v(random_tensor<Tensor2>(std::vector<std::size_t>{T, 64}, 3)),
+        out(Tensor2::from_shape({T, 64})) {}
+  kernels::HeadInputs inputs() const {
+    return {kernels::as_matrix(q), kernels::as_matrix(k), kernels::as_matrix(v)};
+  }
+};
+
+void BM_AttentionHeadPlain(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0));
+  HeadData d(T);
+  Tensor2 probs = Tensor2::from_shape({T, T});
+  for (auto _ : state)
+    kernels::attention_head_forward(d.inputs(), {0.125f, nullptr, {}, {}}, kernels::as_matrix(probs),
+                                    {}, {}, kernels::as_matrix(d.out));
+  set_flops(state, 4.0 * double(T) * double(T) * 64.0);
+}
+BENCHMARK(BM_AttentionHeadPlain)->ArgName("T")->Arg(512)->Arg(2048)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_AttentionHeadTiled(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0));
+  const kernels::TileSizes tiles{static_cast<std::size_t>(state.range(1)),
+                                 static_cast<std::size_t>(state.range(2))};
+  HeadData d(T);
+  std::vector<float> lse(T);
+  for (auto _ : state)
+    kernels::attention_head_forward_tiled(d.inputs(), {0.125f, nullptr, {}, {}}, {},
+                                          kernels::as_matrix(d.out), lse.data(), tiles);
+  set_flops(state, 4.0 * double(T) * double(T) * 64.0);
+}
+BENCHMARK(BM_AttentionHeadTiled)->ArgNames({"T", "Br", "Bc"})
+    ->Args({512, 64, 256})->Args({2048, 64, 256})->Args({2048, 32, 256})->Args({2048, 128, 256})
+    ->Args({2048, 64, 512})->Args({2048, 128, 512})->Args({2048, 256, 256})->Args({2048, 64, 128})
+    ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace xenc::bench

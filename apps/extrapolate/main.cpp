@@ -357,8 +357,8 @@ std::vector<std::string> conclusions(const Options& o, const std::vector<SchemeR
 // ---- figure ---------------------------------------------------------------------------------
 
 // Accuracy against test length: x is the index of the length (equal steps for doubling
-// lengths), one line per scheme (no point where a model cannot read the length), a dashed
-// vertical line at L_train and a dashed line at chance.
+// lengths), one line per scheme (no point where a model cannot read the length), and two
+// reference lines without markers: vertical at L_train, horizontal at chance.
 std::string accuracy_svg(const Options& o, const std::vector<SchemeResult>& results, double chance) {
   const auto& lengths = results.front().lengths;
   std::vector<std::string> ticks;
@@ -379,10 +379,6 @@ std::string accuracy_svg(const Options& o, const std::vector<SchemeResult>& resu
     if (missing) s.label += " (no embedding beyond length " + std::to_string(r.max_len) + ")";
     series.push_back(s);
   }
-  const double last = double(lengths.size() - 1);
-  series.push_back({"chance (1/V = " + pct(chance) + ")", {0.0, last}, {chance, chance}, true});
-  series.push_back({"L_train = " + std::to_string(o.train_length) + " (longest training length)",
-                    {marker, marker}, {0.0, 1.0}, true});
   xenc::viz::LinePlotOptions po;
   po.title = "Train short, test long: " + o.rule + " (k = " + std::to_string(o.offset) + ", V = " +
              std::to_string(o.symbols) + "), trained on lengths " + std::to_string(min_train_length(o)) +
@@ -394,6 +390,10 @@ std::string accuracy_svg(const Options& o, const std::vector<SchemeResult>& resu
   po.x_tick_labels = ticks;
   po.markers = true;
   po.height = 420;
+  // marks, not data: dashed lines across the plot without markers
+  po.reference_lines = {{"chance (1/V = " + pct(chance) + ")", chance, false},
+                        {"L_train = " + std::to_string(o.train_length) + " (longest training length)",
+                         marker, true}};
   return xenc::viz::line_plot_svg(series, po);
 }
 

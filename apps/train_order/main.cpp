@@ -36,6 +36,7 @@
 #include "xenc/nn/token_classifier.hpp"
 #include "xenc/ops/cross_entropy.hpp"
 #include "xenc/ops/softmax.hpp"
+#include "xenc/text/display_width.hpp"
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/viz/svg.hpp"
 
@@ -532,7 +533,8 @@ int run_inference(const Options& o) {
     const bool noun = is_noun(words[t]);
     marked = marked || !noun;
     const std::string shown = (unk ? "<unk>" : words[t]) + (noun ? "" : " *");
-    std::printf("%-12s %-8s %8.3f %10.3f\n", shown.c_str(),
+    // the token column in display columns (printf's %-12s counts bytes: "CAFÉ" and "猫" misalign)
+    std::printf("%s %-8s %8.3f %10.3f\n", xenc::pad_right(shown, 12).c_str(),
                 ck.meta.labels[probs(0, t, 1) > probs(0, t, 0) ? 1 : 0].c_str(), probs(0, t, 0),
                 probs(0, t, 1));
   }

@@ -115,22 +115,19 @@ std::string fixed6(double v) {
   return buf;
 }
 
-std::string pad_right(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
-}
-std::string pad_left(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
-}
+using xenc::display_width;  // columns, not bytes: "CAFÉ" is 4, "猫" is 2
+using xenc::pad_left;
+using xenc::pad_right;
 
 void print_table(const Run& run, const std::vector<Match>& matches) {
   std::size_t name_w = 16;
   for (const auto& s : run.stages) name_w = std::max(name_w, s.name.size() + 2);
   std::vector<std::size_t> col_w;
-  for (const auto& m : matches) col_w.push_back(std::max<std::size_t>(9, m.key.size() + 1));
+  for (const auto& m : matches) col_w.push_back(std::max<std::size_t>(9, display_width(m.key) + 1));
   std::string header = "  " + pad_right("stage", name_w);
   for (std::size_t i = 0; i < matches.size(); ++i) header += pad_left(matches[i].key, col_w[i]) + " ";
   header += "| " + pad_left("sentence", 9);
-  std::cout << header << "\n  " << std::string(header.size() - 2, '-') << "\n";
+  std::cout << header << "\n  " << std::string(display_width(header) - 2, '-') << "\n";
   for (const auto& s : run.stages) {
     std::cout << "  " << pad_right(s.name, name_w);
     for (std::size_t i = 0; i < s.token.size(); ++i) std::cout << pad_left(fixed6(s.token[i]), col_w[i]) << " ";
@@ -152,7 +149,7 @@ void print_wrapped(const std::string& text) {
     std::size_t end = text.find(' ', start);
     if (end == std::string::npos) end = text.size();
     const std::string word = text.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + word.size() > 88) {
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > 88) {
       std::cout << "  " << line << "\n";
       line.clear();
     }
@@ -433,7 +430,6 @@ void write_figures(const std::string& dir, const std::vector<Run>& runs,
   // 1. cosine per stage, one line per word and one for the sentence, one figure per scheme
   for (const auto& run : runs) {
     std::vector<xenc::viz::LineSeries> series;
-    double lo = 1.0;
     for (std::size_t i = 0; i <= matches.size(); ++i) {
       xenc::viz::LineSeries ls;
       ls.label = i < matches.size() ? matches[i].key : "sentence (mean-pooled)";
@@ -441,7 +437,6 @@ void write_figures(const std::string& dir, const std::vector<Run>& runs,
       for (std::size_t s = 0; s < run.stages.size(); ++s) {
         ls.x.push_back(double(s));
         ls.y.push_back(i < matches.size() ? run.stages[s].token[i] : run.stages[s].sentence);
-        lo = std::min(lo, ls.y.back());
       }
       series.push_back(ls);
     }
@@ -451,11 +446,13 @@ void write_figures(const std::string& dir, const std::vector<Run>& runs,
     o.y_label = "cosine similarity (A vs B)";
     o.x_tick_labels = stage_names;
     o.markers = true;
-    o.y_max = 1.0 + 0.04 * (1.0 - std::min(0.9, std::floor(lo * 10) / 10));  // lines at 1 stay off the frame
-    o.y_min = std::min(0.9, std::floor(lo * 10) / 10);
+    // the y range follows the data (rope's and alibi's cosines near 1 get a range of their
+    // own), padded so lines at 1 stay off the frame; a legend of many words says how many it
+    // leaves out
     xenc::viz::write_text_file(dir + "/cosine_" + run.scheme + ".svg", xenc::viz::line_plot_svg(series, o));
   }
-  // 2. final-layer difference A - B per shared word, one panel per scheme, one colour scale
+  // 2. final-layer difference A - B per shared word, one panel per scheme; a panel that one
+  //    shared scale would leave blank (rope, alibi next to sinusoidal) gets a scale of its own
   std::vector<xenc::Tensor2> panels;
   std::vector<std::string> titles;
   const std::size_t D = runs[0].final_output.shape()[2];
@@ -473,6 +470,7 @@ void write_figures(const std::string& dir, const std::vector<Run>& runs,
   h.y_label = "word";
   for (const auto& m : matches) h.y_ticks.push_back(m.key);
   h.colorbar_label = "A - B";
+  h.panel_scale = xenc::viz::PanelScale::automatic;
   xenc::viz::write_text_file(dir + "/final_difference.svg",
                              xenc::viz::heatmap_grid_svg(panels, titles, h, 1));
 }

@@ -161,7 +161,8 @@ TEST(Extrapolate, NoneIsAtChanceBecauseItSeesOnlyABagOfSymbols) {
   EXPECT_EQ(j["conclusions"][0].get<std::string>().rfind("none is at chance at every length", 0), 0u);
 }
 
-// One line per scheme, a dashed chance line and the vertical L_train marker at the first tick.
+// One line per scheme, and two reference lines without markers (viz::ReferenceLine): chance,
+// horizontal, and L_train, vertical at the first tick.
 TEST(Extrapolate, FigureHasALinePerSchemeAndTheTrainLengthMarker) {
   const std::string dir = out_dir();
   const Result r = run(kSmall + " --quiet", dir);
@@ -170,19 +171,24 @@ TEST(Extrapolate, FigureHasALinePerSchemeAndTheTrainLengthMarker) {
   ASSERT_EQ(xenc::test::svg_file_xpath_number(path, "count(/s:svg)"), 1.0) << "not well-formed SVG: " << path;
   const auto series = series_points(path);
   const std::size_t K = xenc::all_position_kinds().size();
-  ASSERT_EQ(series.size(), K + 2);
+  ASSERT_EQ(series.size(), K);
   // schemes: one point per readable length (learned: only L_train), x increasing
+  std::size_t points = 0;
   for (std::size_t i = 0; i < K; ++i) {
     const bool learned = xenc::all_position_kinds()[i] == xenc::PositionKind::learned;
     EXPECT_EQ(series[i].size(), learned ? 1u : 3u) << i;
+    points += series[i].size();
   }
-  const auto& chance = series[K];
-  ASSERT_EQ(chance.size(), 2u);
-  EXPECT_EQ(chance[0].second, chance[1].second);  // horizontal
-  const auto& marker = series[K + 1];
-  ASSERT_EQ(marker.size(), 2u);
-  EXPECT_EQ(marker[0].first, marker[1].first);     // vertical
-  EXPECT_EQ(marker[0].first, series[0][0].first);  // at the first length, L_train = 8
+  // markers on the data only, none on the reference lines
+  EXPECT_EQ(xenc::test::svg_file_xpath_number(path, "count(//s:circle)"), double(points));
+  auto ref = [&](int i, const char* attr) {
+    return xenc::test::svg_file_xpath_number(
+        path, "number((//s:line[@class='reference'])[" + std::to_string(i) + "]/@" + attr + ")");
+  };
+  ASSERT_EQ(xenc::test::svg_file_xpath_number(path, "count(//s:line[@class='reference'])"), 2.0);
+  EXPECT_EQ(ref(1, "y1"), ref(1, "y2"));             // chance: horizontal
+  EXPECT_EQ(ref(2, "x1"), ref(2, "x2"));             // L_train: vertical
+  EXPECT_EQ(ref(2, "x1"), series[0][0].first);       // at the first length, L_train = 8
   const std::string svg = read_file(path);
   EXPECT_TRUE(contains(svg, "L_train = 8 (longest training length)"));
   EXPECT_TRUE(contains(svg, "chance (1/V = 12.5%)"));

@@ -38,6 +38,19 @@ TEST(TokenizerUnicode, CaseFoldingMakesUpperAndLowerCaseOneToken) {
   EXPECT_EQ(tokenize("x\u00ADy"), (Tokens{"xy"}));  // soft hyphen: default-ignorable, removed
 }
 
+// Default-ignorable code points (DerivedCoreProperties.txt, Default_Ignorable_Code_Point; utf8proc's
+// `ignorable`) never reach a token. U+200B ZERO WIDTH SPACE (line-break class ZW in
+// LineBreak.txt) is a word break: it separates like a space instead of joining the two words.
+TEST(TokenizerUnicode, ZeroWidthSpaceSeparatesOtherIgnorablesAreDropped) {
+  EXPECT_EQ(tokenize("cat\u200Bchased"), (Tokens{"cat", "chased"}));
+  EXPECT_EQ(tokenize("The\u200Bcat chased\u200B\u200Bthe mouse"), tokenize("the cat chased the mouse"));
+  EXPECT_EQ(tokenize("\uFEFFcat"), (Tokens{"cat"}));                 // BOM (zero width no-break space)
+  EXPECT_EQ(tokenize("co\u00ADoperate"), (Tokens{"cooperate"}));     // soft hyphen
+  EXPECT_EQ(tokenize("a\u200Db a\u200Cb a\u2060b"), (Tokens{"ab", "ab", "ab"}));  // ZWJ, ZWNJ, word joiner
+  EXPECT_EQ(tokenize("x\uFE0Fy"), (Tokens{"xy"}));                   // variation selector 16
+  EXPECT_TRUE(tokenize("\u200B\u200D\uFEFF").empty());              // nothing visible, no token
+}
+
 TEST(TokenizerUnicode, DashesAndOtherPunctuationSplitWords) {
   // The em dash (U+2014, category Pd) is punctuation: "cat—chased" is three tokens, the same
   // as "cat - chased" with an ASCII hyphen-minus (also Pd) or "cat — chased".

@@ -39,6 +39,18 @@ TEST(Display, TableAsTextIsAlignedAndNumbered) {
             "1  0.000    2.500");
 }
 
+TEST(Display, TableAsTextAlignsAccentedAndWideLabelsByColumns) {
+  // "CAFÉ" is 5 bytes but 4 columns, "猫" 3 bytes but 2 columns: every value column still ends
+  // at the same column (a byte count would shift the CAFÉ row left by one, the 猫 row by one)
+  Tensor2 m = {{1.0f}, {2.0f}, {3.0f}};
+  const viz::Table t = viz::table(m, {"CAFÉ", "猫", "cat"}, {"x"}, "", 1);
+  EXPECT_EQ(viz::to_text(t),
+            "        x\n"
+            "CAFÉ  1.0\n"
+            "猫    2.0\n"
+            "cat   3.0");
+}
+
 TEST(Display, NegativeZeroIsPrintedAsZero) {
   Tensor1 v = {-0.00001f, -0.0f};
   EXPECT_EQ(viz::to_text(viz::table(v, {"a", "b"}, "", 2)), "      a     b\n0  0.00  0.00");

@@ -37,5 +37,6 @@
 #include "xenc/ops/softmax.hpp"
 #include "xenc/reference/encoder_layer.hpp"
 #include "xenc/reference/ops.hpp"
+#include "xenc/text/display_width.hpp"
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/text/vocabulary.hpp"

@@ -7,8 +7,9 @@
 // (columns h·Dh .. (h+1)·Dh) has stride D too, so a head is multiplied in place, without a
 // [B, T, D] -> [B, H, T, Dh] copy. Shapes below are [rows, cols] of the views.
 //
-// Threads: xencoder starts none. Every GEMM runs OpenBLAS's cblas_sgemm, which splits the
-// work across OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread.
+// Threads: every GEMM runs OpenBLAS's cblas_sgemm, which splits the work across
+// OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread. The one exception
+// is parallel_for (threads.cpp), which attention in tiles uses to run heads side by side.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -235,6 +237,43 @@ struct HeadGrads {
 void attention_head_backward(const HeadInputs& in, float scale, ConstMatView probs,
                              ConstMatView dropout, ConstMatView dout, MatView scratch,
                              const HeadGrads& grads);
+
+// ---- Attention in tiles, one (batch, head) (attention_tiled.cpp) ---------------------------
+
+/// Queries per tile (Br) and keys per tile (Bc): the score tile is [Br, Bc].
+struct TileSizes {
+  std::size_t queries = 64;
+  std::size_t keys = 256;
+};
+
+/// The same O as attention_head_forward, computed tile by tile with an online softmax; the
+/// [Tq, Tk] matrix P is never formed. Writes lse[i] = log Σ_j exp(S[i, j]) (Tq floats; −inf
+/// for a query whose every key is masked), which the backward needs. dropout: [Tq, Tk] factors
+/// or empty (a view: read tile by tile, so the same factors give the same O as the plain path).
+void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
+                                  ConstMatView dropout, MatView out, float* lse,
+                                  TileSizes tiles = {});
+
+/// What the tiled backward reads from the forward.
+struct TiledSaved {
+  ConstMatView out;      ///< O [Tq, Dv]
+  const float* lse;      ///< Tq floats
+  ConstMatView dropout;  ///< the forward's dropout factors [Tq, Tk], or empty
+};
+/// Backward of attention_head_forward_tiled: recomputes each tile of P as exp(S − lse).
+/// dout: [Tq, Dv]; dq, dk, dv are overwritten.
+void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
+                                   const TiledSaved& saved, ConstMatView dout,
+                                   const HeadGrads& grads, TileSizes tiles = {});
+
+// ---- Threads (threads.cpp) -----------------------------------------------------------------
+
+/// How many threads xencoder may use: OpenBLAS's setting (OPENBLAS_NUM_THREADS), at least 1.
+std::size_t thread_budget();
+/// fn(0) .. fn(n − 1), spread over min(thread_budget(), n) threads (the caller is one of them),
+/// with OpenBLAS set to 1 thread meanwhile (no threads inside threads), restored afterwards.
+/// Items must write disjoint memory. The first exception thrown by fn is rethrown here.
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 
 // ---- Position tables (positions.cpp): double precision, stored as float ---------------------
 

@@ -102,11 +102,18 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   Tensor4 drop = training_ && dropout > 0.0f
                      ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk}, dropout, dropout_rng_)
                      : Tensor4();
+  //    In tiles (no [Tq, Tk] matrix) or plain, by size unless forced (set_attention_path).
   const AttentionInputs in{H, key_padding_mask, attn_mask, drop, attention_position()};
-  auto heads = multi_head_attention_forward(qkv.q, qkv.k, qkv.v, in, keep || need_weights);
+  const bool tiled = attention_uses_tiles(path_, Tq, Tk, need_weights);
+  MultiHeadAttentionResult heads;
+  TiledAttentionResult tiled_heads;
+  if (tiled)
+    tiled_heads = multi_head_attention_forward_tiled(qkv.q, qkv.k, qkv.v, in);
+  else
+    heads = multi_head_attention_forward(qkv.q, qkv.k, qkv.v, in, keep || need_weights);
   // 4. Output projection: concat of heads [B, Tq, D] -> [B, Tq, D]
   MultiheadAttentionOutput result;
-  result.output = out_proj.forward(heads.output);
+  result.output = out_proj.forward(tiled ? tiled_heads.output : heads.output);
 
   cache_.valid = keep;
   if (keep) {
@@ -116,8 +123,12 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
     cache_.value = self ? Tensor3() : value;
     cache_.qkv = std::move(qkv);
     cache_.dropout_mask = std::move(drop);
+    cache_.tiled = tiled;
     if (need_weights) result.weights = heads.weights;
     cache_.probs = std::move(heads.weights);
+    cache_.heads = std::move(tiled_heads);
+    cache_.key_padding_mask = tiled ? key_padding_mask : Mask2();
+    cache_.attn_mask = tiled ? attn_mask : Tensor2();
   } else if (need_weights) {
     result.weights = std::move(heads.weights);
   }
@@ -134,12 +145,13 @@ Projections MultiheadAttention::projections_backward(const char* where,
   // 4'. Output projection (accumulates out_proj's gradients)
   Tensor3 d_heads = out_proj.backward(grad_output);
   // 3'. Attention: dq, dk, dv through every head
-  const Mask2 no_padding;
-  const Tensor2 no_mask;
-  const AttentionInputs in{num_heads_, no_padding, no_mask, cache_.dropout_mask,
-                           attention_position()};
-  auto d = multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k, cache_.qkv.v,
-                                         cache_.probs, in);
+  //     (the plain path reads the saved P; in tiles P is recomputed, so the masks are needed)
+  const AttentionInputs in{num_heads_, cache_.key_padding_mask, cache_.attn_mask,
+                           cache_.dropout_mask, attention_position()};
+  auto d = cache_.tiled ? multi_head_attention_backward_tiled(d_heads, cache_.qkv.q, cache_.qkv.k,
+                                                              cache_.qkv.v, cache_.heads, in)
+                        : multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k,
+                                                        cache_.qkv.v, cache_.probs, in);
   // 2'. Back through the position transform of q and k
   if (position_) position_->transform_qk_backward(d.q, d.k, num_heads_);
   // gradient buffers are allocated by the first backward (core/parameter.hpp)

@@ -1,8 +1,12 @@
 // The encoder block (post-norm or pre-norm) and the stack of N blocks.
 #include "xenc/nn/transformer_encoder.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
+
+#include <xtensor/xstrided_view.hpp>
+#include <xtensor/xview.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -50,6 +54,13 @@ Tensor3 TransformerEncoderLayer::dropout_apply(const Tensor3& x, Tensor3& mask) 
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
+  // Inference on many rows: chunk by chunk, so that the hidden layer is [C, F], not [B·T, F].
+  const std::size_t rows = x.shape(0) * x.shape(1);
+  if (!GradMode::is_enabled() && !training_ && rows > kFeedForwardChunkRows) {
+    cache_.drop_ff = Tensor3();
+    cache_.drop2 = Tensor3();
+    return feed_forward_in_chunks(x);
+  }
   // linear2(dropout(act(linear1(x)))), then the residual-branch dropout.
   // In evaluation mode dropout is the identity: skip it (no [B, T, F] copy).
   Tensor3 u = linear1.forward(x);  // [B, T, F]
@@ -60,6 +71,22 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
   Tensor3 y = linear2.forward(u);  // [B, T, D]
   if (training_) y = dropout_apply(y, cache_.drop2);
   else cache_.drop2 = Tensor3();
+  return y;
+}
+
+Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
+  // Rows are independent in the feed-forward block: y[r] = linear2(act(linear1(x[r]))).
+  const std::size_t rows = x.shape(0) * x.shape(1), D = x.shape(2);
+  const auto x2 = xt::reshape_view(x, {rows, D});  // [B, T, D] -> [B·T, D]
+  Tensor3 y = Tensor3::from_shape(x.shape());
+  auto y2 = xt::reshape_view(y, {rows, D});
+  for (std::size_t r0 = 0; r0 < rows; r0 += kFeedForwardChunkRows) {
+    const std::size_t n = std::min(kFeedForwardChunkRows, rows - r0);
+    const Tensor2 chunk = xt::view(x2, xt::range(r0, r0 + n), xt::all());  // [C, D]
+    Tensor2 u = linear1.forward(chunk);                                     // [C, F]
+    activation_inplace(config_.activation, u);
+    xt::view(y2, xt::range(r0, r0 + n), xt::all()) = linear2.forward(u);    // [C, D]
+  }
   return y;
 }
 

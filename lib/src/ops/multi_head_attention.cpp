@@ -277,3 +277,95 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
 }
 
 }  // namespace xenc
+
+// ---- Attention in tiles --------------------------------------------------------------------
+
+namespace xenc {
+
+bool attention_uses_tiles(AttentionPath path, std::size_t Tq, std::size_t Tk, bool need_weights) {
+  if (need_weights || path == AttentionPath::plain) return false;
+  return path == AttentionPath::tiled || Tq * Tk >= kTiledAttentionMinScores;
+}
+
+namespace {
+
+// The kernel's view of head (b, h): its q, k, v slices and its score terms.
+struct TiledHead {
+  kernels::HeadInputs in;
+  kernels::ScoreTerms terms;
+  kernels::ConstMatView dropout;
+};
+TiledHead tiled_head(const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                     const AttentionInputs& in, const std::vector<HeadBias>& biases,
+                     const Dims& d, std::size_t b, std::size_t h) {
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  static const HeadBias no_bias;
+  const HeadBias& bias = biases.empty() ? no_bias : biases[h];
+  return {{head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
+           head_of(vm, b, d.Tk, h, d.Dh)},
+          {kernels::attention_scale(d.Dh), kernels::row_of(in.key_padding_mask, b),
+           in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
+           bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{},
+           bias.slope},
+          in.dropout_mask.size() ? kernels::as_matrix(in.dropout_mask, b, h)
+                                 : kernels::ConstMatView{}};
+}
+
+}  // namespace
+
+TiledAttentionResult multi_head_attention_forward_tiled(const Tensor3& q, const Tensor3& k,
+                                                        const Tensor3& v,
+                                                        const AttentionInputs& in) {
+  const Dims d = check_attention("multi_head_attention_forward_tiled", q, k, v, in);
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
+  TiledAttentionResult r;
+  r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
+  r.lse = Tensor3::from_shape({d.B, d.H, d.Tq});
+  const auto om = kernels::as_matrix(r.output);
+  // one item per (batch, head): heads write disjoint columns of the output
+  kernels::parallel_for(d.B * d.H, [&](std::size_t item) {
+    const std::size_t b = item / d.H, h = item % d.H;
+    const TiledHead head = tiled_head(q, k, v, in, biases, d, b, h);
+    kernels::attention_head_forward_tiled(head.in, head.terms, head.dropout,
+                                          head_of(om, b, d.Tq, h, d.Dh),
+                                          kernels::as_vector(r.lse).block(item * d.Tq, d.Tq));
+  });
+  return r;
+}
+
+MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_output,
+                                                            const Tensor3& q, const Tensor3& k,
+                                                            const Tensor3& v,
+                                                            const TiledAttentionResult& saved,
+                                                            const AttentionInputs& in) {
+  const char* where = "multi_head_attention_backward_tiled";
+  const Dims d = check_attention(where, q, k, v, in);
+  check_shape(where, "grad_output", grad_output, {long(d.B), long(d.Tq), long(d.D)},
+              "q's shape " + shape_str(q.shape()));
+  check_shape(where, "saved.output", saved.output, {long(d.B), long(d.Tq), long(d.D)},
+              "q's shape " + shape_str(q.shape()));
+  check_shape(where, "saved.lse", saved.lse, {long(d.B), long(d.H), long(d.Tq)},
+              "[B, H, Tq] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq}));
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
+  MultiHeadAttentionGrads g;
+  g.q = Tensor3::from_shape(q.shape());
+  g.k = Tensor3::from_shape(k.shape());
+  g.v = Tensor3::from_shape(v.shape());
+  const auto dom = kernels::as_matrix(grad_output), om = kernels::as_matrix(saved.output);
+  const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
+             dvm = kernels::as_matrix(g.v);
+  kernels::parallel_for(d.B * d.H, [&](std::size_t item) {
+    const std::size_t b = item / d.H, h = item % d.H;
+    const TiledHead head = tiled_head(q, k, v, in, biases, d, b, h);
+    kernels::attention_head_backward_tiled(
+        head.in, head.terms,
+        {head_of(om, b, d.Tq, h, d.Dh), kernels::as_vector(saved.lse).block(item * d.Tq, d.Tq),
+         head.dropout},
+        head_of(dom, b, d.Tq, h, d.Dh),
+        {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
+         head_of(dvm, b, d.Tk, h, d.Dh)});
+  });
+  return g;
+}
+
+}  // namespace xenc

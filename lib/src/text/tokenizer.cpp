@@ -42,6 +42,19 @@ CharClass classify(utf8proc_int32_t cp) {
   }
 }
 
+// U+200B ZERO WIDTH SPACE as a plain space. It is default-ignorable, so fold_case would remove
+// it and join the words on either side ("cat\u200Bchased" -> "catchased"); but it is the one
+// invisible character that marks a word break (Unicode line-break class ZW; Thai and Khmer
+// text uses it between words). The other default-ignorables (soft hyphen, joiners, BOM,
+// variation selectors) sit inside words and are removed by fold_case.
+std::string zero_width_space_as_space(const std::string& text) {
+  static const std::string zwsp = "\xE2\x80\x8B";  // U+200B in UTF-8
+  std::string out = text;
+  for (std::size_t at = out.find(zwsp); at != std::string::npos; at = out.find(zwsp, at + 1))
+    out.replace(at, zwsp.size(), " ");
+  return out;
+}
+
 }  // namespace
 
 void check_utf8(const std::string& text, const std::string& where) {
@@ -80,7 +93,8 @@ std::string fold_case(const std::string& text) {
 
 std::vector<std::string> tokenize(const std::string& text) {
   check_utf8(text, "tokenize");
-  const std::string folded = fold_case(text);  // 1-2. valid UTF-8, NFKC + case folding
+  // 1-2. valid UTF-8, word breaks kept, NFKC + case folding + default-ignorables removed
+  const std::string folded = fold_case(zero_width_space_as_space(text));
   // 3. Walk the code points: words grow, punctuation and symbols stand alone, spaces cut.
   std::vector<std::string> tokens;
   std::string word;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "xenc/core/error.hpp"
+#include "xenc/text/display_width.hpp"
 #include "xenc/viz/svg.hpp"
 
 namespace xenc::viz {
@@ -83,15 +84,15 @@ std::string to_text(const Table& t) {
     cells[i + 1][0] = row_label(t, i);
     for (std::size_t j = 0; j < cols; ++j) cells[i + 1][j + 1] = fixed(t.values(i, j), t.precision);
   }
+  // widths in terminal columns, not bytes: "CAFÉ" is 4, "猫" is 2 (xenc::display_width)
   std::vector<std::size_t> width(cols + 1, 0);
   for (const auto& line : cells)
-    for (std::size_t j = 0; j <= cols; ++j) width[j] = std::max(width[j], line[j].size());
+    for (std::size_t j = 0; j <= cols; ++j) width[j] = std::max(width[j], display_width(line[j]));
 
   std::string s = t.caption.empty() ? "" : t.caption + "\n";
   for (const auto& line : cells) {
-    std::string out = line[0] + std::string(width[0] - line[0].size(), ' ');
-    for (std::size_t j = 1; j <= cols; ++j)
-      out += "  " + std::string(width[j] - line[j].size(), ' ') + line[j];
+    std::string out = pad_right(line[0], width[0]);
+    for (std::size_t j = 1; j <= cols; ++j) out += "  " + pad_left(line[j], width[j]);
     while (!out.empty() && out.back() == ' ') out.pop_back();
     s += out + "\n";
   }

@@ -1,6 +1,6 @@
 // Heatmaps: one <rect class="cell"> per value, coloured by a diverging (blue-white-red) or
 // sequential (viridis) scale, with tick labels, axis labels and a colour bar; and grids of
-// panels sharing one scale (every attention head of every layer).
+// panels with one shared colour scale or one per panel (every attention head of every layer).
 //
 // The layout is planned in three steps (heatmap_impl): panels per row, then the cell size that
 // fits the figure width, then the vertical stack of title, panels and labels.
@@ -125,6 +125,46 @@ ColorScale make_scale(const std::vector<const Tensor2*>& data, const HeatmapOpti
   return s;
 }
 
+// One shared scale, or one per panel (HeatmapOptions::panel_scale). `automatic` gives each
+// panel its own when, under one scale, a panel's largest |value| would be less than
+// kBlankShare of the largest overall: its colours would all sit near the middle of the bar.
+// A panel below kNoiseShare of the largest keeps the shared scale even then: its values are
+// float rounding (float32 epsilon 1.2e-7, grown over a few layers), and a scale of its own
+// would paint that noise as a pattern (the "none" panel of word-order's final_difference.svg,
+// whose A - B is about 5e-7 against 2.6 for sinusoidal). Returns one scale per panel.
+constexpr double kBlankShare = 0.2;
+constexpr double kNoiseShare = 1e-4;
+
+double max_abs(const Tensor2& m) {
+  double a = 0;
+  for (float v : m)
+    if (std::isfinite(v)) a = std::max(a, std::abs(double(v)));
+  return a;
+}
+
+std::vector<ColorScale> plan_scales(const std::vector<const Tensor2*>& panels,
+                                    const HeatmapOptions& opt) {
+  const ColorScale shared = make_scale(panels, opt);
+  std::vector<ColorScale> scales(panels.size(), shared);
+  const bool fixed = !std::isnan(opt.vmin) || !std::isnan(opt.vmax);
+  if (opt.panel_scale == PanelScale::per_panel) {
+    for (std::size_t p = 0; p < panels.size(); ++p) scales[p] = make_scale({panels[p]}, opt);
+    return scales;
+  }
+  if (opt.panel_scale == PanelScale::shared || fixed || panels.size() == 1) return scales;
+  double largest = 0;
+  for (const Tensor2* m : panels) largest = std::max(largest, max_abs(*m));
+  bool blank = false;
+  for (const Tensor2* m : panels) {
+    const double a = max_abs(*m);
+    blank = blank || (a >= kNoiseShare * largest && a < kBlankShare * largest);
+  }
+  if (!blank) return scales;
+  for (std::size_t p = 0; p < panels.size(); ++p)
+    if (max_abs(*panels[p]) >= kNoiseShare * largest) scales[p] = make_scale({panels[p]}, opt);
+  return scales;
+}
+
 // --- axes ---------------------------------------------------------------------------------------
 
 // Index ticks 0, s, 2s, ... (s = 1, 2, 5 × 10^k) for an axis of n cells of `cell` px, at least
@@ -174,14 +214,14 @@ AxisPlan plan_x(std::size_t n, double cell, const std::vector<std::string>& name
   }
   double widest = 0;
   for (auto& s : names) widest = std::max(widest, text_width(s, kTickFont));
-  if (widest + kLabelFitPad <= cell) {
-    for (std::size_t i = 0; i < n; ++i) a.ticks.push_back(i);
-    a.extent = kTickFont + kTickBandPad;
-  } else {
-    a.rotated = true;
-    a.ticks = every_kth(n, cell);
-    a.extent = widest * kCos45 + kTickFont + kTickBandPad;
-  }
+  // upright (every k-th when needed), unless rotating at -45 degrees keeps twice as many;
+  // rotated labels need kRotatedLabelPitch px each along the axis, not one line height
+  const std::size_t upright = thinning_step(cell, widest + kLabelFitPad);
+  const std::size_t rotated = thinning_step(cell, kRotatedLabelPitch);
+  a.rotated = upright > 2 * rotated;
+  const std::size_t step = a.rotated ? rotated : upright;
+  for (std::size_t i = 0; i < n; i += step) a.ticks.push_back(i);
+  a.extent = a.rotated ? widest * kCos45 + kTickFont + kTickBandPad : kTickFont + kTickBandPad;
   for (auto i : a.ticks) a.labels.push_back(names[i]);
   return a;
 }
@@ -248,13 +288,15 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
     if (xa.rotated)
       out << rotated_tick_label_el(x, yb, xa.labels[k]);
     else
-      out << text_el(x, yb + kTickLabelGap + kTickFont, xa.labels[k], kTickFont);
+      out << text_el(x, yb + kTickLabelGap + kTickFont, xa.labels[k], kTickFont, "middle",
+                     " class=\"xtick\"");
   }
   // y ticks left of the plot
   for (std::size_t k = 0; k < ya.ticks.size(); ++k) {
     const double y = y0 + (double(ya.ticks[k]) + 0.5) * ch;
     out << line_el(x0 - kTickLength, y, x0, y);
-    out << text_el(x0 - kTickLabelGap, y + kTickFont * kBaselineShift, ya.labels[k], kTickFont, "end");
+    out << text_el(x0 - kTickLabelGap, y + kTickFont * kBaselineShift, ya.labels[k], kTickFont, "end",
+                   " class=\"ytick\"");
   }
 }
 
@@ -315,8 +357,11 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   check_ticks(where, opt.x_ticks, cols, "x_ticks", "column");
   check_ticks(where, opt.y_ticks, rows, "y_ticks", "row");
 
-  const ColorScale scale = make_scale(panels, opt);
   const std::size_t np = panels.size();
+  const std::vector<ColorScale> scales = plan_scales(panels, opt);
+  bool per_panel = opt.panel_scale == PanelScale::per_panel && np > 1;  // a bar beside each panel
+  for (const auto& sc : scales)
+    per_panel = per_panel || sc.vmin != scales[0].vmin || sc.vmax != scales[0].vmax;
 
   // 1. panels per row. The y tick labels' width depends only on the labels (and the cell
   //    height, for thinning): a first estimate of a panel's left part, fixed once cells are known.
@@ -326,15 +371,17 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   for (auto& s : opt.y_ticks) widest_y = std::max(widest_y, text_width(s, kTickFont));
   const double y_label_w = opt.y_label.empty() ? 0 : kAxisLabelBand;
   const double left = kMargin + y_label_w + widest_y + kTickBandPad;
-  const double cbar_w = colorbar_width(scale, opt.colorbar_label);
+  double cbar_w = 0;  // the widest colour bar: one for the figure, or one beside every panel
+  for (const auto& sc : scales) cbar_w = std::max(cbar_w, colorbar_width(sc, opt.colorbar_label));
   const double panel_gap = np > 1 ? kPanelGap : 0;
-  const double avail = kFigureWidth - cbar_w - kMargin;  // for the panels
+  const double panel_cbar_w = per_panel ? cbar_w : 0;  // inside each panel
+  const double avail = kFigureWidth - kMargin - (per_panel ? 0 : cbar_w);  // for the panels
   // as asked, or automatically as many as fit with cells of at least kMinGridCell
   std::size_t ncol = std::min<std::size_t>(np, kMaxGridColumns);
   if (columns > 0) {
     ncol = std::min<std::size_t>(std::size_t(columns), np);
   } else {
-    while (ncol > 1 && (avail - double(ncol) * left - double(ncol - 1) * panel_gap) /
+    while (ncol > 1 && (avail - double(ncol) * (left + panel_cbar_w) - double(ncol - 1) * panel_gap) /
                                double(ncol) / double(cols) < kMinGridCell)
       --ncol;
   }
@@ -345,8 +392,9 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   if (opt.cell_size > 0) {
     cw = ch = opt.cell_size;
   } else {
-    const double per_panel = (avail - double(ncol) * left - double(ncol - 1) * panel_gap) / double(ncol);
-    cw = std::min(kMaxCell, std::max(kMinCell, per_panel / double(cols)));
+    const double panel_room =
+        (avail - double(ncol) * (left + panel_cbar_w) - double(ncol - 1) * panel_gap) / double(ncol);
+    cw = std::min(kMaxCell, std::max(kMinCell, panel_room / double(cols)));
     // each grid row gets its share of the height cap, but at least kMinGridRowHeight
     ch = std::min(cw, std::max(kMinCell, std::max(kMaxPlotHeight / double(nrow), kMinGridRowHeight) /
                                              double(rows)));
@@ -360,9 +408,9 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   const double title_h = opt.title.empty() ? kMargin : (kMargin + kTitleFont + kTitleGapBelow);
   const double ptitle_h = panel_titles.empty() ? 0 : kPanelTitleBand;
   const double below = xa.extent + (opt.x_label.empty() ? kNoXLabelPad : kXLabelBand);
-  const double panel_w = panel_left + plot_w, panel_h = ptitle_h + plot_h + below;
+  const double panel_w = panel_left + plot_w + panel_cbar_w, panel_h = ptitle_h + plot_h + below;
   const double grid_w = double(ncol) * panel_w + double(ncol - 1) * panel_gap;
-  double width = grid_w + cbar_w;
+  double width = grid_w + (per_panel ? 0 : cbar_w);
   width = std::max(width, std::min(kFigureWidth, text_width(opt.title, kTitleFont) + 2 * kMargin));
   const double height = title_h + double(nrow) * panel_h + double(nrow - 1) * kPanelRowGap + kBottomMargin;
 
@@ -375,7 +423,9 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
     const double x0 = ox + panel_left, y0 = oy + ptitle_h;
     if (!panel_titles.empty())
       out << text_el(x0 + plot_w / 2, oy + kLabelFont, panel_titles[p], kLabelFont);
-    draw_panel(out, *panels[p], x0, y0, cw, ch, xa, ya, scale, opt.annotate);
+    draw_panel(out, *panels[p], x0, y0, cw, ch, xa, ya, scales[p], opt.annotate);
+    if (per_panel)  // its own colour bar, beside it and as tall as its plot
+      draw_colorbar(out, x0 + plot_w + kColorbarGap, y0, plot_h, scales[p], opt.colorbar_label);
     // axis titles once per grid row / column: x under the bottom row, y left of the first column
     const bool bottom_row = p + ncol >= np;
     if (!opt.x_label.empty() && bottom_row)
@@ -387,7 +437,8 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   // the colour bar spans the first row's plot height (at least kColorbarMinHeight when the plot
   // is short and the figure has room)
   const double cb_h = std::max(plot_h, std::min(kColorbarMinHeight, height - title_h - ptitle_h - kMargin));
-  draw_colorbar(out, grid_w + kColorbarGap, title_h + ptitle_h, cb_h, scale, opt.colorbar_label);
+  if (!per_panel)
+    draw_colorbar(out, grid_w + kColorbarGap, title_h + ptitle_h, cb_h, scales[0], opt.colorbar_label);
   out << "</svg>\n";
   return out.str();
 }

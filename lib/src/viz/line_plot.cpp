@@ -1,5 +1,12 @@
 // Line plots: one <polyline class="series"> per series, nice y ticks with light grid lines,
-// numeric or categorical x ticks, and a legend right of the plot (or under it, for long labels).
+// numeric or categorical x ticks, dashed reference lines, and a legend right of the plot (or
+// in columns under it, for long labels).
+//
+// The layout is planned in four steps (line_plot_svg): 1. the data range, padded so no line
+// lies on the frame; 2. which legend entries are shown and how each series is drawn; 3. the
+// horizontal layout (y labels, plot, legend or the overhang of the last x label); 4. the
+// vertical layout, where a tall legend or long rotated x labels grow the figure rather than
+// squash the plot.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,14 +24,17 @@ namespace {
 using namespace detail;
 
 // --- layout constants (px) ----------------------------------------------------------------------
-constexpr int kYTickSpacing = 45;         // about one y tick per this many px of figure height
-constexpr int kVerticalChrome = 100;      // ... after this much for title and x labels
+constexpr int kYTickSpacing = 45;         // about one y tick per this many px of plot height
 constexpr int kMinTicks = 3;             // on either axis
 constexpr double kXTickSpacing = 70.0;    // about one numeric x tick per this many px
+constexpr double kXTickLabelPad = 12.0;   // ... or the widest label plus this
 constexpr double kMinPlotWidth = 80.0, kMinPlotHeight = 60.0;
+constexpr double kReadableShare = 0.5;    // the plot keeps at least this share of the figure size
+constexpr double kYPadShare = 0.04;       // frame this share of the y range beyond it
 constexpr double kAxisLabelBand = kLabelFont + 10;   // a rotated y-axis label
 constexpr double kYTickBand = kTickLength + kTickLabelGap;  // y tick mark and gap to its label
 constexpr double kRightMargin = 16.0;
+constexpr double kOverhangPad = 4.0;      // right of the last x tick label's end
 constexpr double kTopNoTitle = 14.0;
 constexpr double kTitleBand = kTitleFont + 26;      // title with its margins
 constexpr double kXTickBandPad = 10.0;    // x tick labels: font size plus this (tick, gap)
@@ -38,29 +48,114 @@ constexpr double kLegendTopPad = 8.0;     // frame top to the first entry
 constexpr double kLegendSwatch = 20.0;    // length of the sample line
 constexpr double kLegendTextGap = 6.0;    // sample line to label
 constexpr double kLegendChrome = 44.0;    // gap + swatch + text gap + spare, beside the labels
-constexpr double kLegendRowGap = 8.0;     // between entries (plus the font size)
+constexpr double kLegendRowHeight = kTickFont + 8;  // one entry
 constexpr double kLegendBottomPad = 6.0;  // under a legend placed below the plot
 constexpr double kMaxLegendShare = 0.3;   // a wider legend goes under the plot
 // series
 constexpr const char* kYGridColor = "#e4e4e4";
 constexpr const char* kXGridColor = "#f0f0f0";
-constexpr const char* kDashPattern = "7 4";
+constexpr const char* kHiddenColor = "#c8c8c8";   // lines left out of a full legend
+constexpr const char* kReferenceColor = "#555555";
+constexpr const char* kDashPattern = "7 4";       // LineSeries::dashed
+constexpr const char* kReferenceDash = "4 3";
 constexpr double kMarkerRadius = 3.5;
 
-// Matplotlib's tab10 for line series.
+// Matplotlib's tab10 for line series; after ten series the colours repeat dotted, then
+// dash-dotted, then long-dashed, so up to 40 series look different.
 const std::array<const char*, 10> kPalette = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                               "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                                               "#bcbd22", "#17becf"};
+const std::array<const char*, 4> kCycleDash = {"", "2 3", "9 3 2 3", "12 4"};
+
+// How one series or reference line is drawn, and whether the legend lists it.
+struct Style {
+  std::string color;
+  std::string dash;     // stroke-dasharray, empty = solid
+  double width = 2.0;
+  bool in_legend = false;
+  bool hidden = false;  // labelled but left out of a full legend: thin and grey
+};
+
+std::string dash_attr(const std::string& dash) {
+  return dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"";
+}
+
+// 2. Which labelled entries the legend shows (references and dashed summaries first, then the
+//    others in order), and every series' colour and dash. Entries 0..S-1 are the series,
+//    S.. the reference lines.
+std::vector<Style> plan_styles(const std::vector<LineSeries>& series,
+                               const std::vector<ReferenceLine>& refs, std::size_t* not_shown) {
+  const std::size_t S = series.size(), n = S + refs.size();
+  std::vector<Style> st(n);
+  std::vector<std::size_t> labelled_first, labelled_rest;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool labelled = i < S ? !series[i].label.empty() : !refs[i - S].label.empty();
+    if (!labelled) continue;
+    (i >= S || series[i].dashed ? labelled_first : labelled_rest).push_back(i);
+  }
+  std::size_t room = kMaxLegendEntries;
+  for (auto* group : {&labelled_first, &labelled_rest})
+    for (std::size_t i : *group) {
+      st[i].in_legend = room > 0;
+      st[i].hidden = room == 0;
+      room -= room > 0;
+    }
+  *not_shown = 0;
+  std::size_t rank = 0;  // colours in series order, skipping the hidden ones
+  for (std::size_t i = 0; i < n; ++i) {
+    if (st[i].hidden) {
+      ++*not_shown;
+      st[i].color = kHiddenColor;
+      st[i].width = 1.0;
+      continue;
+    }
+    if (i >= S) {
+      st[i].color = kReferenceColor;
+      st[i].dash = kReferenceDash;
+      st[i].width = 1.5;
+      continue;
+    }
+    st[i].color = kPalette[rank % kPalette.size()];
+    st[i].dash = series[i].dashed ? kDashPattern
+                                  : kCycleDash[(rank / kPalette.size()) % kCycleDash.size()];
+    ++rank;
+  }
+  return st;
+}
+
+// Categorical x labels: upright, rotated, and every k-th when even rotated ones would overlap.
+struct CategoryPlan {
+  bool rotate = false;
+  std::size_t step = 1;
+  double extent = 0;  // px under the frame
+};
+
+CategoryPlan plan_categories(const std::vector<std::string>& labels, double spacing) {
+  CategoryPlan c;
+  double widest = 0;
+  for (auto& s : labels) widest = std::max(widest, text_width(s, kTickFont));
+  c.extent = kTickFont + kXTickBandPad;
+  if (labels.size() < 2 || widest + kMinCategoryGap <= spacing) return c;
+  // upright every k-th, unless rotating keeps at least twice as many labels
+  const std::size_t upright = thinning_step(spacing, widest + kMinCategoryGap);
+  const std::size_t rotated = thinning_step(spacing, kRotatedLabelPitch);
+  if (upright <= 2 * rotated) {
+    c.step = upright;
+    return c;
+  }
+  c.rotate = true;
+  c.step = rotated;
+  c.extent = widest * kCos45 + kTickFont + kXTickBandPad;
+  return c;
+}
 
 }  // namespace
 
 std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt) {
   const char* where = "line_plot_svg";
   if (series.empty()) throw shape_error(std::string(where) + ": no series to draw, expected at least one");
-  // data range and the widest legend label
+  // 1. data range (series and reference lines), then padded so no line lies on the frame
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
-  bool any_label = false;
-  double widest_label = 0;
   for (std::size_t s = 0; s < series.size(); ++s) {
     const auto& se = series[s];
     if (se.x.size() != se.y.size())
@@ -74,12 +169,18 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
       ylo = std::min(ylo, se.y[i]);
       yhi = std::max(yhi, se.y[i]);
     }
-    if (!se.label.empty()) {
-      any_label = true;
-      widest_label = std::max(widest_label, text_width(se.label, kTickFont));
-    }
   }
-  if (!std::isfinite(xlo)) xlo = 0, xhi = 1, ylo = 0, yhi = 1;
+  for (const auto& r : opt.reference_lines) {
+    if (!std::isfinite(r.value))
+      throw shape_error(std::string(where) + ": reference line '" + r.label + "' has value " +
+                        fmt(r.value) + ", expected a finite number");
+    double& lo = r.vertical ? xlo : ylo;
+    double& hi = r.vertical ? xhi : yhi;
+    lo = std::min(lo, r.value);
+    hi = std::max(hi, r.value);
+  }
+  if (!std::isfinite(xlo)) xlo = 0, xhi = 1;
+  if (!std::isfinite(ylo)) ylo = 0, yhi = 1;
   if (!opt.x_tick_labels.empty()) {
     xlo = std::min(xlo, 0.0);
     xhi = std::max(xhi, double(opt.x_tick_labels.size() - 1));
@@ -87,48 +188,84 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   if (!std::isnan(opt.y_min)) ylo = opt.y_min;
   if (!std::isnan(opt.y_max)) yhi = opt.y_max;
   if (!(xhi > xlo)) xlo -= 0.5, xhi += 0.5;
-  if (!(yhi > ylo)) {
+  if (!(yhi - ylo > 1e-9 * std::max(1.0, std::abs(yhi)))) {  // constant data: a range around it
     const double w = std::max(1e-6, std::abs(ylo) * 0.1);
     ylo -= w;
     yhi += w;
   }
-  // y range padded to nice ticks unless fixed by the caller
-  const int max_y_ticks = std::max(kMinTicks, (opt.height - kVerticalChrome) / kYTickSpacing);
-  std::vector<double> yt = nice_ticks(ylo, yhi, max_y_ticks);
-  if (std::isnan(opt.y_min)) {
-    const double st = nice_step(yhi - ylo, max_y_ticks);
-    ylo = std::floor(ylo / st + 1e-9) * st;
-    if (std::isnan(opt.y_max)) yhi = std::ceil(yhi / st - 1e-9) * st;
-    yt = nice_ticks(ylo, yhi, max_y_ticks);
-  }
-  double widest_y = 0;
-  for (double t : yt) widest_y = std::max(widest_y, text_width(fmt(t), kTickFont));
+  // the ticks stay within [ylo, yhi]; the frame is kYPadShare of the range beyond each end
+  const double y_tick_lo = ylo, y_tick_hi = yhi;
+  const double ypad = kYPadShare * (yhi - ylo);
+  ylo -= ypad;
+  yhi += ypad;
 
-  // horizontal layout: y label, y tick labels, plot, legend (right of the plot, or under it
-  // when its labels are long)
-  std::size_t n_labels = 0;
-  for (const auto& se : series) n_labels += !se.label.empty();
-  const bool legend_below = any_label && widest_label + kLegendChrome > kMaxLegendShare * double(opt.width);
-  const double legend_w = any_label && !legend_below ? widest_label + kLegendChrome : 0;
-  const double legend_h = legend_below ? double(n_labels) * (kTickFont + kLegendRowGap) + kLegendBottomPad : 0;
+  // 2. legend entries and line styles
+  std::size_t not_shown = 0;
+  const std::vector<Style> style = plan_styles(series, opt.reference_lines, &not_shown);
+  auto label_of = [&](std::size_t i) -> const std::string& {
+    return i < series.size() ? series[i].label : opt.reference_lines[i - series.size()].label;
+  };
+  std::size_t n_entries = 0;
+  double widest_label = 0;
+  for (std::size_t i = 0; i < style.size(); ++i)
+    if (style[i].in_legend) {
+      ++n_entries;
+      widest_label = std::max(widest_label, text_width(label_of(i), kTickFont));
+    }
+  // the note has a grey sample line like the lines it stands for
+  const std::string note = not_shown > 0 ? std::to_string(not_shown) + " more not shown" : "";
+  if (!note.empty()) widest_label = std::max(widest_label, text_width(note, kTickFont));
+  const std::size_t legend_rows_total = n_entries + (note.empty() ? 0 : 1);
+  const bool any_legend = legend_rows_total > 0;
+
+  // 3. horizontal layout: y label, y tick labels, plot, then the legend (right of the plot, or
+  //    under it when its labels are long) or room for the last x tick label
+  const double min_plot_h = std::max(kMinPlotHeight, kReadableShare * double(opt.height));
+  const double min_plot_w = std::max(kMinPlotWidth, kReadableShare * double(opt.width));
+  const bool legend_below =
+      any_legend && widest_label + kLegendChrome > kMaxLegendShare * double(opt.width);
+  const double legend_w = any_legend && !legend_below ? widest_label + kLegendChrome : 0;
+  // y ticks: about one per kYTickSpacing px of the (estimated) plot height
+  const int max_y_ticks = std::max(kMinTicks, int(std::max(min_plot_h, double(opt.height) - 140) / kYTickSpacing));
+  const double ystep = nice_step(y_tick_hi - y_tick_lo, max_y_ticks);
+  const std::vector<double> yt = nice_ticks(y_tick_lo, y_tick_hi, max_y_ticks);
+  double widest_y = 0;
+  for (double t : yt) widest_y = std::max(widest_y, text_width(fmt_tick(t, ystep), kTickFont));
   const double left = kMargin + (opt.y_label.empty() ? 0 : kAxisLabelBand) + widest_y + kYTickBand;
-  const double right = kRightMargin + legend_w;
-  const double plot_w = std::max(kMinPlotWidth, double(opt.width) - left - right);
-  // categorical x labels are rotated when they would overlap (one label per unit of x)
-  bool rotate = false;
+  // the last x tick label is centred on the frame's right edge: half of it overhangs
   double widest_x = 0;
   for (auto& s : opt.x_tick_labels) widest_x = std::max(widest_x, text_width(s, kTickFont));
-  if (!opt.x_tick_labels.empty() && opt.x_tick_labels.size() > 1 &&
-      widest_x + kMinCategoryGap > plot_w / (xhi - xlo))
-    rotate = true;
-  // vertical layout: title, plot, x tick labels, x label, legend
-  const double x_tick_h = rotate ? widest_x * kCos45 + kTickFont + kXTickBandPad : kTickFont + kXTickBandPad;
+  if (opt.x_tick_labels.empty())
+    for (double v : {xlo, xhi}) widest_x = std::max(widest_x, text_width(fmt(v), kTickFont) + kTickFont);
+  const double overhang = widest_x / 2 + kOverhangPad;
+  const double legend_gap = std::max(kLegendGap, overhang);
+  const double right = legend_w > 0 ? legend_gap + legend_w - kLegendGap + kRightMargin
+                                    : std::max(kRightMargin, overhang);
+  const double plot_w = std::max(min_plot_w, double(opt.width) - left - right);
+  const double width = left + plot_w + right;
+  // x ticks: categorical labels (rotated or thinned when they would overlap) or nice numbers
+  const CategoryPlan cat = plan_categories(opt.x_tick_labels, plot_w / (xhi - xlo));
+  const int max_x_ticks = std::max(kMinTicks, int(plot_w / std::max(kXTickSpacing, widest_x + kXTickLabelPad)));
+  const double xstep = nice_step(xhi - xlo, max_x_ticks);
+
+  // 4. vertical layout: title, plot, x tick labels, x label, legend below; a legend right of
+  //    the plot makes the plot at least as tall as its entries
   const double top = opt.title.empty() ? kTopNoTitle : kTitleBand;
-  const double bottom = x_tick_h + (opt.x_label.empty() ? kNoXLabelPad : kXLabelBand);
-  const double plot_h = std::max(kMinPlotHeight, double(opt.height) - top - bottom - legend_h);
-  const double width = left + plot_w + right, height = top + plot_h + bottom + legend_h;
+  const double bottom = cat.extent + (opt.x_label.empty() ? kNoXLabelPad : kXLabelBand);
+  std::size_t legend_cols = 1;
+  if (legend_below)
+    legend_cols = std::max<std::size_t>(
+        1, std::size_t((width - 2 * kMargin) / (widest_label + kLegendChrome - kLegendGap)));
+  legend_cols = std::min(legend_cols, std::max<std::size_t>(1, legend_rows_total));
+  const std::size_t legend_rows = (legend_rows_total + legend_cols - 1) / legend_cols;
+  const double legend_h = legend_below ? double(legend_rows) * kLegendRowHeight + kLegendBottomPad : 0;
+  double plot_h = std::max(min_plot_h, double(opt.height) - top - bottom);
+  if (any_legend && !legend_below)
+    plot_h = std::max(plot_h, kLegendTopPad + double(legend_rows_total) * kLegendRowHeight);
+  const double height = top + plot_h + bottom + legend_h;
   auto X = [&](double x) { return left + (x - xlo) / (xhi - xlo) * plot_w; };
   auto Y = [&](double y) { return top + (yhi - y) / (yhi - ylo) * plot_h; };
+  const double yb = top + plot_h;
 
   std::ostringstream out;
   out << svg_open(width, height);
@@ -138,68 +275,98 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
     const double y = Y(t);
     out << line_el(left, y, left + plot_w, y, kYGridColor);
     out << line_el(left - kTickLength, y, left, y);
-    out << text_el(left - kTickLabelGap, y + kTickFont * kBaselineShift, fmt(t), kTickFont, "end");
+    out << text_el(left - kTickLabelGap, y + kTickFont * kBaselineShift, fmt_tick(t, ystep),
+                   kTickFont, "end", " class=\"ytick\"");
   }
-  // x ticks: categorical labels or nice numbers
-  const double yb = top + plot_h;
+  // x ticks
   if (!opt.x_tick_labels.empty()) {
     for (std::size_t i = 0; i < opt.x_tick_labels.size(); ++i) {
       const double x = X(double(i));
       out << line_el(x, top, x, yb, kXGridColor);
       out << line_el(x, yb, x, yb + kTickLength);
-      if (rotate)
+      if (i % cat.step != 0) continue;
+      if (cat.rotate)
         out << rotated_tick_label_el(x, yb, opt.x_tick_labels[i]);
       else
-        out << text_el(x, yb + kTickLabelGap + kTickFont, opt.x_tick_labels[i], kTickFont);
+        out << text_el(x, yb + kTickLabelGap + kTickFont, opt.x_tick_labels[i], kTickFont,
+                       "middle", " class=\"xtick\"");
     }
   } else {
-    for (double t : nice_ticks(xlo, xhi, std::max(kMinTicks, int(plot_w / kXTickSpacing)))) {
+    for (double t : nice_ticks(xlo, xhi, max_x_ticks)) {
       const double x = X(t);
       out << line_el(x, top, x, yb, kXGridColor);
       out << line_el(x, yb, x, yb + kTickLength);
-      out << text_el(x, yb + kTickLabelGap + kTickFont, fmt(t), kTickFont);
+      out << text_el(x, yb + kTickLabelGap + kTickFont, fmt_tick(t, xstep), kTickFont, "middle",
+                     " class=\"xtick\"");
     }
   }
-  // series, clipped by construction: points outside a fixed y range are clamped to the frame
-  const std::string dash = std::string(" stroke-dasharray=\"") + kDashPattern + "\"";
-  for (std::size_t s = 0; s < series.size(); ++s) {
-    const char* color = kPalette[s % kPalette.size()];
-    std::string pts;
-    for (std::size_t i = 0; i < series[s].x.size(); ++i) {
-      if (!std::isfinite(series[s].x[i]) || !std::isfinite(series[s].y[i])) continue;
-      const double y = std::clamp(Y(series[s].y[i]), top, yb);
-      pts += px(X(series[s].x[i])) + "," + px(y) + " ";
+  // series: lines left out of the legend first (grey, underneath), then the others; points
+  // outside a fixed y range are clamped to the frame
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t s = 0; s < series.size(); ++s) {
+      const Style& st = style[s];
+      if (st.hidden != (pass == 0)) continue;
+      std::string pts;
+      for (std::size_t i = 0; i < series[s].x.size(); ++i) {
+        if (!std::isfinite(series[s].x[i]) || !std::isfinite(series[s].y[i])) continue;
+        const double y = std::clamp(Y(series[s].y[i]), top, yb);
+        pts += px(X(series[s].x[i])) + "," + px(y) + " ";
+      }
+      if (!pts.empty()) pts.pop_back();
+      out << "<polyline class=\"series\" points=\"" << pts << "\" fill=\"none\" stroke=\""
+          << st.color << "\" stroke-width=\"" << px(st.width) << "\" stroke-linejoin=\"round\""
+          << dash_attr(st.dash) << "/>\n";
+      if (opt.markers && !st.hidden)
+        for (std::size_t i = 0; i < series[s].x.size(); ++i)
+          if (std::isfinite(series[s].x[i]) && std::isfinite(series[s].y[i]))
+            out << "<circle class=\"marker\" cx=\"" << px(X(series[s].x[i])) << "\" cy=\""
+                << px(std::clamp(Y(series[s].y[i]), top, yb)) << "\" r=\"" << px(kMarkerRadius)
+                << "\" fill=\"" << st.color << "\"/>\n";
     }
-    if (!pts.empty()) pts.pop_back();
-    out << "<polyline class=\"series\" points=\"" << pts << "\" fill=\"none\" stroke=\"" << color
-        << "\" stroke-width=\"2\" stroke-linejoin=\"round\"" << (series[s].dashed ? dash : "")
-        << "/>\n";
-    if (opt.markers)
-      for (std::size_t i = 0; i < series[s].x.size(); ++i)
-        if (std::isfinite(series[s].x[i]) && std::isfinite(series[s].y[i]))
-          out << "<circle cx=\"" << px(X(series[s].x[i])) << "\" cy=\""
-              << px(std::clamp(Y(series[s].y[i]), top, yb)) << "\" r=\"" << px(kMarkerRadius)
-              << "\" fill=\"" << color << "\"/>\n";
+  // reference lines across the whole plot, no markers
+  for (std::size_t r = 0; r < opt.reference_lines.size(); ++r) {
+    const auto& ref = opt.reference_lines[r];
+    const Style& st = style[series.size() + r];
+    const double x1 = ref.vertical ? X(ref.value) : left, x2 = ref.vertical ? x1 : left + plot_w;
+    const double y1 = ref.vertical ? top : Y(ref.value), y2 = ref.vertical ? yb : y1;
+    out << "<line class=\"reference\" x1=\"" << px(x1) << "\" y1=\"" << px(y1) << "\" x2=\""
+        << px(x2) << "\" y2=\"" << px(y2) << "\" stroke=\"" << st.color << "\" stroke-width=\""
+        << px(st.width) << "\"" << dash_attr(st.dash) << "/>\n";
   }
   // frame and axis labels
   out << frame_el(left, top, plot_w, plot_h);
   if (!opt.x_label.empty())
-    out << text_el(left + plot_w / 2, yb + x_tick_h + kLabelFont + kXLabelGap, opt.x_label, kLabelFont);
+    out << text_el(left + plot_w / 2, yb + cat.extent + kLabelFont + kXLabelGap, opt.x_label, kLabelFont);
   if (!opt.y_label.empty())
     out << vertical_text_el(kMargin + kLabelFont, top + plot_h / 2, opt.y_label, kLabelFont);
-  // legend, one entry per labelled series
-  if (any_label) {
-    double ly = legend_below ? top + plot_h + bottom + kTickFont * 0.5 : top + kLegendTopPad;
-    const double lx = legend_below ? left : left + plot_w + kLegendGap;
-    for (std::size_t s = 0; s < series.size(); ++s) {
-      if (series[s].label.empty()) continue;
-      const char* color = kPalette[s % kPalette.size()];
-      out << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + kLegendSwatch)
-          << "\" y2=\"" << px(ly) << "\" stroke=\"" << color << "\" stroke-width=\"2.5\""
-          << (series[s].dashed ? dash : "") << "/>\n";
+  // legend: the shown entries in order (series, then reference lines), then the note; right of
+  // the plot in one column, or under it filling rows left to right
+  if (any_legend) {
+    const double x0 = legend_below ? kMargin : left + plot_w + legend_gap;
+    const double y0 = legend_below ? yb + bottom + kTickFont * 0.5 : top + kLegendTopPad;
+    const double col_w = widest_label + kLegendChrome - kLegendGap;
+    std::size_t k = 0;
+    auto slot = [&](double* lx, double* ly) {
+      *lx = x0 + double(k % legend_cols) * col_w;
+      *ly = y0 + double(k / legend_cols) * kLegendRowHeight;
+      ++k;
+    };
+    for (std::size_t i = 0; i < style.size(); ++i) {
+      if (!style[i].in_legend) continue;
+      double lx, ly;
+      slot(&lx, &ly);
+      out << "<line class=\"legend-swatch\" x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + kLegendSwatch)
+          << "\" y2=\"" << px(ly) << "\" stroke=\"" << style[i].color << "\" stroke-width=\"2.5\""
+          << dash_attr(style[i].dash) << "/>\n";
       out << text_el(lx + (kLegendSwatch + kLegendTextGap), ly + kTickFont * kBaselineShift,
-                     series[s].label, kTickFont, "start");
-      ly += kTickFont + kLegendRowGap;
+                     label_of(i), kTickFont, "start", " class=\"legend\"");
+    }
+    if (!note.empty()) {
+      double lx, ly;
+      slot(&lx, &ly);
+      out << line_el(lx, ly, lx + kLegendSwatch, ly, kHiddenColor, 1.0);
+      out << text_el(lx + (kLegendSwatch + kLegendTextGap), ly + kTickFont * kBaselineShift, note,
+                     kTickFont, "start", " class=\"legend-note\" font-style=\"italic\"");
     }
   }
   out << "</svg>\n";

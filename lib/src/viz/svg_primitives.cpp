@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "xenc/core/error.hpp"
+#include "xenc/text/display_width.hpp"
 #include "xenc/viz/svg.hpp"
 
 namespace xenc::viz {
@@ -44,9 +45,31 @@ void write_text_file(const std::string& path, const std::string& text) {
 namespace detail {
 
 double text_width(const std::string& s, double font_size) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // UTF-8 continuation bytes do not count
-  return kCharWidthEm * font_size * double(n);
+  std::size_t columns = 0;
+  try {
+    columns = display_width(s);
+  } catch (const encoding_error&) {  // not UTF-8: estimate one column per non-continuation byte
+    for (unsigned char c : s) columns += (c & 0xC0) != 0x80;
+  }
+  return kCharWidthEm * font_size * double(columns);
+}
+
+std::size_t thinning_step(double spacing, double need) {
+  if (!(spacing > 0)) return 1;
+  return std::max<std::size_t>(1, std::size_t(std::ceil(need / spacing - 1e-9)));
+}
+
+std::string fmt_tick(double v, double step) {
+  if (!(step > 0) || !std::isfinite(step)) return fmt(v);
+  // decimals of the step: 0.1 -> 1, 0.25 -> 2, 0.0005 -> 4, 5 -> 0
+  int decimals = 0;
+  while (decimals < 12 && std::abs(step * std::pow(10.0, decimals) -
+                                   std::round(step * std::pow(10.0, decimals))) > 1e-6)
+    ++decimals;
+  if (std::abs(v) < step * 1e-6) v = 0.0;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
 }
 
 std::string fmt(double v) {
@@ -105,7 +128,7 @@ std::string vertical_text_el(double x, double y, const std::string& s, double si
 std::string rotated_tick_label_el(double x, double y_frame, const std::string& s) {
   const double ax = x + kRotatedLabelDx, ay = y_frame + kRotatedLabelDy;
   return text_el(ax, ay, s, kTickFont, "end",
-                 " transform=\"rotate(-45 " + px(ax) + " " + px(ay) + ")\"");
+                 " class=\"xtick\" transform=\"rotate(-45 " + px(ax) + " " + px(ay) + ")\"");
 }
 
 std::string line_el(double x1, double y1, double x2, double y2, const char* color, double width) {
@@ -124,11 +147,12 @@ std::string title_el(double width, const std::string& title) {
   while (size > kMinTitleFont && text_width(title, size) > room) size -= 1;
   std::string t = title;
   if (text_width(t, size) > room) {
-    // keep as many characters as fit with the "...", at least one
-    const std::size_t keep = std::size_t(std::max(4.0, room / (kCharWidthEm * size))) - 3;
-    t = t.substr(0, keep);
-    while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
-    if (!t.empty() && static_cast<unsigned char>(t.back()) >= 0xC0) t.pop_back();
+    // drop whole UTF-8 characters (continuation bytes, then the lead byte) from the end until
+    // the text and "..." fit; a wide CJK character counts two columns
+    while (!t.empty() && text_width(t + "...", size) > room) {
+      while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
+      if (!t.empty()) t.pop_back();
+    }
     t += "...";
   }
   return text_el(width / 2, kMargin + kTitleFont, t, size, "middle", " font-weight=\"bold\"");

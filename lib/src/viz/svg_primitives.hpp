@@ -19,7 +19,12 @@ inline constexpr double kTitleFont = 15.0;  // figure titles
 inline constexpr double kMinTitleFont = 11.0;  // a long title shrinks down to this, then is cut
 inline constexpr double kCharWidthEm = 0.6;    // average glyph width / font size (sans-serif)
 inline constexpr double kBaselineShift = 0.35; // × font size: vertically centres text on a y
-inline constexpr const char* kFont = "DejaVu Sans, Arial, Helvetica, sans-serif";
+// Latin first, then CJK families (Linux: fonts-noto-cjk, Adobe's Source Han Sans, WenQuanYi;
+// macOS: PingFang; Windows: Microsoft YaHei), then the generic family. A renderer takes each
+// glyph from the first family that has it, so "猫" is not drawn as an empty box.
+inline constexpr const char* kFont =
+    "DejaVu Sans, Noto Sans CJK SC, Noto Sans CJK JP, Source Han Sans SC, WenQuanYi Zen Hei, "
+    "PingFang SC, Microsoft YaHei, Arial, Helvetica, sans-serif";
 inline constexpr const char* kTextColor = "#222222";
 inline constexpr const char* kAxisColor = "#444444";  // frames, ticks
 
@@ -31,11 +36,23 @@ inline constexpr double kCos45 = 0.7071;        // rotated (-45°) labels: exten
 inline constexpr double kRotatedLabelDx = 3.0;  // anchor of a rotated x label, right of its tick
 inline constexpr double kRotatedLabelDy = 12.0; // ... and below the frame
 
-/// Estimated width in px of `s` at `font_size` (counts UTF-8 code points, not bytes).
+/// Estimated width in px of `s` at `font_size`: kCharWidthEm per terminal column
+/// (xenc::display_width: East Asian wide characters count two, combining marks none).
 double text_width(const std::string& s, double font_size);
+
+/// Every k-th label is shown when labels `need` px apart sit on ticks `spacing` px apart: the
+/// smallest k >= 1 with k * spacing >= need.
+std::size_t thinning_step(double spacing, double need);
+
+/// Extent along the axis of a label rotated by -45 degrees: one line height / cos 45.
+inline constexpr double kRotatedLabelPitch = (kTickFont + 2) / kCos45;
 
 /// A number with up to 4 significant digits, "-0" printed as "0".
 std::string fmt(double v);
+
+/// A tick value with as many decimals as its `step` needs (0.9995 and 0.9996 stay distinct,
+/// 0.25 keeps both decimals), "-0" printed as "0".
+std::string fmt_tick(double v, double step);
 
 /// A pixel coordinate with at most 2 decimals (keeps files small and exact enough).
 std::string px(double v);

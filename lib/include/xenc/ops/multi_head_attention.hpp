@@ -112,3 +112,48 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
                                                       const AttentionInputs& in);
 
 }  // namespace xenc
+
+namespace xenc {
+
+// ---- Attention in tiles (issue #21) -------------------------------------------------------
+//
+// The same heads' attention computed tile by tile with an online softmax (FlashAttention-2,
+// lib/src/kernels/attention_tiled.cpp): P is never formed, so memory is linear in T. The
+// backward recomputes P tile by tile from the per-query log-sum-exp the forward saves.
+// Position schemes work as on the plain path (transform_qk before; ALiBi's slope per tile; a
+// general score_bias is a [Tq, Tk] tensor, read tile by tile). Dropout reads the same
+// [B, H, Tq, Tk] factors as the plain path, tile by tile: the same Rng stream gives the same
+// result, but that mask is T² (training with attention dropout is not linear in memory).
+// Heads run side by side on as many threads as OpenBLAS may use (OPENBLAS_NUM_THREADS), with
+// OpenBLAS itself set to one thread meanwhile (no threads inside threads), then restored.
+
+/// Which computation of attention runs. Both give the same output within float rounding.
+enum class AttentionPath {
+  automatic,  ///< tiled when Tq · Tk >= kTiledAttentionMinScores and no weights are asked for
+  plain,      ///< the [Tq, Tk] score matrix per head (needed for need_weights)
+  tiled,      ///< tiles and an online softmax (the plain path still runs for need_weights)
+};
+/// Where automatic switches to tiles: Tq · Tk = 512 · 512 (bench/README.md, "Attention in tiles").
+inline constexpr std::size_t kTiledAttentionMinScores = 512 * 512;
+
+/// True if `path` runs tiles for these sizes: never when the weights are needed (as PyTorch).
+bool attention_uses_tiles(AttentionPath path, std::size_t Tq, std::size_t Tk, bool need_weights);
+
+struct TiledAttentionResult {
+  Tensor3 output;  ///< concat of the heads, [B, Tq, D] (before the output projection)
+  Tensor3 lse;     ///< log Σ_j exp(S[i, j]) per query, [B, H, Tq] (−inf: every key masked)
+};
+
+/// multi_head_attention_forward in tiles; in.dropout_mask is read tile by tile.
+TiledAttentionResult multi_head_attention_forward_tiled(const Tensor3& q, const Tensor3& k,
+                                                        const Tensor3& v,
+                                                        const AttentionInputs& in);
+/// The backward from what the tiled forward saved. Unlike the plain backward it needs the
+/// masks and the position scheme again (in): it recomputes the scores.
+MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_output,
+                                                            const Tensor3& q, const Tensor3& k,
+                                                            const Tensor3& v,
+                                                            const TiledAttentionResult& saved,
+                                                            const AttentionInputs& in);
+
+}  // namespace xenc

@@ -9,7 +9,9 @@
 //   2. NFKC normalisation + Unicode case folding (utf8proc's NFKC_Casefold): "CAFÉ" and "café"
 //      (composed or as e + combining accent) give the same token, "ﬁ" becomes "fi", full-width
 //      "ＡＢＣ" becomes "abc"; invisible default-ignorable characters (soft hyphen, zero-width
-//      joiner) are removed.
+//      joiner, word joiner, BOM, variation selectors: utf8proc's `ignorable` property) are
+//      removed. The one exception is U+200B ZERO WIDTH SPACE, an invisible word break (line-break
+//      class ZW): it separates words like a space, so "cat\u200Bchased" is two tokens.
 //   3. Each code point by its Unicode general category:
 //        letters (L*), combining marks (M*), digits and numbers (N*)  -> part of a word;
 //        punctuation (P*: dashes, quotes, brackets, ...) and symbols (S*: $, +, €, emoji)

@@ -70,7 +70,9 @@ nlohmann::json mime_bundle_repr(const Svg& figure);
 
 /// The table as HTML (<table> with a caption, header row and right-aligned numbers).
 std::string to_html(const Table& t);
-/// The table as aligned plain text, one line per row.
+/// The table as aligned plain text, one line per row. Columns are aligned in terminal columns
+/// (xenc::display_width: "CAFÉ" is 4 wide, "猫" 2), not bytes.
+/// Throws xenc::encoding_error for a label that is not valid UTF-8.
 std::string to_text(const Table& t);
 
 /// Lines of captured bundles start with this prefix (see the file comment).

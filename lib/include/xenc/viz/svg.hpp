@@ -9,8 +9,11 @@
 //
 // Every heatmap cell is `<rect class="cell" .../>` (tests count them); colour-bar swatches are
 // `<rect class="colorbar" .../>`, line-plot series `<polyline class="series" .../>`.
-// Text is XML-escaped. Widths default to about 640 px so a figure fits a page (a title too long
-// for the figure is set smaller, then shortened with "...").
+// Text is XML-escaped and set in a font list with CJK fallbacks (Noto Sans CJK, Source Han Sans,
+// ...), so Chinese or Japanese tokens do not render as empty boxes; text widths count East Asian
+// wide characters double (utf8proc's widths). Widths default to about 640 px so a figure fits a
+// page (a title too long for the figure is set smaller, then shortened with "..."). Tick labels
+// are thinned to every k-th when they would overlap.
 //
 // Throws:  xenc::shape_error for an empty matrix, panels of different shapes, tick or title
 //          lists whose length does not match, or series whose x and y differ in length;
@@ -31,6 +34,16 @@
 
 namespace xenc::viz {
 
+/// How the panels of a heatmap grid share colours.
+enum class PanelScale {
+  shared,     ///< one colour scale and one colour bar for every panel (compare panels directly)
+  per_panel,  ///< each panel its own scale and colour bar (see every panel's pattern)
+  automatic,  ///< per_panel when one shared scale would leave some panel nearly blank: its
+              ///< largest |value| under a fifth of the largest over all panels; else shared.
+              ///< A panel under 1e-4 of the largest (float rounding) keeps the shared scale
+              ///< and stays blank. A range fixed with vmin / vmax is always shared.
+};
+
 /// Options of a heatmap. Rows of the matrix run down the y axis, columns along the x axis.
 struct HeatmapOptions {
   std::string title, x_label, y_label;
@@ -47,13 +60,15 @@ struct HeatmapOptions {
   int cell_size = 0;
   /// Print each value inside its cell (for small matrices such as attention weights).
   bool annotate = false;
+  /// Colour scales of a grid (heatmap_grid_svg); a single heatmap has one scale anyway.
+  PanelScale panel_scale = PanelScale::automatic;
 };
 
 /// A heatmap of `values` ([rows, cols]) with title, axis labels, ticks and a colour bar.
 std::string heatmap_svg(const Tensor2& values, const HeatmapOptions& opt);
 
-/// Several heatmaps of the same shape side by side with one shared colour scale and colour
-/// bar, e.g. the attention weights of every head of every layer. `panel_titles` has one title
+/// Several heatmaps of the same shape side by side, e.g. the attention weights of every head
+/// of every layer: one shared colour scale and colour bar, or one per panel (opt.panel_scale). `panel_titles` has one title
 /// per panel (or is empty); `columns` = panels per row (0 = automatic: at most 4, and only as
 /// many as fit about 640 px with cells of at least 8 px).
 /// opt.title is the figure title; the axis labels and ticks apply to every panel.
@@ -68,18 +83,45 @@ struct LineSeries {
   bool dashed = false;  ///< draw with a dash pattern (e.g. a summary line over the others)
 };
 
+/// A straight dashed line across the whole plot that marks a value rather than data, with no
+/// markers: vertical at x = value (e.g. the longest training length) or horizontal at
+/// y = value (e.g. chance level). `<line class="reference">`; listed in the legend when
+/// labelled. Its value is always inside the plotted range.
+struct ReferenceLine {
+  std::string label;
+  double value = 0;
+  bool vertical = true;
+};
+
 struct LinePlotOptions {
   std::string title, x_label, y_label;
+  /// Figure size in px. A legend under the plot adds its rows below; the plot itself never
+  /// shrinks under half of these (the figure grows instead), so it stays readable.
   int width = 640, height = 400;
-  /// NAN = from the data (with a little padding, rounded to nice tick values).
+  /// The y range. NAN = from the data (and the reference lines). Either way the frame is 4 %
+  /// of the range beyond it on each side, so a line at the limit (accuracy 1.0, cosine 1.0) is
+  /// never drawn on the frame, and the ticks (as many decimals as their step needs) stay inside.
   double y_min = NAN, y_max = NAN;
-  /// Non-empty: categorical x axis, ticks at x = 0, 1, 2, ... with these labels.
+  /// Non-empty: categorical x axis, ticks at x = 0, 1, 2, ... with these labels (rotated, then
+  /// every k-th shown, when they would overlap).
   std::vector<std::string> x_tick_labels;
   /// Draw a dot at every point (useful for few points).
   bool markers = false;
+  /// Marks such as L_train or chance, drawn without markers (see ReferenceLine).
+  std::vector<ReferenceLine> reference_lines;
 };
 
-/// A line plot with axes, ticks, light grid lines and a legend (when any series has a label).
+/// Most legend entries a line plot shows. With more labelled lines, the legend keeps the
+/// reference lines and the dashed series (summaries) first, fills up with the others in order,
+/// and ends with the note "N more not shown" beside a grey sample line: the lines left out are
+/// drawn thin and grey under the others, so the colours in the legend stay unique.
+inline constexpr std::size_t kMaxLegendEntries = 20;
+
+/// A line plot with axes, ticks, light grid lines and a legend (when any series has a label):
+/// right of the plot for short labels, in columns under it for long ones. Series get the ten
+/// tab10 colours, then the same colours dotted and dash-dotted, so no two legend entries look
+/// alike. `<polyline class="series">` per series, `<text class="legend">` per legend entry,
+/// `<text class="legend-note">` for the note.
 std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt);
 
 /// Sizes and variant of the encoder-layer diagram (glossary names: B, T, D, H, F).

@@ -1,0 +1,57 @@
+// display_width and the padding helpers (xenc/text/display_width.hpp): terminal columns from
+// utf8proc's character widths. Reference: the Unicode data files (EastAsianWidth.txt: U+732B
+// 猫 and U+FF21 Ａ are W/F, two columns; UnicodeData.txt: U+0301 is Mn, zero columns), which
+// wcwidth() and Python's wcwidth package agree with for these code points.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "xenc/text/display_width.hpp"
+
+using xenc::display_width;
+
+TEST(DisplayWidth, AsciiCountsOneColumnPerCharacter) {
+  EXPECT_EQ(display_width(""), 0u);
+  EXPECT_EQ(display_width("cat"), 3u);
+  EXPECT_EQ(display_width("the cat, chased"), 15u);
+}
+
+TEST(DisplayWidth, AccentedLettersTakeOneColumnNotTheirBytes) {
+  EXPECT_EQ(std::string("CAFÉ").size(), 5u);          // É is two bytes
+  EXPECT_EQ(display_width("CAFÉ"), 4u);
+  EXPECT_EQ(display_width("CAFE\u0301"), 4u);          // E + combining acute: the mark takes 0
+  EXPECT_EQ(display_width("stra\u00DFe"), 6u);         // ß
+}
+
+TEST(DisplayWidth, EastAsianWideCharactersTakeTwoColumns) {
+  EXPECT_EQ(display_width("猫"), 2u);                   // 3 bytes, 2 columns
+  EXPECT_EQ(display_width("猫が好き"), 8u);
+  EXPECT_EQ(display_width("\uFF21\uFF22"), 4u);         // full-width ＡＢ
+  EXPECT_EQ(display_width("a猫b"), 4u);
+}
+
+TEST(DisplayWidth, ZeroWidthAndControlCharactersTakeNoColumn) {
+  EXPECT_EQ(display_width("a\u200Bb"), 2u);  // zero width space
+  EXPECT_EQ(display_width("a\u200Db"), 2u);  // zero width joiner
+  EXPECT_EQ(display_width("a\tb"), 2u);      // a control character has no width of its own
+}
+
+TEST(DisplayWidth, PaddingAlignsColumnsOfMixedScripts) {
+  // every cell of a column ends at the same column, whatever its bytes
+  for (const std::string& word : {"cat", "CAFÉ", "猫", "猫が", "x"})
+    EXPECT_EQ(display_width(xenc::pad_right(word, 6) + "|"), 7u) << word;
+  EXPECT_EQ(xenc::pad_right("猫", 4), "猫  ");
+  EXPECT_EQ(xenc::pad_left("CAFÉ", 6), "  CAFÉ");
+  EXPECT_EQ(xenc::pad_right("toolong", 3), "toolong");  // never cut
+}
+
+TEST(DisplayWidth, InvalidUtf8IsRefusedWithTheFunctionName) {
+  try {
+    display_width("ab\xff");
+    FAIL() << "expected xenc::encoding_error";
+  } catch (const xenc::encoding_error& e) {
+    EXPECT_NE(std::string(e.what()).find("display_width: text is not valid UTF-8: byte 0xff at offset 2"),
+              std::string::npos)
+        << e.what();
+  }
+}
