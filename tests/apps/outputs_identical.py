@@ -100,7 +100,7 @@ def blank_json_times(obj):
 def capture(build, dest):
     os.makedirs(dest, exist_ok=True)
     for app, cases in APPS:
-        exe = os.path.join(build, "apps", app, "xenc-" + app.replace("_", "-"))
+        exe = os.path.join(os.path.abspath(build), "apps", app, "xenc-" + app.replace("_", "-"))
         for name, args in cases:
             out = os.path.abspath(os.path.join(dest, app, name))
             os.makedirs(out, exist_ok=True)
