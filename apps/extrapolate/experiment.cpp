@@ -185,6 +185,10 @@ void check_options(Options& o) {
     throw std::invalid_argument("--learned-max-len is " + std::to_string(o.learned_max_len) +
                                 ", expected >= --train-length (" + std::to_string(o.train_length) +
                                 "): learned positions need a row for every training position");
+  if (!o.test_lengths_given)
+    o.test_lengths.erase(std::remove_if(o.test_lengths.begin(), o.test_lengths.end(),
+                                        [&](int L) { return std::size_t(L) < shortest; }),
+                         o.test_lengths.end());
   for (int L : o.test_lengths)
     if (std::size_t(L) < shortest)
       throw std::invalid_argument("--test-lengths holds " + std::to_string(L) + ", expected >= " +

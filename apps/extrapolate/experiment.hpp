@@ -23,6 +23,7 @@ struct Options {
   int symbols = 8, offset = 1, train_length = 16, min_train_length = 0;  // 0: L_train / 2
   int train_sequences = 8000, test_sequences = 200;
   std::vector<int> test_lengths = {8, 16, 32, 64, 128};
+  bool test_lengths_given = false;  // false: the defaults too short for the rule are dropped
   int learned_max_len = 0;  // 0: train_length
   // model
   int d_model = 64, heads = 8, ff = 128, layers = 2;
@@ -62,7 +63,9 @@ struct Result {
 };
 
 /// Checks the options against each other and adds L_train to the test lengths (sorted, unique).
-/// Throws std::invalid_argument naming the option.
+/// Default test lengths shorter than the rule's shortest sequence (2k + 1 or k + 1) are dropped,
+/// so `--offset 4` runs as typed; given ones are refused. Throws std::invalid_argument naming the
+/// option.
 void check_options(Options& o);
 
 /// The shortest training sequence: --min-train-length, or L_train / 2 (at least the rule's).

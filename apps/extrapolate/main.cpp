@@ -93,7 +93,9 @@ int main(int argc, char** argv) {
       ->check(whole_range(0, 256))->capture_default_str();
   app.add_option("--train-sequences", o.train_sequences, "training sequences")->check(whole_range(1, 100000))->capture_default_str();
   app.add_option("--test-sequences", o.test_sequences, "test sequences at each length")->check(whole_range(1, 10000))->capture_default_str();
-  app.add_option("--test-lengths", o.test_lengths, "test lengths (L_train is always added)")
+  auto* test_lengths = app.add_option("--test-lengths", o.test_lengths,
+                                      "test lengths (L_train is always added; of the defaults, those too short "
+                                      "for the rule are dropped)")
       ->delimiter(',')->check(whole_range(2, 1024))->capture_default_str();
   app.add_option("--learned-max-len", o.learned_max_len,
                  "rows of the learned position table (0: L_train; more: rows never trained)")
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
                   ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   out.svg_dir_given = svg->count() > 0;
+  o.test_lengths_given = test_lengths->count() > 0;
   try {
     return run(o, out);
   } catch (const std::exception& e) {

@@ -46,6 +46,23 @@ std::string points(double v) { return fmt("%.1f", 100.0 * v); }
 
 }  // namespace
 
+namespace {
+
+// "Clearly above chance": more than this many points (as a fraction) above 1/V at a length.
+// The larger of --tolerance and three standard errors of a guesser, sqrt(c (1 - c) / n), on the
+// fewest positions any length was tested on (n); `n` and `length` return where that was.
+double chance_margin(const Result& res, std::size_t& n, std::size_t& length) {
+  n = 0;
+  length = 0;
+  for (const auto& r : res.schemes)
+    for (const auto& l : r.lengths)
+      if (l.available && l.positions > 0 && (n == 0 || l.positions < n)) n = l.positions, length = l.length;
+  const double c = res.chance, tol = res.options.tolerance / 100.0;
+  return n == 0 ? tol : std::max(tol, 3.0 * std::sqrt(c * (1.0 - c) / double(n)));
+}
+
+}  // namespace
+
 std::vector<std::string> conclusions(const Result& res) {
   const Options& o = res.options;
   const std::vector<SchemeResult>& results = res.schemes;
@@ -56,14 +73,27 @@ std::vector<std::string> conclusions(const Result& res) {
   const std::string tol_txt = fmt("%g", o.tolerance) + " points";
   const std::string longest_txt = "length " + std::to_string(longest) + " (" +
                                   fmt("%g", double(longest) / double(L)) + " x L_train)";
+  std::size_t fewest = 0, fewest_at = 0;
+  const double margin = chance_margin(res, fewest, fewest_at);
+  const std::string margin_txt = points(margin) + " points";
+  const double halfway = chance + (1.0 - chance) / 2.0;  // below: the task is learned only partly
   std::vector<std::string> out;
+  {
+    std::string m = "Clearly above chance means more than " + margin_txt + " above 1/V = " + pct(chance) +
+                    ": the larger of --tolerance (" + tol_txt + ")";
+    if (fewest > 0)
+      m += " and three standard errors of guessing on the " + std::to_string(fewest) +
+           " positions tested at length " + std::to_string(fewest_at) + " (" +
+           points(3.0 * std::sqrt(chance * (1.0 - chance) / double(fewest))) + " points)";
+    out.push_back(m + ".");
+  }
   std::vector<std::string> kept;
-  std::size_t learned_task = 0;  // schemes above chance + tol at L_train (and readable at every length)
+  std::size_t learned_task = 0;  // schemes clearly above chance at L_train (not held at a cap)
+  bool capped = false;
   std::string best;
   double best_acc = -1.0;
   for (const auto& r : results) {
     const double a0 = at(r, L).accuracy;
-    learned_task += a0 > chance + tol;
     std::vector<std::size_t> missing;
     double lo = 1.0, hi = 0.0;
     for (const auto& l : r.lengths)
@@ -73,6 +103,7 @@ std::vector<std::string> conclusions(const Result& res) {
         hi = std::max(hi, l.accuracy);
       }
     if (!missing.empty()) {
+      learned_task += a0 > chance + margin;
       out.push_back(r.name + ": " + pct(a0) + " at length " + std::to_string(L) +
                     "; no embedding beyond its table (max_len = " + std::to_string(r.max_len) +
                     "), so it cannot read length" + (missing.size() > 1 ? "s " : " ") + lengths_list(missing) +
@@ -80,29 +111,50 @@ std::vector<std::string> conclusions(const Result& res) {
       continue;
     }
     const LengthResult& last = r.lengths.back();
+    if (lo >= chance - margin && hi <= chance + margin) {
+      out.push_back(r.name + " is at chance at every length: from " + pct(lo) + " to " + pct(hi) +
+                    ", within " + margin_txt + " of 1/V = " + pct(chance) + ".");
+      continue;
+    }
+    if (a0 <= chance + margin) {
+      out.push_back(r.name + " did not learn the task: " + pct(a0) + " at length " + std::to_string(L) +
+                    ", within " + margin_txt + " of chance (" + pct(chance) + ").");
+      continue;
+    }
+    const std::string both = pct(a0) + " at length " + std::to_string(L) + ", " + pct(last.accuracy) + " at " + longest_txt;
+    if (o.rule == "copy_left" && r.name == "alibi") {
+      // the encoder's ALiBi is symmetric: the apps' README calls this its symmetry cap
+      out.push_back(r.name + " is held at its symmetry cap, not by length: " + both +
+                    ". Its encoder bias -slope * |i - j| is the same k places to the left and k places to the "
+                    "right, so it cannot tell left from right, and copy_left (the symbol k places to the left) is "
+                    "beyond it at every length: these numbers say nothing about extrapolation.");
+      capped = true;
+      continue;
+    }
+    ++learned_task;
     if (last.accuracy > best_acc) {
       best_acc = last.accuracy;
       best = r.name;
-    }
-    if (lo >= chance - tol && hi <= chance + tol) {
-      out.push_back(r.name + " is at chance at every length: from " + pct(lo) + " to " + pct(hi) +
-                    ", within " + tol_txt + " of 1/V = " + pct(chance) + ".");
-      continue;
-    }
-    if (a0 <= chance + tol) {
-      out.push_back(r.name + " did not learn the task: " + pct(a0) + " at length " + std::to_string(L) +
-                    ", within " + tol_txt + " of chance (" + pct(chance) + ").");
-      continue;
     }
     std::string prefix = r.name;
     if (r.max_len > L)
       prefix += " (rows " + std::to_string(L) + " to " + std::to_string(r.max_len - 1) +
                 " of its position table were never trained: they keep their random initial values)";
+    const bool last_above = last.accuracy > chance + margin;
+    const std::string near_chance =
+        last_above ? "" : ", not clearly above chance at length " + std::to_string(longest);
+    if (a0 < halfway) {
+      out.push_back(prefix + " learned the task only partly: " + pct(a0) + " at length " + std::to_string(L) +
+                    ", below " + pct(halfway) + " (halfway from chance to 100%), so its " + pct(last.accuracy) +
+                    " at " + longest_txt + near_chance + " says little about extrapolation.");
+      continue;
+    }
     const double drop = a0 - last.accuracy;
-    if (drop <= tol) {
+    if (drop <= tol && last_above) {
       kept.push_back(r.name);
-      out.push_back(prefix + " keeps its accuracy: " + pct(a0) + " at length " + std::to_string(L) + ", " +
-                    pct(last.accuracy) + " at " + longest_txt + ", within " + tol_txt + ".");
+      out.push_back(prefix + " keeps its accuracy: " + both + ", within " + tol_txt + ".");
+    } else if (drop <= tol) {
+      out.push_back(prefix + " stays just above chance: " + both + near_chance + ".");
     } else {
       std::size_t first = 0;
       for (const auto& l : r.lengths)
@@ -110,16 +162,15 @@ std::vector<std::string> conclusions(const Result& res) {
           first = l.length;
           break;
         }
-      out.push_back(prefix + " degrades: " + pct(a0) + " at length " + std::to_string(L) + ", " +
-                    pct(last.accuracy) + " at " + longest_txt + " (" + points(drop) +
-                    " points lower); first more than " + tol_txt + " below at length " +
-                    std::to_string(first) + ".");
+      out.push_back(prefix + " degrades: " + both + " (" + points(drop) + " points lower)" + near_chance +
+                    "; first more than " + tol_txt + " below at length " + std::to_string(first) + ".");
     }
   }
   if (learned_task == 0) {
     out.push_back("No scheme learned the task well enough to compare: at length " + std::to_string(L) +
-                  " every accuracy is at most " + tol_txt + " above chance (" + pct(chance) +
-                  "); train longer (--epochs, --train-sequences).");
+                  " none is clearly above chance (" + pct(chance) + ")" +
+                  (capped ? ", apart from one held at its symmetry cap" : "") +
+                  "; train longer (--epochs, --train-sequences).");
     return out;
   }
   if (kept.empty())
@@ -128,8 +179,11 @@ std::vector<std::string> conclusions(const Result& res) {
   else
     out.push_back("Within " + tol_txt + " of their length-" + std::to_string(L) + " accuracy at " + longest_txt +
                   ": " + and_list(kept) + ".");
-  if (!best.empty())
+  if (!best.empty() && best_acc > chance + margin)
     out.push_back("Best at length " + std::to_string(longest) + ": " + best + " (" + pct(best_acc) + ").");
+  else if (!best.empty())
+    out.push_back("At length " + std::to_string(longest) + " no scheme is clearly above chance: the highest is " +
+                  best + " (" + pct(best_acc) + ").");
   return out;
 }
 

@@ -61,26 +61,42 @@ void measure_lengths(const xenc::ModelTrace& trace, std::size_t len_a, std::size
 Result run_experiment(const Options& o) {
   Result r;
   r.options = o;
-  // 1. tokens, matched by occurrence
+  // 1. tokens, and the words the two sentences share
   r.tokens_a = xenc::tokenize(o.a);
   r.tokens_b = xenc::tokenize(o.b);
   const auto& tok_a = r.tokens_a;
   const auto& tok_b = r.tokens_b;
   if (tok_a.empty()) throw std::invalid_argument("--a is empty: sentence A has no words (got \"" + o.a + "\")");
   if (tok_b.empty()) throw std::invalid_argument("--b is empty: sentence B has no words (got \"" + o.b + "\")");
+  r.identical = tok_a == tok_b;
+  r.reversed = !r.identical && std::equal(tok_a.begin(), tok_a.end(), tok_b.rbegin(), tok_b.rend());
+  // Each word of A is paired with a position of B by the permutation between the sentences, not
+  // by occurrence: in a reversal word p of A is word T-1-p of B; otherwise a word at the same
+  // position in both stays paired with itself, and the remaining copies of a repeated word are
+  // paired in order.
   const auto keys_a = occurrence_keys(tok_a), keys_b = occurrence_keys(tok_b);
-  for (std::size_t i = 0; i < keys_a.size(); ++i) {
-    auto it = std::find(keys_b.begin(), keys_b.end(), keys_a[i]);
-    if (it == keys_b.end()) r.only_a.push_back(keys_a[i]);
-    else r.matches.push_back({keys_a[i], i, std::size_t(it - keys_b.begin())});
-  }
-  for (const auto& k : keys_b)
-    if (std::find(keys_a.begin(), keys_a.end(), k) == keys_a.end()) r.only_b.push_back(k);
+  const std::size_t none = std::size_t(-1);
+  std::vector<std::size_t> pair_of(tok_a.size(), none);
+  std::vector<bool> used_b(tok_b.size(), false);
+  auto pair = [&](std::size_t p, std::size_t q) {
+    pair_of[p] = q;
+    used_b[q] = true;
+  };
+  if (r.reversed)
+    for (std::size_t p = 0; p < tok_a.size(); ++p) pair(p, tok_a.size() - 1 - p);
+  for (std::size_t p = 0; p < tok_a.size(); ++p)
+    if (pair_of[p] == none && p < tok_b.size() && !used_b[p] && tok_b[p] == tok_a[p]) pair(p, p);
+  for (std::size_t p = 0; p < tok_a.size(); ++p)
+    for (std::size_t q = 0; q < tok_b.size() && pair_of[p] == none; ++q)
+      if (!used_b[q] && tok_b[q] == tok_a[p]) pair(p, q);
+  for (std::size_t p = 0; p < tok_a.size(); ++p)
+    if (pair_of[p] == none) r.only_a.push_back(keys_a[p]);
+    else r.matches.push_back({keys_a[p], p, pair_of[p]});
+  for (std::size_t q = 0; q < tok_b.size(); ++q)
+    if (!used_b[q]) r.only_b.push_back(keys_b[q]);
   if (r.matches.empty())
     throw std::invalid_argument("sentences \"" + o.a + "\" and \"" + o.b + "\" share no word: nothing to compare");
   r.permutation = r.only_a.empty() && r.only_b.empty();
-  r.identical = tok_a == tok_b;
-  r.reversed = !r.identical && std::equal(tok_a.begin(), tok_a.end(), tok_b.rbegin(), tok_b.rend());
 
   // 2. one model (built without positions); each run swaps in a position scheme, nothing else
   const auto vocab = xenc::Vocabulary::from_texts({o.a, o.b});
@@ -89,7 +105,7 @@ Result run_experiment(const Options& o) {
   r.dim_feedforward = F;
   // refuse a model that would not fit before allocating it (inference: weights + activations)
   xenc_app::check_inference_memory(vocab.size(), std::max<std::size_t>(64, T), o.d_model, o.heads, F,
-                                   o.layers, 2, T);
+                                   o.layers, 2, T, "sentences (--a, --b)");
   xenc_app::ModelOptions mo;
   mo.d_model = o.d_model;
   mo.heads = o.heads;
@@ -108,8 +124,14 @@ Result run_experiment(const Options& o) {
   }
   for (const auto& scheme : schemes) {
     xenc::Rng pos_rng(o.seed + 1);  // only learned positions draw from it
-    model.position = xenc::make_position_scheme(xenc::parse_position_kind(scheme), o.d_model,
-                                                std::max<std::size_t>(64, T), pos_rng);
+    try {
+      model.position = xenc::make_position_scheme(xenc::parse_position_kind(scheme), o.d_model,
+                                                  std::max<std::size_t>(64, T), pos_rng);
+    } catch (const std::invalid_argument& e) {
+      // the scheme refuses this D (sinusoidal needs it even, rope an even D / H): name the options
+      throw std::invalid_argument(std::string(e.what()) + ". Give another --d-model (or --heads), or "
+                                  "use --position learned, which works with any D");
+    }
     xenc::ModelTrace trace;
     Run run;
     run.scheme = scheme;

@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
   std::string svg_dir;
   bool json = false;
   app.add_option("--a", o.a, "sentence A")->capture_default_str();
-  app.add_option("--b", o.b, "sentence B (words are matched to A's by occurrence: the, the#2, ...)")
+  app.add_option("--b", o.b, "sentence B (a repeated word is paired by the permutation from A to B: mirror images when B is "
+                 "A reversed, else the copy at the same position, else in order; shown as the, the#2, ...)")
       ->capture_default_str();
   app.add_option("--position", o.position,
                  "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | rope | alibi "

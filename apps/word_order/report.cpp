@@ -331,8 +331,12 @@ void print_text(std::ostream& out, const Result& r) {
     };
     out << "\n";
     print_wrapped(out, "Note: the sentences are not permutations of each other; the table compares the " +
-                           std::to_string(r.matches.size()) + " shared words only (only in A: " + list(r.only_a) +
-                           "; only in B: " + list(r.only_b) + ").");
+                           std::to_string(r.matches.size()) + (r.matches.size() == 1 ? " shared word" : " shared words") +
+                           " only (only in A: " + list(r.only_a) + "; only in B: " + list(r.only_b) + ").");
+  } else if (r.reversed) {
+    out << "\n";
+    print_wrapped(out, "Note: B is A reversed: A's first word is B's last, and so on; a repeated word is "
+                       "compared with its mirror-image copy.");
   }
   for (const Run& run : r.runs) {
     out << "\n" << (run.scheme == "none" ? "Without positional information (--position none)"
