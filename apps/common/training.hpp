@@ -63,6 +63,21 @@ struct FitOptions {
   std::uint32_t seed = 0;  ///< the shuffling: the same batches for every model
 };
 
+/// The FitOptions of an app's options (fields epochs, batch_size, warmup, lr, weight_decay,
+/// clip, seed, as xenc-train-order and xenc-extrapolate name them).
+template <class AppOptions>
+FitOptions fit_options(const AppOptions& o) {
+  FitOptions f;
+  f.epochs = o.epochs;
+  f.batch_size = std::size_t(o.batch_size);
+  f.warmup = std::size_t(o.warmup);
+  f.lr = o.lr;
+  f.weight_decay = o.weight_decay;
+  f.clip = o.clip;
+  f.seed = o.seed;
+  return f;
+}
+
 /// What fit() trains on: labelled sequences and the vocabulary that turns them into ids.
 struct TrainingSet {
   const std::vector<xenc::LabelledSentence>& sequences;

@@ -88,14 +88,7 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
   SchemeResult r;
   r.name = xenc::to_string(kind);
   if (kind == xenc::PositionKind::learned) r.max_len = learned_max_len(o);
-  xenc_app::FitOptions fo;
-  fo.epochs = o.epochs;
-  fo.batch_size = std::size_t(o.batch_size);
-  fo.warmup = std::size_t(o.warmup);
-  fo.lr = o.lr;
-  fo.weight_decay = o.weight_decay;
-  fo.clip = o.clip;
-  fo.seed = o.seed;  // the same batches for every scheme
+  const xenc_app::FitOptions fo = xenc_app::fit_options(o);  // the same batches for every scheme
 
   model.eval();
   r.curve_epoch.push_back(0);

@@ -38,14 +38,7 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
   SchemeResult r;
   r.name = xenc::to_string(kind);
   const auto train = xenc::as_labelled(d.train), test = xenc::as_labelled(d.test);
-  xenc_app::FitOptions fo;
-  fo.epochs = o.epochs;
-  fo.batch_size = std::size_t(o.batch_size);
-  fo.warmup = std::size_t(o.warmup);
-  fo.lr = o.lr;
-  fo.weight_decay = o.weight_decay;
-  fo.clip = o.clip;
-  fo.seed = o.seed;  // the same batches for every scheme
+  const xenc_app::FitOptions fo = xenc_app::fit_options(o);  // the same batches for every scheme
   const std::size_t per_epoch = (train.size() + fo.batch_size - 1) / fo.batch_size;
   const std::size_t every = std::max<std::size_t>(1, per_epoch / 4);  // 4 curve points per epoch
   auto record = [&](double epoch, double train_loss) {

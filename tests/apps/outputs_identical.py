@@ -57,7 +57,7 @@ EXTRAPOLATE = [
     ("copy_left", EXTRAP_SMALL + ["--rule", "copy_left", "--schemes", "alibi,rope", "--svg-dir", ""]),
     ("progress", ["--epochs", "2", "--train-sequences", "100", "--test-sequences", "10", "--d-model", "8",
                   "--heads", "2", "--ff", "16", "--test-lengths", "16", "--schemes", "none", "--svg-dir", ""]),
-    ("bad_offset", ["--offset", "4"]),
+    ("bad_offset", ["--offset", "4", "--test-lengths", "8"]),
     ("bad_heads", ["--d-model", "10", "--heads", "4"]),
 ]
 
