@@ -11,13 +11,10 @@
 
 namespace xenc::bench {
 
-/// A tensor of the given shape filled with N(0, 1) values from a fixed seed.
+/// xenc::random_tensor (core/random.hpp) from a fixed seed: N(0, 1) values.
 template <class TensorT, class Shape>
 TensorT random_tensor(const Shape& shape, std::uint32_t seed = 1) {
-  TensorT t = TensorT::from_shape(shape);
-  Rng rng(seed);
-  fill_normal(t, rng);
-  return t;
+  return xenc::random_tensor<TensorT>(shape, as_lvalue(Rng(seed)));
 }
 
 /// FLOP/s: `flops_per_iteration` floating-point operations per loop pass, reported as a rate.

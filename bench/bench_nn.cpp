@@ -22,6 +22,11 @@ void encoder_grid(benchmark::internal::Benchmark* b) {
       ->Args({1024, 512, 8});
 }
 
+// Long documents (issue 21), D = 512, H = 8: where attention in tiles matters.
+void long_grid(benchmark::internal::Benchmark* b) {
+  b->Args({2048, 512, 8})->Args({4096, 512, 8})->Args({8192, 512, 8});
+}
+
 EncoderLayerConfig layer_config(std::size_t D, std::size_t H) {
   EncoderLayerConfig c;
   c.d_model = D;
@@ -45,18 +50,46 @@ void BM_MultiheadAttention(benchmark::State& state) {
 }
 BENCHMARK(BM_MultiheadAttention)->Apply(encoder_grid)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-void BM_EncoderLayerForward(benchmark::State& state) {
+// One forward of the layer on a [B, T, D] input with the attention path given: the automatic
+// choice (BM_EncoderLayerForward), or forced (issue 21) to plain (one [T, T] score matrix per
+// head) or tiled (online softmax, memory linear in T), from where the automatic choice switches
+// (T = 512) to long documents.
+void layer_forward(benchmark::State& state, std::size_t B, AttentionPath path) {
   const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
   TransformerEncoderLayer layer(layer_config(D, H), /*seed=*/1);
   layer.eval();
-  const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D});
+  layer.self_attn.set_attention_path(path);
+  const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{B, T, D});
   NoGradGuard no_grad;
   for (auto _ : state) benchmark::DoNotOptimize(layer.forward(x));
-  set_flops(state, encoder_layer_flops(double(T), double(D)));
-  state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
+  set_flops(state, double(B) * encoder_layer_flops(double(T), double(D)));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(B * T));  // tokens/s
 }
-BENCHMARK(BM_EncoderLayerForward)->Apply(encoder_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+void BM_EncoderLayerForward(benchmark::State& state) {
+  layer_forward(state, 1, AttentionPath::automatic);
+}
+BENCHMARK(BM_EncoderLayerForward)->Apply(encoder_grid)->Apply(long_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_EncoderLayerForwardPlain(benchmark::State& state) {
+  layer_forward(state, 1, AttentionPath::plain);
+}
+void BM_EncoderLayerForwardTiled(benchmark::State& state) {
+  layer_forward(state, 1, AttentionPath::tiled);
+}
+void path_grid(benchmark::internal::Benchmark* b) {
+  b->Args({128, 256, 8})->Args({256, 512, 8})->Args({512, 512, 8})->Args({1024, 512, 8});
+  long_grid(b);
+}
+BENCHMARK(BM_EncoderLayerForwardPlain)->Apply(path_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForwardTiled)->Apply(path_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// A batch of 8 sequences (the automatic path): BM_EncoderLayerForwardBatch8/<T>/<D>/<H>.
+void BM_EncoderLayerForwardBatch8(benchmark::State& state) {
+  layer_forward(state, 8, AttentionPath::automatic);
+}
+BENCHMARK(BM_EncoderLayerForwardBatch8)->Args({128, 512, 8})->Args({512, 512, 8})
+    ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The same layer with a position scheme that acts inside attention (issue 11): RoPE rotates q
 // and k of every head by position before the scores, ALiBi adds −m_h·|i − j| to head h's

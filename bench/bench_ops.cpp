@@ -1,4 +1,5 @@
-// Benchmarks of the ops, each beside its naive reference: matmul, softmax, layer norm, the
+// Benchmarks of the ops, each beside its loop reference (reference::, xenc/reference/ops.hpp,
+// plain loops in double: the baseline, not a competitor): matmul, softmax, layer norm, the
 // activations and scaled dot-product attention; and BM_Sgemm, the BLAS speed every other
 // number is compared with.
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "xenc/ops/gemm.hpp"
 #include "xenc/ops/layer_norm.hpp"
 #include "xenc/ops/softmax.hpp"
+#include "xenc/reference/ops.hpp"
 
 namespace xenc::bench {
 namespace {
@@ -37,14 +39,19 @@ void BM_Sgemm(benchmark::State& state) {
 }
 BENCHMARK(BM_Sgemm)->ArgName("N")->Arg(64)->Arg(1024)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
 
-void BM_MatmulNaive(benchmark::State& state) {
+void BM_MatmulReference(benchmark::State& state) {
   const auto N = static_cast<std::size_t>(state.range(0));
-  Tensor2 a = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 1);
-  Tensor2 b = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 2);
-  for (auto _ : state) benchmark::DoNotOptimize(matmul_naive(a, b));
+  const reference::Tensor2d a = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 1);
+  const reference::Tensor2d b = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(reference::matmul(a, b));
   set_flops(state, 2.0 * double(N) * N * N);
 }
-BENCHMARK(BM_MatmulNaive)->ArgName("N")->Arg(64)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MatmulReference)
+    ->ArgName("N")
+    ->Arg(64)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_MatmulBlas(benchmark::State& state) {
   const auto N = static_cast<std::size_t>(state.range(0));
@@ -57,13 +64,18 @@ BENCHMARK(BM_MatmulBlas)->ArgName("N")->Arg(64)->Arg(256)->UseRealTime()->Unit(b
 
 // ---- softmax over the rows of a [T, T] score matrix ------------------------------------
 
-void BM_SoftmaxNaive(benchmark::State& state) {
+void BM_SoftmaxReference(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0));
-  Tensor2 s = random_tensor<Tensor2>(std::vector<std::size_t>{T, T});
-  for (auto _ : state) benchmark::DoNotOptimize(softmax_naive(s));
+  const reference::Tensor2d s = random_tensor<Tensor2>(std::vector<std::size_t>{T, T});
+  for (auto _ : state) benchmark::DoNotOptimize(reference::softmax_forward(s));
   state.SetItemsProcessed(state.iterations() * std::int64_t(T * T));  // elements/s
 }
-BENCHMARK(BM_SoftmaxNaive)->ArgName("T")->Arg(16)->Arg(1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SoftmaxReference)
+    ->ArgName("T")
+    ->Arg(16)
+    ->Arg(1024)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_Softmax(benchmark::State& state) {
   // The kernel the attention uses, in place on one reused buffer (as in a head).
@@ -107,15 +119,19 @@ BENCHMARK(BM_ExpInplace)->ArgName("n")->Arg(256)->Arg(1 << 16)->UseRealTime()->U
 
 // ---- layer norm over [T, D] ------------------------------------------------------------
 
-void BM_LayerNormNaive(benchmark::State& state) {
+void BM_LayerNormReference(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1));
-  Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D});
-  Tensor1 w = xt::ones<float>({D}), b = xt::zeros<float>({D});
-  for (auto _ : state) benchmark::DoNotOptimize(layer_norm_naive(x, w, b, 1e-5f));
+  const reference::Tensor2d x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D});
+  const reference::Tensor1d w = xt::ones<double>({D}), b = xt::zeros<double>({D});
+  for (auto _ : state) benchmark::DoNotOptimize(reference::layer_norm_forward(x, w, b, 1e-5));
   state.SetItemsProcessed(state.iterations() * std::int64_t(T * D));
 }
-BENCHMARK(BM_LayerNormNaive)->ArgNames({"T", "D"})->Args({16, 64})->Args({1024, 512})
-    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LayerNormReference)
+    ->ArgNames({"T", "D"})
+    ->Args({16, 64})
+    ->Args({1024, 512})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_LayerNorm(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1));
@@ -170,13 +186,19 @@ void attention_inputs(benchmark::State& state, Tensor4& q, Tensor4& k, Tensor4& 
   set_flops(state, 4.0 * double(T) * T * D);
 }
 
-void BM_AttentionNaive(benchmark::State& state) {
+void BM_AttentionReference(benchmark::State& state) {
   Tensor4 q, k, v;
   attention_inputs(state, q, k, v);
-  for (auto _ : state) benchmark::DoNotOptimize(scaled_dot_product_attention_naive(q, k, v));
+  const reference::Tensor4d qd = q, kd = k, vd = v;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(reference::scaled_dot_product_attention_forward(qd, kd, vd));
 }
-BENCHMARK(BM_AttentionNaive)->ArgNames({"T", "D", "H"})->Args({16, 128, 4})->Args({256, 512, 8})
-    ->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttentionReference)
+    ->ArgNames({"T", "D", "H"})
+    ->Args({16, 128, 4})
+    ->Args({256, 512, 8})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Attention(benchmark::State& state) {
   // Two GEMMs around the vectorised row softmax, head by head (returns P for every head).
@@ -186,6 +208,54 @@ void BM_Attention(benchmark::State& state) {
 }
 BENCHMARK(BM_Attention)->ArgNames({"T", "D", "H"})->Args({16, 128, 4})->Args({256, 512, 8})
     ->Args({1024, 512, 8})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace xenc::bench
+
+namespace xenc::bench {
+namespace {
+
+// One head's attention (Dh = 64, as D = 512, H = 8), forward only: the plain kernel (the
+// [T, T] matrix) against the tiled kernel at tile sizes Br x Bc (queries x keys), to choose
+// kernels::TileSizes. BM_AttentionHeadTiled/T/Br/Bc.
+struct HeadData {
+  Tensor2 q, k, v, out;
+  explicit HeadData(std::size_t T)
+      : q(random_tensor<Tensor2>(std::vector<std::size_t>{T, 64}, 1)),
+        k(random_tensor<Tensor2>(std::vector<std::size_t>{T, 64}, 2)),
+        v(random_tensor<Tensor2>(std::vector<std::size_t>{T, 64}, 3)),
+        out(Tensor2::from_shape({T, 64})) {}
+  kernels::HeadInputs inputs() const {
+    return {kernels::as_matrix(q), kernels::as_matrix(k), kernels::as_matrix(v)};
+  }
+};
+
+void BM_AttentionHeadPlain(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0));
+  HeadData d(T);
+  Tensor2 probs = Tensor2::from_shape({T, T});
+  for (auto _ : state)
+    kernels::attention_head_forward(d.inputs(), {0.125f, nullptr, {}, {}}, kernels::as_matrix(probs),
+                                    {}, {}, kernels::as_matrix(d.out));
+  set_flops(state, 4.0 * double(T) * double(T) * 64.0);
+}
+BENCHMARK(BM_AttentionHeadPlain)->ArgName("T")->Arg(512)->Arg(2048)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_AttentionHeadTiled(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0));
+  const kernels::TileSizes tiles{static_cast<std::size_t>(state.range(1)),
+                                 static_cast<std::size_t>(state.range(2))};
+  HeadData d(T);
+  std::vector<float> lse(T);
+  for (auto _ : state)
+    kernels::attention_head_forward_tiled(d.inputs(), {0.125f, nullptr, {}, {}}, {},
+                                          kernels::as_matrix(d.out), lse.data(), tiles);
+  set_flops(state, 4.0 * double(T) * double(T) * 64.0);
+}
+BENCHMARK(BM_AttentionHeadTiled)->ArgNames({"T", "Br", "Bc"})
+    ->Args({512, 64, 256})->Args({2048, 64, 256})->Args({2048, 32, 256})->Args({2048, 128, 256})
+    ->Args({2048, 64, 512})->Args({2048, 128, 512})->Args({2048, 256, 256})->Args({2048, 64, 128})
+    ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xenc::bench

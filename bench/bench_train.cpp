@@ -41,6 +41,7 @@ void BM_EncoderLayerTrainStep(benchmark::State& state) {
 }
 BENCHMARK(BM_EncoderLayerTrainStep)
     ->Args({3, 64, 4})->Args({16, 128, 4})->Args({128, 256, 8})->Args({512, 512, 8})
+    ->Args({2048, 512, 8})->Args({4096, 512, 8})->Args({8192, 512, 8})
     ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -7,12 +7,14 @@ Run with Debian's Python (python3-torch 1.13), after building xencoder_bench (Re
     /usr/bin/python3 bench/compare_pytorch.py --threads 1 --reps 3 --sizes 3,64,4 16,128,4
     /usr/bin/python3 bench/compare_pytorch.py --memory        # also the peak-memory table
     /usr/bin/python3 bench/compare_pytorch.py --train --threads 1   # one training step instead
+    /usr/bin/python3 bench/compare_pytorch.py --batch 8 --sizes 128,512,8 512,512,8  # batch of 8
 
 What is compared (the same work on both sides):
   PyTorch   nn.TransformerEncoderLayer(D, H, dim_feedforward=4·D, dropout=0.1, relu,
             batch_first=True, norm_first=False), .eval(), under torch.no_grad(), input [1, T, D]
   xencoder  BM_EncoderLayerForward/T/D/H of build/bench/xencoder_bench (the same layer in
-            evaluation mode inside a NoGradGuard)
+            evaluation mode inside a NoGradGuard); with --batch 8, input [8, T, D] on both
+            sides and BM_EncoderLayerForwardBatch8/T/D/H
   sgemm     BM_Sgemm/N:1024 of xencoder_bench: OpenBLAS's C = A·B at 1024³, the ceiling,
             sampled right after every xencoder sample
 
@@ -100,7 +102,7 @@ def worker(args):
         layer = torch.nn.TransformerEncoderLayer(D, H, dim_feedforward=4 * D, dropout=0.1,
                                                  activation="relu", batch_first=True,
                                                  norm_first=False).eval()
-        x = torch.randn(1, T, D)
+        x = torch.randn(args.batch, T, D)
         with torch.no_grad():
             for _ in range(3):
                 layer(x)  # warm-up: allocator, OpenBLAS buffers
@@ -111,15 +113,15 @@ def worker(args):
                 if who == "torch":
                     torch_s.append(time_torch(layer, x, args.min_time))
                 else:
-                    t, context = run_bench(binary, f"^BM_EncoderLayerForward/{T}/{D}/{H}/",
-                                           args.min_time)
+                    name = "BM_EncoderLayerForward" + ("Batch8" if args.batch == 8 else "")
+                    t, context = run_bench(binary, f"^{name}/{T}/{D}/{H}/", args.min_time)
                     xenc_s.append(t)
                     # the BLAS ceiling, sampled right after each xencoder sample, so that the
                     # two see the same load on a shared machine (paired ratios below)
                     sgemm_s.append(run_bench(binary, f"^BM_Sgemm/N:{SGEMM_N}/", args.min_time)[0])
         sgemm.extend(sgemm_s)
         rows.append({"T": T, "D": D, "H": H, "torch": torch_s, "xenc": xenc_s, "sgemm": sgemm_s})
-    json.dump({"threads": args.threads, "rows": rows, "sgemm": sgemm, "context": context,
+    json.dump({"threads": args.threads, "batch": args.batch, "rows": rows, "sgemm": sgemm, "context": context,
                "torch_version": torch.__version__, "torch_blas_core": torch_blas_core(),
                "torch_threads": torch.get_num_threads()}, sys.stdout)
 
@@ -157,7 +159,7 @@ def report(result):
     for r in result["rows"]:
         T, D, H = r["T"], r["D"], r["H"]
         (tt, tt_cpu), (tx, tx_cpu) = medians(r["torch"]), medians(r["xenc"])
-        fl = layer_flops(T, D)
+        fl = result.get("batch", 1) * layer_flops(T, D)
         ratio, ratio_cpu = tt / tx, tt_cpu / tx_cpu
         # share of sgemm's FLOP/s: the median of the paired samples (xencoder, then sgemm)
         sgemm_flop = 2 * SGEMM_N ** 3
@@ -195,17 +197,35 @@ def memory_table(build, sizes_T, D, H):
         "with torch.no_grad(): y = layer(x)\n"
         "print(before, hwm())\n")
     print(f"\n### Peak resident memory of one forward (D = {D}, H = {H}, F = {4 * D}, no grad)\n")
-    print("| T | one [T,T] matrix | xencoder: peak added by forward | PyTorch: peak added by forward |")
-    print("|---:|---:|---:|---:|")
+    print("| T | one [T,T] matrix | xencoder plain: peak added by forward | xencoder tiled | "
+          "PyTorch: peak added by forward |")
+    print("|---:|---:|---:|---:|---:|")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    for T in sizes_T:
-        out = subprocess.run([str(build / "bench" / "xencoder_memory"), str(T), str(D), str(H)],
+    # Decided before running: PyTorch 1.13 holds the scores of all H heads at once, H·T² floats,
+    # and xencoder's plain path one head's T²; a probe that would need more than half of the
+    # memory available now is not started.
+    available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+    def fits(score_bytes):
+        return score_bytes < available / 2
+
+    def xenc_added(T, path):
+        if path == "plain" and not fits(4 * T * T):
+            return "(does not fit)"
+        out = subprocess.run([str(build / "bench" / "xencoder_memory"), str(T), str(D), str(H),
+                              "--path", path],
                              check=True, capture_output=True, text=True, env=env).stdout
-        added = float(out.split("forward_added=")[1].split()[0])
-        tb, ta = map(int, subprocess.run([sys.executable, "-c", probe, str(T), str(D), str(H)],
-                                         check=True, capture_output=True, text=True,
-                                         env=env).stdout.split())
-        print(f"| {T} | {4 * T * T / 2**20:.0f} MiB | {added:.0f} MiB | {(ta - tb) / 2**20:.0f} MiB |")
+        return f"{float(out.split('forward_added=')[1].split()[0]):.0f} MiB"
+
+    for T in sizes_T:
+        plain, tiled = xenc_added(T, "plain"), xenc_added(T, "tiled")
+        torch_added = f"(does not fit: {H * 4 * T * T / 2**30:.0f} GiB of scores)"
+        if fits(H * 4 * T * T):
+            tb, ta = map(int, subprocess.run([sys.executable, "-c", probe, str(T), str(D), str(H)],
+                                             check=True, capture_output=True, text=True,
+                                             env=env).stdout.split())
+            torch_added = f"{(ta - tb) / 2**20:.0f} MiB"
+        print(f"| {T} | {4 * T * T / 2**20:.0f} MiB | {plain} | {tiled} | {torch_added} |")
 
 
 # ---- training step (issue 10): forward + backward + one AdamW step ------------------------------
@@ -315,6 +335,8 @@ def main():
                         "(xencoder's backward always returns it; by default PyTorch skips it)")
     p.add_argument("--train-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--batch", type=int, choices=[1, 8], default=1,
+                   help="sequences per forward (8: BM_EncoderLayerForwardBatch8)")
     p.add_argument("--bench", help=argparse.SUPPRESS)
     args = p.parse_args()
     args.sizes = [tuple(int(v) for v in s.split(",")) for s in args.sizes] if args.sizes else GRID
@@ -337,7 +359,7 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(
         ["lscpu"], capture_output=True, text=True).stdout.splitlines()
         if l.startswith("Model name")), "?")
-    print(f"## xencoder vs PyTorch: one TransformerEncoderLayer forward, batch 1, F = 4·D, "
+    print(f"## xencoder vs PyTorch: one TransformerEncoderLayer forward, batch {args.batch}, F = 4·D, "
           f"post-norm, relu, float32, eval, no grad\n")
     print(f"CPU: {cpu}, {os.cpu_count()} logical CPUs; load average at start "
           f"{os.getloadavg()[0]:.1f}; {args.reps} samples of >= {args.min_time} s per cell, "
@@ -349,12 +371,12 @@ def main():
             env["OMP_WAIT_POLICY"] = args.omp_wait_policy
         cmd = [sys.executable, __file__, "--worker", "--threads", str(n), "--bench", str(binary),
                "--reps", str(args.reps), "--min-time", str(args.min_time),
-               "--sizes"] + [",".join(map(str, s)) for s in args.sizes]
+               "--batch", str(args.batch), "--sizes"] + [",".join(map(str, s)) for s in args.sizes]
         out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
         all_ok &= report(json.loads(out))
     print(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}")
     if args.memory:
-        memory_table(build, [512, 1024, 2048, 4096], 512, 8)
+        memory_table(build, [512, 1024, 2048, 4096, 8192, 32768], 512, 8)
     return 0 if all_ok else 1
 
 

@@ -12,11 +12,15 @@ packages=(
   libxtensor-dev libxtensor-blas-dev libopenblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libzip-dev libutf8proc-dev
-  clang-tools-19
+  clang-tools-19 clang-format-19
   clang-19 libclang-rt-19-dev
   librsvg2-bin
   libxml2-dev
   jupyter-nbconvert libjs-mathjax chromium
+  # xenc-kernel (notebooks/kernel), the notebooks' Jupyter kernel, and Jupyter itself: the
+  # notebooks run through nbclient in the test suite, and in `jupyter notebook`
+  xeus-dev libclang-cpp19-dev libclang-19-dev llvm-19-dev
+  python3-nbclient python3-jupyter-client jupyter-client jupyter-notebook
 )
 if [[ "${1:-}" == "--with-python" ]]; then
   packages+=(python3 python3-numpy python3-torch)

@@ -1,6 +1,6 @@
 // nbtool: checks, runs and updates the xeus-cling notebooks without Jupyter or Python.
 //
-//   nbtool validate NB.ipynb...           nbformat 4, kernel xcpp17, and the cling cell rules
+//   nbtool validate NB.ipynb...           nbformat 4, kernel xenc-cpp17, and the cling cell rules
 //   nbtool run NB.ipynb OUT.json -- CMD...
 //       feeds every code cell, in order, to the interpreter command CMD (clang-repl-19 ...),
 //       one cell per input, and fails on any error in any cell. OUT.json gets each code cell's
@@ -22,6 +22,9 @@
 //       reads the grader's reports (xenc::grade::print_report headings "✔ softmax: 6 of 6 checks
 //       passed") in OUT.json. pass: every exercise cell of NB has a report, every report passed
 //       and no line shows ✘. fail: every exercise cell's report shows failed checks (the stubs).
+//   nbtool with-solutions NB.ipynb DIR OUT.ipynb
+//       writes NB with the exercise cells' sources replaced as `run --solutions DIR` does (for
+//       the Jupyter run of notebooks/kernel/tests/run_notebook.py).
 //
 // clang-repl reads each command-line argument as one input and keeps going after an error (it
 // exits 1 at the end), so after every cell the runner adds an input that prints a marker line
@@ -285,8 +288,9 @@ void validate(const std::string& path, Problems& p) {
   if (!nb.contains("nbformat_minor") || !nb["nbformat_minor"].is_number_integer())
     where("nbformat_minor must be an integer");
   const json meta = nb.value("metadata", json::object());
-  if (!meta.contains("kernelspec") || meta["kernelspec"].value("name", "") != "xcpp17")
-    where("metadata.kernelspec.name must be \"xcpp17\" (the xeus-cling C++17 kernel)");
+  // xenc-kernel's kernelspec name: Jupyter opens the notebook on it without asking
+  if (!meta.contains("kernelspec") || meta["kernelspec"].value("name", "") != "xenc-cpp17")
+    where("metadata.kernelspec.name must be \"xenc-cpp17\" (xenc-kernel, notebooks/kernel)");
   if (!meta.contains("language_info") || meta["language_info"].value("name", "") != "c++")
     where("metadata.language_info.name must be \"c++\"");
   if (!nb.contains("cells") || !nb["cells"].is_array() || nb["cells"].empty()) {
@@ -777,6 +781,25 @@ int grades(const std::string& nb_path, const std::string& out_path, const std::s
   return problems == 0 ? 0 : 1;
 }
 
+// For running the notebook in Jupyter (notebooks/kernel/tests/run_notebook.py): the notebook
+// with every exercise cell's source replaced by its reference solution, as `run --solutions`
+// feeds it to clang-repl, written to out_path.
+int with_solutions(const std::string& nb_path, const std::string& solutions_dir,
+                   const std::string& out_path) {
+  json nb = load_json(nb_path);
+  int substituted = 0;
+  for (auto& cell : nb["cells"]) {
+    std::string id = cell.value("cell_type", "") == "code" ? exercise_id(cell) : "";
+    if (id.empty()) continue;
+    cell["source"] = split_lines(solution_source(solutions_dir, id));
+    ++substituted;
+  }
+  write_file(out_path, nb.dump(1, ' ', false) + "\n");
+  std::cout << out_path << ": " << substituted << " exercise cells replaced by solutions from "
+            << solutions_dir << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -794,6 +817,7 @@ int main(int argc, char** argv) {
     if (args.size() >= 7 && args[0] == "run" && args[3] == "--solutions" && args[5] == "--")
       return run(args[1], args[2], std::vector<std::string>(args.begin() + 6, args.end()), args[4]);
     if (args.size() == 4 && args[0] == "grades") return grades(args[1], args[2], args[3]);
+    if (args.size() == 4 && args[0] == "with-solutions") return with_solutions(args[1], args[2], args[3]);
     if (args.size() >= 3 && args.size() % 2 == 1 && args[0] == "same-text") {
       double noise = 0.0, abs = 0.0;
       for (std::size_t k = 3; k + 1 < args.size(); k += 2) {
@@ -820,6 +844,7 @@ int main(int argc, char** argv) {
                "       nbtool run NB OUT.json [--solutions DIR] -- INTERPRETER [ARGS...]\n"
                "       nbtool check|update NB OUT.json\n"
                "       nbtool grades NB OUT.json pass|fail\n"
+               "       nbtool with-solutions NB SOLUTIONS_DIR OUT.ipynb\n"
                "       nbtool same-text EXPECTED.txt ACTUAL.txt [--noise N] [--abs A]\n";
   return 2;
 }

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "../support/tolerances.hpp"
+#include "support/tolerances.hpp"
 #include "exercises.hpp"  // apps/assignment/template/exercises.hpp: the student's signatures
 #include "xenc/grade/exercises.hpp"
 #include "xenc/grade/pitfalls.hpp"

@@ -13,7 +13,7 @@
 
 #include <xtensor/xarray.hpp>
 
-#include "../support/tolerances.hpp"
+#include "support/tolerances.hpp"
 #include "xenc/core/tensor.hpp"
 
 namespace xenc_test {

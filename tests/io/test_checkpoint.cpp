@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "io_test_util.hpp"
-#include "../support/allclose.hpp"
+#include "support/allclose.hpp"
 #include "xenc/data/word_roles.hpp"
 #include "xenc/io/checkpoint.hpp"
 #include "xenc/io/npy.hpp"

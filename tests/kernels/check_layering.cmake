@@ -2,6 +2,7 @@
 # a GEMM or CBLAS call, pointer arithmetic on .data(), or a float pointer. Those belong in
 # lib/src/kernels/ (see kernels.hpp).
 #   cmake -DSRC_DIR=lib/src/nn -DINCLUDE_DIR=lib/include/xenc/nn -P check_layering.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/../support/read_lines.cmake)
 set(patterns
   "gemm[ \t]*\\("                 "a GEMM call"
   "cblas_"                        "a CBLAS call"
@@ -15,7 +16,7 @@ set(failures "")
 foreach(dir ${SRC_DIR} ${INCLUDE_DIR})
   file(GLOB_RECURSE files ${dir}/*.cpp ${dir}/*.hpp)
   foreach(f ${files})
-    file(STRINGS ${f} lines)
+    xenc_read_lines(${f} lines)
     set(n 0)
     foreach(line IN LISTS lines)
       math(EXPR n "${n} + 1")
@@ -26,7 +27,8 @@ foreach(dir ${SRC_DIR} ${INCLUDE_DIR})
         list(GET patterns ${i} re)
         list(GET patterns ${j} what)
         if(line MATCHES "${re}")
-          string(APPEND failures "  ${f}:${n}: ${what}: ${line}\n")
+          xenc_source_line("${line}" shown)
+          string(APPEND failures "  ${f}:${n}: ${what}: ${shown}\n")
         endif()
       endforeach()
     endforeach()

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -92,6 +93,28 @@ TEST(KernelsSoftmax, StridedRowsAndFullyMaskedRows) {
   k::softmax_rows(block(buf, 0, 0, 3, 2));
   EXPECT_TRUE(AllClose(buf, Tensor2{{0.25f, 0.75f, 42.0f}, {0.5f, 0.5f, -7.0f}, {0.0f, 0.0f, 5.0f}},
                        kOpAtol, kOpRtol));
+}
+
+// NaN is never hidden (PyTorch's behaviour, reference::softmax_row's rule): a row holding NaN
+// becomes NaN, with or without -inf entries around it, at every row length around the SIMD
+// widths; only a row of -inf alone becomes zeros.
+TEST(KernelsSoftmax, RowsHoldingNaNBecomeNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t cols : {1u, 2u, 3u, 4u, 7u, 8u, 9u, 16u, 17u}) {
+    SCOPED_TRACE("cols = " + std::to_string(cols));
+    Tensor2 x = xt::zeros<float>({std::size_t(4), cols});
+    for (std::size_t c = 0; c < cols; ++c) {
+      x(0, c) = c == cols / 2 ? nan : float(c);  // NaN among finite entries
+      x(1, c) = c == cols - 1 ? nan : -kInf;     // NaN among masked entries
+      x(2, c) = nan;                             // NaN only
+      x(3, c) = -kInf;                           // masked only
+    }
+    k::softmax_rows(k::as_matrix(x));
+    for (std::size_t c = 0; c < cols; ++c) {
+      for (std::size_t r = 0; r < 3; ++r) EXPECT_TRUE(std::isnan(x(r, c))) << r << ", " << c;
+      EXPECT_EQ(x(3, c), 0.0f);
+    }
+  }
 }
 
 // dx = y ⊙ (dy - Σ dy ⊙ y), in place (dx = dy) as the attention backward uses it.

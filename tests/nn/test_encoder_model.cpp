@@ -146,6 +146,18 @@ TEST(PositionSchemes, SinusoidalHasNoMaximumLengthAndLearnedHasOne) {
   EXPECT_TRUE(AllClose(learned.backward(g), g, 0.0, 0.0));
   EXPECT_EQ(learned.weight_grad(2, 5), 2.0f);
   EXPECT_EQ(learned.weight_grad(3, 5), 0.0f);
+  // the backward checks its gradient as the forward checks x: a wrong D or a T beyond max_len
+  // is named, not read out of bounds
+  std::string bad = what_of([&] { learned.backward(Tensor3(xt::zeros<float>({2, 3, 7}))); });
+  EXPECT_NE(bad.find("LearnedPosition.backward: grad_y has shape [2, 3, 7], expected [B, T, D] "
+                     "with D = 8"),
+            std::string::npos)
+      << bad;
+  bad = what_of([&] { learned.backward(Tensor3(xt::zeros<float>({1, 5, 8}))); });
+  EXPECT_NE(bad.find("LearnedPosition.backward: grad_y has shape [1, 5, 8], expected [B, T, D] "
+                     "with T <= max_len = 4"),
+            std::string::npos)
+      << bad;
 }
 
 TEST(PositionSchemes, ConfigurationErrorsAreClear) {

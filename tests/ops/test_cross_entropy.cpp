@@ -1,14 +1,16 @@
-// Cross-entropy over logits, mean over non-ignored rows.
+// Cross-entropy over logits, mean over non-ignored rows (NaN when there are none, as PyTorch).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "support/allclose.hpp"
 #include "support/gradcheck.hpp"
+#include "support/helpers.hpp"
 #include "support/reference.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
 #include "xenc/ops/cross_entropy.hpp"
+#include "xenc/reference/ops.hpp"
 
 using namespace xenc;
 using namespace xenc::test;
@@ -41,11 +43,47 @@ TEST(CrossEntropy, GradientMatchesFiniteDifferences) {
   EXPECT_TRUE(GradientsMatch(loss, {input_target("logits", logits, d)}, kGradOp));
 }
 
-TEST(CrossEntropy, StableForLargeLogitsAndZeroWhenEverythingIsIgnored) {
+TEST(CrossEntropy, StableForLargeLogits) {
   const Tensor2 logits = {{1000.0f, 0.0f}, {0.0f, 1000.0f}};
   EXPECT_NEAR(cross_entropy_forward(logits, Index1{0, 0}), 500.0, kLargeLossAtol);  // (0 + 1000) / 2
-  EXPECT_EQ(cross_entropy_forward(logits, Index1{-100, -100}), 0.0f);
+}
+
+// PyTorch 1.13: F.cross_entropy(z, torch.tensor([-100, -100])) is nan (a mean over no rows,
+// 0/0), and its backward gives zeros. A batch with nothing to learn from must not pass for a
+// perfect one (loss 0). The reference agrees (reference::cross_entropy_forward).
+TEST(CrossEntropy, EveryTargetIgnoredIsNaNAsInPyTorch) {
+  const json ref = load_reference("nan_rules")["cross_entropy_all_ignored"];
+  ASSERT_TRUE(ref["loss_is_nan"].get<bool>());
+  const Tensor2 z = tensor<2>(ref["logits"]);
+  const Index1 t = index1(ref["targets"]);
+  EXPECT_TRUE(std::isnan(cross_entropy_forward(z, t, ref["ignore_index"].get<std::int64_t>())));
+  EXPECT_TRUE(AllClose(cross_entropy_backward(z, t), tensor<2>(ref["dlogits"]), 0.0, 0.0));
+  const Tensor2 logits = {{1000.0f, 0.0f}, {0.0f, 1000.0f}};
+  EXPECT_TRUE(std::isnan(cross_entropy_forward(logits, Index1{-100, -100})));
   EXPECT_TRUE(AllClose(cross_entropy_backward(logits, Index1{-100, -100}), Tensor2(xt::zeros<float>({2, 2})), 0.0, 0.0));
+  EXPECT_TRUE(std::isnan(reference::cross_entropy_forward(logits, Index1{-100, -100})));
+  const Tensor3 logits3 = xt::zeros<float>({2, 3, 4});
+  const Index2 none = {{-100, -100, -100}, {-100, -100, -100}};
+  EXPECT_TRUE(std::isnan(cross_entropy_forward(logits3, none)));
+  EXPECT_TRUE(AllClose(cross_entropy_backward(logits3, none), logits3, 0.0, 0.0));
+}
+
+// [B, T, C] is the [B·T, C] case: the mean over every kept token of the batch.
+TEST(CrossEntropy, PerTokenLogitsAreTheFlattenedCase) {
+  Rng rng(15);
+  auto logits = random_tensor<Tensor3>(std::array<std::size_t, 3>{2, 3, 4}, rng, 2.0f);
+  const Index2 targets = {{0, -100, 3}, {1, 2, -100}};
+  const reference::Tensor2d rows = reference::rows_of(logits);
+  const Index1 flat = {0, -100, 3, 1, 2, -100};
+  EXPECT_NEAR(cross_entropy_forward(logits, targets), reference::cross_entropy_forward(rows, flat),
+              kOpAtol);
+  EXPECT_TRUE(AllClose(reference::rows_of(cross_entropy_backward(logits, targets)),
+                       reference::cross_entropy_backward(rows, flat), kOpAtol, kOpRtol));
+  const std::string msg =
+      what_of([&] { cross_entropy_forward(logits, Index2{{0, 1, 4}, {0, 0, 0}}); });
+  EXPECT_NE(msg.find("cross_entropy_forward: targets[2] is 4, expected 0 <= target < C = 4"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(CrossEntropy, BadTargetsAreClearErrors) {

@@ -16,7 +16,7 @@ TEST(Dropout, HandExample) {
   const Tensor1 x = {1, 2, 3, 4};
   Rng rng(1);
   Tensor1 mask;
-  const Tensor1 y = dropout_forward(x, 0.5f, true, rng, &mask);
+  const Tensor1 y = dropout_forward(x, 0.5f, true, rng, mask);
   ASSERT_EQ(mask.size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_TRUE(mask(i) == 0.0f || mask(i) == 2.0f) << mask(i);
@@ -28,11 +28,11 @@ TEST(Dropout, EvaluationIsTheIdentityWithAnEmptyMask) {
   Rng rng(2);
   const Tensor2 x = {{1, -2}, {3, 4}};
   Tensor2 mask = xt::ones<float>({2, 2});
-  EXPECT_TRUE(AllClose(dropout_forward(x, 0.3f, false, rng, &mask), x, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(dropout_forward(x, 0.3f, false, rng, mask), x, 0.0, 0.0));
   EXPECT_EQ(mask.size(), 0u);
   EXPECT_TRUE(AllClose(dropout_backward(Tensor2{{5, 6}, {7, 8}}, mask), Tensor2{{5, 6}, {7, 8}}, 0.0, 0.0));
   // p = 0 in training is the identity too
-  EXPECT_TRUE(AllClose(dropout_forward(x, 0.0f, true, rng), x, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(dropout_forward(x, 0.0f, true, rng, mask), x, 0.0, 0.0));
   // a gradient moved into backward comes back in the same buffer (no copy)
   Tensor2 g = {{5, 6}, {7, 8}};
   const float* buffer = g.data();
@@ -43,7 +43,7 @@ TEST(Dropout, KeepsAboutOneMinusPAndPreservesTheMean) {
   Rng rng(3);
   const Tensor1 x = xt::ones<float>({20000});
   Tensor1 mask;
-  const Tensor1 y = dropout_forward(x, 0.25f, true, rng, &mask);
+  const Tensor1 y = dropout_forward(x, 0.25f, true, rng, mask);
   std::size_t kept = 0;
   double sum = 0.0;
   for (std::size_t i = 0; i < y.size(); ++i) {
@@ -58,7 +58,10 @@ TEST(Dropout, KeepsAboutOneMinusPAndPreservesTheMean) {
 TEST(Dropout, SameSeedGivesTheSameMask) {
   Rng a(7), b(7);
   const Tensor2 x = xt::ones<float>({8, 8});
-  EXPECT_TRUE(AllClose(dropout_forward(x, 0.5f, true, a), dropout_forward(x, 0.5f, true, b), 0.0, 0.0));
+  Tensor2 ma, mb;
+  EXPECT_TRUE(AllClose(dropout_forward(x, 0.5f, true, a, ma), dropout_forward(x, 0.5f, true, b, mb),
+                       0.0, 0.0));
+  EXPECT_TRUE(AllClose(ma, mb, 0.0, 0.0));
 }
 
 // Training with a fixed mask: restarting the generator from the same state redraws the same
@@ -70,11 +73,12 @@ TEST(Dropout, GradientMatchesFiniteDifferencesWithAFixedMask) {
   const Rng start(99);
   Rng r0 = start;
   Tensor3 mask;
-  dropout_forward(x, 0.4f, true, r0, &mask);
+  dropout_forward(x, 0.4f, true, r0, mask);
   const Tensor3 dx = dropout_backward(G, mask);
   auto loss = [&] {
     Rng r = start;
-    return dot_loss(dropout_forward(x, 0.4f, true, r), G);
+    Tensor3 m;
+    return dot_loss(dropout_forward(x, 0.4f, true, r, m), G);
   };
   EXPECT_TRUE(GradientsMatch(loss, {input_target("x", x, dx)}, kGradOp));
 }
@@ -82,15 +86,16 @@ TEST(Dropout, GradientMatchesFiniteDifferencesWithAFixedMask) {
 TEST(Dropout, InvalidPAndMaskShapeAreClearErrors) {
   Rng rng(5);
   const Tensor1 x = {1, 2};
+  Tensor1 mask;
   try {
-    dropout_forward(x, 1.0f, true, rng);
+    dropout_forward(x, 1.0f, true, rng, mask);
     FAIL() << "expected config_error";
   } catch (const config_error& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("dropout_forward"), std::string::npos) << msg;
     EXPECT_NE(msg.find("0 <= p < 1"), std::string::npos) << msg;
   }
-  EXPECT_THROW(dropout_forward(x, -0.1f, false, rng), std::invalid_argument);
+  EXPECT_THROW(dropout_forward(x, -0.1f, false, rng, mask), std::invalid_argument);
   try {
     dropout_backward(Tensor1{1, 2}, Tensor1{1, 1, 1});
     FAIL() << "expected shape_error";

@@ -1,6 +1,7 @@
-// Multi-head attention ops on [B, T, D] tensors: the packed in-projection against linear_naive
-// on each block, the heads' attention against scaled_dot_product_attention on [B, H, T, Dh]
-// copies, gradients, and error messages. (The position seam: tests/nn/test_multihead_attention.cpp.)
+// Multi-head attention ops on [B, T, D] tensors: the packed in-projection against
+// reference::linear_forward on each block, the heads' attention against the reference's
+// scaled_dot_product_attention on [B, H, T, Dh] copies (reference::split_heads), gradients, and
+// error messages. (The position seam: tests/nn/test_multihead_attention.cpp.)
 #include <gtest/gtest.h>
 
 #include <xtensor/xview.hpp>
@@ -10,9 +11,8 @@
 #include "support/helpers.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/error.hpp"
-#include "xenc/ops/attention.hpp"
-#include "xenc/ops/linear.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
+#include "xenc/reference/ops.hpp"
 
 using namespace xenc;
 using namespace xenc::test;
@@ -20,15 +20,19 @@ using namespace xenc::test;
 namespace {
 using Shape3 = std::array<std::size_t, 3>;
 
-// [B, T, D] -> [B, H, T, Dh]: head h is columns h·Dh .. (h+1)·Dh
-Tensor4 split_heads(const Tensor3& x, std::size_t H) {
-  const std::size_t B = x.shape(0), T = x.shape(1), Dh = x.shape(2) / H;
-  Tensor4 y = Tensor4::from_shape({B, H, T, Dh});
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t e = 0; e < Dh; ++e) y(b, h, t, e) = x(b, t, h * Dh + e);
-  return y;
+namespace ref = xenc::reference;
+
+// The plain gradients: in_projection_backward into zeroed buffers.
+struct PlainGrads {
+  InProjectionGrads inputs;
+  Tensor2 weight;
+  Tensor1 bias;
+};
+PlainGrads plain_backward(const Projections& G, const Tensor3& query, const Tensor3& key,
+                          const Tensor3& value, const Tensor2& w, bool self = false) {
+  PlainGrads g{{}, xt::zeros<float>(w.shape()), xt::zeros<float>({w.shape(0)})};
+  g.inputs = in_projection_backward(G, query, key, value, w, g.weight, g.bias, self);
+  return g;
 }
 }  // namespace
 
@@ -48,30 +52,33 @@ TEST(MultiHeadAttentionOps, InProjectionIsALinearLayerPerBlock) {
   const auto [wq, bq] = block(0);
   const auto [wk, bk] = block(1);
   const auto [wv, bv] = block(2);
-  EXPECT_TRUE(AllClose(p.q, linear_naive(query, wq, bq), kNaiveAtol, kNaiveRtol));
-  EXPECT_TRUE(AllClose(p.k, linear_naive(key, wk, bk), kNaiveAtol, kNaiveRtol));
-  EXPECT_TRUE(AllClose(p.v, linear_naive(value, wv, bv), kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(ref::rows_of(p.q), ref::linear_forward(ref::rows_of(query), wq, bq),
+                       kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(ref::rows_of(p.k), ref::linear_forward(ref::rows_of(key), wk, bk),
+                       kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(ref::rows_of(p.v), ref::linear_forward(ref::rows_of(value), wv, bv),
+                       kNaiveAtol, kNaiveRtol));
 
   // backward: finite differences of Σ Gq ⊙ q + Σ Gk ⊙ k + Σ Gv ⊙ v
   Projections G{random_tensor<Tensor3>(p.q.shape(), rng), random_tensor<Tensor3>(p.k.shape(), rng),
                 random_tensor<Tensor3>(p.v.shape(), rng)};
-  const auto g = in_projection_backward(G, query, key, value, w, true);
+  const PlainGrads g = plain_backward(G, query, key, value, w);
   auto loss = [&] {
     const auto r = in_projection_forward(query, key, value, w, b);
     return dot_loss(r.q, G.q) + dot_loss(r.k, G.k) + dot_loss(r.v, G.v);
   };
-  EXPECT_TRUE(GradientsMatch(loss,
-                             {input_target("query", query, g.query), input_target("key", key, g.key),
-                              input_target("value", value, g.value),
-                              input_target("in_proj_weight", w, g.weight),
-                              input_target("in_proj_bias", b, g.bias)},
-                             kGradOp));
+  EXPECT_TRUE(GradientsMatch(
+      loss,
+      {input_target("query", query, g.inputs.query), input_target("key", key, g.inputs.key),
+       input_target("value", value, g.inputs.value), input_target("in_proj_weight", w, g.weight),
+       input_target("in_proj_bias", b, g.bias)},
+      kGradOp));
 }
 
-// The accumulating backward a module runs: the parameter gradients are added to the buffers,
-// the input gradients are in_projection_backward's; for self-attention (one x) the returned
-// dx is their sum.
-TEST(MultiHeadAttentionOps, InProjectionBackwardAccumulateAddsIntoTheGradientBuffers) {
+// The backward accumulates as a module needs: the parameter gradients are added to the buffers,
+// the input gradients do not depend on them; for self-attention (one x, self_attention = true)
+// the returned dx is the sum of the three input gradients.
+TEST(MultiHeadAttentionOps, InProjectionBackwardAddsIntoTheGradientBuffers) {
   Rng rng(2);
   const std::size_t D = 6;
   auto x = random_tensor<Tensor3>(Shape3{2, 3, D}, rng);
@@ -84,33 +91,37 @@ TEST(MultiHeadAttentionOps, InProjectionBackwardAccumulateAddsIntoTheGradientBuf
                 random_tensor<Tensor3>(value.shape(), rng)};
   {
     SCOPED_TRACE("query, key, value");
-    const auto g = in_projection_backward(G, x, key, value, w, true);
+    const PlainGrads g = plain_backward(G, x, key, value, w);
     Tensor2 w_grad = w_grad0;
     Tensor1 b_grad = b_grad0;
-    const auto a = in_projection_backward_accumulate(G, x, key, value, w, w_grad, b_grad);
-    EXPECT_TRUE(AllClose(a.query, g.query, kOpAtol, kOpRtol));
-    EXPECT_TRUE(AllClose(a.key, g.key, kOpAtol, kOpRtol));
-    EXPECT_TRUE(AllClose(a.value, g.value, kOpAtol, kOpRtol));
+    const auto a = in_projection_backward(G, x, key, value, w, w_grad, b_grad);
+    EXPECT_TRUE(AllClose(a.query, g.inputs.query, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(a.key, g.inputs.key, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(a.value, g.inputs.value, kOpAtol, kOpRtol));
     EXPECT_TRUE(AllClose(w_grad, Tensor2(w_grad0 + g.weight), kOpAtol, kOpRtol));
     EXPECT_TRUE(AllClose(b_grad, Tensor1(b_grad0 + g.bias), kOpAtol, kOpRtol));
   }
   {
     SCOPED_TRACE("self-attention");
     Projections Gs{G.q, random_tensor<Tensor3>(x.shape(), rng), random_tensor<Tensor3>(x.shape(), rng)};
-    const auto g = in_projection_backward(Gs, x, x, x, w, true);
+    const PlainGrads g = plain_backward(Gs, x, x, x, w);
     Tensor2 w_grad = w_grad0;
     Tensor1 b_grad = b_grad0;
-    const Tensor3 dx = self_in_projection_backward_accumulate(Gs, x, w, w_grad, b_grad);
-    EXPECT_TRUE(AllClose(dx, Tensor3(g.query + g.key + g.value), kOpAtol, kOpRtol));
+    const auto a = in_projection_backward(Gs, x, x, x, w, w_grad, b_grad, true);
+    EXPECT_TRUE(AllClose(a.query, Tensor3(g.inputs.query + g.inputs.key + g.inputs.value), kOpAtol,
+                         kOpRtol));
+    EXPECT_EQ(a.key.size(), 0u);
+    EXPECT_EQ(a.value.size(), 0u);
     EXPECT_TRUE(AllClose(w_grad, Tensor2(w_grad0 + g.weight), kOpAtol, kOpRtol));
     EXPECT_TRUE(AllClose(b_grad, Tensor1(b_grad0 + g.bias), kOpAtol, kOpRtol));
     Tensor1 wrong = xt::zeros<float>({D});
     try {
-      self_in_projection_backward_accumulate(Gs, x, w, w_grad, wrong);
+      in_projection_backward(Gs, x, x, x, w, w_grad, wrong, true);
       FAIL() << "expected shape_error";
     } catch (const shape_error& e) {
-      EXPECT_STREQ(e.what(), "self_in_projection_backward_accumulate: in_proj_bias_grad has "
-                             "shape [6], expected [3D] with D = 6");
+      EXPECT_STREQ(e.what(),
+                   "in_projection_backward: in_proj_bias_grad has "
+                   "shape [6], expected [3D] with D = 6");
     }
   }
 }
@@ -128,10 +139,10 @@ TEST(MultiHeadAttentionOps, HeadsAsColumnBlocksMatchTheBatchedOpOnCopies) {
   const Tensor4 no_dropout;
   const AttentionInputs in{H, kpm, am, no_dropout};
   const auto r = multi_head_attention_forward(q, k, v, in, true);
-  const auto ref = scaled_dot_product_attention_naive(split_heads(q, H), split_heads(k, H),
-                                                      split_heads(v, H), kpm, am);
-  EXPECT_TRUE(AllClose(split_heads(r.output, H), ref.output, kNaiveAtol, kNaiveRtol));
-  EXPECT_TRUE(AllClose(r.weights, ref.weights, kNaiveAtol, kNaiveRtol));
+  const auto expected = ref::scaled_dot_product_attention_forward(
+      ref::split_heads(q, H), ref::split_heads(k, H), ref::split_heads(v, H), kpm, am);
+  EXPECT_TRUE(AllClose(r.output, ref::merge_heads(expected.output), kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(r.weights, expected.weights, kNaiveAtol, kNaiveRtol));
   // without keep_weights: the same output, no weights
   const auto r2 = multi_head_attention_forward(q, k, v, in, false);
   EXPECT_TRUE(AllClose(r2.output, r.output, 0.0, 0.0));

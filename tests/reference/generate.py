@@ -436,11 +436,46 @@ def gen_position_in_attention():
           "authors' get_slopes), with and without a key padding mask", out)
 
 
+def special(a):
+    """Encode an array that may hold NaN and infinities (JSON has no such numbers): "data" with
+    0 in their place, and "kind" per element: 0 finite, 1 NaN, 2 +inf, 3 -inf."""
+    a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+    kind = np.where(np.isnan(a), 1, np.where(np.isposinf(a), 2, np.where(np.isneginf(a), 3, 0)))
+    enc = arr(np.where(kind == 0, a, 0.0).astype(np.float32))
+    enc["kind"] = [int(k) for k in kind.reshape(-1)]
+    return enc
+
+
+def gen_nan_rules():
+    """PyTorch's behaviour at the edges the library decides on: softmax rows holding NaN, +inf or
+    only -inf, and cross-entropy with every target ignored (loss and gradient)."""
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[nan, 1.0, 2.0, 0.5],       # NaN among finite entries
+                      [nan, -inf, -inf, -inf],    # NaN among masked entries
+                      [nan, nan, nan, nan],       # NaN only
+                      [inf, 1.0, 2.0, 0.5],       # +inf: inf - inf = NaN
+                      [-inf, -inf, -inf, -inf],   # masked only: PyTorch NaN, xencoder zeros
+                      [0.0, -inf, 1.0, -inf]],    # an ordinary masked row
+                     dtype=torch.float64)
+    y = torch.softmax(x, dim=-1)
+    logits = t64(f32((3, 4)))
+    logits.requires_grad_()
+    targets = torch.tensor([-100, -100, -100])
+    loss = F.cross_entropy(logits, targets, ignore_index=-100)
+    loss.backward()
+    write("nan_rules", "torch.softmax on rows with NaN, +inf and -inf; F.cross_entropy with every "
+          "target ignored", {
+              "softmax": {"x": special(x), "y": special(y)},
+              "cross_entropy_all_ignored": {"logits": arr(logits), "targets": arr(targets),
+                                            "ignore_index": -100, "loss_is_nan": bool(torch.isnan(loss)),
+                                            "dlogits": arr(logits.grad)}})
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     torch.set_grad_enabled(True)
     for gen in (gen_linear, gen_softmax, gen_layer_norm, gen_activation, gen_embedding,
                 gen_cross_entropy, gen_attention, gen_positional, gen_rng, gen_optim,
                 gen_multihead_attention, gen_transformer_encoder_layer, gen_transformer_encoder,
-                gen_adamw, gen_position_in_attention):
+                gen_adamw, gen_position_in_attention, gen_nan_rules):
         gen()

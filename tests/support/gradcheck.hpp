@@ -87,13 +87,7 @@ double dot_loss(const Y& y, const G& g) {
   return s;
 }
 
-/// A tensor of the given shape filled with N(0, 1) values.
-template <class T, class S>
-T random_tensor(const S& shape, Rng& rng, float scale = 1.0f) {
-  T t = T::from_shape(shape);
-  fill_normal(t, rng, 0.0f, scale);
-  return t;
-}
+// random_tensor<T>(shape, rng, std): xenc/core/random.hpp.
 
 struct GradCheckEntry {
   std::string name;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,6 +60,22 @@ inline xt::xarray<float> array(const json& j) { return from_json<xt::xarray<floa
 inline Mask2 mask2(const json& j) { return from_json<Mask2>(j); }
 inline Index1 index1(const json& j) { return from_json<Index1>(j); }
 inline Index2 index2(const json& j) { return from_json<Index2>(j); }
+
+/// An array that may hold NaN and infinities, written by generate.py's special(): "data" with
+/// 0 in their place and "kind" per element (0 finite, 1 NaN, 2 +inf, 3 -inf).
+template <std::size_t R>
+xt::xtensor<float, R> special_tensor(const json& j) {
+  xt::xtensor<float, R> t = tensor<R>(j);
+  const auto kind = j.at("kind").get<std::vector<int>>();
+  if (kind.size() != t.size()) throw std::runtime_error("reference array: kind has the wrong size");
+  const float inf = std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < kind.size(); ++i)
+    if (kind[i] != 0)
+      t.data()[i] = kind[i] == 1   ? std::numeric_limits<float>::quiet_NaN()
+                    : kind[i] == 2 ? inf
+                                   : -inf;
+  return t;
+}
 
 /// A state_dict object {"name": array, ...}.
 inline StateDict state_dict(const json& j) {

@@ -36,5 +36,6 @@
 #include "xenc/ops/positional.hpp"
 #include "xenc/ops/softmax.hpp"
 #include "xenc/reference/encoder_layer.hpp"
+#include "xenc/reference/ops.hpp"
 #include "xenc/text/tokenizer.hpp"
 #include "xenc/text/vocabulary.hpp"

@@ -17,7 +17,8 @@ float Rng::normal() {
   const double u1 = 1.0 - static_cast<double>(uniform());  // in (0, 1]: log is finite
   const double u2 = static_cast<double>(uniform());
   const double two_pi = 6.283185307179586;
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
+  const double radius = std::sqrt(-2.0 * std::log(u1));       // scalar
+  return static_cast<float>(radius * std::cos(two_pi * u2));  // scalar
 }
 
 }  // namespace xenc

@@ -7,17 +7,22 @@
 // (columns h·Dh .. (h+1)·Dh) has stride D too, so a head is multiplied in place, without a
 // [B, T, D] -> [B, H, T, Dh] copy. Shapes below are [rows, cols] of the views.
 //
-// Threads: xencoder starts none. Every GEMM runs OpenBLAS's cblas_sgemm, which splits the
-// work across OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread.
+// Threads: every GEMM runs OpenBLAS's cblas_sgemm, which splits the work across
+// OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread. The one exception
+// is parallel_for (threads.cpp), which attention in tiles uses to run heads side by side.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "xenc/core/tensor.hpp"
 
@@ -67,6 +72,36 @@ inline ConstMatView as_matrix(const Tensor4& t, std::size_t b, std::size_t h) {
   return {&t(b, h, 0, 0), t.shape(2), t.shape(3), t.shape(3)};
 }
 
+/// A contiguous run of `size` elements: a 1-D tensor, one row of a tensor, or every element of
+/// a tensor in order. It converts to the plain pointer the kernels below take (null when
+/// empty, which kernels read as "none", e.g. no bias), so ops/ hands tensors to kernels through
+/// as_vector and row_of and never holds a pointer itself.
+template <class T>
+struct Vector {
+  T* data = nullptr;
+  std::size_t size = 0;
+
+  operator T*() const { return data; }
+  /// Elements i0 .. i0+n of this run (an empty run stays empty: "none" stays "none").
+  Vector block(std::size_t i0, std::size_t n) const {
+    return data ? Vector{data + i0, n} : Vector{};
+  }
+};
+/// Every element of t, in row-major order (empty -> a null Vector).
+template <class T, std::size_t R>
+Vector<T> as_vector(xt::xtensor<T, R>& t) {
+  return {t.size() ? t.data() : nullptr, t.size()};
+}
+template <class T, std::size_t R>
+Vector<const T> as_vector(const xt::xtensor<T, R>& t) {
+  return {t.size() ? t.data() : nullptr, t.size()};
+}
+/// Row i of a [N, C] tensor (empty when t is empty: an absent mask stays absent).
+template <class T>
+Vector<const T> row_of(const xt::xtensor<T, 2>& t, std::size_t i) {
+  return as_vector(t).block(i * t.shape(1), t.shape(1));
+}
+
 /// A kernel was called with views whose shapes do not fit: a bug in the caller inside the
 /// library (public functions check their tensors before they get here).
 inline void require(bool ok, const char* where, const char* what) {
@@ -87,7 +122,8 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
 /// exp of n floats in place, vectorisable (see ops/softmax.hpp for the method and error bound).
 void exp_inplace(float* x, std::size_t n);
 
-/// Softmax of every row in place; an all -inf row becomes zeros.
+/// Softmax of every row in place; a row of -inf only (masked) becomes zeros, a row holding
+/// NaN becomes NaN (PyTorch's behaviour; reference::softmax_row is the rule's oracle).
 void softmax_rows(MatView x);
 /// dx = y ⊙ (dy - rowsum(dy ⊙ y)), row by row. dx may be dy (in place).
 void softmax_rows_backward(ConstMatView y, ConstMatView dy, MatView dx);
@@ -111,9 +147,28 @@ void relu_inplace(float* x, std::size_t n);
 /// g = g where x > 0, else 0 (relu's backward, in place in the gradient).
 void relu_backward_inplace(float* g, const float* x, std::size_t n);
 void gelu_inplace(float* x, std::size_t n);
+/// g = g · gelu'(x), gelu'(x) = Φ(x) + x φ(x) (gelu's backward, in place in the gradient).
+void gelu_backward_inplace(float* g, const float* x, std::size_t n);
 
 /// sums[j] (+)= Σ_i m(i, j): the bias gradient of a linear layer.
 void column_sums(ConstMatView m, float* sums, bool accumulate);
+
+/// The summed loss Σ_n (logsumexp(z_n) − z_n[t_n]) over the rows n whose target t_n is not
+/// ignore_index, in double.   logits: [N, C]   targets: N ids (checked by the caller)
+double cross_entropy_rows(ConstMatView logits, const std::int64_t* targets,
+                          std::int64_t ignore_index);
+/// dz_n = (softmax(z_n) − onehot(t_n)) · scale; rows whose target is ignore_index get zeros.
+/// logits, dlogits: [N, C]
+void cross_entropy_rows_backward(ConstMatView logits, const std::int64_t* targets,
+                                 std::int64_t ignore_index, float scale, MatView dlogits);
+
+/// out row n = table row ids[n] (the embedding lookup; ids checked by the caller).
+/// table: [V, D]   ids: N ids   out: [N, D]
+void gather_rows(ConstMatView table, const std::int64_t* ids, MatView out);
+/// dtable row ids[n] += grad row n, except where ids[n] == skip_id (-1: none).
+/// grad: [N, D]   dtable: [V, D]
+void scatter_add_rows(ConstMatView grad, const std::int64_t* ids, std::int64_t skip_id,
+                      MatView dtable);
 
 // ---- Linear (linear.cpp) ------------------------------------------------------------------
 
@@ -154,6 +209,11 @@ struct HeadInputs {
   ConstMatView q, k, v;
 };
 
+/// 1/√Dh: the score scale of a head of width Dh.
+inline float attention_scale(std::size_t head_dim) {
+  return 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
 /// What is added to the scores S = scale · Q Kᵀ before the softmax; empty/null/0 = nothing.
 struct ScoreTerms {
   float scale;                   ///< 1/√Dh
@@ -177,6 +237,61 @@ struct HeadGrads {
 void attention_head_backward(const HeadInputs& in, float scale, ConstMatView probs,
                              ConstMatView dropout, ConstMatView dout, MatView scratch,
                              const HeadGrads& grads);
+
+// ---- Attention in tiles, one (batch, head) (attention_tiled.cpp) ---------------------------
+
+/// Queries per tile (Br) and keys per tile (Bc): the score tile is [Br, Bc].
+struct TileSizes {
+  std::size_t queries = 64;
+  std::size_t keys = 256;
+};
+
+/// The same O as attention_head_forward, computed tile by tile with an online softmax; the
+/// [Tq, Tk] matrix P is never formed. Writes lse[i] = log Σ_j exp(S[i, j]) (Tq floats; −inf
+/// for a query whose every key is masked), which the backward needs. dropout: [Tq, Tk] factors
+/// or empty (a view: read tile by tile, so the same factors give the same O as the plain path).
+void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
+                                  ConstMatView dropout, MatView out, float* lse,
+                                  TileSizes tiles = {});
+
+/// What the tiled backward reads from the forward.
+struct TiledSaved {
+  ConstMatView out;      ///< O [Tq, Dv]
+  const float* lse;      ///< Tq floats
+  ConstMatView dropout;  ///< the forward's dropout factors [Tq, Tk], or empty
+};
+/// Backward of attention_head_forward_tiled: recomputes each tile of P as exp(S − lse).
+/// dout: [Tq, Dv]; dq, dk, dv are overwritten.
+void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
+                                   const TiledSaved& saved, ConstMatView dout,
+                                   const HeadGrads& grads, TileSizes tiles = {});
+
+// ---- Threads (threads.cpp) -----------------------------------------------------------------
+
+/// How many threads xencoder may use: OpenBLAS's setting (OPENBLAS_NUM_THREADS), at least 1.
+std::size_t thread_budget();
+/// fn(0) .. fn(n − 1), spread over min(thread_budget(), n) threads (the caller is one of them),
+/// with OpenBLAS set to 1 thread meanwhile (no threads inside threads), restored afterwards.
+/// Items must write disjoint memory. The first exception thrown by fn is rethrown here.
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
+
+// ---- Position tables (positions.cpp): double precision, stored as float ---------------------
+
+/// ω_i = 10000^(-2i/D), the angular frequency of the sinusoidal pair (2i, 2i+1).
+double sinusoidal_frequency(std::size_t i, std::size_t d_model);
+/// PE(position, dim): sin(position·ω_{dim/2}) for an even dim, cos for an odd one.
+double sinusoidal_value(double position, std::size_t dim, std::size_t d_model);
+/// pe [T, D] = PE(offset + t, j).
+void sinusoidal_rows(MatView pe, std::size_t offset);
+/// r [D, D] = R_k, the block-diagonal rotation with PE(p + k) = R_k PE(p).
+void sinusoidal_shift(double k, MatView r);
+/// θ_i = base^(−2i/Dh), i = 0 .. Dh/2 − 1.
+std::vector<double> rope_frequencies(std::size_t head_dim, double base);
+/// cos [T, Dh/2] = cos((t + offset)·θ_i), sin = sign · sin((t + offset)·θ_i).
+void rotation_tables(const std::vector<double>& theta, double offset, double sign, MatView cos,
+                     MatView sin);
+/// ALiBi's slopes for H heads (the paper's code; ops/position_in_attention.hpp).
+std::vector<double> alibi_slopes(std::size_t num_heads);
 
 // ---- RoPE (rotation.cpp) ------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-// Row kernels: exp, softmax, layer norm, activations, column sums.
+// Row kernels: exp, softmax, layer norm, activations, cross-entropy, embedding rows, column sums.
 //
 // Speed by design: each row is a few passes the compiler turns into SIMD code.
 //   softmax: 1. the row max     a reduction: `#pragma omp simd reduction(max: m)` lets the
@@ -66,8 +66,15 @@ inline float exp_approx(float x) {
   return y;
 }
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;  // 1/√2
+constexpr float kInvSqrt2 = 0.70710678118654752f;    // 1/√2
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // 1/√(2π)
 inline float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2)); }
+// gelu'(x) = Φ(x) + x φ(x)
+inline float gelu_grad(float x) {
+  const float cdf = 0.5f * (1.0f + std::erf(x * kInvSqrt2));  // Φ(x)
+  const float pdf = kInvSqrt2Pi * std::exp(-0.5f * x * x);    // φ(x)
+  return cdf + x * pdf;
+}
 
 }  // namespace
 
@@ -87,8 +94,14 @@ void softmax_rows(MatView x) {
 #pragma omp simd reduction(max : m)
     for (std::size_t c = 0; c < cols; ++c) m = row[c] > m ? row[c] : m;
     if (m == -kInf) {
-      // Every entry masked: nothing to attend to. Zeros, not 0/0 = NaN.
-      for (std::size_t c = 0; c < cols; ++c) row[c] = 0.0f;
+      // The comparison above skips NaN, so m = -inf means every entry is -inf or NaN. Every
+      // entry -inf: the caller masked the row, nothing to attend to, zeros (not 0/0 = NaN).
+      // A NaN: NaN everywhere, as PyTorch (and as a NaN among finite entries gives below,
+      // through exp and the sum). The rule's reference: reference::softmax_row.
+      bool has_nan = false;
+      for (std::size_t c = 0; c < cols; ++c) has_nan = has_nan || row[c] != row[c];
+      const float fill = has_nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+      for (std::size_t c = 0; c < cols; ++c) row[c] = fill;
       continue;
     }
     // 2. Exponentiate in place and sum; exp(-inf) = 0 for masked entries.
@@ -197,6 +210,61 @@ void relu_backward_inplace(float* g, const float* x, std::size_t n) {
 
 void gelu_inplace(float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = gelu(x[i]);
+}
+
+void gelu_backward_inplace(float* g, const float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) g[i] *= gelu_grad(x[i]);
+}
+
+double cross_entropy_rows(ConstMatView z, const std::int64_t* targets, std::int64_t ignore_index) {
+  double total = 0.0;
+  for (std::size_t n = 0; n < z.rows; ++n) {
+    if (targets[n] == ignore_index) continue;
+    // -log softmax(z)[t] = logsumexp(z) - z_t, with the max subtracted for stability
+    const float* zr = z.row(n);
+    double m = zr[0];
+    for (std::size_t c = 1; c < z.cols; ++c) m = std::fmax(m, double(zr[c]));
+    double s = 0.0;
+    for (std::size_t c = 0; c < z.cols; ++c) s += std::exp(double(zr[c]) - m);
+    total += m + std::log(s) - double(zr[targets[n]]);
+  }
+  return total;
+}
+
+void cross_entropy_rows_backward(ConstMatView z, const std::int64_t* targets,
+                                 std::int64_t ignore_index, float scale, MatView d) {
+  require(d.rows == z.rows && d.cols == z.cols, "cross_entropy_rows_backward",
+          "logits and dlogits differ in shape");
+  for (std::size_t n = 0; n < z.rows; ++n) std::memcpy(d.row(n), z.row(n), z.cols * sizeof(float));
+  softmax_rows(d);
+  for (std::size_t n = 0; n < d.rows; ++n) {
+    float* row = d.row(n);
+    if (targets[n] == ignore_index) {
+      for (std::size_t c = 0; c < d.cols; ++c) row[c] = 0.0f;
+      continue;
+    }
+    // (softmax - onehot) · scale, scale = 1 / (the rows that count)
+    row[targets[n]] -= 1.0f;
+    for (std::size_t c = 0; c < d.cols; ++c) row[c] *= scale;
+  }
+}
+
+void gather_rows(ConstMatView table, const std::int64_t* ids, MatView out) {
+  require(out.cols == table.cols, "gather_rows", "table and out differ in width");
+  for (std::size_t n = 0; n < out.rows; ++n)
+    std::memcpy(out.row(n), table.row(std::size_t(ids[n])), table.cols * sizeof(float));
+}
+
+void scatter_add_rows(ConstMatView grad, const std::int64_t* ids, std::int64_t skip_id,
+                      MatView dtable) {
+  require(grad.cols == dtable.cols, "scatter_add_rows", "grad and dtable differ in width");
+  for (std::size_t n = 0; n < grad.rows; ++n) {
+    if (ids[n] == skip_id) continue;  // the padding row is never trained
+    // several positions may share a token: their gradients add up
+    const float* g = grad.row(n);
+    float* row = dtable.row(std::size_t(ids[n]));
+    for (std::size_t d = 0; d < grad.cols; ++d) row[d] += g[d];
+  }
 }
 
 XENC_VECTOR_KERNEL

@@ -46,9 +46,14 @@ EncoderModel::EncoderModel(const EncoderModelConfig& config, Rng& rng)
       encoder(config.layer, config.num_layers, rng, config.final_norm),
       config_(config) {}
 
+namespace {
+// √D, the paper's scale on the token embeddings
+float sqrt_d(std::size_t d_model) { return std::sqrt(static_cast<float>(d_model)); }  // scalar
+}  // namespace
+
 Tensor3 EncoderModel::forward(const Index2& ids, const Mask2& key_padding_mask, ModelTrace* trace) {
   Tensor3 x = embedding.forward(ids);  // [B, T, D]
-  if (config_.scale_embedding) x *= std::sqrt(static_cast<float>(config_.layer.d_model));
+  if (config_.scale_embedding) x *= sqrt_d(config_.layer.d_model);
   if (trace) trace->token_embedding = x;
   // A scheme that acts inside attention (rotary, ALiBi) is handed to every self-attention
   // (asked at every forward, so a replaced `position` takes effect); the additive schemes
@@ -61,7 +66,7 @@ Tensor3 EncoderModel::forward(const Index2& ids, const Mask2& key_padding_mask, 
 
 void EncoderModel::backward(const Tensor3& grad_y) {
   Tensor3 g = position->backward(encoder.backward(grad_y));
-  if (config_.scale_embedding) g *= std::sqrt(static_cast<float>(config_.layer.d_model));
+  if (config_.scale_embedding) g *= sqrt_d(config_.layer.d_model);
   embedding.backward(g);
 }
 

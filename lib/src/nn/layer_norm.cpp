@@ -26,7 +26,7 @@ Tensor3 LayerNorm::forward(const Tensor3& x) {
   }
   cache_x_ = x;
   has_cache_ = true;
-  return layer_norm_forward(x, weight, bias, eps, &cache_);
+  return layer_norm_forward(x, weight, bias, eps, cache_);
 }
 
 Tensor3 LayerNorm::backward(const Tensor3& grad_y) {

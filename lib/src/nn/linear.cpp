@@ -14,7 +14,7 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, Rng& rng, bool
                "in_features (" + std::to_string(in_features) + ") and out_features (" +
                    std::to_string(out_features) + ") must be > 0");
   // PyTorch: kaiming_uniform_(a=√5) gives U(-1/√in, 1/√in); the bias uses the same bound.
-  const float bound = 1.0f / std::sqrt(static_cast<float>(in_features));
+  const float bound = 1.0f / std::sqrt(static_cast<float>(in_features));  // scalar
   weight = Tensor2::from_shape({out_features, in_features});
   fill_uniform(weight, rng, -bound, bound);
   if (bias) {
@@ -75,7 +75,7 @@ xt::xtensor<float, R> Linear::accumulate_backward(const xt::xtensor<float, R>& g
   if (has_bias()) ensure_grad(bias_grad, bias);
   // dx = dy W, returned;  weight_grad += dyᵀ x, bias_grad += Σ dy, in place (ParameterRef.grad
   // points into these buffers)
-  return linear_backward_accumulate(grad_y, cache_x_, weight, weight_grad, bias_grad);
+  return linear_backward(grad_y, cache_x_, weight, weight_grad, bias_grad);
 }
 
 void Linear::collect_parameters(const std::string& prefix, ParameterList& out) {

@@ -37,7 +37,7 @@ MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_he
   check_config(dropout >= 0.0f && dropout < 1.0f, "MultiheadAttention",
                "dropout is " + std::to_string(dropout) + ", expected 0 <= dropout < 1");
   // PyTorch: xavier_uniform_ on in_proj_weight: U(-a, a), a = √(6 / (fan_in + fan_out))
-  const float a = std::sqrt(6.0f / static_cast<float>(embed_dim + 3 * embed_dim));
+  const float a = std::sqrt(6.0f / static_cast<float>(embed_dim + 3 * embed_dim));  // scalar
   in_proj_weight = Tensor2::from_shape({3 * embed_dim, embed_dim});
   fill_uniform(in_proj_weight, rng, -a, a);
   if (bias) {
@@ -102,11 +102,18 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   Tensor4 drop = training_ && dropout > 0.0f
                      ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk}, dropout, dropout_rng_)
                      : Tensor4();
-  const AttentionInputs in{H, key_padding_mask, attn_mask, drop, position_};
-  auto heads = multi_head_attention_forward(qkv.q, qkv.k, qkv.v, in, keep || need_weights);
+  //    In tiles (no [Tq, Tk] matrix) or plain, by size unless forced (set_attention_path).
+  const AttentionInputs in{H, key_padding_mask, attn_mask, drop, attention_position()};
+  const bool tiled = attention_uses_tiles(path_, Tq, Tk, need_weights);
+  MultiHeadAttentionResult heads;
+  TiledAttentionResult tiled_heads;
+  if (tiled)
+    tiled_heads = multi_head_attention_forward_tiled(qkv.q, qkv.k, qkv.v, in);
+  else
+    heads = multi_head_attention_forward(qkv.q, qkv.k, qkv.v, in, keep || need_weights);
   // 4. Output projection: concat of heads [B, Tq, D] -> [B, Tq, D]
   MultiheadAttentionOutput result;
-  result.output = out_proj.forward(heads.output);
+  result.output = out_proj.forward(tiled ? tiled_heads.output : heads.output);
 
   cache_.valid = keep;
   if (keep) {
@@ -116,8 +123,12 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
     cache_.value = self ? Tensor3() : value;
     cache_.qkv = std::move(qkv);
     cache_.dropout_mask = std::move(drop);
+    cache_.tiled = tiled;
     if (need_weights) result.weights = heads.weights;
     cache_.probs = std::move(heads.weights);
+    cache_.heads = std::move(tiled_heads);
+    cache_.key_padding_mask = tiled ? key_padding_mask : Mask2();
+    cache_.attn_mask = tiled ? attn_mask : Tensor2();
   } else if (need_weights) {
     result.weights = std::move(heads.weights);
   }
@@ -134,11 +145,13 @@ Projections MultiheadAttention::projections_backward(const char* where,
   // 4'. Output projection (accumulates out_proj's gradients)
   Tensor3 d_heads = out_proj.backward(grad_output);
   // 3'. Attention: dq, dk, dv through every head
-  const Mask2 no_padding;
-  const Tensor2 no_mask;
-  const AttentionInputs in{num_heads_, no_padding, no_mask, cache_.dropout_mask, position_};
-  auto d = multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k, cache_.qkv.v,
-                                         cache_.probs, in);
+  //     (the plain path reads the saved P; in tiles P is recomputed, so the masks are needed)
+  const AttentionInputs in{num_heads_, cache_.key_padding_mask, cache_.attn_mask,
+                           cache_.dropout_mask, attention_position()};
+  auto d = cache_.tiled ? multi_head_attention_backward_tiled(d_heads, cache_.qkv.q, cache_.qkv.k,
+                                                              cache_.qkv.v, cache_.heads, in)
+                        : multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k,
+                                                        cache_.qkv.v, cache_.probs, in);
   // 2'. Back through the position transform of q and k
   if (position_) position_->transform_qk_backward(d.q, d.k, num_heads_);
   // gradient buffers are allocated by the first backward (core/parameter.hpp)
@@ -154,8 +167,8 @@ MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_out
   const bool self = cache_.self_attention;
   const Tensor3& key = self ? cache_.query : cache_.key;
   const Tensor3& value = self ? cache_.query : cache_.value;
-  auto g = in_projection_backward_accumulate(d, cache_.query, key, value, in_proj_weight,
-                                             in_proj_weight_grad, in_proj_bias_grad);
+  auto g = in_projection_backward(d, cache_.query, key, value, in_proj_weight, in_proj_weight_grad,
+                                  in_proj_bias_grad);
   return {std::move(g.query), std::move(g.key), std::move(g.value)};
 }
 
@@ -176,8 +189,10 @@ Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
   }
   Projections d = projections_backward("MultiheadAttention.backward", grad_output);
   // 1'. Self-attention projects one x three times: dx = dq W_q + dk W_k + dv W_v
-  return self_in_projection_backward_accumulate(d, cache_.query, in_proj_weight,
-                                                in_proj_weight_grad, in_proj_bias_grad);
+  const Tensor3& x = cache_.query;
+  return in_projection_backward(d, x, x, x, in_proj_weight, in_proj_weight_grad, in_proj_bias_grad,
+                                /*self_attention=*/true)
+      .query;
 }
 
 void MultiheadAttention::collect_parameters(const std::string& prefix, ParameterList& out) {

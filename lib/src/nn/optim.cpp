@@ -57,8 +57,9 @@ void Adam::step() {
   c.l2 = decoupled_weight_decay_ ? 0.0f : weight_decay;
   // bias corrections for the zero-initialised moments: m̂ = m / (1 - β1^t), v̂ = v / (1 - β2^t)
   const double t = static_cast<double>(t_);
-  c.step_size = static_cast<float>(lr / (1.0 - std::pow(double(beta1), t)));
-  c.bias_correction2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(double(beta2), t)));
+  c.step_size = static_cast<float>(lr / (1.0 - std::pow(double(beta1), t)));  // scalar
+  const double bias_correction2 = 1.0 - std::pow(double(beta2), t);           // scalar
+  c.bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));  // scalar
   // per parameter, in one pass over its elements (ops/optim.hpp):
   //   m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²;  θ -= step_size · m / (√v / √(1-β2^t) + eps)
   for (std::size_t k = 0; k < params_.size(); ++k) {
@@ -92,7 +93,8 @@ float WarmupCosine::operator()(std::size_t step) const {
   // cosine decay from base_lr to min_lr over the remaining steps
   const std::size_t span = std::max<std::size_t>(1, total_steps - warmup_steps);
   const double p = std::min(1.0, double(step - warmup_steps) / double(span));
-  return static_cast<float>(min_lr + (base_lr - min_lr) * 0.5 * (1.0 + std::cos(M_PI * p)));
+  const double cosine = std::cos(M_PI * p);  // scalar
+  return static_cast<float>(min_lr + (base_lr - min_lr) * 0.5 * (1.0 + cosine));
 }
 
 float clip_grad_norm_(const ParameterList& params, float max_norm) {
@@ -105,7 +107,7 @@ float clip_grad_norm_(const ParameterList& params, float max_norm) {
       const auto g = xt::cast<double>(flat_grad(p));
       sq += xt::sum(g * g)();
     }
-  const float norm = static_cast<float>(std::sqrt(sq));
+  const float norm = static_cast<float>(std::sqrt(sq));  // scalar
   // as torch: scale by max_norm / (norm + 1e-6) when that is below 1
   const float coef = max_norm / (norm + 1e-6f);
   if (coef < 1.0f)

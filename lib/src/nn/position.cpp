@@ -72,17 +72,25 @@ LearnedPosition::LearnedPosition(std::size_t max_len, std::size_t d_model, Rng& 
   fill_normal(weight, rng);
 }
 
-Tensor3 LearnedPosition::forward(const Tensor3& x) {
+namespace {
+// x (or its gradient) must be [B, T, D] with D = the table's width and T <= max_len.
+void check_learned(const char* where, const char* arg, const Tensor3& x, const Tensor2& weight) {
   const std::size_t max_len = weight.shape(0), D = weight.shape(1);
-  check_shape("LearnedPosition.forward", "x", x, {any_dim, any_dim, long(D)},
-              "[B, T, D] with D = " + std::to_string(D));
+  check_shape(where, arg, x, {any_dim, any_dim, long(D)},
+              [&] { return "[B, T, D] with D = " + std::to_string(D); });
   if (x.shape(1) > max_len)
-    throw shape_error("LearnedPosition.forward: x has shape " + shape_str(x.shape()) +
+    throw shape_error(std::string(where) + ": " + arg + " has shape " + shape_str(x.shape()) +
                       ", expected [B, T, D] with T <= max_len = " + std::to_string(max_len));
+}
+}  // namespace
+
+Tensor3 LearnedPosition::forward(const Tensor3& x) {
+  check_learned("LearnedPosition.forward", "x", x, weight);
   return add_rows(x, weight);
 }
 
 Tensor3 LearnedPosition::backward(const Tensor3& grad_y) {
+  check_learned("LearnedPosition.backward", "grad_y", grad_y, weight);
   // dweight[t] = Σ_b dy[b, t]; the input gradient passes through unchanged
   const std::size_t B = grad_y.shape(0), T = grad_y.shape(1), D = grad_y.shape(2);
   ensure_grad(weight_grad, weight);  // allocated by the first backward

@@ -1,8 +1,12 @@
 // The encoder block (post-norm or pre-norm) and the stack of N blocks.
 #include "xenc/nn/transformer_encoder.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
+
+#include <xtensor/xstrided_view.hpp>
+#include <xtensor/xview.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -46,10 +50,17 @@ TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& confi
     : TransformerEncoderLayer(config, as_lvalue(Rng(seed))) {}
 
 Tensor3 TransformerEncoderLayer::dropout_apply(const Tensor3& x, Tensor3& mask) {
-  return dropout_forward(x, config_.dropout, training_, dropout_rng_, &mask);
+  return dropout_forward(x, config_.dropout, training_, dropout_rng_, mask);
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
+  // Inference on many rows: chunk by chunk, so that the hidden layer is [C, F], not [B·T, F].
+  const std::size_t rows = x.shape(0) * x.shape(1);
+  if (!GradMode::is_enabled() && !training_ && rows > kFeedForwardChunkRows) {
+    cache_.drop_ff = Tensor3();
+    cache_.drop2 = Tensor3();
+    return feed_forward_in_chunks(x);
+  }
   // linear2(dropout(act(linear1(x)))), then the residual-branch dropout.
   // In evaluation mode dropout is the identity: skip it (no [B, T, F] copy).
   Tensor3 u = linear1.forward(x);  // [B, T, F]
@@ -60,6 +71,22 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
   Tensor3 y = linear2.forward(u);  // [B, T, D]
   if (training_) y = dropout_apply(y, cache_.drop2);
   else cache_.drop2 = Tensor3();
+  return y;
+}
+
+Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
+  // Rows are independent in the feed-forward block: y[r] = linear2(act(linear1(x[r]))).
+  const std::size_t rows = x.shape(0) * x.shape(1), D = x.shape(2);
+  const auto x2 = xt::reshape_view(x, {rows, D});  // [B, T, D] -> [B·T, D]
+  Tensor3 y = Tensor3::from_shape(x.shape());
+  auto y2 = xt::reshape_view(y, {rows, D});
+  for (std::size_t r0 = 0; r0 < rows; r0 += kFeedForwardChunkRows) {
+    const std::size_t n = std::min(kFeedForwardChunkRows, rows - r0);
+    const Tensor2 chunk = xt::view(x2, xt::range(r0, r0 + n), xt::all());  // [C, D]
+    Tensor2 u = linear1.forward(chunk);                                     // [C, F]
+    activation_inplace(config_.activation, u);
+    xt::view(y2, xt::range(r0, r0 + n), xt::all()) = linear2.forward(u);    // [C, D]
+  }
   return y;
 }
 
@@ -123,21 +150,25 @@ Tensor3 TransformerEncoderLayer::backward(const Tensor3& grad_y) {
   return dx;
 }
 
+template <class F>
+void TransformerEncoderLayer::for_each_child(F&& f) {
+  // The children and their state_dict names, in PyTorch's order: listed once, here.
+  f("self_attn", self_attn);
+  f("linear1", linear1);
+  f("linear2", linear2);
+  f("norm1", norm1);
+  f("norm2", norm2);
+}
+
 void TransformerEncoderLayer::collect_parameters(const std::string& prefix, ParameterList& out) {
-  self_attn.collect_parameters(join_name(prefix, "self_attn"), out);
-  linear1.collect_parameters(join_name(prefix, "linear1"), out);
-  linear2.collect_parameters(join_name(prefix, "linear2"), out);
-  norm1.collect_parameters(join_name(prefix, "norm1"), out);
-  norm2.collect_parameters(join_name(prefix, "norm2"), out);
+  for_each_child([&](const char* name, Module& child) {
+    child.collect_parameters(join_name(prefix, name), out);
+  });
 }
 
 void TransformerEncoderLayer::train(bool on) {
   training_ = on;
-  self_attn.train(on);
-  linear1.train(on);
-  linear2.train(on);
-  norm1.train(on);
-  norm2.train(on);
+  for_each_child([on](const char*, Module& child) { child.train(on); });
 }
 
 // ---- TransformerEncoder ------------------------------------------------------------------

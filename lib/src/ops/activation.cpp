@@ -1,7 +1,6 @@
 // ReLU and GELU (exact erf form), forward and backward.
 #include "xenc/ops/activation.hpp"
 
-#include <cmath>
 #include <utility>
 
 #include "../kernels/kernels.hpp"
@@ -18,13 +17,6 @@ Activation parse_activation(const std::string& name) {
 std::string to_string(Activation a) { return a == Activation::relu ? "relu" : "gelu"; }
 
 namespace {
-constexpr float kInvSqrt2 = 0.70710678118654752f;     // 1/√2
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;   // 1/√(2π)
-inline float gelu_grad(float x) {
-  const float cdf = 0.5f * (1.0f + std::erf(x * kInvSqrt2));  // Φ(x)
-  const float pdf = kInvSqrt2Pi * std::exp(-0.5f * x * x);    // φ(x)
-  return cdf + x * pdf;
-}
 template <std::size_t R>
 void check_same(const char* where, const xt::xtensor<float, R>& dy, const xt::xtensor<float, R>& x) {
   if (dy.shape() != x.shape())
@@ -36,9 +28,9 @@ void check_same(const char* where, const xt::xtensor<float, R>& dy, const xt::xt
 template <std::size_t R>
 void activation_inplace(Activation a, xt::xtensor<float, R>& x) {
   if (a == Activation::relu)
-    kernels::relu_inplace(x.data(), x.size());
+    kernels::relu_inplace(kernels::as_vector(x), x.size());
   else
-    kernels::gelu_inplace(x.data(), x.size());
+    kernels::gelu_inplace(kernels::as_vector(x), x.size());
 }
 
 template <std::size_t R>
@@ -52,7 +44,7 @@ template <std::size_t R>
 xt::xtensor<float, R> relu_backward(xt::xtensor<float, R> grad_y, const xt::xtensor<float, R>& x) {
   check_same("relu_backward", grad_y, x);
   // dx = dy where x > 0, else 0; in place in grad_y's buffer
-  kernels::relu_backward_inplace(grad_y.data(), x.data(), x.size());
+  kernels::relu_backward_inplace(kernels::as_vector(grad_y), kernels::as_vector(x), x.size());
   return grad_y;
 }
 
@@ -66,9 +58,8 @@ xt::xtensor<float, R> gelu_forward(const xt::xtensor<float, R>& x) {
 template <std::size_t R>
 xt::xtensor<float, R> gelu_backward(xt::xtensor<float, R> grad_y, const xt::xtensor<float, R>& x) {
   check_same("gelu_backward", grad_y, x);
-  // dx = dy · gelu'(x), in place in grad_y's buffer
-  float* g = grad_y.data();
-  for (std::size_t i = 0; i < x.size(); ++i) g[i] *= gelu_grad(x.data()[i]);
+  // dx = dy · gelu'(x), gelu'(x) = Φ(x) + x φ(x), in place in grad_y's buffer
+  kernels::gelu_backward_inplace(kernels::as_vector(grad_y), kernels::as_vector(x), x.size());
   return grad_y;
 }
 
@@ -84,21 +75,34 @@ xt::xtensor<float, R> activation_backward(Activation a, xt::xtensor<float, R> gr
                                : gelu_backward(std::move(grad_y), x);
 }
 
-#define XENC_INSTANTIATE_ACT(R)                                                                 \
-  template void activation_inplace<R>(Activation, xt::xtensor<float, R>&);                      \
-  template xt::xtensor<float, R> relu_forward<R>(const xt::xtensor<float, R>&);                 \
-  template xt::xtensor<float, R> relu_backward<R>(xt::xtensor<float, R>,                        \
-                                                  const xt::xtensor<float, R>&);                \
-  template xt::xtensor<float, R> gelu_forward<R>(const xt::xtensor<float, R>&);                 \
-  template xt::xtensor<float, R> gelu_backward<R>(xt::xtensor<float, R>,                        \
-                                                  const xt::xtensor<float, R>&);                \
-  template xt::xtensor<float, R> activation_forward<R>(Activation, const xt::xtensor<float, R>&); \
-  template xt::xtensor<float, R> activation_backward<R>(Activation, xt::xtensor<float, R>,      \
-                                                        const xt::xtensor<float, R>&);
-XENC_INSTANTIATE_ACT(1)
-XENC_INSTANTIATE_ACT(2)
-XENC_INSTANTIATE_ACT(3)
-XENC_INSTANTIATE_ACT(4)
-#undef XENC_INSTANTIATE_ACT
+// The ranks the header promises (1 to 4), one explicit instantiation per line.
+template void activation_inplace(Activation, Tensor1&);
+template void activation_inplace(Activation, Tensor2&);
+template void activation_inplace(Activation, Tensor3&);
+template void activation_inplace(Activation, Tensor4&);
+template Tensor1 relu_forward(const Tensor1&);
+template Tensor2 relu_forward(const Tensor2&);
+template Tensor3 relu_forward(const Tensor3&);
+template Tensor4 relu_forward(const Tensor4&);
+template Tensor1 relu_backward(Tensor1, const Tensor1&);
+template Tensor2 relu_backward(Tensor2, const Tensor2&);
+template Tensor3 relu_backward(Tensor3, const Tensor3&);
+template Tensor4 relu_backward(Tensor4, const Tensor4&);
+template Tensor1 gelu_forward(const Tensor1&);
+template Tensor2 gelu_forward(const Tensor2&);
+template Tensor3 gelu_forward(const Tensor3&);
+template Tensor4 gelu_forward(const Tensor4&);
+template Tensor1 gelu_backward(Tensor1, const Tensor1&);
+template Tensor2 gelu_backward(Tensor2, const Tensor2&);
+template Tensor3 gelu_backward(Tensor3, const Tensor3&);
+template Tensor4 gelu_backward(Tensor4, const Tensor4&);
+template Tensor1 activation_forward(Activation, const Tensor1&);
+template Tensor2 activation_forward(Activation, const Tensor2&);
+template Tensor3 activation_forward(Activation, const Tensor3&);
+template Tensor4 activation_forward(Activation, const Tensor4&);
+template Tensor1 activation_backward(Activation, Tensor1, const Tensor1&);
+template Tensor2 activation_backward(Activation, Tensor2, const Tensor2&);
+template Tensor3 activation_backward(Activation, Tensor3, const Tensor3&);
+template Tensor4 activation_backward(Activation, Tensor4, const Tensor4&);
 
 }  // namespace xenc

@@ -1,10 +1,8 @@
 // Scaled dot-product attention: the batched op on [B, H, T, Dh] tensors (each (batch, head) is
-// the kernel in lib/src/kernels/attention.cpp: two GEMMs around a row softmax), and a
-// loop-by-loop reference.
+// the kernel in lib/src/kernels/attention.cpp: two GEMMs around a row softmax). The loop-by-loop
+// reference is reference::scaled_dot_product_attention_forward (xenc/reference/ops.hpp).
 #include "xenc/ops/attention.hpp"
 
-#include <cmath>
-#include <limits>
 #include <string>
 
 #include "../kernels/kernels.hpp"
@@ -13,8 +11,6 @@
 namespace xenc {
 
 namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 struct Dims {
   std::size_t B, H, Tq, Tk, Dh;
@@ -48,13 +44,14 @@ AttentionResult scaled_dot_product_attention_forward(const Tensor4& query, const
   AttentionResult r;
   r.output = Tensor4::from_shape({d.B, d.H, d.Tq, d.Dh});
   r.weights = Tensor4::from_shape({d.B, d.H, d.Tq, d.Tk});
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d.Dh));
+  const float scale = kernels::attention_scale(d.Dh);
   for (std::size_t b = 0; b < d.B; ++b) {
-    const bool* padding = key_padding_mask.size() ? &key_padding_mask(b, 0) : nullptr;
     for (std::size_t h = 0; h < d.H; ++h) {
       const kernels::ScoreTerms terms{
-          scale, padding,
-          attn_mask.size() ? kernels::as_matrix(attn_mask) : kernels::ConstMatView{}, {}};
+          scale,
+          kernels::row_of(key_padding_mask, b),
+          attn_mask.size() ? kernels::as_matrix(attn_mask) : kernels::ConstMatView{},
+          {}};
       kernels::attention_head_forward(
           {kernels::as_matrix(query, b, h), kernels::as_matrix(key, b, h),
            kernels::as_matrix(value, b, h)},
@@ -78,7 +75,7 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor4& grad_output,
   g.key = Tensor4::from_shape(key.shape());
   g.value = Tensor4::from_shape(value.shape());
   Tensor2 scratch = Tensor2::from_shape({d.Tq, d.Tk});
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d.Dh));
+  const float scale = kernels::attention_scale(d.Dh);
   for (std::size_t b = 0; b < d.B; ++b)
     for (std::size_t h = 0; h < d.H; ++h)
       kernels::attention_head_backward(
@@ -89,42 +86,6 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor4& grad_output,
           {kernels::as_matrix(g.query, b, h), kernels::as_matrix(g.key, b, h),
            kernels::as_matrix(g.value, b, h)});
   return g;
-}
-
-AttentionResult scaled_dot_product_attention_naive(const Tensor4& query, const Tensor4& key,
-                                                   const Tensor4& value,
-                                                   const Mask2& key_padding_mask,
-                                                   const Tensor2& attn_mask) {
-  const Dims d = check_attention_args("scaled_dot_product_attention_naive", query, key, value,
-                                      key_padding_mask, attn_mask);
-  AttentionResult r;
-  r.output = xt::zeros<float>({d.B, d.H, d.Tq, d.Dh});
-  r.weights = xt::zeros<float>({d.B, d.H, d.Tq, d.Tk});
-  const double scale = 1.0 / std::sqrt(double(d.Dh));
-  std::vector<double> s(d.Tk);
-  for (std::size_t b = 0; b < d.B; ++b)
-    for (std::size_t h = 0; h < d.H; ++h)
-      for (std::size_t i = 0; i < d.Tq; ++i) {
-        // scores for query i against every key j
-        double m = -std::numeric_limits<double>::infinity();
-        for (std::size_t j = 0; j < d.Tk; ++j) {
-          double dot = 0.0;
-          for (std::size_t e = 0; e < d.Dh; ++e) dot += double(query(b, h, i, e)) * key(b, h, j, e);
-          s[j] = dot * scale + (attn_mask.size() ? attn_mask(i, j) : 0.0);
-          if (key_padding_mask.size() && key_padding_mask(b, j))
-            s[j] = -std::numeric_limits<double>::infinity();
-          m = std::fmax(m, s[j]);
-        }
-        if (!std::isfinite(m)) continue;  // every key masked: weights and output stay 0
-        double sum = 0.0;
-        for (std::size_t j = 0; j < d.Tk; ++j) sum += std::exp(s[j] - m);
-        for (std::size_t j = 0; j < d.Tk; ++j) {
-          const double p = std::exp(s[j] - m) / sum;
-          r.weights(b, h, i, j) = float(p);
-          for (std::size_t e = 0; e < d.Dh; ++e) r.output(b, h, i, e) += float(p * value(b, h, j, e));
-        }
-      }
-  return r;
 }
 
 }  // namespace xenc

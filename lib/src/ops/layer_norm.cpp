@@ -1,7 +1,6 @@
 // Layer normalisation over the last axis, forward and backward (see layer_norm.hpp).
 #include "xenc/ops/layer_norm.hpp"
 
-#include <cmath>
 #include <string>
 
 #include "../kernels/kernels.hpp"
@@ -22,22 +21,37 @@ void check_ln_args(const char* where, const xt::xtensor<float, R>& x, const Tens
 }
 }  // namespace
 
+namespace {
+// y = layer norm of x's rows; the row means and rstds go to `mean` and `rstd` unless they are
+// empty (inference keeps no statistics).
+template <std::size_t R>
+xt::xtensor<float, R> forward(const xt::xtensor<float, R>& x, const Tensor1& weight,
+                              const Tensor1& bias, float eps, kernels::Vector<float> mean,
+                              kernels::Vector<float> rstd) {
+  check_ln_args("layer_norm_forward", x, weight, bias);
+  auto y = xt::xtensor<float, R>::from_shape(x.shape());
+  if (x.size() != 0)
+    kernels::layer_norm_rows(kernels::as_matrix(x), kernels::as_matrix(y),
+                             kernels::as_vector(weight), kernels::as_vector(bias), eps, mean, rstd);
+  return y;
+}
+}  // namespace
+
 template <std::size_t R>
 xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const Tensor1& weight,
-                                         const Tensor1& bias, float eps, LayerNormCache* cache) {
-  check_ln_args("layer_norm_forward", x, weight, bias);
+                                         const Tensor1& bias, float eps) {
+  return forward(x, weight, bias, eps, {}, {});
+}
+
+template <std::size_t R>
+xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const Tensor1& weight,
+                                         const Tensor1& bias, float eps, LayerNormCache& cache) {
   const std::size_t D = x.shape(R - 1);
   const std::size_t N = D == 0 ? 0 : x.size() / D;
-  auto y = xt::xtensor<float, R>::from_shape(x.shape());
-  if (cache) {
-    cache->mean = Tensor1::from_shape({N});
-    cache->rstd = Tensor1::from_shape({N});
-  }
-  if (N != 0)
-    kernels::layer_norm_rows(kernels::as_matrix(x), kernels::as_matrix(y), weight.data(),
-                             bias.data(), eps, cache ? cache->mean.data() : nullptr,
-                             cache ? cache->rstd.data() : nullptr);
-  return y;
+  cache.mean = Tensor1::from_shape({N});
+  cache.rstd = Tensor1::from_shape({N});
+  return forward(x, weight, bias, eps, kernels::as_vector(cache.mean),
+                 kernels::as_vector(cache.rstd));
 }
 
 template <std::size_t R>
@@ -61,45 +75,28 @@ LayerNormGrads<R> layer_norm_backward(const xt::xtensor<float, R>& grad_y,
   g.bias = xt::zeros<float>({D});
   // dx = rstd · (g - mean(g) - x̂ · mean(g · x̂)) with g = dy · weight; dweight, dbias summed
   if (N != 0)
-    kernels::layer_norm_rows_backward(kernels::as_matrix(grad_y), kernels::as_matrix(x),
-                                      weight.data(), {cache.mean.data(), cache.rstd.data()},
-                                      kernels::as_matrix(g.input), g.weight.data(),
-                                      g.bias.data());
+    kernels::layer_norm_rows_backward(
+        kernels::as_matrix(grad_y), kernels::as_matrix(x), kernels::as_vector(weight),
+        {kernels::as_vector(cache.mean), kernels::as_vector(cache.rstd)},
+        kernels::as_matrix(g.input), kernels::as_vector(g.weight), kernels::as_vector(g.bias));
   return g;
 }
 
-template <std::size_t R>
-xt::xtensor<float, R> layer_norm_naive(const xt::xtensor<float, R>& x, const Tensor1& weight,
-                                       const Tensor1& bias, float eps) {
-  check_ln_args("layer_norm_naive", x, weight, bias);
-  const std::size_t D = x.shape(R - 1);
-  const std::size_t N = D == 0 ? 0 : x.size() / D;
-  auto y = xt::xtensor<float, R>::from_shape(x.shape());
-  for (std::size_t n = 0; n < N; ++n) {
-    double mean = 0.0, var = 0.0;
-    for (std::size_t d = 0; d < D; ++d) mean += x.data()[n * D + d];
-    mean /= double(D);
-    for (std::size_t d = 0; d < D; ++d) var += std::pow(x.data()[n * D + d] - mean, 2);
-    var /= double(D);
-    for (std::size_t d = 0; d < D; ++d)
-      y.data()[n * D + d] =
-          float((x.data()[n * D + d] - mean) / std::sqrt(var + eps) * weight(d) + bias(d));
-  }
-  return y;
-}
-
-#define XENC_INSTANTIATE_LN(R)                                                                  \
-  template xt::xtensor<float, R> layer_norm_forward<R>(const xt::xtensor<float, R>&,            \
-                                                       const Tensor1&, const Tensor1&, float,   \
-                                                       LayerNormCache*);                        \
-  template LayerNormGrads<R> layer_norm_backward<R>(const xt::xtensor<float, R>&,               \
-                                                    const xt::xtensor<float, R>&,               \
-                                                    const Tensor1&, const LayerNormCache&);     \
-  template xt::xtensor<float, R> layer_norm_naive<R>(const xt::xtensor<float, R>&,              \
-                                                     const Tensor1&, const Tensor1&, float);
-XENC_INSTANTIATE_LN(1)
-XENC_INSTANTIATE_LN(2)
-XENC_INSTANTIATE_LN(3)
-#undef XENC_INSTANTIATE_LN
+// The ranks the header promises (1 to 3), one explicit instantiation per line.
+template Tensor1 layer_norm_forward(const Tensor1&, const Tensor1&, const Tensor1&, float);
+template Tensor2 layer_norm_forward(const Tensor2&, const Tensor1&, const Tensor1&, float);
+template Tensor3 layer_norm_forward(const Tensor3&, const Tensor1&, const Tensor1&, float);
+template Tensor1 layer_norm_forward(const Tensor1&, const Tensor1&, const Tensor1&, float,
+                                    LayerNormCache&);
+template Tensor2 layer_norm_forward(const Tensor2&, const Tensor1&, const Tensor1&, float,
+                                    LayerNormCache&);
+template Tensor3 layer_norm_forward(const Tensor3&, const Tensor1&, const Tensor1&, float,
+                                    LayerNormCache&);
+template LayerNormGrads<1> layer_norm_backward(const Tensor1&, const Tensor1&, const Tensor1&,
+                                               const LayerNormCache&);
+template LayerNormGrads<2> layer_norm_backward(const Tensor2&, const Tensor2&, const Tensor1&,
+                                               const LayerNormCache&);
+template LayerNormGrads<3> layer_norm_backward(const Tensor3&, const Tensor3&, const Tensor1&,
+                                               const LayerNormCache&);
 
 }  // namespace xenc

@@ -48,37 +48,16 @@ xt::xtensor<float, R> linear_forward(const xt::xtensor<float, R>& x, const Tenso
   check_linear_args("linear_forward", x, weight, bias);
   auto y = xt::xtensor<float, R>::from_shape(with_last(x, weight.shape(0)));
   // [N, in] x [in, out] plus the bias in every row: one GEMM over all N = B·T rows.
-  kernels::linear_rows(kernels::as_matrix(x), kernels::as_matrix(weight),
-                       bias.size() != 0 ? bias.data() : nullptr, kernels::as_matrix(y));
+  kernels::linear_rows(kernels::as_matrix(x), kernels::as_matrix(weight), kernels::as_vector(bias),
+                       kernels::as_matrix(y));
   return y;
 }
 
 template <std::size_t R>
-LinearGrads<R> linear_backward(const xt::xtensor<float, R>& grad_y, const xt::xtensor<float, R>& x,
-                               const Tensor2& weight, bool has_bias) {
-  check_linear_args("linear_backward", x, weight, Tensor1());
-  const std::size_t N = leading_rows(x), in = weight.shape(1), out = weight.shape(0);
-  if (grad_y.shape(R - 1) != out || leading_rows(grad_y) != N) {
-    throw shape_error("linear_backward: grad_y has shape " + shape_str(grad_y.shape()) +
-                      ", expected " + shape_str(with_last(x, out)));
-  }
-  LinearGrads<R> g;
-  g.input = xt::xtensor<float, R>::from_shape(x.shape());
-  g.weight = Tensor2::from_shape({out, in});
-  if (has_bias) g.bias = Tensor1::from_shape({out});
-  // dx [N, in] = dy W;  dW [out, in] = dyᵀ x;  db [out] = column sums of dy
-  kernels::linear_rows_backward(kernels::as_matrix(grad_y), kernels::as_matrix(x),
-                                kernels::as_matrix(weight),
-                                {kernels::as_matrix(g.input), kernels::as_matrix(g.weight),
-                                 has_bias ? g.bias.data() : nullptr, false});
-  return g;
-}
-
-template <std::size_t R>
-xt::xtensor<float, R> linear_backward_accumulate(const xt::xtensor<float, R>& grad_y,
-                                                 const Tensor2& x, const Tensor2& weight,
-                                                 Tensor2& weight_grad, Tensor1& bias_grad) {
-  const char* where = "linear_backward_accumulate";
+xt::xtensor<float, R> linear_backward(const xt::xtensor<float, R>& grad_y, const Tensor2& x,
+                                      const Tensor2& weight, Tensor2& weight_grad,
+                                      Tensor1& bias_grad) {
+  const char* where = "linear_backward";
   check_linear_args(where, x, weight, Tensor1());
   const std::size_t N = x.shape(0), in = weight.shape(1), out = weight.shape(0);
   if (grad_y.shape(R - 1) != out || leading_rows(grad_y) != N) {
@@ -96,39 +75,19 @@ xt::xtensor<float, R> linear_backward_accumulate(const xt::xtensor<float, R>& gr
   kernels::linear_rows_backward(kernels::as_matrix(grad_y), kernels::as_matrix(x),
                                 kernels::as_matrix(weight),
                                 {kernels::as_matrix(dx), kernels::as_matrix(weight_grad),
-                                 bias_grad.size() != 0 ? bias_grad.data() : nullptr, true});
+                                 kernels::as_vector(bias_grad), true});
   return dx;
 }
 
-template <std::size_t R>
-xt::xtensor<float, R> linear_naive(const xt::xtensor<float, R>& x, const Tensor2& weight,
-                                   const Tensor1& bias) {
-  check_linear_args("linear_naive", x, weight, bias);
-  const std::size_t N = leading_rows(x), in = weight.shape(1), out = weight.shape(0);
-  auto y = xt::xtensor<float, R>::from_shape(with_last(x, out));
-  const float* xp = x.data();
-  for (std::size_t n = 0; n < N; ++n) {
-    for (std::size_t o = 0; o < out; ++o) {
-      float acc = bias.size() != 0 ? bias(o) : 0.0f;
-      for (std::size_t i = 0; i < in; ++i) acc += xp[n * in + i] * weight(o, i);
-      y.data()[n * out + o] = acc;
-    }
-  }
-  return y;
-}
-
-#define XENC_INSTANTIATE_LINEAR(R)                                                              \
-  template xt::xtensor<float, R> linear_forward<R>(const xt::xtensor<float, R>&, const Tensor2&, \
-                                                   const Tensor1&);                             \
-  template LinearGrads<R> linear_backward<R>(const xt::xtensor<float, R>&,                      \
-                                             const xt::xtensor<float, R>&, const Tensor2&, bool); \
-  template xt::xtensor<float, R> linear_backward_accumulate<R>(                                 \
-      const xt::xtensor<float, R>&, const Tensor2&, const Tensor2&, Tensor2&, Tensor1&);        \
-  template xt::xtensor<float, R> linear_naive<R>(const xt::xtensor<float, R>&, const Tensor2&,  \
-                                                 const Tensor1&);
-XENC_INSTANTIATE_LINEAR(1)
-XENC_INSTANTIATE_LINEAR(2)
-XENC_INSTANTIATE_LINEAR(3)
-#undef XENC_INSTANTIATE_LINEAR
+// The ranks the header promises (1 to 3), one explicit instantiation per line.
+template Tensor1 linear_forward(const Tensor1&, const Tensor2&, const Tensor1&);
+template Tensor2 linear_forward(const Tensor2&, const Tensor2&, const Tensor1&);
+template Tensor3 linear_forward(const Tensor3&, const Tensor2&, const Tensor1&);
+template Tensor1 linear_backward(const Tensor1&, const Tensor2&, const Tensor2&, Tensor2&,
+                                 Tensor1&);
+template Tensor2 linear_backward(const Tensor2&, const Tensor2&, const Tensor2&, Tensor2&,
+                                 Tensor1&);
+template Tensor3 linear_backward(const Tensor3&, const Tensor2&, const Tensor2&, Tensor2&,
+                                 Tensor1&);
 
 }  // namespace xenc

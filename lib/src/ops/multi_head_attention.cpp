@@ -2,7 +2,6 @@
 // The per-head work (two GEMMs around a row softmax) is the kernel in lib/src/kernels/.
 #include "xenc/ops/multi_head_attention.hpp"
 
-#include <cmath>
 #include <string>
 
 #include "../kernels/kernels.hpp"
@@ -43,6 +42,11 @@ void check_in_projection(const char* where, const Tensor3& query, const Tensor3&
 
 }  // namespace
 
+const AttentionPosition& no_attention_position() {
+  static const AttentionPosition none;
+  return none;
+}
+
 Projections in_projection_forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                   const Tensor2& in_proj_weight, const Tensor1& in_proj_bias) {
   const char* where = "in_projection_forward";
@@ -52,53 +56,18 @@ Projections in_projection_forward(const Tensor3& query, const Tensor3& key, cons
     check_shape(where, "in_proj_bias", in_proj_bias, {long(3 * D)},
                 [&] { return std::string("[3D] with D = " + std::to_string(D)); });
   // x W_iᵀ + b_i for (x, i) = (query, 0), (key, 1), (value, 2): a linear layer on a block
-  const Tensor3* inputs[3] = {&query, &key, &value};
-  Projections p;
-  Tensor3* outputs[3] = {&p.q, &p.k, &p.v};
-  for (std::size_t i = 0; i < 3; ++i) {
-    *outputs[i] = Tensor3::from_shape(inputs[i]->shape());
-    kernels::linear_rows(kernels::as_matrix(*inputs[i]), weight_block(in_proj_weight, i),
-                         in_proj_bias.size() ? &in_proj_bias(i * D) : nullptr,
-                         kernels::as_matrix(*outputs[i]));
-  }
-  return p;
-}
-
-InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3& query,
-                                         const Tensor3& key, const Tensor3& value,
-                                         const Tensor2& in_proj_weight, bool has_bias) {
-  const char* where = "in_projection_backward";
-  check_in_projection(where, query, key, value, in_proj_weight);
-  check_shape(where, "grads.q", grads.q,
-              std::vector<long>(query.shape().begin(), query.shape().end()),
-              "query's shape " + shape_str(query.shape()));
-  check_shape(where, "grads.k", grads.k, std::vector<long>(key.shape().begin(), key.shape().end()),
-              "key's shape " + shape_str(key.shape()));
-  check_shape(where, "grads.v", grads.v,
-              std::vector<long>(value.shape().begin(), value.shape().end()),
-              "value's shape " + shape_str(value.shape()));
-  const std::size_t D = in_proj_weight.shape(1);
-  InProjectionGrads g;
-  g.weight = Tensor2::from_shape({3 * D, D});
-  if (has_bias) g.bias = Tensor1::from_shape({3 * D});
-  const Tensor3* inputs[3] = {&query, &key, &value};
-  const Tensor3* douts[3] = {&grads.q, &grads.k, &grads.v};
-  Tensor3* dins[3] = {&g.query, &g.key, &g.value};
-  for (std::size_t i = 0; i < 3; ++i) {
-    // the backward of a linear layer on block i: dx = dy W_i, dW_i = dyᵀ x, db_i = Σ dy
-    *dins[i] = Tensor3::from_shape(inputs[i]->shape());
-    kernels::linear_rows_backward(
-        kernels::as_matrix(*douts[i]), kernels::as_matrix(*inputs[i]),
-        weight_block(in_proj_weight, i),
-        {kernels::as_matrix(*dins[i]), kernels::as_matrix(g.weight).block(i * D, 0, D, D),
-         has_bias ? &g.bias(i * D) : nullptr, false});
-  }
-  return g;
+  const auto project = [&](const Tensor3& x, std::size_t i) {
+    Tensor3 y = Tensor3::from_shape(x.shape());
+    kernels::linear_rows(kernels::as_matrix(x), weight_block(in_proj_weight, i),
+                         kernels::as_vector(in_proj_bias).block(i * D, D), kernels::as_matrix(y));
+    return y;
+  };
+  return {project(query, 0), project(key, 1), project(value, 2)};
 }
 
 namespace {
 
-// Checks for the accumulating backward: the gradients' shapes and the buffers' shapes.
+// Checks for the backward: the gradients' shapes and the buffers' shapes.
 void check_in_projection_grads(const char* where, const Projections& grads, const Tensor3& query,
                                const Tensor3& key, const Tensor3& value, const Tensor2& w,
                                const Tensor2& w_grad, const Tensor1& b_grad) {
@@ -118,7 +87,7 @@ void check_in_projection_grads(const char* where, const Projections& grads, cons
                 [&] { return std::string("[3D] with D = " + std::to_string(D)); });
 }
 
-// Block i of the in-projection backward: dx_i (+)= dy_i W_i, dW_i += dy_iᵀ x_i, db_i += Σ dy_i.
+// Block i of the in-projection backward: dx (+)= dy W_i, dW_i += dy_iᵀ x, db_i += Σ dy_i.
 void in_projection_block_backward(std::size_t i, const Tensor3& dy, const Tensor3& x,
                                   const Tensor2& w, Tensor2& w_grad, Tensor1& b_grad, Tensor3& dx,
                                   bool add_to_dx) {
@@ -126,44 +95,44 @@ void in_projection_block_backward(std::size_t i, const Tensor3& dy, const Tensor
   kernels::linear_rows_backward(
       kernels::as_matrix(dy), kernels::as_matrix(x), weight_block(w, i),
       {kernels::as_matrix(dx), kernels::as_matrix(w_grad).block(i * D, 0, D, D),
-       b_grad.size() != 0 ? &b_grad(i * D) : nullptr, true, add_to_dx});
+       kernels::as_vector(b_grad).block(i * D, D), true, add_to_dx});
 }
 
 }  // namespace
 
-InProjectionGrads in_projection_backward_accumulate(const Projections& grads,
-                                                    const Tensor3& query, const Tensor3& key,
-                                                    const Tensor3& value,
-                                                    const Tensor2& in_proj_weight,
-                                                    Tensor2& in_proj_weight_grad,
-                                                    Tensor1& in_proj_bias_grad) {
-  check_in_projection_grads("in_projection_backward_accumulate", grads, query, key, value,
-                            in_proj_weight, in_proj_weight_grad, in_proj_bias_grad);
+InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3& query,
+                                         const Tensor3& key, const Tensor3& value,
+                                         const Tensor2& in_proj_weight,
+                                         Tensor2& in_proj_weight_grad, Tensor1& in_proj_bias_grad,
+                                         bool self_attention) {
+  const char* where = "in_projection_backward";
+  check_in_projection_grads(where, grads, query, key, value, in_proj_weight, in_proj_weight_grad,
+                            in_proj_bias_grad);
+  if (self_attention)
+    check_shape(where, "key", key, std::vector<long>(query.shape().begin(), query.shape().end()),
+                "query's shape " + shape_str(query.shape()) + " (self_attention: one x)");
   InProjectionGrads g;
-  const Tensor3* inputs[3] = {&query, &key, &value};
-  const Tensor3* douts[3] = {&grads.q, &grads.k, &grads.v};
-  Tensor3* dins[3] = {&g.query, &g.key, &g.value};
-  for (std::size_t i = 0; i < 3; ++i) {
-    *dins[i] = Tensor3::from_shape(inputs[i]->shape());
-    in_projection_block_backward(i, *douts[i], *inputs[i], in_proj_weight, in_proj_weight_grad,
-                                 in_proj_bias_grad, *dins[i], false);
+  g.query = Tensor3::from_shape(query.shape());
+  if (self_attention) {
+    // dx = dq W_q, then += dk W_k, += dv W_v (beta = 1): no three buffers to add up afterwards
+    in_projection_block_backward(0, grads.q, query, in_proj_weight, in_proj_weight_grad,
+                                 in_proj_bias_grad, g.query, false);
+    in_projection_block_backward(1, grads.k, query, in_proj_weight, in_proj_weight_grad,
+                                 in_proj_bias_grad, g.query, true);
+    in_projection_block_backward(2, grads.v, query, in_proj_weight, in_proj_weight_grad,
+                                 in_proj_bias_grad, g.query, true);
+    return g;
   }
+  // the backward of a linear layer on each block: dx = dy W_i, dW_i += dyᵀ x, db_i += Σ dy
+  g.key = Tensor3::from_shape(key.shape());
+  g.value = Tensor3::from_shape(value.shape());
+  in_projection_block_backward(0, grads.q, query, in_proj_weight, in_proj_weight_grad,
+                               in_proj_bias_grad, g.query, false);
+  in_projection_block_backward(1, grads.k, key, in_proj_weight, in_proj_weight_grad,
+                               in_proj_bias_grad, g.key, false);
+  in_projection_block_backward(2, grads.v, value, in_proj_weight, in_proj_weight_grad,
+                               in_proj_bias_grad, g.value, false);
   return g;
-}
-
-Tensor3 self_in_projection_backward_accumulate(const Projections& grads, const Tensor3& x,
-                                               const Tensor2& in_proj_weight,
-                                               Tensor2& in_proj_weight_grad,
-                                               Tensor1& in_proj_bias_grad) {
-  check_in_projection_grads("self_in_projection_backward_accumulate", grads, x, x, x,
-                            in_proj_weight, in_proj_weight_grad, in_proj_bias_grad);
-  // dx = dq W_q, then += dk W_k, += dv W_v (beta = 1): no three buffers to add up afterwards
-  Tensor3 dx = Tensor3::from_shape(x.shape());
-  const Tensor3* douts[3] = {&grads.q, &grads.k, &grads.v};
-  for (std::size_t i = 0; i < 3; ++i)
-    in_projection_block_backward(i, *douts[i], x, in_proj_weight, in_proj_weight_grad,
-                                 in_proj_bias_grad, dx, i > 0);
-  return dx;
 }
 
 namespace {
@@ -215,14 +184,14 @@ struct HeadBias {
   float slope = 0.0f;
   Tensor2 tensor;
 };
-std::vector<HeadBias> score_biases(const AttentionPosition* position, const Dims& d) {
+std::vector<HeadBias> score_biases(const AttentionPosition& position, const Dims& d) {
   std::vector<HeadBias> biases;
-  if (!position || !position->has_score_bias()) return biases;
+  if (!position.has_score_bias()) return biases;
   for (std::size_t h = 0; h < d.H; ++h) {
     HeadBias b;
-    b.slope = position->distance_bias_slope(h, d.H);
+    b.slope = position.distance_bias_slope(h, d.H);
     if (b.slope == 0.0f) {
-      b.tensor = position->score_bias(h, d.H, d.Tq, d.Tk);
+      b.tensor = position.score_bias(h, d.H, d.Tq, d.Tk);
       check_shape("AttentionPosition::score_bias", "result", b.tensor, {long(d.Tq), long(d.Tk)},
                   "[Tq, Tk] with Tq = " + std::to_string(d.Tq) + ", Tk = " + std::to_string(d.Tk));
     }
@@ -248,17 +217,17 @@ MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Te
   const auto om = kernels::as_matrix(r.output);
   // Heads run one after another; OpenBLAS's threads split each GEMM inside (bench/README.md,
   // "Two threads": whole heads on threads of our own measured slower).
+  const HeadBias no_bias;
   for (std::size_t b = 0; b < d.B; ++b) {
-    const bool* padding = in.key_padding_mask.size() ? &in.key_padding_mask(b, 0) : nullptr;
     for (std::size_t h = 0; h < d.H; ++h) {
       const kernels::HeadInputs head{head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
                                      head_of(vm, b, d.Tk, h, d.Dh)};
-      const HeadBias* bias = biases.empty() ? nullptr : &biases[h];
+      const HeadBias& bias = biases.empty() ? no_bias : biases[h];
       const kernels::ScoreTerms terms{
-          1.0f / std::sqrt(static_cast<float>(d.Dh)), padding,
+          kernels::attention_scale(d.Dh), kernels::row_of(in.key_padding_mask, b),
           in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
-          bias && bias->tensor.size() ? kernels::as_matrix(bias->tensor) : kernels::ConstMatView{},
-          bias ? bias->slope : 0.0f};
+          bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{},
+          bias.slope};
       const auto p = kernels::as_matrix(probs, keep_weights ? b : 0, keep_weights ? h : 0);
       const auto out = head_of(om, b, d.Tq, h, d.Dh);
       kernels::attention_head_forward(
@@ -291,7 +260,7 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
   const auto dom = kernels::as_matrix(grad_output);
   const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
              dvm = kernels::as_matrix(g.v);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d.Dh));
+  const float scale = kernels::attention_scale(d.Dh);
   for (std::size_t b = 0; b < d.B; ++b) {
     for (std::size_t h = 0; h < d.H; ++h) {
       kernels::attention_head_backward(
@@ -304,6 +273,98 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
            head_of(dvm, b, d.Tk, h, d.Dh)});
     }
   }
+  return g;
+}
+
+}  // namespace xenc
+
+// ---- Attention in tiles --------------------------------------------------------------------
+
+namespace xenc {
+
+bool attention_uses_tiles(AttentionPath path, std::size_t Tq, std::size_t Tk, bool need_weights) {
+  if (need_weights || path == AttentionPath::plain) return false;
+  return path == AttentionPath::tiled || Tq * Tk >= kTiledAttentionMinScores;
+}
+
+namespace {
+
+// The kernel's view of head (b, h): its q, k, v slices and its score terms.
+struct TiledHead {
+  kernels::HeadInputs in;
+  kernels::ScoreTerms terms;
+  kernels::ConstMatView dropout;
+};
+TiledHead tiled_head(const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                     const AttentionInputs& in, const std::vector<HeadBias>& biases,
+                     const Dims& d, std::size_t b, std::size_t h) {
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  static const HeadBias no_bias;
+  const HeadBias& bias = biases.empty() ? no_bias : biases[h];
+  return {{head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
+           head_of(vm, b, d.Tk, h, d.Dh)},
+          {kernels::attention_scale(d.Dh), kernels::row_of(in.key_padding_mask, b),
+           in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
+           bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{},
+           bias.slope},
+          in.dropout_mask.size() ? kernels::as_matrix(in.dropout_mask, b, h)
+                                 : kernels::ConstMatView{}};
+}
+
+}  // namespace
+
+TiledAttentionResult multi_head_attention_forward_tiled(const Tensor3& q, const Tensor3& k,
+                                                        const Tensor3& v,
+                                                        const AttentionInputs& in) {
+  const Dims d = check_attention("multi_head_attention_forward_tiled", q, k, v, in);
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
+  TiledAttentionResult r;
+  r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
+  r.lse = Tensor3::from_shape({d.B, d.H, d.Tq});
+  const auto om = kernels::as_matrix(r.output);
+  // one item per (batch, head): heads write disjoint columns of the output
+  kernels::parallel_for(d.B * d.H, [&](std::size_t item) {
+    const std::size_t b = item / d.H, h = item % d.H;
+    const TiledHead head = tiled_head(q, k, v, in, biases, d, b, h);
+    kernels::attention_head_forward_tiled(head.in, head.terms, head.dropout,
+                                          head_of(om, b, d.Tq, h, d.Dh),
+                                          kernels::as_vector(r.lse).block(item * d.Tq, d.Tq));
+  });
+  return r;
+}
+
+MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_output,
+                                                            const Tensor3& q, const Tensor3& k,
+                                                            const Tensor3& v,
+                                                            const TiledAttentionResult& saved,
+                                                            const AttentionInputs& in) {
+  const char* where = "multi_head_attention_backward_tiled";
+  const Dims d = check_attention(where, q, k, v, in);
+  check_shape(where, "grad_output", grad_output, {long(d.B), long(d.Tq), long(d.D)},
+              "q's shape " + shape_str(q.shape()));
+  check_shape(where, "saved.output", saved.output, {long(d.B), long(d.Tq), long(d.D)},
+              "q's shape " + shape_str(q.shape()));
+  check_shape(where, "saved.lse", saved.lse, {long(d.B), long(d.H), long(d.Tq)},
+              "[B, H, Tq] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq}));
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
+  MultiHeadAttentionGrads g;
+  g.q = Tensor3::from_shape(q.shape());
+  g.k = Tensor3::from_shape(k.shape());
+  g.v = Tensor3::from_shape(v.shape());
+  const auto dom = kernels::as_matrix(grad_output), om = kernels::as_matrix(saved.output);
+  const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
+             dvm = kernels::as_matrix(g.v);
+  kernels::parallel_for(d.B * d.H, [&](std::size_t item) {
+    const std::size_t b = item / d.H, h = item % d.H;
+    const TiledHead head = tiled_head(q, k, v, in, biases, d, b, h);
+    kernels::attention_head_backward_tiled(
+        head.in, head.terms,
+        {head_of(om, b, d.Tq, h, d.Dh), kernels::as_vector(saved.lse).block(item * d.Tq, d.Tq),
+         head.dropout},
+        head_of(dom, b, d.Tq, h, d.Dh),
+        {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
+         head_of(dvm, b, d.Tk, h, d.Dh)});
+  });
   return g;
 }
 

@@ -19,9 +19,9 @@ void adam_update(const ParameterRef& param, Tensor1& m, Tensor1& v, const AdamCo
   if (!param.grad.allocated())
     throw std::logic_error(std::string(where) + ": the gradient of " + param.name +
                            " is not allocated (no backward reached it)");
-  kernels::adam_update(param.value, param.grad.data(), m.data(), v.data(), param.size(),
-                       {c.beta1, c.beta2, c.eps, c.decay, c.l2, c.step_size,
-                        c.bias_correction2_sqrt});
+  kernels::adam_update(
+      param.value, param.grad, kernels::as_vector(m), kernels::as_vector(v), param.size(),
+      {c.beta1, c.beta2, c.eps, c.decay, c.l2, c.step_size, c.bias_correction2_sqrt});
 }
 
 }  // namespace xenc

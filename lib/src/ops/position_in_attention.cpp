@@ -1,4 +1,6 @@
-// RoPE and ALiBi: the math of the two schemes that act inside attention.
+// RoPE and ALiBi, the two schemes that act inside attention: checks and calls (the tables are
+// in lib/src/kernels/positions.cpp, the loop references in reference::rope_forward and
+// reference::alibi_slopes).
 #include "xenc/ops/position_in_attention.hpp"
 
 #include <cmath>
@@ -13,10 +15,7 @@ std::vector<double> rope_frequencies(std::size_t head_dim, double base) {
   check_config(head_dim > 0 && head_dim % 2 == 0, "rope",
                "head dimension Dh = d_model / nhead is " + std::to_string(head_dim) +
                    ", expected an even number > 0 (RoPE rotates column pairs)");
-  std::vector<double> theta(head_dim / 2);
-  for (std::size_t i = 0; i < theta.size(); ++i)
-    theta[i] = std::pow(base, -2.0 * double(i) / double(head_dim));
-  return theta;
+  return kernels::rope_frequencies(head_dim, base);
 }
 
 namespace {
@@ -30,21 +29,10 @@ void rotate(Tensor3& x, std::size_t H, RopePairing pairing, double offset, doubl
   const std::vector<double> theta = rope_frequencies(Dh);
   if (x.size() == 0) return;
   // The table: cos and sin of (t + offset)·θ_i for every token t and pair i, [T, Dh/2], shared
-  // by every sentence and head. Angle t is angle t−1 turned by θ_i (a complex multiplication
-  // in double: after t steps the error is about t·1e-16, far below float's 6e-8), so the
-  // table costs Dh/2 sin/cos pairs, not T·Dh/2.
+  // by every sentence and head.
   Tensor2 cos_table = Tensor2::from_shape({T, half}), sin_table = Tensor2::from_shape({T, half});
-  for (std::size_t i = 0; i < half; ++i) {
-    double c = std::cos(offset * theta[i]), s = std::sin(offset * theta[i]);
-    const double step_c = std::cos(theta[i]), step_s = std::sin(theta[i]);
-    for (std::size_t t = 0; t < T; ++t) {
-      cos_table(t, i) = float(c);
-      sin_table(t, i) = float(sign * s);
-      const double next_c = c * step_c - s * step_s;  // (c + i·s)·(step_c + i·step_s)
-      s = s * step_c + c * step_s;
-      c = next_c;
-    }
-  }
+  kernels::rotation_tables(theta, offset, sign, kernels::as_matrix(cos_table),
+                           kernels::as_matrix(sin_table));
   // Rows of x [B·T, D]: every head's pairs turned by its token's angles
   kernels::rotate_pairs(kernels::as_matrix(x), H,
                         {kernels::as_matrix(cos_table), kernels::as_matrix(sin_table),
@@ -61,27 +49,11 @@ void rope_backward(Tensor3& grad, std::size_t num_heads, RopePairing pairing, do
   rotate(grad, num_heads, pairing, offset, -1.0, "rope_backward");
 }
 
-namespace {
-// 2^(−8/n), 2^(−16/n), ..., 2^(−8): the geometric sequence for n a power of two
-std::vector<double> power_of_two_slopes(std::size_t n) {
-  std::vector<double> m(n);
-  const double start = std::pow(2.0, -8.0 / double(n));
-  for (std::size_t h = 0; h < n; ++h) m[h] = std::pow(start, double(h + 1));
-  return m;
-}
-}  // namespace
-
 std::vector<double> alibi_slopes(std::size_t num_heads) {
   check_config(num_heads > 0, "alibi_slopes", "nhead is 0, expected > 0");
-  std::size_t n = 1;  // the largest power of two <= H
-  while (n * 2 <= num_heads) n *= 2;
-  std::vector<double> m = power_of_two_slopes(n);
-  if (n == num_heads) return m;
-  // Not a power of two: the remaining H − n slopes are every other slope of the 2n sequence
-  // (2^(−4/n), 2^(−12/n), ...), which fall between the first n.
-  const std::vector<double> extra = power_of_two_slopes(2 * n);
-  for (std::size_t i = 0; m.size() < num_heads; i += 2) m.push_back(extra[i]);
-  return m;
+  // n = the largest power of two <= H: 2^(−8/n), ..., 2^(−8), then every other slope of the
+  // sequence for 2n heads (kernels/positions.cpp; the loop reference: reference::alibi_slopes)
+  return kernels::alibi_slopes(num_heads);
 }
 
 Tensor2 alibi_bias(double slope, std::size_t Tq, std::size_t Tk) {

@@ -1,17 +1,16 @@
 // Softmax over the last axis: subtract the row max, exponentiate, normalise.
-// The vectorised row loops are in the kernels layer (lib/src/kernels/rows.cpp); softmax_naive
-// is the std::exp reference.
+// The vectorised row loops are in the kernels layer (lib/src/kernels/rows.cpp); the std::exp
+// reference is reference::softmax_forward (xenc/reference/ops.hpp).
 #include "xenc/ops/softmax.hpp"
-
-#include <cmath>
-#include <limits>
 
 #include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
 
 namespace xenc {
 
-void exp_inplace(xt::xtensor<float, 1>& x) { kernels::exp_inplace(x.data(), x.size()); }
+void exp_inplace(xt::xtensor<float, 1>& x) {
+  kernels::exp_inplace(kernels::as_vector(x), x.size());
+}
 
 template <std::size_t R>
 xt::xtensor<float, R> softmax_forward(const xt::xtensor<float, R>& x) {
@@ -34,33 +33,14 @@ xt::xtensor<float, R> softmax_backward(const xt::xtensor<float, R>& grad_y,
   return dx;
 }
 
-template <std::size_t R>
-xt::xtensor<float, R> softmax_naive(const xt::xtensor<float, R>& x) {
-  auto y = xt::xtensor<float, R>::from_shape(x.shape());
-  const std::size_t cols = x.shape(R - 1);
-  const std::size_t rows = cols == 0 ? 0 : x.size() / cols;
-  for (std::size_t r = 0; r < rows; ++r) {
-    double m = -std::numeric_limits<double>::infinity();
-    for (std::size_t c = 0; c < cols; ++c) m = std::fmax(m, double(x.data()[r * cols + c]));
-    double sum = 0.0;
-    for (std::size_t c = 0; c < cols; ++c)
-      if (std::isfinite(m)) sum += std::exp(double(x.data()[r * cols + c]) - m);
-    for (std::size_t c = 0; c < cols; ++c)
-      y.data()[r * cols + c] =
-          std::isfinite(m) ? float(std::exp(double(x.data()[r * cols + c]) - m) / sum) : 0.0f;
-  }
-  return y;
-}
-
-#define XENC_INSTANTIATE_SOFTMAX(R)                                                             \
-  template xt::xtensor<float, R> softmax_forward<R>(const xt::xtensor<float, R>&);              \
-  template xt::xtensor<float, R> softmax_backward<R>(const xt::xtensor<float, R>&,              \
-                                                     const xt::xtensor<float, R>&);             \
-  template xt::xtensor<float, R> softmax_naive<R>(const xt::xtensor<float, R>&);
-XENC_INSTANTIATE_SOFTMAX(1)
-XENC_INSTANTIATE_SOFTMAX(2)
-XENC_INSTANTIATE_SOFTMAX(3)
-XENC_INSTANTIATE_SOFTMAX(4)
-#undef XENC_INSTANTIATE_SOFTMAX
+// The ranks the header promises (1 to 4), one explicit instantiation per line.
+template Tensor1 softmax_forward(const Tensor1&);
+template Tensor2 softmax_forward(const Tensor2&);
+template Tensor3 softmax_forward(const Tensor3&);
+template Tensor4 softmax_forward(const Tensor4&);
+template Tensor1 softmax_backward(const Tensor1&, const Tensor1&);
+template Tensor2 softmax_backward(const Tensor2&, const Tensor2&);
+template Tensor3 softmax_backward(const Tensor3&, const Tensor3&);
+template Tensor4 softmax_backward(const Tensor4&, const Tensor4&);
 
 }  // namespace xenc

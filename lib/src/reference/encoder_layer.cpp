@@ -27,6 +27,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "xenc/core/error.hpp"
+#include "xenc/reference/ops.hpp"
 
 namespace xenc::reference {
 
@@ -333,7 +334,6 @@ void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
         // 1. Scores: how well query t matches each key t2, q · k / √Dh (a sum of Dh products
         //    grows like √Dh; dividing keeps the softmax from saturating in wide heads).
         //    A padded key gets -inf: after the softmax its weight is exactly 0.
-        double maxval = -std::numeric_limits<double>::infinity();
         for (std::size_t t2 = 0; t2 < T; ++t2) {
           if (masked && key_padding_mask(b, t2)) {
             score[t2] = -std::numeric_limits<double>::infinity();
@@ -342,17 +342,12 @@ void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
           double dot = 0.0;
           for (std::size_t i = 0; i < Dh; ++i) dot += double(qkv(b, t, q0 + i)) * qkv(b, t2, k0 + i);
           score[t2] = dot * scale;
-          if (score[t2] > maxval) maxval = score[t2];
         }
-        // 2. Softmax over the keys, subtracting the row maximum first (exp cannot overflow).
-        //    If every key is padding there is nothing to attend to: weights 0, not 0/0 = NaN.
-        double sum = 0.0;
-        for (std::size_t t2 = 0; t2 < T; ++t2) {
-          score[t2] = std::isinf(maxval) ? 0.0 : std::exp(score[t2] - maxval);
-          sum += score[t2];
-        }
-        for (std::size_t t2 = 0; t2 < T; ++t2)
-          att(b, h, t, t2) = static_cast<float>(sum > 0.0 ? score[t2] / sum : 0.0);
+        // 2. Softmax over the keys (reference/ops.cpp's softmax_row: the row maximum is
+        //    subtracted first, so exp cannot overflow). If every key is padding there is
+        //    nothing to attend to: weights 0, not 0/0 = NaN. A NaN score makes the row NaN.
+        softmax_row(score);
+        for (std::size_t t2 = 0; t2 < T; ++t2) att(b, h, t, t2) = static_cast<float>(score[t2]);
         // 3. The output is the weighted average of the values: Σ_t2 att[t, t2] v[t2].
         for (std::size_t i = 0; i < Dh; ++i) {
           double o = 0.0;

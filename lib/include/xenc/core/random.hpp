@@ -51,4 +51,14 @@ void fill_normal(T& t, Rng& rng, float mean = 0.0f, float std = 1.0f) {
   for (auto& v : t) v = mean + std * rng.normal();
 }
 
+/// A tensor of the given shape (any shape container: std::array, std::vector, a tensor's
+/// shape()) filled with N(0, std²) values drawn in order from rng: the one random-tensor helper
+/// of the tests and benchmarks.
+template <class T, class S>
+T random_tensor(const S& shape, Rng& rng, float std = 1.0f) {
+  T t = T::from_shape(shape);
+  fill_normal(t, rng, 0.0f, std);
+  return t;
+}
+
 }  // namespace xenc

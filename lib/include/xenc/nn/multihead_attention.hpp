@@ -16,6 +16,14 @@
 //          key_padding_mask: [B, Tk] bool, true = padding (ignored key), or empty
 //          attn_mask: [Tq, Tk] float, added to the scores, or empty
 //          weights (need_weights): [B, H, Tq, Tk], per head (PyTorch's average_attn_weights=False)
+// Path:    set_attention_path(p) chooses how the heads' attention is computed (same result
+//          within float rounding; tests/kernels/test_attention_tiled.cpp, tests/nn):
+//          automatic (the default) runs in tiles with an online softmax when Tq · Tk >=
+//          kTiledAttentionMinScores = 512 · 512, else the plain [Tq, Tk] score matrix;
+//          AttentionPath::plain or ::tiled forces one. need_weights always runs the plain path
+//          (the weights are the [Tq, Tk] matrix), as PyTorch does. In tiles, memory is linear
+//          in T (the backward recomputes P from a saved log-sum-exp per query), and heads run on
+//          OPENBLAS_NUM_THREADS threads of xencoder's own (ops/multi_head_attention.hpp).
 // PyTorch: torch.nn.MultiheadAttention(D, H, batch_first=True)
 // Throws:  config_error if embed_dim % num_heads != 0; shape_error naming the argument and
 //          both shapes.
@@ -72,6 +80,14 @@ class MultiheadAttention : public Module {
   /// outlive the module's forward and backward calls.
   void set_position(const AttentionPosition* position) { position_ = position; }
   const AttentionPosition* position() const { return position_; }
+  /// The scheme as the ops see it: position() or, when none is set, the neutral one.
+  const AttentionPosition& attention_position() const {
+    return position_ ? *position_ : no_attention_position();
+  }
+
+  /// How the heads' attention runs (see "Path" above); AttentionPath::automatic by default.
+  void set_attention_path(AttentionPath path) { path_ = path; }
+  AttentionPath attention_path() const { return path_; }
 
   Tensor2 in_proj_weight, in_proj_weight_grad;  ///< [3D, D]: rows [W_q; W_k; W_v]
   Tensor1 in_proj_bias, in_proj_bias_grad;      ///< [3D] (empty without bias)
@@ -89,6 +105,7 @@ class MultiheadAttention : public Module {
   std::size_t embed_dim_, num_heads_;
   Rng dropout_rng_;
   const AttentionPosition* position_ = nullptr;
+  AttentionPath path_ = AttentionPath::automatic;
 
   // Cache for backward (filled when gradients are enabled).
   struct Cache {
@@ -96,8 +113,12 @@ class MultiheadAttention : public Module {
     bool self_attention = false;
     Tensor3 query, key, value;  ///< the inputs (only query for self-attention)
     Projections qkv;            ///< q, k, v as the heads saw them (after transform_qk)
-    Tensor4 probs;              ///< P [B, H, Tq, Tk], before dropout
+    Tensor4 probs;              ///< P [B, H, Tq, Tk], before dropout (plain path)
     Tensor4 dropout_mask;       ///< [B, H, Tq, Tk] or empty
+    bool tiled = false;         ///< the forward ran in tiles: the backward recomputes P from
+    TiledAttentionResult heads; ///< O [B, Tq, D] and lse [B, H, Tq] (tiled path)
+    Mask2 key_padding_mask;     ///< the masks, which the tiled backward needs again
+    Tensor2 attn_mask;
   } cache_;
 };
 

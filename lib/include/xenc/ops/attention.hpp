@@ -2,7 +2,8 @@
 //
 //     S = Q Kᵀ / √Dh + attn_mask          scores, one [Tq, Tk] matrix per (batch, head)
 //     S[i, j] = -inf where key_padding_mask[b, j] is true (PyTorch: true = padding)
-//     P = softmax(S)  (rows over keys; a row with every key masked is all zeros, never NaN)
+//     P = softmax(S)  (rows over keys; a query with every key masked gets zeros, not PyTorch's
+//                      NaN; a NaN score gives a NaN row, as in PyTorch)
 //     O = P V
 // Backward:  dP = dO Vᵀ   dV = Pᵀ dO   dS = P ⊙ (dP - rowsum(dP ⊙ P))
 //            dQ = dS K / √Dh   dK = dSᵀ Q / √Dh
@@ -14,6 +15,7 @@
 // Multi-head attention on [B, T, D] tensors (heads as column blocks, no copies) is in
 // ops/multi_head_attention.hpp.
 // Throws:  shape_error naming the argument and both shapes.
+// Reference: reference::scaled_dot_product_attention_forward / _backward, loop by loop.
 #pragma once
 
 #include <cstddef>
@@ -42,11 +44,5 @@ AttentionResult scaled_dot_product_attention_forward(const Tensor4& query, const
 AttentionGrads scaled_dot_product_attention_backward(const Tensor4& grad_output,
                                                      const Tensor4& query, const Tensor4& key,
                                                      const Tensor4& value, const Tensor4& weights);
-
-/// The reference: every score, max, exponential and sum in explicit loops.
-AttentionResult scaled_dot_product_attention_naive(const Tensor4& query, const Tensor4& key,
-                                                   const Tensor4& value,
-                                                   const Mask2& key_padding_mask = Mask2(),
-                                                   const Tensor2& attn_mask = Tensor2());
 
 }  // namespace xenc

@@ -21,9 +21,10 @@ namespace xenc {
 template <std::size_t R>
 xt::xtensor<float, R> dropout_mask(const std::array<std::size_t, R>& shape, float p, Rng& rng);
 
+/// y = x ⊙ m; `mask` receives m (empty in evaluation or for p = 0), which the backward needs.
 template <std::size_t R>
 xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, bool training,
-                                      Rng& rng, xt::xtensor<float, R>* mask = nullptr);
+                                      Rng& rng, xt::xtensor<float, R>& mask);
 
 /// dx = dy ⊙ mask, in grad_y's buffer (pass std::move(g) to avoid a copy); an empty mask
 /// (evaluation, or p = 0) returns grad_y as it is.

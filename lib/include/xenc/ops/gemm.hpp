@@ -3,9 +3,9 @@
 //     C = A B
 //
 // `matmul` runs OpenBLAS's cblas_sgemm (through the kernels layer, lib/src/kernels/, the one
-// place xencoder calls BLAS), the same routine xtensor-blas's linalg::dot calls;
-// `matmul_naive` is the triple loop, kept as the readable reference the tests and benchmarks
-// compare against.
+// place xencoder calls BLAS), the same routine xtensor-blas's linalg::dot calls. The triple
+// loop, the readable reference the tests and benchmarks compare against, is reference::matmul
+// (xenc/reference/ops.hpp).
 #pragma once
 
 #include <cstddef>
@@ -17,8 +17,5 @@ namespace xenc {
 /// C = A B through BLAS.   A: [M, K]   B: [K, N]   C: [M, N]
 /// Throws: shape_error if the inner dimensions differ.
 Tensor2 matmul(const Tensor2& a, const Tensor2& b);
-
-/// C = A B with three loops (the reference).   A: [M, K]   B: [K, N]   C: [M, N]
-Tensor2 matmul_naive(const Tensor2& a, const Tensor2& b);
 
 }  // namespace xenc

@@ -9,6 +9,7 @@
 // Shapes:  x, y: [..., D]   weight, bias: [D]   cache.mean, cache.rstd: [N] (N = rows)
 // PyTorch: torch.nn.functional.layer_norm(x, (D,), weight, bias, eps)
 // Throws:  shape_error if weight or bias is not [D].
+// Reference: reference::layer_norm_forward / _backward (xenc/reference/ops.hpp), loop by loop.
 #pragma once
 
 #include <cstddef>
@@ -31,17 +32,15 @@ struct LayerNormGrads {
 
 template <std::size_t R>
 xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const Tensor1& weight,
-                                         const Tensor1& bias, float eps,
-                                         LayerNormCache* cache = nullptr);
+                                         const Tensor1& bias, float eps);
+/// The same, keeping each row's mean and rstd in `cache` for layer_norm_backward.
+template <std::size_t R>
+xt::xtensor<float, R> layer_norm_forward(const xt::xtensor<float, R>& x, const Tensor1& weight,
+                                         const Tensor1& bias, float eps, LayerNormCache& cache);
 
 template <std::size_t R>
 LayerNormGrads<R> layer_norm_backward(const xt::xtensor<float, R>& grad_y,
                                       const xt::xtensor<float, R>& x, const Tensor1& weight,
                                       const LayerNormCache& cache);
-
-/// The reference: two passes in double precision, straight from the formula.
-template <std::size_t R>
-xt::xtensor<float, R> layer_norm_naive(const xt::xtensor<float, R>& x, const Tensor1& weight,
-                                       const Tensor1& bias, float eps);
 
 }  // namespace xenc

@@ -17,6 +17,9 @@
 // PyTorch: torch.nn.functional.multi_head_attention_forward (batch_first, need_weights with
 //          average_attn_weights=False); the in-projection is its _in_projection_packed.
 // Throws:  shape_error naming the argument and both shapes.
+// Reference: reference::linear_forward, split_heads, rope_forward, alibi_bias,
+//          scaled_dot_product_attention_forward, merge_heads (xenc/reference/ops.hpp) compose to
+//          the same result, loop by loop (tests/reference/test_ops.cpp).
 #pragma once
 
 #include <cstddef>
@@ -50,38 +53,32 @@ class AttentionPosition {
   virtual float distance_bias_slope(std::size_t head, std::size_t num_heads) const;
 };
 
+/// The neutral AttentionPosition (every default): no position information inside attention.
+const AttentionPosition& no_attention_position();
+
 struct Projections {
   Tensor3 q, k, v;  ///< [B, Tq, D], [B, Tk, D], [B, Tk, D]
 };
 
 struct InProjectionGrads {
-  Tensor3 query, key, value;  ///< dL/d(query, key, value)
-  Tensor2 weight;             ///< dL/d in_proj_weight [3D, D]
-  Tensor1 bias;               ///< dL/d in_proj_bias [3D] (empty without bias)
+  Tensor3 query, key, value;  ///< dL/d(query, key, value) (self-attention: dx in .query only)
 };
 
 /// q, k, v from the packed parameters. in_proj_bias: [3D] or empty.
 Projections in_projection_forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                   const Tensor2& in_proj_weight, const Tensor1& in_proj_bias);
-/// grads: dL/d(q, k, v); query, key, value: the forward's inputs.
+/// The backward, accumulating as PyTorch's autograd accumulates .grad: ADDS dW into
+/// in_proj_weight_grad [3D, D] and db into in_proj_bias_grad [3D] (skipped when empty) directly
+/// (GEMMs with beta = 1; pass zeroed buffers for the gradients alone), and returns the input
+/// gradients. grads: dL/d(q, k, v); query, key, value: the forward's inputs.
+/// self_attention = true means query, key and value are one tensor x (pass it three times):
+/// .query is then dx = dq W_q + dk W_k + dv W_v, the three GEMMs adding into one buffer, and
+/// .key, .value are empty.
 InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3& query,
                                          const Tensor3& key, const Tensor3& value,
-                                         const Tensor2& in_proj_weight, bool has_bias);
-/// The backward a module runs, accumulating as PyTorch's autograd accumulates .grad: adds dW
-/// into in_proj_weight_grad [3D, D] and db into in_proj_bias_grad [3D] (skipped when empty)
-/// directly (GEMMs with beta = 1), and returns the input gradients (.weight, .bias empty).
-InProjectionGrads in_projection_backward_accumulate(const Projections& grads,
-                                                    const Tensor3& query, const Tensor3& key,
-                                                    const Tensor3& value,
-                                                    const Tensor2& in_proj_weight,
-                                                    Tensor2& in_proj_weight_grad,
-                                                    Tensor1& in_proj_bias_grad);
-/// The same for self-attention (query = key = value = x): returns
-/// dx = dq W_q + dk W_k + dv W_v, the three GEMMs adding into one buffer.
-Tensor3 self_in_projection_backward_accumulate(const Projections& grads, const Tensor3& x,
-                                               const Tensor2& in_proj_weight,
-                                               Tensor2& in_proj_weight_grad,
-                                               Tensor1& in_proj_bias_grad);
+                                         const Tensor2& in_proj_weight,
+                                         Tensor2& in_proj_weight_grad, Tensor1& in_proj_bias_grad,
+                                         bool self_attention = false);
 
 /// What the attention step needs besides q, k, v.
 struct AttentionInputs {
@@ -89,7 +86,8 @@ struct AttentionInputs {
   const Mask2& key_padding_mask;             ///< [B, Tk] or empty
   const Tensor2& attn_mask;                  ///< [Tq, Tk] or empty
   const Tensor4& dropout_mask;               ///< [B, H, Tq, Tk] factors 0 or 1/(1-p), or empty
-  const AttentionPosition* position = nullptr;  ///< null: no position scheme inside attention
+  /// The position scheme acting inside attention; the default adds nothing.
+  const AttentionPosition& position = no_attention_position();
 };
 
 struct MultiHeadAttentionResult {
@@ -112,5 +110,50 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
                                                       const Tensor3& q, const Tensor3& k,
                                                       const Tensor3& v, const Tensor4& weights,
                                                       const AttentionInputs& in);
+
+}  // namespace xenc
+
+namespace xenc {
+
+// ---- Attention in tiles (issue #21) -------------------------------------------------------
+//
+// The same heads' attention computed tile by tile with an online softmax (FlashAttention-2,
+// lib/src/kernels/attention_tiled.cpp): P is never formed, so memory is linear in T. The
+// backward recomputes P tile by tile from the per-query log-sum-exp the forward saves.
+// Position schemes work as on the plain path (transform_qk before; ALiBi's slope per tile; a
+// general score_bias is a [Tq, Tk] tensor, read tile by tile). Dropout reads the same
+// [B, H, Tq, Tk] factors as the plain path, tile by tile: the same Rng stream gives the same
+// result, but that mask is T² (training with attention dropout is not linear in memory).
+// Heads run side by side on as many threads as OpenBLAS may use (OPENBLAS_NUM_THREADS), with
+// OpenBLAS itself set to one thread meanwhile (no threads inside threads), then restored.
+
+/// Which computation of attention runs. Both give the same output within float rounding.
+enum class AttentionPath {
+  automatic,  ///< tiled when Tq · Tk >= kTiledAttentionMinScores and no weights are asked for
+  plain,      ///< the [Tq, Tk] score matrix per head (needed for need_weights)
+  tiled,      ///< tiles and an online softmax (the plain path still runs for need_weights)
+};
+/// Where automatic switches to tiles: Tq · Tk = 512 · 512 (bench/README.md, "Attention in tiles").
+inline constexpr std::size_t kTiledAttentionMinScores = 512 * 512;
+
+/// True if `path` runs tiles for these sizes: never when the weights are needed (as PyTorch).
+bool attention_uses_tiles(AttentionPath path, std::size_t Tq, std::size_t Tk, bool need_weights);
+
+struct TiledAttentionResult {
+  Tensor3 output;  ///< concat of the heads, [B, Tq, D] (before the output projection)
+  Tensor3 lse;     ///< log Σ_j exp(S[i, j]) per query, [B, H, Tq] (−inf: every key masked)
+};
+
+/// multi_head_attention_forward in tiles; in.dropout_mask is read tile by tile.
+TiledAttentionResult multi_head_attention_forward_tiled(const Tensor3& q, const Tensor3& k,
+                                                        const Tensor3& v,
+                                                        const AttentionInputs& in);
+/// The backward from what the tiled forward saved. Unlike the plain backward it needs the
+/// masks and the position scheme again (in): it recomputes the scores.
+MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_output,
+                                                            const Tensor3& q, const Tensor3& k,
+                                                            const Tensor3& v,
+                                                            const TiledAttentionResult& saved,
+                                                            const AttentionInputs& in);
 
 }  // namespace xenc

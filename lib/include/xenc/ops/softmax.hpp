@@ -2,11 +2,13 @@
 //
 //     y_i = exp(x_i - max_j x_j) / Σ_j exp(x_j - max_j x_j)
 //
-// Masked entries are -inf and get probability exactly 0. A row whose every entry is -inf
-// gives a row of zeros (never NaN): "attend to nothing".
+// Masked entries are -inf and get probability exactly 0. A row whose every entry is -inf (a
+// row the caller masked: a query whose every key is padding) gives a row of zeros: "attend to
+// nothing". A row that holds NaN gives NaN everywhere, as in PyTorch: NaN is never hidden.
 // Backward: dx_i = y_i (dy_i - Σ_j dy_j y_j)
 // Shapes:  x, y, dy, dx: [..., C] (any rank 1 to 4)
-// PyTorch: torch.softmax(x, dim=-1) (which gives NaN for an all -inf row; we give zeros)
+// PyTorch: torch.softmax(x, dim=-1) (which gives NaN for an all -inf row too; we give zeros)
+// Reference: reference::softmax_forward / softmax_row (xenc/reference/ops.hpp), loop by loop.
 #pragma once
 
 #include <cstddef>
@@ -37,9 +39,5 @@ xt::xtensor<float, R> softmax_backward(const xt::xtensor<float, R>& grad_y,
 /// gives exactly 0 (std::exp would give a subnormal below 1.2e-38); x > 88.37 gives +inf
 /// (std::exp overflows from 88.72); NaN stays NaN. Softmax only needs x <= 0.
 void exp_inplace(xt::xtensor<float, 1>& x);
-
-/// The reference: the same with std::exp in a plain loop.
-template <std::size_t R>
-xt::xtensor<float, R> softmax_naive(const xt::xtensor<float, R>& x);
 
 }  // namespace xenc

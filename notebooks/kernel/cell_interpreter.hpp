@@ -1,0 +1,87 @@
+// xenc-kernel's interpreter: the Jupyter side (xeus::xinterpreter) of a kernel whose cells run in
+// clang's incremental C++ interpreter (clang::Interpreter, the one clang-repl is built on).
+//
+// One execute request = one cell:
+//   1. its stdout and stderr (fd 1 and 2, so std::cout and printf alike) go to in-memory files;
+//   2. the cell is compiled (clang::Interpreter::Parse); a compile error becomes an `error` reply
+//      whose traceback is the compiler's message;
+//   3. the compiled cell runs (clang::Interpreter::Execute) with SIGINT unblocked: Jupyter's
+//      Interrupt jumps back here (siglongjmp) and the cell ends with a KeyboardInterrupt error;
+//   4. a C++ exception escaping the cell becomes an `error` reply (ename = its type,
+//      evalue = what()); the kernel carries on;
+//   5. the captured text is sent as `stream` messages, in order with the figures and tables that
+//      the cell shows (xcpp::display, see include/xcpp/xdisplay.hpp);
+//   6. an expression ending the cell (no semicolon) is shown as the `execute_result`.
+// A crash in a cell (segfault, abort) ends the process: Jupyter reports "kernel died".
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <xeus/xinterpreter.hpp>
+
+namespace clang {
+class Interpreter;
+}
+
+namespace xenc_kernel {
+
+/// fd 1 and fd 2 redirected into two in-memory files while a cell runs. (A pipe would deadlock
+/// once a cell writes more than the pipe holds; a file does not.)
+class OutputCapture {
+ public:
+  OutputCapture();
+  ~OutputCapture();
+  OutputCapture(const OutputCapture&) = delete;
+  OutputCapture& operator=(const OutputCapture&) = delete;
+
+  void start();   ///< flush, then point fd 1 and 2 at the files
+  void stop();    ///< flush, then point fd 1 and 2 back at the kernel's own
+  /// What was written to fd 1 (stdout) or fd 2 (stderr) since the last take; empties that file.
+  std::string take_stdout() { return take(out_file_); }
+  std::string take_stderr() { return take(err_file_); }
+
+ private:
+  std::string take(int file);
+  int out_file_ = -1, err_file_ = -1;    // memfd files
+  int saved_out_ = -1, saved_err_ = -1;  // the kernel's own fd 1 and 2 while capturing
+};
+
+class CellInterpreter : public xeus::xinterpreter {
+ public:
+  /// compiler_args: extra clang arguments (-I<dir> for xencoder and its dependencies).
+  explicit CellInterpreter(std::vector<std::string> compiler_args);
+  ~CellInterpreter() override;
+
+  /// Called by the cells' display hook (xenc_kernel_publish, see cell_interpreter.cpp): sends
+  /// the text captured so far, then the bundle as display_data or as the execute_result.
+  void publish_bundle(const nl::json& bundle, bool is_result);
+
+ private:
+  void configure_impl() override;
+  nl::json execute_request_impl(int execution_counter, const std::string& code, bool silent,
+                                bool store_history, nl::json user_expressions,
+                                bool allow_stdin) override;
+  nl::json complete_request_impl(const std::string& code, int cursor_pos) override;
+  nl::json inspect_request_impl(const std::string& code, int cursor_pos,
+                                int detail_level) override;
+  nl::json is_complete_request_impl(const std::string& code) override;
+  nl::json kernel_info_request_impl() override;
+  void shutdown_request_impl() override;
+
+  /// A new clang::Interpreter with our arguments (the main one, or a throwaway for completion).
+  std::unique_ptr<clang::Interpreter> make_clang_interpreter(const std::vector<std::string>& extra_args = {});
+  /// Compiles and runs one piece of code. Returns "" on success, else the error reply.
+  nl::json run(const std::string& code);
+  /// Sends the captured stdout and stderr as stream messages.
+  void flush_streams();
+
+  std::vector<std::string> compiler_args_;
+  std::unique_ptr<clang::Interpreter> clang_;
+  OutputCapture capture_;
+  int execution_count_ = 0;
+};
+
+}  // namespace xenc_kernel

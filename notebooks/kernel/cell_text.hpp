@@ -1,0 +1,34 @@
+// Reading C++ cell text without compiling it: where a trailing expression starts, whether the
+// brackets are closed, which name is under the cursor, and the comment block that documents a
+// name in a header. Used by xenc-kernel for execute_result, is_complete, complete and inspect.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace xenc_kernel {
+
+/// A cell split into its statements and a final expression with no semicolon ("" if none):
+/// "auto x = f();\nx + 1" -> {"auto x = f();\n", "x + 1"}.
+struct CellParts {
+  std::string statements;
+  std::string expression;
+};
+CellParts split_trailing_expression(const std::string& code);
+
+/// Jupyter's is_complete status: "complete", "incomplete" (an open bracket, string or comment)
+/// or "invalid" (a closing bracket with no opening one).
+std::string completeness(const std::string& code);
+
+/// The (possibly qualified) name ending at `cursor`, e.g. "xenc::Multi" in "auto m = xenc::Multi|".
+/// `start` gets the offset where its last component begins (what completion replaces).
+std::string name_before(const std::string& code, std::size_t cursor, std::size_t& start);
+/// The whole (possibly qualified) name around `cursor`, for inspect.
+std::string name_around(const std::string& code, std::size_t cursor);
+
+/// The comment block right above the declaration of `name`'s last component (a class, struct,
+/// function or alias) in the headers under `dirs` (searched for */xenc/**.hpp), with the
+/// declaration line; "" if none is found.
+std::string documentation(const std::string& name, const std::vector<std::string>& dirs);
+
+}  // namespace xenc_kernel

@@ -1,0 +1,64 @@
+// xenc-kernel: a Jupyter kernel for xencoder's C++17 notebooks (xeus + clang's incremental
+// interpreter). Jupyter starts it from its kernelspec (kernel.json):
+//
+//     xenc-kernel -f CONNECTION_FILE [CLANG_ARG...]
+//
+// CLANG_ARGs (from kernel.json: -I<dir> for the kernel's headers, xencoder and its dependencies)
+// are added to the interpreter's command line.
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <xeus/xkernel.hpp>
+#include <xeus/xkernel_configuration.hpp>
+#include <xeus/xserver_zmq.hpp>
+#include <zmq.hpp>
+
+#include "cell_interpreter.hpp"
+
+int main(int argc, char** argv) {
+  std::string connection_file;
+  // C++17 as the notebooks' xcpp17 kernelspec; the flag xtensor 0.24 needs with clang 19; and
+  // clang's own headers, which it would otherwise look for next to this executable.
+  std::vector<std::string> clang_args = {"-std=c++17", "-fno-relaxed-template-template-args",
+                                         "-resource-dir", XENC_CLANG_RESOURCE_DIR};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-f" && i + 1 < argc) {
+      connection_file = argv[++i];
+    } else if (a == "--version") {
+      std::cout << "xenc-kernel 1.0 (xeus, clang " << XENC_CLANG_VERSION << ")\n";
+      return 0;
+    } else {
+      clang_args.push_back(a);
+    }
+  }
+  if (connection_file.empty()) {
+    std::cerr << "usage: xenc-kernel -f CONNECTION_FILE [CLANG_ARG...]\n"
+                 "(Jupyter starts it: install the kernelspec, then pick \"C++17 (xencoder)\")\n";
+    return 2;
+  }
+  // SIGINT stays blocked except while a compiled cell runs (see CellInterpreter::run). Blocking
+  // it here, before xeus and ZeroMQ start their threads, makes them inherit the block, so
+  // Jupyter's Interrupt is always delivered to this (the cells') thread.
+  sigset_t interrupt;
+  sigemptyset(&interrupt);
+  sigaddset(&interrupt, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &interrupt, nullptr);
+
+  try {
+    auto context = xeus::make_context<zmq::context_t>();
+    auto interpreter = std::make_unique<xenc_kernel::CellInterpreter>(clang_args);
+    xeus::xconfiguration config = xeus::load_configuration(connection_file);
+    xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
+                         xeus::make_xserver_zmq);
+    kernel.start();
+  } catch (const std::exception& e) {
+    std::cerr << "xenc-kernel: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Jupyter protocol tests of xenc-kernel, through Debian's jupyter_client.
+
+    JUPYTER_PATH=build/notebooks/kernel/jupyter python3 test_protocol.py
+
+Starts the kernel the way Jupyter does (its kernelspec, a connection file, ZeroMQ), sends
+requests and checks the messages that come back. Each check prints one line; any failure makes
+the exit code 1.
+"""
+import os
+import sys
+import time
+
+from jupyter_client.manager import start_new_kernel
+
+KERNEL = os.environ.get("XENC_KERNEL_NAME", "xenc-cpp17")
+# --namespace-completion: also check that xenc::Multi completes (it does not yet)
+NAMESPACE_COMPLETION = "--namespace-completion" in sys.argv
+SETUP = '#include "xenc/xenc_cling.hpp"\n#include "xenc/xenc.hpp"\n#include "xenc/viz.hpp"\n#include <cstdio>\n#include <iostream>\n'
+failures = []
+
+
+def check(ok, what, detail=""):
+    if not ok and isinstance(detail, list):  # messages: show their type and content only
+        detail = [(m["msg_type"], m["content"]) if isinstance(m, dict) and "msg_type" in m else m
+                  for m in detail]
+    print(("PASS " if ok else "FAIL ") + what + ("" if ok else "\n     " + str(detail)[:3000]))
+    if not ok:
+        failures.append(what)
+
+
+def execute(kc, code, timeout=120):
+    """Runs code; returns (reply content, [iopub messages of this request])."""
+    msg_id = kc.execute(code)
+    messages = []
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+        messages.append(msg)
+    reply = kc.get_shell_msg(timeout=timeout)
+    return reply["content"], messages
+
+
+def of_type(messages, kind):
+    return [m["content"] for m in messages if m["msg_type"] == kind]
+
+
+def stream_text(messages, name):
+    return "".join(c["text"] for c in of_type(messages, "stream") if c["name"] == name)
+
+
+def main():
+    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=60)
+    try:
+        info = kc.kernel_info(reply=True, timeout=30)["content"]
+        check(info["status"] == "ok" and info["language_info"]["name"] == "c++"
+              and info["implementation"] == "xenc-kernel",
+              "kernel_info names the language c++ and the implementation xenc-kernel", info)
+
+        reply, msgs = execute(kc, SETUP)
+        check(reply["status"] == "ok", "the notebooks' setup cell (xenc_cling.hpp, xenc.hpp) compiles",
+              [reply, msgs])
+
+        # stdout from std::cout and from printf, stderr from std::cerr: stream messages
+        reply, msgs = execute(kc, 'std::cout << "from cout " << 6 * 7 << std::endl;\n'
+                                  'std::printf("from printf %d\\n", 43);\nstd::cerr << "to cerr\\n";')
+        out = stream_text(msgs, "stdout")
+        check(reply["status"] == "ok" and "from cout 42" in out and "from printf 43" in out,
+              "std::cout and printf output arrive as stdout stream messages", msgs)
+        check("to cerr" in stream_text(msgs, "stderr"), "std::cerr output arrives as a stderr stream", msgs)
+
+        # a compile error: an error reply and an error message with the compiler's text
+        reply, msgs = execute(kc, "int broken = undefined_name + 1;")
+        errors = of_type(msgs, "error")
+        check(reply["status"] == "error" and errors and "undeclared identifier 'undefined_name'"
+              in "\n".join(errors[0]["traceback"]),
+              "a compile error gives an error message whose traceback has clang's diagnostic", [reply, msgs])
+        reply, msgs = execute(kc, 'std::cout << "still alive" << std::endl;')
+        check(reply["status"] == "ok" and "still alive" in stream_text(msgs, "stdout"),
+              "the cell after a compile error runs", msgs)
+
+        # a library exception: ename is the type, evalue the library's message
+        reply, msgs = execute(kc, "auto bad = xenc::matmul(xenc::Tensor2({{1.0f, 2.0f}}), xenc::Tensor2({{1.0f, 2.0f}}));")
+        errors = of_type(msgs, "error")
+        check(reply["status"] == "error" and errors and errors[0]["ename"] == "xenc::shape_error"
+              and "matmul" in errors[0]["evalue"],
+              "a thrown xenc::shape_error gives an error message with its type and the library's message",
+              [reply, msgs])
+        reply, msgs = execute(kc, 'std::cout << "after the exception" << std::endl;')
+        check(reply["status"] == "ok" and "after the exception" in stream_text(msgs, "stdout"),
+              "the cell after an exception runs", msgs)
+
+        # rich display: a table shown with xenc::viz::show is display_data with HTML
+        reply, msgs = execute(kc, 'xenc::viz::show(xenc::viz::table(xenc::Tensor2({{1.5f, 2.0f}}), {}, {}, "t"));')
+        shown = of_type(msgs, "display_data")
+        check(reply["status"] == "ok" and shown and "<table" in shown[0]["data"].get("text/html", ""),
+              "xenc::viz::show(table) sends display_data with text/html", msgs)
+
+        # execute_result: a final expression without a semicolon
+        reply, msgs = execute(kc, "int answer = 6;\nanswer * 7")
+        results = of_type(msgs, "execute_result")
+        check(results and results[0]["data"]["text/plain"] == "42",
+              "a cell ending in an int expression shows it as execute_result", msgs)
+        reply, msgs = execute(kc, 'xenc::viz::table(xenc::Tensor2({{0.25f}}), {}, {}, "cap")')
+        results = of_type(msgs, "execute_result")
+        check(results and "<table" in results[0]["data"].get("text/html", ""),
+              "a cell ending in a table shows its HTML bundle as execute_result", msgs)
+        reply, msgs = execute(kc, "answer * 7;")
+        check(not of_type(msgs, "execute_result"), "a semicolon after the expression shows nothing", msgs)
+
+        # is_complete
+        kc.is_complete("for (int i = 0; i < 3; ++i) {")
+        r1 = kc.get_shell_msg(timeout=30)["content"]
+        kc.is_complete("int x = 1;")
+        r2 = kc.get_shell_msg(timeout=30)["content"]
+        check(r1["status"] == "incomplete" and r2["status"] == "complete",
+              "is_complete: an open brace is incomplete, a statement complete", [r1, r2])
+
+        # complete: names the earlier cells declared
+        execute(kc, "int abcdef = 1;\nint abcxyz = 2;")
+        code = "int y = abc"
+        reply = kc.complete(code, len(code), reply=True, timeout=60)["content"]
+        check(reply["status"] == "ok" and {"abcdef", "abcxyz"} <= set(reply["matches"])
+              and reply["cursor_start"] == len("int y = "),
+              "complete: abc offers abcdef and abcxyz, declared by an earlier cell", reply)
+        if NAMESPACE_COMPLETION:
+            # xenc::Multi + Tab should offer MultiheadAttention (fails: see notebooks/README.md)
+            code = "auto m = xenc::Multi"
+            reply = kc.complete(code, len(code), reply=True, timeout=60)["content"]
+            check(reply["status"] == "ok" and "MultiheadAttention" in reply["matches"]
+                  and reply["cursor_start"] == len("auto m = xenc::"),
+                  "complete: xenc::Multi offers MultiheadAttention", reply)
+        reply, msgs = execute(kc, 'std::cout << "after completion" << std::endl;')
+        check(reply["status"] == "ok" and "after completion" in stream_text(msgs, "stdout"),
+              "cells still compile after a completion", msgs)
+
+        # inspect: the doc block of an xencoder symbol, from its header
+        code = "xenc::MultiheadAttention"
+        reply = kc.inspect(code, len(code), reply=True, timeout=30)["content"]
+        text = reply.get("data", {}).get("text/plain", "")
+        check(reply["found"] and "attention" in text.lower() and "multihead_attention.hpp" in text,
+              "inspect: xenc::MultiheadAttention shows the comment block from its header", reply)
+
+        # interrupt: a runaway loop stops within a few seconds, and the kernel goes on
+        msg_id = kc.execute("volatile long spins = 0;\nwhile (true) { ++spins; }")
+        time.sleep(3)
+        started = time.time()
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)["content"]
+        took = time.time() - started
+        check(reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt" and took < 5,
+              "interrupt stops while (true) {} within 5 s (took %.2f s)" % took, reply)
+        reply, msgs = execute(kc, 'std::cout << "spun " << (spins > 0) << std::endl;')
+        check(reply["status"] == "ok" and "spun 1" in stream_text(msgs, "stdout"),
+              "the cell after an interrupt runs and sees the interrupted cell's variable", msgs)
+
+        # restart: a fresh interpreter (a variable of before is gone)
+        km.restart_kernel(now=True)
+        kc.wait_for_ready(timeout=60)
+        reply, msgs = execute(kc, "int answer = 1;")
+        check(reply["status"] == "ok",
+              "after a restart, redefining a variable of the old session compiles (fresh interpreter)",
+              [reply, msgs])
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    print("%d checks failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
