@@ -39,6 +39,6 @@ TEST(ExtrapolateDefaults, TrainShortTestLong) {
   EXPECT_GE(acc("rope", 32), 0.95);
   EXPECT_LT(acc("rope", 128), 0.60);
   for (std::size_t L : {32, 64, 128}) EXPECT_EQ(acc("learned", L), -1.0) << L;
-  expect_conclusions_agree(j);
+  expect_a_conclusion_per_scheme(j);
   std::printf("xenc-extrapolate defaults: %.1f s of training in total\n", j["total_seconds"].get<double>());
 }

@@ -1,0 +1,173 @@
+// xenc-extrapolate's conclusions, tested on hand-made Results (apps/extrapolate/report.hpp): each
+// verdict, the degenerate cases, and the cases where an accuracy near chance was once called a
+// success (issue #17: the symmetry cap of copy_left with ALiBi, "best" within reach of chance, a
+// half-learned model said to "degrade"). The chance level is 1/V = 12.5% throughout, and each
+// length counts 3000 positions, so three standard errors of a guesser are
+// 3 * sqrt(0.125 * 0.875 / 3000) = 1.8 points: the margin is the 5-point tolerance.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "extrapolate/report.hpp"
+
+namespace {
+
+using extrapolate::Result;
+using extrapolate::SchemeResult;
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// A scheme with these accuracies at the result's test lengths (NaN: cannot read the length).
+SchemeResult scheme(const std::string& name, const std::vector<std::size_t>& lengths,
+                    const std::vector<double>& acc, std::size_t max_len = 0) {
+  SchemeResult s;
+  s.name = name;
+  s.max_len = max_len;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    extrapolate::LengthResult l;
+    l.length = lengths[i];
+    l.available = !std::isnan(acc[i]);
+    l.accuracy = acc[i];
+    l.positions = l.available ? 3000 : 0;
+    if (!l.available) l.error = "LearnedPosition.forward: ...";
+    s.lengths.push_back(l);
+  }
+  return s;
+}
+
+// L_train = 16, tested at 8, 16, 32, 64, 128 (the defaults), rule neighbour_sum.
+Result result(const std::vector<SchemeResult>& schemes, const std::string& rule = "neighbour_sum") {
+  Result r;
+  r.options.rule = rule;
+  r.options.test_lengths = {8, 16, 32, 64, 128};
+  r.chance = 0.125;
+  r.schemes = schemes;
+  return r;
+}
+const std::vector<std::size_t> kLengths = {8, 16, 32, 64, 128};
+
+// The conclusion about `name` (the sentence that starts with it).
+std::string about(const std::vector<std::string>& claims, const std::string& name) {
+  for (const auto& c : claims)
+    if (c.rfind(name + " ", 0) == 0 || c.rfind(name + ":", 0) == 0) return c;
+  return "";
+}
+
+std::string all(const std::vector<std::string>& claims) {
+  std::string s;
+  for (const auto& c : claims) s += c + "\n";
+  return s;
+}
+
+}  // namespace
+
+// The default run's numbers (README): alibi keeps, rope and sinusoidal degrade, learned cannot
+// read, none did not learn; the summary lists alibi, and alibi is best.
+TEST(ExtrapolateConclusions, DefaultRunVerdicts) {
+  const auto claims = extrapolate::conclusions(result({
+      scheme("none", kLengths, {0.188, 0.152, 0.132, 0.125, 0.127}),
+      scheme("sinusoidal", kLengths, {1.0, 0.955, 0.489, 0.264, 0.161}),
+      scheme("learned", kLengths, {1.0, 0.945, NAN, NAN, NAN}, 16),
+      scheme("rope", kLengths, {1.0, 1.0, 1.0, 0.983, 0.270}),
+      scheme("alibi", kLengths, {1.0, 1.0, 0.997, 0.996, 0.996}),
+  }));
+  const std::string text = all(claims);
+  EXPECT_TRUE(has(about(claims, "none"), "none did not learn the task: 15.2% at length 16")) << text;
+  EXPECT_TRUE(has(about(claims, "sinusoidal"), "sinusoidal degrades: 95.5% at length 16, 16.1% at length 128")) << text;
+  EXPECT_TRUE(has(about(claims, "learned"), "no embedding beyond its table (max_len = 16)")) << text;
+  EXPECT_TRUE(has(about(claims, "rope"), "rope degrades: 100.0% at length 16, 27.0% at length 128")) << text;
+  EXPECT_TRUE(has(about(claims, "alibi"), "alibi keeps its accuracy: 100.0% at length 16, 99.6% at length 128")) << text;
+  EXPECT_TRUE(has(text, "Within 5 points of their length-16 accuracy at length 128 (8 x L_train): alibi.")) << text;
+  EXPECT_EQ(claims.back(), "Best at length 128: alibi (99.6%).");
+}
+
+// The margin that "clearly above chance" means is stated in the output, with its numbers.
+TEST(ExtrapolateConclusions, StatesTheMarginAboveChance) {
+  const auto claims = extrapolate::conclusions(result({scheme("alibi", kLengths, {1.0, 1.0, 1.0, 1.0, 1.0})}));
+  EXPECT_TRUE(has(all(claims), "Clearly above chance means more than 5.0 points above 1/V = 12.5%")) << all(claims);
+}
+
+// With few test positions three standard errors exceed the tolerance: the margin grows.
+TEST(ExtrapolateConclusions, MarginGrowsWithFewPositions) {
+  Result r = result({scheme("alibi", kLengths, {1.0, 1.0, 1.0, 1.0, 1.0})});
+  for (auto& l : r.schemes[0].lengths) l.positions = 100;  // 3 * sqrt(0.125 * 0.875 / 100) = 9.9 points
+  EXPECT_TRUE(has(all(extrapolate::conclusions(r)), "more than 9.9 points above 1/V = 12.5%")) << all(extrapolate::conclusions(r));
+}
+
+// --offset 4 (issue #17): the best accuracy at the longest length is 15.4%, within 5 points of
+// chance: it is not called "Best", the text says no scheme is clearly above chance there.
+TEST(ExtrapolateConclusions, BestWithinReachOfChanceIsNotABest) {
+  const auto claims = extrapolate::conclusions(result({
+      scheme("sinusoidal", kLengths, {0.9, 0.9, 0.2, 0.14, 0.13}),
+      scheme("rope", kLengths, {0.95, 0.95, 0.6, 0.2, 0.154}),
+  }));
+  const std::string text = all(claims);
+  EXPECT_FALSE(has(text, "Best at length 128")) << text;
+  EXPECT_TRUE(has(text, "At length 128 no scheme is clearly above chance: the highest is rope (15.4%)")) << text;
+  EXPECT_TRUE(has(about(claims, "rope"), "not clearly above chance at length 128")) << text;
+}
+
+// copy_left with ALiBi (issue #17): ALiBi's encoder bias cannot tell left from right, so its
+// flat 58% is the symmetry cap its README explains, not an accuracy it "keeps"; it is left out
+// of the summary and of "best".
+TEST(ExtrapolateConclusions, CopyLeftWithAlibiNamesTheSymmetryCap) {
+  const auto claims = extrapolate::conclusions(result({
+      scheme("alibi", kLengths, {0.62, 0.58, 0.582, 0.564, 0.565}),
+      scheme("rope", kLengths, {1.0, 1.0, 1.0, 1.0, 0.81}),
+  }, "copy_left"));
+  const std::string text = all(claims), a = about(claims, "alibi");
+  EXPECT_FALSE(has(a, "keeps its accuracy")) << text;
+  EXPECT_TRUE(has(a, "symmetry cap")) << text;
+  EXPECT_TRUE(has(a, "58.0% at length 16, 56.5% at length 128")) << text;
+  EXPECT_TRUE(has(a, "cannot tell left from right")) << text;
+  EXPECT_FALSE(has(text, "at length 128 (8 x L_train): alibi")) << text;
+  EXPECT_EQ(claims.back(), "Best at length 128: rope (81.0%).");
+}
+
+// neighbour_sum is symmetric: alibi has no cap there (the default run), even at 58%.
+TEST(ExtrapolateConclusions, NoSymmetryCapOnASymmetricRule) {
+  const auto claims = extrapolate::conclusions(result({scheme("alibi", kLengths, {0.62, 0.58, 0.582, 0.564, 0.565})}));
+  EXPECT_FALSE(has(all(claims), "symmetry cap")) << all(claims);
+}
+
+// --learned-max-len 128 (issue #17): 100% at 8 but 50.1% at L_train = 16: the model learned the
+// task only partly, so its drop to 15.7% is not called "degrades" and 15.7% is not a "best".
+TEST(ExtrapolateConclusions, HalfLearnedModelIsNotSaidToDegrade) {
+  const auto claims = extrapolate::conclusions(result({scheme("learned", kLengths, {1.0, 0.501, 0.29, 0.199, 0.157}, 128)}));
+  const std::string text = all(claims), l = about(claims, "learned");
+  EXPECT_FALSE(has(l, "degrades")) << text;
+  EXPECT_TRUE(has(l, "learned the task only partly: 50.1% at length 16")) << text;
+  EXPECT_TRUE(has(l, "rows 16 to 127 of its position table were never trained")) << text;
+  EXPECT_FALSE(has(text, "Best at length 128")) << text;
+}
+
+// Every scheme at chance: each says so, and the summary says no scheme learned the task.
+TEST(ExtrapolateConclusions, EverySchemeAtChance) {
+  const auto claims = extrapolate::conclusions(result({
+      scheme("none", kLengths, {0.13, 0.12, 0.125, 0.126, 0.124}),
+      scheme("rope", kLengths, {0.10, 0.14, 0.13, 0.12, 0.11}),
+  }));
+  const std::string text = all(claims);
+  EXPECT_TRUE(has(about(claims, "none"), "none is at chance at every length: from 12.0% to 13.0%")) << text;
+  EXPECT_TRUE(has(about(claims, "rope"), "rope is at chance at every length: from 10.0% to 14.0%")) << text;
+  EXPECT_TRUE(has(claims.back(), "No scheme learned the task well enough to compare")) << text;
+}
+
+// Degenerate: one scheme that cannot read any length beyond L_train, and nothing else. No
+// "best", no summary of kept schemes, no crash.
+TEST(ExtrapolateConclusions, OnlyAnUnreadableScheme) {
+  const auto claims = extrapolate::conclusions(result({scheme("learned", kLengths, {1.0, 1.0, NAN, NAN, NAN}, 16)}));
+  const std::string text = all(claims);
+  EXPECT_TRUE(has(about(claims, "learned"), "cannot read lengths 32, 64 and 128")) << text;
+  EXPECT_FALSE(has(text, "Best at")) << text;
+}
+
+// Degenerate: the only test length is L_train. A learned task "keeps" trivially at 1 x L_train.
+TEST(ExtrapolateConclusions, OnlyTheTrainingLength) {
+  Result r = result({scheme("alibi", {16}, {0.99})});
+  r.options.test_lengths = {16};
+  const auto claims = extrapolate::conclusions(r);
+  EXPECT_TRUE(has(about(claims, "alibi"), "at length 16 (1 x L_train)")) << all(claims);
+  EXPECT_EQ(claims.back(), "Best at length 16: alibi (99.0%).");
+}
