@@ -193,4 +193,9 @@ inline constexpr double kGradModule = 1e-3;  // a module or a whole model
 // e.g. a key bias, to which softmax is invariant, has a true gradient of exactly 0.
 inline constexpr double kGradFloor = 1e-3;
 
+// xenc::estimate_pass_cost (nn/cost.hpp) against the peak RSS growth of a real pass: the
+// measurement lies within [estimate / factor, estimate · factor] (malloc's arenas and
+// OpenBLAS's buffers make the real peak differ from the sum of the tensors by some tens of %).
+inline constexpr double kCostEstimateFactor = 1.5;
+
 }  // namespace xenc::test
