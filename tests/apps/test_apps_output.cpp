@@ -451,10 +451,10 @@ TEST(WordOrder, RefusesAModelOverTheMemoryLimit) {
   const RunResult r = run_program(XENC_APP_WORD_ORDER, "--d-model 4096 --layers 48", out_dir());
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(has(r.err, "GiB of memory for inference")) << r.err;
-  EXPECT_TRUE(has(r.err, "limit of 2.0 GiB")) << r.err;
+  EXPECT_TRUE(has(r.err, "limit of 1.0 GiB")) << r.err;
   const RunResult a = run_program(XENC_APP_ATTENTION_MAP, "--d-model 4096 --layers 48 --json", out_dir());
   EXPECT_NE(a.status, 0);
-  EXPECT_TRUE(has(a.err, "limit of 2.0 GiB")) << a.err;
+  EXPECT_TRUE(has(a.err, "limit of 1.0 GiB (--max-memory-mb 1024)")) << a.err;
 }
 
 // ---- every program: --version, range checks, a failed stdout, invalid UTF-8 -------------------
