@@ -1,0 +1,130 @@
+// xenc-word-order's experiment (see experiment.hpp).
+#include "experiment.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include <xenc/xenc.hpp>
+
+#include "../common/analysis.hpp"
+#include "../common/model_options.hpp"
+
+namespace word_order {
+
+using xenc::Tensor3;
+using xenc_app::cosine;
+using xenc_app::mean_pool;
+using xenc_app::row;
+
+std::vector<std::string> occurrence_keys(const std::vector<std::string>& tokens) {
+  std::map<std::string, int> seen;
+  std::vector<std::string> keys;
+  for (const auto& t : tokens) {
+    const int n = ++seen[t];
+    keys.push_back(n == 1 ? t : t + "#" + std::to_string(n));
+  }
+  return keys;
+}
+
+namespace {
+
+Stage compare(const std::string& name, const Tensor3& x, const std::vector<Match>& matches,
+              std::size_t len_a, std::size_t len_b) {
+  Stage s{name, {}, 0.0};
+  for (const auto& m : matches) s.token.push_back(cosine(row(x, 0, m.pos_a), row(x, 1, m.pos_b)));
+  s.sentence = cosine(mean_pool(x, 0, len_a), mean_pool(x, 1, len_b));
+  return s;
+}
+
+// Mean Euclidean lengths over the tokens of sentence A of the token vectors and of what the
+// position scheme added to them.
+void measure_lengths(const xenc::ModelTrace& trace, std::size_t len_a, std::size_t d_model, Run& run) {
+  double emb = 0, pos = 0;
+  for (std::size_t t = 0; t < len_a; ++t) {
+    double e2 = 0, p2 = 0;
+    for (std::size_t d = 0; d < d_model; ++d) {
+      const double e = trace.token_embedding(0, t, d), p = trace.with_positions(0, t, d) - e;
+      e2 += e * e;
+      p2 += p * p;
+    }
+    emb += std::sqrt(e2) / double(len_a);
+    pos += std::sqrt(p2) / double(len_a);
+  }
+  run.token_length = emb;
+  run.position_length = pos;
+}
+
+}  // namespace
+
+Result run_experiment(const Options& o) {
+  Result r;
+  r.options = o;
+  // 1. tokens, matched by occurrence
+  r.tokens_a = xenc::tokenize(o.a);
+  r.tokens_b = xenc::tokenize(o.b);
+  const auto& tok_a = r.tokens_a;
+  const auto& tok_b = r.tokens_b;
+  if (tok_a.empty()) throw std::invalid_argument("--a is empty: sentence A has no words (got \"" + o.a + "\")");
+  if (tok_b.empty()) throw std::invalid_argument("--b is empty: sentence B has no words (got \"" + o.b + "\")");
+  const auto keys_a = occurrence_keys(tok_a), keys_b = occurrence_keys(tok_b);
+  for (std::size_t i = 0; i < keys_a.size(); ++i) {
+    auto it = std::find(keys_b.begin(), keys_b.end(), keys_a[i]);
+    if (it == keys_b.end()) r.only_a.push_back(keys_a[i]);
+    else r.matches.push_back({keys_a[i], i, std::size_t(it - keys_b.begin())});
+  }
+  for (const auto& k : keys_b)
+    if (std::find(keys_a.begin(), keys_a.end(), k) == keys_a.end()) r.only_b.push_back(k);
+  if (r.matches.empty())
+    throw std::invalid_argument("sentences \"" + o.a + "\" and \"" + o.b + "\" share no word: nothing to compare");
+  r.permutation = r.only_a.empty() && r.only_b.empty();
+  r.identical = tok_a == tok_b;
+  r.reversed = !r.identical && std::equal(tok_a.begin(), tok_a.end(), tok_b.rbegin(), tok_b.rend());
+
+  // 2. one model (built without positions); each run swaps in a position scheme, nothing else
+  const auto vocab = xenc::Vocabulary::from_texts({o.a, o.b});
+  const auto batch = vocab.encode_batch({o.a, o.b});  // ids [2, T], padding mask [2, T]
+  const std::size_t T = batch.ids.shape()[1], F = o.ff ? o.ff : 4 * o.d_model;
+  r.dim_feedforward = F;
+  // refuse a model that would not fit before allocating it (inference: weights + activations)
+  xenc_app::check_inference_memory(vocab.size(), std::max<std::size_t>(64, T), o.d_model, o.heads, F,
+                                   o.layers, 2, T);
+  xenc_app::ModelOptions mo;
+  mo.d_model = o.d_model;
+  mo.heads = o.heads;
+  mo.ff = F;
+  mo.layers = o.layers;
+  xenc::EncoderModelConfig cfg = xenc_app::encoder_config(mo, vocab.size(), xenc::PositionKind::none,
+                                                          xenc::EncoderModelConfig{}.max_len, o.seed);
+  cfg.scale_embedding = o.scale_embedding;
+  xenc::EncoderModel model(cfg);  // eval mode: no dropout
+  xenc::NoGradGuard no_grad;
+
+  std::vector<std::string> schemes = {"none"};
+  for (xenc::PositionKind kind : xenc::all_position_kinds()) {
+    const std::string name = xenc::to_string(kind);
+    if (name != "none" && (o.position == name || o.position == "all")) schemes.push_back(name);
+  }
+  for (const auto& scheme : schemes) {
+    xenc::Rng pos_rng(o.seed + 1);  // only learned positions draw from it
+    model.position = xenc::make_position_scheme(xenc::parse_position_kind(scheme), o.d_model,
+                                                std::max<std::size_t>(64, T), pos_rng);
+    xenc::ModelTrace trace;
+    Run run;
+    run.scheme = scheme;
+    run.json_key = scheme == "none" ? "without_pe" : scheme == "sinusoidal" ? "with_pe" : "with_" + scheme;
+    run.in_attention = model.position->acts_in_attention();
+    run.final_output = model.forward(batch.ids, batch.padding_mask, &trace);
+    const std::size_t la = tok_a.size(), lb = tok_b.size();
+    run.stages.push_back(compare("token embedding", trace.token_embedding, r.matches, la, lb));
+    run.stages.push_back(compare("+ positions", trace.with_positions, r.matches, la, lb));
+    for (std::size_t l = 0; l < trace.encoder.layer_outputs.size(); ++l)
+      run.stages.push_back(compare("layer " + std::to_string(l + 1), trace.encoder.layer_outputs[l], r.matches, la, lb));
+    measure_lengths(trace, la, o.d_model, run);
+    r.runs.push_back(run);
+  }
+  return r;
+}
+
+}  // namespace word_order

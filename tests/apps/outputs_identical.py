@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Captures what xenc-word-order, xenc-extrapolate, xenc-train-order and xenc-pe-properties print
+and write (stdout, stderr, exit code, --json, every SVG/CSV/npz they write) at small but
+representative settings, so a refactoring can be shown to change no byte of their output.
+
+    # 1. before the change: build the apps of the old tree, capture
+    python3 tests/apps/outputs_identical.py capture OLD/build /tmp/out_before
+    # 2. after: build the apps of the new tree, capture again, compare
+    python3 tests/apps/outputs_identical.py capture build /tmp/out_after
+    python3 tests/apps/outputs_identical.py compare /tmp/out_before /tmp/out_after
+
+BUILD is a CMake build directory holding apps/<name>/xenc-<name> (targets word_order,
+extrapolate, train_order, pe_properties). Both captures must run on the same machine (the same
+OpenBLAS kernels): trained numbers are compared byte for byte. Only measured times (the
+"time" column, "total 1.2 s", JSON "seconds"/"total_seconds") are blanked: they differ from run to
+run. The training apps use one BLAS thread (their default), so a run repeats exactly.
+"""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+WORD_ORDER = [
+    ("defaults", []),
+    ("defaults_json", ["--json"]),
+    ("defaults_svg", ["--svg-dir", "{out}/svg"]),
+    ("all", ["--position", "all"]),
+    ("all_json_svg", ["--position", "all", "--json", "--svg-dir", "{out}/svg"]),
+    ("none", ["--position", "none"]),
+    ("alibi", ["--position", "alibi"]),
+    ("rope", ["--position", "rope"]),
+    ("identical", ["--a", "the cat", "--b", "the cat", "--position", "all"]),
+    ("repeated_alibi", ["--a", "the cat chased the mouse", "--b", "mouse the chased cat the", "--position", "alibi"]),
+    ("repeated_all", ["--a", "the dog bit the man", "--b", "the man bit the dog", "--position", "all"]),
+    ("reversed_all", ["--a", "the cat chased a mouse", "--b", "mouse a chased cat the", "--position", "all"]),
+    ("not_permutation", ["--a", "cat chased mouse", "--b", "the dog chased the cat", "--position", "all"]),
+    ("one_shared", ["--a", "cat sat", "--b", "dog sat"]),
+    ("d1", ["--d-model", "1", "--heads", "1", "--position", "learned"]),
+    ("d1_default", ["--d-model", "1", "--heads", "1"]),
+    ("d2", ["--d-model", "2", "--heads", "1", "--position", "all"]),
+    ("scale", ["--scale-embedding", "--position", "all"]),
+    ("no_shared", ["--a", "cat", "--b", "dog"]),
+    ("empty", ["--a", "", "--b", "dog"]),
+    ("heads", ["--d-model", "10", "--heads", "4"]),
+    ("too_big", ["--d-model", "4096", "--layers", "48", "--ff", "65536"]),
+]
+
+EXTRAP_SMALL = ["--epochs", "1", "--train-sequences", "200", "--test-sequences", "20", "--d-model", "16",
+                "--heads", "2", "--ff", "32", "--test-lengths", "8,16,32", "--quiet"]
+EXTRAPOLATE = [
+    ("small", EXTRAP_SMALL + ["--svg-dir", "{out}/svg"]),
+    ("small_json", EXTRAP_SMALL + ["--json", "--svg-dir", "{out}/svg"]),
+    ("small_learned", EXTRAP_SMALL + ["--learned-max-len", "32", "--schemes", "learned,none"]),
+    ("copy_left", EXTRAP_SMALL + ["--rule", "copy_left", "--schemes", "alibi,rope", "--svg-dir", ""]),
+    ("progress", ["--epochs", "2", "--train-sequences", "100", "--test-sequences", "10", "--d-model", "8",
+                  "--heads", "2", "--ff", "16", "--test-lengths", "16", "--schemes", "none", "--svg-dir", ""]),
+    ("bad_offset", ["--offset", "4"]),
+    ("bad_heads", ["--d-model", "10", "--heads", "4"]),
+]
+
+TRAIN_SMALL = ["--epochs", "1", "--nouns", "6", "--verbs", "2", "--d-model", "8", "--heads", "2", "--ff", "16",
+               "--quiet"]
+TRAIN_ORDER = [
+    ("small", TRAIN_SMALL + ["--svg-dir", "{out}/svg", "--save", "{out}/ckpt"]),
+    ("small_json", TRAIN_SMALL + ["--json", "--svg-dir", "{out}/svg"]),
+    ("progress", TRAIN_SMALL[:-1] + ["--schemes", "none,rope", "--svg-dir", ""]),
+    ("load", ["--load", "{out}/../small/ckpt/sinusoidal.npz", "--sentence", "the cat saw the zebra"]),
+    ("load_json", ["--load", "{out}/../small/ckpt/rope.npz", "--sentence", "the cat saw the zebra", "--json"]),
+    ("evaluate", ["--load", "{out}/../small/ckpt/learned.npz", "--evaluate", "{out}/eval.npz"]),
+    ("bad_heads", ["--d-model", "10", "--heads", "4"]),
+    ("sentence_no_load", ["--sentence", "the cat"]),
+]
+
+PE_PROPERTIES = [
+    ("defaults", ["--svg", "{out}/sim.svg", "--offset-svg", "{out}/off.svg"]),
+    ("d64", ["--d-model", "64", "--positions", "100", "--shift", "7", "--svg", "{out}/sim.svg",
+             "--offset-svg", "{out}/off.svg"]),
+]
+
+APPS = [("word_order", WORD_ORDER), ("extrapolate", EXTRAPOLATE), ("train_order", TRAIN_ORDER),
+        ("pe_properties", PE_PROPERTIES)]
+
+TIME_TEXT = re.compile(r"(\d+\.\d) s\b|(\d+) steps/s|ETA \d+ s")
+
+
+def blank_times(text):
+    return TIME_TEXT.sub("<time>", text)
+
+
+def blank_json_times(obj):
+    if isinstance(obj, dict):
+        return {k: ("<time>" if k in ("seconds", "total_seconds") else blank_json_times(v)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [blank_json_times(v) for v in obj]
+    return obj
+
+
+def capture(build, dest):
+    os.makedirs(dest, exist_ok=True)
+    for app, cases in APPS:
+        exe = os.path.join(os.path.abspath(build), "apps", app, "xenc-" + app.replace("_", "-"))
+        for name, args in cases:
+            out = os.path.abspath(os.path.join(dest, app, name))
+            os.makedirs(out, exist_ok=True)
+            argv = [exe] + [a.replace("{out}", out) for a in args]
+            p = subprocess.run(argv, cwd=out, capture_output=True, text=True)
+            stdout = p.stdout
+            if "--json" in args and p.returncode == 0 and app in ("extrapolate", "train_order"):
+                stdout = json.dumps(blank_json_times(json.loads(stdout)), indent=2) + "\n"
+            else:
+                stdout = blank_times(stdout)
+            # paths in the output name the capture directory: make them relative
+            stdout = stdout.replace(out, "{out}")
+            stderr = p.stderr.replace(out, "{out}")
+            with open(os.path.join(out, "_stdout.txt"), "w") as f:
+                f.write(stdout)
+            with open(os.path.join(out, "_stderr.txt"), "w") as f:
+                f.write(stderr)
+            with open(os.path.join(out, "_exit.txt"), "w") as f:
+                f.write(str(p.returncode) + "\n")
+            print(f"{app}/{name}: exit {p.returncode}")
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def compare(a, b):
+    def files(root):
+        got = {}
+        for d, _, names in os.walk(root):
+            for n in names:
+                full = os.path.join(d, n)
+                got[os.path.relpath(full, root)] = full
+        return got
+    fa, fb = files(a), files(b)
+    bad = 0
+    for rel in sorted(set(fa) | set(fb)):
+        if rel not in fa or rel not in fb:
+            print(f"only in {'the first' if rel in fa else 'the second'}: {rel}")
+            bad += 1
+        elif rel.endswith(".npz"):
+            continue  # checkpoints hold the model; the runs that load them compare their output
+        elif digest(fa[rel]) != digest(fb[rel]):
+            print(f"differs: {rel}")
+            bad += 1
+    print(f"{len(set(fa) | set(fb))} files compared, {bad} differ")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "capture":
+        capture(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "compare":
+        sys.exit(compare(sys.argv[2], sys.argv[3]))
+    else:
+        sys.exit(__doc__)
