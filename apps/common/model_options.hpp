@@ -39,18 +39,25 @@ inline xenc::EncoderModelConfig encoder_config(const ModelOptions& m, std::size_
   return c;
 }
 
-/// Throws std::invalid_argument when an inference pass of this model (encoder_inference_bytes)
-/// needs more than kMemoryLimitBytes; the message names the size, the limit and the options
-/// that change it.
+/// Throws resource_error when an inference pass of this model (encoder_inference_bytes) needs
+/// more than kMemoryLimitBytes; the message names the size, the limit and the option that is the
+/// real cause: the sentence length when the attention weights (L·B·H·T² floats) are the larger
+/// part, else the model's size options.
 inline void check_inference_memory(std::size_t V, std::size_t max_len, std::size_t D, std::size_t H,
                                    std::size_t F, std::size_t L, std::size_t B, std::size_t T) {
   const double need = encoder_inference_bytes(V, max_len, D, H, F, L, B, T);
-  if (need > kMemoryLimitBytes)
-    throw std::invalid_argument("this model needs about " + human_bytes(need) +
-                                " of memory for inference (D = " + std::to_string(D) + ", " +
-                                std::to_string(L) + " layers, F = " + std::to_string(F) + ", T = " +
-                                std::to_string(T) + "), more than this demo's limit of " +
-                                human_bytes(kMemoryLimitBytes) + ": use a smaller --d-model, --layers or --ff");
+  if (need <= kMemoryLimitBytes) return;
+  const double attention = 4.0 * double(L) * double(B) * double(H) * double(T) * double(T);
+  const std::string advice =
+      attention > need / 2
+          ? "use a shorter sentence (T = " + std::to_string(T) + " tokens: the attention weights of " +
+                std::to_string(L) + " layers x " + std::to_string(H) + " heads take " + human_bytes(attention) +
+                "), or fewer --layers or --heads"
+          : "use a smaller --d-model, --layers or --ff";
+  throw resource_error("this model needs about " + human_bytes(need) + " of memory for inference (D = " +
+                       std::to_string(D) + ", " + std::to_string(L) + " layers, F = " + std::to_string(F) +
+                       ", T = " + std::to_string(T) + "), more than this demo's limit of " +
+                       human_bytes(kMemoryLimitBytes) + ": " + advice);
 }
 
 }  // namespace xenc_app
