@@ -1,14 +1,20 @@
 // Shared by the training apps (xenc-train-order, xenc-extrapolate; included as
-// "../common/training.hpp"): one optimisation step of a per-token classifier, and counting the
-// positions it gets right.
+// "../common/training.hpp"): the one training loop, fit(), one optimisation step of a per-token
+// classifier, and counting the positions it gets right.
+//
+//     fit(model, {data, vocab}, options,
+//         [&](const FitStep& s) { ... },            // after every step: progress, running loss
+//         [&](int epoch, std::size_t step) { ... }); // after every epoch, in eval mode: evaluate
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "xenc/data/batching.hpp"
 #include "xenc/nn/optim.hpp"
@@ -68,6 +74,59 @@ inline void count_correct(const xenc::Tensor3& logits, const xenc::Index2& label
     const float* z = logits.data() + C * i;
     correct += std::int64_t(std::max_element(z, z + C) - z) == label;
   }
+}
+
+/// The optimiser and the batches of fit().
+struct FitOptions {
+  int epochs = 6;
+  std::size_t batch_size = 32, warmup = 50;  ///< warm-up steps (capped at the total)
+  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
+  std::uint32_t seed = 0;  ///< the shuffling: the same batches for every model
+};
+
+/// What fit() trains on: labelled sequences and the vocabulary that turns them into ids.
+struct TrainingSet {
+  const std::vector<xenc::LabelledSentence>& sequences;
+  const xenc::Vocabulary& vocab;
+};
+
+/// One step as fit() reports it to on_step.
+struct FitStep {
+  int epoch;                      ///< 1..epochs
+  std::size_t step, steps;        ///< steps taken so far (1..steps), and in all
+  std::size_t in_epoch, per_epoch;  ///< steps taken in this epoch (1..per_epoch), and per epoch
+  const xenc::LabelledBatch& batch;
+  const StepResult& result;       ///< logits before the update, and the loss
+};
+
+/// The training loop of the apps: AdamW (betas 0.9, 0.999, eps 1e-8, decoupled weight decay),
+/// a WarmupCosine schedule over every step, then for each epoch: model.train(), shuffled
+/// batches, train_step, on_step(step); model.eval(), on_epoch(epoch, steps so far). The model is
+/// left in eval mode. Returns the number of steps taken.
+inline std::size_t fit(xenc::TokenClassifier& model, const TrainingSet& data, const FitOptions& o,
+                       const std::function<void(const FitStep&)>& on_step,
+                       const std::function<void(int epoch, std::size_t step)>& on_epoch) {
+  const std::size_t B = o.batch_size, N = data.sequences.size();
+  const std::size_t per_epoch = (N + B - 1) / B, total = per_epoch * std::size_t(o.epochs);
+  xenc::AdamW opt(model.parameters(), float(o.lr), 0.9f, 0.999f, 1e-8f, float(o.weight_decay));
+  const xenc::WarmupCosine schedule(float(o.lr), std::min<std::size_t>(o.warmup, total), total);
+  xenc::Rng shuffle(o.seed);
+  std::size_t step = 0;
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    model.train();
+    std::size_t in_epoch = 0;
+    for (const auto& idx : xenc::shuffled_batches(N, B, shuffle)) {
+      const xenc::LabelledBatch b = xenc::make_batch(data.sequences, idx, data.vocab);
+      const StepResult sr = train_step(model, opt, schedule, step, b, float(o.clip));
+      ++step;
+      ++in_epoch;
+      if (on_step) on_step(FitStep{epoch, step, total, in_epoch, per_epoch, b, sr});
+    }
+    model.eval();
+    if (on_epoch) on_epoch(epoch, step);
+  }
+  model.eval();
+  return step;
 }
 
 }  // namespace xenc_app

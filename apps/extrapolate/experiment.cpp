@@ -1,0 +1,229 @@
+// xenc-extrapolate's experiment (see experiment.hpp): data, one model per scheme trained by
+// the apps' one training loop (apps/common/training.hpp), evaluation at every test length.
+#include "experiment.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include <xenc/core/error.hpp>
+#include <xenc/core/grad_mode.hpp>
+#include <xenc/data/batching.hpp>
+#include <xenc/nn/token_classifier.hpp>
+#include <xenc/ops/cross_entropy.hpp>
+
+#include "../common/blas_threads.hpp"
+#include "../common/model_options.hpp"
+#include "../common/training.hpp"
+
+namespace extrapolate {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using xenc_app::count_correct;
+using xenc_app::Progress;
+
+xenc::PositionRule rule_of(const Options& o) { return xenc::parse_position_rule(o.rule); }
+
+xenc::PositionTaskConfig task_config(const Options& o, std::size_t min_len, std::size_t max_len,
+                                     std::size_t n, std::uint32_t seed) {
+  xenc::PositionTaskConfig c;
+  c.rule = rule_of(o);
+  c.num_symbols = std::size_t(o.symbols);
+  c.offset = std::size_t(o.offset);
+  c.min_length = min_len;
+  c.max_length = max_len;
+  c.num_sequences = n;
+  c.seed = seed;
+  return c;
+}
+
+// The test set of one length: its own seed, never the training seed.
+xenc::PositionTaskDataset test_set(const Options& o, std::size_t length) {
+  return xenc::make_position_task(task_config(o, length, length, std::size_t(o.test_sequences),
+                                              o.seed + 1000u + std::uint32_t(length)));
+}
+
+xenc::EncoderModelConfig model_config(const Options& o, xenc::PositionKind kind, std::size_t V) {
+  xenc_app::ModelOptions m;
+  m.d_model = std::size_t(o.d_model);
+  m.heads = std::size_t(o.heads);
+  m.ff = std::size_t(o.ff);
+  m.layers = std::size_t(o.layers);
+  return xenc_app::encoder_config(m, V, kind, learned_max_len(o), o.seed);
+}
+
+struct Eval {
+  double loss = 0.0, accuracy = 0.0;
+  std::size_t positions = 0;
+};
+
+// Accuracy (argmax = label) and mean cross-entropy over the labelled positions. Batches hold
+// about 4096 tokens, so a long test length does not need a large attention matrix.
+Eval evaluate(xenc::TokenClassifier& model, const xenc::PositionTaskDataset& d) {
+  xenc::NoGradGuard no_grad;
+  std::size_t T = 1;
+  for (const auto& s : d.sequences) T = std::max(T, s.tokens.size());
+  const std::size_t B = std::max<std::size_t>(1, 4096 / T);
+  Eval e;
+  double loss_sum = 0.0;
+  std::size_t correct = 0;
+  for (const auto& idx : xenc::sequential_batches(d.sequences.size(), B)) {
+    const xenc::LabelledBatch b = xenc::make_batch(d.sequences, idx, d.vocab);
+    const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, V]
+    std::size_t n = 0;
+    count_correct(logits, b.labels, n, correct);
+    if (n > 0) loss_sum += double(xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex)) * double(n);
+    e.positions += n;
+  }
+  e.loss = loss_sum / double(std::max<std::size_t>(1, e.positions));
+  e.accuracy = double(correct) / double(std::max<std::size_t>(1, e.positions));
+  return e;
+}
+
+SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc::PositionTaskDataset& train,
+                          const xenc::PositionTaskDataset& at_train_length, xenc::TokenClassifier& model,
+                          Progress& progress) {
+  SchemeResult r;
+  r.name = xenc::to_string(kind);
+  if (kind == xenc::PositionKind::learned) r.max_len = learned_max_len(o);
+  xenc_app::FitOptions fo;
+  fo.epochs = o.epochs;
+  fo.batch_size = std::size_t(o.batch_size);
+  fo.warmup = std::size_t(o.warmup);
+  fo.lr = o.lr;
+  fo.weight_decay = o.weight_decay;
+  fo.clip = o.clip;
+  fo.seed = o.seed;  // the same batches for every scheme
+
+  model.eval();
+  r.curve_epoch.push_back(0);
+  r.curve_train_loss.push_back(NAN);
+  r.curve_accuracy.push_back(evaluate(model, at_train_length).accuracy);
+  const auto start = Clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  // running loss and accuracy of the epoch, for the progress display and the curve
+  double loss_sum = 0.0;
+  std::size_t positions = 0, correct = 0;
+  auto on_step = [&](const xenc_app::FitStep& s) {
+    if (s.in_epoch == 1) loss_sum = 0.0, positions = 0, correct = 0;
+    std::size_t n = 0;
+    count_correct(s.result.logits, s.batch.labels, n, correct);
+    loss_sum += double(s.result.loss) * double(n);
+    positions += n;
+    const double secs = seconds();
+    progress.step(r.name, s.epoch, o.epochs, s.step, s.steps, loss_sum / double(std::max<std::size_t>(1, positions)),
+                  double(correct) / double(std::max<std::size_t>(1, positions)), secs > 0 ? double(s.step) / secs : 0.0);
+  };
+  const std::size_t total = (train.sequences.size() + fo.batch_size - 1) / fo.batch_size * std::size_t(o.epochs);
+  auto on_epoch = [&](int epoch, std::size_t step) {
+    const Eval e = evaluate(model, at_train_length);
+    const double mean_loss = loss_sum / double(std::max<std::size_t>(1, positions));
+    r.curve_epoch.push_back(epoch);
+    r.curve_train_loss.push_back(mean_loss);
+    r.curve_accuracy.push_back(e.accuracy);
+    progress.epoch(r.name, epoch, o.epochs, step, total, mean_loss,
+                   double(correct) / double(std::max<std::size_t>(1, positions)), e.accuracy,
+                   double(step) / seconds());
+  };
+  r.steps = xenc_app::fit(model, {train.sequences, train.vocab}, fo, on_step, on_epoch);
+  progress.done();
+  r.seconds = seconds();
+  r.train_accuracy = evaluate(model, train).accuracy;
+  return r;
+}
+
+// Every test length; a length the model cannot read (learned positions beyond their table: the
+// library throws shape_error) is recorded with the library's message instead of a number.
+void test_scheme(xenc::TokenClassifier& model, const std::vector<xenc::PositionTaskDataset>& tests,
+                 SchemeResult& r) {
+  for (const auto& d : tests) {
+    LengthResult l;
+    l.length = d.config.max_length;
+    try {
+      const Eval e = evaluate(model, d);
+      l.available = true;
+      l.accuracy = e.accuracy;
+      l.loss = e.loss;
+      l.positions = e.positions;
+    } catch (const xenc::shape_error& e) {
+      l.error = e.what();
+    }
+    r.lengths.push_back(l);
+  }
+}
+
+}  // namespace
+
+std::size_t min_train_length(const Options& o) {
+  if (o.min_train_length > 0) return std::size_t(o.min_train_length);
+  // half of L_train, or the rule's shortest sequence if that is longer
+  return std::max(std::size_t(o.train_length) / 2,
+                  xenc::position_task_min_length(rule_of(o), std::size_t(o.offset)));
+}
+
+std::size_t learned_max_len(const Options& o) {
+  return o.learned_max_len > 0 ? std::size_t(o.learned_max_len) : std::size_t(o.train_length);
+}
+
+void check_options(Options& o) {
+  if (o.d_model % o.heads != 0)
+    throw std::invalid_argument("--d-model (" + std::to_string(o.d_model) + ") must be divisible by --heads (" +
+                                std::to_string(o.heads) + ")");
+  const std::size_t shortest = xenc::position_task_min_length(rule_of(o), std::size_t(o.offset));
+  if (std::size_t(o.train_length) < shortest)
+    throw std::invalid_argument("--train-length is " + std::to_string(o.train_length) + ", expected >= " +
+                                std::to_string(shortest) + " (" + o.rule + " with --offset " +
+                                std::to_string(o.offset) + " needs that many tokens for one label)");
+  if (o.min_train_length > 0 &&
+      (std::size_t(o.min_train_length) < shortest || o.min_train_length > o.train_length))
+    throw std::invalid_argument("--min-train-length is " + std::to_string(o.min_train_length) + ", expected " +
+                                std::to_string(shortest) + "..." + std::to_string(o.train_length) +
+                                " (the rule's shortest sequence ... --train-length)");
+  if (o.learned_max_len > 0 && o.learned_max_len < o.train_length)
+    throw std::invalid_argument("--learned-max-len is " + std::to_string(o.learned_max_len) +
+                                ", expected >= --train-length (" + std::to_string(o.train_length) +
+                                "): learned positions need a row for every training position");
+  for (int L : o.test_lengths)
+    if (std::size_t(L) < shortest)
+      throw std::invalid_argument("--test-lengths holds " + std::to_string(L) + ", expected >= " +
+                                  std::to_string(shortest) + " (" + o.rule + " with --offset " +
+                                  std::to_string(o.offset) + " needs that many tokens for one label)");
+  // L_train is always tested: the drops are measured from it
+  o.test_lengths.push_back(o.train_length);
+  std::sort(o.test_lengths.begin(), o.test_lengths.end());
+  o.test_lengths.erase(std::unique(o.test_lengths.begin(), o.test_lengths.end()), o.test_lengths.end());
+}
+
+Result run_experiment(const Options& o, xenc_app::Progress& progress,
+                      const std::function<void(const Result&)>& on_ready) {
+  std::vector<xenc::PositionKind> kinds;
+  if (o.schemes.empty()) kinds = xenc::all_position_kinds();
+  else
+    for (const auto& s : o.schemes) kinds.push_back(xenc::parse_position_kind(s));
+  const xenc::PositionTaskDataset train = xenc::make_position_task(
+      task_config(o, min_train_length(o), std::size_t(o.train_length), std::size_t(o.train_sequences), o.seed));
+  std::vector<xenc::PositionTaskDataset> tests;
+  for (int L : o.test_lengths) tests.push_back(test_set(o, std::size_t(L)));
+  const xenc::PositionTaskDataset& at_train_length =
+      tests[std::size_t(std::find(o.test_lengths.begin(), o.test_lengths.end(), o.train_length) -
+                        o.test_lengths.begin())];
+  // every model's settings are checked before the first one trains
+  for (auto kind : kinds) model_config(o, kind, train.vocab.size()).validate("xenc-extrapolate");
+  Result result;
+  result.options = o;
+  result.chance = train.chance();
+  result.train_labelled_positions = train.labelled_positions;
+  result.blas_threads = xenc_app::one_blas_thread_unless_set();
+  if (on_ready) on_ready(result);
+
+  for (auto kind : kinds) {
+    xenc::TokenClassifier model(model_config(o, kind, train.vocab.size()), std::size_t(o.symbols));
+    result.schemes.push_back(train_scheme(o, kind, train, at_train_length, model, progress));
+    test_scheme(model, tests, result.schemes.back());
+  }
+  return result;
+}
+
+}  // namespace extrapolate

@@ -1,0 +1,79 @@
+// xenc-extrapolate's experiment: one small encoder per position scheme learns a task on
+// sequences of at most L_train tokens and is tested at every test length. Options in, a Result
+// out; report.hpp turns a Result into the table, the conclusions, JSON and the figure, so tests
+// check the conclusions on hand-made Results.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <xenc/data/position_tasks.hpp>
+#include <xenc/nn/encoder_model.hpp>
+
+#include "../common/progress.hpp"
+
+namespace extrapolate {
+
+struct Options {
+  // task
+  std::string rule = "neighbour_sum";
+  int symbols = 8, offset = 1, train_length = 16, min_train_length = 0;  // 0: L_train / 2
+  int train_sequences = 8000, test_sequences = 200;
+  std::vector<int> test_lengths = {8, 16, 32, 64, 128};
+  int learned_max_len = 0;  // 0: train_length
+  // model
+  int d_model = 64, heads = 8, ff = 128, layers = 2;
+  // training
+  int epochs = 6, batch_size = 32, warmup = 50;
+  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
+  unsigned seed = 0;
+  std::vector<std::string> schemes;  // empty = every registered scheme
+  // conclusions
+  double tolerance = 5.0;  // percentage points
+};
+
+/// Accuracy of one model at one test length, or why there is none.
+struct LengthResult {
+  std::size_t length = 0;
+  bool available = false;
+  double accuracy = NAN, loss = NAN;
+  std::size_t positions = 0;  ///< labelled positions counted
+  std::string error;          ///< the library's message when the model cannot read this length
+};
+
+struct SchemeResult {
+  std::string name;
+  std::size_t max_len = 0;  ///< learned only: rows of its position table
+  std::vector<LengthResult> lengths;
+  double train_accuracy = 0.0, seconds = 0.0;
+  std::size_t steps = 0;
+  std::vector<double> curve_epoch, curve_train_loss, curve_accuracy;  ///< accuracy at L_train
+};
+
+struct Result {
+  Options options;  ///< as checked: test_lengths sorted, unique, L_train included
+  double chance = 0.0;  ///< 1/V
+  std::size_t train_labelled_positions = 0;
+  int blas_threads = 1;
+  std::vector<SchemeResult> schemes;
+};
+
+/// Checks the options against each other and adds L_train to the test lengths (sorted, unique).
+/// Throws std::invalid_argument naming the option.
+void check_options(Options& o);
+
+/// The shortest training sequence: --min-train-length, or L_train / 2 (at least the rule's).
+std::size_t min_train_length(const Options& o);
+
+/// Rows of the learned position table: --learned-max-len, or L_train.
+std::size_t learned_max_len(const Options& o);
+
+/// Runs the experiment on checked options. on_ready is called once the data are made and every
+/// model's settings are checked, before the first model trains (the Result holds no scheme yet).
+Result run_experiment(const Options& o, xenc_app::Progress& progress,
+                      const std::function<void(const Result&)>& on_ready);
+
+}  // namespace extrapolate

@@ -1,0 +1,295 @@
+// xenc-extrapolate's report (see report.hpp): the header, the table, the conclusions, the JSON
+// and the figure, each a pure function of a Result.
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+#include <xenc/config.hpp>
+#include <xenc/data/batching.hpp>
+#include <xenc/viz/svg.hpp>
+
+namespace extrapolate {
+
+using json = nlohmann::json;
+using xenc_app::fmt;
+using xenc_app::pct;
+
+namespace {
+
+// printf into a std::string.
+std::string format(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* f, ...) {
+  va_list args, copy;
+  va_start(args, f);
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, f, copy);
+  va_end(copy);
+  std::string s(std::size_t(std::max(n, 0)) + 1, '\0');
+  std::vsnprintf(&s[0], s.size(), f, args);
+  va_end(args);
+  s.resize(std::size_t(std::max(n, 0)));
+  return s;
+}
+
+const LengthResult& at(const SchemeResult& r, std::size_t length) {
+  for (const auto& l : r.lengths)
+    if (l.length == length) return l;
+  throw std::logic_error("no result at length " + std::to_string(length));
+}
+
+// "a", "a and b", "a, b and c"
+std::string and_list(const std::vector<std::string>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+  return s;
+}
+
+std::string lengths_list(const std::vector<std::size_t>& v) {
+  std::vector<std::string> names;
+  for (auto n : v) names.push_back(std::to_string(n));
+  return and_list(names);
+}
+
+std::string points(double v) { return fmt("%.1f", 100.0 * v); }
+
+}  // namespace
+
+std::vector<std::string> conclusions(const Result& res) {
+  const Options& o = res.options;
+  const std::vector<SchemeResult>& results = res.schemes;
+  const double chance = res.chance;
+  const double tol = o.tolerance / 100.0;
+  const std::size_t L = std::size_t(o.train_length);
+  const std::size_t longest = results.front().lengths.back().length;
+  const std::string tol_txt = fmt("%g", o.tolerance) + " points";
+  const std::string longest_txt = "length " + std::to_string(longest) + " (" +
+                                  fmt("%g", double(longest) / double(L)) + " x L_train)";
+  std::vector<std::string> out;
+  std::vector<std::string> kept;
+  std::size_t learned_task = 0;  // schemes above chance + tol at L_train (and readable at every length)
+  std::string best;
+  double best_acc = -1.0;
+  for (const auto& r : results) {
+    const double a0 = at(r, L).accuracy;
+    learned_task += a0 > chance + tol;
+    std::vector<std::size_t> missing;
+    double lo = 1.0, hi = 0.0;
+    for (const auto& l : r.lengths)
+      if (!l.available) missing.push_back(l.length);
+      else {
+        lo = std::min(lo, l.accuracy);
+        hi = std::max(hi, l.accuracy);
+      }
+    if (!missing.empty()) {
+      out.push_back(r.name + ": " + pct(a0) + " at length " + std::to_string(L) +
+                    "; no embedding beyond its table (max_len = " + std::to_string(r.max_len) +
+                    "), so it cannot read length" + (missing.size() > 1 ? "s " : " ") + lengths_list(missing) +
+                    (missing.size() > 1 ? " (the library refuses them with a shape_error)." : " (the library refuses it with a shape_error)."));
+      continue;
+    }
+    const LengthResult& last = r.lengths.back();
+    if (last.accuracy > best_acc) {
+      best_acc = last.accuracy;
+      best = r.name;
+    }
+    if (lo >= chance - tol && hi <= chance + tol) {
+      out.push_back(r.name + " is at chance at every length: from " + pct(lo) + " to " + pct(hi) +
+                    ", within " + tol_txt + " of 1/V = " + pct(chance) + ".");
+      continue;
+    }
+    if (a0 <= chance + tol) {
+      out.push_back(r.name + " did not learn the task: " + pct(a0) + " at length " + std::to_string(L) +
+                    ", within " + tol_txt + " of chance (" + pct(chance) + ").");
+      continue;
+    }
+    std::string prefix = r.name;
+    if (r.max_len > L)
+      prefix += " (rows " + std::to_string(L) + " to " + std::to_string(r.max_len - 1) +
+                " of its position table were never trained: they keep their random initial values)";
+    const double drop = a0 - last.accuracy;
+    if (drop <= tol) {
+      kept.push_back(r.name);
+      out.push_back(prefix + " keeps its accuracy: " + pct(a0) + " at length " + std::to_string(L) + ", " +
+                    pct(last.accuracy) + " at " + longest_txt + ", within " + tol_txt + ".");
+    } else {
+      std::size_t first = 0;
+      for (const auto& l : r.lengths)
+        if (l.length > L && a0 - l.accuracy > tol) {
+          first = l.length;
+          break;
+        }
+      out.push_back(prefix + " degrades: " + pct(a0) + " at length " + std::to_string(L) + ", " +
+                    pct(last.accuracy) + " at " + longest_txt + " (" + points(drop) +
+                    " points lower); first more than " + tol_txt + " below at length " +
+                    std::to_string(first) + ".");
+    }
+  }
+  if (learned_task == 0) {
+    out.push_back("No scheme learned the task well enough to compare: at length " + std::to_string(L) +
+                  " every accuracy is at most " + tol_txt + " above chance (" + pct(chance) +
+                  "); train longer (--epochs, --train-sequences).");
+    return out;
+  }
+  if (kept.empty())
+    out.push_back("No scheme that learned the task stays within " + tol_txt + " of its length-" +
+                  std::to_string(L) + " accuracy at " + longest_txt + ".");
+  else
+    out.push_back("Within " + tol_txt + " of their length-" + std::to_string(L) + " accuracy at " + longest_txt +
+                  ": " + and_list(kept) + ".");
+  if (!best.empty())
+    out.push_back("Best at length " + std::to_string(longest) + ": " + best + " (" + pct(best_acc) + ").");
+  return out;
+}
+
+// ---- figure ---------------------------------------------------------------------------------
+
+// Accuracy against test length: x is the index of the length (equal steps for doubling
+// lengths), one line per scheme (no point where a model cannot read the length), a dashed
+// vertical line at L_train and a dashed line at chance.
+std::string accuracy_svg(const Result& res) {
+  const Options& o = res.options;
+  const std::vector<SchemeResult>& results = res.schemes;
+  const double chance = res.chance;
+  const auto& lengths = results.front().lengths;
+  std::vector<std::string> ticks;
+  double marker = 0.0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    ticks.push_back(std::to_string(lengths[i].length));
+    if (lengths[i].length == std::size_t(o.train_length)) marker = double(i);
+  }
+  std::vector<xenc::viz::LineSeries> series;
+  for (const auto& r : results) {
+    xenc::viz::LineSeries s{r.name, {}, {}, false};
+    bool missing = false;
+    for (std::size_t i = 0; i < r.lengths.size(); ++i) {
+      s.x.push_back(double(i));
+      s.y.push_back(r.lengths[i].available ? r.lengths[i].accuracy : NAN);
+      missing = missing || !r.lengths[i].available;
+    }
+    if (missing) s.label += " (no embedding beyond length " + std::to_string(r.max_len) + ")";
+    series.push_back(s);
+  }
+  const double last = double(lengths.size() - 1);
+  series.push_back({"chance (1/V = " + pct(chance) + ")", {0.0, last}, {chance, chance}, true});
+  series.push_back({"L_train = " + std::to_string(o.train_length) + " (longest training length)",
+                    {marker, marker}, {0.0, 1.0}, true});
+  xenc::viz::LinePlotOptions po;
+  po.title = "Train short, test long: " + o.rule + " (k = " + std::to_string(o.offset) + ", V = " +
+             std::to_string(o.symbols) + "), trained on lengths " + std::to_string(min_train_length(o)) +
+             " to " + std::to_string(o.train_length);
+  po.x_label = "test sequence length (tokens)";
+  po.y_label = "accuracy";
+  po.y_min = 0.0;
+  po.y_max = 1.0;
+  po.x_tick_labels = ticks;
+  po.markers = true;
+  po.height = 420;
+  return xenc::viz::line_plot_svg(series, po);
+}
+
+namespace {
+
+json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json options_json(const Options& o) {
+  return {{"rule", o.rule}, {"symbols", o.symbols}, {"offset", o.offset},
+          {"train_length", o.train_length}, {"min_train_length", min_train_length(o)},
+          {"train_sequences", o.train_sequences}, {"test_sequences", o.test_sequences},
+          {"test_lengths", o.test_lengths}, {"learned_max_len", learned_max_len(o)},
+          {"d_model", o.d_model}, {"nhead", o.heads}, {"dim_feedforward", o.ff}, {"num_layers", o.layers},
+          {"epochs", o.epochs}, {"batch_size", o.batch_size}, {"warmup_steps", o.warmup}, {"lr", o.lr},
+          {"weight_decay", o.weight_decay}, {"clip_grad_norm", o.clip}, {"seed", o.seed},
+          {"tolerance_points", o.tolerance}};
+}
+
+json scheme_json(const SchemeResult& r) {
+  json lengths = json::array();
+  for (const auto& l : r.lengths)
+    lengths.push_back({{"length", l.length}, {"available", l.available}, {"accuracy", nullable(l.accuracy)},
+                       {"loss", nullable(l.loss)}, {"positions", l.positions}, {"error", l.error}});
+  json curve_loss = json::array();
+  for (double v : r.curve_train_loss) curve_loss.push_back(nullable(v));
+  json j = {{"name", r.name}, {"train_accuracy", r.train_accuracy}, {"seconds", r.seconds}, {"steps", r.steps},
+            {"test", lengths},
+            {"curve", {{"epoch", r.curve_epoch}, {"train_loss", curve_loss}, {"accuracy_at_train_length", r.curve_accuracy}}}};
+  if (r.max_len > 0) j["max_len"] = r.max_len;
+  return j;
+}
+
+}  // namespace
+
+std::string header_text(const Result& res) {
+  const Options& o = res.options;
+  return format("Task %s: random sequences of V = %d symbols; at each position p the label is %s, "
+                "with k = %d (%s).\n"
+                "Training: %d sequences of lengths %zu to %d (L_train = %d). Test: %d sequences at each "
+                "length %s. Chance: 1/V = %s.\n",
+                o.rule.c_str(), o.symbols,
+                o.rule == "neighbour_sum" ? "(s[p-k] + s[p+k]) mod V" : "s[p-k], the symbol k places to the left",
+                o.offset,
+                o.rule == "neighbour_sum" ? "positions without both neighbours are ignored by the loss"
+                                          : "the first k positions are ignored by the loss",
+                o.train_sequences, min_train_length(o), o.train_length, o.train_length,
+                o.test_sequences, lengths_list(std::vector<std::size_t>(o.test_lengths.begin(), o.test_lengths.end())).c_str(),
+                pct(res.chance).c_str()) +
+         format("Model: D=%d, H=%d, F=%d, %d layer%s, post-norm, relu; AdamW lr %g (warm-up %d steps, "
+                "cosine decay), batch %d, %d epochs, seed %u; the same data, batches and initial "
+                "weights for every scheme; %d BLAS thread%s.\n\n",
+                o.d_model, o.heads, o.ff, o.layers, o.layers == 1 ? "" : "s", o.lr, o.warmup, o.batch_size,
+                o.epochs, o.seed, res.blas_threads, res.blas_threads == 1 ? "" : "s");
+}
+
+double total_seconds(const Result& res) {
+  double total = 0.0;
+  for (const auto& r : res.schemes) total += r.seconds;
+  return total;
+}
+
+std::string table_text(const Result& res) {
+  const Options& o = res.options;
+  std::string out = format("Accuracy at each test length (trained on lengths %zu to %d):\n\n", min_train_length(o),
+                           o.train_length);
+  out += format("%-12s %9s", "scheme", "train");
+  for (int L : o.test_lengths) out += format(" %9s", (L == o.train_length ? "*" + std::to_string(L) : std::to_string(L)).c_str());
+  out += format(" %9s\n", "time");
+  bool dash = false;
+  for (const auto& r : res.schemes) {
+    out += format("%-12s %9s", r.name.c_str(), pct(r.train_accuracy).c_str());
+    for (const auto& l : r.lengths) {
+      out += format(" %9s", l.available ? pct(l.accuracy).c_str() : "-");
+      dash = dash || !l.available;
+    }
+    out += format(" %7.1f s\n", r.seconds);
+  }
+  out += format("(* = L_train; train = accuracy on the training sequences; total %.1f s)\n", total_seconds(res));
+  if (dash)
+    for (const auto& r : res.schemes)
+      for (const auto& l : r.lengths)
+        if (!l.available) {
+          out += format("- %s has no embedding beyond its table (max_len = %zu): %s\n", r.name.c_str(), r.max_len,
+                        l.error.c_str());
+          break;
+        }
+  return out;
+}
+
+std::string to_json(const Result& res, const std::vector<std::string>& written) {
+  const Options& o = res.options;
+  json j = {{"program", "xenc-extrapolate"}, {"version", XENC_VERSION}, {"options", options_json(o)},
+            {"task", {{"rule", o.rule}, {"symbols", o.symbols}, {"offset", o.offset},
+                      {"chance", res.chance}, {"ignore_index", xenc::kIgnoreIndex},
+                      {"train_lengths", {min_train_length(o), o.train_length}},
+                      {"train_labelled_positions", res.train_labelled_positions}}},
+            {"test_lengths", o.test_lengths}, {"total_seconds", total_seconds(res)}, {"blas_threads", res.blas_threads},
+            {"conclusions", conclusions(res)}, {"files", written}};
+  j["schemes"] = json::array();
+  for (const auto& r : res.schemes) j["schemes"].push_back(scheme_json(r));
+  return j.dump(2);
+}
+
+}  // namespace extrapolate
