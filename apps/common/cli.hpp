@@ -172,8 +172,15 @@ inline int report_error(const std::string& program, const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e))
     what = "out of memory: the machine could not give an allocation this run needed, although its "
            "estimate was within --max-memory-mb (please report the command line)";
-  else if (const auto* fe = dynamic_cast<const std::filesystem::filesystem_error*>(&e))
-    what = "\"" + fe->path1().string() + "\": " + fe->code().message();
+  else if (const auto* fe = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) {
+    // "filesystem error: cannot create directories: Not a directory [/proc/x]" ->
+    // "\"/proc/x\": cannot create directories: Not a directory"
+    std::string op = fe->what();
+    const std::string prefix = "filesystem error: ";
+    if (op.rfind(prefix, 0) == 0) op = op.substr(prefix.size());
+    if (const auto bracket = op.find(" ["); bracket != std::string::npos) op = op.substr(0, bracket);
+    what = "\"" + fe->path1().string() + "\": " + op;
+  }
   std::cerr << program << ": error: " << what << "\n";
   return 1;
 }

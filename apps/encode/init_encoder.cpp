@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
           for (std::size_t d = 0; d < D; ++d) target(b, t, d) = x(b, (t + 1) % T, d);
       xenc::Adam adam(encoder.parameters(), 1e-2f);
       encoder.train();
-      // progress on stdout at most every 2 s, with the rate measured so far; from the third step
-      // (or 5 s) on, the run stops, writing nothing, as soon as that rate says it would exceed
+      // progress on stdout at most every 2 s, with the rate measured so far; from the 50th step
+      // (or 2 s) on, the run stops, writing nothing, as soon as that rate says it would exceed
       // --max-minutes
       const auto start = std::chrono::steady_clock::now();
       auto last_report = start;
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
         const auto now = std::chrono::steady_clock::now();
         const double elapsed = std::chrono::duration<double>(now - start).count();
         const double per_step = elapsed / double(step + 1), left = per_step * double(train_steps - step - 1);
-        if (step + 1 >= 3 || elapsed >= 5)  // the first steps include warming up
+        if (step + 1 >= 50 || elapsed >= 2)  // past the first steps' warm-up
           xenc_app::check_time(elapsed + left, max_minutes, std::to_string(train_steps) + " training steps",
                              "measured: " + xenc_app::fmt_seconds_per_step(per_step) + " over the first " +
                                  std::to_string(step + 1) + " step(s); " + sizes,
