@@ -131,9 +131,11 @@ TEST(NpzClaims, DuplicateMemberIsNamed) {
 
 TEST(LoadLimits, DefaultsAreDocumented) {
   const xenc::LoadLimits limits;
-  EXPECT_EQ(limits.max_array_bytes, std::size_t(1) << 30);
-  EXPECT_EQ(limits.max_total_bytes, std::size_t(4) << 30);
+  EXPECT_EQ(limits.max_array_bytes, std::size_t(128) << 20);
+  EXPECT_EQ(limits.max_total_bytes, std::size_t(256) << 20);
   EXPECT_EQ(limits.max_header_bytes, 10000u);
+  EXPECT_EQ(limits.max_meta_bytes, std::size_t(4) << 20);
+  EXPECT_EQ(limits.max_sequence_length, 2048u);
 }
 
 TEST(LoadLimits, ArrayLimitRefusesAndCanBeRaised) {

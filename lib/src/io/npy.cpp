@@ -3,6 +3,7 @@
 // and refuse anything we would otherwise misread.
 #include "xenc/io/npy.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -32,18 +33,171 @@ constexpr std::size_t kAlign = 64;      // NumPy >= 1.14 aligns the data to 64 b
   throw io_error(source + ": " + message);
 }
 
-// Position just after `key` (a quoted dict key such as 'descr') and the following ':'.
-std::size_t find_value(const std::string& header, const std::string& key, const std::string& source) {
-  std::size_t pos = header.find("'" + key + "'");
-  if (pos == std::string::npos) pos = header.find("\"" + key + "\"");
-  if (pos == std::string::npos)
-    fail(source, "npy header has no '" + key + "' entry (header: " + header + ")");
-  pos = header.find(':', pos + key.size() + 2);
-  if (pos == std::string::npos) fail(source, "npy header entry '" + key + "' has no value");
-  ++pos;
-  while (pos < header.size() && std::isspace(static_cast<unsigned char>(header[pos]))) ++pos;
-  return pos;
+// NumPy's largest dimension and element count: npy_intp, a signed 64-bit integer.
+constexpr std::size_t kMaxIntp = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+
+// Header text for a message: printable ASCII kept, every other byte as \xNN (a header may hold
+// terminal escape codes), at most 120 characters.
+std::string visible(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (out.size() >= 120) return out + "...";
+    if (c >= 0x20 && c < 0x7F) {
+      out += ch;
+    } else {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
 }
+
+// The header dict literal, read as numpy.lib.format.read_array_header_* reads it (Python's
+// literal syntax): {'descr': <str>, 'fortran_order': <bool>, 'shape': <tuple of int>} in any
+// order, an optional trailing comma, whitespace around the tokens and after the closing brace.
+// NumPy refuses a missing or an extra key; a key given twice NumPy resolves silently to the last
+// one (a dict literal), which we refuse: one file must not mean two arrays.
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& header, const std::string& source) : h_(header), source_(source) {}
+
+  void parse(NpyHeader& out) {
+    skip_space();
+    expect('{', "an opening '{'");
+    std::vector<std::string> seen;
+    for (;;) {
+      skip_space();
+      if (peek() == '}') break;
+      const std::string key = quoted("a quoted key such as 'descr'");
+      if (key != "descr" && key != "fortran_order" && key != "shape")
+        fail("npy header has the key '" + visible(key) +
+             "', expected only 'descr', 'fortran_order' and 'shape' (numpy.load refuses other keys too)");
+      if (std::find(seen.begin(), seen.end(), key) != seen.end())
+        fail("npy header has the key '" + key +
+             "' twice (numpy.load would silently take the last one; one file must not describe two arrays)");
+      seen.push_back(key);
+      skip_space();
+      expect(':', "':' after '" + key + "'");
+      skip_space();
+      if (key == "descr") descr(out);
+      if (key == "fortran_order") out.fortran_order = boolean();
+      if (key == "shape") shape(out);
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() != '}') fail("npy header: expected ',' or '}' after the value of '" + key + "' at byte " +
+                              std::to_string(pos_) + " (header: " + visible(h_) + ")");
+    }
+    ++pos_;  // '}'
+    skip_space();
+    if (pos_ != h_.size())
+      fail("npy header has text after its closing '}' (header: " + visible(h_) + ")");
+    for (const char* key : {"descr", "fortran_order", "shape"})
+      if (std::find(seen.begin(), seen.end(), key) == seen.end())
+        fail("npy header has no '" + std::string(key) + "' entry (header: " + visible(h_) + ")");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const { throw io_error(source_ + ": " + message); }
+  char peek() const { return pos_ < h_.size() ? h_[pos_] : '\0'; }
+  void skip_space() {
+    while (pos_ < h_.size() && std::isspace(static_cast<unsigned char>(h_[pos_]))) ++pos_;
+  }
+  void expect(char c, const std::string& what) {
+    if (peek() != c)
+      fail("npy header is not a dict literal: expected " + what + " at byte " + std::to_string(pos_) +
+           " (header: " + visible(h_) + ")");
+    ++pos_;
+  }
+  std::string quoted(const std::string& what) {
+    const char q = peek();
+    if (q != '\'' && q != '"') expect('\'', what);
+    const std::size_t end = h_.find(q, pos_ + 1);
+    if (end == std::string::npos) fail("npy header has a string that is not closed (header: " + visible(h_) + ")");
+    std::string text = h_.substr(pos_ + 1, end - pos_ - 1);
+    pos_ = end + 1;
+    return text;
+  }
+  // 'descr': a quoted dtype string. A list is a structured dtype (numpy record arrays).
+  void descr(NpyHeader& out) {
+    if (peek() == '[')
+      fail("dtype is a structured dtype (" + visible(h_.substr(pos_, 40)) +
+           "...), expected float32 '<f4' or float64 '<f8'");
+    if (peek() != '\'' && peek() != '"')
+      fail("npy header 'descr' is not a quoted string (found " +
+           visible(h_.substr(pos_, h_.find_first_of(",}", pos_) - pos_)) +
+           "), expected a dtype in quotes such as '<f4'");
+    out.descr = visible(quoted("a dtype string"));
+    // NumPy writes '|' for one-byte types; '<' and '=' both mean little-endian on our host.
+    if (out.descr.size() == 3 && out.descr[0] == '=') out.descr[0] = '<';
+  }
+  bool boolean() {
+    if (h_.compare(pos_, 4, "True") == 0) {
+      pos_ += 4;
+      return true;
+    }
+    if (h_.compare(pos_, 5, "False") == 0) {
+      pos_ += 5;
+      return false;
+    }
+    fail("npy header 'fortran_order' is neither True nor False");
+  }
+  // 'shape': a tuple of non-negative integers: "()" for a 0-d array, "(5,)" for 1-d ("(5)" is the
+  // integer 5 in Python, which numpy.load refuses as a shape).
+  void shape(NpyHeader& out) {
+    const std::size_t start = pos_;
+    if (peek() != '(') fail("npy header 'shape' is not a tuple");
+    ++pos_;
+    const std::size_t close = h_.find(')', pos_);
+    if (close == std::string::npos) fail("npy header 'shape' tuple is not closed");
+    const std::string tuple = h_.substr(pos_, close - pos_);
+    auto not_ints = [&] {
+      fail("npy header 'shape' (" + visible(tuple) + ") is not a tuple of integers");
+    };
+    bool comma_after_last = false;
+    std::size_t i = 0;
+    for (;;) {
+      while (i < tuple.size() && std::isspace(static_cast<unsigned char>(tuple[i]))) ++i;
+      if (i >= tuple.size()) break;
+      if (!std::isdigit(static_cast<unsigned char>(tuple[i]))) not_ints();
+      // Digits, refusing any value above NumPy's int64 limit (a wrapped value would be accepted
+      // as another, smaller shape: 18446744073709551618 = 2^64 + 2 must not become 2).
+      const std::size_t first = i;
+      std::size_t value = 0;
+      bool too_big = false;
+      while (i < tuple.size() && std::isdigit(static_cast<unsigned char>(tuple[i]))) {
+        const std::size_t digit = static_cast<std::size_t>(tuple[i++] - '0');
+        if (value > (kMaxIntp - digit) / 10) too_big = true;
+        if (!too_big) value = value * 10 + digit;
+      }
+      if (too_big)
+        fail("npy header 'shape' (" + visible(tuple) + ") has dimension " + tuple.substr(first, i - first) +
+             ", larger than NumPy allows (2^63 - 1)");
+      if (i < tuple.size() && tuple[i] == 'L') ++i;  // Python 2 longs
+      out.shape.push_back(value);
+      while (i < tuple.size() && std::isspace(static_cast<unsigned char>(tuple[i]))) ++i;
+      comma_after_last = i < tuple.size() && tuple[i] == ',';
+      if (comma_after_last) {
+        ++i;
+      } else if (i < tuple.size()) {
+        not_ints();
+      }
+    }
+    if (out.shape.size() == 1 && !comma_after_last)
+      fail("npy header 'shape' (" + visible(h_.substr(start, close + 1 - start)) +
+           ") is an integer in Python, not a tuple: a 1-d shape is written (n,)");
+    pos_ = close + 1;
+  }
+
+  const std::string& h_;
+  const std::string& source_;
+  std::size_t pos_ = 0;
+};
 
 std::string describe_dtype(const std::string& descr) {
   if (descr == "<f4") return "'<f4' (float32)";
@@ -60,8 +214,6 @@ std::size_t element_count(const std::vector<std::size_t>& shape) {
   return n;
 }
 
-// NumPy's largest dimension and element count: npy_intp, a signed 64-bit integer.
-constexpr std::size_t kMaxIntp = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
 
 // "1073741824 bytes (1.0 GiB)" for messages about sizes.
 std::string bytes_text(std::size_t n) {
@@ -200,63 +352,9 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& source,
   const std::string header = bytes.substr(prefix, header_len);
   h.data_offset = prefix + header_len;
 
-  // 3. 'descr': a quoted dtype string. A list here is a structured dtype (numpy record arrays);
-  //    anything else is a malformed header.
-  std::size_t pos = find_value(header, "descr", source);
-  if (pos < header.size() && header[pos] == '[')
-    fail(source, "dtype is a structured dtype (" + header.substr(pos, 40) +
-                     "...), expected float32 '<f4' or float64 '<f8'");
-  if (pos >= header.size() || (header[pos] != '\'' && header[pos] != '"'))
-    fail(source, "npy header 'descr' is not a quoted string (found " +
-                     header.substr(pos, header.find_first_of(",}", pos) - pos) +
-                     "), expected a dtype in quotes such as '<f4'");
-  const char quote = header[pos];
-  const std::size_t end = header.find(quote, pos + 1);
-  if (end == std::string::npos) fail(source, "npy header 'descr' is not a closed string");
-  h.descr = header.substr(pos + 1, end - pos - 1);
-  // NumPy writes '|' for one-byte types; '<' and '=' both mean little-endian on our host.
-  if (h.descr.size() == 3 && h.descr[0] == '=') h.descr[0] = '<';
+  // 3. The dict literal: 'descr', 'fortran_order' and 'shape', each exactly once.
+  HeaderParser(header, source).parse(h);
 
-  // 4. 'fortran_order': True or False.
-  pos = find_value(header, "fortran_order", source);
-  if (header.compare(pos, 4, "True") == 0)
-    h.fortran_order = true;
-  else if (header.compare(pos, 5, "False") == 0)
-    h.fortran_order = false;
-  else
-    fail(source, "npy header 'fortran_order' is neither True nor False");
-
-  // 5. 'shape': a tuple of non-negative integers, "()" for a 0-d array, "(5,)" for 1-d.
-  pos = find_value(header, "shape", source);
-  if (pos >= header.size() || header[pos] != '(') fail(source, "npy header 'shape' is not a tuple");
-  const std::size_t close = header.find(')', pos);
-  if (close == std::string::npos) fail(source, "npy header 'shape' tuple is not closed");
-  std::string tuple = header.substr(pos + 1, close - pos - 1);
-  std::size_t i = 0;
-  while (i < tuple.size()) {
-    while (i < tuple.size() && (std::isspace(static_cast<unsigned char>(tuple[i])) || tuple[i] == ','))
-      ++i;
-    if (i >= tuple.size()) break;
-    if (!std::isdigit(static_cast<unsigned char>(tuple[i])))
-      fail(source, "npy header 'shape' (" + tuple + ") is not a tuple of integers");
-    // Digits, refusing any value above NumPy's int64 limit (a wrapped value would be accepted
-    // as another, smaller shape: 18446744073709551618 = 2^64 + 2 must not become 2).
-    const std::size_t start = i;
-    std::size_t value = 0;
-    bool too_big = false;
-    while (i < tuple.size() && std::isdigit(static_cast<unsigned char>(tuple[i]))) {
-      const std::size_t digit = static_cast<std::size_t>(tuple[i++] - '0');
-      if (value > (kMaxIntp - digit) / 10) too_big = true;
-      if (!too_big) value = value * 10 + digit;
-    }
-    if (too_big)
-      fail(source, "npy header 'shape' (" + tuple + ") has dimension " + tuple.substr(start, i - start) +
-                       ", larger than NumPy allows (2^63 - 1)");
-    while (i < tuple.size() && tuple[i] == 'L') ++i;  // Python 2 longs
-    if (i < tuple.size() && !std::isspace(static_cast<unsigned char>(tuple[i])) && tuple[i] != ',')
-      fail(source, "npy header 'shape' (" + tuple + ") is not a tuple of integers");
-    h.shape.push_back(value);
-  }
   // 6. prod(shape) · itemsize must fit in NumPy's int64 (NumPy refuses such arrays too). Zero
   //    dimensions are skipped: (0, 2^52, 4294) is an empty array, but xtensor's strides still
   //    multiply the other dimensions, so their product must fit as well (found by fuzz_npy).
@@ -407,8 +505,16 @@ xt::xarray<bool> load_npy_bool(const std::string& path, const LoadLimits& limits
 }
 
 NpyHeader load_npy_header(const std::string& path, const LoadLimits& limits) {
-  return parse_npy_header(read_file_bytes(path, "load_npy_header", max_npy_file(limits)),
-                          "load_npy_header: " + path, limits);
+  // Only the prefix (12 bytes) and the longest header the limits allow are read, never the data.
+  const std::string where = "load_npy_header";
+  const std::size_t size = regular_file_size(path, where);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
+  std::string bytes(std::min(size, limits.max_header_bytes + 12), '\0');
+  in.read(&bytes[0], static_cast<std::streamsize>(bytes.size()));
+  if (in.bad() || static_cast<std::size_t>(in.gcount()) != bytes.size())
+    throw io_error(where + ": error while reading \"" + path + "\"");
+  return parse_npy_header(bytes, where + ": " + path, limits);
 }
 
 void save_npy(const std::string& path, const xt::xarray<float>& array) {

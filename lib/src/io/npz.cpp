@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "xenc/core/tensor.hpp"
+#include "npz_detail.hpp"
 
 #include <zip.h>
 
@@ -97,9 +98,15 @@ std::string duplicate_member(const ReadAt& read_at, std::uint64_t file_size) {
 // a larger claim is a lie.
 constexpr std::uint64_t kMaxDeflateRatio = 1032;
 
-// The .npy bytes of each member of an open archive. `where` names the archive in messages.
+}  // namespace
+
+namespace detail {
+
+// The .npy bytes of each member of an open archive (only its header where whole(key, claim) says
+// false). `where` names the archive in messages.
 std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_size,
-                                                const std::string& where, const LoadLimits& limits) {
+                                                const std::string& where, const LoadLimits& limits,
+                                                const WholeMember& whole) {
   std::map<std::string, std::string> members;
   // The most an .npy member may hold: its largest header and the largest array.
   std::uint64_t max_member = 0;
@@ -136,24 +143,28 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
     if (st.comp_method != ZIP_CM_STORE && claim / kMaxDeflateRatio > packed + 1)
       throw io_error(source + ": " + claims + " from " + std::to_string(packed) +
                      " compressed bytes, more than deflate can expand (1032:1)");
-    if (claim > max_member)
+    const bool read_whole = !whole || whole(key, claim);  // may throw: a member's own limit
+    // A header-only read allocates no data: the size limits are for the caller to apply.
+    if (read_whole && claim > max_member)
       throw io_error(source + ": " + claims + ", more than LoadLimits::max_array_bytes = " +
                      std::to_string(limits.max_array_bytes) + " bytes allows (raise the limit to load it)");
-    if (__builtin_add_overflow(total, claim, &total) || total > limits.max_total_bytes)
+    if (read_whole && (__builtin_add_overflow(total, claim, &total) || total > limits.max_total_bytes))
       throw io_error(source + ": the members so far claim " + std::to_string(total) +
                      " bytes, more than LoadLimits::max_total_bytes = " +
                      std::to_string(limits.max_total_bytes) + " (raise the limit to load it)");
 
     // 2. Read the member in chunks: memory grows with the data that really arrives. Once the
-    //    .npy header is in, its own size (header + prod(shape) · itemsize) must match the claim.
+    //    .npy header is in, its own size (header + prod(shape) · itemsize) must match the claim;
+    //    a header-only read stops there.
     std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(zip, static_cast<zip_uint64_t>(i), 0));
     if (!file) throw io_error(source + ": cannot open the member: " + zip_strerror(zip));
     std::string bytes;
     bool header_checked = false;
     try {
-      bytes.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(claim, std::uint64_t(64) << 20)));
-      std::vector<char> chunk(1 << 16);
-      for (;;) {
+      const std::uint64_t first = read_whole ? claim : limits.max_header_bytes + 12;
+      bytes.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(first, std::uint64_t(64) << 20)));
+      std::vector<char> chunk(read_whole ? 1 << 16 : 1 << 10);
+      while (read_whole || !header_checked) {
         const zip_int64_t got = zip_fread(file.get(), chunk.data(), chunk.size());
         if (got < 0)
           throw io_error(source + ": cannot read the member (corrupt archive): " +
@@ -169,6 +180,7 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
             h = parse_npy_header(bytes, source, limits);
           } catch (const io_error&) {
             if (bytes.size() < claim && bytes.size() < limits.max_header_bytes + 12) continue;  // header not complete yet
+            if (!read_whole) throw;  // a header-only read: the header is the answer
             header_checked = true;  // not an .npy member: the parser reports it later
             continue;
           }
@@ -177,18 +189,24 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
           if (expected != 0 && expected != claim)
             throw io_error(source + ": the .npy header says " + std::to_string(expected) +
                            " bytes (shape " + shape_str(h.shape) + ", dtype '" + h.descr + "'), " + claims);
+          if (!read_whole) bytes.resize(h.data_offset);
         }
       }
     } catch (const std::bad_alloc&) {
       throw io_error(source + ": out of memory reading the member (" + claims + ")");
     }
-    if (bytes.size() != claim)
+    if (read_whole && bytes.size() != claim)
       throw io_error(source + ": member has " + std::to_string(bytes.size()) +
                      " bytes, the zip directory says " + std::to_string(claim));
+    if (!read_whole && !header_checked) parse_npy_header(bytes, source, limits);  // throws: cut short
     members.emplace(key, std::move(bytes));
   }
   return members;
 }
+
+}  // namespace detail
+
+namespace {
 
 struct SourceFree {
   void operator()(zip_source_t* s) const { zip_source_free(s); }
@@ -219,9 +237,11 @@ ZipPtr open_archive(zip_source_t* src, const ReadAt& read_at, std::uint64_t file
 
 }  // namespace
 
-std::map<std::string, std::string> load_npz_members(const std::string& path, const LoadLimits& limits) {
-  const std::string where = "load_npz: " + path;
-  const std::uint64_t file_size = regular_file_size(path, "load_npz");
+namespace detail {
+
+std::map<std::string, std::string> read_npz_file(const std::string& path, const std::string& where,
+                                                 const LoadLimits& limits, const WholeMember& whole) {
+  const std::uint64_t file_size = regular_file_size(path, where);
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* src = zip_source_file_create(path.c_str(), 0, -1, &error);
@@ -240,12 +260,11 @@ std::map<std::string, std::string> load_npz_members(const std::string& path, con
     return b;
   };
   ZipPtr zip = open_archive(src, read_at, file_size, where);
-  return read_members(zip.get(), file_size, where, limits);
+  return read_members(zip.get(), file_size, where, limits, whole);
 }
 
-std::map<std::string, std::string> parse_npz_members(const std::string& bytes, const std::string& source,
-                                                     const LoadLimits& limits) {
-  const std::string where = "parse_npz: " + source;
+std::map<std::string, std::string> read_npz_bytes(const std::string& bytes, const std::string& where,
+                                                  const LoadLimits& limits, const WholeMember& whole) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
@@ -255,21 +274,60 @@ std::map<std::string, std::string> parse_npz_members(const std::string& bytes, c
     return offset >= bytes.size() ? std::string() : bytes.substr(static_cast<std::size_t>(offset), n);
   };
   ZipPtr zip = open_archive(src, read_at, bytes.size(), where);
-  return read_members(zip.get(), bytes.size(), where, limits);
+  return read_members(zip.get(), bytes.size(), where, limits, whole);
+}
+
+StateDict parse_members(std::map<std::string, std::string>&& members, const std::string& where,
+                        const LoadLimits& limits) {
+  StateDict state;
+  // Each member's bytes are freed once parsed: the peak is the members plus one array.
+  for (auto it = members.begin(); it != members.end(); it = members.erase(it))
+    state.emplace(it->first, parse_npy(it->second, where + ": key \"" + it->first + "\"", limits));
+  return state;
+}
+
+std::map<std::string, NpyHeader> parse_headers(const std::map<std::string, std::string>& members,
+                                               const std::string& where, const LoadLimits& limits) {
+  std::map<std::string, NpyHeader> headers;
+  for (const auto& kv : members)
+    headers.emplace(kv.first, parse_npy_header(kv.second, where + ": key \"" + kv.first + "\"", limits));
+  return headers;
+}
+
+}  // namespace detail
+
+namespace {
+const detail::WholeMember kHeadersOnly = [](const std::string&, std::uint64_t) { return false; };
+}  // namespace
+
+std::map<std::string, std::string> load_npz_members(const std::string& path, const LoadLimits& limits) {
+  return detail::read_npz_file(path, "load_npz: " + path, limits, nullptr);
+}
+
+std::map<std::string, std::string> parse_npz_members(const std::string& bytes, const std::string& source,
+                                                     const LoadLimits& limits) {
+  return detail::read_npz_bytes(bytes, "parse_npz: " + source, limits, nullptr);
 }
 
 StateDict load_npz(const std::string& path, const LoadLimits& limits) {
-  StateDict state;
-  for (const auto& kv : load_npz_members(path, limits))
-    state.emplace(kv.first, parse_npy(kv.second, "load_npz: " + path + ": key \"" + kv.first + "\"", limits));
-  return state;
+  const std::string where = "load_npz: " + path;
+  return detail::parse_members(detail::read_npz_file(path, where, limits, nullptr), where, limits);
 }
 
 StateDict parse_npz(const std::string& bytes, const std::string& source, const LoadLimits& limits) {
-  StateDict state;
-  for (const auto& kv : parse_npz_members(bytes, source, limits))
-    state.emplace(kv.first, parse_npy(kv.second, "parse_npz: " + source + ": key \"" + kv.first + "\"", limits));
-  return state;
+  const std::string where = "parse_npz: " + source;
+  return detail::parse_members(detail::read_npz_bytes(bytes, where, limits, nullptr), where, limits);
+}
+
+std::map<std::string, NpyHeader> load_npz_headers(const std::string& path, const LoadLimits& limits) {
+  const std::string where = "load_npz_headers: " + path;
+  return detail::parse_headers(detail::read_npz_file(path, where, limits, kHeadersOnly), where, limits);
+}
+
+std::map<std::string, NpyHeader> parse_npz_headers(const std::string& bytes, const std::string& source,
+                                                   const LoadLimits& limits) {
+  const std::string where = "parse_npz_headers: " + source;
+  return detail::parse_headers(detail::read_npz_bytes(bytes, where, limits, kHeadersOnly), where, limits);
 }
 
 void save_npz_members(const std::string& path, const std::map<std::string, std::string>& members,

@@ -16,21 +16,6 @@ namespace xenc {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The glossary form of a parameter's shape, from its name ("[3D, D]" for in_proj_weight).
-std::string symbolic_shape(const std::string& name) {
-  if (ends_with(name, "in_proj_weight")) return "[3D, D]";
-  if (ends_with(name, "in_proj_bias")) return "[3D]";
-  if (ends_with(name, "out_proj.weight")) return "[D, D]";
-  if (ends_with(name, "linear1.weight")) return "[F, D]";
-  if (ends_with(name, "linear1.bias")) return "[F]";
-  if (ends_with(name, "linear2.weight")) return "[D, F]";
-  return "[D]";
-}
-
 std::vector<std::size_t> shape_of(const xt::xarray<float>& a) {
   return std::vector<std::size_t>(a.shape().begin(), a.shape().end());
 }
@@ -116,27 +101,6 @@ std::size_t check_stack_keys(const StateDict& state, const std::string& where) {
   return layers.size();
 }
 
-// Every key a layer needs is present with its shape (probe: one layer of the right sizes), for
-// each of `num_layers` layers (prefix "layers.{i}.") or for a single layer (no prefix).
-void check_layer_keys(TransformerEncoderLayer& probe, const StateDict& state, std::size_t num_layers,
-                      bool single_layer, const std::string& where) {
-  const ParameterList params = probe.parameters();
-  for (std::size_t i = 0; i < num_layers; ++i) {
-    const std::string prefix = single_layer ? "" : "layers." + std::to_string(i) + ".";
-    for (const auto& p : params) {
-      const std::string name = prefix + p.name;
-      auto it = state.find(name);
-      if (it == state.end())
-        throw io_error(where + ": missing key \"" + name + "\" (expected shape " + symbolic_shape(name) +
-                       " = " + shape_str(p.shape) + ")");
-      const auto s = shape_of(it->second);
-      if (s != p.shape)
-        throw shape_error(where + ": key \"" + name + "\" has shape " + shape_str(s) + ", expected " +
-                          symbolic_shape(name) + " = " + shape_str(p.shape));
-    }
-  }
-}
-
 std::size_t state_bytes(const StateDict& state) {
   std::size_t n = 0;
   for (const auto& kv : state) n += kv.second.size() * sizeof(float);
@@ -200,32 +164,6 @@ EncoderStateInfo inspect_encoder_state(const StateDict& state, const std::string
   return info;
 }
 
-void load_state_dict_checked(Module& module, const StateDict& state, const std::string& where,
-                             const std::string& source) {
-  const std::string prefix = where + ": " + source + ": ";
-  const ParameterList params = module.parameters();
-  // 1. Every parameter present with its shape.
-  std::set<std::string> known;
-  for (const auto& p : params) {
-    known.insert(p.name);
-    auto it = state.find(p.name);
-    if (it == state.end())
-      throw io_error(prefix + "missing key \"" + p.name + "\" (expected shape " + symbolic_shape(p.name) +
-                     " = " + shape_str(p.shape) + ")");
-    const auto s = shape_of(it->second);
-    if (s != p.shape)
-      throw shape_error(prefix + "key \"" + p.name + "\" has shape " + shape_str(s) + ", expected " +
-                        symbolic_shape(p.name) + " = " + shape_str(p.shape));
-  }
-  // 2. No other key (PyTorch's strict=True).
-  for (const auto& kv : state)
-    if (!known.count(kv.first))
-      throw io_error(prefix + "unexpected key \"" + kv.first + "\" with shape " +
-                     shape_str(kv.second.shape()) + " (not a parameter of this model)");
-  // 3. Copy (the checks above make Module::load_state_dict succeed).
-  module.load_state_dict(state, true);
-}
-
 TransformerEncoder load_transformer_encoder(const StateDict& state, std::size_t nhead,
                                             Activation activation, bool norm_first,
                                             float layer_norm_eps, const std::string& source) {
@@ -264,14 +202,17 @@ TransformerEncoder load_transformer_encoder(const StateDict& state, std::size_t 
   try {
     {
       TransformerEncoderLayer probe(config, 0u);
-      check_layer_keys(probe, state, info.num_layers, info.single_layer, std::string(kWhere) + ": " + source);
+      const ParameterList params = probe.parameters();
+      for (std::size_t i = 0; i < info.num_layers; ++i)
+        check_state_dict(params, state, where, /*strict=*/false,
+                         info.single_layer ? "" : "layers." + std::to_string(i) + ".");
     }
     TransformerEncoder encoder(config, info.num_layers, info.final_norm);
     // A single layer's keys are the layer's own parameter names (no "layers.0." prefix).
     if (info.single_layer)
-      load_state_dict_checked(encoder.layers[0], state, kWhere, source);
+      encoder.layers[0].load_state_dict(state, true, where);
     else
-      load_state_dict_checked(encoder, state, kWhere, source);
+      encoder.load_state_dict(state, true, where);
     encoder.eval();
     return encoder;
   } catch (const std::bad_alloc&) {
@@ -303,7 +244,7 @@ MultiheadAttention load_multihead_attention(const StateDict& state, std::size_t 
                    std::to_string(num_heads) + ")");
   try {
     MultiheadAttention mha(D, num_heads, 0.0f, state.count("in_proj_bias") > 0);
-    load_state_dict_checked(mha, state, where, source);
+    mha.load_state_dict(state, true, std::string(where) + ": " + source);
     return mha;
   } catch (const std::bad_alloc&) {
     throw io_error(std::string(where) + ": " + source + ": out of memory building a MultiheadAttention with d_model = " +

@@ -2,6 +2,8 @@
 #include "xenc/nn/module.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 #include <set>
 #include <stdexcept>
 
@@ -37,27 +39,81 @@ StateDict Module::state_dict() {
   return state;
 }
 
-void Module::load_state_dict(const StateDict& state, bool strict) {
-  const ParameterList params = parameters();
-  // Check everything first, so that a failed load leaves the module unchanged.
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The glossary form of a parameter's shape, from its name ("[3D, D]" for in_proj_weight); empty
+// when the name does not tell.
+std::string symbolic_shape(const std::string& name) {
+  const std::pair<const char*, const char*> forms[] = {
+      {"in_proj_weight", "[3D, D]"}, {"in_proj_bias", "[3D]"},   {"out_proj.weight", "[D, D]"},
+      {"out_proj.bias", "[D]"},      {"linear1.weight", "[F, D]"}, {"linear1.bias", "[F]"},
+      {"linear2.weight", "[D, F]"},  {"linear2.bias", "[D]"},    {"norm1.weight", "[D]"},
+      {"norm1.bias", "[D]"},         {"norm2.weight", "[D]"},    {"norm2.bias", "[D]"},
+      {"norm.weight", "[D]"},        {"norm.bias", "[D]"},       {"embedding.weight", "[V, D]"},
+      {"head.weight", "[C, D]"},     {"head.bias", "[C]"}};
+  for (const auto& f : forms)
+    if (ends_with(name, f.first)) return f.second;
+  return "";
+}
+
+std::string expected_text(const std::string& name, const std::vector<std::size_t>& shape) {
+  const std::string symbolic = symbolic_shape(name);
+  return symbolic.empty() ? shape_str(shape) : symbolic + " = " + shape_str(shape);
+}
+
+// "[1, 2]" for flat index i of an array of this shape.
+std::string index_text(std::size_t i, const std::vector<std::size_t>& shape) {
+  std::vector<std::size_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] ? i % shape[d] : 0;
+    i = shape[d] ? i / shape[d] : 0;
+  }
+  return shape_str(index);
+}
+
+}  // namespace
+
+void check_state_dict(const ParameterList& params, const StateDict& state, const std::string& where,
+                      bool strict, const std::string& prefix) {
   std::set<std::string> known;
   for (const auto& p : params) {
-    known.insert(p.name);
-    auto it = state.find(p.name);
+    const std::string key = prefix + p.name;
+    known.insert(key);
+    // 1. Present.
+    auto it = state.find(key);
     if (it == state.end())
-      throw std::invalid_argument("load_state_dict: missing key \"" + p.name +
-                                  "\" (expected shape " + shape_str(p.shape) + ")");
+      throw io_error(where + ": missing key \"" + key + "\" (expected shape " +
+                     expected_text(key, p.shape) + ")");
+    // 2. Shaped as the parameter.
     const auto& s = it->second.shape();
     if (!std::equal(s.begin(), s.end(), p.shape.begin(), p.shape.end()))
-      throw shape_error("load_state_dict: \"" + p.name + "\" has shape " + shape_str(s) +
-                        ", expected " + shape_str(p.shape));
+      throw shape_error(where + ": key \"" + key + "\" has shape " + shape_str(s) + ", expected " +
+                        expected_text(key, p.shape));
+    // 3. Finite: a NaN weight would make every output NaN (or, hidden by a later step, a
+    //    plausible-looking wrong answer).
+    const float* v = it->second.data();
+    for (std::size_t i = 0; i < it->second.size(); ++i)
+      if (!std::isfinite(v[i]))
+        throw io_error(where + ": key \"" + key + "\" holds " +
+                       (std::isnan(v[i]) ? std::string("nan") : v[i] > 0 ? "inf" : "-inf") +
+                       " at index " + index_text(i, p.shape) + " (weights must be finite)");
   }
-  if (strict) {
+  // 4. No other key (PyTorch's strict=True).
+  if (strict)
     for (const auto& kv : state)
       if (!known.count(kv.first))
-        throw std::invalid_argument("load_state_dict: unexpected key \"" + kv.first +
-                                    "\" with shape " + shape_str(kv.second.shape()));
-  }
+        throw io_error(where + ": unexpected key \"" + kv.first + "\" with shape " +
+                       shape_str(kv.second.shape()) + " (not a parameter of this model)");
+}
+
+void Module::load_state_dict(const StateDict& state, bool strict, const std::string& where) {
+  const ParameterList params = parameters();
+  // Check everything first, so that a failed load leaves the module unchanged.
+  check_state_dict(params, state, where, strict);
   for (const auto& p : params) {
     const auto& a = state.at(p.name);
     std::copy_n(a.data(), p.size(), p.value);

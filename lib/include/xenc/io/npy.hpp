@@ -20,11 +20,11 @@
 //
 // Limits: a file is read only after its claims are checked, so that a small crafted file cannot
 // make the loader allocate gigabytes (a notebook kernel must survive it). LoadLimits holds the
-// bounds; every loader takes one (default-constructed: 1 GiB per array, 4 GiB per archive,
+// bounds; every loader takes one (default-constructed: 128 MiB per array, 256 MiB per archive,
 // 10,000 header bytes as NumPy's np.load). Raise them for a bigger model:
 //
 //     xenc::LoadLimits limits;
-//     limits.max_array_bytes = std::size_t(4) << 30;      // 4 GiB per array
+//     limits.max_array_bytes = std::size_t(1) << 30;      // 1 GiB per array
 //     xt::xarray<float> x = xenc::load_npy("big.npy", limits);
 //
 // Header shapes are checked as NumPy checks them: every dimension must fit in a signed 64-bit
@@ -51,16 +51,33 @@
 
 namespace xenc {
 
-/// Bounds on what the loaders (npy, npz, state_dict) allocate for one file. The defaults fit
-/// every model this project trains (its largest array is a few MiB); raise them to load more.
+/// Bounds on what the loaders (npy, npz, state_dict, checkpoint) accept from one file. Every
+/// claim a file makes (a zip directory's sizes, an .npy header's shape, a checkpoint's config) is
+/// checked against them before anything is allocated, and the message names the field to raise.
+/// The defaults fit every model this project trains (its largest array is a few MiB) with a wide
+/// margin, and keep the memory a crafted file can cost a loader well under 1 GiB: loading an .npz
+/// holds at most about 2 · max_total_bytes (the members' bytes and the arrays), building a model
+/// from it one more max_total_bytes. Raise them to load more:
+///
+///     xenc::LoadLimits limits;
+///     limits.max_total_bytes = std::size_t(2) << 30;     // a 2 GiB checkpoint
 struct LoadLimits {
-  /// Largest array data, in bytes (prod(shape) · itemsize): 1 GiB = 2^28 float32 values, e.g.
-  /// a [16384, 16384] matrix.
-  std::size_t max_array_bytes = std::size_t(1) << 30;
-  /// Largest sum of all member sizes of one .npz archive, in bytes: 4 GiB.
-  std::size_t max_total_bytes = std::size_t(4) << 30;
+  /// Largest array data, in bytes (prod(shape) · itemsize): 128 MiB = 2^25 float32 values, e.g.
+  /// a [4096, 8192] matrix or a 32,768-word embedding with d_model = 1024.
+  std::size_t max_array_bytes = std::size_t(128) << 20;
+  /// Largest sum of all member sizes of one .npz archive (a checkpoint's parameters), in bytes:
+  /// 256 MiB = 2^26 float32 parameters.
+  std::size_t max_total_bytes = std::size_t(256) << 20;
   /// Largest .npy header (the dict literal), in bytes: 10,000, as numpy.load's max_header_size.
   std::size_t max_header_bytes = 10000;
+  /// Largest checkpoint metadata (the UTF-8 JSON text of xenc.meta), in bytes: 4 MiB, checked
+  /// before the text is read or parsed (parsing takes up to about 32 bytes per text byte). The
+  /// vocabulary is the large part: 4 MiB holds about 300,000 words.
+  std::size_t max_meta_bytes = std::size_t(4) << 20;
+  /// Longest sequence T a loader accepts: a checkpoint's config.max_len, and what programs use
+  /// to refuse a longer sentence or a [B, T] / [B, T, D] input before running the model (the
+  /// attention scores of one layer alone take B · nhead · T² floats): 2048.
+  std::size_t max_sequence_length = 2048;
 };
 
 /// What an .npy header says.
@@ -85,7 +102,11 @@ xt::xarray<bool> load_npy_bool(const std::string& path, const LoadLimits& limits
 xt::xarray<std::int64_t> load_npy_int64(const std::string& path, const LoadLimits& limits = {});
 /// Writes int64 ('<i8'), C order, format version 1.0.
 void save_npy_int64(const std::string& path, const xt::xarray<std::int64_t>& array);
-/// Reads only the header (to inspect dtype and shape before loading).
+/// Reads only the header (dtype and shape), not the data: at most 12 + max_header_bytes bytes of
+/// the file are read, so a program can estimate the memory a file needs before loading it:
+///     const xenc::NpyHeader h = xenc::load_npy_header("x.npy");
+///     std::size_t bytes = h.size() * sizeof(float);     // what load_npy will allocate
+/// The header is checked as parse_npy_header checks it; the data length is not (load_npy does).
 NpyHeader load_npy_header(const std::string& path, const LoadLimits& limits = {});
 
 /// Writes float32 ('<f4'), C order, format version 1.0.

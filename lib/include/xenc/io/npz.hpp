@@ -15,7 +15,7 @@
 // (zip64 sizes included) against the file's real size (a stored member cannot be larger than
 // the file, a deflated one not more than 1032 times its compressed size, deflate's limit), the
 // .npy header inside against the directory, and both against the LoadLimits (xenc/io/npy.hpp):
-// 1 GiB per array and 4 GiB per archive unless the caller raises them. A few-KiB file that
+// 128 MiB per array and 256 MiB per archive unless the caller raises them. A few-KiB file that
 // claims a 4 GiB or 1 TB member is refused at once, naming the member and both sizes.
 //
 // Throws:  xenc::io_error naming the function, the file and (for a member) the key: the path is
@@ -45,10 +45,24 @@ void save_npz(const std::string& path, const StateDict& state, bool compressed =
 std::map<std::string, std::string> load_npz_members(const std::string& path,
                                                     const LoadLimits& limits = {});
 
+/// Every member's .npy header (dtype and shape) by key, without its data: each member is read
+/// (inflated) only up to the end of its header, so a program can estimate what loading needs
+/// before it loads, e.g. the memory of a model built from these weights:
+///     for (const auto& [key, h] : xenc::load_npz_headers("w.npz"))
+///       bytes += h.size() * sizeof(float);
+/// The directory's claims are checked against the file as load_npz checks them, and each header
+/// against its member's size; the data (and its CRC) are not read. max_array_bytes and
+/// max_total_bytes are not applied (nothing that large is allocated): compare the shapes with
+/// them, or with the program's own estimate, before calling load_npz.
+std::map<std::string, NpyHeader> load_npz_headers(const std::string& path,
+                                                  const LoadLimits& limits = {});
+
 /// The same on an archive's bytes in memory; `source` names it in messages.
 StateDict parse_npz(const std::string& bytes, const std::string& source, const LoadLimits& limits = {});
 std::map<std::string, std::string> parse_npz_members(const std::string& bytes, const std::string& source,
                                                      const LoadLimits& limits = {});
+std::map<std::string, NpyHeader> parse_npz_headers(const std::string& bytes, const std::string& source,
+                                                   const LoadLimits& limits = {});
 
 /// Writes raw .npy bytes (from format_npy / format_npy_bool) as members "<key>.npy".
 void save_npz_members(const std::string& path, const std::map<std::string, std::string>& members,

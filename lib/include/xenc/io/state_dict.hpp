@@ -25,9 +25,12 @@
 // indices 0, 1, ..., n - 1) and then every layer's keys and shapes against one layer of the sizes
 // read (D, F), so that a small crafted file cannot make the loader build a huge model.
 //
+// Every key is then checked once more, with its values, by the one state_dict check
+// (xenc::check_state_dict, xenc/nn/module.hpp): NaN or infinite weights are refused.
+//
 // Throws:  io_error for a file problem (xenc/io/npz.hpp), for a missing or unexpected key, for
-//          non-contiguous layer indices, and for running out of memory building the model
-//          (never std::bad_alloc);
+//          non-contiguous layer indices, for a non-finite weight, and for running out of memory
+//          building the model (never std::bad_alloc);
 //          shape_error for a wrongly shaped key; config_error when D % nhead != 0. Messages name
 //          the source (the file), the key and both shapes, e.g.
 //          "load_transformer_encoder: w.npz: key \"layers.1.linear1.weight\" has shape [16, 6],
@@ -80,12 +83,6 @@ TransformerEncoder load_transformer_encoder(const std::string& npz_path, std::si
 /// in_proj_bias [3D], out_proj.weight [D, D], out_proj.bias [D]); D from in_proj_weight.
 MultiheadAttention load_multihead_attention(const StateDict& state, std::size_t num_heads,
                                             const std::string& source = "state_dict");
-
-/// module.load_state_dict(state) after checking every key against the module's parameters, so
-/// that messages name `source`: missing and unexpected keys (io_error), wrong shapes
-/// (shape_error) with both shapes. `where` starts the message. On error the module is unchanged.
-void load_state_dict_checked(Module& module, const StateDict& state, const std::string& where,
-                             const std::string& source);
 
 /// The module's state_dict written to .npz (numpy.savez; compressed: numpy.savez_compressed).
 void save_state_dict(const std::string& npz_path, Module& module, bool compressed = false);

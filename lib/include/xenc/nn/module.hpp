@@ -37,14 +37,27 @@ class Module {
 
   /// Copies of every parameter by name (like torch's state_dict()).
   StateDict state_dict();
-  /// Copies values in by name. Throws shape_error for a wrongly shaped entry and
-  /// std::invalid_argument for a missing key or (when strict) an unexpected one,
-  /// naming the key, the expected and the actual shape.
-  void load_state_dict(const StateDict& state, bool strict = true);
+  /// Copies values in by name, after check_state_dict (below), whose messages start with
+  /// `where`: io_error for a missing key, (when strict) an unexpected one or a non-finite value,
+  /// shape_error for a wrongly shaped entry. On error the module is unchanged.
+  void load_state_dict(const StateDict& state, bool strict = true,
+                       const std::string& where = "load_state_dict");
 
  protected:
   bool training_ = false;
 };
+
+/// The one state_dict check, shared by Module::load_state_dict and the io loaders
+/// (load_transformer_encoder, load_checkpoint): every parameter of `params` is present in `state`
+/// under `prefix` + its name, with its shape and only finite values; with `strict`, `state` holds
+/// no other key (PyTorch's strict=True). Nothing is copied. Messages start with `where` and name
+/// the key, with both shapes in the glossary's words where the name tells them:
+///   io_error     "<where>: missing key \"layers.1.norm2.bias\" (expected shape [D] = [8])",
+///                "<where>: unexpected key \"norm3.weight\" with shape [8] (not a parameter ...)",
+///                "<where>: key \"head.bias\" holds nan at index [1] (weights must be finite)"
+///   shape_error  "<where>: key \"linear1.weight\" has shape [16, 7], expected [F, D] = [16, 8]"
+void check_state_dict(const ParameterList& params, const StateDict& state, const std::string& where,
+                      bool strict = true, const std::string& prefix = "");
 
 /// Throws std::logic_error("<where>: backward called without a cached forward ...") when a
 /// module's cache is empty (no forward yet, or forward ran under NoGradGuard).
