@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <stdexcept>
 
@@ -13,28 +12,16 @@
 #include <xenc/data/batching.hpp>
 #include <xenc/viz/svg.hpp>
 
+#include "../common/format.hpp"
+
 namespace extrapolate {
 
 using json = nlohmann::json;
 using xenc_app::fmt;
+using xenc_app::format;
 using xenc_app::pct;
 
 namespace {
-
-// printf into a std::string.
-std::string format(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* f, ...) {
-  va_list args, copy;
-  va_start(args, f);
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, f, copy);
-  va_end(copy);
-  std::string s(std::size_t(std::max(n, 0)) + 1, '\0');
-  std::vsnprintf(&s[0], s.size(), f, args);
-  va_end(args);
-  s.resize(std::size_t(std::max(n, 0)));
-  return s;
-}
 
 const LengthResult& at(const SchemeResult& r, std::size_t length) {
   for (const auto& l : r.lengths)

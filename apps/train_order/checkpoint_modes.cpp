@@ -1,0 +1,134 @@
+// xenc-train-order's checkpoint modes: --load CKPT --evaluate OUT.npz and --load CKPT --sentence.
+#include "checkpoint_modes.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include <xenc/config.hpp>
+#include <xenc/core/grad_mode.hpp>
+#include <xenc/data/batching.hpp>
+#include <xenc/io/checkpoint.hpp>
+#include <xenc/io/npy.hpp>
+#include <xenc/io/npz.hpp>
+#include <xenc/ops/softmax.hpp>
+#include <xenc/text/tokenizer.hpp>
+
+#include "../common/progress.hpp"
+#include "experiment.hpp"
+
+namespace train_order {
+
+using json = nlohmann::json;
+using xenc_app::pct;
+
+// --load CKPT --evaluate OUT.npz: the checkpoint's own held-out set (rebuilt from the task
+// settings it stores), run through the model; writes ids, padding_mask, labels (int64/bool)
+// and logits [N, T, C] for scripts/torch_train_order.py, and prints the accuracy.
+int run_evaluate(const std::string& load, const std::string& evaluate_path) {
+  const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(load);
+  if (!ck.meta.extra.contains("options") || ck.meta.extra.value("task", "") != "word_roles")
+    throw std::invalid_argument("--load " + load + ": no task settings in the checkpoint "
+                                "(--evaluate needs a checkpoint written by xenc-train-order --save)");
+  const json& t = ck.meta.extra.at("options");
+  Options task;
+  task.nouns = t.at("nouns");
+  task.verbs = t.at("verbs");
+  task.sentences_per_pair = t.at("sentences_per_pair");
+  task.heldout = t.at("heldout_fraction");
+  task.passive = t.at("passive_probability");
+  task.adjectives = t.at("adjective_probability");
+  task.seed = t.at("seed");
+  const xenc::WordRolesDataset d = xenc::make_word_roles(task_config(task));
+  const auto test = xenc::as_labelled(d.test);
+  std::vector<std::size_t> all(test.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const xenc::LabelledBatch b = xenc::make_batch(test, all, ck.vocab);
+  xenc::Tensor3 logits;
+  {
+    xenc::NoGradGuard no_grad;
+    logits = ck.model->forward(b.ids, b.padding_mask);
+  }
+  const Eval e = evaluate(*ck.model, d.test, test, ck.vocab, 256);
+  xenc::save_npz_members(evaluate_path, {{"ids", xenc::format_npy_int64(b.ids)},
+                                      {"padding_mask", xenc::format_npy_bool(b.padding_mask)},
+                                      {"labels", xenc::format_npy_int64(b.labels)},
+                                      {"logits", xenc::format_npy(logits)}});
+  std::printf("%s: held-out accuracy %s on %zu nouns of %zu sentences; wrote %s\n", load.c_str(),
+              pct(e.accuracy).c_str(), e.nouns, d.test.size(), evaluate_path.c_str());
+  return 0;
+}
+
+int run_inference(const std::string& load, const std::string& sentence, bool as_json) {
+  const std::vector<std::string> words = xenc::tokenize(sentence);
+  if (words.empty())
+    throw std::invalid_argument("--sentence is empty, expected at least one word");
+  const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(load);
+  const auto& c = ck.meta.config;
+  if (ck.meta.labels.size() != 2)
+    throw std::invalid_argument("--load " + load + ": the checkpoint has " +
+                                std::to_string(ck.meta.labels.size()) +
+                                " labels, expected 2 (agent, patient: a xenc-train-order model)");
+  if (c.position == xenc::PositionKind::learned && words.size() > c.max_len)
+    throw std::invalid_argument("--sentence has " + std::to_string(words.size()) +
+                                " words, expected at most " + std::to_string(c.max_len) +
+                                " (the checkpoint's learned positions)");
+  std::vector<std::string> nouns;
+  if (ck.meta.extra.contains("nouns")) nouns = ck.meta.extra.at("nouns").get<std::vector<std::string>>();
+
+  xenc::Index2 ids = xenc::Index2::from_shape({1, words.size()});
+  std::vector<std::string> unknown;
+  for (std::size_t t = 0; t < words.size(); ++t) {
+    ids(0, t) = ck.vocab.id(words[t]);
+    if (ids(0, t) == xenc::Vocabulary::unk_id) unknown.push_back(words[t]);
+  }
+  xenc::Tensor3 probs;
+  {
+    xenc::NoGradGuard no_grad;
+    probs = xenc::softmax_forward(ck.model->forward(ids));  // [1, T, 2]
+  }
+  auto is_noun = [&](const std::string& w) {
+    return std::find(nouns.begin(), nouns.end(), w) != nouns.end();
+  };
+  if (as_json) {
+    json j = {{"program", "xenc-train-order"}, {"version", XENC_VERSION}, {"checkpoint", load},
+              {"position", xenc::to_string(c.position)}, {"labels", ck.meta.labels},
+              {"unknown_words", unknown}};
+    j["tokens"] = json::array();
+    for (std::size_t t = 0; t < words.size(); ++t) {
+      const bool unk = ids(0, t) == xenc::Vocabulary::unk_id;
+      j["tokens"].push_back({{"word", words[t]}, {"token", unk ? "<unk>" : words[t]},
+                             {"role", ck.meta.labels[probs(0, t, 1) > probs(0, t, 0) ? 1 : 0]},
+                             {"probabilities", {probs(0, t, 0), probs(0, t, 1)}},
+                             {"trained_noun", is_noun(words[t])}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("Checkpoint %s: position %s, D=%zu, %zu layers; labels %s, %s.\n", load.c_str(),
+              xenc::to_string(c.position).c_str(), c.layer.d_model, c.num_layers,
+              ck.meta.labels[0].c_str(), ck.meta.labels[1].c_str());
+  for (const auto& w : unknown)
+    std::printf("note: \"%s\" is not in the vocabulary: read as <unk>\n", w.c_str());
+  std::printf("\n%-12s %-8s %8s %10s\n", "token", "role", ("P(" + ck.meta.labels[0] + ")").c_str(),
+              ("P(" + ck.meta.labels[1] + ")").c_str());
+  bool marked = false;
+  for (std::size_t t = 0; t < words.size(); ++t) {
+    const bool unk = ids(0, t) == xenc::Vocabulary::unk_id;
+    const bool noun = is_noun(words[t]);
+    marked = marked || !noun;
+    const std::string shown = (unk ? "<unk>" : words[t]) + (noun ? "" : " *");
+    std::printf("%-12s %-8s %8.3f %10.3f\n", shown.c_str(),
+                ck.meta.labels[probs(0, t, 1) > probs(0, t, 0) ? 1 : 0].c_str(), probs(0, t, 0),
+                probs(0, t, 1));
+  }
+  if (marked)
+    std::printf("\n* not one of the task's nouns: the model was trained on the roles of nouns only, "
+                "so its output for these words carries no meaning.\n");
+  return 0;
+}
+
+}  // namespace train_order
