@@ -8,6 +8,7 @@
 // after the timeout) instead of swapping the machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -20,6 +21,7 @@
 #include "../io/zip_builder.hpp"
 #include "../support/run_limited.hpp"
 #include "../support/run_program.hpp"
+#include "../support/tolerances.hpp"
 
 namespace {
 
@@ -75,10 +77,10 @@ std::string npy_header(const std::vector<std::size_t>& shape) {
 }
 
 // A deflated member that claims a float32 array of `shape`: a raw deflate stream whose first
-// block (stored, not final) holds the real .npy header, then filler bytes that no inflater
-// accepts (0xFF: a final block of the reserved type 3), as many as deflate needs to expand to
-// the claimed size (1/1032 of it). Its header is legal; loading its data fails. A program that
-// refuses it with a memory message therefore decided from the header alone.
+// block (stored, not final) holds the real .npy header, then stored blocks of filler, as many
+// bytes as deflate needs to expand to the claimed size (1/1032 of it). Its header is legal; its
+// data is a thousandth of what the header claims, so loading it fails. A program that refuses
+// it with a memory message therefore decided from the header alone.
 xenc_test::ZipMember claimed_member(const std::string& key, const std::vector<std::size_t>& shape) {
   const std::string header = npy_header(shape);
   std::uint64_t values = 1;
@@ -91,7 +93,18 @@ xenc_test::ZipMember claimed_member(const std::string& key, const std::vector<st
   xenc_test::put_le(m.data, header.size(), 2);
   xenc_test::put_le(m.data, 0xFFFF & ~header.size(), 2);
   m.data += header;
-  m.data += std::string(m.size / 1032 + 64, '\xFF');
+  // filler: more stored blocks of 0xFF bytes (valid deflate, so an inflater reading past the
+  // header meets no error there), as many as deflate's 1032:1 bound needs; they hold far fewer
+  // bytes than the header claims, so loading the data would fail as truncated
+  const std::size_t filler = m.size / 1032 + 64;
+  for (std::size_t done = 0; done < filler;) {
+    const std::size_t n = std::min<std::size_t>(65535, filler - done);
+    m.data += '\0';
+    xenc_test::put_le(m.data, n, 2);
+    xenc_test::put_le(m.data, 0xFFFF & ~n, 2);
+    m.data += std::string(n, '\xFF');
+    done += n;
+  }
   m.crc = 0;
   return m;
 }
@@ -237,7 +250,7 @@ TEST(InitEncoderLimits, TheMeasuredRateStopsARunOverTheLimit) {
                                     "16", "--train-steps", "100000", "--max-minutes", "0.005", "--output", "w.npz"},
                                    dir);
   expect_refusal(r, "xenc-init-encoder", {"100000 training steps would take about", "measured: ",
-                                          "step(s)), more than the limit", "(--max-minutes 0.005)"});
+                                          "step(s); D = 8, 2 layers, F = 16)", "(--max-minutes 0.005)"});
   EXPECT_FALSE(fs::exists(dir + "/w.npz"));
 }
 
@@ -284,7 +297,7 @@ TEST(ExtrapolateLimits, AStepOverTheMemoryLimitIsRefusedFromTheOptions) {
 TEST(ExtrapolateLimits, DaysOfTrainingAreRefusedUpFront) {
   const std::string dir = out_dir();
   const LimitedRun r = run_limited({XENC_APP_EXTRAPOLATE, "--epochs", "1000", "--train-sequences", "100000",
-                                    "--d-model", "512", "--ff", "4096", "--layers", "12", "--heads", "8"}, dir);
+                                    "--d-model", "128", "--ff", "512", "--layers", "12", "--heads", "8"}, dir);
   expect_refusal(r, "xenc-extrapolate", {"training 5 model(s) of 3125000 steps would take about", "days",
                                          "more than the limit of 10 min (--max-minutes 10)"});
   EXPECT_TRUE(r.out.empty()) << r.out;
@@ -333,30 +346,135 @@ TEST(ProgressDisplay, APipeGetsLinesWithinALongEpoch) {
   EXPECT_FALSE(has(text, "\r")) << text;
 }
 
+// ---- xenc-train-order -----------------------------------------------------------------------------
+
+// A tiny task and model: trains in well under a second.
+const std::vector<std::string> kTinyTraining = {"--nouns", "3", "--verbs", "1", "--sentences-per-pair", "1",
+                                                "--epochs", "1", "--d-model", "4", "--heads", "1", "--ff", "4",
+                                                "--layers", "1", "--quiet", "--svg-dir", ""};
+
+std::vector<std::string> train_order_args(std::vector<std::string> extra) {
+  std::vector<std::string> argv = {XENC_APP_TRAIN_ORDER};
+  argv.insert(argv.end(), kTinyTraining.begin(), kTinyTraining.end());
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+// A checkpoint of the tiny task without positions, saved in dir/ck/none.npz.
+std::string tiny_checkpoint(const std::string& dir) {
+  const LimitedRun r = run_limited(train_order_args({"--schemes", "none", "--save", "ck"}), dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return dir + "/ck/none.npz";
+}
+
+// --evaluate given the --load path overwrote the checkpoint: refused, under either spelling,
+// and the file is untouched.
+TEST(TrainOrderLimits, EvaluateOntoTheLoadedCheckpointIsRefused) {
+  const std::string dir = out_dir();
+  const std::string ck = tiny_checkpoint(dir);
+  const std::string before = xenc::test::read_file(ck);
+  for (const std::string& target : {std::string("ck/none.npz"), std::string("./ck/../ck/none.npz")}) {
+    const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--evaluate", target}, dir);
+    expect_refusal(r, "xenc-train-order", {"--evaluate " + target + " names the checkpoint given to --load"});
+  }
+  EXPECT_EQ(xenc::test::read_file(ck), before);
+  const LimitedRun ok = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--evaluate", "eval.npz"}, dir);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+// A 40,000-token sentence grew to 6.3 GB: refused from the checkpoint's metadata.
+TEST(TrainOrderLimits, ALongSentenceIsRefusedBeforeTheCheckpointLoads) {
+  const std::string dir = out_dir();
+  tiny_checkpoint(dir);
+  std::string sentence;
+  for (int i = 0; i < 40000; ++i) sentence += i ? " a" : "a";
+  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", sentence}, dir);
+  expect_refusal(r, "xenc-train-order", {"this sentence needs about", "T = 40000 tokens",
+                                         "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
+}
+
+// Weights that make the logits overflow (3e38 everywhere in the head: finite, so the loader
+// takes them) fail --evaluate and --sentence loudly instead of reporting an accuracy.
+TEST(TrainOrderLimits, NonFiniteLogitsFailLoudly) {
+  const std::string dir = out_dir();
+  const std::string ck = tiny_checkpoint(dir);
+  auto members = xenc::load_npz_members(ck);
+  xt::xarray<float> w = xenc::parse_npy(members.at("head.weight"), "head.weight");
+  w.fill(3e38f);
+  members["head.weight"] = xenc::format_npy(w);
+  xenc::save_npz_members(dir + "/huge.npz", members);
+  LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "huge.npz", "--evaluate", "eval.npz"}, dir);
+  expect_refusal(r, "xenc-train-order", {"the model's logits are not finite"});
+  EXPECT_FALSE(has(r.out, "accuracy")) << r.out;
+  r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "huge.npz", "--sentence", "the cat saw the dog"}, dir);
+  expect_refusal(r, "xenc-train-order", {"the model's logits are not finite"});
+}
+
+// Everything that can be checked is checked before the first scheme trains: rope's head size,
+// the output directory, the seed's range.
+TEST(TrainOrderLimits, SettingsAndDirectoriesAreCheckedBeforeTraining) {
+  const std::string dir = out_dir();
+  LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--d-model", "30", "--heads", "2"}, dir);
+  expect_refusal(r, "xenc-train-order", {"--position rope: d_model / nhead = 30 / 2 = 15"});
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  r = run_limited({XENC_APP_TRAIN_ORDER, "--nouns", "3", "--verbs", "1", "--epochs", "1", "--svg-dir", "/proc/x"}, dir);
+  expect_refusal(r, "xenc-train-order", {"\"/proc/x\": cannot create director"});
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  r = run_limited({XENC_APP_TRAIN_ORDER, "--seed", "-1"}, dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(has(r.err, "--seed: Value -1 not in range 0 to 4294967295")) << r.err;
+}
+
+// A full disk made the program exit 0: now the lost output is an error.
+TEST(TrainOrderLimits, AFailedWriteToStdoutExitsNonZero) {
+  const std::string dir = out_dir();
+  std::string args;
+  for (const auto& a : kTinyTraining) args += " '" + a + "'";
+  const xenc::test::RunResult r = xenc::test::run_program(XENC_APP_TRAIN_ORDER, args + " --schemes none >/dev/full", dir);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "writing to standard output failed")) << r.err;
+}
+
+// 200 epochs of the default task: 23 s at the assumed rate (the up-front check passes), but the
+// measured rate refuses it within its first seconds.
+TEST(TrainOrderLimits, TheMeasuredRateStopsARunOverTheLimit) {
+  const std::string dir = out_dir();
+  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--epochs", "200", "--max-minutes", "1", "--quiet",
+                                    "--svg-dir", ""}, dir);
+  expect_refusal(r, "xenc-train-order", {"training steps would take about", "measured: ", "(--max-minutes 1)"});
+}
+
 // ---- every app's numeric options at their extremes --------------------------------------------
 
 // Each option alone at the lowest and the highest value its check accepts, then all the size
 // options at their highest together. Whatever the program does (run, or refuse), it ends by
 // itself within the timeout, under 1 GiB of resident memory (and the 1.5 GiB address-space cap),
 // with exit 0 or exit 1 and "<program>: error: ...", never a raw library message or a signal.
-struct Extreme {
-  std::vector<std::string> args;
-};
+using Options = std::vector<std::pair<std::string, std::string>>;  // {"--d-model", "8"}; value "" for a flag
 
-void run_extremes(const char* exe, const std::string& name, const std::vector<std::string>& base,
+void run_extremes(const char* exe, const std::string& name, const Options& base,
                   const std::vector<std::pair<std::string, std::vector<std::string>>>& options,
-                  const std::vector<std::string>& all_max, const std::string& dir) {
-  std::vector<std::vector<std::string>> runs;
-  for (const auto& [opt, values] : options)
-    for (const auto& v : values) {
-      std::vector<std::string> args = base;
+                  const Options& all_max, const std::string& dir) {
+  // the base options, minus those the run sets (CLI11 refuses an option given twice)
+  auto with = [&](const Options& set) {
+    std::vector<std::string> args;
+    for (const auto& [opt, v] : base) {
+      bool overridden = false;
+      for (const auto& s : set) overridden = overridden || s.first == opt;
+      if (overridden) continue;
+      args.push_back(opt);
+      if (!v.empty() || opt == "--svg-dir") args.push_back(v);
+    }
+    for (const auto& [opt, v] : set) {
       args.push_back(opt);
       args.push_back(v);
-      runs.push_back(args);
     }
-  std::vector<std::string> big = base;
-  big.insert(big.end(), all_max.begin(), all_max.end());
-  runs.push_back(big);
+    return args;
+  };
+  std::vector<std::vector<std::string>> runs;
+  for (const auto& [opt, values] : options)
+    for (const auto& v : values) runs.push_back(with({{opt, v}}));
+  runs.push_back(with(all_max));
   for (const auto& args : runs) {
     std::vector<std::string> argv = {exe};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -371,7 +489,7 @@ void run_extremes(const char* exe, const std::string& name, const std::vector<st
     for (const char* raw : {"bad_alloc", "json.exception", "filesystem error", "terminate"})
       EXPECT_FALSE(has(r.err, raw)) << r.err;
     EXPECT_LT(r.peak_rss_bytes, 1024.0 * (1 << 20)) << r.err;
-    std::printf("  %-90.90s exit %d  %6.2f s  %7.1f MiB\n", line.c_str(), r.status, r.seconds,
+    std::printf("  %-100.100s exit %d  %6.2f s  %7.1f MiB\n", line.c_str(), r.status, r.seconds,
                 r.peak_rss_bytes / (1 << 20));
   }
 }
@@ -383,18 +501,18 @@ TEST(Extremes, Encode) {
   const std::string dir = out_dir();
   save_small_encoder(dir + "/w.npz");
   xenc::save_npy(dir + "/x.npy", xt::zeros<float>({std::size_t(2), std::size_t(5), std::size_t(8)}));
-  run_extremes(XENC_APP_ENCODE, "xenc-encode", {"--weights", "w.npz", "--input", "x.npy", "--output", "y.npy"},
+  run_extremes(XENC_APP_ENCODE, "xenc-encode", {{"--weights", "w.npz"}, {"--input", "x.npy"}, {"--output", "y.npy"}},
                {{"--heads", {"1", "65536"}},
                 {"--layer-norm-eps", {"1e-38", "3.4e38"}},
                 {"--max-memory-mb", kMemory}},
-               {"--heads", "65536", "--layer-norm-eps", "3.4e38"}, dir);
+               {{"--heads", "65536"}, {"--layer-norm-eps", "3.4e38"}}, dir);
 }
 
 TEST(Extremes, InitEncoder) {
   const std::string dir = out_dir();
   run_extremes(XENC_APP_INIT_ENCODER, "xenc-init-encoder",
-               {"--d-model", "8", "--heads", "2", "--dim-feedforward", "16", "--output", "w.npz",
-                "--max-minutes", "0.05"},
+               {{"--d-model", "8"}, {"--heads", "2"}, {"--dim-feedforward", "16"}, {"--output", "w.npz"},
+                {"--max-minutes", "0.05"}},
                {{"--layers", {"1", "48"}},
                 {"--d-model", {"2", "4096"}},
                 {"--heads", {"1", "256"}},
@@ -404,21 +522,21 @@ TEST(Extremes, InitEncoder) {
                 {"--layer-norm-eps", {"1e-38", "3.4e38"}},
                 {"--max-memory-mb", kMemory},
                 {"--max-minutes", {"1e-30", "3.4e38"}}},
-               {"--layers", "48", "--d-model", "4096", "--heads", "256", "--dim-feedforward", "65536",
-                "--train-steps", "100000"},
+               {{"--layers", "48"}, {"--d-model", "4096"}, {"--heads", "256"}, {"--dim-feedforward", "65536"},
+                {"--train-steps", "100000"}},
                dir);
 }
 
 TEST(Extremes, AttentionMap) {
   const std::string dir = out_dir();
-  run_extremes(XENC_APP_ATTENTION_MAP, "xenc-attention-map", {"--svg-dir", "maps"},
+  run_extremes(XENC_APP_ATTENTION_MAP, "xenc-attention-map", {{"--svg-dir", "maps"}},
                {{"--d-model", {"1", "4096"}},
                 {"--heads", {"1", "256"}},
                 {"--layers", {"1", "48"}},
                 {"--seed", kSeeds},
                 {"--max-output-mb", {"1", "100000"}},
                 {"--max-memory-mb", kMemory}},
-               {"--d-model", "4096", "--heads", "256", "--layers", "48", "--max-output-mb", "100000"}, dir);
+               {{"--d-model", "4096"}, {"--heads", "256"}, {"--layers", "48"}, {"--max-output-mb", "100000"}}, dir);
 }
 
 TEST(Extremes, PeHeatmap) {
@@ -429,19 +547,19 @@ TEST(Extremes, PeHeatmap) {
                 {"--dims", {"0", "8191"}},
                 {"--max-output-mb", {"1", "100000"}},
                 {"--max-memory-mb", kMemory}},
-               {"--positions", "10000", "--d-model", "8192", "--max-output-mb", "100000"}, dir);
+               {{"--positions", "10000"}, {"--d-model", "8192"}, {"--max-output-mb", "100000"}}, dir);
 }
 
 TEST(Extremes, PeProperties) {
   const std::string dir = out_dir();
   run_extremes(XENC_APP_PE_PROPERTIES, "xenc-pe-properties", {},
                {{"--d-model", {"1", "4096"}}, {"--positions", {"2", "4000"}}, {"--shift", {"0", "3999"}}},
-               {"--d-model", "4096", "--positions", "4000", "--shift", "3999"}, dir);
+               {{"--d-model", "4096"}, {"--positions", "4000"}, {"--shift", "3999"}}, dir);
 }
 
 TEST(Extremes, PePitfalls) {
   const std::string dir = out_dir();
-  run_extremes(XENC_APP_PE_PITFALLS, "xenc-pe-pitfalls", {}, {{"--only", {"0", "5"}}}, {"--only", "5"}, dir);
+  run_extremes(XENC_APP_PE_PITFALLS, "xenc-pe-pitfalls", {}, {{"--only", {"0", "5"}}}, {{"--only", "5"}}, dir);
 }
 
 TEST(Extremes, WordOrder) {
@@ -452,7 +570,74 @@ TEST(Extremes, WordOrder) {
                 {"--layers", {"1", "48"}},
                 {"--ff", {"0", "65536"}},
                 {"--seed", kSeeds}},
-               {"--d-model", "4096", "--heads", "256", "--layers", "48", "--ff", "65536"}, dir);
+               {{"--d-model", "4096"}, {"--heads", "256"}, {"--layers", "48"}, {"--ff", "65536"}}, dir);
+}
+
+// The training apps from a tiny base (and --max-minutes 0.05 unless the run sets it): every
+// extreme either finishes within seconds or is refused, up front or by its measured rate.
+TEST(Extremes, TrainOrder) {
+  const std::string dir = out_dir();
+  run_extremes(XENC_APP_TRAIN_ORDER, "xenc-train-order",
+               {{"--nouns", "3"}, {"--verbs", "1"}, {"--sentences-per-pair", "1"}, {"--epochs", "1"},
+                {"--d-model", "4"}, {"--heads", "1"}, {"--ff", "4"}, {"--layers", "1"}, {"--quiet", ""},
+                {"--svg-dir", ""}, {"--max-minutes", "0.05"}},
+               {{"--nouns", {"3", "24"}},
+                {"--verbs", {"1", "12"}},
+                {"--sentences-per-pair", {"1", "100"}},
+                {"--heldout", {"0.01", "0.9"}},
+                {"--passive", {"0", "1"}},
+                {"--adjectives", {"0", "1"}},
+                {"--d-model", {"2", "512"}},
+                {"--heads", {"1", "64"}},
+                {"--ff", {"1", "4096"}},
+                {"--layers", {"1", "12"}},
+                {"--dropout", {"0", "0.9"}},
+                {"--epochs", {"1", "1000"}},
+                {"--batch-size", {"1", "4096"}},
+                {"--warmup", {"0", "100000"}},
+                {"--lr", {"1e-6", "1"}},
+                {"--weight-decay", {"0", "1"}},
+                {"--clip", {"1e-6", "1e6"}},
+                {"--seed", kSeeds},
+                {"--max-memory-mb", kMemory},
+                {"--max-minutes", {"1e-30", "3.4e38"}}},
+               {{"--nouns", "24"}, {"--verbs", "12"}, {"--sentences-per-pair", "100"}, {"--d-model", "512"},
+                {"--heads", "64"}, {"--ff", "4096"}, {"--layers", "12"}, {"--epochs", "1000"}, {"--batch-size", "4096"}},
+               dir);
+}
+
+TEST(Extremes, Extrapolate) {
+  const std::string dir = out_dir();
+  run_extremes(XENC_APP_EXTRAPOLATE, "xenc-extrapolate",
+               {{"--train-sequences", "50"}, {"--test-sequences", "10"}, {"--test-lengths", "8,16"}, {"--epochs", "1"},
+                {"--d-model", "8"}, {"--heads", "1"}, {"--ff", "8"}, {"--layers", "1"}, {"--quiet", ""},
+                {"--svg-dir", ""}, {"--max-minutes", "0.05"}},
+               {{"--symbols", {"2", "1000"}},
+                {"--offset", {"1", "64"}},
+                {"--train-length", {"2", "256"}},
+                {"--min-train-length", {"0", "256"}},
+                {"--train-sequences", {"1", "100000"}},
+                {"--test-sequences", {"1", "10000"}},
+                {"--test-lengths", {"2", "1024"}},
+                {"--learned-max-len", {"0", "1024"}},
+                {"--d-model", {"2", "512"}},
+                {"--heads", {"1", "64"}},
+                {"--ff", {"1", "4096"}},
+                {"--layers", {"1", "12"}},
+                {"--epochs", {"1", "1000"}},
+                {"--batch-size", {"1", "4096"}},
+                {"--warmup", {"0", "100000"}},
+                {"--lr", {"1e-6", "1"}},
+                {"--weight-decay", {"0", "1"}},
+                {"--clip", {"1e-6", "1e6"}},
+                {"--seed", kSeeds},
+                {"--tolerance", {"0.1", "50"}},
+                {"--max-memory-mb", kMemory},
+                {"--max-minutes", {"1e-30", "3.4e38"}}},
+               {{"--train-length", "256"}, {"--batch-size", "4096"}, {"--d-model", "512"}, {"--ff", "4096"},
+                {"--layers", "12"}, {"--heads", "64"}, {"--epochs", "1000"}, {"--train-sequences", "100000"},
+                {"--test-lengths", "1024"}, {"--symbols", "1000"}},
+               dir);
 }
 
 }  // namespace
