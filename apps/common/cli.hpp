@@ -124,7 +124,13 @@ inline void check_memory(double need_bytes, std::size_t max_memory_mb, const std
                          const std::string& details, const std::string& advice = "") {
   const double limit = double(max_memory_mb) * 1024 * 1024;
   if (need_bytes <= limit) return;
-  throw resource_error(what + " needs about " + human_bytes(need_bytes) + " of memory (" + details +
+  std::string need = human_bytes(need_bytes);
+  if (need == human_bytes(limit)) {  // "1.0 GiB, more than 1.0 GiB": show the difference
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f MiB", need_bytes / (1024.0 * 1024));
+    need = buf;
+  }
+  throw resource_error(what + " needs about " + need + " of memory (" + details +
                        "), more than the limit of " + human_bytes(limit) + " (--max-memory-mb " +
                        std::to_string(max_memory_mb) + ")" + (advice.empty() ? "" : ": " + advice));
 }

@@ -501,7 +501,8 @@ TEST(Extremes, Encode) {
   const std::string dir = out_dir();
   save_small_encoder(dir + "/w.npz");
   xenc::save_npy(dir + "/x.npy", xt::zeros<float>({std::size_t(2), std::size_t(5), std::size_t(8)}));
-  run_extremes(XENC_APP_ENCODE, "xenc-encode", {{"--weights", "w.npz"}, {"--input", "x.npy"}, {"--output", "y.npy"}},
+  run_extremes(XENC_APP_ENCODE, "xenc-encode",
+               {{"--weights", "w.npz"}, {"--heads", "2"}, {"--input", "x.npy"}, {"--output", "y.npy"}},
                {{"--heads", {"1", "65536"}},
                 {"--layer-norm-eps", {"1e-38", "3.4e38"}},
                 {"--max-memory-mb", kMemory}},
