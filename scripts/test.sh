@@ -3,20 +3,57 @@
 #   bash scripts/test.sh              Release build in build/
 #   bash scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in
 #                                     build-asan/ (CI runs both)
+#   bash scripts/test.sh --kernels    the Release suite again under two other OpenBLAS kernel
+#                                     sets this CPU can run, the first with 1 BLAS thread (CI
+#                                     runs it too: a printed number must hold on every CPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 dir=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
-if [[ "${1:-}" == "--sanitize" ]]; then
+mode="${1:-}"
+if [[ "$mode" == "--sanitize" ]]; then
   dir=build-asan
   # Notebooks run in clang-repl, which cannot load a sanitized library; the benchmark smoke
   # test runs in the Release build.
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DXENC_SANITIZE=ON -DXENC_BUILD_NOTEBOOK_TESTS=OFF)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+elif [[ -n "$mode" && "$mode" != "--kernels" ]]; then
+  echo "usage: bash scripts/test.sh [--sanitize | --kernels]" >&2
+  exit 2
 fi
 cmake -S . -B "$dir" "${flags[@]}"
 cmake --build "$dir" -j"$(nproc)"
-ctest --test-dir "$dir" --output-on-failure -j"$(nproc)"
+
+if [[ "$mode" != "--kernels" ]]; then
+  ctest --test-dir "$dir" --output-on-failure -j"$(nproc)"
+  exit 0
+fi
+
+# OpenBLAS picks its kernels from the CPU at run time (DYNAMIC_ARCH), unless OPENBLAS_CORETYPE
+# names a set. Every set rounds a GEMM differently, so every test must pass under each: run the
+# suite under the first two of these that this CPU can execute (AVX-512, AVX without FMA, AVX2),
+# the first with one BLAS thread and the second with OpenBLAS's default (a thread per core).
+flags_of_cpu=$(grep -m1 '^flags' /proc/cpuinfo || true)
+sets=()
+for candidate in SkylakeX:avx512f Sandybridge:avx Haswell:avx2; do
+  name=${candidate%%:*}
+  needs=${candidate##*:}
+  if [[ " $flags_of_cpu " == *" $needs "* ]]; then sets+=("$name"); fi
+done
+if [[ ${#sets[@]} -lt 2 ]]; then
+  echo "test.sh --kernels: this CPU runs fewer than two of SkylakeX, Sandybridge, Haswell;" \
+       "nothing more to compare" >&2
+  exit 0
+fi
+# Tests whose outcome cannot depend on the kernels are not repeated: installing and linking,
+# the student HTML in a browser, the WebAssembly build (no OpenBLAS), exit codes of README commands.
+same_on_every_kernel='^(install\.|wasm\.|readme_commands\.|notebooks_html_in_browser|notebook_installed_setup_header|nbtool_)'
+echo "== ctest with OPENBLAS_CORETYPE=${sets[0]}, OPENBLAS_NUM_THREADS=1"
+OPENBLAS_CORETYPE=${sets[0]} OPENBLAS_NUM_THREADS=1 \
+  ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" -E "$same_on_every_kernel"
+echo "== ctest with OPENBLAS_CORETYPE=${sets[1]}, OpenBLAS's default thread count"
+(unset OPENBLAS_NUM_THREADS; OPENBLAS_CORETYPE=${sets[1]} \
+  ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" -E "$same_on_every_kernel")
