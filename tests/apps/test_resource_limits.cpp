@@ -219,13 +219,16 @@ TEST(AttentionMapLimits, SvgSizeEstimateMatchesTheFile) {
   EXPECT_NEAR(bytes / (75.0 * 4 * 40 * 40 + 20e3), 1.0, xenc::test::kSvgSizeEstimate);
 }
 
-// An output directory that cannot be made fails first, naming it, without the library's
-// "filesystem error: ..." text.
-TEST(AttentionMapLimits, AnUnusableSvgDirIsRefusedFirst) {
+// An output directory that cannot be made fails before the work, naming it, without the
+// library's "filesystem error: ..." text (xenc-train-order: TrainOrderLimits below).
+TEST(EveryApp, AnUnusableSvgDirIsRefusedFirst) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_ATTENTION_MAP, "--svg-dir", "/proc/x"}, dir);
-  expect_refusal(r, "xenc-attention-map", {"\"/proc/x\""});
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  for (const auto& [exe, name] : std::vector<std::pair<std::string, std::string>>{
+           {XENC_APP_ATTENTION_MAP, "xenc-attention-map"}, {XENC_APP_EXTRAPOLATE, "xenc-extrapolate"}}) {
+    const LimitedRun r = run_limited({exe, "--svg-dir", "/proc/x"}, dir);
+    expect_refusal(r, name, {"\"/proc/x\": cannot create director"});
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
 }
 
 // ---- xenc-init-encoder ---------------------------------------------------------------------------
@@ -311,14 +314,6 @@ TEST(ExtrapolateLimits, TheMeasuredRateStopsARunOverTheLimit) {
                                     "1", "--batch-size", "1", "--max-minutes", "0.05", "--svg-dir", ""}, dir);
   expect_refusal(r, "xenc-extrapolate", {"this run of 240000 training steps would take about", "measured: ",
                                          "(--max-minutes 0.05)"});
-}
-
-// An output directory that cannot be made is refused before the first model trains.
-TEST(ExtrapolateLimits, AnUnusableSvgDirIsRefusedFirst) {
-  const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_EXTRAPOLATE, "--svg-dir", "/proc/x"}, dir);
-  expect_refusal(r, "xenc-extrapolate", {"\"/proc/x\": cannot create director"});
-  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 // Piped, a long epoch printed nothing until it ended: now a plain line every plain_every
