@@ -416,10 +416,13 @@ TEST(WordOrderNarration, AlibiCannotTellASentenceFromItsReverse) {
   const auto rope = word_order("--position rope", out_dir());
   EXPECT_FALSE(has(rope.text.out, "B is A reversed")) << rope.text.out;
   EXPECT_LT(cosines(rope.json["with_rope"]).token[2]["cat"], 1 - xenc::test::kPrinted6);
-  // an odd head dimension is refused with the library's message
+  // an odd head dimension is refused before any run, with the config's message and the schemes
+  // that take any size
   const RunResult odd = run_program(XENC_APP_WORD_ORDER, "--position rope --d-model 18 --heads 6", out_dir());
   EXPECT_NE(odd.status, 0);
-  EXPECT_TRUE(has(odd.err, "Dh = d_model / nhead is 3, expected an even number")) << odd.err;
+  EXPECT_TRUE(has(odd.err, "d_model / nhead = 18 / 6 = 3, expected an even head dimension")) << odd.err;
+  EXPECT_TRUE(has(odd.err, "--position learned or alibi")) << odd.err;
+  EXPECT_TRUE(odd.out.empty()) << odd.out;
 }
 
 // --scale-embedding: the measured lengths are printed, a sinusoidal position vector is sqrt(D/2)
