@@ -15,6 +15,11 @@
 //     xenc-attention-map --sentence "a b c d" --heads 4 --svg-dir maps
 //     xenc-attention-map --json > attention.json
 //     xenc-attention-map --weights encoder.npz --heads 2    # a torch.nn.TransformerEncoder's weights
+//
+// Before it loads, builds or writes anything it estimates the memory (xenc/nn/cost.hpp, the
+// weights' sizes from the .npz headers) and the size of each output (about 75 bytes per heatmap
+// cell: all heads in one figure hold L·H·T² cells), and refuses over --max-memory-mb (1024) or
+// --max-output-mb (100) with the estimate, the limit and what to change.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <xenc/io.hpp>
@@ -22,6 +27,7 @@
 #include <xenc/viz/svg.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/weights.hpp"
 
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
@@ -61,6 +67,10 @@ int main(int argc, char** argv) {
   app.add_option("--weights", weights,
                  ".npz of a torch.nn.TransformerEncoder(Layer) state_dict (np.savez(path, **sd)); "
                  "D, F and the number of layers come from the file, --heads must match the model");
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb, max_output_mb = 100;
+  xenc_app::add_memory_limit(app, max_memory_mb);
+  app.add_option("--max-output-mb", max_output_mb, "refuse to write a file (or print output) larger than "
+                 "this (estimated, MiB)")->check(xenc_app::whole_range(1, 100000))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (json && svg_dir_opt->count() == 0) svg_dir.clear();  // --json alone writes only JSON
 
@@ -77,29 +87,20 @@ int main(int argc, char** argv) {
     const auto batch = vocab.encode_batch({sentence});
     const std::size_t T = tokens.size();
 
-    // 2. a seeded model (sizes from the weights file when given); the trace keeps each layer's
-    //    attention weights [1, H, T, T]
-    xenc::StateDict state;
+    // 2. what the run needs, before anything is loaded, built or written: the model's sizes
+    //    (from the weights file's headers when given), its memory, and the size of each output
     std::size_t ff = 4 * d_model;
     bool final_norm = false;
+    const xenc::LoadLimits limits = xenc_app::limits_for_memory(max_memory_mb);
+    double file_parameters = 0;
     if (!weights.empty()) {
-      state = xenc::load_npz(weights);
-      const auto info = xenc::inspect_encoder_state(state, weights);
-      d_model = info.d_model;
-      layers = info.num_layers;
-      ff = info.dim_feedforward;
-      final_norm = info.final_norm;
+      const xenc_app::WeightsShape w = xenc_app::weights_shape(weights, limits);
+      d_model = w.d_model;
+      layers = w.num_layers;
+      ff = w.dim_feedforward;
+      final_norm = w.final_norm;
+      file_parameters = w.parameters;
     }
-    // refuse a model that would not fit before allocating it (inference: weights + activations)
-    const double need = xenc_app::encoder_inference_bytes(vocab.size(), std::max<std::size_t>(64, T), d_model,
-                                                          heads, ff, layers, 1, T);
-    if (need > xenc_app::kMemoryLimitBytes)
-      throw std::invalid_argument("this model needs about " + xenc_app::human_bytes(need) +
-                                  " of memory for inference (D = " + std::to_string(d_model) + ", " +
-                                  std::to_string(layers) + " layers, F = " + std::to_string(ff) + ", T = " +
-                                  std::to_string(T) + "), more than this demo's limit of " +
-                                  xenc_app::human_bytes(xenc_app::kMemoryLimitBytes) +
-                                  ": use a smaller --d-model or --layers, or a shorter sentence");
     xenc::EncoderModelConfig cfg;
     cfg.vocab_size = vocab.size();
     cfg.layer.d_model = d_model;
@@ -111,16 +112,44 @@ int main(int argc, char** argv) {
     cfg.position = xenc::parse_position_kind(position);
     cfg.max_len = std::max<std::size_t>(64, T);
     cfg.seed = seed;
+    const double weights_count = double(layers) * double(heads) * double(T) * double(T);  // L·H·T²
+    // the forward with its trace; the file's state_dict while it is copied in; the JSON document
+    // (nlohmann keeps about 80 bytes per number)
+    const double need = xenc::estimate_pass_cost(cfg, 1, T, xenc::Pass::traced_inference).peak_bytes +
+                        4 * file_parameters + (json ? 80 * weights_count : 0.0);
+    xenc_app::check_memory(need, max_memory_mb, "this model",
+                           "D = " + std::to_string(d_model) + ", " + std::to_string(layers) + " layers, F = " +
+                               std::to_string(ff) + ", T = " + std::to_string(T) + " tokens" +
+                               (weights.empty() ? "" : ", weights from " + weights),
+                           "use a smaller --d-model or --layers, or a shorter sentence");
+    // about 75 bytes per heatmap cell (a <rect> and its colour), 10 per JSON number, one column
+    // per key in the text tables
+    const std::string advice = "a shorter --sentence (" + std::to_string(T) + " tokens), fewer --layers or "
+                               "--heads, or a higher --max-output-mb";
+    if (!svg_dir.empty()) {
+      xenc_app::check_output_size(75.0 * weights_count + 20e3, max_output_mb,
+                                  svg_dir + "/attention_all.svg (" + std::to_string(layers * heads) +
+                                      " heatmaps of " + std::to_string(T) + " x " + std::to_string(T) + ")",
+                                  advice);
+      std::filesystem::create_directories(svg_dir);  // an unusable directory fails here, before the work
+    }
+    std::size_t w0 = 6;
+    for (const auto& t : tokens) w0 = std::max(w0, t.size() + 2);
+    xenc_app::check_output_size(json ? 10.0 * weights_count : weights_count * double(w0 + 1), max_output_mb,
+                                json ? "the JSON on standard output" : "the text tables on standard output",
+                                advice);
+
+    // 3. a seeded model; the trace keeps each layer's attention weights [1, H, T, T]
     xenc::EncoderModel model(cfg);
     if (!weights.empty())  // checks every key and shape; messages name the file and the key
-      model.encoder = xenc::load_transformer_encoder(state, heads, xenc::Activation::relu,
-                                                     /*norm_first=*/false, 1e-5f, weights);
+      model.encoder = xenc::load_transformer_encoder(weights, heads, xenc::Activation::relu,
+                                                     /*norm_first=*/false, 1e-5f, limits);
     xenc::NoGradGuard no_grad;
     xenc::ModelTrace trace;
     model.forward(batch.ids, batch.padding_mask, &trace);
     const auto& att = trace.encoder.attention_weights;  // N x [1, H, T, T]
 
-    // 3. JSON for bertviz, or a text summary
+    // 4. JSON for bertviz, or a text summary
     if (json) {
       nlohmann::ordered_json j;
       j["tokens"] = tokens;
@@ -151,8 +180,6 @@ int main(int argc, char** argv) {
                 << ", " << heads << " heads, " << layers << " layers, " << position
                 << " positions, seed " << seed << "\n"
                 << "Row = query token, column = key token; each row sums to 1.\n";
-      std::size_t w0 = 6;
-      for (const auto& t : tokens) w0 = std::max(w0, t.size() + 2);
       for (std::size_t l = 0; l < att.size(); ++l)
         for (std::size_t h = 0; h < heads; ++h) {
           std::cout << "\nLayer " << l + 1 << ", head " << h + 1 << "\n" << std::string(w0 + 2, ' ');
@@ -170,9 +197,8 @@ int main(int argc, char** argv) {
         }
     }
 
-    // 4. figures: one heatmap per layer and head, and all heads in one grid
+    // 5. figures: one heatmap per layer and head, and all heads in one grid
     if (!svg_dir.empty()) {
-      std::filesystem::create_directories(svg_dir);
       xenc::viz::HeatmapOptions o;
       o.x_label = "key (attended to)";
       o.y_label = "query (attending)";
@@ -209,8 +235,7 @@ int main(int argc, char** argv) {
                   << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir << "/attention_all.svg\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "xenc-attention-map: error: " << e.what() << "\n";
-    return 1;
+    return xenc_app::report_error("xenc-attention-map", e);
   }
   return xenc_app::finish_stdout("xenc-attention-map");
 }

@@ -1,6 +1,7 @@
 // Shared by the demo apps (included as "../common/cli.hpp"; not an app: no CMakeLists.txt here):
-// --version, the option checks CLI11 does not make on its own, the memory estimate that guards
-// the model-building apps, and a checked standard output.
+// --version, the option checks CLI11 does not make on its own, the resource guard (memory, output
+// size and time checked against a limit before the work, the estimate from xenc/nn/cost.hpp), and
+// a checked standard output.
 //
 // Why the checks: CLI11 2.1 reads "-1" into an unsigned option by wrapping it around to 2^64 - 1,
 // and a float option takes "1e99" as inf. Every numeric option of every app therefore goes
@@ -10,12 +11,16 @@
 
 #include <CLI/CLI.hpp>
 #include <xenc/config.hpp>
+#include <xenc/nn/cost.hpp>
 
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 namespace xenc_app {
@@ -44,23 +49,25 @@ inline CLI::Validator positive_float() {
       "FLOAT > 0");
 }
 
-/// Bytes that an EncoderModel forward pass with a ModelTrace needs in float32, for inference:
-/// the parameters (embedding [V, D], a learned position table [max_len, D], per layer
-/// in_proj 3D² + out_proj D² + linear1/linear2 2DF + biases and norms) and the activations
-/// (per layer the traced output [B, T, D] and attention weights [B, H, T, T], plus the working
-/// tensors of one layer: Q, K, V, context, feed-forward hidden [B, T, F] and two [B, H, T, T]).
-/// Gradient buffers are not counted: inference does not need them.
+/// Bytes that an EncoderModel forward pass with a ModelTrace needs (xenc::estimate_pass_cost,
+/// Pass::traced_inference, xenc/nn/cost.hpp), for callers that have the sizes only.
 inline double encoder_inference_bytes(std::size_t V, std::size_t max_len, std::size_t D, std::size_t H,
                                       std::size_t F, std::size_t L, std::size_t B, std::size_t T) {
-  const double d = double(D), f = double(F), bt = double(B) * double(T), att = double(B) * double(H) * double(T) * double(T);
-  const double per_layer = 4 * d * d + 4 * d + 2 * d * f + f + d + 4 * d;
-  const double params = double(V) * d + double(max_len) * d + double(L) * per_layer + 2 * d;
-  const double activations = double(L) * (bt * d + att) + bt * (8 * d + f) + 2 * att;
-  return 4.0 * (params + activations);
+  xenc::EncoderModelConfig c;
+  c.vocab_size = V;
+  c.max_len = max_len;
+  c.position = max_len > 0 ? xenc::PositionKind::learned : xenc::PositionKind::none;
+  c.layer.d_model = D;
+  c.layer.nhead = H;
+  c.layer.dim_feedforward = F;
+  c.num_layers = L;
+  return xenc::estimate_pass_cost(c, B, T, xenc::Pass::traced_inference).peak_bytes;
 }
 
-/// The memory limit of the model-building apps (word_order, attention_map, init_encoder): 2 GiB.
-constexpr double kMemoryLimitBytes = 2.0 * 1024 * 1024 * 1024;
+/// The memory limit of every app that builds a model, unless --max-memory-mb changes it: 1 GiB,
+/// so that no command line makes a program take more before it refuses.
+constexpr std::size_t kDefaultMaxMemoryMb = 1024;
+constexpr double kMemoryLimitBytes = double(kDefaultMaxMemoryMb) * 1024 * 1024;
 
 /// "1.5 GiB", "300.0 MiB".
 inline std::string human_bytes(double bytes) {
@@ -68,6 +75,120 @@ inline std::string human_bytes(double bytes) {
   if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
   else std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
   return buf;
+}
+
+/// "0.25 s", "45 s", "12.5 min", "3.2 h", "79.0 days".
+inline std::string human_seconds(double s) {
+  char buf[64];
+  if (s < 10) std::snprintf(buf, sizeof buf, "%.2g s", s);
+  else if (s < 90) std::snprintf(buf, sizeof buf, "%.0f s", s);
+  else if (s < 5400) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  else if (s < 172800) std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  else std::snprintf(buf, sizeof buf, "%.1f days", s / 86400);
+  return buf;
+}
+
+/// "3.2 GFLOP", "450.0 TFLOP".
+inline std::string human_flops(double flops) {
+  char buf[64];
+  if (flops >= 1e12) std::snprintf(buf, sizeof buf, "%.1f TFLOP", flops / 1e12);
+  else if (flops >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GFLOP", flops / 1e9);
+  else std::snprintf(buf, sizeof buf, "%.1f MFLOP", flops / 1e6);
+  return buf;
+}
+
+/// "12.3 ms per step", "2.1 s per step".
+inline std::string fmt_seconds_per_step(double s) {
+  char buf[64];
+  if (s < 1) std::snprintf(buf, sizeof buf, "%.1f ms per step", 1e3 * s);
+  else std::snprintf(buf, sizeof buf, "%.1f s per step", s);
+  return buf;
+}
+
+/// A resource the work would need beyond the program's limit (memory, output size, time):
+/// thrown before anything is allocated, written or trained.
+struct resource_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+/// --max-memory-mb MB (default 1024): the memory limit the program checks its estimate against.
+inline CLI::Option* add_memory_limit(CLI::App& app, std::size_t& max_memory_mb) {
+  return app.add_option("--max-memory-mb", max_memory_mb,
+                        "refuse work whose estimated memory exceeds this (MiB)")
+      ->check(whole_range(16, 1 << 24))->capture_default_str();
+}
+
+/// Throws resource_error unless need_bytes <= limit: "<what> needs about 4.4 GiB of memory
+/// (<details>), more than the limit of 1.0 GiB (--max-memory-mb 1024)[: <advice>]".
+inline void check_memory(double need_bytes, std::size_t max_memory_mb, const std::string& what,
+                         const std::string& details, const std::string& advice = "") {
+  const double limit = double(max_memory_mb) * 1024 * 1024;
+  if (need_bytes <= limit) return;
+  std::string need = human_bytes(need_bytes);
+  if (need == human_bytes(limit)) {  // "1.0 GiB, more than 1.0 GiB": show the difference
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f MiB", need_bytes / (1024.0 * 1024));
+    need = buf;
+  }
+  throw resource_error(what + " needs about " + need + " of memory (" + details +
+                       "), more than the limit of " + human_bytes(limit) + " (--max-memory-mb " +
+                       std::to_string(max_memory_mb) + ")" + (advice.empty() ? "" : ": " + advice));
+}
+
+/// Throws resource_error unless bytes <= max_output_mb MiB: "<what> would be about 574.1 MiB,
+/// over the limit of 100 MiB per file (--max-output-mb)[: <advice>]".
+inline void check_output_size(double bytes, std::size_t max_output_mb, const std::string& what,
+                              const std::string& advice = "") {
+  if (bytes <= double(max_output_mb) * 1024 * 1024) return;
+  throw resource_error(what + " would be about " + human_bytes(bytes) + ", over the limit of " +
+                       std::to_string(max_output_mb) + " MiB per file (--max-output-mb)" +
+                       (advice.empty() ? "" : ": " + advice));
+}
+
+/// The arithmetic rate a time estimate assumes before anything has run: a fast 2-core machine's
+/// OpenBLAS sgemm (bench/README.md: 90-220 GFLOP/s). Estimates at this rate are lower bounds
+/// of the real time, so a refusal on them never stops work that would have been quick; the
+/// training programs check again with the rate they measure once the first steps have run.
+constexpr double kFastFlopsPerSecond = 200e9;
+
+/// --max-minutes M (default `minutes`): the time limit of a program that trains.
+inline CLI::Option* add_time_limit(CLI::App& app, double& max_minutes) {
+  return app.add_option("--max-minutes", max_minutes,
+                        "refuse work whose estimated run time exceeds this (minutes)")
+      ->check(positive_float())->capture_default_str();
+}
+
+/// Throws resource_error when `seconds` exceeds max_minutes: "<what> would take about 3.2 h
+/// (<how>), more than the limit of 10 min (--max-minutes 10)[: <advice>]".
+inline void check_time(double seconds, double max_minutes, const std::string& what, const std::string& how,
+                       const std::string& advice = "") {
+  if (seconds <= 60.0 * max_minutes) return;
+  char limit[64];
+  std::snprintf(limit, sizeof limit, "%g", max_minutes);
+  throw resource_error(what + " would take about " + human_seconds(seconds) + " (" + how +
+                       "), more than the limit of " + limit + " min (--max-minutes " + limit + ")" +
+                       (advice.empty() ? "" : ": " + advice));
+}
+
+/// Prints "<program>: error: <message>" for an exception that ends the program and returns 1.
+/// The two that carry no useful text of their own are rewritten: std::bad_alloc (the estimate
+/// should have refused first) and a filesystem error (its path and the system's reason).
+inline int report_error(const std::string& program, const std::exception& e) {
+  std::string what = e.what();
+  if (dynamic_cast<const std::bad_alloc*>(&e))
+    what = "out of memory: the machine could not give an allocation this run needed, although its "
+           "estimate was within --max-memory-mb (please report the command line)";
+  else if (const auto* fe = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) {
+    // "filesystem error: cannot create directories: Not a directory [/proc/x]" ->
+    // "\"/proc/x\": cannot create directories: Not a directory"
+    std::string op = fe->what();
+    const std::string prefix = "filesystem error: ";
+    if (op.rfind(prefix, 0) == 0) op = op.substr(prefix.size());
+    if (const auto bracket = op.find(" ["); bracket != std::string::npos) op = op.substr(0, bracket);
+    what = "\"" + fe->path1().string() + "\": " + op;
+  }
+  std::cerr << program << ": error: " << what << "\n";
+  return 1;
 }
 
 /// Flushes stdout (both std::cout and C stdio). Returns 0, or 1 with "<program>: error: ..." on

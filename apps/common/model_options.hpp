@@ -40,7 +40,7 @@ inline xenc::EncoderModelConfig encoder_config(const ModelOptions& m, std::size_
   return c;
 }
 
-/// Throws std::invalid_argument when an inference pass of this model (encoder_inference_bytes)
+/// Throws resource_error when an inference pass of this model (encoder_inference_bytes)
 /// needs more than kMemoryLimitBytes. The message names the size, the limit and what to change:
 /// the sequence length (named by `sequences`, e.g. "sentences (--a, --b)") when a sequence of at
 /// most 64 tokens would fit, with the longest that fits; otherwise the model options.
@@ -62,7 +62,7 @@ inline void check_inference_memory(std::size_t V, std::size_t max_len, std::size
   } else {
     advice = "use a smaller --d-model, --layers or --ff";
   }
-  throw std::invalid_argument("this model needs about " + human_bytes(need) + " of memory for inference (D = " +
+  throw resource_error("this model needs about " + human_bytes(need) + " of memory for inference (D = " +
                               std::to_string(D) + ", " + std::to_string(L) + " layers, F = " + std::to_string(F) +
                               ", T = " + std::to_string(T) + "), more than this demo's limit of " +
                               human_bytes(kMemoryLimitBytes) + ": " + advice);

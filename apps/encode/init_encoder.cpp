@@ -9,6 +9,13 @@
 // Toy task for --train-steps: Y should be X shifted by one position (y_t = x_{t+1}, cyclic),
 // mean squared error, Adam (lr 1e-2) on random X [4, 6, D]. It moves every parameter away
 // from its initial value, so the round trip checks trained weights, not only the init.
+//
+// Limits, checked before anything is built: the memory (xenc/nn/cost.hpp) against
+// --max-memory-mb (1024), and the time of the steps against --max-minutes (10), first from the
+// FLOPs at a fast machine's rate, then after every step from the rate measured so far (the run
+// stops at once, writing nothing, when it would exceed the limit). A long run prints its
+// progress and ETA every 2 s.
+#include <chrono>
 #include <iostream>
 #include <string>
 
@@ -18,6 +25,7 @@
 
 #include "xenc/core/random.hpp"
 #include "xenc/io/state_dict.hpp"
+#include "xenc/nn/cost.hpp"
 #include "xenc/nn/optim.hpp"
 #include "xenc/nn/transformer_encoder.hpp"
 
@@ -46,22 +54,36 @@ int main(int argc, char** argv) {
       ->check(xenc_app::whole_range(0, 100000))->capture_default_str();
   app.add_flag("--compressed", compressed, "deflate the members (numpy.savez_compressed)");
   app.add_option("--output", output, "W.npz")->required();
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
+  double max_minutes = 10;
+  xenc_app::add_memory_limit(app, max_memory_mb);
+  xenc_app::add_time_limit(app, max_minutes);
   CLI11_PARSE(app, argc, argv);
 
   try {
     config.activation = xenc::parse_activation(activation);
-    // refuse a model that would not fit before allocating it: the weights, and with
-    // --train-steps their gradients and Adam's two moments (4 x), plus the toy batch [4, 6, D]
-    const double need = xenc_app::encoder_inference_bytes(0, 0, config.d_model, config.nhead,
-                                                          config.dim_feedforward, layers, 4, 6) *
-                        (train_steps > 0 ? 4.0 : 1.0);
-    if (need > xenc_app::kMemoryLimitBytes)
-      throw std::invalid_argument("this encoder needs about " + xenc_app::human_bytes(need) + " of memory (D = " +
-                                  std::to_string(config.d_model) + ", " + std::to_string(layers) + " layers, F = " +
-                                  std::to_string(config.dim_feedforward) +
-                                  (train_steps > 0 ? ", with gradients and Adam's moments" : "") +
-                                  "), more than this program's limit of " +
-                                  xenc_app::human_bytes(xenc_app::kMemoryLimitBytes));
+    // refuse work over the limits before allocating anything: the memory of a training step
+    // (weights, gradients, Adam's moments, the caches of the toy batch [4, 6, D]) or of the
+    // weights alone, plus the state_dict copy and its .npy bytes written out; and the time of
+    // the steps at a fast machine's rate (a lower bound: checked again once steps have run)
+    xenc::EncoderModelConfig cfg;
+    cfg.vocab_size = 0;  // a bare TransformerEncoder
+    cfg.layer = config;
+    cfg.num_layers = layers;
+    cfg.final_norm = final_norm;
+    const xenc::PassCost cost =
+        xenc::estimate_pass_cost(cfg, 4, 6, train_steps > 0 ? xenc::Pass::training : xenc::Pass::inference);
+    const std::string sizes = "D = " + std::to_string(config.d_model) + ", " + std::to_string(layers) +
+                              " layers, F = " + std::to_string(config.dim_feedforward);
+    xenc_app::check_memory(cost.peak_bytes + 8 * cost.parameters, max_memory_mb, "this encoder",
+                           sizes + (train_steps > 0 ? ", with gradients and Adam's moments" : ""),
+                           "a smaller --d-model, --dim-feedforward or --layers");
+    const double flops = double(train_steps) * cost.flops;
+    xenc_app::check_time(flops / xenc_app::kFastFlopsPerSecond, max_minutes,
+                         std::to_string(train_steps) + " training steps",
+                         xenc_app::human_flops(flops) + " at " +
+                             xenc_app::human_flops(xenc_app::kFastFlopsPerSecond) + "/s, a fast machine's rate; " + sizes,
+                         "fewer --train-steps, a smaller model, or a higher --max-minutes");
     xenc::Rng rng(seed);
     xenc::TransformerEncoder encoder(config, layers, rng, final_norm);
 
@@ -76,6 +98,11 @@ int main(int argc, char** argv) {
           for (std::size_t d = 0; d < D; ++d) target(b, t, d) = x(b, (t + 1) % T, d);
       xenc::Adam adam(encoder.parameters(), 1e-2f);
       encoder.train();
+      // progress on stdout at most every 2 s, with the rate measured so far; from the 50th step
+      // (or 2 s) on, the run stops, writing nothing, as soon as that rate says it would exceed
+      // --max-minutes
+      const auto start = std::chrono::steady_clock::now();
+      auto last_report = start;
       for (std::size_t step = 0; step < train_steps; ++step) {
         adam.zero_grad();
         xenc::Tensor3 y = encoder.forward(x);
@@ -84,9 +111,22 @@ int main(int argc, char** argv) {
         xenc::Tensor3 grad = diff * (2.0f / static_cast<float>(diff.size()));  // dloss/dY
         encoder.backward(grad);
         adam.step();
-        if (step == 0 || step + 1 == train_steps)
-          std::cout << "init_encoder: step " << step + 1 << " of " << train_steps << ", loss "
-                    << loss << "\n";
+        const auto now = std::chrono::steady_clock::now();
+        const double elapsed = std::chrono::duration<double>(now - start).count();
+        const double per_step = elapsed / double(step + 1), left = per_step * double(train_steps - step - 1);
+        if (step + 1 >= 50 || elapsed >= 2)  // past the first steps' warm-up
+          xenc_app::check_time(elapsed + left, max_minutes, std::to_string(train_steps) + " training steps",
+                             "measured: " + xenc_app::fmt_seconds_per_step(per_step) + " over the first " +
+                                 std::to_string(step + 1) + " step(s); " + sizes,
+                             "fewer --train-steps, a smaller model, or a higher --max-minutes");
+        const bool report = now - last_report >= std::chrono::seconds(2);
+        if (step == 0 || step + 1 == train_steps || report) {
+          std::cout << "init_encoder: step " << step + 1 << " of " << train_steps << ", loss " << loss;
+          if (report && step + 1 != train_steps)
+            std::cout << ", " << xenc_app::fmt_seconds_per_step(per_step) << ", ETA " << xenc_app::human_seconds(left);
+          std::cout << std::endl;
+          last_report = now;
+        }
       }
       encoder.eval();
     }
@@ -97,8 +137,7 @@ int main(int argc, char** argv) {
               << encoder.state_dict().size() << " tensors (" << encoder.num_parameters()
               << " parameters) written to " << output << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "xenc-init-encoder: error: " << e.what() << "\n";
-    return 1;
+    return xenc_app::report_error("xenc-init-encoder", e);
   }
   return xenc_app::finish_stdout("xenc-init-encoder");
 }

@@ -8,6 +8,10 @@
 // row), true = padding (PyTorch's src_key_padding_mask).  Y: float32, X's shape. Y equals
 // torch.nn.TransformerEncoder(...).eval()(X, src_key_padding_mask=M) at every non-padded
 // position (batch_first=True). Errors go to stderr as "encode: error: ..." with exit status 1.
+//
+// Before loading either file, the memory of the whole run is estimated from their headers (the
+// weights' shapes, X's [B, T, D]) and a run over --max-memory-mb (default 1024) is refused with
+// the estimate, the limit and the sizes that cause it.
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -16,12 +20,14 @@
 #include <CLI/CLI.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/weights.hpp"
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/core/tensor.hpp"
 #include "xenc/io/npy.hpp"
 #include "xenc/io/state_dict.hpp"
+#include "xenc/nn/cost.hpp"
 #include "xenc/nn/transformer_encoder.hpp"
 
 namespace {
@@ -32,17 +38,48 @@ struct Options {
   std::string activation = "relu";
   bool norm_first = false;
   float layer_norm_eps = 1e-5f;
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
 };
 
+// The memory of the whole run, from the headers of both files before either is loaded: the
+// weights twice (the loaded state_dict and the encoder), X as read and as [B, T, D], Y and its
+// copy, and the forward pass itself (xenc/nn/cost.hpp). Throws resource_error over the limit.
+void check_memory(const Options& opt, const xenc::NpyHeader& x, const xenc_app::WeightsShape& w) {
+  const std::size_t rank = x.shape.size(), T = rank >= 2 ? x.shape[rank - 2] : 1;
+  const std::size_t B = rank == 3 ? x.shape[0] : 1;
+  xenc::EncoderModelConfig cfg;
+  cfg.vocab_size = 0;  // a bare TransformerEncoder
+  cfg.layer.d_model = w.d_model;
+  cfg.layer.nhead = opt.heads;
+  cfg.layer.dim_feedforward = w.dim_feedforward;
+  cfg.num_layers = w.num_layers;
+  cfg.final_norm = w.final_norm;
+  const double io = 4.0 * 4 * double(B) * double(T) * double(w.d_model);
+  const double need = xenc::estimate_pass_cost(cfg, B, T, xenc::Pass::inference).peak_bytes +
+                      4 * w.parameters + io;
+  xenc_app::check_memory(need, opt.max_memory_mb, "this run",
+                         std::to_string(w.num_layers) + " layer(s), D = " + std::to_string(w.d_model) +
+                             ", F = " + std::to_string(w.dim_feedforward) + ", " +
+                             std::to_string(std::size_t(w.parameters)) + " parameters in " + opt.weights +
+                             "; X " + xenc::shape_str(x.shape) + ": B = " + std::to_string(B) +
+                             ", T = " + std::to_string(T),
+                         "a shorter or smaller --input (attention takes T² per head), smaller weights, or "
+                         "a higher --max-memory-mb");
+}
+
 int run(const Options& opt) {
-  // 1. The encoder: num_layers, D, F and the final norm come from the weights' keys and shapes.
+  // 0. What the run will need, from the files' headers (nothing loaded yet).
   const xenc::Activation activation = xenc::parse_activation(opt.activation);
+  const xenc::LoadLimits limits = xenc_app::limits_for_memory(opt.max_memory_mb);
+  check_memory(opt, xenc::load_npy_header(opt.input, limits), xenc_app::weights_shape(opt.weights, limits));
+
+  // 1. The encoder: num_layers, D, F and the final norm come from the weights' keys and shapes.
   xenc::TransformerEncoder encoder = xenc::load_transformer_encoder(
-      opt.weights, opt.heads, activation, opt.norm_first, opt.layer_norm_eps);
+      opt.weights, opt.heads, activation, opt.norm_first, opt.layer_norm_eps, limits);
   const std::size_t D = encoder.layer_config().d_model;
 
   // 2. X: [T, D] is one sequence, handled as [1, T, D].
-  const xt::xarray<float> x_in = xenc::load_npy(opt.input);
+  const xt::xarray<float> x_in = xenc::load_npy(opt.input, limits);
   const std::size_t rank = x_in.dimension();
   if ((rank != 2 && rank != 3) || x_in.shape(rank - 1) != D || x_in.shape(rank - 2) == 0)
     throw xenc::shape_error("--input " + opt.input + " has shape " +
@@ -55,7 +92,7 @@ int run(const Options& opt) {
   // 3. M: [B, T], or [T] applied to every batch row.
   xenc::Mask2 mask;
   if (!opt.padding_mask.empty()) {
-    const xt::xarray<bool> m = xenc::load_npy_bool(opt.padding_mask);
+    const xt::xarray<bool> m = xenc::load_npy_bool(opt.padding_mask, limits);
     const bool row = m.dimension() == 1 && m.shape(0) == T;
     const bool full = m.dimension() == 2 && m.shape(0) == B && m.shape(1) == T;
     if (!row && !full)
@@ -119,12 +156,12 @@ int main(int argc, char** argv) {
   app.add_option("--padding-mask", opt.padding_mask,
                  "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");
   app.add_option("--output", opt.output, "Y.npy: float32, X's shape")->required();
+  xenc_app::add_memory_limit(app, opt.max_memory_mb);
   CLI11_PARSE(app, argc, argv);
   try {
     run(opt);
   } catch (const std::exception& e) {
-    std::cerr << "xenc-encode: error: " << e.what() << "\n";
-    return 1;
+    return xenc_app::report_error("xenc-encode", e);
   }
   return xenc_app::finish_stdout("xenc-encode");
 }

@@ -13,8 +13,13 @@
 //     xenc-extrapolate --test-lengths 16,24,32,64     # other test lengths
 //     xenc-extrapolate --learned-max-len 128          # give learned a table as long as the tests
 //
+// Before anything is built, the memory and the time of the whole run are estimated from the
+// options (apps/common/budget.hpp) and checked against --max-memory-mb (1024) and --max-minutes
+// (10); during training the measured rate is checked against the same limit.
+//
 // This file is the command line only: experiment.hpp trains and tests the models and returns a
 // Result, report.hpp turns it into the table, the conclusions, JSON and the figure.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -24,6 +29,7 @@
 #include <CLI/CLI.hpp>
 #include <xenc/viz/svg.hpp>
 
+#include "../common/budget.hpp"
 #include "../common/cli.hpp"
 #include "../common/progress.hpp"
 #include "experiment.hpp"
@@ -37,12 +43,51 @@ struct Output {
   bool quiet = false, json = false;
   std::string svg_dir = ".";
   bool svg_dir_given = false;
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
+  double max_minutes = 10;
 };
+
+// The whole run in the terms of the estimate (apps/common/budget.hpp): a training step on
+// [batch, L_train], evaluations in batches of about 4096 tokens up to the longest test length.
+xenc_app::TrainingPlan plan_of(const extrapolate::Options& o) {
+  xenc_app::TrainingPlan p;
+  p.config.vocab_size = std::size_t(o.symbols) + 2;
+  p.config.layer.d_model = std::size_t(o.d_model);
+  p.config.layer.nhead = std::size_t(o.heads);
+  p.config.layer.dim_feedforward = std::size_t(o.ff);
+  p.config.num_layers = std::size_t(o.layers);
+  p.config.position = xenc::PositionKind::learned;  // the largest: its table
+  p.config.max_len = extrapolate::learned_max_len(o);
+  p.num_labels = std::size_t(o.symbols);
+  p.batch = std::size_t(o.batch_size);
+  p.length = std::size_t(o.train_length);
+  p.models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
+  p.steps = (std::size_t(o.train_sequences) + p.batch - 1) / p.batch * std::size_t(o.epochs);
+  p.eval_length = std::size_t(*std::max_element(o.test_lengths.begin(), o.test_lengths.end()));
+  p.eval_batch = std::max<std::size_t>(1, 4096 / p.eval_length);
+  double tested = 0;
+  for (int L : o.test_lengths) tested += double(o.test_sequences) * double(L);
+  p.eval_tokens = double(o.epochs + 1) * double(o.test_sequences) * double(o.train_length) +
+                  double(o.train_sequences) * double(o.train_length) + tested;
+  return p;
+}
 
 int run(extrapolate::Options o, const Output& out) {
   extrapolate::check_options(o);
+  // memory and time decided before anything is built, from the options alone
+  const xenc_app::TrainingPlan plan = plan_of(o);
+  xenc_app::check_training_plan(plan, out.max_memory_mb, out.max_minutes,
+                                "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " +
+                                    std::to_string(o.layers) + " layers, --batch-size " + std::to_string(o.batch_size) +
+                                    ", --train-length " + std::to_string(o.train_length) + ", " +
+                                    std::to_string(o.train_sequences) + " sequences x " + std::to_string(o.epochs) +
+                                    " epochs");
+  // the output directory is made (or refused, naming it) before the first model trains
+  if (!out.svg_dir.empty() && (!out.json || out.svg_dir_given)) std::filesystem::create_directories(out.svg_dir);
   const bool text = !out.json;
   xenc_app::Progress progress(text && !out.quiet, "acc at length " + std::to_string(o.train_length));
+  progress.set_time_limit(plan.models * plan.steps, out.max_minutes,
+                          "fewer --epochs or --train-sequences, a smaller model, or a higher --max-minutes");
   const extrapolate::Result res = extrapolate::run_experiment(o, progress, [&](const extrapolate::Result& r) {
     if (!text) return;
     std::fputs(extrapolate::header_text(r).c_str(), stdout);
@@ -120,6 +165,8 @@ int main(int argc, char** argv) {
   auto* svg = app.add_option("--svg-dir", out.svg_dir,
                              "directory for extrapolate_accuracy.svg (\"\" = none; with --json only when given)")
                   ->capture_default_str();
+  xenc_app::add_memory_limit(app, out.max_memory_mb);
+  xenc_app::add_time_limit(app, out.max_minutes);
   CLI11_PARSE(app, argc, argv);
   out.svg_dir_given = svg->count() > 0;
   o.test_lengths_given = test_lengths->count() > 0;
@@ -127,7 +174,6 @@ int main(int argc, char** argv) {
     return run(o, out);
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
-    return 1;
+    return xenc_app::report_error(kProgram, e);
   }
 }

@@ -11,7 +11,8 @@
 //
 // Before computing anything it estimates the size of each file (about 75 bytes per heatmap cell,
 // 13 per CSV value) and refuses, naming the sizes, when one would exceed --max-output-mb
-// (default 100 MiB): 10000 positions x D = 8192 would be a 6 GB SVG.
+// (default 100 MiB): 10000 positions x D = 8192 would be a 6 GB SVG. With a higher
+// --max-output-mb the text of each file, built in memory, is checked against --max-memory-mb.
 //
 //     xenc-pe-heatmap                              # 64 positions, D = 64, dims 0,8,16,24
 //     xenc-pe-heatmap --positions 100 --d-model 128 --dims 0,2,8,32 --svg pe.svg --csv pe.csv
@@ -48,6 +49,8 @@ int main(int argc, char** argv) {
   app.add_option("--svg", svg, "heatmap output path")->capture_default_str();
   app.add_option("--csv", csv, "table output path")->capture_default_str();
   app.add_option("--lines-svg", lines, "line-plot output path")->capture_default_str();
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
+  xenc_app::add_memory_limit(app, max_memory_mb);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -75,6 +78,12 @@ int main(int argc, char** argv) {
                     positions, d_model, cells, svg_bytes / mib, csv_bytes / mib, max_output_mb);
       throw std::invalid_argument(msg);
     }
+    // memory: the table (float, and double while it is computed), each file's text built in
+    // memory before it is written (the SVG through a string and its copy)
+    xenc_app::check_memory(12.0 * cells + 2.0 * svg_bytes + 2.0 * csv_bytes, max_memory_mb, "this table",
+                           std::to_string(positions) + " positions x D = " + std::to_string(d_model) +
+                               ", its SVG and CSV text built in memory",
+                           "fewer --positions or a smaller --d-model");
     const xenc::Tensor2 pe = xenc::sinusoidal_encoding(positions, d_model);  // [T, D]
 
     // 2. heatmap: a cell per value
@@ -147,8 +156,7 @@ int main(int argc, char** argv) {
     if (!series.empty()) std::cout << ", " << lines << " (" << series.size() << " dimensions)";
     std::cout << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "xenc-pe-heatmap: error: " << e.what() << "\n";
-    return 1;
+    return xenc_app::report_error("xenc-pe-heatmap", e);
   }
   return xenc_app::finish_stdout("xenc-pe-heatmap");
 }

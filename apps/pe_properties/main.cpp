@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
       ->check(xenc_app::whole_range(0, 3999))->capture_default_str();
   app.add_option("--svg", svg, "similarity-matrix heatmap path")->capture_default_str();
   app.add_option("--offset-svg", offset_svg, "similarity-by-offset line plot path")->capture_default_str();
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
+  xenc_app::add_memory_limit(app, max_memory_mb);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -59,6 +61,16 @@ int main(int argc, char** argv) {
     if (k >= T)
       throw std::invalid_argument("--shift is " + std::to_string(k) +
                                   ", expected a whole number 0 <= k < positions (" + std::to_string(T) + ")");
+    // memory before anything is computed: the table [T + k, D] in float and in double, its first
+    // T rows and their rotation in double, the similarity matrix [T, T] in double (twice, while
+    // the figure is made), R_k [D, D] in float and double
+    const double rows = double(T + k), dd = double(D), tt = double(T);
+    xenc_app::check_memory(12 * rows * dd + 16 * tt * dd + 16 * tt * tt + 12 * dd * dd, max_memory_mb,
+                           "this run",
+                           std::to_string(T) + " positions (+ k = " + std::to_string(k) + ") x D = " + std::to_string(D) +
+                               " in double precision, and the " + std::to_string(T) + " x " + std::to_string(T) +
+                               " similarity matrix",
+                           "fewer --positions, a smaller --d-model or --shift, or a higher --max-memory-mb");
     // the table, with k extra rows so PE(p + k) exists for every p < T
     const xenc::Tensor2 pe = xenc::sinusoidal_encoding(T + k, D);   // [T + k, D]
     const xenc::Tensor2 rk = xenc::sinusoidal_shift_matrix(double(k), D);  // [D, D]
@@ -164,8 +176,7 @@ int main(int argc, char** argv) {
                   ordinal(stride).c_str(), shown, shown, T, T, 75.0 * double(T) * double(T) / (1024.0 * 1024.0));
     std::printf("\nWrote %s (%zu x %zu similarity matrix) and %s\n", svg.c_str(), shown, shown, offset_svg.c_str());
   } catch (const std::exception& e) {
-    std::cerr << "xenc-pe-properties: error: " << e.what() << "\n";
-    return 1;
+    return xenc_app::report_error("xenc-pe-properties", e);
   }
   return xenc_app::finish_stdout("xenc-pe-properties");
 }

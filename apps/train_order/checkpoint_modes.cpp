@@ -14,11 +14,14 @@
 #include <xenc/io/checkpoint.hpp>
 #include <xenc/io/npy.hpp>
 #include <xenc/io/npz.hpp>
+#include <xenc/nn/cost.hpp>
 #include <xenc/ops/softmax.hpp>
 #include <xenc/text/display_width.hpp>
 #include <xenc/text/tokenizer.hpp>
 
+#include "../common/cli.hpp"
 #include "../common/progress.hpp"
+#include "../common/training.hpp"
 #include "experiment.hpp"
 
 namespace train_order {
@@ -53,6 +56,7 @@ int run_evaluate(const std::string& load, const std::string& evaluate_path) {
     xenc::NoGradGuard no_grad;
     logits = ck.model->forward(b.ids, b.padding_mask);
   }
+  xenc_app::require_finite_logits(logits, "--evaluate: " + load);  // never an accuracy of NaN
   const Eval e = evaluate(*ck.model, d.test, test, ck.vocab, 256);
   xenc::save_npz_members(evaluate_path, {{"ids", xenc::format_npy_int64(b.ids)},
                                       {"padding_mask", xenc::format_npy_bool(b.padding_mask)},
@@ -63,10 +67,23 @@ int run_evaluate(const std::string& load, const std::string& evaluate_path) {
   return 0;
 }
 
-int run_inference(const std::string& load, const std::string& sentence, bool as_json) {
+int run_inference(const std::string& load, const std::string& sentence, bool as_json, std::size_t max_memory_mb) {
   const std::vector<std::string> words = xenc::tokenize(sentence);
   if (words.empty())
     throw std::invalid_argument("--sentence is empty, expected at least one word");
+  {
+    // the sentence's cost decided from the checkpoint's metadata, before its weights are loaded:
+    // the weights twice (the state_dict and the model) and one forward pass on [1, T]
+    const xenc::CheckpointMeta meta = xenc::read_checkpoint_meta(load);
+    const std::size_t T = words.size(), C = meta.labels.size();
+    const double need = xenc::estimate_pass_cost(meta.config, 1, T, xenc::Pass::inference, C).peak_bytes +
+                        4 * xenc::parameter_count(meta.config, C);
+    xenc_app::check_memory(need, max_memory_mb, "this sentence",
+                           "T = " + std::to_string(T) + " tokens through D = " + std::to_string(meta.config.layer.d_model) +
+                               ", " + std::to_string(meta.config.num_layers) + " layers, " +
+                               std::to_string(meta.config.layer.nhead) + " heads: attention takes T² per head",
+                           "a shorter --sentence, or a higher --max-memory-mb");
+  }
   const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(load);
   const auto& c = ck.meta.config;
   if (ck.meta.labels.size() != 2)
@@ -89,7 +106,9 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
   xenc::Tensor3 probs;
   {
     xenc::NoGradGuard no_grad;
-    probs = xenc::softmax_forward(ck.model->forward(ids));  // [1, T, 2]
+    const xenc::Tensor3 logits = ck.model->forward(ids);  // [1, T, 2]
+    xenc_app::require_finite_logits(logits, "--load " + load);
+    probs = xenc::softmax_forward(logits);
   }
   auto is_noun = [&](const std::string& w) {
     return std::find(nouns.begin(), nouns.end(), w) != nouns.end();

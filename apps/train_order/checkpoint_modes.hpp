@@ -1,6 +1,7 @@
 // xenc-train-order's checkpoint modes (each prints its result and returns the exit status).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace train_order {
@@ -11,6 +12,8 @@ namespace train_order {
 int run_evaluate(const std::string& load, const std::string& evaluate_path);
 
 /// --load CKPT --sentence "...": the predicted role of each word (a table, or JSON).
-int run_inference(const std::string& load, const std::string& sentence, bool as_json);
+/// Refuses (resource_error) a sentence whose forward pass would need more than max_memory_mb,
+/// decided from the checkpoint's metadata before the weights are loaded.
+int run_inference(const std::string& load, const std::string& sentence, bool as_json, std::size_t max_memory_mb);
 
 }  // namespace train_order

@@ -136,6 +136,7 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
   for (const auto& idx : xenc::sequential_batches(sentences.size(), batch_size)) {
     const xenc::LabelledBatch b = xenc::make_batch(data, idx, vocab);
     const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, C]
+    xenc_app::require_finite_logits(logits, "evaluation");  // NaN is not a prediction
     std::size_t n = 0;
     for (std::size_t r = 0; r < idx.size(); ++r)
       for (std::size_t t = 0; t < b.labels.shape(1); ++t) {
@@ -176,6 +177,8 @@ Result run_experiment(
   if (o.schemes.empty()) kinds = xenc::all_position_kinds();
   else
     for (const auto& s : o.schemes) kinds.push_back(xenc::parse_position_kind(s));
+  // every model's settings are checked before the first one trains (rope needs an even D / H)
+  for (auto kind : kinds) model_config(o, kind, d.vocab.size()).validate("--position " + xenc::to_string(kind));
   if (on_ready) on_ready(res);
 
   // the first held-out active sentence without adjectives ("the cat chased the mouse")

@@ -11,8 +11,14 @@
 //     xenc-train-order --save ckpt              # ckpt/<scheme>.npz checkpoints
 //     xenc-train-order --load ckpt/learned.npz --sentence "the fox saw the bird"
 //
+// Before anything trains: every scheme's settings and the output directories are checked, and
+// the memory and time of the whole run are estimated (apps/common/budget.hpp) against
+// --max-memory-mb (1024) and --max-minutes (10), the time again at the measured rate. --load
+// --sentence estimates the sentence's pass from the checkpoint's metadata before loading it.
+//
 // This file is the command line only: experiment.hpp trains the models and returns a Result,
 // report.hpp turns it into the table, JSON and figures, checkpoint_modes.hpp holds --load.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -24,6 +30,8 @@
 #include <xenc/io/checkpoint.hpp>
 #include <xenc/viz/svg.hpp>
 
+#include "../common/budget.hpp"
+#include "../common/cli.hpp"
 #include "../common/progress.hpp"
 #include "checkpoint_modes.hpp"
 #include "experiment.hpp"
@@ -36,15 +44,57 @@ struct Output {
   std::string svg_dir = ".";
   bool svg_dir_given = false;
   std::string save_dir;
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
+  double max_minutes = 10;
 };
+
+// The whole run in the terms of the estimate (apps/common/budget.hpp), from the task's data: a
+// step on [batch, the longest sentence], evaluations in batches of 256 (4 curve points per epoch
+// on the held-out set, then both sets once).
+xenc_app::TrainingPlan plan_of(const train_order::Options& o, const xenc::WordRolesDataset& d, std::size_t models) {
+  std::size_t T = 1;
+  for (const auto* set : {&d.train, &d.test})
+    for (const auto& s : *set) T = std::max(T, s.tokens.size());
+  xenc_app::TrainingPlan p;
+  p.config.vocab_size = d.vocab.size();
+  p.config.layer.d_model = std::size_t(o.d_model);
+  p.config.layer.nhead = std::size_t(o.heads);
+  p.config.layer.dim_feedforward = std::size_t(o.ff);
+  p.config.layer.dropout = float(o.dropout);
+  p.config.num_layers = std::size_t(o.layers);
+  p.config.position = xenc::PositionKind::learned;  // the largest: its table
+  p.config.max_len = T;
+  p.num_labels = 2;
+  p.batch = std::size_t(o.batch_size);
+  p.length = T;
+  p.models = models;
+  p.steps = (d.train.size() + p.batch - 1) / p.batch * std::size_t(o.epochs);
+  p.eval_batch = 256;
+  p.eval_length = T;
+  p.eval_tokens = double(T) * (double(4 * o.epochs + 1) * double(d.test.size()) + 2.0 * double(d.train.size() + d.test.size()));
+  return p;
+}
 
 int run_training(const train_order::Options& o, const Output& out) {
   const bool text = !out.json, figures = !out.svg_dir.empty() && (!out.json || out.svg_dir_given);
+  // the output directories are made (or refused, naming them) before anything trains
+  if (figures) std::filesystem::create_directories(out.svg_dir);
+  if (!out.save_dir.empty()) std::filesystem::create_directories(out.save_dir);
   xenc_app::Progress progress(text && !out.quiet);
   std::vector<std::string> written;
   const train_order::Result res = train_order::run_experiment(
       o, progress,
       [&](const train_order::Result& r) {
+        // memory and time of the whole run, decided before the first model is built
+        const std::size_t models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
+        const xenc_app::TrainingPlan plan = plan_of(o, r.data, models);
+        xenc_app::check_training_plan(
+            plan, out.max_memory_mb, out.max_minutes,
+            "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " + std::to_string(o.layers) +
+                " layers, --batch-size " + std::to_string(o.batch_size) + ", " + std::to_string(r.data.train.size()) +
+                " sentences x " + std::to_string(o.epochs) + " epochs");
+        progress.set_time_limit(plan.models * plan.steps, out.max_minutes,
+                                "fewer --epochs or --sentences-per-pair, a smaller model, or a higher --max-minutes");
         if (text) {
           std::fputs(train_order::header_text(r).c_str(), stdout);
           std::fflush(stdout);
@@ -72,7 +122,7 @@ int run_training(const train_order::Options& o, const Output& out) {
   }
   if (out.json) {
     std::cout << train_order::to_json(res, written) << "\n";
-    return 0;
+    return xenc_app::finish_stdout("xenc-train-order");
   }
   if (!out.quiet) std::printf("\n");
   std::fputs(train_order::table_text(res).c_str(), stdout);
@@ -81,7 +131,14 @@ int run_training(const train_order::Options& o, const Output& out) {
     for (const auto& w : written) std::printf(" %s", w.c_str());
     std::printf("\n");
   }
-  return 0;
+  return xenc_app::finish_stdout("xenc-train-order");
+}
+
+// Whether two paths name one file (the same path, or two names of one existing file).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec) && !ec;
 }
 
 }  // namespace
@@ -114,7 +171,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.lr, "peak learning rate (AdamW)")->check(CLI::Range(1e-6, 1.0))->capture_default_str();
   app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--clip", o.clip, "clip the gradient norm to this")->check(CLI::Range(1e-6, 1e6))->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the data, the weights and the batches")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the data, the weights and the batches")
+      ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
   app.add_option("--schemes", o.schemes, "position schemes to train (default: every registered one)")
       ->delimiter(',');
   app.add_flag("--quiet", out.quiet, "no progress display");
@@ -127,6 +185,8 @@ int main(int argc, char** argv) {
   app.add_option("--evaluate", evaluate,
                  "with --load: write the checkpoint's held-out set and its logits to this .npz");
   auto* sentence = app.add_option("--sentence", sentence_text, "a sentence whose roles the loaded model predicts");
+  xenc_app::add_memory_limit(app, out.max_memory_mb);
+  xenc_app::add_time_limit(app, out.max_minutes);
   CLI11_PARSE(app, argc, argv);
   out.svg_dir_given = svg->count() > 0;
   const bool sentence_given = sentence->count() > 0;
@@ -135,14 +195,20 @@ int main(int argc, char** argv) {
     if (sentence_given && load.empty())
       throw std::invalid_argument("--sentence needs --load CKPT (a checkpoint written by --save)");
     if (!load.empty()) {
-      if (!evaluate.empty()) return train_order::run_evaluate(load, evaluate);
+      if (!evaluate.empty()) {
+        if (same_file(load, evaluate))
+          throw std::invalid_argument("--evaluate " + evaluate + " names the checkpoint given to --load: it would be "
+                                      "overwritten; give another path for the held-out logits");
+        train_order::run_evaluate(load, evaluate);
+        return xenc_app::finish_stdout("xenc-train-order");
+      }
       if (!sentence_given) throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
-      return train_order::run_inference(load, sentence_text, out.json);
+      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb);
+      return xenc_app::finish_stdout("xenc-train-order");
     }
     return run_training(o, out);
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "xenc-train-order: error: %s\n", e.what());
-    return 1;
+    return xenc_app::report_error("xenc-train-order", e);
   }
 }

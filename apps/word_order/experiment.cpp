@@ -114,14 +114,29 @@ Result run_experiment(const Options& o) {
   xenc::EncoderModelConfig cfg = xenc_app::encoder_config(mo, vocab.size(), xenc::PositionKind::none,
                                                           xenc::EncoderModelConfig{}.max_len, o.seed);
   cfg.scale_embedding = o.scale_embedding;
-  xenc::EncoderModel model(cfg);  // eval mode: no dropout
-  xenc::NoGradGuard no_grad;
 
   std::vector<std::string> schemes = {"none"};
   for (xenc::PositionKind kind : xenc::all_position_kinds()) {
     const std::string name = xenc::to_string(kind);
     if (name != "none" && (o.position == name || o.position == "all")) schemes.push_back(name);
   }
+  // every scheme's configuration is checked before the first runs, and an odd size is named
+  // with the schemes that take it (sinusoidal needs an even D, rope an even D / H)
+  for (const auto& scheme : schemes) {
+    xenc::EncoderModelConfig c = cfg;
+    c.position = xenc::parse_position_kind(scheme);
+    try {
+      c.validate("--position " + scheme);
+    } catch (const xenc::config_error& e) {
+      if (scheme != "sinusoidal" && scheme != "rope") throw;  // "none" comes first: D % H, zero sizes
+      throw std::invalid_argument(std::string(e.what()) + " (--d-model " + std::to_string(o.d_model) + ", --heads " +
+                                  std::to_string(o.heads) + "): use an even " +
+                                  (scheme == "rope" ? "--d-model / --heads" : "--d-model") +
+                                  ", or --position learned or alibi, which take any size");
+    }
+  }
+  xenc::EncoderModel model(cfg);  // eval mode: no dropout
+  xenc::NoGradGuard no_grad;
   for (const auto& scheme : schemes) {
     xenc::Rng pos_rng(o.seed + 1);  // only learned positions draw from it
     try {

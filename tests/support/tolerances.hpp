@@ -199,4 +199,9 @@ inline constexpr double kGradFloor = 1e-3;
 inline constexpr double kTiledForwardRel = 1e-5;
 inline constexpr double kTiledGradRel = 1e-4;
 
+// xenc::estimate_pass_cost (nn/cost.hpp) against the peak RSS growth of a real pass: the
+// measurement lies within [estimate / factor, estimate · factor] (malloc's arenas and
+// OpenBLAS's buffers make the real peak differ from the sum of the tensors by some tens of %).
+inline constexpr double kCostEstimateFactor = 1.5;
+
 }  // namespace xenc::test

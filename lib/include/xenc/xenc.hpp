@@ -14,6 +14,7 @@
 #include "xenc/data/batching.hpp"
 #include "xenc/data/position_tasks.hpp"
 #include "xenc/data/word_roles.hpp"
+#include "xenc/nn/cost.hpp"
 #include "xenc/nn/embedding.hpp"
 #include "xenc/nn/encoder_model.hpp"
 #include "xenc/nn/layer_norm.hpp"

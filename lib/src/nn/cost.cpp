@@ -1,0 +1,58 @@
+// The memory and FLOP estimate of a pass (see cost.hpp for the accounting): every term is a
+// tensor that a module of lib/src/nn/ allocates, named beside it.
+#include "xenc/nn/cost.hpp"
+
+#include <algorithm>
+
+namespace xenc {
+
+double parameter_count(const EncoderModelConfig& c, std::size_t num_labels) {
+  const double V = double(c.vocab_size), D = double(c.layer.d_model),
+               F = double(c.layer.dim_feedforward), L = double(c.num_layers),
+               C = double(num_labels);
+  const double layer = 3 * D * D + 3 * D        // self_attn.in_proj_weight, in_proj_bias
+                       + D * D + D              // self_attn.out_proj
+                       + F * D + F + D * F + D  // linear1, linear2
+                       + 4 * D;                 // norm1, norm2
+  const double table = c.vocab_size > 0 && c.position == PositionKind::learned ? double(c.max_len) * D : 0.0;
+  return V * D + table + L * layer + (c.final_norm ? 2 * D : 0.0) + C * D + (C > 0 ? C : 0.0);
+}
+
+PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::size_t T_,
+                            Pass pass, std::size_t num_labels) {
+  const double B = double(B_), T = double(T_), D = double(c.layer.d_model),
+               F = double(c.layer.dim_feedforward), H = double(c.layer.nhead),
+               L = double(c.num_layers), C = double(num_labels);
+  const double N = B * T, ND = N * D, NF = N * F, A = B * H * T * T, TT = T * T;
+  PassCost r;
+  r.parameters = parameter_count(c, num_labels);
+  const double head = 2 * N * C;  // logits [B, T, C] (and their gradient in training)
+  double values = 0;              // activations, in float32 values
+  if (pass == Pass::training) {
+    // every layer's cache: MHA query + q, k, v + P; out_proj, linear1, norm1, norm2 inputs;
+    // linear2's input and the pre-activation [B, T, F]; with dropout the masks too
+    const bool dropout = c.layer.dropout > 0.0f;
+    const double cache = 8 * ND + 2 * NF + A + (dropout ? 2 * ND + NF + A : 0.0);
+    // one backward step at a time: d_heads, dq, dk, dv, dx, the residual's gradient, the
+    // feed-forward's [B, T, F] gradient and one head's [T, T] scratch
+    const double step = 6 * ND + NF + TT;
+    values = L * cache + step + head + ND /* head's cached input */ + 2 * N /* ids */;
+    r.parameter_bytes = 16 * r.parameters;  // weights, gradients, AdamW's m and v
+  } else {
+    // the stack's input and its running output, then the larger of one layer's two steps:
+    // attention (q, k, v, heads, out_proj: 5ND; scores: one [T, T] head, or A when traced)
+    // and feed-forward (sa, h, the [B, T, F] hidden, linear2's and norm2's outputs: 4ND + NF)
+    const bool traced = pass == Pass::traced_inference;
+    values = 2 * ND + std::max(5 * ND + (traced ? 0.0 : TT), 4 * ND + NF) + head / 2;
+    if (traced) values += 2 * ND + L * (ND + A);  // embeddings, every layer's output and P
+    r.parameter_bytes = 4 * r.parameters;
+  }
+  r.activation_bytes = 4 * values;
+  r.peak_bytes = r.parameter_bytes + r.activation_bytes;
+  // GEMMs: in_proj 6ND², out_proj 2ND², scores and P·V 4BT²D, feed-forward 4NDF, head 2NDC
+  const double forward = L * (8 * ND * D + 4 * NF * D + 4 * B * TT * D) + 2 * ND * C;
+  r.flops = pass == Pass::training ? 3 * forward : forward;
+  return r;
+}
+
+}  // namespace xenc
