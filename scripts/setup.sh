@@ -21,10 +21,32 @@ packages=(
   # notebooks run through nbclient in the test suite, and in `jupyter notebook`
   xeus-dev libclang-cpp19-dev libclang-19-dev llvm-19-dev
   python3-nbclient python3-jupyter-client jupyter-client jupyter-notebook
+  # the WebAssembly build (cmake/XencWasm.cmake; tests/wasm)
+  emscripten
 )
 if [[ "${1:-}" == "--with-python" ]]; then
   packages+=(python3 python3-numpy python3-torch)
 fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+
+# utf8proc's C source, for the WebAssembly build (Debian ships utf8proc compiled for the host
+# only): Debian's source package, unpacked into .deps/ of this checkout. apt needs a deb-src line
+# for the same mirror; it is added as its own file, once.
+fetch_utf8proc_source() {
+  local deps; deps="$(cd "$(dirname "$0")/.." && pwd)/.deps"
+  compgen -G "$deps/utf8proc-*/utf8proc.c" > /dev/null && return 0
+  local list=/etc/apt/sources.list.d/xencoder-deb-src.sources
+  if [[ ! -f $list ]]; then
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+      "${sudo_cmd[@]}" tee "$list" > /dev/null
+    "${sudo_cmd[@]}" apt-get update -qq
+  fi
+  mkdir -p "$deps" && (cd "$deps" && apt-get source -qq --download-only utf8proc 2> /dev/null &&
+                       tar -xzf utf8proc_*.orig.tar.gz && rm -f utf8proc_*)
+  echo "setup: utf8proc's source is in $(ls -d "$deps"/utf8proc-*)"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,11 +54,9 @@ for p in "${packages[@]}"; do
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "setup: all ${#packages[@]} packages are installed"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-echo "setup: installing ${missing[*]}"
-"${sudo_cmd[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fetch_utf8proc_source

@@ -1,5 +1,8 @@
-// GEMM on matrix views: the one place xencoder calls BLAS (OpenBLAS's cblas_sgemm).
+// GEMM on matrix views: the one place xencoder calls BLAS (OpenBLAS's cblas_sgemm). A build
+// without BLAS (WebAssembly: XENC_NO_BLAS) runs the plain C++ gemm_portable instead.
+#ifndef XENC_NO_BLAS
 #include <cblas.h>
+#endif
 
 #include "kernels.hpp"
 
@@ -18,10 +21,14 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
       for (std::size_t j = 0; j < N; ++j) c(i, j) = beta == 0.0f ? 0.0f : beta * c(i, j);
     return;
   }
+#ifdef XENC_NO_BLAS
+  gemm_portable(a, op_a, b, op_b, c, alpha, beta);
+#else
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha,
               a.data, static_cast<blasint>(a.stride), b.data, static_cast<blasint>(b.stride), beta,
               c.data, static_cast<blasint>(c.stride));
+#endif
 }
 
 }  // namespace xenc::kernels

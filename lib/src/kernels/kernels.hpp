@@ -116,6 +116,10 @@ enum class Op { none, transpose };
 /// OpenBLAS's cblas_sgemm on the views (their strides are BLAS's leading dimensions).
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
           float beta = 0.0f);
+/// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
+/// (WebAssembly), checked against the formula and sgemm in the native tests.
+void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
+                   float beta = 0.0f);
 
 // ---- Element-wise and row kernels (rows.cpp) ------------------------------------------------
 

@@ -1,0 +1,68 @@
+# The WebAssembly build (included by the top-level CMakeLists.txt when EMSCRIPTEN is set, i.e.
+# under `emcmake cmake`; `bash scripts/web.sh` runs it). What differs from the native build:
+#
+# - No OpenBLAS, no xtensor-blas: kernels::gemm runs kernels::gemm_portable (XENC_NO_BLAS).
+# - No find_package for xtensor / xtl / nlohmann_json / CLI11: their Debian CMake files point at
+#   /usr/include, where glibc's headers would shadow emscripten's. Their headers (header-only
+#   libraries) are copied into a staging folder of the build tree, which is the only include
+#   folder besides ours.
+# - utf8proc (the tokenizer's Unicode tables) is compiled from Debian's source package, unpacked
+#   into XENC_UTF8PROC_SOURCE_DIR by scripts/web.sh (`apt-get source utf8proc`).
+# - Static libraries, exceptions on (-fexceptions at compile and link), no io library (libzip).
+enable_language(C)
+set(XENC_UTF8PROC_SOURCE_DIR "" CACHE PATH "utf8proc's source (utf8proc.c), from `apt-get source utf8proc`")
+if(NOT EXISTS "${XENC_UTF8PROC_SOURCE_DIR}/utf8proc.c")
+  message(FATAL_ERROR "XencWasm: XENC_UTF8PROC_SOURCE_DIR (\"${XENC_UTF8PROC_SOURCE_DIR}\") holds "
+                      "no utf8proc.c; scripts/web.sh unpacks Debian's source package there")
+endif()
+
+# Header-only dependencies, staged
+set(XENC_WASM_INCLUDE ${CMAKE_BINARY_DIR}/staging/include)
+foreach(dir xtensor xtl nlohmann CLI)
+  if(NOT EXISTS /usr/include/${dir})
+    message(FATAL_ERROR "XencWasm: /usr/include/${dir} is missing (scripts/setup.sh installs it)")
+  endif()
+  file(COPY /usr/include/${dir} DESTINATION ${XENC_WASM_INCLUDE})
+endforeach()
+
+set(XENC_WASM_FLAGS -fexceptions)
+add_compile_options(${XENC_WASM_FLAGS} -msimd128)
+add_link_options(${XENC_WASM_FLAGS})
+
+add_library(xenc_utf8proc STATIC ${XENC_UTF8PROC_SOURCE_DIR}/utf8proc.c)
+target_compile_definitions(xenc_utf8proc PUBLIC UTF8PROC_STATIC)
+target_include_directories(xenc_utf8proc PUBLIC ${XENC_UTF8PROC_SOURCE_DIR})
+
+# The math (every library folder but io and the grader's runner) and the figures.
+set(XENC_WASM_FOLDERS core kernels ops nn reference text data grade)
+set(XENC_WASM_SOURCES "")
+foreach(folder ${XENC_WASM_FOLDERS})
+  file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/lib/src/${folder}/*.cpp)
+  list(APPEND XENC_WASM_SOURCES ${sources})
+endforeach()
+file(GLOB XENC_WASM_VIZ_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/lib/src/viz/*.cpp)
+
+set(BLAS_LIBRARIES "none (WebAssembly: kernels::gemm_portable)")
+configure_file(${PROJECT_SOURCE_DIR}/lib/include/xenc/config.hpp.in
+               ${CMAKE_BINARY_DIR}/include/xenc/config.hpp @ONLY)
+
+add_library(xencoder STATIC ${XENC_WASM_SOURCES})
+add_library(xencoder::xencoder ALIAS xencoder)
+target_include_directories(xencoder PUBLIC ${PROJECT_SOURCE_DIR}/lib/include
+                                           ${CMAKE_BINARY_DIR}/include ${XENC_WASM_INCLUDE})
+target_compile_definitions(xencoder PUBLIC XENC_NO_BLAS=1)
+target_compile_options(xencoder PRIVATE -fno-trapping-math -fno-math-errno)
+target_link_libraries(xencoder PRIVATE xenc_utf8proc)
+
+add_library(xencoder_viz STATIC ${XENC_WASM_VIZ_SOURCES})
+add_library(xencoder::viz ALIAS xencoder_viz)
+target_link_libraries(xencoder_viz PUBLIC xencoder)
+
+# The demo, unchanged, as a node program: `node xenc-word-order.js --json` (NODERAWFS: its files
+# are the host's, so --svg-dir works under node).
+add_executable(word_order_wasm ${PROJECT_SOURCE_DIR}/apps/word_order/main.cpp)
+set_target_properties(word_order_wasm PROPERTIES OUTPUT_NAME xenc-word-order SUFFIX .js)
+target_include_directories(word_order_wasm PRIVATE ${XENC_WASM_INCLUDE})
+target_link_libraries(word_order_wasm PRIVATE xencoder xencoder_viz)
+target_link_options(word_order_wasm PRIVATE -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1
+                                            -sWASM_ASYNC_COMPILATION=0 -sEXIT_RUNTIME=1)
