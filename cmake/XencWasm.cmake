@@ -58,9 +58,10 @@ add_library(xencoder_viz STATIC ${XENC_WASM_VIZ_SOURCES})
 add_library(xencoder::viz ALIAS xencoder_viz)
 target_link_libraries(xencoder_viz PUBLIC xencoder)
 
-# The demo, unchanged, as a node program: `node xenc-word-order.js --json` (NODERAWFS: its files
+# The demo (main, experiment, report), unchanged, as a node program: `node xenc-word-order.js --json` (NODERAWFS: its files
 # are the host's, so --svg-dir works under node).
-add_executable(word_order_wasm ${PROJECT_SOURCE_DIR}/apps/word_order/main.cpp)
+file(GLOB XENC_WORD_ORDER_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/word_order/*.cpp)
+add_executable(word_order_wasm ${XENC_WORD_ORDER_SOURCES})
 set_target_properties(word_order_wasm PROPERTIES OUTPUT_NAME xenc-word-order SUFFIX .js)
 target_include_directories(word_order_wasm PRIVATE ${XENC_WASM_INCLUDE})
 target_link_libraries(word_order_wasm PRIVATE xencoder xencoder_viz)

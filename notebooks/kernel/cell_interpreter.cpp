@@ -281,12 +281,23 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
 // The child keeps the main interpreter out of harm's way: clang 19's completer can leave its
 // diagnostics failed (then every cell fails with "Parsing failed.") or crash (it does when the
 // earlier cells' headers are given to it with -include); a crashed child gives no matches and
-// the kernel carries on. Known gap: names inside namespaces (xenc::Multi) get no matches.
+// the kernel carries on. It sees only top-level declarations, so names qualified by xenc
+// (xenc::Multi) are completed from the declarations in xencoder's headers instead.
 nl::json CellInterpreter::complete_request_impl(const std::string& code, int cursor_pos) {
   std::size_t cursor = std::min<std::size_t>(static_cast<std::size_t>(std::max(cursor_pos, 0)), code.size());
   std::size_t start = cursor;
   name_before(code, cursor, start);
   std::string before = code.substr(0, cursor);
+  // A name qualified by xenc (xenc::Multi): from the headers' declarations (see declared_names)
+  const std::string qualified = name_before(code, cursor, start);
+  const std::size_t colons = qualified.rfind("::");
+  if (colons != std::string::npos && qualified.rfind("xenc", 0) == 0) {
+    std::vector<std::string> dirs;
+    for (const auto& a : compiler_args_)
+      if (a.rfind("-I", 0) == 0) dirs.push_back(a.substr(2));
+    nl::json names = declared_names(qualified.substr(0, colons), qualified.substr(colons + 2), dirs);
+    return xeus::create_complete_reply(names, static_cast<int>(start), cursor_pos);
+  }
   std::size_t line_begin = before.rfind('\n');
   std::string line = line_begin == std::string::npos ? before : before.substr(line_begin + 1);
 

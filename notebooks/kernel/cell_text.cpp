@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace xenc_kernel {
@@ -177,6 +178,52 @@ std::string documentation(const std::string& name, const std::vector<std::string
     }
   }
   return found;
+}
+
+std::vector<std::string> declared_names(const std::string& ns, const std::string& prefix,
+                                        const std::vector<std::string>& dirs) {
+  // Which namespace each line is in: the `namespace a::b {` lines open one, a line that is only
+  // "}  // namespace ..." closes it (the style of every xencoder header).
+  const std::regex open_ns("^\\s*namespace\\s+([\\w:]+)\\s*\\{");
+  const std::regex close_ns("^\\s*\\}\\s*//\\s*namespace");
+  const std::regex type_decl("^(?:template\\s*<[^>]*>\\s*)?(?:class|struct|enum(?:\\s+class)?)\\s+([A-Za-z_]\\w*)");
+  const std::regex alias_decl("^(?:template\\s*<[^>]*>\\s*)?using\\s+([A-Za-z_]\\w*)\\s*=");
+  const std::regex function_decl("^(?:inline\\s+|constexpr\\s+|static\\s+)*[A-Za-z_][\\w:<>,\\*&]*(?:\\s+[\\w:<>,\\*&]+)*[\\s\\*&]+([A-Za-z_]\\w*)\\s*\\(");
+  std::set<std::string> names;
+  namespace fs = std::filesystem;
+  for (const auto& dir : dirs) {
+    fs::path root = fs::path(dir) / "xenc";
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (ec || it->path().extension() != ".hpp") continue;
+      std::ifstream in(it->path());
+      std::vector<std::string> stack;
+      for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, open_ns)) {
+          stack.push_back(m[1]);
+          continue;
+        }
+        if (std::regex_search(line, close_ns)) {
+          if (!stack.empty()) stack.pop_back();
+          continue;
+        }
+        // only declarations at the namespace's own level (no indentation: not class members)
+        if (line.empty() || std::isspace(static_cast<unsigned char>(line[0]))) continue;
+        std::string current;
+        for (const auto& part : stack) current += (current.empty() ? "" : "::") + part;
+        if (current != ns) continue;
+        if (std::regex_search(line, m, type_decl) || std::regex_search(line, m, alias_decl) ||
+            (line.rfind("return", 0) != 0 && std::regex_search(line, m, function_decl))) {
+          const std::string name = m[1];
+          if (name.rfind(prefix, 0) == 0 && name != "operator") names.insert(name);
+        }
+      }
+    }
+  }
+  return {names.begin(), names.end()};
 }
 
 }  // namespace xenc_kernel

@@ -31,4 +31,12 @@ std::string name_around(const std::string& code, std::size_t cursor);
 /// declaration line; "" if none is found.
 std::string documentation(const std::string& name, const std::vector<std::string>& dirs);
 
+/// The names xencoder's headers under `dirs` (*/xenc/**.hpp) declare at namespace scope in
+/// namespace xenc or a namespace nested in it (`ns` is "xenc" or e.g. "xenc::viz") that start
+/// with `prefix`: classes, structs, enums, aliases and functions, sorted, each once. clang 19's
+/// completer sees only top-level declarations of earlier cells, so qualified names such as
+/// xenc::Multi are completed from the headers, where inspect finds their documentation too.
+std::vector<std::string> declared_names(const std::string& ns, const std::string& prefix,
+                                        const std::vector<std::string>& dirs);
+
 }  // namespace xenc_kernel

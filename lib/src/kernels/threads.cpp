@@ -6,8 +6,11 @@
 // is set to one thread, so that a GEMM inside a worker does not start threads of its own (2
 // workers × 2 BLAS threads on 2 cores would oversubscribe them); the old setting is restored
 // afterwards. Items are handed out one at a time from an atomic counter, so a slow item (a head
-// with a long mask row) does not leave the other thread idle.
+// with a long mask row) does not leave the other thread idle. A build without BLAS
+// (WebAssembly: XENC_NO_BLAS) has a budget of one thread: everything runs on the caller's.
+#ifndef XENC_NO_BLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -20,9 +23,22 @@
 
 namespace xenc::kernels {
 
-std::size_t thread_budget() {
-  return static_cast<std::size_t>(std::max(1, openblas_get_num_threads()));
+namespace {
+int blas_threads() {
+#ifdef XENC_NO_BLAS
+  return 1;
+#else
+  return openblas_get_num_threads();
+#endif
 }
+void set_blas_threads([[maybe_unused]] int n) {
+#ifndef XENC_NO_BLAS
+  openblas_set_num_threads(n);
+#endif
+}
+}  // namespace
+
+std::size_t thread_budget() { return static_cast<std::size_t>(std::max(1, blas_threads())); }
 
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   const std::size_t threads = std::min(thread_budget(), n);
@@ -30,8 +46,8 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
     for (std::size_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  const int blas_threads = openblas_get_num_threads();
-  openblas_set_num_threads(1);
+  const int saved_blas_threads = blas_threads();
+  set_blas_threads(1);
   std::atomic<std::size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
@@ -50,7 +66,7 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();  // the calling thread is one of the workers
   for (std::thread& t : pool) t.join();
-  openblas_set_num_threads(blas_threads);
+  set_blas_threads(saved_blas_threads);
   if (error) std::rethrow_exception(error);
 }
 

@@ -14,8 +14,6 @@ import time
 from jupyter_client.manager import start_new_kernel
 
 KERNEL = os.environ.get("XENC_KERNEL_NAME", "xenc-cpp17")
-# --namespace-completion: also check that xenc::Multi completes (it does not yet)
-NAMESPACE_COMPLETION = "--namespace-completion" in sys.argv
 SETUP = '#include "xenc/xenc_cling.hpp"\n#include "xenc/xenc.hpp"\n#include "xenc/viz.hpp"\n#include <cstdio>\n#include <iostream>\n'
 failures = []
 
@@ -127,13 +125,18 @@ def main():
         check(reply["status"] == "ok" and {"abcdef", "abcxyz"} <= set(reply["matches"])
               and reply["cursor_start"] == len("int y = "),
               "complete: abc offers abcdef and abcxyz, declared by an earlier cell", reply)
-        if NAMESPACE_COMPLETION:
-            # xenc::Multi + Tab should offer MultiheadAttention (fails: see notebooks/README.md)
-            code = "auto m = xenc::Multi"
-            reply = kc.complete(code, len(code), reply=True, timeout=60)["content"]
-            check(reply["status"] == "ok" and "MultiheadAttention" in reply["matches"]
-                  and reply["cursor_start"] == len("auto m = xenc::"),
-                  "complete: xenc::Multi offers MultiheadAttention", reply)
+        # xenc::Multi + Tab offers MultiheadAttention (from the headers' declarations), and
+        # xenc::viz::sh offers show
+        code = "auto m = xenc::Multi"
+        reply = kc.complete(code, len(code), reply=True, timeout=60)["content"]
+        check(reply["status"] == "ok" and "MultiheadAttention" in reply["matches"]
+              and reply["cursor_start"] == len("auto m = xenc::"),
+              "complete: xenc::Multi offers MultiheadAttention", reply)
+        code = "xenc::viz::sh"
+        reply = kc.complete(code, len(code), reply=True, timeout=60)["content"]
+        check(reply["status"] == "ok" and "show" in reply["matches"]
+              and all(m.startswith("sh") for m in reply["matches"]),
+              "complete: xenc::viz::sh offers show, and only names starting with sh", reply)
         reply, msgs = execute(kc, 'std::cout << "after completion" << std::endl;')
         check(reply["status"] == "ok" and "after completion" in stream_text(msgs, "stdout"),
               "cells still compile after a completion", msgs)
