@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "xenc/ops/multi_head_attention.hpp"
+
 namespace xenc {
 
 double parameter_count(const EncoderModelConfig& c, std::size_t num_labels) {
@@ -24,6 +26,9 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
                F = double(c.layer.dim_feedforward), H = double(c.layer.nhead),
                L = double(c.num_layers), C = double(num_labels);
   const double N = B * T, ND = N * D, NF = N * F, A = B * H * T * T, TT = T * T;
+  // MultiheadAttention's automatic path: attention in tiles from T · T = 512², which keeps one
+  // log-sum-exp per query (B·H·T) instead of the probabilities (A) and no [T, T] scratch
+  const bool tiles = attention_uses_tiles(AttentionPath::automatic, T_, T_, /*need_weights=*/false);
   PassCost r;
   r.parameters = parameter_count(c, num_labels);
   const double head = 2 * N * C;  // logits [B, T, C] (and their gradient in training)
@@ -32,10 +37,10 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
     // every layer's cache: MHA query + q, k, v + P; out_proj, linear1, norm1, norm2 inputs;
     // linear2's input and the pre-activation [B, T, F]; with dropout the masks too
     const bool dropout = c.layer.dropout > 0.0f;
-    const double cache = 8 * ND + 2 * NF + A + (dropout ? 2 * ND + NF + A : 0.0);
+    const double cache = 8 * ND + 2 * NF + (tiles ? B * H * T : A) + (dropout ? 2 * ND + NF + A : 0.0);
     // one backward step at a time: d_heads, dq, dk, dv, dx, the residual's gradient, the
     // feed-forward's [B, T, F] gradient and one head's [T, T] scratch
-    const double step = 6 * ND + NF + TT;
+    const double step = 6 * ND + NF + (tiles ? 0.0 : TT);
     values = L * cache + step + head + ND /* head's cached input */ + 2 * N /* ids */;
     r.parameter_bytes = 16 * r.parameters;  // weights, gradients, AdamW's m and v
   } else {
@@ -43,7 +48,7 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
     // attention (q, k, v, heads, out_proj: 5ND; scores: one [T, T] head, or A when traced)
     // and feed-forward (sa, h, the [B, T, F] hidden, linear2's and norm2's outputs: 4ND + NF)
     const bool traced = pass == Pass::traced_inference;
-    values = 2 * ND + std::max(5 * ND + (traced ? 0.0 : TT), 4 * ND + NF) + head / 2;
+    values = 2 * ND + std::max(5 * ND + (traced || tiles ? 0.0 : TT), 4 * ND + NF) + head / 2;
     if (traced) values += 2 * ND + L * (ND + A);  // embeddings, every layer's output and P
     r.parameter_bytes = 4 * r.parameters;
   }
