@@ -19,10 +19,10 @@ std::string trim(const std::string& s) {
 
 // One pass over the code outside comments, strings and character literals.
 struct Scan {
-  int depth = 0;                  // open ( [ { minus closed ones
-  bool unclosed = false;          // ends inside a comment, string or character literal
-  std::size_t statements_end = 0; // just after the last top-level ';', '}' or preprocessor line
-  bool has_code_after = false;    // code (not comments or blanks) after statements_end
+  int depth = 0;                   // open ( [ { minus closed ones
+  bool unclosed = false;           // ends inside a comment, string or character literal
+  std::size_t statements_end = 0;  // just after the last top-level ';', '}' or preprocessor line
+  bool has_code_after = false;     // code (not comments or blanks) after statements_end
 };
 
 Scan scan(const std::string& s) {
@@ -119,6 +119,27 @@ std::string name_around(const std::string& code, std::size_t cursor) {
   return name_before(code, end, start);
 }
 
+namespace {
+// Calls fn(path, lines) for every */xenc/**.hpp under `dirs` (xencoder's headers).
+template <class F>
+void for_each_header(const std::vector<std::string>& dirs, F&& fn) {
+  namespace fs = std::filesystem;
+  for (const auto& dir : dirs) {
+    const fs::path root = fs::path(dir) / "xenc";
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec || it->path().extension() != ".hpp") continue;
+      std::ifstream in(it->path());
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      fn(it->path().string(), lines);
+    }
+  }
+}
+}  // namespace
+
 std::string documentation(const std::string& name, const std::vector<std::string>& dirs) {
   std::string last = name.substr(name.rfind(':') == std::string::npos ? 0 : name.rfind(':') + 1);
   if (last.empty()) return "";
@@ -129,54 +150,42 @@ std::string documentation(const std::string& name, const std::vector<std::string
   const std::regex function_decl("^\\s*[A-Za-z_][\\w:<>,\\s\\*&]*[\\s\\*&]" + last + "\\s*\\(");
   std::string found;
   int matches = 0;
-  namespace fs = std::filesystem;
-  for (const auto& dir : dirs) {
-    fs::path root = fs::path(dir) / "xenc";
-    std::error_code ec;
-    if (!fs::is_directory(root, ec)) continue;
-    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (ec || it->path().extension() != ".hpp") continue;
-      std::ifstream in(it->path());
-      std::vector<std::string> lines;
-      for (std::string line; std::getline(in, line);) lines.push_back(line);
-      for (std::size_t k = 0; k < lines.size() && matches < 4; ++k) {
-        const std::string t = trim(lines[k]);
-        if (t.rfind("//", 0) == 0 || t.rfind("return", 0) == 0) continue;
-        if (!std::regex_search(lines[k], type_decl) && !std::regex_search(lines[k], alias_decl) &&
-            !std::regex_search(lines[k], function_decl))
-          continue;
-        // The comment block above, skipping a template<...> line.
-        std::size_t top = k;
-        if (top > 0 && trim(lines[top - 1]).rfind("template", 0) == 0) --top;
-        std::size_t first = top;
-        while (first > 0 && trim(lines[first - 1]).rfind("//", 0) == 0) --first;
-        // An undocumented class is documented by its header's opening comment (one class per
-        // header, e.g. nn/multihead_attention.hpp); other undocumented matches are skipped.
-        std::size_t last_line = top;
-        if (first == top) {
-          if (!std::regex_search(lines[k], type_decl)) continue;
-          first = 0;
-          while (first < lines.size() && trim(lines[first]).rfind("//", 0) != 0) ++first;
-          last_line = first;
-          while (last_line < lines.size() && trim(lines[last_line]).rfind("//", 0) == 0) ++last_line;
-          if (first == last_line || first > 2) continue;
-        }
-        std::string doc;
-        for (std::size_t j = first; j < last_line; ++j) {
-          std::string l = trim(lines[j]);
-          l.erase(0, std::min(l.find_first_not_of('/'), l.size()));  // the // or ///
-          if (!l.empty() && l[0] == ' ') l.erase(0, 1);
-          doc += l + "\n";
-        }
-        std::ostringstream entry;
-        entry << trim(doc) << "\n\n    " << trim(lines[k]) << "\n\n(" << it->path().string() << ":"
-              << k + 1 << ")";
-        found += (found.empty() ? "" : "\n\n----\n\n") + entry.str();
-        ++matches;
+  for_each_header(dirs, [&](const std::string& path, const std::vector<std::string>& lines) {
+    for (std::size_t k = 0; k < lines.size() && matches < 4; ++k) {
+      const std::string t = trim(lines[k]);
+      if (t.rfind("//", 0) == 0 || t.rfind("return", 0) == 0) continue;
+      if (!std::regex_search(lines[k], type_decl) && !std::regex_search(lines[k], alias_decl) &&
+          !std::regex_search(lines[k], function_decl))
+        continue;
+      // The comment block above, skipping a template<...> line.
+      std::size_t top = k;
+      if (top > 0 && trim(lines[top - 1]).rfind("template", 0) == 0) --top;
+      std::size_t first = top;
+      while (first > 0 && trim(lines[first - 1]).rfind("//", 0) == 0) --first;
+      // An undocumented class is documented by its header's opening comment (one class per
+      // header, e.g. nn/multihead_attention.hpp); other undocumented matches are skipped.
+      std::size_t last_line = top;
+      if (first == top) {
+        if (!std::regex_search(lines[k], type_decl)) continue;
+        first = 0;
+        while (first < lines.size() && trim(lines[first]).rfind("//", 0) != 0) ++first;
+        last_line = first;
+        while (last_line < lines.size() && trim(lines[last_line]).rfind("//", 0) == 0) ++last_line;
+        if (first == last_line || first > 2) continue;
       }
+      std::string doc;
+      for (std::size_t j = first; j < last_line; ++j) {
+        std::string l = trim(lines[j]);
+        l.erase(0, std::min(l.find_first_not_of('/'), l.size()));  // the // or ///
+        if (!l.empty() && l[0] == ' ') l.erase(0, 1);
+        doc += l + "\n";
+      }
+      std::ostringstream entry;
+      entry << trim(doc) << "\n\n    " << trim(lines[k]) << "\n\n(" << path << ":" << k + 1 << ")";
+      found += (found.empty() ? "" : "\n\n----\n\n") + entry.str();
+      ++matches;
     }
-  }
+  });
   return found;
 }
 
@@ -186,43 +195,37 @@ std::vector<std::string> declared_names(const std::string& ns, const std::string
   // "}  // namespace ..." closes it (the style of every xencoder header).
   const std::regex open_ns("^\\s*namespace\\s+([\\w:]+)\\s*\\{");
   const std::regex close_ns("^\\s*\\}\\s*//\\s*namespace");
-  const std::regex type_decl("^(?:template\\s*<[^>]*>\\s*)?(?:class|struct|enum(?:\\s+class)?)\\s+([A-Za-z_]\\w*)");
+  const std::regex type_decl(
+      "^(?:template\\s*<[^>]*>\\s*)?(?:class|struct|enum(?:\\s+class)?)\\s+([A-Za-z_]\\w*)");
   const std::regex alias_decl("^(?:template\\s*<[^>]*>\\s*)?using\\s+([A-Za-z_]\\w*)\\s*=");
-  const std::regex function_decl("^(?:inline\\s+|constexpr\\s+|static\\s+)*[A-Za-z_][\\w:<>,\\*&]*(?:\\s+[\\w:<>,\\*&]+)*[\\s\\*&]+([A-Za-z_]\\w*)\\s*\\(");
+  const std::regex function_decl(
+      "^(?:inline\\s+|constexpr\\s+|static\\s+)*[A-Za-z_][\\w:<>,\\*&]*(?:\\s+[\\w:<>,\\*&]+)*["
+      "\\s\\*&]+([A-Za-z_]\\w*)\\s*\\(");
   std::set<std::string> names;
-  namespace fs = std::filesystem;
-  for (const auto& dir : dirs) {
-    fs::path root = fs::path(dir) / "xenc";
-    std::error_code ec;
-    if (!fs::is_directory(root, ec)) continue;
-    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (ec || it->path().extension() != ".hpp") continue;
-      std::ifstream in(it->path());
-      std::vector<std::string> stack;
-      for (std::string line; std::getline(in, line);) {
-        std::smatch m;
-        if (std::regex_search(line, m, open_ns)) {
-          stack.push_back(m[1]);
-          continue;
-        }
-        if (std::regex_search(line, close_ns)) {
-          if (!stack.empty()) stack.pop_back();
-          continue;
-        }
-        // only declarations at the namespace's own level (no indentation: not class members)
-        if (line.empty() || std::isspace(static_cast<unsigned char>(line[0]))) continue;
-        std::string current;
-        for (const auto& part : stack) current += (current.empty() ? "" : "::") + part;
-        if (current != ns) continue;
-        if (std::regex_search(line, m, type_decl) || std::regex_search(line, m, alias_decl) ||
-            (line.rfind("return", 0) != 0 && std::regex_search(line, m, function_decl))) {
-          const std::string name = m[1];
-          if (name.rfind(prefix, 0) == 0 && name != "operator") names.insert(name);
-        }
+  for_each_header(dirs, [&](const std::string&, const std::vector<std::string>& lines) {
+    std::vector<std::string> stack;
+    for (const std::string& line : lines) {
+      std::smatch m;
+      if (std::regex_search(line, m, open_ns)) {
+        stack.push_back(m[1]);
+        continue;
+      }
+      if (std::regex_search(line, close_ns)) {
+        if (!stack.empty()) stack.pop_back();
+        continue;
+      }
+      // only declarations at the namespace's own level (no indentation: not class members)
+      if (line.empty() || std::isspace(static_cast<unsigned char>(line[0]))) continue;
+      std::string current;
+      for (const auto& part : stack) current += (current.empty() ? "" : "::") + part;
+      if (current != ns) continue;
+      if (std::regex_search(line, m, type_decl) || std::regex_search(line, m, alias_decl) ||
+          (line.rfind("return", 0) != 0 && std::regex_search(line, m, function_decl))) {
+        const std::string name = m[1];
+        if (name.rfind(prefix, 0) == 0 && name != "operator") names.insert(name);
       }
     }
-  }
+  });
   return {names.begin(), names.end()};
 }
 
