@@ -27,7 +27,7 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
                L = double(c.num_layers), C = double(num_labels);
   const double N = B * T, ND = N * D, NF = N * F, A = B * H * T * T, TT = T * T;
   // MultiheadAttention's automatic path: attention in tiles from T · T = 512², which keeps one
-  // log-sum-exp per query (B·H·T) instead of the probabilities (A) and no [T, T] scratch
+  // log-sum-exp per query (B·H·T) instead of the probabilities (A) for the backward
   const bool tiles = attention_uses_tiles(AttentionPath::automatic, T_, T_, /*need_weights=*/false);
   PassCost r;
   r.parameters = parameter_count(c, num_labels);
@@ -48,7 +48,9 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
     // attention (q, k, v, heads, out_proj: 5ND; scores: one [T, T] head, or A when traced)
     // and feed-forward (sa, h, the [B, T, F] hidden, linear2's and norm2's outputs: 4ND + NF)
     const bool traced = pass == Pass::traced_inference;
-    values = 2 * ND + std::max(5 * ND + (traced || tiles ? 0.0 : TT), 4 * ND + NF) + head / 2;
+    // (the [T, T] scratch is counted for the tiled path too: an upper bound there, kept so that
+    // a long sequence is not started on the strength of the tiles alone; see cost.hpp)
+    values = 2 * ND + std::max(5 * ND + (traced ? 0.0 : TT), 4 * ND + NF) + head / 2;
     if (traced) values += 2 * ND + L * (ND + A);  // embeddings, every layer's output and P
     r.parameter_bytes = 4 * r.parameters;
   }

@@ -11,10 +11,13 @@
 //     inference    P + the stack's input and running output (2ND) + the larger of one layer's
 //                  attention step (q, k, v, heads, projection: 5ND + one head's T² scores) and
 //                  its feed-forward step (4ND + NF); a traced pass keeps every layer's output and
-//                  weights: + L·(ND + A)
+//                  weights: + L·(ND + A). From T·T = 512² attention runs in tiles and holds no
+//                  T² scores: the estimate keeps them, an upper bound for long sequences.
 //     training     4P (weights, gradients, AdamW's two moments) + every layer's backward cache
 //                  (8ND + 2NF + A; with dropout + 2ND + NF + A masks) + the working tensors of
-//                  one backward step (6ND + NF + T²) + the head's logits and their gradient (2NC)
+//                  one backward step (6ND + NF + T²) + the head's logits and their gradient (2NC);
+//                  in tiles (T·T >= 512²) a layer keeps B·H·T log-sum-exps instead of A and the
+//                  step has no T² scratch
 // The unit test (tests/nn/test_cost.cpp) checks the estimate against the peak RSS growth of a
 // real pass at a few sizes: it stays within kCostEstimateFactor of the measurement.
 //
