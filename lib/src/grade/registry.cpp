@@ -24,9 +24,12 @@ RegisterExercise::RegisterExercise(ExerciseInfo info) {
   for (const ExerciseInfo& e : all)
     if (e.name == info.name)
       throw config_error("RegisterExercise: the exercise '" + info.name + "' is registered twice");
-  all.push_back(std::move(info));
-  std::stable_sort(all.begin(), all.end(),
-                   [](const ExerciseInfo& a, const ExerciseInfo& b) { return a.order < b.order; });
+  // kept in `order`, equal orders in registration order: insert after the last one not later.
+  // (Not push_back + std::stable_sort: in a static initializer, libstdc++ 12's temporary buffer
+  // trips ASan's alloc-dealloc-mismatch check.)
+  const auto at = std::upper_bound(all.begin(), all.end(), info.order,
+                                   [](auto order, const ExerciseInfo& e) { return order < e.order; });
+  all.insert(at, std::move(info));
 }
 
 const std::vector<ExerciseInfo>& exercises() { return registry(); }
