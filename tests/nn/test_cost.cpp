@@ -116,11 +116,13 @@ TEST(Cost, ParameterCountMatchesARealModel) {
   EXPECT_EQ(parameter_count(config(0, 8, 2, 12, 2, PositionKind::learned)), 2 * 532 + 16);
 }
 
-// D = 8, F = 12, L = 2, B = 3, T = 5, C = 4: N = 15.
-// per layer 8·N·D² = 7680, 4·N·D·F = 5760, 4·B·T²·D = 2400; head 2·N·D·C = 960.
+// D = 8, H = 2, F = 12, L = 2, B = 3, T = 5, C = 4: N = 15.
+// per layer 8·N·D² = 7680, 4·N·D·F = 5760, 4·B·T²·D = 2400, and the softmax's 16 per score,
+// 16·B·H·T² = 2400; head 2·N·D·C = 960.
 TEST(Cost, FlopsCountEveryGemm) {
   const EncoderModelConfig cfg = config(11, 8, 2, 12, 2, PositionKind::none);
-  const double forward = 2 * (7680 + 5760 + 2400) + 960;
+  ASSERT_EQ(kSoftmaxFlops, 16);
+  const double forward = 2 * (7680 + 5760 + 2400 + 2400) + 960;
   EXPECT_EQ(estimate_pass_cost(cfg, 3, 5, Pass::inference, 4).flops, forward);
   EXPECT_EQ(estimate_pass_cost(cfg, 3, 5, Pass::training, 4).flops, 3 * forward);
 }
@@ -150,6 +152,10 @@ TEST(Cost, PeakMemoryEstimateIsWithinAFactorOfTheMeasuredPeak) {
        Pass::inference},
       {"traced inference, long T", config(100, 64, 8, 256, 3, PositionKind::rope), 2, 1024,
        Pass::traced_inference},
+      // in tiles (T·T >= 512²): one head's [T, T] scores would be 144 MiB, more than the rest
+      // of the pass together, so an estimate that kept them would be 2.5x the peak
+      {"inference in tiles, long T", config(100, 128, 2, 256, 2, PositionKind::rope), 4, 6144,
+       Pass::inference},
       {"training", config(100, 128, 8, 512, 2, PositionKind::alibi), 8, 512, Pass::training},
       {"training with dropout", config(100, 128, 4, 512, 2, PositionKind::sinusoidal, 0.1f), 8, 256,
        Pass::training},

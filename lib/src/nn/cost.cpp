@@ -8,6 +8,14 @@
 
 namespace xenc {
 
+namespace {
+// Attention in tiles (lib/src/kernels/attention_tiled.cpp): each worker thread holds one score
+// tile [64, 256] and the running max and sum of its 64 rows; counted for two workers (the
+// machines xencoder targets), 64 KiB each, small next to the [B, T, D] tensors.
+constexpr double kTileWorkers = 2;
+constexpr double kTileValues = 64 * 256 + 2 * 64;
+}  // namespace
+
 double parameter_count(const EncoderModelConfig& c, std::size_t num_labels) {
   const double V = double(c.vocab_size), D = double(c.layer.d_model),
                F = double(c.layer.dim_feedforward), L = double(c.num_layers),
@@ -45,19 +53,22 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
     r.parameter_bytes = 16 * r.parameters;  // weights, gradients, AdamW's m and v
   } else {
     // the stack's input and its running output, then the larger of one layer's two steps:
-    // attention (q, k, v, heads, out_proj: 5ND; scores: one [T, T] head, or A when traced)
+    // attention (q, k, v, heads, out_proj: 5ND; scores: one [T, T] head on the plain path, A
+    // when traced, which needs the weights and so never runs in tiles; in tiles a log-sum-exp
+    // per query and head, B·H·T, and one score tile with its row statistics per worker)
     // and feed-forward (sa, h, the [B, T, F] hidden, linear2's and norm2's outputs: 4ND + NF)
     const bool traced = pass == Pass::traced_inference;
-    // (the [T, T] scratch is counted for the tiled path too: an upper bound there, kept so that
-    // a long sequence is not started on the strength of the tiles alone; see cost.hpp)
-    values = 2 * ND + std::max(5 * ND + (traced ? 0.0 : TT), 4 * ND + NF) + head / 2;
+    const double scores = traced ? 0.0 : tiles ? B * H * T + kTileWorkers * kTileValues : TT;
+    values = 2 * ND + std::max(5 * ND + scores, 4 * ND + NF) + head / 2;
     if (traced) values += 2 * ND + L * (ND + A);  // embeddings, every layer's output and P
     r.parameter_bytes = 4 * r.parameters;
   }
   r.activation_bytes = 4 * values;
   r.peak_bytes = r.parameter_bytes + r.activation_bytes;
-  // GEMMs: in_proj 6ND², out_proj 2ND², scores and P·V 4BT²D, feed-forward 4NDF, head 2NDC
-  const double forward = L * (8 * ND * D + 4 * NF * D + 4 * B * TT * D) + 2 * ND * C;
+  // GEMMs: in_proj 6ND², out_proj 2ND², scores and P·V 4BT²D, feed-forward 4NDF, head 2NDC;
+  // and the softmax, kSoftmaxFlops per score (B·H·T² of them), which dominates when Dh is small
+  const double forward =
+      L * (8 * ND * D + 4 * NF * D + 4 * B * TT * D + kSoftmaxFlops * B * H * TT) + 2 * ND * C;
   r.flops = pass == Pass::training ? 3 * forward : forward;
   return r;
 }

@@ -11,8 +11,9 @@
 //     inference    P + the stack's input and running output (2ND) + the larger of one layer's
 //                  attention step (q, k, v, heads, projection: 5ND + one head's T² scores) and
 //                  its feed-forward step (4ND + NF); a traced pass keeps every layer's output and
-//                  weights: + L·(ND + A). From T·T = 512² attention runs in tiles and holds no
-//                  T² scores: the estimate keeps them, an upper bound for long sequences.
+//                  weights: + L·(ND + A). From T·T = 512² (and never when traced) attention
+//                  runs in tiles: instead of one head's T² scores it holds a log-sum-exp per
+//                  query and head (B·H·T) and a [64, 256] score tile per worker thread.
 //     training     4P (weights, gradients, AdamW's two moments) + every layer's backward cache
 //                  (8ND + 2NF + A; with dropout + 2ND + NF + A masks) + the working tensors of
 //                  one backward step (6ND + NF + T²) + the head's logits and their gradient (2NC);
@@ -21,8 +22,10 @@
 // The unit test (tests/nn/test_cost.cpp) checks the estimate against the peak RSS growth of a
 // real pass at a few sizes: it stays within kCostEstimateFactor of the measurement.
 //
-// FLOPs (2 per multiply-add) of the forward:  L·(8ND² + 4NDF + 4BT²D) + 2NDC;  a training step
-// is 3× that (the backward does two GEMMs for each one of the forward).
+// FLOPs (2 per multiply-add) of the forward:  L·(8ND² + 4NDF + 4BT²D + s·BHT²) + 2NDC, where
+// s = kSoftmaxFlops counts the softmax's work per score (max, subtract, exp, sum, scale; an exp
+// costs several multiply-adds), which outweighs the GEMMs when Dh = D/H is small; a training
+// step is 3× that (the backward does two GEMMs for each one of the forward).
 //
 //     xenc::PassCost c = xenc::estimate_pass_cost(cfg, /*B=*/32, /*T=*/128, xenc::Pass::training);
 //     if (c.peak_bytes > limit) throw ...;   // before xenc::EncoderModel model(cfg)
@@ -42,6 +45,10 @@ enum class Pass {
   traced_inference,  ///< the same, keeping every layer's output and attention weights (ModelTrace)
   training,          ///< train mode: forward with caches, backward, an AdamW step
 };
+
+/// Floating-point operations counted per attention score for the softmax (a time estimate's
+/// unit: an exp is several multiply-adds of a polynomial, plus the max, the sum and the scale).
+inline constexpr double kSoftmaxFlops = 16;
 
 struct PassCost {
   double parameters = 0;        ///< P, number of float32 parameters
