@@ -58,3 +58,30 @@ TEST(Vocabulary, EncodeBatchPadsAndMarksPaddingTrue) {
   EXPECT_EQ(batch.tokens[1], (std::vector<std::string>{"mouse", "zebra"}));
   EXPECT_THROW(v.encode_batch({}), std::invalid_argument);
 }
+
+// A sentence longer than the limit is refused before the [B, T] batch exists (issue 17: a
+// 131,000-token sentence reached the model and ended in std::bad_alloc): at kMaxSequenceLength
+// (2048) by default, at the caller's max_length when given; the message names the sentence,
+// its length and the limit.
+TEST(Vocabulary, EncodeBatchRefusesASentenceOverMaxLength) {
+  const Vocabulary v = Vocabulary::from_texts({"a"});
+  std::string longest, over;
+  for (std::size_t i = 0; i < xenc::kMaxSequenceLength; ++i) longest += i ? " a" : "a";
+  over = longest + " a";
+  EXPECT_EQ(v.encode_batch({"a", longest}).ids.shape(1), 2048u);
+  try {
+    v.encode_batch({"a", over});
+    FAIL() << "2049 tokens were encoded";
+  } catch (const xenc::shape_error& e) {
+    EXPECT_STREQ(e.what(), "Vocabulary.encode_batch: texts[1] has 2049 tokens, expected at most max_length = 2048 "
+                           "(kMaxSequenceLength; pass a larger max_length to encode it)");
+  }
+  EXPECT_EQ(v.encode_batch({over}, 4096).ids.shape(1), 2049u);  // the caller raises it
+  try {
+    v.encode_batch({"a a a"}, 2);
+    FAIL() << "3 tokens were encoded at max_length 2";
+  } catch (const xenc::shape_error& e) {
+    EXPECT_STREQ(e.what(), "Vocabulary.encode_batch: texts[0] has 3 tokens, expected at most max_length = 2 "
+                           "(the caller's limit; pass a larger max_length to encode it)");
+  }
+}

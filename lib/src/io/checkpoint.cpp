@@ -25,6 +25,9 @@
 
 namespace xenc {
 
+static_assert(LoadLimits{}.max_sequence_length == kMaxSequenceLength,
+              "a checkpoint's max_len and a sentence share one default limit");
+
 namespace {
 const char* kMetaKey = "xenc.meta";
 const char* kFormat = "xencoder-checkpoint";

@@ -57,13 +57,21 @@ Index1 Vocabulary::encode(const std::vector<std::string>& tokens) const {
   return ids;
 }
 
-Vocabulary::Batch Vocabulary::encode_batch(const std::vector<std::string>& texts) const {
+Vocabulary::Batch Vocabulary::encode_batch(const std::vector<std::string>& texts,
+                                            std::size_t max_length) const {
   if (texts.empty()) throw std::invalid_argument("Vocabulary.encode_batch: texts is empty, expected at least one sentence");
   Batch batch;
   std::size_t T = 0;
   for (const auto& text : texts) {
     batch.tokens.push_back(tokenize(text));
-    T = std::max(T, batch.tokens.back().size());
+    const std::size_t n = batch.tokens.back().size();
+    // the length decided before the [B, T] ids and whatever a model makes of them
+    if (n > max_length)
+      throw shape_error("Vocabulary.encode_batch: texts[" + std::to_string(batch.tokens.size() - 1) + "] has " +
+                        std::to_string(n) + " tokens, expected at most max_length = " + std::to_string(max_length) +
+                        (max_length == kMaxSequenceLength ? " (kMaxSequenceLength" : " (the caller's limit") +
+                        "; pass a larger max_length to encode it)");
+    T = std::max(T, n);
   }
   const std::size_t B = texts.size();
   batch.ids = xt::zeros<std::int64_t>({B, T});  // pad_id = 0

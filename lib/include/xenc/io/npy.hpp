@@ -76,7 +76,8 @@ struct LoadLimits {
   std::size_t max_meta_bytes = std::size_t(4) << 20;
   /// Longest sequence T a loader accepts: a checkpoint's config.max_len, and what programs use
   /// to refuse a longer sentence or a [B, T] / [B, T, D] input before running the model (the
-  /// attention scores of one layer alone take B · nhead · T² floats): 2048.
+  /// attention scores of one layer alone take B · nhead · T² floats): 2048, the same as
+  /// xenc::kMaxSequenceLength, the limit of Vocabulary::encode_batch (text/vocabulary.hpp).
   std::size_t max_sequence_length = 2048;
 };
 

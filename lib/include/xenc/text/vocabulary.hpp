@@ -16,6 +16,13 @@
 
 namespace xenc {
 
+/// The longest sentence Vocabulary::encode_batch encodes unless its caller raises the limit,
+/// and LoadLimits::max_sequence_length's default (a checkpoint's max_len): 2048 tokens. An
+/// encoder's attention holds B · nhead · T² scores per layer, so a sentence of 100,000 words
+/// (a 600 KB string) would need tens of gigabytes; a program that estimates its memory first
+/// (nn/cost.hpp) passes the length it has checked.
+inline constexpr std::size_t kMaxSequenceLength = 2048;
+
 class Vocabulary {
  public:
   static constexpr std::int64_t pad_id = 0;
@@ -50,8 +57,12 @@ class Vocabulary {
     std::vector<std::vector<std::string>> tokens;  ///< each sentence's tokens
   };
   /// Tokenizes and encodes sentences, padded to the longest. Throws std::invalid_argument for
-  /// an empty list.
-  Batch encode_batch(const std::vector<std::string>& texts) const;
+  /// an empty list, and xenc::shape_error for a sentence of more than max_length tokens (before
+  /// the [B, T] batch is allocated), naming the sentence, its length and the limit:
+  ///     "Vocabulary.encode_batch: texts[1] has 5000 tokens, expected at most max_length = 2048
+  ///      (kMaxSequenceLength; pass a larger max_length to encode it)"
+  Batch encode_batch(const std::vector<std::string>& texts,
+                     std::size_t max_length = kMaxSequenceLength) const;
 
  private:
   std::vector<std::string> tokens_;
