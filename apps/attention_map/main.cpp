@@ -67,10 +67,8 @@ int main(int argc, char** argv) {
   app.add_option("--weights", weights,
                  ".npz of a torch.nn.TransformerEncoder(Layer) state_dict (np.savez(path, **sd)); "
                  "D, F and the number of layers come from the file, --heads must match the model");
-  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb, max_output_mb = 100;
-  xenc_app::add_memory_limit(app, max_memory_mb);
-  app.add_option("--max-output-mb", max_output_mb, "refuse to write a file (or print output) larger than "
-                 "this (estimated, MiB)")->check(xenc_app::whole_range(1, 100000))->capture_default_str();
+  xenc_app::Guard guard;
+  xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kOutput);
   CLI11_PARSE(app, argc, argv);
   if (json && svg_dir_opt->count() == 0) svg_dir.clear();  // --json alone writes only JSON
 
@@ -79,19 +77,18 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--weights " + weights + " sets D and the number of layers; do not give " +
                                   std::string(d_model_opt->count() > 0 ? "--d-model" : "--layers") +
                                   " with it");
-    // 1. tokens -> ids [1, T]
+    // 1. tokens
     const auto tokens = xenc::tokenize(sentence);
     if (tokens.empty())
       throw std::invalid_argument("--sentence is empty: no words in \"" + sentence + "\"");
     const auto vocab = xenc::Vocabulary::from_tokens(tokens);
-    const auto batch = vocab.encode_batch({sentence});
     const std::size_t T = tokens.size();
 
     // 2. what the run needs, before anything is loaded, built or written: the model's sizes
     //    (from the weights file's headers when given), its memory, and the size of each output
     std::size_t ff = 4 * d_model;
     bool final_norm = false;
-    const xenc::LoadLimits limits = xenc_app::limits_for_memory(max_memory_mb);
+    const xenc::LoadLimits limits = xenc_app::limits_for_memory(guard.max_memory_mb);
     double file_parameters = 0;
     if (!weights.empty()) {
       const xenc_app::WeightsShape w = xenc_app::weights_shape(weights, limits);
@@ -117,7 +114,7 @@ int main(int argc, char** argv) {
     // (nlohmann keeps about 80 bytes per number)
     const double need = xenc::estimate_pass_cost(cfg, 1, T, xenc::Pass::traced_inference).peak_bytes +
                         4 * file_parameters + (json ? 80 * weights_count : 0.0);
-    xenc_app::check_memory(need, max_memory_mb, "this model",
+    guard.memory(need, "this model",
                            "D = " + std::to_string(d_model) + ", " + std::to_string(layers) + " layers, F = " +
                                std::to_string(ff) + ", T = " + std::to_string(T) + " tokens" +
                                (weights.empty() ? "" : ", weights from " + weights),
@@ -127,19 +124,20 @@ int main(int argc, char** argv) {
     const std::string advice = "a shorter --sentence (" + std::to_string(T) + " tokens), fewer --layers or "
                                "--heads, or a higher --max-output-mb";
     if (!svg_dir.empty()) {
-      xenc_app::check_output_size(75.0 * weights_count + 20e3, max_output_mb,
-                                  svg_dir + "/attention_all.svg (" + std::to_string(layers * heads) +
-                                      " heatmaps of " + std::to_string(T) + " x " + std::to_string(T) + ")",
-                                  advice);
+      guard.output(75.0 * weights_count + 20e3,
+                   svg_dir + "/attention_all.svg (" + std::to_string(layers * heads) + " heatmaps of " +
+                       std::to_string(T) + " x " + std::to_string(T) + ")",
+                   advice);
       std::filesystem::create_directories(svg_dir);  // an unusable directory fails here, before the work
     }
     std::size_t w0 = 6;
     for (const auto& t : tokens) w0 = std::max(w0, t.size() + 2);
-    xenc_app::check_output_size(json ? 10.0 * weights_count : weights_count * double(w0 + 1), max_output_mb,
-                                json ? "the JSON on standard output" : "the text tables on standard output",
-                                advice);
+    guard.output(json ? 10.0 * weights_count : weights_count * double(w0 + 1),
+                 json ? "the JSON on standard output" : "the text tables on standard output", advice);
 
-    // 3. a seeded model; the trace keeps each layer's attention weights [1, H, T, T]
+    // 3. ids [1, T] (T checked above: the vocabulary's length limit raised to it), a seeded
+    //    model; the trace keeps each layer's attention weights [1, H, T, T]
+    const auto batch = vocab.encode_batch({sentence}, T);
     xenc::EncoderModel model(cfg);
     if (!weights.empty())  // checks every key and shape; messages name the file and the key
       model.encoder = xenc::load_transformer_encoder(weights, heads, xenc::Activation::relu,

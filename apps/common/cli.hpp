@@ -67,7 +67,6 @@ inline double encoder_inference_bytes(std::size_t V, std::size_t max_len, std::s
 /// The memory limit of every app that builds a model, unless --max-memory-mb changes it: 1 GiB,
 /// so that no command line makes a program take more before it refuses.
 constexpr std::size_t kDefaultMaxMemoryMb = 1024;
-constexpr double kMemoryLimitBytes = double(kDefaultMaxMemoryMb) * 1024 * 1024;
 
 /// "1.5 GiB", "300.0 MiB".
 inline std::string human_bytes(double bytes) {
@@ -116,6 +115,17 @@ inline CLI::Option* add_memory_limit(CLI::App& app, std::size_t& max_memory_mb) 
   return app.add_option("--max-memory-mb", max_memory_mb,
                         "refuse work whose estimated memory exceeds this (MiB)")
       ->check(whole_range(16, 1 << 24))->capture_default_str();
+}
+
+/// The output limit of every program that writes files or large text, unless --max-output-mb
+/// changes it: 100 MiB per file.
+constexpr std::size_t kDefaultMaxOutputMb = 100;
+
+/// --max-output-mb MB (default 100): the largest file (or standard output) the program writes.
+inline CLI::Option* add_output_limit(CLI::App& app, std::size_t& max_output_mb) {
+  return app.add_option("--max-output-mb", max_output_mb,
+                        "refuse to write a file (or print output) larger than this (estimated, MiB)")
+      ->check(whole_range(1, 100000))->capture_default_str();
 }
 
 /// Throws resource_error unless need_bytes <= limit: "<what> needs about 4.4 GiB of memory
@@ -168,6 +178,45 @@ inline void check_time(double seconds, double max_minutes, const std::string& wh
   throw resource_error(what + " would take about " + human_seconds(seconds) + " (" + how +
                        "), more than the limit of " + limit + " min (--max-minutes " + limit + ")" +
                        (advice.empty() ? "" : ": " + advice));
+}
+
+/// The limits a program checks its estimates against before the work, and the options that set
+/// them: one record for every program, so that each names its limits the same way.
+///
+///     xenc_app::Guard guard;
+///     xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kOutput);
+///     guard.memory(need, "this model", "D = 16, T = 5", "a shorter sentence");
+struct Guard {
+  std::size_t max_memory_mb = kDefaultMaxMemoryMb;  ///< --max-memory-mb
+  std::size_t max_output_mb = kDefaultMaxOutputMb;  ///< --max-output-mb
+  double max_minutes = 10;                          ///< --max-minutes
+
+  /// Throws resource_error over --max-memory-mb (check_memory).
+  void memory(double bytes, const std::string& what, const std::string& details,
+              const std::string& advice = "") const {
+    check_memory(bytes, max_memory_mb, what, details, advice);
+  }
+  /// Throws resource_error over --max-output-mb (check_output_size).
+  void output(double bytes, const std::string& what, const std::string& advice = "") const {
+    check_output_size(bytes, max_output_mb, what, advice);
+  }
+  /// Throws resource_error when `flops` at a fast machine's rate (kFastFlopsPerSecond, a lower
+  /// bound of the real time) exceed --max-minutes (check_time).
+  void time(double flops, const std::string& what, const std::string& sizes, const std::string& advice = "") const {
+    check_time(flops / kFastFlopsPerSecond, max_minutes, what,
+               human_flops(flops) + " at " + human_flops(kFastFlopsPerSecond) + "/s, a fast machine's rate; " + sizes,
+               advice);
+  }
+};
+
+/// Which limits a program estimates (and so which options it takes).
+enum GuardResource : unsigned { kMemory = 1, kOutput = 2, kTime = 4 };
+
+/// Adds --max-memory-mb, --max-output-mb and --max-minutes, each when `resources` names it.
+inline void add_guard_options(CLI::App& app, Guard& guard, unsigned resources) {
+  if (resources & kMemory) add_memory_limit(app, guard.max_memory_mb);
+  if (resources & kOutput) add_output_limit(app, guard.max_output_mb);
+  if (resources & kTime) add_time_limit(app, guard.max_minutes);
 }
 
 /// Prints "<program>: error: <message>" for an exception that ends the program and returns 1.

@@ -40,32 +40,33 @@ inline xenc::EncoderModelConfig encoder_config(const ModelOptions& m, std::size_
   return c;
 }
 
-/// Throws resource_error when an inference pass of this model (encoder_inference_bytes)
-/// needs more than kMemoryLimitBytes. The message names the size, the limit and what to change:
-/// the sequence length (named by `sequences`, e.g. "sentences (--a, --b)") when a sequence of at
-/// most 64 tokens would fit, with the longest that fits; otherwise the model options.
+/// Throws resource_error when a traced inference pass of this model (encoder_inference_bytes)
+/// needs more than max_memory_mb (--max-memory-mb, through check_memory). The advice names what
+/// to change: the sequence length (named by `sequences`, e.g. "sentences (--a, --b)") when a
+/// sequence of at most 64 tokens would fit, with the longest that fits; otherwise the model
+/// options.
 inline void check_inference_memory(std::size_t V, std::size_t max_len, std::size_t D, std::size_t H,
                                    std::size_t F, std::size_t L, std::size_t B, std::size_t T,
-                                   const std::string& sequences = "sequences") {
+                                   std::size_t max_memory_mb, const std::string& sequences = "sequences") {
   auto bytes = [&](std::size_t t) { return encoder_inference_bytes(V, std::max(max_len, t), D, H, F, L, B, t); };
-  const double need = bytes(T);
-  if (need <= kMemoryLimitBytes) return;
+  const double limit = double(max_memory_mb) * 1024 * 1024, need = bytes(T);
+  if (need <= limit) return;
   std::string advice;
-  if (T > 64 && bytes(64) <= kMemoryLimitBytes) {
+  if (T > 64 && bytes(64) <= limit) {
     std::size_t lo = 64, hi = T;  // bytes(lo) fits, bytes(hi) does not
     while (hi - lo > 1) {
       const std::size_t mid = lo + (hi - lo) / 2;
-      (bytes(mid) <= kMemoryLimitBytes ? lo : hi) = mid;
+      (bytes(mid) <= limit ? lo : hi) = mid;
     }
     advice = "use shorter " + sequences + ": the length is the cause (attention stores T x T weights per head), and " +
              std::to_string(lo) + " tokens fit";
   } else {
     advice = "use a smaller --d-model, --layers or --ff";
   }
-  throw resource_error("this model needs about " + human_bytes(need) + " of memory for inference (D = " +
-                              std::to_string(D) + ", " + std::to_string(L) + " layers, F = " + std::to_string(F) +
-                              ", T = " + std::to_string(T) + "), more than this demo's limit of " +
-                              human_bytes(kMemoryLimitBytes) + ": " + advice);
+  check_memory(need, max_memory_mb, "this model's inference",
+               "D = " + std::to_string(D) + ", " + std::to_string(L) + " layers, F = " + std::to_string(F) +
+                   ", T = " + std::to_string(T),
+               advice + ", or a higher --max-memory-mb");
 }
 
 }  // namespace xenc_app

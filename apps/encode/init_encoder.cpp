@@ -54,10 +54,8 @@ int main(int argc, char** argv) {
       ->check(xenc_app::whole_range(0, 100000))->capture_default_str();
   app.add_flag("--compressed", compressed, "deflate the members (numpy.savez_compressed)");
   app.add_option("--output", output, "W.npz")->required();
-  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
-  double max_minutes = 10;
-  xenc_app::add_memory_limit(app, max_memory_mb);
-  xenc_app::add_time_limit(app, max_minutes);
+  xenc_app::Guard guard;
+  xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kTime);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -75,15 +73,11 @@ int main(int argc, char** argv) {
         xenc::estimate_pass_cost(cfg, 4, 6, train_steps > 0 ? xenc::Pass::training : xenc::Pass::inference);
     const std::string sizes = "D = " + std::to_string(config.d_model) + ", " + std::to_string(layers) +
                               " layers, F = " + std::to_string(config.dim_feedforward);
-    xenc_app::check_memory(cost.peak_bytes + 8 * cost.parameters, max_memory_mb, "this encoder",
-                           sizes + (train_steps > 0 ? ", with gradients and Adam's moments" : ""),
-                           "a smaller --d-model, --dim-feedforward or --layers");
-    const double flops = double(train_steps) * cost.flops;
-    xenc_app::check_time(flops / xenc_app::kFastFlopsPerSecond, max_minutes,
-                         std::to_string(train_steps) + " training steps",
-                         xenc_app::human_flops(flops) + " at " +
-                             xenc_app::human_flops(xenc_app::kFastFlopsPerSecond) + "/s, a fast machine's rate; " + sizes,
-                         "fewer --train-steps, a smaller model, or a higher --max-minutes");
+    guard.memory(cost.peak_bytes + 8 * cost.parameters, "this encoder",
+                 sizes + (train_steps > 0 ? ", with gradients and Adam's moments" : ""),
+                 "a smaller --d-model, --dim-feedforward or --layers");
+    guard.time(double(train_steps) * cost.flops, std::to_string(train_steps) + " training steps", sizes,
+               "fewer --train-steps, a smaller model, or a higher --max-minutes");
     xenc::Rng rng(seed);
     xenc::TransformerEncoder encoder(config, layers, rng, final_norm);
 
@@ -115,7 +109,7 @@ int main(int argc, char** argv) {
         const double elapsed = std::chrono::duration<double>(now - start).count();
         const double per_step = elapsed / double(step + 1), left = per_step * double(train_steps - step - 1);
         if (step + 1 >= 50 || elapsed >= 2)  // past the first steps' warm-up
-          xenc_app::check_time(elapsed + left, max_minutes, std::to_string(train_steps) + " training steps",
+          xenc_app::check_time(elapsed + left, guard.max_minutes, std::to_string(train_steps) + " training steps",
                              "measured: " + xenc_app::fmt_seconds_per_step(per_step) + " over the first " +
                                  std::to_string(step + 1) + " step(s); " + sizes,
                              "fewer --train-steps, a smaller model, or a higher --max-minutes");

@@ -9,9 +9,10 @@
 // torch.nn.TransformerEncoder(...).eval()(X, src_key_padding_mask=M) at every non-padded
 // position (batch_first=True). Errors go to stderr as "encode: error: ..." with exit status 1.
 //
-// Before loading either file, the memory of the whole run is estimated from their headers (the
-// weights' shapes, X's [B, T, D]) and a run over --max-memory-mb (default 1024) is refused with
-// the estimate, the limit and the sizes that cause it.
+// Before loading either file, the memory and the time of the whole run are estimated from their
+// headers (the weights' shapes, X's [B, T, D]) and a run over --max-memory-mb (default 1024) or
+// --max-minutes (default 10, at a fast machine's rate) is refused with the estimate, the limit
+// and the sizes that cause it.
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -38,13 +39,14 @@ struct Options {
   std::string activation = "relu";
   bool norm_first = false;
   float layer_norm_eps = 1e-5f;
-  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
+  xenc_app::Guard guard;
 };
 
-// The memory of the whole run, from the headers of both files before either is loaded: the
-// weights twice (the loaded state_dict and the encoder), X as read and as [B, T, D], Y and its
-// copy, and the forward pass itself (xenc/nn/cost.hpp). Throws resource_error over the limit.
-void check_memory(const Options& opt, const xenc::NpyHeader& x, const xenc_app::WeightsShape& w) {
+// The memory and time of the whole run, from the headers of both files before either is loaded:
+// the weights twice (the loaded state_dict and the encoder), X as read and as [B, T, D], Y and
+// its copy, and the forward pass itself (xenc/nn/cost.hpp: in tiles from T = 512, so memory
+// grows as T and time as T²). Throws resource_error over either limit.
+void check_resources(const Options& opt, const xenc::NpyHeader& x, const xenc_app::WeightsShape& w) {
   const std::size_t rank = x.shape.size(), T = rank >= 2 ? x.shape[rank - 2] : 1;
   const std::size_t B = rank == 3 ? x.shape[0] : 1;
   xenc::EncoderModelConfig cfg;
@@ -55,23 +57,22 @@ void check_memory(const Options& opt, const xenc::NpyHeader& x, const xenc_app::
   cfg.num_layers = w.num_layers;
   cfg.final_norm = w.final_norm;
   const double io = 4.0 * 4 * double(B) * double(T) * double(w.d_model);
-  const double need = xenc::estimate_pass_cost(cfg, B, T, xenc::Pass::inference).peak_bytes +
-                      4 * w.parameters + io;
-  xenc_app::check_memory(need, opt.max_memory_mb, "this run",
-                         std::to_string(w.num_layers) + " layer(s), D = " + std::to_string(w.d_model) +
-                             ", F = " + std::to_string(w.dim_feedforward) + ", " +
-                             std::to_string(std::size_t(w.parameters)) + " parameters in " + opt.weights +
-                             "; X " + xenc::shape_str(x.shape) + ": B = " + std::to_string(B) +
-                             ", T = " + std::to_string(T),
-                         "a shorter or smaller --input (attention takes T² per head), smaller weights, or "
-                         "a higher --max-memory-mb");
+  const xenc::PassCost cost = xenc::estimate_pass_cost(cfg, B, T, xenc::Pass::inference);
+  const std::string sizes = std::to_string(w.num_layers) + " layer(s), D = " + std::to_string(w.d_model) +
+                            ", F = " + std::to_string(w.dim_feedforward) + ", " +
+                            std::to_string(std::size_t(w.parameters)) + " parameters in " + opt.weights + "; X " +
+                            xenc::shape_str(x.shape) + ": B = " + std::to_string(B) + ", T = " + std::to_string(T);
+  opt.guard.memory(cost.peak_bytes + 4 * w.parameters + io, "this run", sizes,
+                   "a shorter or smaller --input, smaller weights, or a higher --max-memory-mb");
+  opt.guard.time(cost.flops, "this run", sizes,
+                 "a shorter --input (attention takes T² time per head), smaller weights, or a higher --max-minutes");
 }
 
 int run(const Options& opt) {
   // 0. What the run will need, from the files' headers (nothing loaded yet).
   const xenc::Activation activation = xenc::parse_activation(opt.activation);
-  const xenc::LoadLimits limits = xenc_app::limits_for_memory(opt.max_memory_mb);
-  check_memory(opt, xenc::load_npy_header(opt.input, limits), xenc_app::weights_shape(opt.weights, limits));
+  const xenc::LoadLimits limits = xenc_app::limits_for_memory(opt.guard.max_memory_mb);
+  check_resources(opt, xenc::load_npy_header(opt.input, limits), xenc_app::weights_shape(opt.weights, limits));
 
   // 1. The encoder: num_layers, D, F and the final norm come from the weights' keys and shapes.
   xenc::TransformerEncoder encoder = xenc::load_transformer_encoder(
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
   app.add_option("--padding-mask", opt.padding_mask,
                  "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");
   app.add_option("--output", opt.output, "Y.npy: float32, X's shape")->required();
-  xenc_app::add_memory_limit(app, opt.max_memory_mb);
+  xenc_app::add_guard_options(app, opt.guard, xenc_app::kMemory | xenc_app::kTime);
   CLI11_PARSE(app, argc, argv);
   try {
     run(opt);

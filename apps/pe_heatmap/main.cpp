@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   CLI::App app{"xenc-pe-heatmap: the sinusoidal positional-encoding table PE(p, j) as an SVG heatmap,\n"
                "a CSV file, and an SVG line plot of chosen dimensions over the positions."};
   xenc_app::add_version(app, "xenc-pe-heatmap");
-  std::size_t positions = 64, d_model = 64, max_output_mb = 100;
+  std::size_t positions = 64, d_model = 64;
   std::vector<std::size_t> dims;  // default: 0, D/8, D/4, 3D/8 (rounded to even: sin columns)
   std::string svg = "pe_heatmap.svg", csv = "pe_table.csv", lines = "pe_lines.svg";
   app.add_option("--positions", positions, "number of positions p = 0 .. positions-1")
@@ -44,13 +44,11 @@ int main(int argc, char** argv) {
                  "(default: 0, D/8, D/4, 3D/8 rounded down to even)")
       ->delimiter(',')
       ->check(xenc_app::whole_range(0, 8191));
-  app.add_option("--max-output-mb", max_output_mb, "refuse to write a file larger than this (estimated, MiB)")
-      ->check(xenc_app::whole_range(1, 100000))->capture_default_str();
   app.add_option("--svg", svg, "heatmap output path")->capture_default_str();
   app.add_option("--csv", csv, "table output path")->capture_default_str();
   app.add_option("--lines-svg", lines, "line-plot output path")->capture_default_str();
-  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
-  xenc_app::add_memory_limit(app, max_memory_mb);
+  xenc_app::Guard guard;
+  xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kOutput);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -67,23 +65,23 @@ int main(int argc, char** argv) {
                                     " (D = " + std::to_string(d_model) + ")");
     // the files' sizes, estimated before anything is computed: ~75 bytes per heatmap cell
     // (a <rect> with its colour), ~13 per CSV value ("," and 9 significant digits)
-    const double cells = double(positions) * double(d_model), mib = 1024.0 * 1024.0;
+    const double cells = double(positions) * double(d_model);
     const double svg_bytes = 75.0 * cells + 20e3, csv_bytes = 13.0 * cells + 8.0 * double(positions);
-    if (svg_bytes > double(max_output_mb) * mib || csv_bytes > double(max_output_mb) * mib) {
+    const double mib = 1024.0 * 1024.0, limit = double(guard.max_output_mb) * mib;
+    if (svg_bytes > limit || csv_bytes > limit) {
       char msg[512];
       std::snprintf(msg, sizeof msg,
                     "%zu positions x D = %zu = %.0f values: the heatmap SVG would be about %.0f MiB and the "
                     "CSV about %.0f MiB, over the limit of %zu MiB per file (--max-output-mb; fewer "
                     "--positions or a smaller --d-model)",
-                    positions, d_model, cells, svg_bytes / mib, csv_bytes / mib, max_output_mb);
-      throw std::invalid_argument(msg);
+                    positions, d_model, cells, svg_bytes / mib, csv_bytes / mib, guard.max_output_mb);
+      throw xenc_app::resource_error(msg);
     }
+    const std::string table = std::to_string(positions) + " positions x D = " + std::to_string(d_model);
     // memory: the table (float, and double while it is computed), each file's text built in
     // memory before it is written (the SVG through a string and its copy)
-    xenc_app::check_memory(12.0 * cells + 2.0 * svg_bytes + 2.0 * csv_bytes, max_memory_mb, "this table",
-                           std::to_string(positions) + " positions x D = " + std::to_string(d_model) +
-                               ", its SVG and CSV text built in memory",
-                           "fewer --positions or a smaller --d-model");
+    guard.memory(12.0 * cells + 2.0 * svg_bytes + 2.0 * csv_bytes, "this table",
+                 table + ", its SVG and CSV text built in memory", "fewer --positions or a smaller --d-model");
     const xenc::Tensor2 pe = xenc::sinusoidal_encoding(positions, d_model);  // [T, D]
 
     // 2. heatmap: a cell per value

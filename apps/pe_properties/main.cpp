@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
       ->check(xenc_app::whole_range(0, 3999))->capture_default_str();
   app.add_option("--svg", svg, "similarity-matrix heatmap path")->capture_default_str();
   app.add_option("--offset-svg", offset_svg, "similarity-by-offset line plot path")->capture_default_str();
-  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
-  xenc_app::add_memory_limit(app, max_memory_mb);
+  xenc_app::Guard guard;
+  xenc_app::add_guard_options(app, guard, xenc_app::kMemory);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -65,8 +65,7 @@ int main(int argc, char** argv) {
     // T rows and their rotation in double, the similarity matrix [T, T] in double (twice, while
     // the figure is made), R_k [D, D] in float and double
     const double rows = double(T + k), dd = double(D), tt = double(T);
-    xenc_app::check_memory(12 * rows * dd + 16 * tt * dd + 16 * tt * tt + 12 * dd * dd, max_memory_mb,
-                           "this run",
+    guard.memory(12 * rows * dd + 16 * tt * dd + 16 * tt * tt + 12 * dd * dd, "this run",
                            std::to_string(T) + " positions (+ k = " + std::to_string(k) + ") x D = " + std::to_string(D) +
                                " in double precision, and the " + std::to_string(T) + " x " + std::to_string(T) +
                                " similarity matrix",

@@ -67,22 +67,30 @@ int run_evaluate(const std::string& load, const std::string& evaluate_path) {
   return 0;
 }
 
-int run_inference(const std::string& load, const std::string& sentence, bool as_json, std::size_t max_memory_mb) {
+int run_inference(const std::string& load, const std::string& sentence, bool as_json, std::size_t max_memory_mb,
+                  double max_minutes) {
   const std::vector<std::string> words = xenc::tokenize(sentence);
   if (words.empty())
     throw std::invalid_argument("--sentence is empty, expected at least one word");
   {
     // the sentence's cost decided from the checkpoint's metadata, before its weights are loaded:
-    // the weights twice (the state_dict and the model) and one forward pass on [1, T]
+    // the weights twice (the state_dict and the model) and one forward pass on [1, T] (in tiles
+    // from T = 512: memory grows as T, time as T²)
     const xenc::CheckpointMeta meta = xenc::read_checkpoint_meta(load);
     const std::size_t T = words.size(), C = meta.labels.size();
-    const double need = xenc::estimate_pass_cost(meta.config, 1, T, xenc::Pass::inference, C).peak_bytes +
-                        4 * xenc::parameter_count(meta.config, C);
-    xenc_app::check_memory(need, max_memory_mb, "this sentence",
-                           "T = " + std::to_string(T) + " tokens through D = " + std::to_string(meta.config.layer.d_model) +
-                               ", " + std::to_string(meta.config.num_layers) + " layers, " +
-                               std::to_string(meta.config.layer.nhead) + " heads: attention takes T² per head",
-                           "a shorter --sentence, or a higher --max-memory-mb");
+    const xenc::PassCost cost = xenc::estimate_pass_cost(meta.config, 1, T, xenc::Pass::inference, C);
+    const std::string sizes = "T = " + std::to_string(T) + " tokens through D = " +
+                              std::to_string(meta.config.layer.d_model) + ", F = " +
+                              std::to_string(meta.config.layer.dim_feedforward) + ", " +
+                              std::to_string(meta.config.num_layers) + " layers, " +
+                              std::to_string(meta.config.layer.nhead) + " heads";
+    xenc_app::Guard guard;
+    guard.max_memory_mb = max_memory_mb;
+    guard.max_minutes = max_minutes;
+    guard.memory(cost.peak_bytes + 4 * xenc::parameter_count(meta.config, C), "this sentence", sizes,
+                 "a shorter --sentence, or a higher --max-memory-mb");
+    guard.time(cost.flops, "this sentence", sizes + ": attention takes T² time per head",
+               "a shorter --sentence, or a higher --max-minutes");
   }
   const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(load);
   const auto& c = ck.meta.config;

@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
         return xenc_app::finish_stdout("xenc-train-order");
       }
       if (!sentence_given) throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
-      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb);
+      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb, out.max_minutes);
       return xenc_app::finish_stdout("xenc-train-order");
     }
     return run_training(o, out);

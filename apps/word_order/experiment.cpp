@@ -100,12 +100,12 @@ Result run_experiment(const Options& o) {
 
   // 2. one model (built without positions); each run swaps in a position scheme, nothing else
   const auto vocab = xenc::Vocabulary::from_texts({o.a, o.b});
-  const auto batch = vocab.encode_batch({o.a, o.b});  // ids [2, T], padding mask [2, T]
-  const std::size_t T = batch.ids.shape()[1], F = o.ff ? o.ff : 4 * o.d_model;
+  const std::size_t T = std::max(tok_a.size(), tok_b.size()), F = o.ff ? o.ff : 4 * o.d_model;
   r.dim_feedforward = F;
   // refuse a model that would not fit before allocating it (inference: weights + activations)
   xenc_app::check_inference_memory(vocab.size(), std::max<std::size_t>(64, T), o.d_model, o.heads, F,
-                                   o.layers, 2, T, "sentences (--a, --b)");
+                                   o.layers, 2, T, o.max_memory_mb, "sentences (--a, --b)");
+  const auto batch = vocab.encode_batch({o.a, o.b}, T);  // ids [2, T], padding mask [2, T]: T checked above
   xenc_app::ModelOptions mo;
   mo.d_model = o.d_model;
   mo.heads = o.heads;

@@ -19,6 +19,7 @@ struct Options {
   std::size_t d_model = 16, heads = 2, layers = 2, ff = 0;  ///< ff 0: 4 D
   std::uint32_t seed = 42;
   bool scale_embedding = false;
+  std::size_t max_memory_mb = 1024;  ///< --max-memory-mb: the model is refused over it
 };
 
 /// One word of the comparison: "cat" or, for a repeated word, "the#2"; where it sits in A and B.

@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
                "the cosines (the output measures it)");
   app.add_flag("--json", json, "print one JSON object instead of the tables");
   app.add_option("--svg-dir", svg_dir, "write SVG figures of the cosines and the final-layer differences here");
+  xenc_app::Guard guard;
+  xenc_app::add_guard_options(app, guard, xenc_app::kMemory);
   CLI11_PARSE(app, argc, argv);
+  o.max_memory_mb = guard.max_memory_mb;
 
   try {
     const word_order::Result r = word_order::run_experiment(o);
@@ -70,8 +73,7 @@ int main(int argc, char** argv) {
       if (!json) std::cout << "\nFigures written to " << svg_dir << "/ (cosine_<scheme>.svg, final_difference.svg)\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "xenc-word-order: error: " << e.what() << "\n";
-    return 1;
+    return xenc_app::report_error("xenc-word-order", e);
   }
   return xenc_app::finish_stdout("xenc-word-order");
 }

@@ -136,45 +136,85 @@ std::string write_huge_feedforward_npz(const std::string& dir) {
 
 // ---- xenc-encode -------------------------------------------------------------------------------
 
-// T = 20,000 took 1.56 GB, T = 100,000 ended in std::bad_alloc: both are refused from X's
-// header, naming T, the estimate, the limit and --max-memory-mb.
+// A scratch directory with the small encoder in w.npz, X (`x`, when not empty) in x.npy, and
+// xenc-encode run there on them, writing y.npy, with `extra` options.
+struct EncodeRun {
+  std::string dir = out_dir();
+  EncodeRun() { save_small_encoder(dir + "/w.npz"); }
+  void input(const xt::xarray<float>& x) const { xenc::save_npy(dir + "/x.npy", x); }
+  LimitedRun run(const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> argv = {XENC_APP_ENCODE, "--weights", "w.npz", "--heads", "2", "--input", "x.npy",
+                                     "--output", "y.npy"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_limited(argv, dir);
+  }
+};
+
+// An .npy file that is a header only: it claims a float32 array of `shape` and holds no data.
+void write_header_only_npy(const std::string& path, const std::vector<std::size_t>& shape) {
+  xenc::write_file_bytes(path, npy_header(shape), "test");
+}
+
+// T = 20,000 took 1.56 GB and T = 100,000 ended in std::bad_alloc: attention runs in tiles now
+// (memory linear in T), so a 128-byte header claiming T = 50,000,000 is what memory refuses,
+// from the header alone (its data would not even load), naming T, the estimate, the limit and
+// --max-memory-mb; the same as [B, T, D] with B = 1000, T = 50,000.
 TEST(EncodeLimits, ALongInputIsRefusedFromItsHeader) {
-  const std::string dir = out_dir();
-  save_small_encoder(dir + "/w.npz");
-  for (std::size_t T : {20000u, 100000u}) {
-    xenc::save_npy(dir + "/x.npy", xt::zeros<float>({T, std::size_t(8)}));
-    const LimitedRun r = run_limited({XENC_APP_ENCODE, "--weights", "w.npz", "--heads", "2", "--input", "x.npy",
-                                      "--output", "y.npy"}, dir);
-    expect_refusal(r, "xenc-encode", {"this run needs about", "GiB of memory", "T = " + std::to_string(T),
+  const EncodeRun e;
+  for (const auto& [shape, sizes] : std::vector<std::pair<std::vector<std::size_t>, std::string>>{
+           {{50000000, 8}, "B = 1, T = 50000000"}, {{1000, 50000, 8}, "B = 1000, T = 50000"}}) {
+    write_header_only_npy(e.dir + "/x.npy", shape);
+    EXPECT_LT(fs::file_size(e.dir + "/x.npy"), 200u);
+    const LimitedRun r = e.run();
+    expect_refusal(r, "xenc-encode", {"this run needs about", "GiB of memory", sizes,
                                       "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
-    EXPECT_FALSE(fs::exists(dir + "/y.npy"));
+    EXPECT_FALSE(fs::exists(e.dir + "/y.npy"));
   }
 }
 
-// The limit is the option's: T = 1000 needs about 8 MiB, so --max-memory-mb 16 runs it and the
-// smallest limit a little over the estimate decides; T = 3000 (about 40 MiB) is refused at 16.
-TEST(EncodeLimits, MaxMemoryMbMovesTheLimit) {
-  const std::string dir = out_dir();
-  save_small_encoder(dir + "/w.npz");
-  xenc::save_npy(dir + "/x.npy", xt::zeros<float>({std::size_t(1000), std::size_t(8)}));
-  LimitedRun r = run_limited({XENC_APP_ENCODE, "--weights", "w.npz", "--heads", "2", "--input", "x.npy", "--output",
-                              "y.npy", "--max-memory-mb", "16"}, dir);
+// Time is the limit of a long input: T = 100,000 (a 3.2 MB file) is 10¹⁰ scores per head,
+// 640 GFLOP with the softmax's (3.2 s at the assumed 200 GFLOP/s), refused from X's header at --max-minutes 0.01.
+TEST(EncodeLimits, ALongInputIsRefusedByItsTime) {
+  const EncodeRun e;
+  write_header_only_npy(e.dir + "/x.npy", {100000, 8});
+  const LimitedRun r = e.run({"--max-minutes", "0.01"});
+  expect_refusal(r, "xenc-encode", {"this run would take about 3.2 s (640.1 GFLOP at 200.0 GFLOP/s",
+                                    "T = 100000", "more than the limit of 0.01 min (--max-minutes 0.01)"});
+}
+
+// The T = 20,000 (1.56 GB before the tiles) runs under the default limits in a small
+// fraction of the memory.
+TEST(EncodeLimits, TwentyThousandTokensRunInTiles) {
+  const EncodeRun e;
+  e.input(xt::zeros<float>({std::size_t(20000), std::size_t(8)}));
+  const LimitedRun r = e.run();
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(xenc::load_npy_header(dir + "/y.npy").shape, (std::vector<std::size_t>{1000, 8}));
-  xenc::save_npy(dir + "/x.npy", xt::zeros<float>({std::size_t(3000), std::size_t(8)}));
-  r = run_limited({XENC_APP_ENCODE, "--weights", "w.npz", "--heads", "2", "--input", "x.npy", "--output", "y.npy",
-                   "--max-memory-mb", "16"}, dir);
-  expect_refusal(r, "xenc-encode", {"T = 3000", "limit of 16.0 MiB (--max-memory-mb 16)"});
+  EXPECT_EQ(xenc::load_npy_header(e.dir + "/y.npy").shape, (std::vector<std::size_t>{20000, 8}));
+  EXPECT_LT(r.peak_rss_bytes, kRefusalPeak);
+  std::printf("  T = 20000: %.2f s, %.1f MiB\n", r.seconds, r.peak_rss_bytes / (1 << 20));
+}
+
+// The limit is the option's: X [1000, 8] needs a few MiB, so --max-memory-mb 16 runs it;
+// X [100, 1000, 8] (about 40 MiB) is refused at 16.
+TEST(EncodeLimits, MaxMemoryMbMovesTheLimit) {
+  const EncodeRun e;
+  e.input(xt::zeros<float>({std::size_t(1000), std::size_t(8)}));
+  LimitedRun r = e.run({"--max-memory-mb", "16"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(xenc::load_npy_header(e.dir + "/y.npy").shape, (std::vector<std::size_t>{1000, 8}));
+  e.input(xt::zeros<float>({std::size_t(100), std::size_t(1000), std::size_t(8)}));
+  r = e.run({"--max-memory-mb", "16"});
+  expect_refusal(r, "xenc-encode", {"B = 100, T = 1000", "limit of 16.0 MiB (--max-memory-mb 16)"});
 }
 
 // F = 30,000,000 in a 2 MB file: refused from the headers (its data cannot even be inflated).
 TEST(EncodeLimits, HugeWeightsAreRefusedFromTheHeaders) {
-  const std::string dir = out_dir();
-  const std::string weights = write_huge_feedforward_npz(dir);
+  const EncodeRun e;
+  const std::string weights = write_huge_feedforward_npz(e.dir);
   EXPECT_LT(fs::file_size(weights), 4u << 20);
-  xenc::save_npy(dir + "/x.npy", xt::zeros<float>({std::size_t(5), std::size_t(8)}));
-  const LimitedRun r = run_limited({XENC_APP_ENCODE, "--weights", weights, "--heads", "2", "--input", "x.npy",
-                                    "--output", "y.npy"}, dir);
+  fs::rename(weights, e.dir + "/w.npz");
+  e.input(xt::zeros<float>({std::size_t(5), std::size_t(8)}));
+  const LimitedRun r = e.run();
   expect_refusal(r, "xenc-encode", {"F = 30000000", "GiB of memory", "(--max-memory-mb 1024)"});
 }
 
@@ -377,15 +417,50 @@ TEST(TrainOrderLimits, EvaluateOntoTheLoadedCheckpointIsRefused) {
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
-// A 40,000-token sentence grew to 6.3 GB: refused from the checkpoint's metadata.
+// A checkpoint of the tiny task with a wide feed-forward (F = 4096: 64 KiB of hidden values
+// per token), saved in dir/ck/none.npz.
+std::string wide_checkpoint(const std::string& dir) {
+  std::vector<std::string> argv = train_order_args({"--schemes", "none", "--save", "ck"});
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i) {  // the tiny task's D = 4, F = 4 widened
+    if (argv[i] == "--d-model") argv[i + 1] = "16";
+    if (argv[i] == "--ff") argv[i + 1] = "4096";
+  }
+  const LimitedRun r = run_limited(argv, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return dir + "/ck/none.npz";
+}
+
+// 131,000 tokens, the most one command-line argument holds (Linux: 128 KiB): 131,000 "."s, each
+// a token of its own.
+std::string longest_sentence() { return std::string(131000, '.'); }
+
+// A 40,000-token sentence grew to 6.3 GB and a 131,000-token one ended in a bare
+// std::bad_alloc. Attention runs in tiles now, so the feed-forward's [T, F] hidden decides:
+// 131,000 tokens need about 2 GiB through F = 4096, refused from the checkpoint's metadata
+// before its weights load; 40,000 tokens (about 700 MiB) are refused at --max-memory-mb 256.
 TEST(TrainOrderLimits, ALongSentenceIsRefusedBeforeTheCheckpointLoads) {
   const std::string dir = out_dir();
-  tiny_checkpoint(dir);
+  wide_checkpoint(dir);
+  LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", longest_sentence()}, dir);
+  expect_refusal(r, "xenc-train-order", {"this sentence needs about", "T = 131000 tokens through D = 16, F = 4096",
+                                         "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
   std::string sentence;
   for (int i = 0; i < 40000; ++i) sentence += i ? " a" : "a";
-  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", sentence}, dir);
+  r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", sentence, "--max-memory-mb", "256"},
+                  dir);
   expect_refusal(r, "xenc-train-order", {"this sentence needs about", "T = 40000 tokens",
-                                         "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
+                                         "more than the limit of 256.0 MiB (--max-memory-mb 256)"});
+}
+
+// Where memory allows the 131,000 tokens, their time is decided first: 131,000² scores per
+// head are refused at --max-minutes 0.01, before the checkpoint's weights load.
+TEST(TrainOrderLimits, ALongSentenceIsRefusedByItsTime) {
+  const std::string dir = out_dir();
+  tiny_checkpoint(dir);
+  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", longest_sentence(),
+                                    "--max-minutes", "0.01"}, dir);
+  expect_refusal(r, "xenc-train-order", {"this sentence would take about", "T = 131000 tokens",
+                                         "attention takes T² time per head", "(--max-minutes 0.01)"});
 }
 
 // Weights that make the logits overflow (3e38 everywhere in the head: finite, so the loader
@@ -493,15 +568,15 @@ const std::vector<std::string> kSeeds = {"0", "4294967295"};
 const std::vector<std::string> kMemory = {"16", "16777216"};
 
 TEST(Extremes, Encode) {
-  const std::string dir = out_dir();
-  save_small_encoder(dir + "/w.npz");
-  xenc::save_npy(dir + "/x.npy", xt::zeros<float>({std::size_t(2), std::size_t(5), std::size_t(8)}));
+  const EncodeRun e;
+  e.input(xt::zeros<float>({std::size_t(2), std::size_t(5), std::size_t(8)}));
   run_extremes(XENC_APP_ENCODE, "xenc-encode",
                {{"--weights", "w.npz"}, {"--heads", "2"}, {"--input", "x.npy"}, {"--output", "y.npy"}},
                {{"--heads", {"1", "65536"}},
                 {"--layer-norm-eps", {"1e-38", "3.4e38"}},
-                {"--max-memory-mb", kMemory}},
-               {{"--heads", "65536"}, {"--layer-norm-eps", "3.4e38"}}, dir);
+                {"--max-memory-mb", kMemory},
+                {"--max-minutes", {"1e-30", "3.4e38"}}},
+               {{"--heads", "65536"}, {"--layer-norm-eps", "3.4e38"}}, e.dir);
 }
 
 TEST(Extremes, InitEncoder) {
@@ -569,6 +644,28 @@ TEST(Extremes, WordOrder) {
                {{"--d-model", "4096"}, {"--heads", "256"}, {"--layers", "48"}, {"--ff", "65536"}}, dir);
 }
 
+using Extremes = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+// The options both training apps share (model, optimiser, schedule, limits), at the extremes
+// their checks accept, after the app's own task options.
+Extremes with_training_extremes(Extremes task) {
+  const Extremes shared = {{"--d-model", {"2", "512"}},
+                           {"--heads", {"1", "64"}},
+                           {"--ff", {"1", "4096"}},
+                           {"--layers", {"1", "12"}},
+                           {"--epochs", {"1", "1000"}},
+                           {"--batch-size", {"1", "4096"}},
+                           {"--warmup", {"0", "100000"}},
+                           {"--lr", {"1e-6", "1"}},
+                           {"--weight-decay", {"0", "1"}},
+                           {"--clip", {"1e-6", "1e6"}},
+                           {"--seed", kSeeds},
+                           {"--max-memory-mb", kMemory},
+                           {"--max-minutes", {"1e-30", "3.4e38"}}};
+  task.insert(task.end(), shared.begin(), shared.end());
+  return task;
+}
+
 // The training apps from a tiny base (and --max-minutes 0.05 unless the run sets it): every
 // extreme either finishes within seconds or is refused, up front or by its measured rate.
 TEST(Extremes, TrainOrder) {
@@ -577,26 +674,13 @@ TEST(Extremes, TrainOrder) {
                {{"--nouns", "3"}, {"--verbs", "1"}, {"--sentences-per-pair", "1"}, {"--epochs", "1"},
                 {"--d-model", "4"}, {"--heads", "1"}, {"--ff", "4"}, {"--layers", "1"}, {"--quiet", ""},
                 {"--svg-dir", ""}, {"--max-minutes", "0.05"}},
-               {{"--nouns", {"3", "24"}},
-                {"--verbs", {"1", "12"}},
-                {"--sentences-per-pair", {"1", "100"}},
-                {"--heldout", {"0.01", "0.9"}},
-                {"--passive", {"0", "1"}},
-                {"--adjectives", {"0", "1"}},
-                {"--d-model", {"2", "512"}},
-                {"--heads", {"1", "64"}},
-                {"--ff", {"1", "4096"}},
-                {"--layers", {"1", "12"}},
-                {"--dropout", {"0", "0.9"}},
-                {"--epochs", {"1", "1000"}},
-                {"--batch-size", {"1", "4096"}},
-                {"--warmup", {"0", "100000"}},
-                {"--lr", {"1e-6", "1"}},
-                {"--weight-decay", {"0", "1"}},
-                {"--clip", {"1e-6", "1e6"}},
-                {"--seed", kSeeds},
-                {"--max-memory-mb", kMemory},
-                {"--max-minutes", {"1e-30", "3.4e38"}}},
+               with_training_extremes({{"--nouns", {"3", "24"}},
+                                       {"--verbs", {"1", "12"}},
+                                       {"--sentences-per-pair", {"1", "100"}},
+                                       {"--heldout", {"0.01", "0.9"}},
+                                       {"--passive", {"0", "1"}},
+                                       {"--adjectives", {"0", "1"}},
+                                       {"--dropout", {"0", "0.9"}}}),
                {{"--nouns", "24"}, {"--verbs", "12"}, {"--sentences-per-pair", "100"}, {"--d-model", "512"},
                 {"--heads", "64"}, {"--ff", "4096"}, {"--layers", "12"}, {"--epochs", "1000"}, {"--batch-size", "4096"}},
                dir);
@@ -608,28 +692,15 @@ TEST(Extremes, Extrapolate) {
                {{"--train-sequences", "50"}, {"--test-sequences", "10"}, {"--test-lengths", "8,16"}, {"--epochs", "1"},
                 {"--d-model", "8"}, {"--heads", "1"}, {"--ff", "8"}, {"--layers", "1"}, {"--quiet", ""},
                 {"--svg-dir", ""}, {"--max-minutes", "0.05"}},
-               {{"--symbols", {"2", "1000"}},
-                {"--offset", {"1", "64"}},
-                {"--train-length", {"2", "256"}},
-                {"--min-train-length", {"0", "256"}},
-                {"--train-sequences", {"1", "100000"}},
-                {"--test-sequences", {"1", "10000"}},
-                {"--test-lengths", {"2", "1024"}},
-                {"--learned-max-len", {"0", "1024"}},
-                {"--d-model", {"2", "512"}},
-                {"--heads", {"1", "64"}},
-                {"--ff", {"1", "4096"}},
-                {"--layers", {"1", "12"}},
-                {"--epochs", {"1", "1000"}},
-                {"--batch-size", {"1", "4096"}},
-                {"--warmup", {"0", "100000"}},
-                {"--lr", {"1e-6", "1"}},
-                {"--weight-decay", {"0", "1"}},
-                {"--clip", {"1e-6", "1e6"}},
-                {"--seed", kSeeds},
-                {"--tolerance", {"0.1", "50"}},
-                {"--max-memory-mb", kMemory},
-                {"--max-minutes", {"1e-30", "3.4e38"}}},
+               with_training_extremes({{"--symbols", {"2", "1000"}},
+                                       {"--offset", {"1", "64"}},
+                                       {"--train-length", {"2", "256"}},
+                                       {"--min-train-length", {"0", "256"}},
+                                       {"--train-sequences", {"1", "100000"}},
+                                       {"--test-sequences", {"1", "10000"}},
+                                       {"--test-lengths", {"2", "1024"}},
+                                       {"--learned-max-len", {"0", "1024"}},
+                                       {"--tolerance", {"0.1", "50"}}}),
                {{"--train-length", "256"}, {"--batch-size", "4096"}, {"--d-model", "512"}, {"--ff", "4096"},
                 {"--layers", "12"}, {"--heads", "64"}, {"--epochs", "1000"}, {"--train-sequences", "100000"},
                 {"--test-lengths", "1024"}, {"--symbols", "1000"}},
