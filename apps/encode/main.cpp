@@ -11,7 +11,7 @@
 //
 // Before loading either file, the memory and the time of the whole run are estimated from their
 // headers (the weights' shapes, X's [B, T, D]) and a run over --max-memory-mb (default 1024) or
-// --max-minutes (default 10, at a fast machine's rate) is refused with the estimate, the limit
+// --max-minutes (default 1, at a fast machine's rate) is refused with the estimate, the limit
 // and the sizes that cause it.
 #include <cstdio>
 #include <exception>
@@ -157,6 +157,7 @@ int main(int argc, char** argv) {
   app.add_option("--padding-mask", opt.padding_mask,
                  "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");
   app.add_option("--output", opt.output, "Y.npy: float32, X's shape")->required();
+  opt.guard.max_minutes = 1;  // one forward pass: quick, or refused unless --max-minutes is raised
   xenc_app::add_guard_options(app, opt.guard, xenc_app::kMemory | xenc_app::kTime);
   CLI11_PARSE(app, argc, argv);
   try {

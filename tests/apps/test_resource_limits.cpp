@@ -173,13 +173,17 @@ TEST(EncodeLimits, ALongInputIsRefusedFromItsHeader) {
 }
 
 // Time is the limit of a long input: T = 100,000 (a 3.2 MB file) is 10¹⁰ scores per head,
-// 640 GFLOP with the softmax's (3.2 s at the assumed 200 GFLOP/s), refused from X's header at --max-minutes 0.01.
+// 1.6 TFLOP with the softmax's (8 s at the assumed 200 GFLOP/s), refused from X's header at
+// --max-minutes 0.1; a 10 MB file (T = 312,000) is refused at the default limit of 1 minute.
 TEST(EncodeLimits, ALongInputIsRefusedByItsTime) {
   const EncodeRun e;
   write_header_only_npy(e.dir + "/x.npy", {100000, 8});
-  const LimitedRun r = e.run({"--max-minutes", "0.01"});
-  expect_refusal(r, "xenc-encode", {"this run would take about 3.2 s (640.1 GFLOP at 200.0 GFLOP/s",
-                                    "T = 100000", "more than the limit of 0.01 min (--max-minutes 0.01)"});
+  LimitedRun r = e.run({"--max-minutes", "0.1"});
+  expect_refusal(r, "xenc-encode", {"this run would take about 8 s (1.6 TFLOP at 200.0 GFLOP/s",
+                                    "T = 100000", "more than the limit of 0.1 min (--max-minutes 0.1)"});
+  write_header_only_npy(e.dir + "/x.npy", {312000, 8});
+  r = e.run();
+  expect_refusal(r, "xenc-encode", {"T = 312000", "more than the limit of 1 min (--max-minutes 1)"});
 }
 
 // The T = 20,000 (1.56 GB before the tiles) runs under the default limits in a small

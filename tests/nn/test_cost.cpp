@@ -117,12 +117,12 @@ TEST(Cost, ParameterCountMatchesARealModel) {
 }
 
 // D = 8, H = 2, F = 12, L = 2, B = 3, T = 5, C = 4: N = 15.
-// per layer 8·N·D² = 7680, 4·N·D·F = 5760, 4·B·T²·D = 2400, and the softmax's 16 per score,
-// 16·B·H·T² = 2400; head 2·N·D·C = 960.
+// per layer 8·N·D² = 7680, 4·N·D·F = 5760, 4·B·T²·D = 2400, and the softmax's 64 per score,
+// 64·B·H·T² = 9600; head 2·N·D·C = 960.
 TEST(Cost, FlopsCountEveryGemm) {
   const EncoderModelConfig cfg = config(11, 8, 2, 12, 2, PositionKind::none);
-  ASSERT_EQ(kSoftmaxFlops, 16);
-  const double forward = 2 * (7680 + 5760 + 2400 + 2400) + 960;
+  ASSERT_EQ(kSoftmaxFlops, 64);
+  const double forward = 2 * (7680 + 5760 + 2400 + 9600) + 960;
   EXPECT_EQ(estimate_pass_cost(cfg, 3, 5, Pass::inference, 4).flops, forward);
   EXPECT_EQ(estimate_pass_cost(cfg, 3, 5, Pass::training, 4).flops, 3 * forward);
 }
