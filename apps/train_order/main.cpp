@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
                  "with --load: write the checkpoint's held-out set and its logits to this .npz");
   auto* sentence = app.add_option("--sentence", sentence_text, "a sentence whose roles the loaded model predicts");
   xenc_app::add_memory_limit(app, out.max_memory_mb);
-  xenc_app::add_time_limit(app, out.max_minutes);
+  auto* max_minutes = xenc_app::add_time_limit(app, out.max_minutes);
   CLI11_PARSE(app, argc, argv);
   out.svg_dir_given = svg->count() > 0;
   const bool sentence_given = sentence->count() > 0;
@@ -203,7 +203,9 @@ int main(int argc, char** argv) {
         return xenc_app::finish_stdout("xenc-train-order");
       }
       if (!sentence_given) throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
-      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb, out.max_minutes);
+      // one forward pass: 1 minute unless --max-minutes is given (10 is the training runs' default)
+      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb,
+                                 max_minutes->count() > 0 ? out.max_minutes : 1.0);
       return xenc_app::finish_stdout("xenc-train-order");
     }
     return run_training(o, out);

@@ -142,6 +142,39 @@ TEST(SvgAtScale, FourteenLongLabelsDoNotSquashThePlot) {
   EXPECT_GT(columns.size(), 1u);
 }
 
+// xenc-pe-heatmap's pe_lines.svg with 24 dimensions (issue 17: its legend was clipped): the
+// labels as that program writes them, "dim 2i (sin, i = ...)"; 20 shown, a note for the other 4,
+// and every legend text inside the figure, across and down.
+TEST(SvgAtScale, TwentyFourDimensionsKeepTheLegendInsideTheFigure) {
+  std::vector<viz::LineSeries> s;
+  for (std::size_t d = 0; d < 48; d += 2) {
+    viz::LineSeries ls;
+    ls.label = "dim " + std::to_string(d) + " (sin, i = " + std::to_string(d / 2) + ")";
+    for (std::size_t p = 0; p < 64; ++p) {
+      ls.x.push_back(double(p));
+      ls.y.push_back(std::sin(double(p) / std::pow(10000.0, double(d) / 48)));
+    }
+    s.push_back(ls);
+  }
+  viz::LinePlotOptions o;
+  o.title = "PE(p, j) over positions, D = 48";
+  o.x_label = "position p";
+  o.y_label = "PE(p, j)";
+  o.y_min = -1.05;
+  o.y_max = 1.05;
+  const std::string svg = viz::line_plot_svg(s, o);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='legend'])"), double(viz::kMaxLegendEntries));
+  EXPECT_EQ(svg_xpath_string(svg, "string(//s:text[@class='legend-note'])"), "4 more not shown");
+  const double width = svg_xpath_number(svg, "number(/s:svg/@width)");
+  const double height = svg_xpath_number(svg, "number(/s:svg/@height)");
+  const auto xs = numbers(svg, "//s:text[@class='legend']/@x");
+  const auto labels = strings(svg, "//s:text[@class='legend']");
+  ASSERT_EQ(xs.size(), labels.size());
+  for (std::size_t i = 0; i < xs.size(); ++i)  // 0.6 em a column at the legend's 11 px, as viz lays it out
+    EXPECT_LE(xs[i] + 0.6 * 11 * double(xenc::display_width(labels[i])), width) << labels[i];
+  for (double y : numbers(svg, "//s:text[@class='legend' or @class='legend-note']/@y")) EXPECT_LT(y, height);
+}
+
 TEST(SvgAtScale, YRangeAdaptsToValuesNearOneAndNoLineLiesOnTheFrame) {
   // rope-like cosines: 0.9995 .. 1.0
   viz::LineSeries a{"rope", {0, 1, 2, 3}, {1.0, 1.0, 0.9997, 0.9995}};
