@@ -59,6 +59,8 @@ EXTRAPOLATE = [
                   "--heads", "2", "--ff", "16", "--test-lengths", "16", "--schemes", "none", "--svg-dir", ""]),
     ("bad_offset", ["--offset", "4", "--test-lengths", "8"]),
     ("bad_heads", ["--d-model", "10", "--heads", "4"]),
+    ("too_long", ["--max-minutes", "0.001"]),
+    ("too_big", ["--d-model", "512", "--ff", "4096", "--layers", "12", "--max-memory-mb", "16"]),
 ]
 
 TRAIN_SMALL = ["--epochs", "1", "--nouns", "6", "--verbs", "2", "--d-model", "8", "--heads", "2", "--ff", "16",
@@ -72,6 +74,11 @@ TRAIN_ORDER = [
     ("evaluate", ["--load", "{out}/../small/ckpt/learned.npz", "--evaluate", "{out}/eval.npz"]),
     ("bad_heads", ["--d-model", "10", "--heads", "4"]),
     ("sentence_no_load", ["--sentence", "the cat"]),
+    ("load_no_sentence", ["--load", "{out}/../small/ckpt/sinusoidal.npz"]),
+    ("evaluate_onto_load", ["--load", "{out}/../small/ckpt/none.npz", "--evaluate",
+                            "{out}/../small/ckpt/none.npz"]),
+    ("too_long", ["--max-minutes", "0.001"]),
+    ("too_big", ["--d-model", "512", "--ff", "4096", "--layers", "12", "--max-memory-mb", "16"]),
 ]
 
 PE_PROPERTIES = [
