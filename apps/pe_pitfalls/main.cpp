@@ -12,9 +12,8 @@
 #include <xenc/grade/pitfalls.hpp>
 #include <xenc/xenc.hpp>
 
+#include "../common/analysis.hpp"
 #include "../common/cli.hpp"
-
-#include <xtensor/xbuilder.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -26,6 +25,8 @@ namespace {
 
 using xenc::Tensor2;
 using xenc::Tensor3;
+using xenc_app::cosine;  // in double, from apps/common/analysis.hpp
+using xenc_app::row;
 
 const char* kTestFile = "tests/apps/test_pitfalls.cpp";
 
@@ -59,15 +60,6 @@ void exhibit_doubled_exponent() {
 // The bug as a position scheme (xenc::pitfalls::BatchAxisPosition), plugged into the real model:
 // PE(b) added to every token of sentence b (`x + pe[:x.size(0)]` on a [B, T, D] batch).
 
-double cosine(const Tensor3& x, std::size_t b1, std::size_t t1, std::size_t b2, std::size_t t2) {
-  double uv = 0, uu = 0, vv = 0;
-  for (std::size_t d = 0; d < x.shape()[2]; ++d) {
-    const double u = x(b1, t1, d), v = x(b2, t2, d);
-    uv += u * v, uu += u * u, vv += v * v;
-  }
-  return uv / std::sqrt(uu * vv);
-}
-
 void exhibit_batch_axis() {
   header(2, "Positions added along the batch axis instead of the sequence axis");
   std::printf("   correct: y[b, t] = x[b, t] + PE(t)\n"
@@ -91,15 +83,15 @@ void exhibit_batch_axis() {
   auto run_alone = [&](const std::string& s) { return model.forward(vocab.encode_batch({s}).ids); };
   // "cat" is token 0 of A and token 2 of B; each sentence alone in its batch (slot 0)
   const Tensor3 ya = run_alone(a), yb = run_alone(b);
-  const double good = cosine(xt::concatenate(xt::xtuple(ya, yb), 0), 0, 0, 1, 2);
+  const double good = cosine(row(ya, 0, 0), row(yb, 0, 2));
   model.position = std::make_unique<xenc::pitfalls::BatchAxisPosition>();
   const Tensor3 za = run_alone(a), zb = run_alone(b);
-  const double bad = cosine(xt::concatenate(xt::xtuple(za, zb), 0), 0, 0, 1, 2);
+  const double bad = cosine(row(za, 0, 0), row(zb, 0, 2));
   const Tensor3 pair = model.forward(vocab.encode_batch({a, a}).ids);  // A in slot 0 and slot 1
   std::printf("   cosine of \"cat\" in A vs B after 2 layers (word_order's model, each sentence alone):\n"
               "            correct %.6f   buggy %.6f  (1 = the order is invisible)\n", good, bad);
   std::printf("   the same sentence A in batch slot 0 vs slot 1, \"cat\": buggy cosine %.6f (should be 1)\n",
-              cosine(pair, 0, 0, 1, 0));
+              cosine(row(pair, 0, 0), row(pair, 1, 0)));
   caught_by("PePitfalls.BatchAxisPositionsFailSequenceCheck");
 }
 
