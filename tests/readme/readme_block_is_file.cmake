@@ -1,28 +1,10 @@
 # A README's copy of a source file must be that file: the first fenced block (```cpp or ```)
 # after MARKER in README must equal FILE, byte for byte. Fails naming the first line that differs.
-#   cmake -DREADME=README.md "-DMARKER=A minimal program" -DFILE=apps/minimal/main.cpp
+#   cmake -DREADME=README.md "-DMARKER=The minimal program" -DFILE=apps/minimal/main.cpp
 #         -P readme_block_is_file.cmake
 cmake_minimum_required(VERSION 3.20)
-file(READ "${README}" text)
-string(FIND "${text}" "${MARKER}" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "${README}: no \"${MARKER}\"")
-endif()
-string(SUBSTRING "${text}" ${at} -1 text)
-string(FIND "${text}" "\n```" open)
-if(open EQUAL -1)
-  message(FATAL_ERROR "${README}: no fenced block after \"${MARKER}\"")
-endif()
-math(EXPR open "${open} + 1")
-string(SUBSTRING "${text}" ${open} -1 text)
-string(FIND "${text}" "\n" eol)  # skip the fence line and its language tag
-math(EXPR eol "${eol} + 1")
-string(SUBSTRING "${text}" ${eol} -1 text)
-string(FIND "${text}" "```" close)
-if(close EQUAL -1)
-  message(FATAL_ERROR "${README}: the fenced block after \"${MARKER}\" is not closed")
-endif()
-string(SUBSTRING "${text}" 0 ${close} block)
+include(${CMAKE_CURRENT_LIST_DIR}/readme_block.cmake)
+xenc_readme_block("${README}" "${MARKER}" block)
 file(READ "${FILE}" source)
 if(block STREQUAL source)
   message(STATUS "${README}'s block after \"${MARKER}\" is ${FILE}")
