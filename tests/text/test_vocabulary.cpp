@@ -73,15 +73,18 @@ TEST(Vocabulary, EncodeBatchRefusesASentenceOverMaxLength) {
     v.encode_batch({"a", over});
     FAIL() << "2049 tokens were encoded";
   } catch (const xenc::shape_error& e) {
-    EXPECT_STREQ(e.what(), "Vocabulary.encode_batch: texts[1] has 2049 tokens, expected at most max_length = 2048 "
-                           "(kMaxSequenceLength; pass a larger max_length to encode it)");
+    EXPECT_STREQ(
+        e.what(),
+        "Vocabulary.encode_batch: texts[1] has 2049 tokens, expected at most max_length = 2048 "
+        "(kMaxSequenceLength; pass a larger max_length to encode it)");
   }
   EXPECT_EQ(v.encode_batch({over}, 4096).ids.shape(1), 2049u);  // the caller raises it
   try {
     v.encode_batch({"a a a"}, 2);
     FAIL() << "3 tokens were encoded at max_length 2";
   } catch (const xenc::shape_error& e) {
-    EXPECT_STREQ(e.what(), "Vocabulary.encode_batch: texts[0] has 3 tokens, expected at most max_length = 2 "
-                           "(the caller's limit; pass a larger max_length to encode it)");
+    EXPECT_STREQ(e.what(),
+                 "Vocabulary.encode_batch: texts[0] has 3 tokens, expected at most max_length = 2 "
+                 "(the caller's limit; pass a larger max_length to encode it)");
   }
 }
