@@ -48,18 +48,13 @@ int main(int argc, char** argv) {
   std::uint32_t seed = 42;
   bool json = false;
   app.add_option("--sentence", sentence, "the input sentence")->capture_default_str();
-  auto* d_model_opt = app.add_option("--d-model", d_model, "D (not with --weights)")
-                          ->check(xenc_app::whole_range(1, 4096))->capture_default_str();
-  app.add_option("--heads", heads, "H (must divide D)")->check(xenc_app::whole_range(1, 256))->capture_default_str();
-  auto* layers_opt = app.add_option("--layers", layers, "N (not with --weights)")
-                         ->check(xenc_app::whole_range(1, 48))->capture_default_str();
-  app.add_option("--seed", seed, "seed of the random weights")
-      ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
+  auto* d_model_opt = xenc_app::add_checked(app, "--d-model", d_model, "D (not with --weights)", xenc_app::whole_range(1, 4096));
+  xenc_app::add_checked(app, "--heads", heads, "H (must divide D)", xenc_app::whole_range(1, 256));
+  auto* layers_opt = xenc_app::add_checked(app, "--layers", layers, "N (not with --weights)", xenc_app::whole_range(1, 48));
+  xenc_app::add_checked(app, "--seed", seed, "seed of the random weights", xenc_app::whole_range(0, 4294967295LL));
   std::vector<std::string> scheme_names;  // every registered scheme
   for (xenc::PositionKind kind : xenc::all_position_kinds()) scheme_names.push_back(xenc::to_string(kind));
-  app.add_option("--position", position,
-                 "none | sinusoidal | learned | rope | alibi (rope and alibi act inside attention)")
-      ->check(CLI::IsMember(scheme_names))->capture_default_str();
+  xenc_app::add_checked(app, "--position", position, "none | sinusoidal | learned | rope | alibi (rope and alibi act inside attention)", CLI::IsMember(scheme_names));
   auto* svg_dir_opt = app.add_option("--svg-dir", svg_dir, "directory for the SVG heatmaps (\"\" = none; "
                                      "with --json only when given)")->capture_default_str();
   app.add_flag("--json", json, "print the weights as JSON (bertviz head_view layout) instead of text; "

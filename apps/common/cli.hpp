@@ -34,6 +34,17 @@ inline void add_version(CLI::App& app, const std::string& program) {
 /// "Value ... not in range lo to hi".
 inline CLI::Validator whole_range(std::int64_t lo, std::int64_t hi) { return CLI::Range(lo, hi); }
 
+/// Adds option `name` reading into `value`, checked by each validator in turn (CLI11 runs them in
+/// this order), with its default shown in --help: the one-line form of
+/// `app.add_option(name, value, help)->check(a)->check(b)->capture_default_str()`.
+template <class T, class... Validators>
+CLI::Option* add_checked(CLI::App& app, const std::string& name, T& value, const std::string& help,
+                         const Validators&... checks) {
+  CLI::Option* option = app.add_option(name, value, help);
+  (option->check(checks), ...);
+  return option->capture_default_str();
+}
+
 /// A finite number > 0 that stays finite and non-zero as a float (at most FLT_MAX, at least the
 /// smallest float): refuses 0, negatives, "inf", "nan" and 1e99 (which a float option reads as inf).
 inline CLI::Validator positive_float() {

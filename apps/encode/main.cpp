@@ -147,12 +147,9 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--heads", opt.heads, "H: number of attention heads (nhead), must divide D")
       ->required()->check(xenc_app::whole_range(1, 65536));
-  app.add_option("--activation", opt.activation, "feed-forward activation")
-      ->check(CLI::IsMember({"relu", "gelu"}))
-      ->capture_default_str();
+  xenc_app::add_checked(app, "--activation", opt.activation, "feed-forward activation", CLI::IsMember({"relu", "gelu"}));
   app.add_flag("--norm-first", opt.norm_first, "pre-norm layers (PyTorch's norm_first=True)");
-  app.add_option("--layer-norm-eps", opt.layer_norm_eps, "eps of every LayerNorm (finite, > 0)")
-      ->check(xenc_app::positive_float())->capture_default_str();
+  xenc_app::add_checked(app, "--layer-norm-eps", opt.layer_norm_eps, "eps of every LayerNorm (finite, > 0)", xenc_app::positive_float());
   app.add_option("--input", opt.input, "X.npy: [T, D] or [B, T, D], float32 or float64")->required();
   app.add_option("--padding-mask", opt.padding_mask,
                  "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");

@@ -97,39 +97,32 @@ int main(int argc, char** argv) {
   using xenc_app::positive_float;
   using xenc_app::whole_range;
   xenc_app::add_version(app, kProgram);
-  app.add_option("--rule", o.rule, "the task: neighbour_sum ((s[p-k] + s[p+k]) mod V) or copy_left (s[p-k])")
-      ->check(CLI::IsMember({"neighbour_sum", "copy_left"}))->capture_default_str();
-  app.add_option("--symbols", o.symbols, "V, random symbols (and classes)")->check(whole_range(2, 1000))->capture_default_str();
-  app.add_option("--offset", o.offset, "k, how far away the rule looks")->check(whole_range(1, 64))->capture_default_str();
-  app.add_option("--train-length", o.train_length, "L_train, the longest training sequence")
-      ->check(whole_range(2, 256))->capture_default_str();
-  app.add_option("--min-train-length", o.min_train_length,
-                 "the shortest training sequence (0: L_train / 2, at least the rule's shortest: 2k + 1 or k + 1)")
-      ->check(whole_range(0, 256))->capture_default_str();
-  app.add_option("--train-sequences", o.train_sequences, "training sequences")->check(whole_range(1, 100000))->capture_default_str();
-  app.add_option("--test-sequences", o.test_sequences, "test sequences at each length")->check(whole_range(1, 10000))->capture_default_str();
+  xenc_app::add_checked(app, "--rule", o.rule, "the task: neighbour_sum ((s[p-k] + s[p+k]) mod V) or copy_left (s[p-k])", CLI::IsMember({"neighbour_sum", "copy_left"}));
+  xenc_app::add_checked(app, "--symbols", o.symbols, "V, random symbols (and classes)", whole_range(2, 1000));
+  xenc_app::add_checked(app, "--offset", o.offset, "k, how far away the rule looks", whole_range(1, 64));
+  xenc_app::add_checked(app, "--train-length", o.train_length, "L_train, the longest training sequence", whole_range(2, 256));
+  xenc_app::add_checked(app, "--min-train-length", o.min_train_length, "the shortest training sequence (0: L_train / 2, at least the rule's shortest: 2k + 1 or k + 1)", whole_range(0, 256));
+  xenc_app::add_checked(app, "--train-sequences", o.train_sequences, "training sequences", whole_range(1, 100000));
+  xenc_app::add_checked(app, "--test-sequences", o.test_sequences, "test sequences at each length", whole_range(1, 10000));
   auto* test_lengths = app.add_option("--test-lengths", o.test_lengths,
                                       "test lengths (L_train is always added; of the defaults, those too short "
                                       "for the rule are dropped)")
       ->delimiter(',')->check(whole_range(2, 1024))->capture_default_str();
-  app.add_option("--learned-max-len", o.learned_max_len,
-                 "rows of the learned position table (0: L_train; more: rows never trained)")
-      ->check(whole_range(0, 1024))->capture_default_str();
-  app.add_option("--d-model", o.d_model, "D, the vector size")->check(whole_range(2, 512))->capture_default_str();
-  app.add_option("--heads", o.heads, "H, attention heads (must divide D)")->check(whole_range(1, 64))->capture_default_str();
-  app.add_option("--ff", o.ff, "F, feed-forward width")->check(whole_range(1, 4096))->capture_default_str();
-  app.add_option("--layers", o.layers, "N, encoder layers")->check(whole_range(1, 12))->capture_default_str();
-  app.add_option("--epochs", o.epochs, "passes over the training set")->check(whole_range(1, 1000))->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "sequences per step")->check(whole_range(1, 4096))->capture_default_str();
-  app.add_option("--warmup", o.warmup, "learning-rate warm-up steps")->check(whole_range(0, 100000))->capture_default_str();
-  app.add_option("--lr", o.lr, "peak learning rate (AdamW)")->check(positive_float())->check(CLI::Range(1e-6, 1.0))->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--clip", o.clip, "clip the gradient norm to this")->check(positive_float())->check(CLI::Range(1e-6, 1e6))->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the data, the weights and the batches")->check(whole_range(0, 4294967295LL))->capture_default_str();
+  xenc_app::add_checked(app, "--learned-max-len", o.learned_max_len, "rows of the learned position table (0: L_train; more: rows never trained)", whole_range(0, 1024));
+  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the vector size", whole_range(2, 512));
+  xenc_app::add_checked(app, "--heads", o.heads, "H, attention heads (must divide D)", whole_range(1, 64));
+  xenc_app::add_checked(app, "--ff", o.ff, "F, feed-forward width", whole_range(1, 4096));
+  xenc_app::add_checked(app, "--layers", o.layers, "N, encoder layers", whole_range(1, 12));
+  xenc_app::add_checked(app, "--epochs", o.epochs, "passes over the training set", whole_range(1, 1000));
+  xenc_app::add_checked(app, "--batch-size", o.batch_size, "sequences per step", whole_range(1, 4096));
+  xenc_app::add_checked(app, "--warmup", o.warmup, "learning-rate warm-up steps", whole_range(0, 100000));
+  xenc_app::add_checked(app, "--lr", o.lr, "peak learning rate (AdamW)", positive_float(), CLI::Range(1e-6, 1.0));
+  xenc_app::add_checked(app, "--weight-decay", o.weight_decay, "AdamW's decoupled weight decay", CLI::Range(0.0, 1.0));
+  xenc_app::add_checked(app, "--clip", o.clip, "clip the gradient norm to this", positive_float(), CLI::Range(1e-6, 1e6));
+  xenc_app::add_checked(app, "--seed", o.seed, "seed of the data, the weights and the batches", whole_range(0, 4294967295LL));
   app.add_option("--schemes", o.schemes, "position schemes to train (default: every registered one)")
       ->delimiter(',');
-  app.add_option("--tolerance", o.tolerance, "points of accuracy within which the conclusions call two numbers the same")
-      ->check(CLI::Range(0.1, 50.0))->capture_default_str();
+  xenc_app::add_checked(app, "--tolerance", o.tolerance, "points of accuracy within which the conclusions call two numbers the same", CLI::Range(0.1, 50.0));
   app.add_flag("--quiet", out.quiet, "no progress display");
   app.add_flag("--json", out.json, "print everything as JSON instead of text");
   auto* svg = app.add_option("--svg-dir", out.svg_dir,

@@ -37,9 +37,8 @@ int main(int argc, char** argv) {
   std::size_t positions = 64, d_model = 64;
   std::vector<std::size_t> dims;  // default: 0, D/8, D/4, 3D/8 (rounded to even: sin columns)
   std::string svg = "pe_heatmap.svg", csv = "pe_table.csv", lines = "pe_lines.svg";
-  app.add_option("--positions", positions, "number of positions p = 0 .. positions-1")
-      ->check(xenc_app::whole_range(1, 10000))->capture_default_str();
-  app.add_option("--d-model", d_model, "D, the encoding size (even)")->check(xenc_app::whole_range(1, 8192))->capture_default_str();
+  xenc_app::add_checked(app, "--positions", positions, "number of positions p = 0 .. positions-1", xenc_app::whole_range(1, 10000));
+  xenc_app::add_checked(app, "--d-model", d_model, "D, the encoding size (even)", xenc_app::whole_range(1, 8192));
   app.add_option("--dims", dims, "dimensions for the line plot, e.g. --dims 0,1,4 "
                  "(default: 0, D/8, D/4, 3D/8 rounded down to even)")
       ->delimiter(',')

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
                "correct formula, each with its numeric consequence and the test that catches it."};
   xenc_app::add_version(app, "xenc-pe-pitfalls");
   int only = 0;
-  app.add_option("--only", only, "show one exhibit (1-5); 0 = all")->check(CLI::Range(0, 5))->capture_default_str();
+  xenc_app::add_checked(app, "--only", only, "show one exhibit (1-5); 0 = all", CLI::Range(0, 5));
   CLI11_PARSE(app, argc, argv);
   try {
     std::printf("The bug museum. Correct formula: PE(p, 2i) = sin(p / 10000^(2i/D)), "

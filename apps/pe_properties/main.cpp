@@ -24,6 +24,7 @@
 
 #include "../common/cli.hpp"
 #include "closest.hpp"
+#include "ordinal.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -34,22 +35,15 @@
 // The heatmap's largest side in cells (every s-th position beyond it).
 constexpr std::size_t kMaxSide = 500;
 
-// 2 -> "2nd", 3 -> "3rd", 8 -> "8th"
-std::string ordinal(std::size_t n) {
-  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
-  return std::to_string(n) + suffix;
-}
-
 int main(int argc, char** argv) {
   CLI::App app{"xenc-pe-properties: PE(p+k) = R_k PE(p) (a rotation), PE(p).PE(q) depends only on p - q,\n"
                "and how far apart the position vectors are, checked numerically with figures."};
   xenc_app::add_version(app, "xenc-pe-properties");
   std::size_t d_model = 16, positions = 50, shift = 3;
   std::string svg = "pe_similarity.svg", offset_svg = "pe_similarity_by_offset.svg";
-  app.add_option("--d-model", d_model, "D (even)")->check(xenc_app::whole_range(1, 4096))->capture_default_str();
-  app.add_option("--positions", positions, "positions p = 0 .. positions-1")->check(xenc_app::whole_range(2, 4000))->capture_default_str();
-  app.add_option("--shift", shift, "k in PE(p + k) = R_k PE(p): a whole number, 0 <= k < positions")
-      ->check(xenc_app::whole_range(0, 3999))->capture_default_str();
+  xenc_app::add_checked(app, "--d-model", d_model, "D (even)", xenc_app::whole_range(1, 4096));
+  xenc_app::add_checked(app, "--positions", positions, "positions p = 0 .. positions-1", xenc_app::whole_range(2, 4000));
+  xenc_app::add_checked(app, "--shift", shift, "k in PE(p + k) = R_k PE(p): a whole number, 0 <= k < positions", xenc_app::whole_range(0, 3999));
   app.add_option("--svg", svg, "similarity-matrix heatmap path")->capture_default_str();
   app.add_option("--offset-svg", offset_svg, "similarity-by-offset line plot path")->capture_default_str();
   xenc_app::Guard guard;
@@ -150,7 +144,7 @@ int main(int argc, char** argv) {
     h.diverging = false;  // viridis: mostly positive values (f can dip below 0 for large D)
     h.colorbar_label = "PE(p) . PE(q)";
     if (stride > 1) {
-      h.title += ", every " + ordinal(stride) + " position";
+      h.title += ", every " + pe_properties::ordinal(stride) + " position";
       h.x_ticks = tick_labels;
       h.y_ticks = tick_labels;
     }
@@ -172,7 +166,7 @@ int main(int argc, char** argv) {
     if (stride > 1)
       std::printf("\nThe heatmap shows every %s position (%zu x %zu of the %zu x %zu pairs): a cell per pair\n"
                   "would make an SVG of about %.0f MiB; the numbers above use every pair.\n",
-                  ordinal(stride).c_str(), shown, shown, T, T, 75.0 * double(T) * double(T) / (1024.0 * 1024.0));
+                  pe_properties::ordinal(stride).c_str(), shown, shown, T, T, 75.0 * double(T) * double(T) / (1024.0 * 1024.0));
     std::printf("\nWrote %s (%zu x %zu similarity matrix) and %s\n", svg.c_str(), shown, shown, offset_svg.c_str());
   } catch (const std::exception& e) {
     return xenc_app::report_error("xenc-pe-properties", e);

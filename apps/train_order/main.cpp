@@ -113,29 +113,24 @@ int main(int argc, char** argv) {
   Output out;
   std::string load, sentence_text, evaluate;
   app.set_version_flag("--version", std::string("xenc-train-order ") + XENC_VERSION);
-  app.add_option("--nouns", o.nouns, "nouns in the task (3..24)")->check(CLI::Range(3, 24))->capture_default_str();
-  app.add_option("--verbs", o.verbs, "verbs in the task (1..12)")->check(CLI::Range(1, 12))->capture_default_str();
-  app.add_option("--sentences-per-pair", o.sentences_per_pair,
-                 "sentences per (agent, patient) pair, each with its mirror")
-      ->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--heldout", o.heldout, "share of noun pairs held out for the test set")
-      ->check(CLI::Range(0.01, 0.9))->capture_default_str();
-  app.add_option("--passive", o.passive, "probability of a passive sentence")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--adjectives", o.adjectives, "probability of an adjective before a noun")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--d-model", o.d_model, "D, the vector size")->check(CLI::Range(2, 512))->capture_default_str();
-  app.add_option("--heads", o.heads, "H, attention heads (must divide D)")->check(CLI::Range(1, 64))->capture_default_str();
-  app.add_option("--ff", o.ff, "F, feed-forward width")->check(CLI::Range(1, 4096))->capture_default_str();
-  app.add_option("--layers", o.layers, "N, encoder layers")->check(CLI::Range(1, 12))->capture_default_str();
-  app.add_option("--dropout", o.dropout, "dropout while training")->check(CLI::Range(0.0, 0.9))->capture_default_str();
-  app.add_option("--epochs", o.epochs, "passes over the training set")->check(CLI::Range(1, 1000))->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "sentences per step")->check(CLI::Range(1, 4096))->capture_default_str();
-  app.add_option("--warmup", o.warmup, "learning-rate warm-up steps")->check(CLI::Range(0, 100000))->capture_default_str();
-  app.add_option("--lr", o.lr, "peak learning rate (AdamW)")->check(CLI::Range(1e-6, 1.0))->capture_default_str();
-  app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--clip", o.clip, "clip the gradient norm to this")->check(CLI::Range(1e-6, 1e6))->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the data, the weights and the batches")
-      ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
+  xenc_app::add_checked(app, "--nouns", o.nouns, "nouns in the task (3..24)", CLI::Range(3, 24));
+  xenc_app::add_checked(app, "--verbs", o.verbs, "verbs in the task (1..12)", CLI::Range(1, 12));
+  xenc_app::add_checked(app, "--sentences-per-pair", o.sentences_per_pair, "sentences per (agent, patient) pair, each with its mirror", CLI::Range(1, 100));
+  xenc_app::add_checked(app, "--heldout", o.heldout, "share of noun pairs held out for the test set", CLI::Range(0.01, 0.9));
+  xenc_app::add_checked(app, "--passive", o.passive, "probability of a passive sentence", CLI::Range(0.0, 1.0));
+  xenc_app::add_checked(app, "--adjectives", o.adjectives, "probability of an adjective before a noun", CLI::Range(0.0, 1.0));
+  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the vector size", CLI::Range(2, 512));
+  xenc_app::add_checked(app, "--heads", o.heads, "H, attention heads (must divide D)", CLI::Range(1, 64));
+  xenc_app::add_checked(app, "--ff", o.ff, "F, feed-forward width", CLI::Range(1, 4096));
+  xenc_app::add_checked(app, "--layers", o.layers, "N, encoder layers", CLI::Range(1, 12));
+  xenc_app::add_checked(app, "--dropout", o.dropout, "dropout while training", CLI::Range(0.0, 0.9));
+  xenc_app::add_checked(app, "--epochs", o.epochs, "passes over the training set", CLI::Range(1, 1000));
+  xenc_app::add_checked(app, "--batch-size", o.batch_size, "sentences per step", CLI::Range(1, 4096));
+  xenc_app::add_checked(app, "--warmup", o.warmup, "learning-rate warm-up steps", CLI::Range(0, 100000));
+  xenc_app::add_checked(app, "--lr", o.lr, "peak learning rate (AdamW)", CLI::Range(1e-6, 1.0));
+  xenc_app::add_checked(app, "--weight-decay", o.weight_decay, "AdamW's decoupled weight decay", CLI::Range(0.0, 1.0));
+  xenc_app::add_checked(app, "--clip", o.clip, "clip the gradient norm to this", CLI::Range(1e-6, 1e6));
+  xenc_app::add_checked(app, "--seed", o.seed, "seed of the data, the weights and the batches", xenc_app::whole_range(0, 4294967295LL));
   app.add_option("--schemes", o.schemes, "position schemes to train (default: every registered one)")
       ->delimiter(',');
   app.add_flag("--quiet", out.quiet, "no progress display");

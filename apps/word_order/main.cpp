@@ -42,17 +42,13 @@ int main(int argc, char** argv) {
   app.add_option("--b", o.b, "sentence B (a repeated word is paired by the permutation from A to B: mirror images when B is "
                  "A reversed, else the copy at the same position, else in order; shown as the, the#2, ...)")
       ->capture_default_str();
-  app.add_option("--position", o.position,
-                 "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | rope | alibi "
-                 "(these two act inside attention) | all (every scheme); none = only the run without positions")
-      ->check(CLI::IsMember({"none", "sinusoidal", "learned", "rope", "alibi", "all"}))
-      ->capture_default_str();
-  app.add_option("--d-model", o.d_model, "D, the vector size")->check(xenc_app::whole_range(1, 4096))->capture_default_str();
-  app.add_option("--heads", o.heads, "H, attention heads (must divide D)")->check(xenc_app::whole_range(1, 256))->capture_default_str();
-  app.add_option("--layers", o.layers, "N, encoder layers")->check(xenc_app::whole_range(1, 48))->capture_default_str();
-  app.add_option("--ff", o.ff, "F, feed-forward width (0 = 4 D)")->check(xenc_app::whole_range(0, 65536))->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the random weights")
-      ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
+  xenc_app::add_checked(app, "--position", o.position, "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | rope | alibi "
+                 "(these two act inside attention) | all (every scheme); none = only the run without positions", CLI::IsMember({"none", "sinusoidal", "learned", "rope", "alibi", "all"}));
+  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the vector size", xenc_app::whole_range(1, 4096));
+  xenc_app::add_checked(app, "--heads", o.heads, "H, attention heads (must divide D)", xenc_app::whole_range(1, 256));
+  xenc_app::add_checked(app, "--layers", o.layers, "N, encoder layers", xenc_app::whole_range(1, 48));
+  xenc_app::add_checked(app, "--ff", o.ff, "F, feed-forward width (0 = 4 D)", xenc_app::whole_range(0, 65536));
+  xenc_app::add_checked(app, "--seed", o.seed, "seed of the random weights", xenc_app::whole_range(0, 4294967295LL));
   app.add_flag("--scale-embedding", o.scale_embedding,
                "multiply token embeddings by sqrt(D) as in the paper; this model's embeddings are N(0, 1), so "
                "they become about sqrt(2D) times longer than sinusoidal positions, which then barely change "
