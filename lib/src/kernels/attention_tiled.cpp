@@ -25,12 +25,15 @@
 // output is NaN, as in the plain path: a NaN is never hidden.
 //
 // Speed: each tile is two GEMMs of [Br, Dh] x [Dh, Bc] and [Br, Bc] x [Bc, Dh] whose operands
-// (Q_i, K_j, V_j and the [Br, Bc] score tile, 64 + 256 rows of Dh = 64 floats and 64 KiB) stay in
-// the L2 cache, where the plain path streams its [Tq, Tk] matrix through main memory three
-// times (write S, softmax it, read it for P V). The price is the rescaling of O once per tile
-// (Br · Dh multiplies, small next to the GEMM's Br · Bc · Dh) and GEMMs of a smaller size, which
-// OpenBLAS runs at a lower rate than the plain path's large ones. The backward recomputes S
-// (one GEMM more than the plain backward) to avoid storing P.
+// (Q_i, K_j, V_j and the [Br, Bc] score tile: 256 + 256 rows of Dh = 64 floats and 256 KiB at the
+// default 256 x 256) stay in the L2 cache, where the plain path streams its [Tq, Tk] matrix
+// through main memory three times (write S, softmax it, read it for P V). The price is the
+// rescaling of O once per tile (Br · Dh multiplies, small next to the GEMM's Br · Bc · Dh) and
+// GEMMs of a smaller size, which OpenBLAS runs at a lower rate than the plain path's large ones:
+// every call packs its operands again (K_j and V_j once per query tile), which is why the query
+// tiles are large. The softmax step is two passes over a row (the max, then exp and the sum in
+// one vector loop). The backward recomputes S (one GEMM more than the plain backward) to avoid
+// storing P; dropout factors are recomputed the same way (dropout_factors, a counter-based hash).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -22,7 +22,9 @@
 //          kTiledAttentionMinScores = 512 · 512, else the plain [Tq, Tk] score matrix;
 //          AttentionPath::plain or ::tiled forces one. need_weights always runs the plain path
 //          (the weights are the [Tq, Tk] matrix), as PyTorch does. In tiles, memory is linear
-//          in T (the backward recomputes P from a saved log-sum-exp per query), and heads run on
+//          in T (the backward recomputes P from a saved log-sum-exp per query; in training the
+//          attention dropout is drawn tile by tile from one seed per forward, where the plain
+//          path draws a [B, H, Tq, Tk] mask from the module's Rng), and heads run on
 //          OPENBLAS_NUM_THREADS threads of xencoder's own (ops/multi_head_attention.hpp).
 // PyTorch: torch.nn.MultiheadAttention(D, H, batch_first=True)
 // Throws:  config_error if embed_dim % num_heads != 0; shape_error naming the argument and
