@@ -231,47 +231,45 @@ TEST(KernelsAttentionTiled, NanPropagatesToItsRowOnly) {
 // problem with every term), independently of the plain kernel: with dropout factors given as a
 // tensor, and drawn per tile from a key (the backward must draw the forward's factors again).
 TEST(KernelsAttentionTiled, BackwardMatchesFiniteDifferences) {
- for (const bool drawn : {false, true}) {
-  SCOPED_TRACE(drawn ? "dropout drawn from a key" : "dropout factors given");
-  Problem p = make_problem(5, 7, 3, 2104);
-  const Terms all{"everything", true, true, true, true, true};
-  const k::TileSizes tiles{2, 3};
-  const k::HeadDropout dropout =
-      drawn ? k::HeadDropout(k::DropoutKey{0.25f, 5, 1}) : k::HeadDropout(k::as_matrix(p.drop));
-  Result r;
-  r.out = Tensor2::from_shape({p.Tq, p.Dh});
-  r.lse.assign(p.Tq, 0.0f);
-  k::attention_head_forward_tiled(p.inputs(), score_terms(p, all), dropout, k::as_matrix(r.out),
-                                  r.lse.data(), tiles);
-  r.dq = Tensor2::from_shape({p.Tq, p.Dh});
-  r.dk = Tensor2::from_shape({p.Tk, p.Dh});
-  r.dv = Tensor2::from_shape({p.Tk, p.Dh});
-  k::attention_head_backward_tiled(p.inputs(), score_terms(p, all),
-                                   {k::as_matrix(r.out), r.lse.data(), dropout},
-                                   k::as_matrix(p.dout),
-                                   {k::as_matrix(r.dq), k::as_matrix(r.dk), k::as_matrix(r.dv)},
-                                   tiles);
-  auto loss = [&] {
-    Tensor2 out = Tensor2::from_shape({p.Tq, p.Dh});
-    std::vector<float> lse(p.Tq);
-    k::attention_head_forward_tiled(p.inputs(), score_terms(p, all), dropout, k::as_matrix(out),
-                                    lse.data(), tiles);
-    return dot_loss(out, p.dout);
-  };
-  // the gradients are [T, Dh]; the inputs are [T, ld] with the head at columns 1 .. Dh
-  Tensor2 dq = xt::zeros<float>({p.Tq, p.ld}), dk = xt::zeros<float>({p.Tk, p.ld}),
-          dv = xt::zeros<float>({p.Tk, p.ld});
-  for (std::size_t i = 0; i < p.Tq; ++i)
-    for (std::size_t e = 0; e < p.Dh; ++e) dq(i, 1 + e) = r.dq(i, e);
-  for (std::size_t j = 0; j < p.Tk; ++j)
-    for (std::size_t e = 0; e < p.Dh; ++e) {
-      dk(j, 1 + e) = r.dk(j, e);
-      dv(j, 1 + e) = r.dv(j, e);
-    }
-  EXPECT_TRUE(GradientsMatch(
-      loss, {input_target("q", p.q, dq), input_target("k", p.k, dk), input_target("v", p.v, dv)},
-      kGradOp));
- }
+  for (const bool drawn : {false, true}) {
+    SCOPED_TRACE(drawn ? "dropout drawn from a key" : "dropout factors given");
+    Problem p = make_problem(5, 7, 3, 2104);
+    const Terms all{"everything", true, true, true, true, true};
+    const k::TileSizes tiles{2, 3};
+    const k::HeadDropout dropout =
+        drawn ? k::HeadDropout(k::DropoutKey{0.25f, 5, 1}) : k::HeadDropout(k::as_matrix(p.drop));
+    Result r;
+    r.out = Tensor2::from_shape({p.Tq, p.Dh});
+    r.lse.assign(p.Tq, 0.0f);
+    k::attention_head_forward_tiled(p.inputs(), score_terms(p, all), dropout, k::as_matrix(r.out),
+                                    r.lse.data(), tiles);
+    r.dq = Tensor2::from_shape({p.Tq, p.Dh});
+    r.dk = Tensor2::from_shape({p.Tk, p.Dh});
+    r.dv = Tensor2::from_shape({p.Tk, p.Dh});
+    k::attention_head_backward_tiled(
+        p.inputs(), score_terms(p, all), {k::as_matrix(r.out), r.lse.data(), dropout},
+        k::as_matrix(p.dout), {k::as_matrix(r.dq), k::as_matrix(r.dk), k::as_matrix(r.dv)}, tiles);
+    auto loss = [&] {
+      Tensor2 out = Tensor2::from_shape({p.Tq, p.Dh});
+      std::vector<float> lse(p.Tq);
+      k::attention_head_forward_tiled(p.inputs(), score_terms(p, all), dropout, k::as_matrix(out),
+                                      lse.data(), tiles);
+      return dot_loss(out, p.dout);
+    };
+    // the gradients are [T, Dh]; the inputs are [T, ld] with the head at columns 1 .. Dh
+    Tensor2 dq = xt::zeros<float>({p.Tq, p.ld}), dk = xt::zeros<float>({p.Tk, p.ld}),
+            dv = xt::zeros<float>({p.Tk, p.ld});
+    for (std::size_t i = 0; i < p.Tq; ++i)
+      for (std::size_t e = 0; e < p.Dh; ++e) dq(i, 1 + e) = r.dq(i, e);
+    for (std::size_t j = 0; j < p.Tk; ++j)
+      for (std::size_t e = 0; e < p.Dh; ++e) {
+        dk(j, 1 + e) = r.dk(j, e);
+        dv(j, 1 + e) = r.dv(j, e);
+      }
+    EXPECT_TRUE(GradientsMatch(
+        loss, {input_target("q", p.q, dq), input_target("k", p.k, dk), input_target("v", p.v, dv)},
+        kGradOp));
+  }
 }
 
 // The tiled kernel against the library's oracle in double (reference::

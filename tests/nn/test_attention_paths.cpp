@@ -132,10 +132,10 @@ PathRun run_path(AttentionPath path, PositionKind kind, float dropout) {
 }  // namespace
 
 // Tiled = plain through the module: the masks and each position scheme; output within 1e-5,
-// gradients within 1e-4 (relative, ‖·‖₂), at T = 150 (the kernel tests cover many tiles). (In training
-// with dropout the two paths draw their factors differently: the plain path a mask from the
-// module's Rng, the tiled path per tile from a seed; the next test compares them with equal
-// factors.)
+// gradients within 1e-4 (relative, ‖·‖₂), at T = 150 (the kernel tests cover many tiles). In
+// training with dropout the two paths draw their factors differently (the plain path a mask
+// from the module's Rng, the tiled path per tile from a seed); the test after the next one
+// compares them with equal factors.
 TEST(AttentionPath, TiledEqualsPlainThroughTheModule) {
   for (const PositionKind kind : {PositionKind::none, PositionKind::rope, PositionKind::alibi}) {
     SCOPED_TRACE(::testing::Message() << "position kind " << int(kind));
@@ -189,7 +189,8 @@ TEST(AttentionPath, TiledDropoutEqualsPlainWithTheSameMask) {
   const TiledAttentionResult tiled = multi_head_attention_forward_tiled(q, k, v, drawn);
   const MultiHeadAttentionResult plain = multi_head_attention_forward(q, k, v, given, true);
   EXPECT_TRUE(RelativelyClose(tiled.output, plain.output, kTiledForwardRel));
-  const MultiHeadAttentionGrads gt = multi_head_attention_backward_tiled(dout, q, k, v, tiled, drawn);
+  const MultiHeadAttentionGrads gt =
+      multi_head_attention_backward_tiled(dout, q, k, v, tiled, drawn);
   const MultiHeadAttentionGrads gp =
       multi_head_attention_backward(dout, q, k, v, plain.weights, given);
   EXPECT_TRUE(RelativelyClose(gt.q, gp.q, kTiledGradRel)) << "dq";

@@ -247,7 +247,8 @@ void dropout_factors(const DropoutKey& key, std::size_t i0, std::size_t j0, MatV
   const int cols = static_cast<int>(z.cols);
   for (std::size_t r = 0; r < z.rows; ++r) {
     const std::uint64_t row_key = mix64(head + (i0 + r) * 0x9E3779B97F4A7C15ull);
-    const auto lo = static_cast<std::uint32_t>(row_key), hi = static_cast<std::uint32_t>(row_key >> 32);
+    const auto lo = static_cast<std::uint32_t>(row_key),
+               hi = static_cast<std::uint32_t>(row_key >> 32);
     const auto first = static_cast<std::uint32_t>(j0);
     float* zr = z.row(r);
 #pragma omp simd
@@ -262,7 +263,8 @@ void dropout_factors(const DropoutKey& key, std::size_t i0, std::size_t j0, MatV
 }
 
 void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
-                                  const HeadDropout& dropout, MatView out, float* lse, TileSizes tiles) {
+                                  const HeadDropout& dropout, MatView out, float* lse,
+                                  TileSizes tiles) {
   const char* where = "attention_head_forward_tiled";
   check_inputs(in, terms, dropout, out, where);
   require(tiles.queries > 0 && tiles.keys > 0, where, "tile sizes must be positive");

@@ -200,7 +200,6 @@ std::vector<HeadBias> score_biases(const AttentionPosition& position, const Dims
   return biases;
 }
 
-
 // Head (b, h)'s dropout: its slice of the [B, H, Tq, Tk] factors, or its stream of the
 // counter-based generator, or none.
 kernels::HeadDropout head_dropout(const AttentionInputs& in, const Dims& d, std::size_t b,
@@ -325,8 +324,6 @@ struct TiledHead {
   kernels::ScoreTerms terms;
   kernels::HeadDropout dropout;
 };
-
-
 TiledHead tiled_head(const Tensor3& q, const Tensor3& k, const Tensor3& v,
                      const AttentionInputs& in, const std::vector<HeadBias>& biases,
                      const Dims& d, std::size_t b, std::size_t h) {
