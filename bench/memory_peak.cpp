@@ -58,8 +58,10 @@ int main(int argc, char** argv) {
         train = true;
       } else if (arg == "--path" && i + 1 < argc) {
         path_name = argv[++i];
-        if (path_name == "plain") path = xenc::AttentionPath::plain;
-        else if (path_name == "tiled") path = xenc::AttentionPath::tiled;
+        if (path_name == "plain")
+          path = xenc::AttentionPath::plain;
+        else if (path_name == "tiled")
+          path = xenc::AttentionPath::tiled;
         else if (path_name != "auto")
           throw std::invalid_argument("xencoder_memory: --path is '" + path_name +
                                       "', expected auto, plain or tiled");
@@ -95,9 +97,14 @@ int main(int argc, char** argv) {
     // What the math needs at least: the [T, T] scores of one head, and the [T, F] hidden layer.
     const double scores = 4.0 * T * T, hidden = 4.0 * T * 4 * D;
     std::printf(
-        "T=%zu D=%zu H=%zu mode=%s%s path=%s  before=%.1f MiB  peak=%.1f MiB  forward_added=%.1f MiB  "
+        "T=%zu D=%zu H=%zu mode=%s%s path=%s  before=%.1f MiB  peak=%.1f MiB  forward_added=%.1f "
+        "MiB  "
         "(one [T,T] score matrix = %.1f MiB, [T,F] hidden = %.1f MiB)  y[-1]=%.4f\n",
-        T, D, H, step ? "step" : grad ? "grad" : "no_grad", train ? "+train" : "", path_name.c_str(), mib(before), mib(after), mib(after - before),
+        T, D, H,
+        step   ? "step"
+        : grad ? "grad"
+               : "no_grad",
+        train ? "+train" : "", path_name.c_str(), mib(before), mib(after), mib(after - before),
         mib(scores), mib(hidden), checksum);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

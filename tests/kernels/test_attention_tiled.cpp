@@ -123,10 +123,9 @@ Result run_tiled(const Problem& p, const k::ScoreTerms& terms, k::ConstMatView d
   r.dq = xt::full_like(Tensor2::from_shape({p.Tq, p.Dh}), 7.0f);
   r.dk = xt::full_like(Tensor2::from_shape({p.Tk, p.Dh}), 7.0f);
   r.dv = xt::full_like(Tensor2::from_shape({p.Tk, p.Dh}), 7.0f);
-  k::attention_head_backward_tiled(p.inputs(), terms, {k::as_matrix(r.out), r.lse.data(), drop},
-                                   k::as_matrix(p.dout),
-                                   {k::as_matrix(r.dq), k::as_matrix(r.dk), k::as_matrix(r.dv)},
-                                   tiles);
+  k::attention_head_backward_tiled(
+      p.inputs(), terms, {k::as_matrix(r.out), r.lse.data(), drop}, k::as_matrix(p.dout),
+      {k::as_matrix(r.dq), k::as_matrix(r.dk), k::as_matrix(r.dv)}, tiles);
   return r;
 }
 
@@ -160,8 +159,8 @@ TEST(KernelsAttentionTiled, MatchesThePlainKernelWithEveryScoreTerm) {
   for (const Terms& t : kCases)
     for (const k::TileSizes tiles :
          {k::TileSizes{8, 16}, k::TileSizes{5, 7}, k::TileSizes{1, 1}, k::TileSizes{64, 256}}) {
-      SCOPED_TRACE(::testing::Message() << t.name << ", tiles " << tiles.queries << " x "
-                                        << tiles.keys);
+      SCOPED_TRACE(::testing::Message()
+                   << t.name << ", tiles " << tiles.queries << " x " << tiles.keys);
       const k::ScoreTerms terms = score_terms(p, t);
       const k::ConstMatView drop = t.dropout ? k::as_matrix(p.drop) : k::ConstMatView{};
       const Result plain = run_plain(p, terms, drop);
@@ -215,13 +214,15 @@ TEST(KernelsAttentionTiled, NanPropagatesToItsRowOnly) {
     k::attention_head_forward_tiled(p.inputs(), terms, {}, k::as_matrix(tiled.out),
                                     tiled.lse.data(), {4, 8});
     Problem clean = make_problem(12, 24, 4, 2103);  // the same numbers without the NaN
-    const Result plain = run_plain(clean, score_terms(clean, {"", false, true, false, false, false}), {});
+    const Result plain =
+        run_plain(clean, score_terms(clean, {"", false, true, false, false, false}), {});
     for (std::size_t i = 0; i < p.Tq; ++i)
       for (std::size_t e = 0; e < p.Dh; ++e) {
         if (i == row)
           EXPECT_TRUE(std::isnan(tiled.out(i, e))) << "out(" << i << ", " << e << ")";
         else
-          EXPECT_NEAR(tiled.out(i, e), plain.out(i, e), kOpAtol + kOpRtol * std::fabs(plain.out(i, e)));
+          EXPECT_NEAR(tiled.out(i, e), plain.out(i, e),
+                      kOpAtol + kOpRtol * std::fabs(plain.out(i, e)));
       }
     EXPECT_TRUE(std::isnan(tiled.lse[row]));
   }
@@ -281,8 +282,9 @@ TEST(KernelsAttentionTiled, MatchesTheReferenceInDouble) {
   const std::size_t Tq = 45, Tk = 70, Dh = 8;
   Problem p = make_problem(Tq, Tk, Dh, 2105);
   for (std::size_t j = 0; j < Tk; ++j) p.mask(3, j) = -kInf;  // query 3 sees no key
-  const double slope = 0.3;  // score_terms' ALiBi slope
-  const k::ScoreTerms terms = score_terms(p, {"padding, mask, ALiBi", true, true, false, true, false});
+  const double slope = 0.3;                                   // score_terms' ALiBi slope
+  const k::ScoreTerms terms =
+      score_terms(p, {"padding, mask, ALiBi", true, true, false, true, false});
   const Result tiled = run_tiled(p, terms, {}, {16, 32});
   // the same head as [1, 1, T, Dh] tensors of double, the mask with ALiBi's bias added
   auto head4 = [](const Tensor2& m, std::size_t T, std::size_t Dh) {

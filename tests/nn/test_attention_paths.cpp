@@ -258,7 +258,8 @@ TEST(AttentionPath, TiledBackwardNamesAWrongLse) {
   const AttentionInputs in{2, no_padding, no_mask, no_dropout};
   TiledAttentionResult saved = multi_head_attention_forward_tiled(x, x, x, in);
   saved.lse = Tensor3::from_shape({1, 2, 5});
-  const std::string msg = what_of([&] { multi_head_attention_backward_tiled(x, x, x, x, saved, in); });
+  const std::string msg =
+      what_of([&] { multi_head_attention_backward_tiled(x, x, x, x, saved, in); });
   EXPECT_NE(msg.find("multi_head_attention_backward_tiled"), std::string::npos) << msg;
   EXPECT_NE(msg.find("saved.lse"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[1, 2, 5]"), std::string::npos) << msg;

@@ -90,9 +90,8 @@ bool write_tile_terms(const ScoreTerms& t, TileAt at, MatView s) {
 // S_tile = scale · Q_i K_jᵀ + the terms : [Br, Dh] x [Dh, Bc] -> [Br, Bc]
 void tile_scores(const HeadInputs& in, const ScoreTerms& terms, TileAt at, MatView s) {
   const bool has_terms = write_tile_terms(terms, at, s);
-  gemm(in.q.block(at.i0, 0, s.rows, in.q.cols), Op::none,
-       in.k.block(at.j0, 0, s.cols, in.k.cols), Op::transpose, s, terms.scale,
-       has_terms ? 1.0f : 0.0f);
+  gemm(in.q.block(at.i0, 0, s.rows, in.q.cols), Op::none, in.k.block(at.j0, 0, s.cols, in.k.cols),
+       Op::transpose, s, terms.scale, has_terms ? 1.0f : 0.0f);
 }
 
 // The running statistics of the tile's rows: m (max) and ℓ (sum), one float per query row.
@@ -295,8 +294,8 @@ void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
 }
 
 void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
-                                   const TiledSaved& saved, ConstMatView dout,
-                                   const HeadGrads& g, TileSizes tiles) {
+                                   const TiledSaved& saved, ConstMatView dout, const HeadGrads& g,
+                                   TileSizes tiles) {
   const char* where = "attention_head_backward_tiled";
   check_inputs(in, terms, saved.dropout, saved.out, where);
   require(tiles.queries > 0 && tiles.keys > 0, where, "tile sizes must be positive");
@@ -346,7 +345,8 @@ void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms
       if (dropped) multiply_inplace(dp, z);
       // dS = P ⊙ (dP − δ_i), in place in dp
       softmax_tile_backward(p, delta.data() + i0, dp);
-      // dQ_i += scale · dS K_j : [Br, Bc] x [Bc, Dh];  dK_j += scale · dSᵀ Q_i : [Bc, Br] x [Br, Dh]
+      // dQ_i += scale · dS K_j : [Br, Bc] x [Bc, Dh];  dK_j += scale · dSᵀ Q_i : [Bc, Br] x [Br,
+      // Dh]
       gemm(dp, Op::none, k_j, Op::none, dq_i, terms.scale, 1.0f);
       gemm(dp, Op::transpose, q_i, Op::none, g.dk.block(j0, 0, bc, Dh), terms.scale, 1.0f);
     }

@@ -12,12 +12,12 @@ namespace xenc::kernels {
 // exp(x) without a library call (see exp_inplace in ops/softmax.hpp for the derivation and the
 // error bound). Every step is arithmetic or a select, so a loop of these vectorises.
 inline float exp_approx(float x) {
-  constexpr float kLog2e = 1.44269504088896341f;       // 1 / ln 2
-  constexpr float kLn2Hi = 0.693145751953125f;         // ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has
-  constexpr float kLn2Lo = 1.42860682030941723212e-6f; // few mantissa bits, so k·kLn2Hi is exact
-  constexpr float kRound = 12582912.0f;                // 1.5·2²³: adding it rounds to an integer
-  constexpr float kMinX = -87.3365447505531f;          // ln(FLT_MIN): below, exp(x) < FLT_MIN
-  constexpr float kMaxX = 88.3762626647950f;           // 127.5·ln 2: 2^k stays a finite float
+  constexpr float kLog2e = 1.44269504088896341f;        // 1 / ln 2
+  constexpr float kLn2Hi = 0.693145751953125f;          // ln 2 = kLn2Hi + kLn2Lo; kLn2Hi has
+  constexpr float kLn2Lo = 1.42860682030941723212e-6f;  // few mantissa bits, so k·kLn2Hi is exact
+  constexpr float kRound = 12582912.0f;                 // 1.5·2²³: adding it rounds to an integer
+  constexpr float kMinX = -87.3365447505531f;           // ln(FLT_MIN): below, exp(x) < FLT_MIN
+  constexpr float kMaxX = 88.3762626647950f;            // 127.5·ln 2: 2^k stays a finite float
 
   // Clamp so that k stays in [-126, 127] (a normal float exponent); the edges are fixed below.
   float xc = x < kMinX ? kMinX : x;
