@@ -255,6 +255,8 @@ void BM_AttentionHeadTiled(benchmark::State& state) {
 BENCHMARK(BM_AttentionHeadTiled)->ArgNames({"T", "Br", "Bc"})
     ->Args({512, 64, 256})->Args({2048, 64, 256})->Args({2048, 32, 256})->Args({2048, 128, 256})
     ->Args({2048, 64, 512})->Args({2048, 128, 512})->Args({2048, 256, 256})->Args({2048, 64, 128})
+    ->Args({2048, 256, 128})->Args({2048, 256, 512})->Args({2048, 512, 256})->Args({2048, 512, 512})
+    ->Args({2048, 128, 1024})->Args({8192, 64, 256})->Args({8192, 256, 256})->Args({8192, 256, 512})
     ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -1,6 +1,6 @@
 // xencoder_memory: peak resident memory of one encoder-layer forward, in its own process.
 //
-//     xencoder_memory T D H [--grad | --step] [--path auto|plain|tiled]
+//     xencoder_memory T D H [--grad | --step] [--train] [--path auto|plain|tiled]
 //
 // Builds TransformerEncoderLayer(D, H, F = 4·D, post-norm, relu) and an input [1, T, D],
 // reads the high-water mark of resident memory (VmHWM in /proc/self/status) before and after
@@ -8,6 +8,8 @@
 // NoGradGuard (inference); with --grad it caches what backward needs, as in training.
 // --step runs the forward with gradients and then the backward (a training step without the
 // optimiser, whose two moments per parameter do not depend on T).
+// --train puts the layer in training mode with dropout 0.1 (PyTorch's default) everywhere,
+// attention included: with --step, a training step as it runs in training.
 // --path forces the attention path (default auto: chosen by size, nn/multihead_attention.hpp).
 // One process per measurement, because the high-water mark never goes down.
 #include <cstdio>
@@ -38,12 +40,13 @@ double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s T D H [--grad | --step] [--path auto|plain|tiled]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s T D H [--grad | --step] [--train] [--path auto|plain|tiled]\n",
+                 argv[0]);
     return 2;
   }
   try {
     const std::size_t T = std::stoul(argv[1]), D = std::stoul(argv[2]), H = std::stoul(argv[3]);
-    bool grad = false, step = false;
+    bool grad = false, step = false, train = false;
     xenc::AttentionPath path = xenc::AttentionPath::automatic;
     std::string path_name = "auto";
     for (int i = 4; i < argc; ++i) {
@@ -51,10 +54,14 @@ int main(int argc, char** argv) {
       if (arg == "--grad" || arg == "--step") {
         grad = true;
         step = step || arg == "--step";
+      } else if (arg == "--train") {
+        train = true;
       } else if (arg == "--path" && i + 1 < argc) {
         path_name = argv[++i];
-        if (path_name == "plain") path = xenc::AttentionPath::plain;
-        else if (path_name == "tiled") path = xenc::AttentionPath::tiled;
+        if (path_name == "plain")
+          path = xenc::AttentionPath::plain;
+        else if (path_name == "tiled")
+          path = xenc::AttentionPath::tiled;
         else if (path_name != "auto")
           throw std::invalid_argument("xencoder_memory: --path is '" + path_name +
                                       "', expected auto, plain or tiled");
@@ -66,7 +73,9 @@ int main(int argc, char** argv) {
     config.d_model = D;
     config.nhead = H;
     config.dim_feedforward = 4 * D;
+    config.dropout = train ? 0.1f : 0.0f;
     xenc::TransformerEncoderLayer layer(config, /*seed=*/1);
+    layer.train(train);
     layer.self_attn.set_attention_path(path);
     xenc::Tensor3 x = xenc::Tensor3::from_shape({1, T, D});
     xenc::Rng rng(2);
@@ -88,9 +97,14 @@ int main(int argc, char** argv) {
     // What the math needs at least: the [T, T] scores of one head, and the [T, F] hidden layer.
     const double scores = 4.0 * T * T, hidden = 4.0 * T * 4 * D;
     std::printf(
-        "T=%zu D=%zu H=%zu mode=%s path=%s  before=%.1f MiB  peak=%.1f MiB  forward_added=%.1f MiB  "
+        "T=%zu D=%zu H=%zu mode=%s%s path=%s  before=%.1f MiB  peak=%.1f MiB  forward_added=%.1f "
+        "MiB  "
         "(one [T,T] score matrix = %.1f MiB, [T,F] hidden = %.1f MiB)  y[-1]=%.4f\n",
-        T, D, H, step ? "step" : grad ? "grad" : "no_grad", path_name.c_str(), mib(before), mib(after), mib(after - before),
+        T, D, H,
+        step   ? "step"
+        : grad ? "grad"
+               : "no_grad",
+        train ? "+train" : "", path_name.c_str(), mib(before), mib(after), mib(after - before),
         mib(scores), mib(hidden), checksum);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

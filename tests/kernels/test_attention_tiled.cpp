@@ -123,10 +123,9 @@ Result run_tiled(const Problem& p, const k::ScoreTerms& terms, k::ConstMatView d
   r.dq = xt::full_like(Tensor2::from_shape({p.Tq, p.Dh}), 7.0f);
   r.dk = xt::full_like(Tensor2::from_shape({p.Tk, p.Dh}), 7.0f);
   r.dv = xt::full_like(Tensor2::from_shape({p.Tk, p.Dh}), 7.0f);
-  k::attention_head_backward_tiled(p.inputs(), terms, {k::as_matrix(r.out), r.lse.data(), drop},
-                                   k::as_matrix(p.dout),
-                                   {k::as_matrix(r.dq), k::as_matrix(r.dk), k::as_matrix(r.dv)},
-                                   tiles);
+  k::attention_head_backward_tiled(
+      p.inputs(), terms, {k::as_matrix(r.out), r.lse.data(), drop}, k::as_matrix(p.dout),
+      {k::as_matrix(r.dq), k::as_matrix(r.dk), k::as_matrix(r.dv)}, tiles);
   return r;
 }
 
@@ -160,8 +159,8 @@ TEST(KernelsAttentionTiled, MatchesThePlainKernelWithEveryScoreTerm) {
   for (const Terms& t : kCases)
     for (const k::TileSizes tiles :
          {k::TileSizes{8, 16}, k::TileSizes{5, 7}, k::TileSizes{1, 1}, k::TileSizes{64, 256}}) {
-      SCOPED_TRACE(::testing::Message() << t.name << ", tiles " << tiles.queries << " x "
-                                        << tiles.keys);
+      SCOPED_TRACE(::testing::Message()
+                   << t.name << ", tiles " << tiles.queries << " x " << tiles.keys);
       const k::ScoreTerms terms = score_terms(p, t);
       const k::ConstMatView drop = t.dropout ? k::as_matrix(p.drop) : k::ConstMatView{};
       const Result plain = run_plain(p, terms, drop);
@@ -215,45 +214,63 @@ TEST(KernelsAttentionTiled, NanPropagatesToItsRowOnly) {
     k::attention_head_forward_tiled(p.inputs(), terms, {}, k::as_matrix(tiled.out),
                                     tiled.lse.data(), {4, 8});
     Problem clean = make_problem(12, 24, 4, 2103);  // the same numbers without the NaN
-    const Result plain = run_plain(clean, score_terms(clean, {"", false, true, false, false, false}), {});
+    const Result plain =
+        run_plain(clean, score_terms(clean, {"", false, true, false, false, false}), {});
     for (std::size_t i = 0; i < p.Tq; ++i)
       for (std::size_t e = 0; e < p.Dh; ++e) {
         if (i == row)
           EXPECT_TRUE(std::isnan(tiled.out(i, e))) << "out(" << i << ", " << e << ")";
         else
-          EXPECT_NEAR(tiled.out(i, e), plain.out(i, e), kOpAtol + kOpRtol * std::fabs(plain.out(i, e)));
+          EXPECT_NEAR(tiled.out(i, e), plain.out(i, e),
+                      kOpAtol + kOpRtol * std::fabs(plain.out(i, e)));
       }
     EXPECT_TRUE(std::isnan(tiled.lse[row]));
   }
 }
 
 // The tiled backward against finite differences of the tiled forward (2 x 3 tiles on a 5 x 7
-// problem with every term), independently of the plain kernel.
+// problem with every term), independently of the plain kernel: with dropout factors given as a
+// tensor, and drawn per tile from a key (the backward must draw the forward's factors again).
 TEST(KernelsAttentionTiled, BackwardMatchesFiniteDifferences) {
-  Problem p = make_problem(5, 7, 3, 2104);
-  const Terms all{"everything", true, true, true, true, true};
-  const k::TileSizes tiles{2, 3};
-  const Result r = run_tiled(p, score_terms(p, all), k::as_matrix(p.drop), tiles);
-  auto loss = [&] {
-    Tensor2 out = Tensor2::from_shape({p.Tq, p.Dh});
-    std::vector<float> lse(p.Tq);
-    k::attention_head_forward_tiled(p.inputs(), score_terms(p, all), k::as_matrix(p.drop),
-                                    k::as_matrix(out), lse.data(), tiles);
-    return dot_loss(out, p.dout);
-  };
-  // the gradients are [T, Dh]; the inputs are [T, ld] with the head at columns 1 .. Dh
-  Tensor2 dq = xt::zeros<float>({p.Tq, p.ld}), dk = xt::zeros<float>({p.Tk, p.ld}),
-          dv = xt::zeros<float>({p.Tk, p.ld});
-  for (std::size_t i = 0; i < p.Tq; ++i)
-    for (std::size_t e = 0; e < p.Dh; ++e) dq(i, 1 + e) = r.dq(i, e);
-  for (std::size_t j = 0; j < p.Tk; ++j)
-    for (std::size_t e = 0; e < p.Dh; ++e) {
-      dk(j, 1 + e) = r.dk(j, e);
-      dv(j, 1 + e) = r.dv(j, e);
-    }
-  EXPECT_TRUE(GradientsMatch(
-      loss, {input_target("q", p.q, dq), input_target("k", p.k, dk), input_target("v", p.v, dv)},
-      kGradOp));
+  for (const bool drawn : {false, true}) {
+    SCOPED_TRACE(drawn ? "dropout drawn from a key" : "dropout factors given");
+    Problem p = make_problem(5, 7, 3, 2104);
+    const Terms all{"everything", true, true, true, true, true};
+    const k::TileSizes tiles{2, 3};
+    const k::HeadDropout dropout =
+        drawn ? k::HeadDropout(k::DropoutKey{0.25f, 5, 1}) : k::HeadDropout(k::as_matrix(p.drop));
+    Result r;
+    r.out = Tensor2::from_shape({p.Tq, p.Dh});
+    r.lse.assign(p.Tq, 0.0f);
+    k::attention_head_forward_tiled(p.inputs(), score_terms(p, all), dropout, k::as_matrix(r.out),
+                                    r.lse.data(), tiles);
+    r.dq = Tensor2::from_shape({p.Tq, p.Dh});
+    r.dk = Tensor2::from_shape({p.Tk, p.Dh});
+    r.dv = Tensor2::from_shape({p.Tk, p.Dh});
+    k::attention_head_backward_tiled(
+        p.inputs(), score_terms(p, all), {k::as_matrix(r.out), r.lse.data(), dropout},
+        k::as_matrix(p.dout), {k::as_matrix(r.dq), k::as_matrix(r.dk), k::as_matrix(r.dv)}, tiles);
+    auto loss = [&] {
+      Tensor2 out = Tensor2::from_shape({p.Tq, p.Dh});
+      std::vector<float> lse(p.Tq);
+      k::attention_head_forward_tiled(p.inputs(), score_terms(p, all), dropout, k::as_matrix(out),
+                                      lse.data(), tiles);
+      return dot_loss(out, p.dout);
+    };
+    // the gradients are [T, Dh]; the inputs are [T, ld] with the head at columns 1 .. Dh
+    Tensor2 dq = xt::zeros<float>({p.Tq, p.ld}), dk = xt::zeros<float>({p.Tk, p.ld}),
+            dv = xt::zeros<float>({p.Tk, p.ld});
+    for (std::size_t i = 0; i < p.Tq; ++i)
+      for (std::size_t e = 0; e < p.Dh; ++e) dq(i, 1 + e) = r.dq(i, e);
+    for (std::size_t j = 0; j < p.Tk; ++j)
+      for (std::size_t e = 0; e < p.Dh; ++e) {
+        dk(j, 1 + e) = r.dk(j, e);
+        dv(j, 1 + e) = r.dv(j, e);
+      }
+    EXPECT_TRUE(GradientsMatch(
+        loss, {input_target("q", p.q, dq), input_target("k", p.k, dk), input_target("v", p.v, dv)},
+        kGradOp));
+  }
 }
 
 // The tiled kernel against the library's oracle in double (reference::
@@ -265,8 +282,9 @@ TEST(KernelsAttentionTiled, MatchesTheReferenceInDouble) {
   const std::size_t Tq = 45, Tk = 70, Dh = 8;
   Problem p = make_problem(Tq, Tk, Dh, 2105);
   for (std::size_t j = 0; j < Tk; ++j) p.mask(3, j) = -kInf;  // query 3 sees no key
-  const double slope = 0.3;  // score_terms' ALiBi slope
-  const k::ScoreTerms terms = score_terms(p, {"padding, mask, ALiBi", true, true, false, true, false});
+  const double slope = 0.3;                                   // score_terms' ALiBi slope
+  const k::ScoreTerms terms =
+      score_terms(p, {"padding, mask, ALiBi", true, true, false, true, false});
   const Result tiled = run_tiled(p, terms, {}, {16, 32});
   // the same head as [1, 1, T, Dh] tensors of double, the mask with ALiBi's bias added
   auto head4 = [](const Tensor2& m, std::size_t T, std::size_t Dh) {
@@ -294,4 +312,77 @@ TEST(KernelsAttentionTiled, MatchesTheReferenceInDouble) {
   EXPECT_TRUE(RelativelyClose(tiled.dk, as2(g.key), kTiledGradRel)) << "dk";
   EXPECT_TRUE(RelativelyClose(tiled.dv, as2(g.value), kTiledGradRel)) << "dv";
   for (std::size_t e = 0; e < Dh; ++e) EXPECT_EQ(tiled.out(3, e), 0.0f);
+}
+
+// Attention dropout drawn per tile from a key (kernels::dropout_factors, a counter-based
+// generator): a block drawn at (i0, j0) equals the same block of the whole [Tq, Tk] matrix, so
+// a score's factor does not depend on the tile it falls in; every factor is exactly 0 or
+// 1/(1 − p); over 512 x 512 scores the fraction dropped is p within 5 standard deviations, and
+// so is the fraction of neighbours (down a column, along a row) dropped together, p² (no
+// correlation between rows or columns); another stream or seed gives other factors.
+TEST(KernelsAttentionTiled, DropoutFactorsDependOnlyOnTheirPosition) {
+  const std::size_t n = 512;
+  const float p = 0.1f;
+  const k::DropoutKey key{p, 12345, 6};
+  Tensor2 whole = Tensor2::from_shape({n, n});
+  k::dropout_factors(key, 0, 0, k::as_matrix(whole));
+  Tensor2 block = Tensor2::from_shape({37, 53});
+  k::dropout_factors(key, 100, 201, k::as_matrix(block));
+  for (std::size_t i = 0; i < 37; ++i)
+    for (std::size_t j = 0; j < 53; ++j) ASSERT_EQ(block(i, j), whole(100 + i, 201 + j));
+  const float keep = 1.0f / (1.0f - p);
+  double dropped = 0, down = 0, along = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      ASSERT_TRUE(whole(i, j) == 0.0f || whole(i, j) == keep) << whole(i, j);
+      const bool d = whole(i, j) == 0.0f;
+      dropped += d;
+      if (i + 1 < n) down += d && whole(i + 1, j) == 0.0f;
+      if (j + 1 < n) along += d && whole(i, j + 1) == 0.0f;
+    }
+  const auto within_5_sd = [](double count, double trials, double prob) {
+    return std::fabs(count - trials * prob) <= 5.0 * std::sqrt(trials * prob * (1.0 - prob));
+  };
+  EXPECT_TRUE(within_5_sd(dropped, double(n * n), p)) << dropped << " of " << n * n;
+  EXPECT_TRUE(within_5_sd(down, double((n - 1) * n), p * p)) << down;
+  EXPECT_TRUE(within_5_sd(along, double(n * (n - 1)), p * p)) << along;
+  for (const k::DropoutKey other : {k::DropoutKey{p, 12345, 7}, k::DropoutKey{p, 12346, 6}}) {
+    Tensor2 z = Tensor2::from_shape({n, n});
+    k::dropout_factors(other, 0, 0, k::as_matrix(z));
+    double same_drop = 0;
+    for (std::size_t i = 0; i < n * n; ++i)
+      same_drop += z.data()[i] == 0.0f && whole.data()[i] == 0.0f;
+    EXPECT_TRUE(within_5_sd(same_drop, double(n * n), p * p)) << same_drop;
+  }
+}
+
+// Tiled with dropout drawn per tile = the plain kernel given the same factors written out
+// (dropout_factors over the whole [Tq, Tk]), forward and backward, with every score term, at
+// tile sizes that leave partial tiles and at 1 x 1 tiles; no factor tensor reaches the tiled
+// kernel, only the key.
+TEST(KernelsAttentionTiled, DrawnDropoutEqualsThePlainKernelWithTheSameFactors) {
+  const Problem p = make_problem(37, 53, 8, 2106);
+  const k::DropoutKey key{0.3f, 99, 2};
+  Tensor2 factors = Tensor2::from_shape({p.Tq, p.Tk});
+  k::dropout_factors(key, 0, 0, k::as_matrix(factors));
+  const k::ScoreTerms terms = score_terms(p, kCases[4]);
+  const Result plain = run_plain(p, terms, k::as_matrix(factors));
+  for (const k::TileSizes tiles : {k::TileSizes{8, 16}, k::TileSizes{5, 7}, k::TileSizes{1, 1}}) {
+    SCOPED_TRACE(::testing::Message() << "tiles " << tiles.queries << " x " << tiles.keys);
+    Result tiled;
+    tiled.out = Tensor2::from_shape({p.Tq, p.Dh});
+    tiled.lse.assign(p.Tq, 0.0f);
+    k::attention_head_forward_tiled(p.inputs(), terms, key, k::as_matrix(tiled.out),
+                                    tiled.lse.data(), tiles);
+    tiled.dq = Tensor2::from_shape({p.Tq, p.Dh});
+    tiled.dk = Tensor2::from_shape({p.Tk, p.Dh});
+    tiled.dv = Tensor2::from_shape({p.Tk, p.Dh});
+    k::attention_head_backward_tiled(
+        p.inputs(), terms, {k::as_matrix(tiled.out), tiled.lse.data(), key}, k::as_matrix(p.dout),
+        {k::as_matrix(tiled.dq), k::as_matrix(tiled.dk), k::as_matrix(tiled.dv)}, tiles);
+    EXPECT_TRUE(RelativelyClose(tiled.out, plain.out, kTiledForwardRel));
+    EXPECT_TRUE(RelativelyClose(tiled.dq, plain.dq, kTiledGradRel)) << "dq";
+    EXPECT_TRUE(RelativelyClose(tiled.dk, plain.dk, kTiledGradRel)) << "dk";
+    EXPECT_TRUE(RelativelyClose(tiled.dv, plain.dv, kTiledGradRel)) << "dv";
+  }
 }

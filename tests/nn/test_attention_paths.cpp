@@ -3,8 +3,10 @@
 //   - the automatic choice (by size; the weights always from the plain path);
 //   - tiled against PyTorch's reference values with RoPE and ALiBi (the data of
 //     test_position_in_attention.cpp), forward, input and parameter gradients;
-//   - tiled = plain through the module, with key padding, an attention mask, dropout (the same
-//     Rng stream) and each position scheme, at T = 150 (several query tiles);
+//   - tiled = plain through the module, with key padding, an attention mask and each position
+//     scheme, at T = 150 (several query tiles);
+//   - attention dropout drawn tile by tile (AttentionDropout) = the plain path given the same
+//     factors as a [B, H, T, T] mask (attention_dropout_mask), forward and backward;
 //   - two threads give the same numbers as one, and leave OpenBLAS's setting as it was;
 //   - an encoder layer at B·T > 1024 rows (tiles and feed-forward chunks) against the
 //     reference encoder (lib/src/reference/) and against its own unchunked forward.
@@ -100,15 +102,15 @@ TEST(AttentionPath, TiledMatchesPyTorchWithRopeAndAlibi) {
 
 namespace {
 
-// One forward and backward of a MultiheadAttention in training mode with attention dropout,
+// One forward and backward of a MultiheadAttention in training mode with attention dropout p,
 // key padding (sequence 1: its last 20 keys) and a random attention mask.
 struct PathRun {
   Tensor3 y, dx;
   std::vector<xt::xarray<float>> grads;
 };
-PathRun run_path(AttentionPath path, PositionKind kind) {
+PathRun run_path(AttentionPath path, PositionKind kind, float dropout) {
   const std::size_t B = 2, T = 150, D = 16, H = 2;
-  MultiheadAttention mha(D, H, /*dropout=*/0.1f, true, /*seed=*/7);
+  MultiheadAttention mha(D, H, dropout, true, /*seed=*/7);
   mha.set_attention_path(path);
   mha.train();
   Rng rng(8);
@@ -129,14 +131,16 @@ PathRun run_path(AttentionPath path, PositionKind kind) {
 
 }  // namespace
 
-// Tiled = plain through the module: the same dropout factors (one Rng stream, drawn the same
-// way), the masks and each position scheme; output within 1e-5, gradients within 1e-4
-// (relative, ‖·‖₂), at T = 150: three query tiles of 64.
+// Tiled = plain through the module: the masks and each position scheme; output within 1e-5,
+// gradients within 1e-4 (relative, ‖·‖₂), at T = 150 (the kernel tests cover many tiles). In
+// training with dropout the two paths draw their factors differently (the plain path a mask
+// from the module's Rng, the tiled path per tile from a seed); the test after the next one
+// compares them with equal factors.
 TEST(AttentionPath, TiledEqualsPlainThroughTheModule) {
   for (const PositionKind kind : {PositionKind::none, PositionKind::rope, PositionKind::alibi}) {
     SCOPED_TRACE(::testing::Message() << "position kind " << int(kind));
-    const PathRun plain = run_path(AttentionPath::plain, kind);
-    const PathRun tiled = run_path(AttentionPath::tiled, kind);
+    const PathRun plain = run_path(AttentionPath::plain, kind, 0.0f);
+    const PathRun tiled = run_path(AttentionPath::tiled, kind, 0.0f);
     EXPECT_TRUE(RelativelyClose(tiled.y, plain.y, kTiledForwardRel));
     EXPECT_TRUE(RelativelyClose(tiled.dx, plain.dx, kTiledGradRel));
     ASSERT_EQ(tiled.grads.size(), plain.grads.size());
@@ -148,17 +152,74 @@ TEST(AttentionPath, TiledEqualsPlainThroughTheModule) {
 }
 
 // Heads on two threads of xencoder's own: the same numbers as on one (each head is computed
-// the same way, whichever thread runs it), and OpenBLAS's thread count is restored afterwards.
+// the same way, whichever thread runs it, and draws its dropout from its own stream), and
+// OpenBLAS's thread count is restored afterwards.
 TEST(AttentionPath, TwoThreadsGiveTheNumbersOfOne) {
   const int before = openblas_get_num_threads();
   openblas_set_num_threads(1);
-  const PathRun one = run_path(AttentionPath::tiled, PositionKind::alibi);
+  const PathRun one = run_path(AttentionPath::tiled, PositionKind::alibi, 0.1f);
   openblas_set_num_threads(2);
-  const PathRun two = run_path(AttentionPath::tiled, PositionKind::alibi);
+  const PathRun two = run_path(AttentionPath::tiled, PositionKind::alibi, 0.1f);
   EXPECT_EQ(openblas_get_num_threads(), 2);
   openblas_set_num_threads(before);
   EXPECT_TRUE(AllClose(two.y, one.y, 0.0, 0.0));
   EXPECT_TRUE(AllClose(two.dx, one.dx, 0.0, 0.0));
+}
+
+// Attention dropout drawn tile by tile from a seed (the tiled path's, AttentionInputs::dropout)
+// equals the plain path given the same factors as a [B, H, T, T] mask (attention_dropout_mask),
+// forward within 1e-5 and gradients within 1e-4 (relative), with key padding and an attention
+// mask; the plain path drawing from the same seed gives exactly its own result with the mask.
+TEST(AttentionPath, TiledDropoutEqualsPlainWithTheSameMask) {
+  const std::size_t B = 2, T = 150, D = 16, H = 2;
+  Rng rng(11);
+  const Tensor3 q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 dout = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor2 mask = random_tensor<Tensor2>(Shape2{T, T}, rng);
+  Mask2 padding = xt::zeros<bool>({B, T});
+  for (std::size_t t = T - 20; t < T; ++t) padding(1, t) = true;
+  const AttentionDropout dropout{0.2f, 0x5eed};
+  const Tensor4 factors = attention_dropout_mask(dropout, B, H, T, T);
+  const Tensor4 no_factors;
+  const AttentionInputs drawn{H, padding, mask, no_factors, no_attention_position(), dropout};
+  const AttentionInputs given{H, padding, mask, factors};
+
+  const TiledAttentionResult tiled = multi_head_attention_forward_tiled(q, k, v, drawn);
+  const MultiHeadAttentionResult plain = multi_head_attention_forward(q, k, v, given, true);
+  EXPECT_TRUE(RelativelyClose(tiled.output, plain.output, kTiledForwardRel));
+  const MultiHeadAttentionGrads gt =
+      multi_head_attention_backward_tiled(dout, q, k, v, tiled, drawn);
+  const MultiHeadAttentionGrads gp =
+      multi_head_attention_backward(dout, q, k, v, plain.weights, given);
+  EXPECT_TRUE(RelativelyClose(gt.q, gp.q, kTiledGradRel)) << "dq";
+  EXPECT_TRUE(RelativelyClose(gt.k, gp.k, kTiledGradRel)) << "dk";
+  EXPECT_TRUE(RelativelyClose(gt.v, gp.v, kTiledGradRel)) << "dv";
+
+  const MultiHeadAttentionResult plain_drawn = multi_head_attention_forward(q, k, v, drawn, true);
+  EXPECT_TRUE(AllClose(plain_drawn.output, plain.output, 0.0, 0.0));
+  const MultiHeadAttentionGrads gd =
+      multi_head_attention_backward(dout, q, k, v, plain_drawn.weights, drawn);
+  EXPECT_TRUE(AllClose(gd.q, gp.q, 0.0, 0.0));
+}
+
+// Dropout given twice (a mask and a seed) is refused, naming both; so is p outside [0, 1).
+TEST(AttentionPath, DropoutGivenTwiceOrOutOfRangeIsRefused) {
+  Rng rng(12);
+  const Tensor3 x = random_tensor<Tensor3>(Shape3{1, 6, 8}, rng);
+  const Mask2 no_padding;
+  const Tensor2 no_mask;
+  const Tensor4 factors = attention_dropout_mask({0.5f, 1}, 1, 2, 6, 6);
+  const AttentionInputs both{2, no_padding, no_mask, factors, no_attention_position(), {0.5f, 1}};
+  std::string msg = what_of([&] { multi_head_attention_forward_tiled(x, x, x, both); });
+  EXPECT_NE(msg.find("dropout_mask and dropout (p = 0.5"), std::string::npos) << msg;
+  msg = what_of([&] { multi_head_attention_forward(x, x, x, both, false); });
+  EXPECT_NE(msg.find("multi_head_attention_forward"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("pass one"), std::string::npos) << msg;
+  msg = what_of([&] { attention_dropout_mask({1.0f, 1}, 1, 2, 6, 6); });
+  EXPECT_NE(msg.find("dropout.p is 1.0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected 0 <= p < 1"), std::string::npos) << msg;
 }
 
 // An encoder layer at B·T = 2 · 700 = 1400 rows in inference: attention in tiles (700² >=
@@ -197,7 +258,8 @@ TEST(AttentionPath, TiledBackwardNamesAWrongLse) {
   const AttentionInputs in{2, no_padding, no_mask, no_dropout};
   TiledAttentionResult saved = multi_head_attention_forward_tiled(x, x, x, in);
   saved.lse = Tensor3::from_shape({1, 2, 5});
-  const std::string msg = what_of([&] { multi_head_attention_backward_tiled(x, x, x, x, saved, in); });
+  const std::string msg =
+      what_of([&] { multi_head_attention_backward_tiled(x, x, x, x, saved, in); });
   EXPECT_NE(msg.find("multi_head_attention_backward_tiled"), std::string::npos) << msg;
   EXPECT_NE(msg.find("saved.lse"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[1, 2, 5]"), std::string::npos) << msg;

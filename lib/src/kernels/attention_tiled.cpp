@@ -25,17 +25,22 @@
 // output is NaN, as in the plain path: a NaN is never hidden.
 //
 // Speed: each tile is two GEMMs of [Br, Dh] x [Dh, Bc] and [Br, Bc] x [Bc, Dh] whose operands
-// (Q_i, K_j, V_j and the [Br, Bc] score tile, 64 + 256 rows of Dh = 64 floats and 64 KiB) stay in
-// the L2 cache, where the plain path streams its [Tq, Tk] matrix through main memory three
-// times (write S, softmax it, read it for P V). The price is the rescaling of O once per tile
-// (Br · Dh multiplies, small next to the GEMM's Br · Bc · Dh) and GEMMs of a smaller size, which
-// OpenBLAS runs at a lower rate than the plain path's large ones. The backward recomputes S
-// (one GEMM more than the plain backward) to avoid storing P.
+// (Q_i, K_j, V_j and the [Br, Bc] score tile: 256 + 256 rows of Dh = 64 floats and 256 KiB at the
+// default 256 x 256) stay in the L2 cache, where the plain path streams its [Tq, Tk] matrix
+// through main memory three times (write S, softmax it, read it for P V). The price is the
+// rescaling of O once per tile (Br · Dh multiplies, small next to the GEMM's Br · Bc · Dh) and
+// GEMMs of a smaller size, which OpenBLAS runs at a lower rate than the plain path's large ones:
+// every call packs its operands again (K_j and V_j once per query tile), which is why the query
+// tiles are large. The softmax step is two passes over a row (the max, then exp and the sum in
+// one vector loop). The backward recomputes S (one GEMM more than the plain backward) to avoid
+// storing P; dropout factors are recomputed the same way (dropout_factors, a counter-based hash).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "exp_approx.hpp"
 #include "kernels.hpp"
 #include "vector_kernel.hpp"
 
@@ -85,9 +90,8 @@ bool write_tile_terms(const ScoreTerms& t, TileAt at, MatView s) {
 // S_tile = scale · Q_i K_jᵀ + the terms : [Br, Dh] x [Dh, Bc] -> [Br, Bc]
 void tile_scores(const HeadInputs& in, const ScoreTerms& terms, TileAt at, MatView s) {
   const bool has_terms = write_tile_terms(terms, at, s);
-  gemm(in.q.block(at.i0, 0, s.rows, in.q.cols), Op::none,
-       in.k.block(at.j0, 0, s.cols, in.k.cols), Op::transpose, s, terms.scale,
-       has_terms ? 1.0f : 0.0f);
+  gemm(in.q.block(at.i0, 0, s.rows, in.q.cols), Op::none, in.k.block(at.j0, 0, s.cols, in.k.cols),
+       Op::transpose, s, terms.scale, has_terms ? 1.0f : 0.0f);
 }
 
 // The running statistics of the tile's rows: m (max) and ℓ (sum), one float per query row.
@@ -98,22 +102,27 @@ struct RowState {
 
 // One step of the online softmax on a score tile s, in place: s becomes exp(s − m_new),
 // ℓ ← exp(m − m_new) ℓ + rowsum, m ← m_new, and the output rows are rescaled by exp(m − m_new).
-XENC_VECTOR_KERNEL
+// Two passes over each row: the max, then exp and the sum together (exp_approx inlined, so the
+// loop is one vector loop; 16 floats per instruction on an AVX-512 CPU, as this is bound by the
+// exponential's arithmetic, not by memory: the tile sits in the L2 cache).
+XENC_VECTOR_KERNEL_AVX512
 void online_softmax_step(MatView s, RowState st, MatView out) {
+  const std::size_t cols = s.cols;
   for (std::size_t r = 0; r < s.rows; ++r) {
     float* row = s.row(r);
     float tile_max = kNegInf;
 #pragma omp simd reduction(max : tile_max)
-    for (std::size_t c = 0; c < s.cols; ++c) tile_max = row[c] > tile_max ? row[c] : tile_max;
+    for (std::size_t c = 0; c < cols; ++c) tile_max = row[c] > tile_max ? row[c] : tile_max;
     const float m_new = std::max(st.m[r], tile_max);
     // every key so far masked: exponentiate around 0, so that exp(−inf − 0) = 0, not NaN
     const float base = m_new == kNegInf ? 0.0f : m_new;
-#pragma omp simd
-    for (std::size_t c = 0; c < s.cols; ++c) row[c] -= base;
-    exp_inplace(row, s.cols);
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (std::size_t c = 0; c < s.cols; ++c) sum += row[c];
+    for (std::size_t c = 0; c < cols; ++c) {
+      const float e = exp_approx(row[c] - base);
+      row[c] = e;
+      sum += e;
+    }
     // move the old terms from base m to base m_new (exp(−inf) = 0 when nothing was seen yet)
     const float correction = std::exp(st.m[r] - base);
     if (correction != 1.0f) {
@@ -154,7 +163,7 @@ void finish_rows(RowState st, MatView out, float* lse) {
 }
 
 // p = exp(s − lse) row by row, in place: the tile's probabilities, already normalised.
-XENC_VECTOR_KERNEL
+XENC_VECTOR_KERNEL_AVX512
 void probabilities_from_lse(MatView s, const float* lse) {
   for (std::size_t r = 0; r < s.rows; ++r) {
     float* row = s.row(r);
@@ -164,8 +173,7 @@ void probabilities_from_lse(MatView s, const float* lse) {
     }
     const float shift = lse[r];
 #pragma omp simd
-    for (std::size_t c = 0; c < s.cols; ++c) row[c] -= shift;
-    exp_inplace(row, s.cols);
+    for (std::size_t c = 0; c < s.cols; ++c) row[c] = exp_approx(row[c] - shift);
   }
 }
 
@@ -181,19 +189,47 @@ void softmax_tile_backward(ConstMatView p, const float* delta, MatView dp) {
   }
 }
 
+// splitmix64's finaliser (Steele, Lea & Flood 2014): a 64-bit mix with full avalanche.
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+// lowbias32 (C. Wellons' hash-prospector): a bijective 32-bit mix of two multiplies, which
+// vectorises (32-bit lanes).
+inline std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  return x ^ (x >> 16);
+}
+
+// The tile's dropout factors: a view into the given [Tq, Tk] factors, or drawn into buf.
+ConstMatView tile_dropout(const HeadDropout& d, TileAt at, std::size_t br, std::size_t bc,
+                          std::vector<float>& buf) {
+  if (!d.factors.empty()) return d.factors.block(at.i0, at.j0, br, bc);
+  const MatView z{buf.data(), br, bc, bc};
+  dropout_factors(d.key, at.i0, at.j0, z);
+  return z;
+}
+
 void require_shape(ConstMatView m, std::size_t rows, std::size_t cols, const char* where,
                    const char* what) {
   require(m.empty() || (m.rows == rows && m.cols == cols), where, what);
 }
 
-void check_inputs(const HeadInputs& in, const ScoreTerms& terms, ConstMatView dropout,
+void check_inputs(const HeadInputs& in, const ScoreTerms& terms, const HeadDropout& dropout,
                   ConstMatView out, const char* where) {
   const std::size_t Tq = in.q.rows, Tk = in.k.rows;
   require(in.k.cols == in.q.cols && in.v.rows == Tk && out.rows == Tq && out.cols == in.v.cols,
           where, "expected q [Tq, Dh], k [Tk, Dh], v [Tk, Dv], out [Tq, Dv]");
   require_shape(terms.attn_mask, Tq, Tk, where, "attn_mask is not [Tq, Tk]");
   require_shape(terms.bias, Tq, Tk, where, "bias is not [Tq, Tk]");
-  require_shape(dropout, Tq, Tk, where, "dropout is not [Tq, Tk]");
+  require_shape(dropout.factors, Tq, Tk, where, "dropout is not [Tq, Tk]");
+  require(dropout.key.p >= 0.0f && dropout.key.p < 1.0f, where, "dropout p is not in [0, 1)");
 }
 
 void zero(MatView m) {
@@ -202,14 +238,39 @@ void zero(MatView m) {
 
 }  // namespace
 
+XENC_VECTOR_KERNEL_AVX512
+void dropout_factors(const DropoutKey& key, std::size_t i0, std::size_t j0, MatView z) {
+  const float keep = 1.0f / (1.0f - key.p);
+  // one 64-bit key per (seed, stream), one per row; then one 32-bit hash per element
+  const std::uint64_t head = mix64(key.seed ^ mix64(key.stream + 0x9E3779B97F4A7C15ull));
+  const int cols = static_cast<int>(z.cols);
+  for (std::size_t r = 0; r < z.rows; ++r) {
+    const std::uint64_t row_key = mix64(head + (i0 + r) * 0x9E3779B97F4A7C15ull);
+    const auto lo = static_cast<std::uint32_t>(row_key),
+               hi = static_cast<std::uint32_t>(row_key >> 32);
+    const auto first = static_cast<std::uint32_t>(j0);
+    float* zr = z.row(r);
+#pragma omp simd
+    for (int c = 0; c < cols; ++c) {
+      const std::uint32_t j = first + static_cast<std::uint32_t>(c);
+      const std::uint32_t h = mix32(mix32(j * 0x9E3779B9u ^ lo) + hi);
+      // u = (h >> 8) · 2⁻²⁴: exact in float, as Rng::uniform draws it
+      const float u = static_cast<float>(static_cast<std::int32_t>(h >> 8)) * 0x1p-24f;
+      zr[c] = u < key.p ? 0.0f : keep;
+    }
+  }
+}
+
 void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
-                                  ConstMatView dropout, MatView out, float* lse, TileSizes tiles) {
+                                  const HeadDropout& dropout, MatView out, float* lse,
+                                  TileSizes tiles) {
   const char* where = "attention_head_forward_tiled";
   check_inputs(in, terms, dropout, out, where);
   require(tiles.queries > 0 && tiles.keys > 0, where, "tile sizes must be positive");
   const std::size_t Tq = in.q.rows, Tk = in.k.rows, Dv = in.v.cols;
   // One score tile [Br, Bc] and the running max and sum of its rows: all the memory it needs.
   std::vector<float> s_buf(tiles.queries * tiles.keys), m(tiles.queries), l(tiles.queries);
+  std::vector<float> z_buf(dropout.factors.empty() && dropout.active() ? s_buf.size() : 0);
   zero(out);
   for (std::size_t i0 = 0; i0 < Tq; i0 += tiles.queries) {
     const std::size_t br = std::min(tiles.queries, Tq - i0);
@@ -224,7 +285,7 @@ void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
       // P̃ = exp(S − m_new); ℓ and o rescaled to the new max
       online_softmax_step(s, {m.data(), l.data()}, o);
       // o += (P̃ ⊙ Z) V_j : [Br, Bc] x [Bc, Dv]   (ℓ counts P̃ before dropout, as the plain path)
-      if (!dropout.empty()) multiply_inplace(s, dropout.block(i0, j0, br, bc));
+      if (dropout.active()) multiply_inplace(s, tile_dropout(dropout, {i0, j0}, br, bc, z_buf));
       gemm(s, Op::none, in.v.block(j0, 0, bc, Dv), Op::none, o, 1.0f, 1.0f);
     }
     // O = o / ℓ; lse = m + log ℓ
@@ -233,8 +294,8 @@ void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
 }
 
 void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
-                                   const TiledSaved& saved, ConstMatView dout,
-                                   const HeadGrads& g, TileSizes tiles) {
+                                   const TiledSaved& saved, ConstMatView dout, const HeadGrads& g,
+                                   TileSizes tiles) {
   const char* where = "attention_head_backward_tiled";
   check_inputs(in, terms, saved.dropout, saved.out, where);
   require(tiles.queries > 0 && tiles.keys > 0, where, "tile sizes must be positive");
@@ -255,9 +316,10 @@ void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms
   zero(g.dq);
   zero(g.dk);
   zero(g.dv);
-  const bool dropped = !saved.dropout.empty();
-  // Two tiles: P (and P ⊙ Z) and dP, then dS in place
+  const bool dropped = saved.dropout.active();
+  // Two tiles: P (and P ⊙ Z) and dP, then dS in place; a third for drawn dropout factors
   std::vector<float> p_buf(tiles.queries * tiles.keys), dp_buf(tiles.queries * tiles.keys);
+  std::vector<float> z_buf(saved.dropout.factors.empty() && dropped ? p_buf.size() : 0);
   for (std::size_t i0 = 0; i0 < Tq; i0 += tiles.queries) {
     const std::size_t br = std::min(tiles.queries, Tq - i0);
     const ConstMatView q_i = in.q.block(i0, 0, br, Dh), do_i = dout.block(i0, 0, br, Dv);
@@ -270,9 +332,9 @@ void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms
       tile_scores(in, terms, {i0, j0}, p);
       probabilities_from_lse(p, saved.lse + i0);
       // dV_j += (P ⊙ Z)ᵀ dO_i : [Bc, Br] x [Br, Dv]   (P ⊙ Z in dp for the moment)
-      ConstMatView p_used = p;
+      ConstMatView p_used = p, z;
       if (dropped) {
-        const ConstMatView z = saved.dropout.block(i0, j0, br, bc);
+        z = tile_dropout(saved.dropout, {i0, j0}, br, bc, z_buf);
         for (std::size_t r = 0; r < br; ++r) std::copy(p.row(r), p.row(r) + bc, dp.row(r));
         multiply_inplace(dp, z);
         p_used = dp;
@@ -280,10 +342,11 @@ void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms
       gemm(p_used, Op::transpose, do_i, Op::none, g.dv.block(j0, 0, bc, Dv), 1.0f, 1.0f);
       // dP = (dO_i V_jᵀ) ⊙ Z : [Br, Dv] x [Dv, Bc]
       gemm(do_i, Op::none, v_j, Op::transpose, dp);
-      if (dropped) multiply_inplace(dp, saved.dropout.block(i0, j0, br, bc));
+      if (dropped) multiply_inplace(dp, z);
       // dS = P ⊙ (dP − δ_i), in place in dp
       softmax_tile_backward(p, delta.data() + i0, dp);
-      // dQ_i += scale · dS K_j : [Br, Bc] x [Bc, Dh];  dK_j += scale · dSᵀ Q_i : [Bc, Br] x [Br, Dh]
+      // dQ_i += scale · dS K_j : [Br, Bc] x [Bc, Dh];  dK_j += scale · dSᵀ Q_i : [Bc, Br] x [Br,
+      // Dh]
       gemm(dp, Op::none, k_j, Op::none, dq_i, terms.scale, 1.0f);
       gemm(dp, Op::transpose, q_i, Op::none, g.dk.block(j0, 0, bc, Dh), terms.scale, 1.0f);
     }

@@ -244,25 +244,53 @@ void attention_head_backward(const HeadInputs& in, float scale, ConstMatView pro
 
 // ---- Attention in tiles, one (batch, head) (attention_tiled.cpp) ---------------------------
 
-/// Queries per tile (Br) and keys per tile (Bc): the score tile is [Br, Bc].
+/// Queries per tile (Br) and keys per tile (Bc): the score tile is [Br, Bc] (256 KiB at
+/// 256 x 256, in a 1 MiB L2 cache with Q_i, K_j and V_j). Larger query tiles pack K_j and V_j
+/// for OpenBLAS fewer times (once per query tile): BM_AttentionHeadTiled measured 256 x 256
+/// 8% faster than 64 x 256 at T = 2048 and 12% at T = 8192 (bench/README.md).
 struct TileSizes {
-  std::size_t queries = 64;
+  std::size_t queries = 256;
   std::size_t keys = 256;
+};
+
+/// Attention dropout drawn tile by tile from a counter-based generator (as FlashAttention does):
+/// the factor of score (i, j) of one (batch, head) is a pure function of (seed, stream, i, j), so
+/// the backward recomputes the forward's factors and no [Tq, Tk] mask is ever stored.
+/// Score (i, j) is dropped when u < p, u = (h >> 8) · 2⁻²⁴ in [0, 1) and h a 32-bit hash of
+/// (seed, stream, i, j) (splitmix64 per row, Wellons' lowbias32 per element); kept scores get
+/// 1/(1 − p).
+struct DropoutKey {
+  float p = 0.0f;            ///< probability of dropping a score; 0: no dropout
+  std::uint64_t seed = 0;    ///< drawn once per forward
+  std::uint64_t stream = 0;  ///< which (batch, head): b·H + h
+};
+/// z [rows, cols] = the factors (0 or 1/(1 − p)) of the scores (i0 + r, j0 + c).
+void dropout_factors(const DropoutKey& key, std::size_t i0, std::size_t j0, MatView z);
+
+/// A head's dropout: [Tq, Tk] factors read tile by tile, or factors drawn per tile from a key
+/// (used when `factors` is empty and key.p > 0), or none.
+struct HeadDropout {
+  ConstMatView factors;
+  DropoutKey key;
+  HeadDropout() = default;
+  HeadDropout(ConstMatView f) : factors(f) {}  // NOLINT: a factor view is a head's dropout
+  HeadDropout(DropoutKey k) : key(k) {}        // NOLINT: so is a key
+  bool active() const { return !factors.empty() || key.p > 0.0f; }
 };
 
 /// The same O as attention_head_forward, computed tile by tile with an online softmax; the
 /// [Tq, Tk] matrix P is never formed. Writes lse[i] = log Σ_j exp(S[i, j]) (Tq floats; −inf
-/// for a query whose every key is masked), which the backward needs. dropout: [Tq, Tk] factors
-/// or empty (a view: read tile by tile, so the same factors give the same O as the plain path).
+/// for a query whose every key is masked), which the backward needs. dropout: factors [Tq, Tk]
+/// (read tile by tile, so the same factors give the same O as the plain path), a key, or none.
 void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
-                                  ConstMatView dropout, MatView out, float* lse,
+                                  const HeadDropout& dropout, MatView out, float* lse,
                                   TileSizes tiles = {});
 
 /// What the tiled backward reads from the forward.
 struct TiledSaved {
   ConstMatView out;      ///< O [Tq, Dv]
   const float* lse;      ///< Tq floats
-  ConstMatView dropout;  ///< the forward's dropout factors [Tq, Tk], or empty
+  HeadDropout dropout;   ///< the forward's dropout (the same factors or key), or none
 };
 /// Backward of attention_head_forward_tiled: recomputes each tile of P as exp(S − lse).
 /// dout: [Tq, Dv]; dq, dk, dv are overwritten.

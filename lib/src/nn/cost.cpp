@@ -43,9 +43,11 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
   double values = 0;              // activations, in float32 values
   if (pass == Pass::training) {
     // every layer's cache: MHA query + q, k, v + P; out_proj, linear1, norm1, norm2 inputs;
-    // linear2's input and the pre-activation [B, T, F]; with dropout the masks too
+    // linear2's input and the pre-activation [B, T, F]; with dropout the masks too (in tiles
+    // the attention's factors are drawn per tile, not stored)
     const bool dropout = c.layer.dropout > 0.0f;
-    const double cache = 8 * ND + 2 * NF + (tiles ? B * H * T : A) + (dropout ? 2 * ND + NF + A : 0.0);
+    const double cache = 8 * ND + 2 * NF + (tiles ? B * H * T : A) +
+                         (dropout ? 2 * ND + NF + (tiles ? 0.0 : A) : 0.0);
     // one backward step at a time: d_heads, dq, dk, dv, dx, the residual's gradient, the
     // feed-forward's [B, T, F] gradient and one head's [T, T] scratch
     const double step = 6 * ND + NF + (tiles ? 0.0 : TT);

@@ -99,12 +99,21 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   if (position_) position_->transform_qk(qkv.q, qkv.k, H);
   // 3. Attention, head h on columns h·Dh .. (h+1)·Dh: softmax(q_h k_hᵀ / √Dh + masks) v_h,
   //    the probabilities through dropout in training.
-  Tensor4 drop = training_ && dropout > 0.0f
-                     ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk}, dropout, dropout_rng_)
-                     : Tensor4();
   //    In tiles (no [Tq, Tk] matrix) or plain, by size unless forced (set_attention_path).
-  const AttentionInputs in{H, key_padding_mask, attn_mask, drop, attention_position()};
   const bool tiled = attention_uses_tiles(path_, Tq, Tk, need_weights);
+  //    Dropout: in tiles, drawn tile by tile from a seed (no [B, H, Tq, Tk] mask: memory stays
+  //    linear in T); plain, a [B, H, Tq, Tk] mask from the module's Rng.
+  const bool dropping = training_ && dropout > 0.0f;
+  AttentionDropout tile_dropout;
+  if (dropping && tiled) {
+    const std::uint64_t high = dropout_rng_.next_u32();
+    tile_dropout = {dropout, (high << 32) | dropout_rng_.next_u32()};
+  }
+  Tensor4 drop = dropping && !tiled ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk},
+                                                   dropout, dropout_rng_)
+                                    : Tensor4();
+  const AttentionInputs in{H, key_padding_mask, attn_mask, drop, attention_position(),
+                           tile_dropout};
   MultiHeadAttentionResult heads;
   TiledAttentionResult tiled_heads;
   if (tiled)
@@ -123,6 +132,7 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
     cache_.value = self ? Tensor3() : value;
     cache_.qkv = std::move(qkv);
     cache_.dropout_mask = std::move(drop);
+    cache_.tile_dropout = tile_dropout;
     cache_.tiled = tiled;
     if (need_weights) result.weights = heads.weights;
     cache_.probs = std::move(heads.weights);
@@ -147,7 +157,7 @@ Projections MultiheadAttention::projections_backward(const char* where,
   // 3'. Attention: dq, dk, dv through every head
   //     (the plain path reads the saved P; in tiles P is recomputed, so the masks are needed)
   const AttentionInputs in{num_heads_, cache_.key_padding_mask, cache_.attn_mask,
-                           cache_.dropout_mask, attention_position()};
+                           cache_.dropout_mask, attention_position(), cache_.tile_dropout};
   auto d = cache_.tiled ? multi_head_attention_backward_tiled(d_heads, cache_.qkv.q, cache_.qkv.k,
                                                               cache_.qkv.v, cache_.heads, in)
                         : multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k,

@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 
-#include <xtensor/xstrided_view.hpp>
 #include <xtensor/xview.hpp>
 
 #include "xenc/core/error.hpp"
@@ -76,16 +75,18 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
 
 Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
   // Rows are independent in the feed-forward block: y[r] = linear2(act(linear1(x[r]))).
-  const std::size_t rows = x.shape(0) * x.shape(1), D = x.shape(2);
-  const auto x2 = xt::reshape_view(x, {rows, D});  // [B, T, D] -> [B·T, D]
+  // Chunks of one sequence's rows: views of whole rows of a contiguous tensor, which xtensor
+  // copies as blocks (a [B·T, D] reshape view would be copied element by element).
+  const std::size_t B = x.shape(0), T = x.shape(1);
   Tensor3 y = Tensor3::from_shape(x.shape());
-  auto y2 = xt::reshape_view(y, {rows, D});
-  for (std::size_t r0 = 0; r0 < rows; r0 += kFeedForwardChunkRows) {
-    const std::size_t n = std::min(kFeedForwardChunkRows, rows - r0);
-    const Tensor2 chunk = xt::view(x2, xt::range(r0, r0 + n), xt::all());  // [C, D]
-    Tensor2 u = linear1.forward(chunk);                                     // [C, F]
-    activation_inplace(config_.activation, u);
-    xt::view(y2, xt::range(r0, r0 + n), xt::all()) = linear2.forward(u);    // [C, D]
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t t0 = 0; t0 < T; t0 += kFeedForwardChunkRows) {
+      const std::size_t t1 = std::min(T, t0 + kFeedForwardChunkRows);
+      const Tensor2 chunk = xt::view(x, b, xt::range(t0, t1), xt::all());  // [C, D]
+      Tensor2 u = linear1.forward(chunk);                                   // [C, F]
+      activation_inplace(config_.activation, u);
+      xt::view(y, b, xt::range(t0, t1), xt::all()) = linear2.forward(u);   // [C, D]
+    }
   }
   return y;
 }

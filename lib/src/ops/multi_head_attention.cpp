@@ -200,14 +200,44 @@ std::vector<HeadBias> score_biases(const AttentionPosition& position, const Dims
   return biases;
 }
 
+// Head (b, h)'s dropout: its slice of the [B, H, Tq, Tk] factors, or its stream of the
+// counter-based generator, or none.
+kernels::HeadDropout head_dropout(const AttentionInputs& in, const Dims& d, std::size_t b,
+                                  std::size_t h) {
+  if (in.dropout_mask.size() != 0) return kernels::as_matrix(in.dropout_mask, b, h);
+  if (in.dropout.p > 0.0f) return kernels::DropoutKey{in.dropout.p, in.dropout.seed, b * d.H + h};
+  return {};
+}
+
+// The plain kernels take factors: head (b, h)'s slice of the mask, or its factors drawn from
+// in.dropout into `drawn` [Tq, Tk] (the same factors the tiled path draws tile by tile).
+kernels::ConstMatView plain_dropout(const AttentionInputs& in, const Dims& d, std::size_t b,
+                                    std::size_t h, Tensor2& drawn) {
+  const kernels::HeadDropout hd = head_dropout(in, d, b, h);
+  if (!hd.factors.empty() || !hd.active()) return hd.factors;
+  kernels::dropout_factors(hd.key, 0, 0, kernels::as_matrix(drawn));
+  return kernels::as_matrix(drawn);
+}
+
+void check_dropout(const char* where, const AttentionInputs& in) {
+  check_config(in.dropout.p >= 0.0f && in.dropout.p < 1.0f, where,
+               "dropout.p is " + std::to_string(in.dropout.p) + ", expected 0 <= p < 1");
+  check_config(in.dropout.p == 0.0f || in.dropout_mask.size() == 0, where,
+               "dropout_mask and dropout (p = " + std::to_string(in.dropout.p) +
+                   ") are both given; pass one");
+}
+
 }  // namespace
 
 MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Tensor3& k,
                                                       const Tensor3& v, const AttentionInputs& in,
                                                       bool keep_weights) {
   const Dims d = check_attention("multi_head_attention_forward", q, k, v, in);
+  check_dropout("multi_head_attention_forward", in);
   const std::vector<HeadBias> biases = score_biases(in.position, d);
-  const bool dropped = in.dropout_mask.size() != 0;
+  const bool dropped = in.dropout_mask.size() != 0 || in.dropout.p > 0.0f;
+  // factors drawn from in.dropout, one head at a time (a mask tensor is read in place)
+  Tensor2 drawn = in.dropout.p > 0.0f ? Tensor2::from_shape({d.Tq, d.Tk}) : Tensor2();
   MultiHeadAttentionResult r;
   r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
   // P for every head when kept (backward, need_weights), else one [Tq, Tk] buffer reused.
@@ -230,10 +260,9 @@ MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Te
           bias.slope};
       const auto p = kernels::as_matrix(probs, keep_weights ? b : 0, keep_weights ? h : 0);
       const auto out = head_of(om, b, d.Tq, h, d.Dh);
-      kernels::attention_head_forward(
-          head, terms, p,
-          dropped ? kernels::as_matrix(in.dropout_mask, b, h) : kernels::ConstMatView{},
-          dropped ? kernels::as_matrix(scratch) : kernels::MatView{}, out);
+      kernels::attention_head_forward(head, terms, p, plain_dropout(in, d, b, h, drawn),
+                                      dropped ? kernels::as_matrix(scratch) : kernels::MatView{},
+                                      out);
     }
   }
   if (keep_weights) r.weights = std::move(probs);
@@ -250,12 +279,13 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
               "q's shape " + shape_str(q.shape()));
   check_shape(where, "weights", weights, {long(d.B), long(d.H), long(d.Tq), long(d.Tk)},
               "[B, H, Tq, Tk] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq, d.Tk}));
-  const bool dropped = in.dropout_mask.size() != 0;
+  check_dropout(where, in);
   MultiHeadAttentionGrads g;
   g.q = Tensor3::from_shape(q.shape());
   g.k = Tensor3::from_shape(k.shape());
   g.v = Tensor3::from_shape(v.shape());
   Tensor2 scratch = Tensor2::from_shape({d.Tq, d.Tk});
+  Tensor2 drawn = in.dropout.p > 0.0f ? Tensor2::from_shape({d.Tq, d.Tk}) : Tensor2();
   const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
   const auto dom = kernels::as_matrix(grad_output);
   const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
@@ -266,8 +296,7 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
       kernels::attention_head_backward(
           {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
            head_of(vm, b, d.Tk, h, d.Dh)},
-          scale, kernels::as_matrix(weights, b, h),
-          dropped ? kernels::as_matrix(in.dropout_mask, b, h) : kernels::ConstMatView{},
+          scale, kernels::as_matrix(weights, b, h), plain_dropout(in, d, b, h, drawn),
           head_of(dom, b, d.Tq, h, d.Dh), kernels::as_matrix(scratch),
           {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
            head_of(dvm, b, d.Tk, h, d.Dh)});
@@ -289,11 +318,11 @@ bool attention_uses_tiles(AttentionPath path, std::size_t Tq, std::size_t Tk, bo
 
 namespace {
 
-// The kernel's view of head (b, h): its q, k, v slices and its score terms.
+// The kernel's view of head (b, h): its q, k, v slices, its score terms and its dropout.
 struct TiledHead {
   kernels::HeadInputs in;
   kernels::ScoreTerms terms;
-  kernels::ConstMatView dropout;
+  kernels::HeadDropout dropout;
 };
 TiledHead tiled_head(const Tensor3& q, const Tensor3& k, const Tensor3& v,
                      const AttentionInputs& in, const std::vector<HeadBias>& biases,
@@ -307,16 +336,28 @@ TiledHead tiled_head(const Tensor3& q, const Tensor3& k, const Tensor3& v,
            in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
            bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{},
            bias.slope},
-          in.dropout_mask.size() ? kernels::as_matrix(in.dropout_mask, b, h)
-                                 : kernels::ConstMatView{}};
+          head_dropout(in, d, b, h)};
 }
 
 }  // namespace
+
+Tensor4 attention_dropout_mask(const AttentionDropout& dropout, std::size_t B, std::size_t H,
+                               std::size_t Tq, std::size_t Tk) {
+  check_config(dropout.p >= 0.0f && dropout.p < 1.0f, "attention_dropout_mask",
+               "dropout.p is " + std::to_string(dropout.p) + ", expected 0 <= p < 1");
+  Tensor4 mask = Tensor4::from_shape({B, H, Tq, Tk});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      kernels::dropout_factors({dropout.p, dropout.seed, b * H + h}, 0, 0,
+                               kernels::as_matrix(mask, b, h));
+  return mask;
+}
 
 TiledAttentionResult multi_head_attention_forward_tiled(const Tensor3& q, const Tensor3& k,
                                                         const Tensor3& v,
                                                         const AttentionInputs& in) {
   const Dims d = check_attention("multi_head_attention_forward_tiled", q, k, v, in);
+  check_dropout("multi_head_attention_forward_tiled", in);
   const std::vector<HeadBias> biases = score_biases(in.position, d);
   TiledAttentionResult r;
   r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
@@ -346,6 +387,7 @@ MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_
               "q's shape " + shape_str(q.shape()));
   check_shape(where, "saved.lse", saved.lse, {long(d.B), long(d.H), long(d.Tq)},
               "[B, H, Tq] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq}));
+  check_dropout(where, in);
   const std::vector<HeadBias> biases = score_biases(in.position, d);
   MultiHeadAttentionGrads g;
   g.q = Tensor3::from_shape(q.shape());

@@ -17,8 +17,8 @@
 //     training     4P (weights, gradients, AdamW's two moments) + every layer's backward cache
 //                  (8ND + 2NF + A; with dropout + 2ND + NF + A masks) + the working tensors of
 //                  one backward step (6ND + NF + T²) + the head's logits and their gradient (2NC);
-//                  in tiles (T·T >= 512²) a layer keeps B·H·T log-sum-exps instead of A and the
-//                  step has no T² scratch
+//                  in tiles (T·T >= 512²) a layer keeps B·H·T log-sum-exps instead of A, no
+//                  A dropout mask (its factors are drawn per tile) and the step has no T² scratch
 // The unit test (tests/nn/test_cost.cpp) checks the estimate against the peak RSS growth of a
 // real pass at a few sizes: it stays within kCostEstimateFactor of the measurement.
 //

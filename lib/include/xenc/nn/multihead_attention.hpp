@@ -22,7 +22,9 @@
 //          kTiledAttentionMinScores = 512 · 512, else the plain [Tq, Tk] score matrix;
 //          AttentionPath::plain or ::tiled forces one. need_weights always runs the plain path
 //          (the weights are the [Tq, Tk] matrix), as PyTorch does. In tiles, memory is linear
-//          in T (the backward recomputes P from a saved log-sum-exp per query), and heads run on
+//          in T (the backward recomputes P from a saved log-sum-exp per query; in training the
+//          attention dropout is drawn tile by tile from one seed per forward, where the plain
+//          path draws a [B, H, Tq, Tk] mask from the module's Rng), and heads run on
 //          OPENBLAS_NUM_THREADS threads of xencoder's own (ops/multi_head_attention.hpp).
 // PyTorch: torch.nn.MultiheadAttention(D, H, batch_first=True)
 // Throws:  config_error if embed_dim % num_heads != 0; shape_error naming the argument and
@@ -114,7 +116,8 @@ class MultiheadAttention : public Module {
     Tensor3 query, key, value;  ///< the inputs (only query for self-attention)
     Projections qkv;            ///< q, k, v as the heads saw them (after transform_qk)
     Tensor4 probs;              ///< P [B, H, Tq, Tk], before dropout (plain path)
-    Tensor4 dropout_mask;       ///< [B, H, Tq, Tk] or empty
+    Tensor4 dropout_mask;       ///< [B, H, Tq, Tk] or empty (plain path)
+    AttentionDropout tile_dropout;  ///< the seed the tiled path drew its factors from
     bool tiled = false;         ///< the forward ran in tiles: the backward recomputes P from
     TiledAttentionResult heads; ///< O [B, Tq, D] and lse [B, H, Tq] (tiled path)
     Mask2 key_padding_mask;     ///< the masks, which the tiled backward needs again

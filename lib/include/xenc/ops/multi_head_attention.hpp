@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "xenc/core/tensor.hpp"
 
@@ -80,6 +81,16 @@ InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3
                                          Tensor2& in_proj_weight_grad, Tensor1& in_proj_bias_grad,
                                          bool self_attention = false);
 
+/// Attention dropout drawn tile by tile (the tiled path): the factor of score (i, j) of head h
+/// of sequence b is a pure function of (seed, b·H + h, i, j) (a counter-based generator,
+/// kernels::DropoutKey), so the tiled backward recomputes the forward's factors and no
+/// [B, H, Tq, Tk] mask is stored. p = 0: none. attention_dropout_mask writes the same factors
+/// out as a tensor (for the plain path, and to check one path against the other).
+struct AttentionDropout {
+  float p = 0.0f;          ///< probability of dropping a probability, 0 <= p < 1
+  std::uint64_t seed = 0;  ///< one per forward
+};
+
 /// What the attention step needs besides q, k, v.
 struct AttentionInputs {
   std::size_t num_heads;                     ///< H (D must be divisible by it)
@@ -88,6 +99,8 @@ struct AttentionInputs {
   const Tensor4& dropout_mask;               ///< [B, H, Tq, Tk] factors 0 or 1/(1-p), or empty
   /// The position scheme acting inside attention; the default adds nothing.
   const AttentionPosition& position = no_attention_position();
+  /// Dropout drawn per tile (tiled path only; not together with dropout_mask).
+  AttentionDropout dropout = {};
 };
 
 struct MultiHeadAttentionResult {
@@ -121,9 +134,9 @@ namespace xenc {
 // lib/src/kernels/attention_tiled.cpp): P is never formed, so memory is linear in T. The
 // backward recomputes P tile by tile from the per-query log-sum-exp the forward saves.
 // Position schemes work as on the plain path (transform_qk before; ALiBi's slope per tile; a
-// general score_bias is a [Tq, Tk] tensor, read tile by tile). Dropout reads the same
-// [B, H, Tq, Tk] factors as the plain path, tile by tile: the same Rng stream gives the same
-// result, but that mask is T² (training with attention dropout is not linear in memory).
+// general score_bias is a [Tq, Tk] tensor, read tile by tile). Dropout is drawn tile by tile
+// from a counter-based generator (AttentionInputs::dropout), so training with attention
+// dropout stays linear in memory; a [B, H, Tq, Tk] dropout_mask is also read tile by tile.
 // Heads run side by side on as many threads as OpenBLAS may use (OPENBLAS_NUM_THREADS), with
 // OpenBLAS itself set to one thread meanwhile (no threads inside threads), then restored.
 
@@ -144,7 +157,14 @@ struct TiledAttentionResult {
   Tensor3 lse;     ///< log Σ_j exp(S[i, j]) per query, [B, H, Tq] (−inf: every key masked)
 };
 
-/// multi_head_attention_forward in tiles; in.dropout_mask is read tile by tile.
+/// The factors (0 or 1/(1 − p)) that in.dropout draws, as a [B, H, Tq, Tk] tensor: the tiled
+/// path with `dropout` equals the plain path with this dropout_mask.
+/// Throws:  config_error unless 0 <= dropout.p < 1.
+Tensor4 attention_dropout_mask(const AttentionDropout& dropout, std::size_t B, std::size_t H,
+                               std::size_t Tq, std::size_t Tk);
+
+/// multi_head_attention_forward in tiles; in.dropout_mask is read tile by tile, in.dropout
+/// drawn tile by tile (memory linear in T in training too).
 TiledAttentionResult multi_head_attention_forward_tiled(const Tensor3& q, const Tensor3& k,
                                                         const Tensor3& v,
                                                         const AttentionInputs& in);
