@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-# Adds (or re-adds) the course cells of issue 13 to notebooks 01-07 (08 writes its own): learning objectives after the
+# Adds (or re-adds) the course cells of issue 13 to notebooks 01-07: learning objectives after the
 # title cell; exercises (stub + grader check), a summary and a link to the next notebook at the end
-# (06, 07, 08 when those notebooks exist). Idempotent: cells whose metadata has xenc.part are removed
+# (06, 07, 08 when those notebooks exist). 08 and 09 write their own objectives and summary; their
+# exercise cells are appended at their end. Idempotent: cells whose metadata has xenc.part are removed
 # first, so it can re-apply the cells after a merge took another version of a notebook. Then run
 # `cmake --build build --target notebooks_update`.  Usage: python3 notebooks/tools/course_cells.py [notebooks]
 import json, os, sys
@@ -125,6 +126,13 @@ Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position 
     stub('rope', '// x, y: [T, Dh]   positions: T entries (row t is at position positions[t])',
          'Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)'),
     check('rope', 'rope')],
+ 'online_softmax_tile': lambda: [
+    md('''### Exercise: the online-softmax update for one tile
+
+Write the update of section 2 for a block of queries at once. The state of query row $r$ after the tiles seen so far is `state.m[r]` $= m$ (the running maximum), `state.l[r]` $= \\ell$ (the running sum) and the row `state.acc[r]` $= o$ (the unnormalised output); before any tile $m = -\\infty$, $\\ell = 0$, $o = 0$. A tile of `scores` `[Tq, Tk]` and `values` `[Tk, Dv]` updates each row: $m' = \\max(m, \\max_j s_j)$, $c = e^{m - m'}$, $\\ell' = c\\,\\ell + \\sum_j e^{s_j - m'}$, $o' = c\\,o + \\sum_j e^{s_j - m'} v_j$. A row whose scores are all $-\\infty$ so far (masked keys) stays as it is: $e^{-\\infty - (-\\infty)}$ would be NaN. The check feeds your function three tiles in a row and compares $o/\\ell$ with the plain softmax; when your output is a known mistake (the output not rescaled, the sum rescaled the wrong way, the new maximum used before it is computed), it says which.''', 'exercise'),
+    stub('online_softmax_tile', '// state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]\n// returns the state after this tile',
+         'xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,\n                                                     const Tensor2& scores, const Tensor2& values)'),
+    check('online_softmax_tile', 'online_softmax_tile')],
  'alibi_slopes': lambda: [
     md('''### Exercise: the ALiBi slopes
 
@@ -217,6 +225,9 @@ NB = {
 * ALiBi adds $-m_h|i-j|$ to the scores, with slopes $2^{-8/H}, 2^{-16/H}, \\dots$ (and the interleaving rule when $H$ is not a power of two). It needs no embedding and no parameters. Its encoder form is symmetric, so a sentence and its reverse get reversed outputs.
 * Neither adds anything to the token vectors: the words separate only inside attention.
 * Train short, test long (`copy_left`, trained on lengths up to 16, tested up to 128): RoPE keeps at least 98% up to 4 times the training length; sinusoidal falls as soon as the sequences are longer than in training; learned has no embedding beyond its table; the encoder's ALiBi stays near one half at every length, because the task needs the direction that its symmetric bias cannot see.'''),
+ # 08 and 09 write their own objectives and summary: their exercises are appended at the end
+ '08_gradients': dict(objectives=None, exercises=['linear_backward', 'layer_norm_backward'], summary=None),
+ '09_attention_in_tiles': dict(objectives=None, exercises=['online_softmax_tile'], summary=None),
 }
 
 def apply(name):
