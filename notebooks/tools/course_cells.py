@@ -5,8 +5,32 @@
 # exercise cells are appended at their end. Idempotent: cells whose metadata has xenc.part are removed
 # first, so it can re-apply the cells after a merge took another version of a notebook. Then run
 # `cmake --build build --target notebooks_update`.  Usage: python3 notebooks/tools/course_cells.py [notebooks]
-import json, os, sys
-D = sys.argv[1] if len(sys.argv) > 1 else 'notebooks'
+#
+# The registry is the one list of exercises: `xenc-grade-all --exercises > registry.json` prints it
+# (name, signature, points, teaching order), and `--registry registry.json` makes this script refuse
+# an exercise the grader does not know or a stub whose signature is not the registry's.
+# `--check` writes nothing: it only compares the notebooks' exercise cells with the registry (the
+# ctest grade.notebook_cells_match_registry).
+#   Usage: python3 notebooks/tools/course_cells.py [--registry FILE] [--check] [notebooks_dir]
+import json, os, re, sys
+args = sys.argv[1:]
+REGISTRY = None
+CHECK = '--check' in args
+if CHECK: args.remove('--check')
+if '--registry' in args:
+    i = args.index('--registry')
+    REGISTRY = {e['name']: e for e in json.load(open(args[i + 1]))['exercises']}
+    del args[i:i + 2]
+D = args[0] if args else 'notebooks'
+
+def normalised(signature):
+    """A signature without namespaces and whitespace: the registry's and a stub's compare equal."""
+    return re.sub(r'\s+', '', re.sub(r'\bxenc::(grade::)?', '', signature))
+
+def stub_signature(source):
+    """The function a stub cell defines: from its first line that is not a comment to the `{`."""
+    body = '\n'.join(l for l in source.split('\n') if not l.strip().startswith('//') and l.strip() != 'namespace assignment {')
+    return body[:body.index('{')].strip()
 
 def md(text, part):
     return {"cell_type": "markdown", "metadata": {"xenc": {"part": part}}, "source": lines(text)}
@@ -230,6 +254,19 @@ NB = {
  '09_attention_in_tiles': dict(objectives=None, exercises=['online_softmax_tile'], summary=None),
 }
 
+def check_against_registry(path, nb):
+    """Every exercise cell of nb: known to the registry, with the registry's signature."""
+    errors = []
+    for c in nb['cells']:
+        name = c.get('metadata', {}).get('xenc', {}).get('exercise')
+        if not name: continue
+        if name not in REGISTRY:
+            errors.append('%s: exercise "%s" is not in the registry' % (path, name)); continue
+        got, want = stub_signature(''.join(c['source'])), REGISTRY[name]['signature']
+        if normalised(got) != normalised(want):
+            errors.append('%s: the stub of "%s" is `%s`, the registry says `%s`' % (path, name, got, want))
+    return errors
+
 def apply(name):
     path = os.path.join(D, name + '.ipynb')
     if not os.path.exists(path): return
@@ -251,8 +288,24 @@ def apply(name):
     if spec['summary'] or name in NEXT:
         bottom.append(md(summary, 'summary'))
     nb['cells'] = cells[:1] + top + cells[1:] + bottom
+    if REGISTRY is not None:
+        errors = check_against_registry(path, nb)
+        if errors: sys.exit('\n'.join(errors))
     with open(path, 'w') as f:
         f.write(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
     print('cells added to', path)
 
-for n in NB: apply(n)
+if CHECK:
+    if REGISTRY is None: sys.exit('--check needs --registry FILE')
+    errors, names = [], set()
+    for f in sorted(os.listdir(D)):
+        if re.match(r'\d\d_.*\.ipynb$', f):
+            nb = json.load(open(os.path.join(D, f)))
+            errors += check_against_registry(f, nb)
+            names |= {c['metadata']['xenc']['exercise'] for c in nb['cells'] if c.get('metadata', {}).get('xenc', {}).get('exercise')}
+    missing = sorted(set(REGISTRY) - names)
+    if missing: errors.append('registered exercises without a notebook cell: ' + ', '.join(missing))
+    if errors: sys.exit('\n'.join(errors))
+    print('the exercise cells of %s match the registry: %d exercises' % (D, len(names)))
+else:
+    for n in NB: apply(n)
