@@ -5,7 +5,6 @@
 # Inputs: BUILD_DIR, README, WORK_DIR.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
-file(READ ${README} readme)
 
 
 set(project ${WORK_DIR}/my_check)

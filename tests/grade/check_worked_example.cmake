@@ -7,7 +7,6 @@
 # Inputs: BUILD_DIR, README, SOURCE_DIR, TEMPLATE_DIR, WORK_DIR.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
-file(READ ${README} readme)
 
 readme_block("worked-example: declarations" declarations DEDENT)
 readme_block("worked-example: exercise" exercise DEDENT)

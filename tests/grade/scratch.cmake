@@ -87,22 +87,13 @@ function(json_exercise report name)
   message(FATAL_ERROR "no exercise '${name}' in the report:\n${report}")
 endfunction()
 
-# The fenced block after the line `<!-- MARKER -->` of the text in `readme` (the caller's variable),
-# into var; with DEDENT, the 3-space indentation of a Markdown list item is removed from each line.
+# The fenced block after the line `<!-- MARKER -->` of README (the caller's variable), into var,
+# by tests/readme/readme_block.cmake; with DEDENT, the 3-space indentation of a Markdown list item
+# is removed from each line.
+include(${CMAKE_CURRENT_LIST_DIR}/../readme/readme_block.cmake)
 function(readme_block marker var)
   cmake_parse_arguments(PARSE_ARGV 2 B "DEDENT" "" "")
-  string(FIND "${readme}" "<!-- ${marker} -->" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${README} has no '<!-- ${marker} -->' block")
-  endif()
-  string(SUBSTRING "${readme}" ${at} -1 rest)
-  string(FIND "${rest}" "```" open)
-  string(SUBSTRING "${rest}" ${open} -1 rest)
-  string(FIND "${rest}" "\n" eol)  # skip the ```lang line
-  math(EXPR eol "${eol} + 1")
-  string(SUBSTRING "${rest}" ${eol} -1 rest)
-  string(FIND "${rest}" "```" close)
-  string(SUBSTRING "${rest}" 0 ${close} block)
+  xenc_readme_block("${README}" "<!-- ${marker} -->" block)
   if(B_DEDENT)
     string(REGEX REPLACE "(^|\n)   " "\\1" block "${block}")
   endif()
