@@ -1,11 +1,36 @@
 #!/usr/bin/env python3
-# Adds (or re-adds) the course cells of issue 13 to notebooks 01-07 (08 writes its own): learning objectives after the
+# Adds (or re-adds) the course cells of issue 13 to notebooks 01-07: learning objectives after the
 # title cell; exercises (stub + grader check), a summary and a link to the next notebook at the end
-# (06, 07, 08 when those notebooks exist). Idempotent: cells whose metadata has xenc.part are removed
+# (06, 07, 08 when those notebooks exist). 08 and 09 write their own objectives and summary; their
+# exercise cells are appended at their end. Idempotent: cells whose metadata has xenc.part are removed
 # first, so it can re-apply the cells after a merge took another version of a notebook. Then run
 # `cmake --build build --target notebooks_update`.  Usage: python3 notebooks/tools/course_cells.py [notebooks]
-import json, os, sys
-D = sys.argv[1] if len(sys.argv) > 1 else 'notebooks'
+#
+# The registry is the one list of exercises: `xenc-grade-all --exercises > registry.json` prints it
+# (name, signature, points, teaching order), and `--registry registry.json` makes this script refuse
+# an exercise the grader does not know or a stub whose signature is not the registry's.
+# `--check` writes nothing: it only compares the notebooks' exercise cells with the registry (the
+# ctest grade.notebook_cells_match_registry).
+#   Usage: python3 notebooks/tools/course_cells.py [--registry FILE] [--check] [notebooks_dir]
+import json, os, re, sys
+args = sys.argv[1:]
+REGISTRY = None
+CHECK = '--check' in args
+if CHECK: args.remove('--check')
+if '--registry' in args:
+    i = args.index('--registry')
+    REGISTRY = {e['name']: e for e in json.load(open(args[i + 1]))['exercises']}
+    del args[i:i + 2]
+D = args[0] if args else 'notebooks'
+
+def normalised(signature):
+    """A signature without namespaces and whitespace: the registry's and a stub's compare equal."""
+    return re.sub(r'\s+', '', re.sub(r'\bxenc::(grade::)?', '', signature))
+
+def stub_signature(source):
+    """The function a stub cell defines: from its first line that is not a comment to the `{`."""
+    body = '\n'.join(l for l in source.split('\n') if not l.strip().startswith('//') and l.strip() != 'namespace assignment {')
+    return body[:body.index('{')].strip()
 
 def md(text, part):
     return {"cell_type": "markdown", "metadata": {"xenc": {"part": part}}, "source": lines(text)}
@@ -125,6 +150,13 @@ Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position 
     stub('rope', '// x, y: [T, Dh]   positions: T entries (row t is at position positions[t])',
          'Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)'),
     check('rope', 'rope')],
+ 'online_softmax_tile': lambda: [
+    md('''### Exercise: the online-softmax update for one tile
+
+Write the update of section 2 for a block of queries at once. The state of query row $r$ after the tiles seen so far is `state.m[r]` $= m$ (the running maximum), `state.l[r]` $= \\ell$ (the running sum) and the row `state.acc[r]` $= o$ (the unnormalised output); before any tile $m = -\\infty$, $\\ell = 0$, $o = 0$. A tile of `scores` `[Tq, Tk]` and `values` `[Tk, Dv]` updates each row: $m' = \\max(m, \\max_j s_j)$, $c = e^{m - m'}$, $\\ell' = c\\,\\ell + \\sum_j e^{s_j - m'}$, $o' = c\\,o + \\sum_j e^{s_j - m'} v_j$. A row whose scores are all $-\\infty$ so far (masked keys) stays as it is: $e^{-\\infty - (-\\infty)}$ would be NaN. The check feeds your function three tiles in a row and compares $o/\\ell$ with the plain softmax; when your output is a known mistake (the output not rescaled, the sum rescaled the wrong way, the new maximum used before it is computed), it says which.''', 'exercise'),
+    stub('online_softmax_tile', '// state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]\n// returns the state after this tile',
+         'xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,\n                                                     const Tensor2& scores, const Tensor2& values)'),
+    check('online_softmax_tile', 'online_softmax_tile')],
  'alibi_slopes': lambda: [
     md('''### Exercise: the ALiBi slopes
 
@@ -217,7 +249,23 @@ NB = {
 * ALiBi adds $-m_h|i-j|$ to the scores, with slopes $2^{-8/H}, 2^{-16/H}, \\dots$ (and the interleaving rule when $H$ is not a power of two). It needs no embedding and no parameters. Its encoder form is symmetric, so a sentence and its reverse get reversed outputs.
 * Neither adds anything to the token vectors: the words separate only inside attention.
 * Train short, test long (`copy_left`, trained on lengths up to 16, tested up to 128): RoPE keeps at least 98% up to 4 times the training length; sinusoidal falls as soon as the sequences are longer than in training; learned has no embedding beyond its table; the encoder's ALiBi stays near one half at every length, because the task needs the direction that its symmetric bias cannot see.'''),
+ # 08 and 09 write their own objectives and summary: their exercises are appended at the end
+ '08_gradients': dict(objectives=None, exercises=['linear_backward', 'layer_norm_backward'], summary=None),
+ '09_attention_in_tiles': dict(objectives=None, exercises=['online_softmax_tile'], summary=None),
 }
+
+def check_against_registry(path, nb):
+    """Every exercise cell of nb: known to the registry, with the registry's signature."""
+    errors = []
+    for c in nb['cells']:
+        name = c.get('metadata', {}).get('xenc', {}).get('exercise')
+        if not name: continue
+        if name not in REGISTRY:
+            errors.append('%s: exercise "%s" is not in the registry' % (path, name)); continue
+        got, want = stub_signature(''.join(c['source'])), REGISTRY[name]['signature']
+        if normalised(got) != normalised(want):
+            errors.append('%s: the stub of "%s" is `%s`, the registry says `%s`' % (path, name, got, want))
+    return errors
 
 def apply(name):
     path = os.path.join(D, name + '.ipynb')
@@ -240,8 +288,24 @@ def apply(name):
     if spec['summary'] or name in NEXT:
         bottom.append(md(summary, 'summary'))
     nb['cells'] = cells[:1] + top + cells[1:] + bottom
+    if REGISTRY is not None:
+        errors = check_against_registry(path, nb)
+        if errors: sys.exit('\n'.join(errors))
     with open(path, 'w') as f:
         f.write(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
     print('cells added to', path)
 
-for n in NB: apply(n)
+if CHECK:
+    if REGISTRY is None: sys.exit('--check needs --registry FILE')
+    errors, names = [], set()
+    for f in sorted(os.listdir(D)):
+        if re.match(r'\d\d_.*\.ipynb$', f):
+            nb = json.load(open(os.path.join(D, f)))
+            errors += check_against_registry(f, nb)
+            names |= {c['metadata']['xenc']['exercise'] for c in nb['cells'] if c.get('metadata', {}).get('xenc', {}).get('exercise')}
+    missing = sorted(set(REGISTRY) - names)
+    if missing: errors.append('registered exercises without a notebook cell: ' + ', '.join(missing))
+    if errors: sys.exit('\n'.join(errors))
+    print('the exercise cells of %s match the registry: %d exercises' % (D, len(names)))
+else:
+    for n in NB: apply(n)

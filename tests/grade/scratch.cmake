@@ -86,3 +86,16 @@ function(json_exercise report name)
   endforeach()
   message(FATAL_ERROR "no exercise '${name}' in the report:\n${report}")
 endfunction()
+
+# The fenced block after the line `<!-- MARKER -->` of README (the caller's variable), into var,
+# by tests/readme/readme_block.cmake; with DEDENT, the 3-space indentation of a Markdown list item
+# is removed from each line.
+include(${CMAKE_CURRENT_LIST_DIR}/../readme/readme_block.cmake)
+function(readme_block marker var)
+  cmake_parse_arguments(PARSE_ARGV 2 B "DEDENT" "" "")
+  xenc_readme_block("${README}" "<!-- ${marker} -->" block)
+  if(B_DEDENT)
+    string(REGEX REPLACE "(^|\n)   " "\\1" block "${block}")
+  endif()
+  set(${var} "${block}" PARENT_SCOPE)
+endfunction()

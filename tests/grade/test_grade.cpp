@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -88,6 +90,7 @@ TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_cross_entropy(assignment::cross_entropy)));
   EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope)));
   EXPECT_TRUE(AllPass(grade::check_alibi_slopes(assignment::alibi_slopes)));
+  EXPECT_TRUE(AllPass(grade::check_online_softmax_tile(assignment::online_softmax_tile)));
 }
 
 // The library's ops are tested against PyTorch (tests/ops); they pass the grader's checks too, so
@@ -188,6 +191,12 @@ TEST(GradeStubs, ZeroStubsFail) {
   });
   EXPECT_FALSE(ce.passed());
   EXPECT_FALSE(Passed(ce, "finite differences: grad_logits"));
+  // the state handed back unchanged: the masked tile passes (it changes nothing), the rest fail
+  const grade::ExerciseResult os = grade::check_online_softmax_tile(
+      [](const grade::OnlineSoftmaxState& st, const Tensor2&, const Tensor2&) { return st; });
+  EXPECT_FALSE(os.passed());
+  EXPECT_FALSE(Passed(os, "hand example"));
+  EXPECT_TRUE(Passed(os, "edge case: a tile of masked keys"));
 }
 
 // ---- 3. every catalogued bug fails with its hint ----------------------------------------------
@@ -321,6 +330,23 @@ const std::vector<ExhibitCase>& exhibit_cases() {
         {"edge case: H = 3", P::alibi_plain_formula}},
        // every power of two is right
        {"hand example: H = 8", "reference values: H = 32", "invariant: for H = 1, 2, 4"}},
+      // the online softmax (issue 21's exercise): each wrong update named for its own bug
+      {"OnlineSoftmaxAccNotRescaled", [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled); },
+       {{"hand example", P::online_softmax_acc_not_rescaled},
+        {"reference values", P::online_softmax_acc_not_rescaled},
+        {"invariant: three tiles", P::online_softmax_acc_not_rescaled}},
+       // nothing to rescale on the first tile (acc = 0), nor when the tile is masked
+       {"edge case: the first tile", "edge case: a tile of masked keys"}},
+      {"OnlineSoftmaxSumWrongFactor", [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_sum_wrong_factor); },
+       {{"hand example", P::online_softmax_sum_wrong_factor},
+        {"reference values", P::online_softmax_sum_wrong_factor},
+        {"invariant: three tiles", P::online_softmax_sum_wrong_factor}},
+       {"edge case: the first tile", "edge case: a tile of masked keys"}},
+      {"OnlineSoftmaxOldMax", [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_old_max); },
+       {{"hand example", P::online_softmax_old_max},
+        {"edge case: the first tile", P::online_softmax_old_max},
+        {"edge case: large scores", P::online_softmax_old_max}},
+       {"edge case: a tile of masked keys"}},
   };
   return all;
 }
@@ -409,7 +435,7 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
     EXPECT_FALSE(info.mistake.empty());
     EXPECT_FALSE(info.fix.empty());
   }
-  EXPECT_EQ(pitfalls::all_pitfalls().size(), 25u);
+  EXPECT_EQ(pitfalls::all_pitfalls().size(), 28u);
 }
 
 // ---- the report and robustness ----------------------------------------------------------------
@@ -467,7 +493,7 @@ TEST(GradeRobustness, ForeignExceptionsAreCaught) {
 TEST(GradeExercises, TheListMatchesTheChecks) {
   // each exercise's result carries its name and the signature from the list
   const auto& list = grade::exercises();
-  ASSERT_EQ(list.size(), 11u);
+  ASSERT_EQ(list.size(), 12u);
   EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
   EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
 }
@@ -544,6 +570,104 @@ TEST(GradeHidden, ASeedAddsHiddenChecksThatKeepNoInput) {
   ASSERT_TRUE(wrong.checks.back().hidden);
   EXPECT_FALSE(wrong.checks.back().passed);
   EXPECT_EQ(wrong.checks.back().known_mistake, pitfalls::describe(Pitfall::merge_heads_without_transpose).title);
+}
+
+
+// Every registered exercise graded on its reference solution, by name.
+const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>>& solutions_by_name() {
+  static const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>> all = {
+      {"sinusoidal_table", [] { return grade::check_sinusoidal_table(assignment::sinusoidal_table); }},
+      {"softmax", [] { return grade::check_softmax(assignment::softmax); }},
+      {"layer_norm_forward", [] { return grade::check_layer_norm_forward(assignment::layer_norm_forward); }},
+      {"layer_norm_backward", [] { return grade::check_layer_norm_backward(assignment::layer_norm_backward); }},
+      {"attention", [] { return grade::check_attention(assignment::attention); }},
+      {"split_heads", [] { return grade::check_split_heads(assignment::split_heads); }},
+      {"merge_heads", [] { return grade::check_merge_heads(assignment::merge_heads); }},
+      {"linear_backward", [] { return grade::check_linear_backward(assignment::linear_backward); }},
+      {"cross_entropy", [] { return grade::check_cross_entropy(assignment::cross_entropy); }},
+      {"rope", [] { return grade::check_rope(assignment::rope); }},
+      {"alibi_slopes", [] { return grade::check_alibi_slopes(assignment::alibi_slopes); }},
+      {"online_softmax_tile", [] { return grade::check_online_softmax_tile(assignment::online_softmax_tile); }},
+  };
+  return all;
+}
+
+// The hidden checks of one exercise under a seed (the seed is reset afterwards).
+std::vector<grade::CheckResult> hidden_checks(const std::function<grade::ExerciseResult()>& check,
+                                              std::optional<std::uint64_t> seed) {
+  grade::set_hidden_seed(seed);
+  const grade::ExerciseResult r = check();
+  grade::set_hidden_seed(std::nullopt);
+  std::vector<grade::CheckResult> hidden;
+  for (const grade::CheckResult& c : r.checks)
+    if (c.hidden) hidden.push_back(c);
+  return hidden;
+}
+
+// Every exercise of the registry has hidden checks: none without a seed; with one, each passes on
+// the solution and keeps no input; the same seed draws the same inputs (so the same expected
+// values), another seed other inputs.
+TEST(GradeHidden, EveryExerciseHasHiddenChecksDrawnFromTheSeed) {
+  std::vector<std::string> names;
+  for (const auto& [name, check] : solutions_by_name()) names.push_back(name);
+  std::vector<std::string> registered;
+  for (const grade::ExerciseInfo& e : grade::exercises()) registered.push_back(e.name);
+  EXPECT_EQ(names, registered) << "solutions_by_name() must list every registered exercise";
+  for (const auto& [name, check] : solutions_by_name()) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(hidden_checks(check, std::nullopt).empty());
+    const auto a = hidden_checks(check, 20261124), again = hidden_checks(check, 20261124), other = hidden_checks(check, 7);
+    ASSERT_FALSE(a.empty());
+    ASSERT_EQ(a.size(), again.size());
+    ASSERT_EQ(a.size(), other.size());
+    bool differs = false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_TRUE(a[i].passed) << a[i].name << ": " << a[i].first_difference;
+      EXPECT_TRUE(a[i].input.empty()) << a[i].input;
+      EXPECT_EQ(a[i].expected, again[i].expected);
+      differs = differs || a[i].expected != other[i].expected;
+    }
+    EXPECT_TRUE(differs) << "seeds 20261124 and 7 gave the same hidden inputs";
+  }
+}
+
+// A failed hidden check prints no input and no values in the student's report (print_report, as
+// the notebooks and a child started by hand show it), only that it failed and the known mistake.
+TEST(GradeHidden, AFailedHiddenCheckPrintsNoValues) {
+  grade::set_hidden_seed(11);
+  const grade::ExerciseResult r = grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled);
+  grade::set_hidden_seed(std::nullopt);
+  ASSERT_TRUE(r.checks.back().hidden);
+  ASSERT_FALSE(r.checks.back().passed);
+  const std::string text = grade::report(r);
+  const std::size_t at = text.find("✘ hidden: reference values on the teacher's inputs\n");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string block = text.substr(at);
+  EXPECT_EQ(block.find("input:"), std::string::npos) << block;
+  EXPECT_EQ(block.find("expected:"), std::string::npos) << block;
+  EXPECT_EQ(block.find("computed:"), std::string::npos) << block;
+  EXPECT_NE(block.find("a hidden check (inputs drawn from the teacher's seed; not shown)"), std::string::npos);
+  EXPECT_NE(block.find(pitfalls::describe(Pitfall::online_softmax_acc_not_rescaled).title), std::string::npos) << block;
+}
+
+// The oracle's online softmax, by hand: the notebook-09 hand example (NumPy gives the same
+// numbers), and tiles that add up to the plain softmax.
+TEST(GradeOnlineSoftmax, TheOracleUpdateByHand) {
+  namespace ref = xenc::reference;
+  ref::OnlineSoftmaxState st{ref::Tensor1d{0.0}, ref::Tensor1d{1.0}, ref::Tensor2d{{1.0, 0.0}}};
+  const ref::OnlineSoftmaxState next = ref::online_softmax_tile(st, ref::Tensor2d{{2.0, 1.0}}, ref::Tensor2d{{0, 1}, {1, 1}});
+  EXPECT_DOUBLE_EQ(next.m(0), 2.0);
+  EXPECT_NEAR(next.l(0), 1.503214724408055, 1e-12);
+  EXPECT_NEAR(next.acc(0, 0), 0.5032147244080551, 1e-12);
+  EXPECT_NEAR(next.acc(0, 1), 1.3678794411714423, 1e-12);
+  // a masked tile on a row that saw nothing: still m = -inf, l = 0, acc = 0 (no NaN)
+  const double inf = std::numeric_limits<double>::infinity();
+  ref::OnlineSoftmaxState empty{ref::Tensor1d{-inf}, ref::Tensor1d{0.0}, ref::Tensor2d{{0.0}}};
+  const ref::OnlineSoftmaxState still = ref::online_softmax_tile(empty, ref::Tensor2d{{-inf, -inf}}, ref::Tensor2d{{1}, {2}});
+  EXPECT_EQ(still.m(0), -inf);
+  EXPECT_EQ(still.l(0), 0.0);
+  EXPECT_EQ(still.acc(0, 0), 0.0);
+  EXPECT_THROW(ref::online_softmax_tile(empty, ref::Tensor2d{{0.0, 1.0}}, ref::Tensor2d{{1}}), xenc::shape_error);
 }
 
 }  // namespace

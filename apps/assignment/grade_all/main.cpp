@@ -3,6 +3,11 @@
 //
 //     xenc-grade-all SUBMISSIONS_DIR [--settings grading.json] [--output DIR]
 //                    [--template DIR] [--prefix XENCODER_PREFIX]
+//     xenc-grade-all --exercises [--settings grading.json]
+//
+// --exercises prints the grader's registry as JSON, with the teacher's settings applied (which
+// exercises, their points, the hint level): the one list the notebooks' exercise cells are made
+// from and checked against (notebooks/tools/course_cells.py --registry).
 //
 // A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
 // an exercise a student did not hand in is graded as the template's stub. The template is copied
@@ -13,6 +18,7 @@
 // report the student reads) and DIR/<student>.json.
 #include <CLI/CLI.hpp>
 #include <xenc/grade/exercises.hpp>
+#include <xenc/grade/runner.hpp>
 #include <xenc/grade/sandbox.hpp>
 
 #include <algorithm>
@@ -80,7 +86,11 @@ int main(int argc, char** argv) {
                "and one report per student."};
   xenc_app::add_version(app, "xenc-grade-all");
   std::string submissions, settings, output = "grades", template_dir, prefix;
-  app.add_option("SUBMISSIONS_DIR", submissions, "one sub-folder per student")->required()->check(CLI::ExistingDirectory);
+  bool list_exercises = false;
+  app.add_option("SUBMISSIONS_DIR", submissions, "one sub-folder per student")->check(CLI::ExistingDirectory);
+  app.add_flag("--exercises", list_exercises, "print the registered exercises as JSON (name, signature, points, "
+                                              "teaching order; with --settings: the chosen ones, their points "
+                                              "and the hint level) and exit");
   app.add_option("--settings", settings, "the teacher's grading.json (exercises, points, hints, hidden checks, "
                                          "library calls, limits)")->check(CLI::ExistingFile);
   app.add_option("--output", output, "where grades.csv and the reports go")->capture_default_str();
@@ -90,6 +100,31 @@ int main(int argc, char** argv) {
   app.add_option("--prefix", prefix, "where xencoder is installed (default: this program's prefix, " +
                                          (self_dir() / "..").lexically_normal().string() + ")");
   CLI11_PARSE(app, argc, argv);
+  if (list_exercises) {
+    xenc::grade::Settings chosen;
+    try {
+      if (!settings.empty()) chosen = xenc::grade::read_settings(settings);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "xenc-grade-all: " << e.what() << "\n";
+      return 2;
+    }
+    json list = json::array();
+    for (const xenc::grade::ExerciseInfo& e : xenc::grade::exercises()) {
+      double points = e.points;
+      bool wanted = chosen.exercises.empty();
+      for (const auto& [name, p] : chosen.exercises)
+        if (name == e.name) wanted = true, points = p;
+      if (wanted)
+        list.push_back({{"name", e.name}, {"signature", e.signature}, {"points", points}, {"order", e.order}});
+    }
+    const char* hints[] = {"full", "brief", "off"};
+    std::cout << json{{"exercises", list}, {"hints", hints[int(chosen.hints)]}}.dump(1) << "\n";
+    return 0;
+  }
+  if (submissions.empty()) {
+    std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
+    return 2;
+  }
   if (template_dir.empty()) template_dir = installed_template.lexically_normal().string();
   if (prefix.empty()) prefix = (self_dir() / "..").lexically_normal().string();
   if (!fs::exists(fs::path(template_dir) / "CMakeLists.txt")) {

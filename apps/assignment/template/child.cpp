@@ -9,6 +9,12 @@
 #define XENC_CHECK_OF(name) xenc::grade::check_##name
 #define XENC_EXPAND(macro, arg) macro(arg)
 
+// The student's function, declared from the exercise's name (xenc/grade/exercises.hpp's
+// signature::<name>): an exercise added to the grader needs no line in exercises.hpp.
+namespace assignment {
+xenc::grade::signature::XENC_EXERCISE XENC_EXERCISE;
+}  // namespace assignment
+
 int main() {
   return xenc::grade::child_main(
       [] { return XENC_EXPAND(XENC_CHECK_OF, XENC_EXERCISE)(assignment::XENC_EXERCISE); });

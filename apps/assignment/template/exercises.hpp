@@ -18,6 +18,7 @@ using xenc::Tensor1;
 using xenc::Tensor2;
 using xenc::Tensor3;
 using xenc::Tensor4;
+using xenc::grade::OnlineSoftmaxState;  // .m, .l [Tq] and .acc [Tq, Dv]
 
 /// PE(p, 2i) = sin(p / 10000^(2i/D)), PE(p, 2i+1) = cos(p / 10000^(2i/D)).  Returns [P, D].
 /// Throws std::invalid_argument (xenc::config_error is one) if d_model is odd or 0.
@@ -69,5 +70,15 @@ Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions);
 /// 2^(-8·1/(2n)), 2^(-8·3/(2n)), ... (every other slope of 2n heads) until there are H.
 /// Throws std::invalid_argument if num_heads is 0.
 std::vector<double> alibi_slopes(std::size_t num_heads);
+
+/// The online softmax (attention in tiles): one tile of keys updates, per query row r, the running
+/// maximum m, the running sum l and the unnormalised output acc of the keys seen so far:
+/// m' = max(m, max_j s[r, j]),  c = exp(m - m'),  l' = c·l + Σ_j exp(s[r, j] - m'),
+/// acc' = c·acc + Σ_j exp(s[r, j] - m')·values[j].  Nothing seen yet: m = -inf, l = 0, acc = 0;
+/// a row whose scores so far are all -inf stays so (no NaN).  After the last tile acc / l =
+/// softmax(scores) values over every key.
+/// state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]
+OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Tensor2& scores,
+                                       const Tensor2& values);
 
 }  // namespace assignment

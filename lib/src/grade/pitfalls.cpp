@@ -155,6 +155,25 @@ const PitfallInfo& describe(Pitfall p) {
         "m_h = 2^(-8(h+1)/H) for every H; the paper's rule for other H is different",
         "for H not a power of two, take the n slopes of n = the largest power of two below H, then "
         "every other slope of the 2n sequence (2^(-8·1/(2n)), 2^(-8·3/(2n)), ...) until there are H"}},
+      {Pitfall::online_softmax_acc_not_rescaled,
+       {"online softmax: the partial output not rescaled",
+        "when a tile raises the running maximum from m to m', l is multiplied by exp(m - m') but "
+        "acc is not: the old tiles' terms stay in the old base and outweigh the new ones",
+        "rescale both by the same factor before adding the tile: c = exp(m - m'), l' = c·l + "
+        "Σ exp(s - m'), acc' = c·acc + Σ exp(s - m')·v"}},
+      {Pitfall::online_softmax_sum_wrong_factor,
+       {"online softmax: the running sum rescaled by the inverted factor",
+        "l is multiplied by exp(m' - m) instead of exp(m - m'): the old terms are moved the wrong "
+        "way, l grows when the maximum rises, and acc / l comes out too small",
+        "the factor that moves a term from base m to base m' is exp(m - m') (at most 1): "
+        "exp(s - m) · exp(m - m') = exp(s - m')"}},
+      {Pitfall::online_softmax_old_max,
+       {"online softmax: the new maximum used before it is computed",
+        "the tile's exponentials exp(s - m) are taken against the old maximum m, before the "
+        "tile's own scores have been folded into it: on the first tile m = -inf gives inf, and a "
+        "tile that raises the maximum gets weights too large by exp(m' - m)",
+        "first m' = max(m, max_j s_j) over the whole tile, then c = exp(m - m'), then the tile's "
+        "terms exp(s_j - m') in the new base"}},
   };
   return catalogue.at(p);
 }
@@ -173,7 +192,9 @@ const std::vector<Pitfall>& all_pitfalls() {
       Pitfall::rope_clockwise,              Pitfall::rope_positions_from_one,
       Pitfall::alibi_start_2_pow_minus_8,   Pitfall::alibi_plain_formula,
       Pitfall::attention_scale_by_dh,       Pitfall::pe_sin_cos_swapped,
-      Pitfall::softmax_wrong_axis,          Pitfall::rope_doubled_exponent};
+      Pitfall::softmax_wrong_axis,          Pitfall::rope_doubled_exponent,
+      Pitfall::online_softmax_acc_not_rescaled, Pitfall::online_softmax_sum_wrong_factor,
+      Pitfall::online_softmax_old_max};
   return all;
 }
 
@@ -520,6 +541,59 @@ std::vector<double> alibi_slopes_plain_formula(std::size_t H) {
   std::vector<double> m(H);  // the power-of-two formula, whatever H is
   for (std::size_t h = 0; h < H; ++h) m[h] = std::pow(2.0, -8.0 * double(h + 1) / double(H));
   return m;
+}
+
+// ---- the online softmax: one tile of keys ------------------------------------------------------
+
+namespace {
+// The three wrong updates of one tile, written as the buggy code computes them (the right one is
+// reference::online_softmax_tile). Sums in double; the state comes back in float.
+enum class OnlineBug { acc_not_rescaled, sum_wrong_factor, old_max };
+
+grade::OnlineSoftmaxState online_tile_with(const grade::OnlineSoftmaxState& state, const Tensor2& s,
+                                           const Tensor2& v, OnlineBug bug) {
+  const std::size_t Tq = s.shape()[0], Tk = s.shape()[1], Dv = v.shape()[1];
+  if (v.shape()[0] != Tk || state.m.size() != Tq || state.l.size() != Tq ||
+      state.acc.shape()[0] != Tq || state.acc.shape()[1] != Dv)
+    throw shape_error("online softmax exhibit: shapes do not fit");
+  grade::OnlineSoftmaxState next = state;
+  for (std::size_t r = 0; r < Tq; ++r) {
+    const double m_old = state.m(r);
+    double m = m_old;
+    for (std::size_t j = 0; j < Tk; ++j) m = std::max(m, double(s(r, j)));
+    if (m == -std::numeric_limits<double>::infinity()) continue;
+    const double c = std::exp(m_old - m);
+    // the base of the tile's exponentials: the old maximum in the old_max bug
+    const double base = bug == OnlineBug::old_max ? m_old : m;
+    double l = (bug == OnlineBug::sum_wrong_factor ? std::exp(m - m_old) : c) * state.l(r);
+    if (bug == OnlineBug::sum_wrong_factor && state.l(r) == 0.0f) l = 0.0;  // inf · 0 guarded
+    std::vector<double> acc(Dv);
+    for (std::size_t e = 0; e < Dv; ++e)
+      acc[e] = (bug == OnlineBug::acc_not_rescaled ? 1.0 : c) * state.acc(r, e);
+    for (std::size_t j = 0; j < Tk; ++j) {
+      const double p = std::exp(double(s(r, j)) - base);
+      l += p;
+      for (std::size_t e = 0; e < Dv; ++e) acc[e] += p * double(v(j, e));
+    }
+    next.m(r) = float(m);
+    next.l(r) = float(l);
+    for (std::size_t e = 0; e < Dv; ++e) next.acc(r, e) = float(acc[e]);
+  }
+  return next;
+}
+}  // namespace
+
+grade::OnlineSoftmaxState online_softmax_acc_not_rescaled(const grade::OnlineSoftmaxState& state,
+                                                          const Tensor2& scores, const Tensor2& values) {
+  return online_tile_with(state, scores, values, OnlineBug::acc_not_rescaled);
+}
+grade::OnlineSoftmaxState online_softmax_sum_wrong_factor(const grade::OnlineSoftmaxState& state,
+                                                          const Tensor2& scores, const Tensor2& values) {
+  return online_tile_with(state, scores, values, OnlineBug::sum_wrong_factor);
+}
+grade::OnlineSoftmaxState online_softmax_old_max(const grade::OnlineSoftmaxState& state,
+                                                 const Tensor2& scores, const Tensor2& values) {
+  return online_tile_with(state, scores, values, OnlineBug::old_max);
 }
 
 }  // namespace xenc::pitfalls

@@ -27,6 +27,11 @@ void print_report(std::ostream& os, const ExerciseResult& r) {
   for (const CheckResult& c : r.checks) {
     os << "  " << (c.passed ? "✔ " : "✘ ") << c.name << "\n";
     if (c.passed) continue;
+    if (c.hidden) {  // a hidden check keeps its input and values to itself (the runner's rule too)
+      os << "      a hidden check (inputs drawn from the teacher's seed; not shown)\n";
+      if (!c.known_mistake.empty()) os << "      hint: " << c.hint << "\n";
+      continue;
+    }
     os << "      input:    " << c.input << "\n";
     os << "      expected: " << c.expected << "\n";
     os << "      computed: " << c.computed << "\n";

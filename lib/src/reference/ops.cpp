@@ -11,6 +11,7 @@
 //   4. cross-entropy with ignore_index
 //   5. split and merge heads, scaled dot-product attention, forward and backward
 //   6. positions: the sinusoidal table, RoPE, ALiBi
+//   7. the online softmax: one tile of keys (attention in tiles)
 #include "xenc/reference/ops.hpp"
 
 #include <cmath>
@@ -477,6 +478,39 @@ Tensor2d alibi_bias(double slope, std::size_t Tq, std::size_t Tk) {
   for (std::size_t i = 0; i < Tq; ++i)
     for (std::size_t j = 0; j < Tk; ++j) bias(i, j) = -slope * std::fabs(double(i) - double(j));
   return bias;
+}
+
+// ---- 7. the online softmax: one tile of keys ------------------------------------------------
+
+// state: m, l [Tq], acc [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]
+OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Tensor2d& scores,
+                                       const Tensor2d& values) {
+  const std::size_t Tq = scores.shape(0), Tk = scores.shape(1), Dv = values.shape(1);
+  check_shape(where("online_softmax_tile"), "values", values, {long(Tk), any_dim},
+              "[Tk, Dv] with Tk = " + num(Tk) + " (scores' columns)");
+  check_shape(where("online_softmax_tile"), "state.m", state.m, {long(Tq)}, "[Tq] with Tq = " + num(Tq));
+  check_shape(where("online_softmax_tile"), "state.l", state.l, {long(Tq)}, "[Tq] with Tq = " + num(Tq));
+  check_shape(where("online_softmax_tile"), "state.acc", state.acc, {long(Tq), long(Dv)},
+              "[Tq, Dv] with Tq = " + num(Tq) + ", Dv = " + num(Dv));
+  OnlineSoftmaxState next = state;
+  for (std::size_t r = 0; r < Tq; ++r) {
+    // 1. the new running maximum, over the old one and this tile's scores
+    double m = state.m(r);
+    for (std::size_t j = 0; j < Tk; ++j) m = std::max(m, scores(r, j));
+    if (m == -kInf) continue;  // every key so far masked: nothing to add, nothing to rescale
+    // 2. the old terms move from base m_old to base m (c = 0 when nothing was seen: l = acc = 0)
+    const double c = std::exp(state.m(r) - m);
+    next.l(r) = c * state.l(r);
+    for (std::size_t e = 0; e < Dv; ++e) next.acc(r, e) = c * state.acc(r, e);
+    // 3. the tile's own terms, in the same base
+    for (std::size_t j = 0; j < Tk; ++j) {
+      const double p = std::exp(scores(r, j) - m);
+      next.l(r) += p;
+      for (std::size_t e = 0; e < Dv; ++e) next.acc(r, e) += p * values(j, e);
+    }
+    next.m(r) = m;
+  }
+  return next;
 }
 
 }  // namespace xenc::reference

@@ -130,6 +130,51 @@ ExerciseResult check_rope(const RopeFn& student);
 using AlibiSlopesFn = std::function<std::vector<double>(std::size_t num_heads)>;
 ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student);
 
+/// The online softmax's update for one tile of keys (attention in tiles, FlashAttention-2;
+/// notebook 09). Per query row r, the state after the tiles seen so far is the running maximum
+/// m[r], the running sum l[r] = Σ_j exp(s_j − m[r]) and the unnormalised output
+/// acc[r] = Σ_j exp(s_j − m[r]) v_j; nothing seen yet is m = −inf, l = 0, acc = 0. A new tile of
+/// scores s [Tq, Tk] and values v [Tk, Dv] updates it:
+///     m'[r] = max(m[r], max_j s[r, j]),   c = exp(m[r] − m'[r])
+///     l'[r] = c · l[r] + Σ_j exp(s[r, j] − m'[r]),   acc'[r] = c · acc[r] + Σ_j exp(s[r, j] − m'[r]) · v[j]
+/// A row whose scores so far are all −inf (masked keys) stays m = −inf, l = 0, acc = 0 (no NaN).
+/// After the last tile, acc / l = softmax(s) V over every key.
+/// Shapes:  m, l: [Tq]   acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]
+/// Library: the tiled attention kernel (multi_head_attention_forward_tiled) runs this per tile.
+struct OnlineSoftmaxState {
+  Tensor1 m;    ///< running maximum per query      [Tq]
+  Tensor1 l;    ///< running sum of exponentials    [Tq]
+  Tensor2 acc;  ///< unnormalised output            [Tq, Dv]
+};
+using OnlineSoftmaxTileFn = std::function<OnlineSoftmaxState(
+    const OnlineSoftmaxState& state, const Tensor2& scores, const Tensor2& values)>;
+ExerciseResult check_online_softmax_tile(const OnlineSoftmaxTileFn& student);
+
+/// The student's function of each exercise, as a function type named like the exercise, so that
+/// a program can declare it from the exercise's name alone (the template's child.cpp does:
+/// `namespace assignment { xenc::grade::signature::softmax softmax; }` declares
+/// `Tensor2 assignment::softmax(const Tensor2&)`). One line per exercise, beside its check.
+template <class F>
+struct function_type;
+template <class Sig>
+struct function_type<std::function<Sig>> {
+  using type = Sig;
+};
+namespace signature {
+using sinusoidal_table = function_type<SinusoidalTableFn>::type;
+using softmax = function_type<SoftmaxFn>::type;
+using layer_norm_forward = function_type<LayerNormFn>::type;
+using layer_norm_backward = function_type<LayerNormBackwardFn>::type;
+using attention = function_type<AttentionFn>::type;
+using split_heads = function_type<SplitHeadsFn>::type;
+using merge_heads = function_type<MergeHeadsFn>::type;
+using linear_backward = function_type<LinearBackwardFn>::type;
+using cross_entropy = function_type<CrossEntropyFn>::type;
+using rope = function_type<RopeFn>::type;
+using alibi_slopes = function_type<AlibiSlopesFn>::type;
+using online_softmax_tile = function_type<OnlineSoftmaxTileFn>::type;
+}  // namespace signature
+
 /// An exercise as the registry knows it. Each exercise's file (lib/src/grade/exercises/<name>.cpp)
 /// registers itself with a static RegisterExercise; the template's grade program, the notebooks'
 /// cells and the teacher's settings read the registry.

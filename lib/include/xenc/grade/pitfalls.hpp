@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "xenc/core/tensor.hpp"
+#include "xenc/grade/exercises.hpp"  // OnlineSoftmaxState
 #include "xenc/nn/position.hpp"
 #include "xenc/ops/attention.hpp"
 #include "xenc/ops/layer_norm.hpp"
@@ -51,6 +52,9 @@ enum class Pitfall {
   pe_sin_cos_swapped,              ///< pe_sin_cos_swapped
   softmax_wrong_axis,              ///< softmax_wrong_axis
   rope_doubled_exponent,           ///< rope_doubled_exponent
+  online_softmax_acc_not_rescaled, ///< online_softmax_acc_not_rescaled
+  online_softmax_sum_wrong_factor, ///< online_softmax_sum_wrong_factor
+  online_softmax_old_max,          ///< online_softmax_old_max
 };
 
 struct PitfallInfo {
@@ -193,5 +197,21 @@ std::vector<double> alibi_slopes_start_2_pow_minus_8(std::size_t num_heads);
 /// m_h = 2^(−8(h+1)/H) for every H: right for powers of two, but for any other H the paper's rule
 /// (the slopes of the power of two below, then every other slope of twice that) is not applied.
 std::vector<double> alibi_slopes_plain_formula(std::size_t num_heads);
+
+// ---- the online softmax: one tile of keys (grade::OnlineSoftmaxState, rows of queries) --------
+
+/// The old terms not rescaled: l is moved to the new maximum, but acc' = acc + Σ_j exp(s_j − m') v_j
+/// keeps the old terms in the old base, so the output overweights the tiles seen before a new max.
+grade::OnlineSoftmaxState online_softmax_acc_not_rescaled(const grade::OnlineSoftmaxState& state,
+                                                          const Tensor2& scores, const Tensor2& values);
+/// The running sum rescaled by the inverted factor: l' = exp(m' − m) · l + Σ_j exp(s_j − m') (acc
+/// is right), so l grows where it should shrink and every output is too small.
+grade::OnlineSoftmaxState online_softmax_sum_wrong_factor(const grade::OnlineSoftmaxState& state,
+                                                          const Tensor2& scores, const Tensor2& values);
+/// The new maximum used before it is computed: the tile's exponentials exp(s_j − m) are taken
+/// against the old maximum m (then m, l and acc are updated as they should be). Overflows to inf on
+/// the first tile (m = −inf) and whenever the tile raises the maximum by more than 88.
+grade::OnlineSoftmaxState online_softmax_old_max(const grade::OnlineSoftmaxState& state,
+                                                 const Tensor2& scores, const Tensor2& values);
 
 }  // namespace xenc::pitfalls

@@ -157,4 +157,22 @@ std::vector<double> alibi_slopes(std::size_t num_heads);
 /// bias(i, j) = −slope · |i − j|.   returns [Tq, Tk]
 Tensor2d alibi_bias(double slope, std::size_t Tq, std::size_t Tk);
 
+// ---- the online softmax (attention in tiles) ---------------------------------------------
+
+/// What the online softmax keeps per query after the key tiles seen so far: the running maximum
+/// m, the running sum l = Σ_j exp(s_j − m) and the unnormalised output acc = Σ_j exp(s_j − m) v_j.
+/// Nothing seen yet: m = −inf, l = 0, acc = 0.   m, l: [Tq]   acc: [Tq, Dv]
+struct OnlineSoftmaxState {
+  Tensor1d m, l;
+  Tensor2d acc;
+};
+/// One tile of keys (Milakov & Gimelshein 2018; FlashAttention-2, Dao 2023), per query row r:
+///     m' = max(m, max_j s[r, j]),   c = exp(m − m')   (c = 1 while m' = −inf: nothing to rescale)
+///     l' = c · l + Σ_j exp(s[r, j] − m'),   acc' = c · acc + Σ_j exp(s[r, j] − m') · v[j]
+/// A score of −inf (a masked key) adds nothing. After the last tile acc / l = softmax(s) V over
+/// every key, and m + log l is the row's log-sum-exp.
+/// state: m, l [Tq], acc [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]
+OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Tensor2d& scores,
+                                       const Tensor2d& values);
+
 }  // namespace xenc::reference

@@ -99,6 +99,12 @@ ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student) {
                                     "throws std::invalid_argument (e.g. xenc::config_error): there is no head to give a slope",
                                     "check num_heads > 0 first and throw std::invalid_argument (xenc::config_error is one).",
                                     {}}));
+  if (std::optional<Rng> rng = hidden_rng("alibi_slopes")) {
+    const std::size_t H = hidden_size(*rng, 2, 64);
+    add_hidden(r, {"hidden: reference values on the teacher's number of heads", "", call(H),
+                   {from_vec("slopes", ref::alibi_slopes(H))}},
+               exhibits(H), (H & (H - 1)) == 0 ? power_hint : other_hint);
+  }
   return r;
 }
 

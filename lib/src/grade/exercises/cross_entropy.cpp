@@ -94,6 +94,15 @@ ExerciseResult check_cross_entropy(const CrossEntropyFn& student) {
   const In one{randn<Tensor2>(std::array<std::size_t, 2>{1, 4}, 94), {3}, -100};
   add(r, {"edge case: one row (T = 1)", inputs(one), call(one), reference(one)},
       {}, formula_hint);
+  if (std::optional<Rng> rng = hidden_rng("cross_entropy")) {
+    const std::size_t N = hidden_size(*rng, 2, 6), C = hidden_size(*rng, 2, 6);
+    In in{hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, C}, 2.0f), Index1::from_shape({N}), -100};
+    // every row a class or, one time in four, ignored; row 0 always counts
+    for (std::size_t n = 0; n < N; ++n)
+      in.targets(n) = n > 0 && rng->next_u32() % 4 == 0 ? -100 : std::int64_t(rng->next_u32() % C);
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(in), reference(in)},
+               {counts_ignored(in)}, formula_hint);
+  }
   return r;
 }
 

@@ -93,6 +93,16 @@ ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student) {
   add(r, {"edge case: odd D = 5, one row (T = 1)", inputs(ody, ox, ow), call(ody, ox, ow, 1e-5f),
           reference(ody, ox, ow, 1e-5f)},
       {no_mean(ody, ox, ow, 1e-5f)}, formula_hint);
+  if (std::optional<Rng> rng = hidden_rng("layer_norm_backward")) {
+    const std::size_t N = hidden_size(*rng, 1, 4), D = hidden_size(*rng, 2, 8);
+    const float mean = float(hidden_size(*rng, 0, 20)) - 10.0f;
+    const Tensor2 x = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, D}, 2.0f, mean);
+    const Tensor2 dy = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, D});
+    const Tensor1 w = hidden_randn<Tensor1>(*rng, std::array<std::size_t, 1>{D}, 0.5f, 1.0f);
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(dy, x, w, 1e-5f),
+                   reference(dy, x, w, 1e-5f)},
+               {no_mean(dy, x, w, 1e-5f)}, formula_hint);
+  }
   return r;
 }
 

@@ -91,6 +91,14 @@ ExerciseResult check_linear_backward(const LinearBackwardFn& student) {
   const Tensor2 ex = {{2}}, eW = {{3}, {-1}}, edy = {{1, 2}};
   add(r, {"edge case: one row (N = 1), in = 1", inputs(edy, ex, eW), call(edy, ex, eW), reference(edy, ex, eW)},
       {}, formula_hint);
+  if (std::optional<Rng> rng = hidden_rng("linear_backward")) {
+    const std::size_t N = hidden_size(*rng, 1, 5), in = hidden_size(*rng, 1, 6), out = hidden_size(*rng, 1, 5);
+    const Tensor2 x = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, in});
+    const Tensor2 W = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{out, in});
+    const Tensor2 dy = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, out});
+    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(dy, x, W), reference(dy, x, W)},
+               {bias_mean(dy, x, W)}, formula_hint);
+  }
   return r;
 }
 

@@ -71,7 +71,8 @@ ExerciseResult check_rope(const RopeFn& student) {
   // that times |x|. Four times that bound is accepted, so a float32 RoPE computed as PyTorch
   // computes it passes at large positions. Pair 0 is left out of the bound: θ_0 = 1 and p < 2^24
   // are exact in float.
-  auto against_formula = [&](const std::string& name, const Tensor2& x, const Positions& p, const std::string& hint) {
+  auto against_formula = [&](const std::string& name, const Tensor2& x, const Positions& p, const std::string& hint,
+                             bool hidden = false) {
     const std::size_t Dh = x.shape()[1];
     double max_angle = 0, max_x = 0;
     for (std::size_t t = 0; t < p.size(); ++t)
@@ -80,7 +81,10 @@ ExerciseResult check_rope(const RopeFn& student) {
     for (float v : x) max_x = std::max(max_x, double(std::fabs(v)));
     ValueCheck c{name, inputs(x, p), call(x, p), reference(x, p)};
     c.tol.atol = 1e-5 + 4.0 * max_angle * std::ldexp(1.0, -23) * max_x;
-    add(r, c, exhibits(x, p), hint);
+    if (hidden)
+      add_hidden(r, c, exhibits(x, p), hint);
+    else
+      add(r, c, exhibits(x, p), hint);
   };
   const std::string formula_hint =
       "θ_i = 10000^(-2i/Dh) and a = positions[t] · θ_i; rotate each pair (x[t, 2i], x[t, 2i+1]) counter-clockwise: "
@@ -145,6 +149,13 @@ ExerciseResult check_rope(const RopeFn& student) {
                                     "check that Dh (x's number of columns) is even and not 0 first, and throw "
                                     "std::invalid_argument (xenc::config_error is one): an odd last column has no partner.",
                                     {}}));
+  if (std::optional<Rng> rng = hidden_rng("rope")) {
+    const std::size_t T = hidden_size(*rng, 1, 5), Dh = 2 * hidden_size(*rng, 1, 4);
+    Positions p;
+    for (std::size_t t = 0; t < T; ++t) p.push_back(hidden_size(*rng, 0, 200));
+    against_formula("hidden: reference values on the teacher's inputs", hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{T, Dh}),
+                    p, formula_hint, true);
+  }
   return r;
 }
 

@@ -94,6 +94,12 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
                  "(xenc::config_error is one); for odd D a loop over pairs writes column D, past the row's end.",
                  {{Pitfall::pe_odd_d_overflow, [] { pitfalls::pe_odd_d_unchecked(3, 5); }}}};
   r.checks.push_back(run(odd));
+  if (std::optional<Rng> rng = hidden_rng("sinusoidal_table")) {
+    const std::size_t P = hidden_size(*rng, 3, 40), D = 2 * hidden_size(*rng, 1, 12);
+    add_hidden(r, {"hidden: reference values on the teacher's sizes", "", call(student, P, D),
+                   {from_ref("PE", ref::sinusoidal_table(P, D))}},
+               {doubled(P, D), swapped(P, D)}, formula_hint);
+  }
   return r;
 }
 

@@ -1,0 +1,15 @@
+// Exercise: online_softmax_tile. Replace the throw with your code (see ../exercises.hpp and README.md).
+//     m' = max(m, max_j s_j)   c = exp(m - m')
+//     l' = c·l + Σ_j exp(s_j - m')   acc' = c·acc + Σ_j exp(s_j - m')·v_j   (per query row)
+#include "exercises.hpp"
+
+#include <stdexcept>
+
+namespace assignment {
+
+OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Tensor2& scores,
+                                       const Tensor2& values) {
+  throw std::logic_error("online_softmax_tile: not implemented");
+}
+
+}  // namespace assignment
