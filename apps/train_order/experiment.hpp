@@ -11,6 +11,7 @@
 #include <xenc/data/word_roles.hpp>
 #include <xenc/nn/token_classifier.hpp>
 
+#include "../common/budget.hpp"
 #include "../common/progress.hpp"
 
 namespace train_order {
@@ -71,6 +72,14 @@ xenc::WordRolesConfig task_config(const Options& o);
 Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence>& sentences,
               const std::vector<xenc::LabelledSentence>& data, const xenc::Vocabulary& vocab,
               std::size_t batch_size);
+
+/// The whole run in the terms of the estimate (apps/common/budget.hpp), from the task's data d:
+/// `models` models, each trained on [batch, the longest sentence] and evaluated in batches of
+/// 256 (4 curve points per epoch on the held-out set, then both sets once). sizes: the options
+/// that decide it, for a refusal's message.
+xenc_app::TrainingPlan training_plan(const Options& o, const xenc::WordRolesDataset& d,
+                                     std::size_t models);
+std::string training_plan_sizes(const Options& o, const xenc::WordRolesDataset& d);
 
 /// Runs the experiment. on_ready: once the data are made, before the first model trains (the
 /// Result holds no scheme yet). on_trained: after each model trains and is evaluated (the

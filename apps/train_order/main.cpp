@@ -48,33 +48,6 @@ struct Output {
   double max_minutes = 10;
 };
 
-// The whole run in the terms of the estimate (apps/common/budget.hpp), from the task's data: a
-// step on [batch, the longest sentence], evaluations in batches of 256 (4 curve points per epoch
-// on the held-out set, then both sets once).
-xenc_app::TrainingPlan plan_of(const train_order::Options& o, const xenc::WordRolesDataset& d, std::size_t models) {
-  std::size_t T = 1;
-  for (const auto* set : {&d.train, &d.test})
-    for (const auto& s : *set) T = std::max(T, s.tokens.size());
-  xenc_app::TrainingPlan p;
-  p.config.vocab_size = d.vocab.size();
-  p.config.layer.d_model = std::size_t(o.d_model);
-  p.config.layer.nhead = std::size_t(o.heads);
-  p.config.layer.dim_feedforward = std::size_t(o.ff);
-  p.config.layer.dropout = float(o.dropout);
-  p.config.num_layers = std::size_t(o.layers);
-  p.config.position = xenc::PositionKind::learned;  // the largest: its table
-  p.config.max_len = T;
-  p.num_labels = 2;
-  p.batch = std::size_t(o.batch_size);
-  p.length = T;
-  p.models = models;
-  p.steps = (d.train.size() + p.batch - 1) / p.batch * std::size_t(o.epochs);
-  p.eval_batch = 256;
-  p.eval_length = T;
-  p.eval_tokens = double(T) * (double(4 * o.epochs + 1) * double(d.test.size()) + 2.0 * double(d.train.size() + d.test.size()));
-  return p;
-}
-
 int run_training(const train_order::Options& o, const Output& out) {
   const bool text = !out.json, figures = !out.svg_dir.empty() && (!out.json || out.svg_dir_given);
   // the output directories are made (or refused, naming them) before anything trains
@@ -87,12 +60,9 @@ int run_training(const train_order::Options& o, const Output& out) {
       [&](const train_order::Result& r) {
         // memory and time of the whole run, decided before the first model is built
         const std::size_t models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
-        const xenc_app::TrainingPlan plan = plan_of(o, r.data, models);
-        xenc_app::check_training_plan(
-            plan, out.max_memory_mb, out.max_minutes,
-            "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " + std::to_string(o.layers) +
-                " layers, --batch-size " + std::to_string(o.batch_size) + ", " + std::to_string(r.data.train.size()) +
-                " sentences x " + std::to_string(o.epochs) + " epochs");
+        const xenc_app::TrainingPlan plan = train_order::training_plan(o, r.data, models);
+        xenc_app::check_training_plan(plan, out.max_memory_mb, out.max_minutes,
+                                      train_order::training_plan_sizes(o, r.data));
         progress.set_time_limit(plan.models * plan.steps, out.max_minutes,
                                 "fewer --epochs or --sentences-per-pair, a smaller model, or a higher --max-minutes");
         if (text) {
@@ -132,13 +102,6 @@ int run_training(const train_order::Options& o, const Output& out) {
     std::printf("\n");
   }
   return xenc_app::finish_stdout("xenc-train-order");
-}
-
-// Whether two paths name one file (the same path, or two names of one existing file).
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(a, b, ec)) return true;
-  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec) && !ec;
 }
 
 }  // namespace
@@ -194,19 +157,11 @@ int main(int argc, char** argv) {
   try {
     if (sentence_given && load.empty())
       throw std::invalid_argument("--sentence needs --load CKPT (a checkpoint written by --save)");
-    if (!load.empty()) {
-      if (!evaluate.empty()) {
-        if (same_file(load, evaluate))
-          throw std::invalid_argument("--evaluate " + evaluate + " names the checkpoint given to --load: it would be "
-                                      "overwritten; give another path for the held-out logits");
-        train_order::run_evaluate(load, evaluate);
-        return xenc_app::finish_stdout("xenc-train-order");
-      }
-      if (!sentence_given) throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
-      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb);
-      return xenc_app::finish_stdout("xenc-train-order");
-    }
-    return run_training(o, out);
+    if (load.empty()) return run_training(o, out);
+    if (!evaluate.empty()) train_order::run_evaluate(load, evaluate);
+    else if (sentence_given) train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb);
+    else throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
+    return xenc_app::finish_stdout("xenc-train-order");
   } catch (const std::exception& e) {
     std::fflush(stdout);
     return xenc_app::report_error("xenc-train-order", e);
