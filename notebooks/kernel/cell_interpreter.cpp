@@ -4,10 +4,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
@@ -88,62 +88,24 @@ nl::json error_reply(const std::string& ename, const std::string& evalue,
 
 // The display hook the cells call (declared in include/xcpp/xdisplay.hpp; found by the JIT in
 // this executable, linked with -rdynamic). `bundle_json` is a MIME bundle as JSON text.
+// Jupyter's Interrupt waits until the bundle is sent: jumping out halfway would leave the
+// publishing lock held and a message half sent.
 extern "C" __attribute__((visibility("default"))) void xenc_kernel_publish(const char* bundle_json,
                                                                           int is_result) {
+  struct InterruptBlocked {
+    sigset_t previous;
+    InterruptBlocked() {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGINT);
+      pthread_sigmask(SIG_BLOCK, &set, &previous);
+    }
+    ~InterruptBlocked() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
+  } blocked;
   if (g_kernel != nullptr) g_kernel->publish_bundle(nl::json::parse(bundle_json), is_result != 0);
 }
 
 namespace xenc_kernel {
-
-// ---------------------------------------------------------------------------------------------
-OutputCapture::OutputCapture()
-    : out_file_(memfd_create("xenc-kernel-stdout", MFD_CLOEXEC)),
-      err_file_(memfd_create("xenc-kernel-stderr", MFD_CLOEXEC)) {
-  if (out_file_ < 0 || err_file_ < 0) throw std::runtime_error("xenc-kernel: memfd_create failed");
-}
-
-OutputCapture::~OutputCapture() {
-  stop();
-  close(out_file_);
-  close(err_file_);
-}
-
-void OutputCapture::start() {
-  if (saved_out_ >= 0) return;
-  std::cout.flush();
-  std::fflush(nullptr);
-  saved_out_ = dup(1);
-  saved_err_ = dup(2);
-  dup2(out_file_, 1);
-  dup2(err_file_, 2);
-}
-
-void OutputCapture::stop() {
-  if (saved_out_ < 0) return;
-  std::cout.flush();
-  std::fflush(nullptr);
-  dup2(saved_out_, 1);
-  dup2(saved_err_, 2);
-  close(saved_out_);
-  close(saved_err_);
-  saved_out_ = saved_err_ = -1;
-}
-
-std::string OutputCapture::take(int file) {
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::string text;
-  char buffer[65536];
-  lseek(file, 0, SEEK_SET);
-  for (ssize_t n; (n = read(file, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
-  // Empty the file and rewind it (fd 1 or 2 shares this offset): otherwise the next text would
-  // be written after a hole of NUL bytes.
-  if (ftruncate(file, 0) != 0) throw std::runtime_error("xenc-kernel: ftruncate failed");
-  lseek(file, 0, SEEK_SET);
-  return text;
-}
 
 // ---------------------------------------------------------------------------------------------
 CellInterpreter::CellInterpreter(std::vector<std::string> compiler_args)
@@ -181,15 +143,16 @@ void CellInterpreter::configure_impl() {
   if (!failed.is_null()) throw std::runtime_error("xenc-kernel: the prelude failed:\n" + err);
 }
 
-void CellInterpreter::flush_streams() {
-  std::string out = capture_.take_stdout();
-  std::string err = compiler_message(capture_.take_stderr());
+void CellInterpreter::send_streams(bool whole_lines) {
+  std::string out = capture_.take_stdout(whole_lines);
+  std::string err = compiler_message(capture_.take_stderr(whole_lines));
   if (!out.empty()) publish_stream("stdout", out);
   if (!err.empty()) publish_stream("stderr", err);
 }
 
 void CellInterpreter::publish_bundle(const nl::json& bundle, bool is_result) {
-  flush_streams();
+  std::lock_guard<std::mutex> lock(publish_mutex_);
+  send_streams(false);  // the text printed before the bundle comes before it
   if (is_result)
     publish_execution_result(execution_count_, bundle, nl::json::object());
   else
@@ -214,6 +177,12 @@ nl::json CellInterpreter::run(const std::string& code) {
   clang::PartialTranslationUnit& unit = *compiled;
   // Run it (clang::Interpreter::Execute: JIT-link the unit, run its statements and
   // initialisers) with SIGINT unblocked; Interrupt lands back at sigsetjmp, mask restored.
+  // Meanwhile the forwarder sends the whole lines it printed so far (started while SIGINT is
+  // still blocked, so its thread never takes the Interrupt).
+  forwarder_.start([this] {
+    std::lock_guard<std::mutex> lock(publish_mutex_);
+    send_streams(true);
+  });
   volatile bool interrupted = false;
   std::string exception_type, exception_what;
   llvm::Error failure = llvm::Error::success();
@@ -235,6 +204,7 @@ nl::json CellInterpreter::run(const std::string& code) {
   } else {
     interrupted = true;
   }
+  forwarder_.stop();
   if (interrupted) {
     std::fflush(nullptr);
     return error_reply("KeyboardInterrupt", "the cell was interrupted",
@@ -266,7 +236,10 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
     failed = run(parts.statements);
   if (failed.is_null() && !parts.expression.empty())
     failed = run("xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));");
-  flush_streams();
+  {
+    std::lock_guard<std::mutex> lock(publish_mutex_);
+    send_streams(false);
+  }
   capture_.stop();
 
   if (!failed.is_null()) {
@@ -276,33 +249,37 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   return xeus::create_successful_reply();
 }
 
-// Completion runs in a forked child: a throwaway interpreter parses the text before the cursor,
-// seeing the main one's top-level declarations (clang::ReplCodeCompleter, as clang-repl does it).
-// The child keeps the main interpreter out of harm's way: clang 19's completer can leave its
-// diagnostics failed (then every cell fails with "Parsing failed.") or crash (it does when the
-// earlier cells' headers are given to it with -include); a crashed child gives no matches and
-// the kernel carries on. It sees only top-level declarations, so names qualified by xenc
-// (xenc::Multi) are completed from the declarations in xencoder's headers instead.
+// Tab: the names that complete the one before the cursor. A name qualified by xenc
+// (xenc::Multi) is completed from the declarations in xencoder's headers (declared_names), where
+// inspect finds the documentation too; any other name by clang's own completer.
 nl::json CellInterpreter::complete_request_impl(const std::string& code, int cursor_pos) {
-  std::size_t cursor = std::min<std::size_t>(static_cast<std::size_t>(std::max(cursor_pos, 0)), code.size());
-  std::size_t start = cursor;
-  name_before(code, cursor, start);
-  std::string before = code.substr(0, cursor);
-  // A name qualified by xenc (xenc::Multi): from the headers' declarations (see declared_names)
+  const std::size_t cursor = std::min(static_cast<std::size_t>(std::max(cursor_pos, 0)), code.size());
+  std::size_t start = cursor;  // where the last component of the name begins
   const std::string qualified = name_before(code, cursor, start);
+  const std::string prefix = code.substr(start, cursor - start);
   const std::size_t colons = qualified.rfind("::");
+  std::vector<std::string> candidates;
   if (colons != std::string::npos && qualified.rfind("xenc", 0) == 0) {
-    std::vector<std::string> dirs;
-    for (const auto& a : compiler_args_)
-      if (a.rfind("-I", 0) == 0) dirs.push_back(a.substr(2));
-    nl::json names = declared_names(qualified.substr(0, colons), qualified.substr(colons + 2), dirs);
-    return xeus::create_complete_reply(names, static_cast<int>(start), cursor_pos);
+    candidates = declared_names(qualified.substr(0, colons), prefix, include_dirs());
+  } else {
+    const std::size_t newline = code.rfind('\n', cursor == 0 ? 0 : cursor - 1);
+    const std::size_t line_begin = newline == std::string::npos || newline >= cursor ? 0 : newline + 1;
+    candidates = clang_completions(code.substr(line_begin, cursor - line_begin));
   }
-  std::size_t line_begin = before.rfind('\n');
-  std::string line = line_begin == std::string::npos ? before : before.substr(line_begin + 1);
+  nl::json matches = nl::json::array();
+  for (const auto& c : candidates)
+    if (!c.empty() && c.rfind(prefix, 0) == 0) matches.push_back(c);
+  return xeus::create_complete_reply(matches, static_cast<int>(start), cursor_pos);
+}
 
+// clang::ReplCodeCompleter, as clang-repl runs it: a throwaway interpreter parses the line, seeing
+// the main one's top-level declarations. It runs in a forked child, which keeps the main
+// interpreter out of harm's way: clang 19's completer can leave its diagnostics failed (then
+// every cell fails with "Parsing failed.") or crash (it does when given the earlier cells'
+// headers with -include). A crashed child gives no matches; the kernel carries on.
+std::vector<std::string> CellInterpreter::clang_completions(const std::string& line) {
   int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return xeus::create_complete_reply(nl::json::array(), cursor_pos, cursor_pos);
+  if (pipe(pipe_fds) != 0) return {};
   pid_t child = fork();
   if (child == 0) {  // the child: complete, write one match per line to the pipe, exit
     close(pipe_fds[0]);
@@ -341,22 +318,24 @@ nl::json CellInterpreter::complete_request_impl(const std::string& code, int cur
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
   }
-  nl::json matches = nl::json::array();
-  std::string prefix = code.substr(start, cursor - start);
-  for (const auto& m : lines_of(text))
-    if (!m.empty() && m.rfind(prefix, 0) == 0) matches.push_back(m);
-  return xeus::create_complete_reply(matches, static_cast<int>(start), cursor_pos);
+  return lines_of(text);
 }
 
+// Shift+Tab: the comment block above the declaration of the name under the cursor, from
+// xencoder's headers.
 nl::json CellInterpreter::inspect_request_impl(const std::string& code, int cursor_pos,
                                                int /*detail_level*/) {
   std::string name = name_around(code, static_cast<std::size_t>(std::max(cursor_pos, 0)));
+  std::string doc = name.empty() ? "" : documentation(name, include_dirs());
+  if (doc.empty()) return xeus::create_inspect_reply(false);
+  return xeus::create_inspect_reply(true, {{"text/plain", name + "\n\n" + doc}});
+}
+
+std::vector<std::string> CellInterpreter::include_dirs() const {
   std::vector<std::string> dirs;
   for (const auto& a : compiler_args_)
     if (a.rfind("-I", 0) == 0) dirs.push_back(a.substr(2));
-  std::string doc = name.empty() ? "" : documentation(name, dirs);
-  if (doc.empty()) return xeus::create_inspect_reply(false);
-  return xeus::create_inspect_reply(true, {{"text/plain", name + "\n\n" + doc}});
+  return dirs;
 }
 
 nl::json CellInterpreter::is_complete_request_impl(const std::string& code) {

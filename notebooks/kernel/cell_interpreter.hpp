@@ -9,45 +9,28 @@
 //      Interrupt jumps back here (siglongjmp) and the cell ends with a KeyboardInterrupt error;
 //   4. a C++ exception escaping the cell becomes an `error` reply (ename = its type,
 //      evalue = what()); the kernel carries on;
-//   5. the captured text is sent as `stream` messages, in order with the figures and tables that
-//      the cell shows (xcpp::display, see include/xcpp/xdisplay.hpp);
+//   5. the captured text is sent as `stream` messages while the cell runs (every 0.1 s, whole
+//      lines, from a second thread: StreamForwarder) and when it ends, in order with the figures
+//      and tables that the cell shows (xcpp::display, see include/xcpp/xdisplay.hpp);
 //   6. an expression ending the cell (no semicolon) is shown as the `execute_result`.
 // A crash in a cell (segfault, abort) ends the process: Jupyter reports "kernel died".
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 #include <xeus/xinterpreter.hpp>
 
+#include "cell_output.hpp"
+
 namespace clang {
 class Interpreter;
 }
 
 namespace xenc_kernel {
-
-/// fd 1 and fd 2 redirected into two in-memory files while a cell runs. (A pipe would deadlock
-/// once a cell writes more than the pipe holds; a file does not.)
-class OutputCapture {
- public:
-  OutputCapture();
-  ~OutputCapture();
-  OutputCapture(const OutputCapture&) = delete;
-  OutputCapture& operator=(const OutputCapture&) = delete;
-
-  void start();   ///< flush, then point fd 1 and 2 at the files
-  void stop();    ///< flush, then point fd 1 and 2 back at the kernel's own
-  /// What was written to fd 1 (stdout) or fd 2 (stderr) since the last take; empties that file.
-  std::string take_stdout() { return take(out_file_); }
-  std::string take_stderr() { return take(err_file_); }
-
- private:
-  std::string take(int file);
-  int out_file_ = -1, err_file_ = -1;    // memfd files
-  int saved_out_ = -1, saved_err_ = -1;  // the kernel's own fd 1 and 2 while capturing
-};
 
 class CellInterpreter : public xeus::xinterpreter {
  public:
@@ -73,14 +56,21 @@ class CellInterpreter : public xeus::xinterpreter {
 
   /// A new clang::Interpreter with our arguments (the main one, or a throwaway for completion).
   std::unique_ptr<clang::Interpreter> make_clang_interpreter(const std::vector<std::string>& extra_args = {});
-  /// Compiles and runs one piece of code. Returns "" on success, else the error reply.
+  /// clang's completions of the end of `line` (names earlier cells declared), from a forked child.
+  std::vector<std::string> clang_completions(const std::string& line);
+  /// The -I directories of the interpreter's arguments (xencoder's headers among them).
+  std::vector<std::string> include_dirs() const;
+  /// Compiles and runs one piece of code. Returns null on success, else the error reply.
   nl::json run(const std::string& code);
-  /// Sends the captured stdout and stderr as stream messages.
-  void flush_streams();
+  /// Sends the captured stdout and stderr as stream messages (whole_lines: see OutputCapture).
+  /// The caller holds publish_mutex_.
+  void send_streams(bool whole_lines);
 
   std::vector<std::string> compiler_args_;
   std::unique_ptr<clang::Interpreter> clang_;
   OutputCapture capture_;
+  std::mutex publish_mutex_;   // one sender at a time: the cell's thread or the forwarder's
+  StreamForwarder forwarder_;  // sends whole lines while a compiled cell runs
   int execution_count_ = 0;
 };
 

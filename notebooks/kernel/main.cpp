@@ -7,6 +7,7 @@
 // are added to the interpreter's command line.
 #include <signal.h>
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
                  "(Jupyter starts it: install the kernelspec, then pick \"C++17 (xencoder)\")\n";
     return 2;
   }
+  // printf and std::cout are line-buffered, as on a terminal: each line reaches the captured fd 1
+  // when it is printed, so the kernel can send it while the cell runs (see cell_output.hpp).
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   // SIGINT stays blocked except while a compiled cell runs (see CellInterpreter::run). Blocking
   // it here, before xeus and ZeroMQ start their threads, makes them inherit the block, so
   // Jupyter's Interrupt is always delivered to this (the cells') thread.

@@ -89,6 +89,9 @@ def main():
                 print("%s shows a value (execute_result) that `nbtool run` cannot record; end the "
                       "cell with a semicolon" % tag, file=sys.stderr)
         all_outputs.append(nbtool_form(cell.outputs))
+    for path in (args.out, args.executed):
+        if path and os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(json.dumps(all_outputs, indent=1, ensure_ascii=False) + "\n")
     if args.executed:

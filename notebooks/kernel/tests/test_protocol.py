@@ -8,6 +8,7 @@ requests and checks the messages that come back. Each check prints one line; any
 the exit code 1.
 """
 import os
+import queue
 import sys
 import time
 
@@ -70,6 +71,44 @@ def main():
         check(reply["status"] == "ok" and "from cout 42" in out and "from printf 43" in out,
               "std::cout and printf output arrive as stdout stream messages", msgs)
         check("to cerr" in stream_text(msgs, "stderr"), "std::cerr output arrives as a stderr stream", msgs)
+
+        # streams while the cell runs: the line printed before a 2 s sleep arrives as its own
+        # stream message while the cell still runs (no execute_reply yet), the second one later
+        execute(kc, "#include <chrono>\n#include <thread>")
+        msg_id = kc.execute('std::cout << "first line" << std::endl;\n'
+                            'std::this_thread::sleep_for(std::chrono::seconds(2));\n'
+                            'std::printf("second line\\n");')
+        arrivals, reply_pending_at_first, early_reply = [], None, None
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            msg = kc.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+            if msg["msg_type"] == "stream":
+                if not arrivals:  # is the execute_reply there already? (it must not be)
+                    try:
+                        early_reply = kc.get_shell_msg(timeout=0.05)
+                    except queue.Empty:
+                        pass
+                    reply_pending_at_first = early_reply is None
+                arrivals.append((time.time(), msg["content"]["text"]))
+        if early_reply is None:
+            kc.get_shell_msg(timeout=60)
+        texts = [t for _, t in arrivals]
+        first = next((a for a, t in arrivals if "first line" in t), None)
+        second = next((a for a, t in arrivals if "second line" in t), None)
+        check(len(arrivals) >= 2 and first is not None and second is not None
+              and "second line" not in texts[0] and reply_pending_at_first and second - first > 1.0,
+              "a cell that prints, sleeps 2 s, prints: the first line arrives as a stream message "
+              "while the cell runs (before its execute_reply), the second %.1f s later"
+              % ((second or 0) - (first or 0)), [arrivals, reply_pending_at_first])
+
+        # bytes that are not UTF-8 (JSON cannot carry them) arrive as U+FFFD; the kernel lives on
+        reply, msgs = execute(kc, 'std::printf("bad \\xff byte\\n");')
+        check(reply["status"] == "ok" and "bad \ufffd byte" in stream_text(msgs, "stdout"),
+              "a byte that is not UTF-8 arrives as U+FFFD in the stream", [reply, msgs])
 
         # a compile error: an error reply and an error message with the compiler's text
         reply, msgs = execute(kc, "int broken = undefined_name + 1;")
@@ -168,6 +207,19 @@ def main():
         check(reply["status"] == "ok",
               "after a restart, redefining a variable of the old session compiles (fresh interpreter)",
               [reply, msgs])
+
+        # a segfault in a cell ends the kernel process (Jupyter then reports "kernel died" and
+        # restarts it); a restart gives a working kernel again
+        kc.execute("*(volatile int*)nullptr = 1;")
+        deadline = time.time() + 30
+        while km.is_alive() and time.time() < deadline:
+            time.sleep(0.1)
+        check(not km.is_alive(), "a segfault in a cell ends the kernel process")
+        km.restart_kernel(now=True)
+        kc.wait_for_ready(timeout=60)
+        reply, msgs = execute(kc, 'std::puts("back");')
+        check(reply["status"] == "ok" and "back" in stream_text(msgs, "stdout"),
+              "after the crash, a restart gives a kernel that runs cells", [reply, msgs])
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

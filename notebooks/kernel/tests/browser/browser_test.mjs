@@ -1,23 +1,39 @@
 // The browser test of xenc-kernel: Debian's `jupyter notebook` serves a scratch copy of the
-// notebooks on localhost with the kernel; headless Chromium (driven by playwright-core) opens
-// notebook 02, runs Kernel > Restart & Run All, and checks that every code cell ran, no cell
-// shows an error, and the positional-encoding heatmap is an <svg> in the page. Writes a
-// screenshot of the page.
+// notebooks on localhost with the kernel, and headless Chromium (driven by playwright-core) does
+// what a student does. For each notebook asked for:
+//   1. open it: it must start on kernel xenc-cpp17 with no kernel-picker dialog;
+//   2. clear every output (so nothing committed can pass for a result), then Kernel > Restart &
+//      Run All through the menu and its confirmation dialog;
+//   3. check every code cell ran once, in order (prompts [1] .. [N]), no cell shows an error, and
+//      the page shows as many figures (<svg> with shapes) and HTML tables as the committed
+//      notebook holds;
+//   4. write a screenshot of the first figure or table (OUT_DIR/NN_topic.png).
+// Then a scratch notebook whose cell dereferences a null pointer: the kernel process dies and
+// Jupyter shows its "kernel died" dialog (OUT_DIR/kernel_died.png).
 //
-//   JUPYTER_PATH=build/notebooks/kernel/jupyter node browser_test.mjs NOTEBOOK_DIR OUT_DIR
+//   JUPYTER_PATH=build/notebooks/kernel/jupyter node browser_test.mjs NOTEBOOK_DIR OUT_DIR [--all | NN_topic.ipynb...]
+// Default: notebook 02 only (CI); --all: every NN_*.ipynb in NOTEBOOK_DIR.
 // (run `npm ci` in this directory first; CMake's test does both)
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, mkdirSync, readdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
-const [notebookDir, outDir] = process.argv.slice(2);
-const notebook = '02_positional_encoding.ipynb';
+const [notebookDir, outDir, ...asked] = process.argv.slice(2);
+const all = readdirSync(notebookDir).filter(f => /^\d\d_.*\.ipynb$/.test(f)).sort();
+const notebooks = asked.includes('--all') ? all : asked.length ? asked : ['02_positional_encoding.ipynb'];
 mkdirSync(outDir, { recursive: true });
-// A scratch copy: running the notebook in the page saves it, and the committed ones must stay.
+// A scratch copy: running a notebook in the page saves it, and the committed ones must stay.
 const served = mkdtempSync(join(tmpdir(), 'xenc-browser-'));
-for (const f of readdirSync(notebookDir)) if (f.endsWith('.ipynb')) cpSync(join(notebookDir, f), join(served, f));
+for (const f of all) cpSync(join(notebookDir, f), join(served, f));
+const crashNotebook = 'kernel_crash.ipynb';
+writeFileSync(join(served, crashNotebook), JSON.stringify({
+  nbformat: 4, nbformat_minor: 5,
+  metadata: { kernelspec: { name: 'xenc-cpp17', display_name: 'C++17 (xencoder)', language: 'c++' } },
+  cells: [{ cell_type: 'code', id: 'crash', metadata: {}, execution_count: null, outputs: [],
+            source: '*(volatile int*)nullptr = 1;  // a segfault' }],
+}));
 
 const port = 20000 + (process.pid % 20000);
 const token = 'xenc' + process.pid;
@@ -36,6 +52,87 @@ async function waitForServer() {
   throw new Error('jupyter notebook did not start');
 }
 
+// What the committed notebook shows: its HTML tables and SVG figures, each display output
+// counted once under the MIME type Jupyter Notebook renders (text/html before image/svg+xml).
+function committedOutputs(notebook) {
+  const nb = JSON.parse(readFileSync(join(notebookDir, notebook), 'utf8'));
+  const counts = { html: 0, svg: 0 };
+  for (const cell of nb.cells.filter(c => c.cell_type === 'code'))
+    for (const o of cell.outputs || []) {
+      if (o.data && 'text/html' in o.data) counts.html++;
+      else if (o.data && 'image/svg+xml' in o.data) counts.svg++;
+    }
+  return counts;
+}
+
+async function openNotebook(context, notebook) {
+  const page = await context.newPage();
+  await page.goto(`http://127.0.0.1:${port}/notebooks/${notebook}?token=${token}`);
+  // No kernel-picker dialog: the notebook's kernelspec (xenc-cpp17) starts xenc-kernel.
+  await page.waitForFunction(() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel &&
+                                   Jupyter.notebook.kernel.is_connected(), null, { timeout: 60000 });
+  const kernelName = await page.evaluate(() => Jupyter.notebook.kernel.name);
+  check(kernelName === 'xenc-cpp17', `${notebook}: opens on kernel xenc-cpp17 (got ${kernelName})`);
+  check(await page.locator('.modal-dialog').count() === 0, `${notebook}: no kernel-picker dialog`);
+  return page;
+}
+
+async function restartAndRunAll(page, notebook) {
+  const name = notebook.replace(/\.ipynb$/, '');
+  const expected = committedOutputs(notebook);
+  // Cell > All Output > Clear: no committed output or prompt number is left to pass for a result.
+  await page.evaluate(() => Jupyter.notebook.clear_all_output());
+  const left = await page.evaluate(() => document.querySelectorAll('.output_subarea').length +
+    Jupyter.notebook.get_cells().filter(c => c.cell_type === 'code' && c.input_prompt_number).length);
+  check(left === 0, `${notebook}: outputs cleared before the run (${left} left)`);
+  // Kernel > Restart & Run All, then the dialog's "Restart and Run All Cells".
+  const started = Date.now();
+  await page.click('#kernellink');
+  await page.click('#restart_run_all > a');
+  await page.getByRole('button', { name: 'Restart and Run All Cells' }).click();
+  // Until every code cell has a prompt number, or one shows an error (run all carries on).
+  await page.waitForFunction(() => {
+    const cells = Jupyter.notebook.get_cells().filter(c => c.cell_type === 'code');
+    return document.querySelector('.output_area .output_error') !== null ||
+           cells.every(c => Number.isInteger(c.input_prompt_number));
+  }, null, { timeout: 900000, polling: 500 });
+  const seconds = (Date.now() - started) / 1000;
+  const prompts = await page.evaluate(() => Jupyter.notebook.get_cells()
+    .filter(c => c.cell_type === 'code').map(c => c.input_prompt_number));
+  check(prompts.every((p, k) => p === k + 1),
+        `${notebook}: all ${prompts.length} code cells ran once, in order, in ${seconds.toFixed(1)} s`);
+  const errors = await page.locator('.output_area .output_error').allInnerTexts();
+  check(errors.length === 0, `${notebook}: no cell shows an error` +
+        (errors.length ? `: ${errors[0].slice(0, 1500)}` : ''));
+  const shown = await page.evaluate(() => ({
+    html: document.querySelectorAll('.output_subarea.output_html').length,
+    svg: [...document.querySelectorAll('.output_subarea.output_svg')]
+      .filter(s => s.querySelector('svg') && s.querySelectorAll('rect, path, polyline, line, circle').length > 0).length,
+  }));
+  check(shown.svg === expected.svg && shown.html === expected.html,
+        `${notebook}: ${shown.svg} figures (inline <svg> with shapes) and ${shown.html} HTML tables ` +
+        `in the page; the committed notebook has ${expected.svg} and ${expected.html}`);
+  // The screenshot: the first figure, else the first table, else the last output.
+  for (const kind of ['.output_subarea.output_svg', '.output_subarea.output_html', '.output_subarea']) {
+    const shown = page.locator(kind);
+    if (await shown.count()) {
+      await (kind === '.output_subarea' ? shown.last() : shown.first()).scrollIntoViewIfNeeded();
+      break;
+    }
+  }
+  await page.screenshot({ path: join(outDir, `${name}.png`) });
+  console.log(`screenshot: ${join(outDir, name + '.png')}`);
+}
+
+// A segfault in a cell: the kernel process ends and Jupyter says so.
+async function crash(page) {
+  await page.locator('#run_int button').first().click();  // the toolbar's Run
+  const died = page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' });
+  await died.waitFor({ timeout: 60000 });
+  check(true, 'a segfault in a cell: Jupyter shows "The kernel appears to have died. It will restart automatically."');
+  await page.screenshot({ path: join(outDir, 'kernel_died.png') });
+}
+
 let browser;
 try {
   await waitForServer();
@@ -46,36 +143,22 @@ try {
            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     viewport: { width: 1200, height: 900 },
   });
-  const page = await browser.newPage();
-  await page.goto(`http://127.0.0.1:${port}/notebooks/${notebook}?token=${token}`);
-  // No kernel-picker dialog: the notebook's kernelspec (xenc-cpp17) starts xenc-kernel.
-  await page.waitForFunction(() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel &&
-                                   Jupyter.notebook.kernel.is_connected(), null, { timeout: 60000 });
-  const kernelName = await page.evaluate(() => Jupyter.notebook.kernel.name);
-  check(kernelName === 'xenc-cpp17', `the notebook opened on kernel xenc-cpp17 (got ${kernelName})`);
-  check(await page.locator('.modal-dialog').count() === 0, 'no kernel-picker dialog');
-  // Kernel > Restart & Run All
-  await page.evaluate(() => Jupyter.notebook.restart_run_all({ confirm: false }));
-  await page.waitForFunction(() => {
-    const cells = Jupyter.notebook.get_cells().filter(c => c.cell_type === 'code');
-    return cells.length > 0 && cells.every(c => Number.isInteger(c.input_prompt_number));
-  }, null, { timeout: 600000, polling: 500 });
-  const codeCells = await page.evaluate(() => Jupyter.notebook.get_cells().filter(c => c.cell_type === 'code').length);
-  check(codeCells > 0, `all ${codeCells} code cells ran (each has an execution count)`);
-  check(await page.locator('.output_area .output_error').count() === 0, 'no cell shows an error');
-  const svgs = await page.locator('.output_area svg').count();
-  check(svgs > 0, `the figures are inline <svg> elements in the page (${svgs})`);
-  const heatmap = await page.evaluate(() => [...document.querySelectorAll('.output_area svg')]
-    .some(s => /positional encoding/i.test(s.textContent) && s.querySelectorAll('rect').length > 100));
-  check(heatmap, 'the positional-encoding heatmap (an <svg> with its title and >100 cells) is in the page');
-  const firstSvg = page.locator('.output_area svg').first();
-  await firstSvg.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: join(outDir, 'notebook02_heatmap.png') });
-  await page.screenshot({ path: join(outDir, 'notebook02_full.png'), fullPage: true });
-  console.log(`screenshots: ${outDir}/notebook02_heatmap.png, notebook02_full.png`);
+  for (const notebook of notebooks) {
+    try {
+      const page = await openNotebook(browser, notebook);
+      await restartAndRunAll(page, notebook);
+      // Closing the page leaves the kernel running: end its session, one kernel at a time.
+      const session = await page.evaluate(() => Jupyter.notebook.session.id);
+      await page.close();
+      await fetch(`http://127.0.0.1:${port}/api/sessions/${session}`,
+                  { method: 'DELETE', headers: { Authorization: `token ${token}` } });
+    } catch (e) {
+      check(false, `${notebook}: ${e.message}`);
+    }
+  }
+  await crash(await openNotebook(browser, crashNotebook));
 } catch (e) {
-  console.log('FAIL ' + e.message);
-  failures++;
+  check(false, e.message);
 } finally {
   if (browser) await browser.close();
   server.kill('SIGTERM');

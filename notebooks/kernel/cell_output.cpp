@@ -1,0 +1,126 @@
+#include "cell_output.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+namespace xenc_kernel {
+
+// ---------------------------------------------------------------------------------------------
+OutputCapture::OutputCapture()
+    : out_file_(memfd_create("xenc-kernel-stdout", MFD_CLOEXEC)),
+      err_file_(memfd_create("xenc-kernel-stderr", MFD_CLOEXEC)) {
+  if (out_file_ < 0 || err_file_ < 0) throw std::runtime_error("xenc-kernel: memfd_create failed");
+}
+
+OutputCapture::~OutputCapture() {
+  stop();
+  close(out_file_);
+  close(err_file_);
+}
+
+void OutputCapture::start() {
+  if (saved_out_ >= 0) return;
+  std::cout.flush();
+  std::fflush(nullptr);
+  saved_out_ = dup(1);
+  saved_err_ = dup(2);
+  dup2(out_file_, 1);
+  dup2(err_file_, 2);
+}
+
+void OutputCapture::stop() {
+  if (saved_out_ < 0) return;
+  std::cout.flush();
+  std::fflush(nullptr);
+  dup2(saved_out_, 1);
+  dup2(saved_err_, 2);
+  close(saved_out_);
+  close(saved_err_);
+  saved_out_ = saved_err_ = -1;
+  // Empty the files and rewind them (fd 1 and 2 shared their write position): otherwise the
+  // next cell's text would be written after the old text.
+  for (int file : {out_file_, err_file_})
+    if (ftruncate(file, 0) != 0 || lseek(file, 0, SEEK_SET) != 0)
+      throw std::runtime_error("xenc-kernel: cannot empty the output file");
+  out_taken_ = err_taken_ = 0;
+}
+
+std::string OutputCapture::take(int file, off_t& taken, bool whole_lines) {
+  // The cell's thread (whole_lines false) first flushes what stdio still buffers. The forwarder
+  // must not touch stdio: an interrupted cell may have left a stdio lock held.
+  if (!whole_lines) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+  }
+  std::string text;
+  char buffer[65536];
+  for (ssize_t n; (n = pread(file, buffer, sizeof buffer, taken + static_cast<off_t>(text.size()))) > 0;)
+    text.append(buffer, static_cast<std::size_t>(n));
+  if (whole_lines) text.erase(text.rfind('\n') + 1);  // npos + 1 = 0: no whole line yet
+  taken += static_cast<off_t>(text.size());
+  return valid_utf8(text);
+}
+
+std::string valid_utf8(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = byte(i);
+    // the sequence's length, and the range of its second byte (RFC 3629's table)
+    std::size_t n = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (c < 0x80) n = 1;
+    else if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c == 0xE0) n = 3, low = 0xA0;
+    else if (c == 0xED) n = 3, high = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) n = 3;
+    else if (c == 0xF0) n = 4, low = 0x90;
+    else if (c == 0xF4) n = 4, high = 0x8F;
+    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    bool ok = n > 0 && i + n <= text.size();
+    for (std::size_t k = 1; ok && k < n; ++k)
+      ok = k == 1 ? byte(i + 1) >= low && byte(i + 1) <= high : (byte(i + k) & 0xC0) == 0x80;
+    if (ok) {
+      out.append(text, i, n);
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD, for this one byte
+      ++i;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+void StreamForwarder::start(std::function<void()> send) {
+  stop();
+  stopping_ = false;
+  thread_ = std::thread([this, send = std::move(send)] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; })) {
+      lock.unlock();
+      send();
+      lock.lock();
+    }
+  });
+}
+
+void StreamForwarder::stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+}  // namespace xenc_kernel

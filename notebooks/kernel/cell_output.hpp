@@ -1,0 +1,62 @@
+// What a cell prints, on its way to Jupyter: fd 1 and fd 2 captured into in-memory files while the
+// cell runs (OutputCapture), and a second thread that sends what arrived so far every 0.1 s
+// (StreamForwarder), so a long cell's output shows while it runs, as in any Jupyter kernel.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace xenc_kernel {
+
+/// fd 1 and fd 2 redirected into two in-memory files while a cell runs. (A pipe would deadlock
+/// once a cell writes more than the pipe holds; a file does not.) The files are read from where
+/// the last take ended, with pread, so they can be read while the cell writes to them; they are
+/// emptied when the capture stops.
+class OutputCapture {
+ public:
+  OutputCapture();
+  ~OutputCapture();
+  OutputCapture(const OutputCapture&) = delete;
+  OutputCapture& operator=(const OutputCapture&) = delete;
+
+  void start();  ///< flush, then point fd 1 and 2 at the files
+  void stop();   ///< flush, point fd 1 and 2 back at the kernel's own, empty the files
+  /// What was written to fd 1 (stdout) or fd 2 (stderr) since the last take. With whole_lines,
+  /// only up to the last newline: the rest (a line still being written, perhaps half of a UTF-8
+  /// character) waits for the next take.
+  std::string take_stdout(bool whole_lines = false) { return take(out_file_, out_taken_, whole_lines); }
+  std::string take_stderr(bool whole_lines = false) { return take(err_file_, err_taken_, whole_lines); }
+
+ private:
+  std::string take(int file, off_t& taken, bool whole_lines);
+  int out_file_ = -1, err_file_ = -1;    // memfd files
+  off_t out_taken_ = 0, err_taken_ = 0;  // how much of each was taken
+  int saved_out_ = -1, saved_err_ = -1;  // the kernel's own fd 1 and 2 while capturing
+};
+
+/// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD: Jupyter's messages
+/// are JSON, which cannot carry them (nlohmann::json throws), and a cell may print any bytes.
+std::string valid_utf8(const std::string& text);
+
+/// Calls `send` every 0.1 s from a second thread between start() and stop(). The kernel starts
+/// it around each compiled cell's run, with SIGINT blocked, so the thread never takes Jupyter's
+/// Interrupt (see CellInterpreter::run).
+class StreamForwarder {
+ public:
+  ~StreamForwarder() { stop(); }
+  void start(std::function<void()> send);
+  void stop();  ///< returns when the thread has ended (after at most one more send)
+
+ private:
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+};
+
+}  // namespace xenc_kernel
