@@ -11,6 +11,7 @@
 #include <xenc/data/word_roles.hpp>
 #include <xenc/nn/token_classifier.hpp>
 
+#include "../common/budget.hpp"
 #include "../common/progress.hpp"
 
 namespace train_order {
@@ -72,11 +73,24 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
               const std::vector<xenc::LabelledSentence>& data, const xenc::Vocabulary& vocab,
               std::size_t batch_size);
 
+/// The whole run in the terms of the resource estimate (apps/common/budget.hpp), from the
+/// task's data: a step on [batch, the longest sentence], evaluations in batches of 256 (4 curve
+/// points per epoch on the held-out set, then both sets once), `models` models.
+xenc_app::TrainingPlan plan_of(const Options& o, const xenc::WordRolesDataset& d, std::size_t models);
+
+/// A live display's view of a model in training (the browser page draws its curves from it):
+/// the scheme's result so far (name, the curve points recorded up to now), and the steps
+/// taken of all of this model's steps. Called after every step and after every epoch's
+/// evaluation.
+using OnStep = std::function<void(const SchemeResult& so_far, std::size_t step, std::size_t steps)>;
+
 /// Runs the experiment. on_ready: once the data are made, before the first model trains (the
 /// Result holds no scheme yet). on_trained: after each model trains and is evaluated (the
-/// Result so far, the scheme's result, the model: for checkpoints and figures).
+/// Result so far, the scheme's result, the model: for checkpoints and figures). on_step (may be
+/// empty): see OnStep.
 Result run_experiment(
     const Options& o, xenc_app::Progress& progress, const std::function<void(const Result&)>& on_ready,
-    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained);
+    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained,
+    const OnStep& on_step = {});
 
 }  // namespace train_order

@@ -48,33 +48,6 @@ struct Output {
   double max_minutes = 10;
 };
 
-// The whole run in the terms of the estimate (apps/common/budget.hpp), from the task's data: a
-// step on [batch, the longest sentence], evaluations in batches of 256 (4 curve points per epoch
-// on the held-out set, then both sets once).
-xenc_app::TrainingPlan plan_of(const train_order::Options& o, const xenc::WordRolesDataset& d, std::size_t models) {
-  std::size_t T = 1;
-  for (const auto* set : {&d.train, &d.test})
-    for (const auto& s : *set) T = std::max(T, s.tokens.size());
-  xenc_app::TrainingPlan p;
-  p.config.vocab_size = d.vocab.size();
-  p.config.layer.d_model = std::size_t(o.d_model);
-  p.config.layer.nhead = std::size_t(o.heads);
-  p.config.layer.dim_feedforward = std::size_t(o.ff);
-  p.config.layer.dropout = float(o.dropout);
-  p.config.num_layers = std::size_t(o.layers);
-  p.config.position = xenc::PositionKind::learned;  // the largest: its table
-  p.config.max_len = T;
-  p.num_labels = 2;
-  p.batch = std::size_t(o.batch_size);
-  p.length = T;
-  p.models = models;
-  p.steps = (d.train.size() + p.batch - 1) / p.batch * std::size_t(o.epochs);
-  p.eval_batch = 256;
-  p.eval_length = T;
-  p.eval_tokens = double(T) * (double(4 * o.epochs + 1) * double(d.test.size()) + 2.0 * double(d.train.size() + d.test.size()));
-  return p;
-}
-
 int run_training(const train_order::Options& o, const Output& out) {
   const bool text = !out.json, figures = !out.svg_dir.empty() && (!out.json || out.svg_dir_given);
   // the output directories are made (or refused, naming them) before anything trains
@@ -87,7 +60,7 @@ int run_training(const train_order::Options& o, const Output& out) {
       [&](const train_order::Result& r) {
         // memory and time of the whole run, decided before the first model is built
         const std::size_t models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
-        const xenc_app::TrainingPlan plan = plan_of(o, r.data, models);
+        const xenc_app::TrainingPlan plan = train_order::plan_of(o, r.data, models);
         xenc_app::check_training_plan(
             plan, out.max_memory_mb, out.max_minutes,
             "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " + std::to_string(o.layers) +
