@@ -222,6 +222,8 @@ XencWeb().then(lib => {
   renderTable(lib);
   document.body.dataset.ready = 'true';
 }, error => {
-  $('loading').textContent = 'The library did not load: ' + error;
+  $('loading').textContent = 'The library did not load: ' + error +
+    (location.protocol === 'file:' ? ' (the page was opened from disk: browsers load its .wasm and its Web Worker ' +
+                                     'only from a web server, for example bash scripts/web.sh)' : '');
   $('loading').className = 'error';
 });
