@@ -6,7 +6,8 @@
 //     attention SVG (one cell per layer x head x word x word, the words on its axes), and every
 //     number of the rope table against the native xenc-word-order --json (within 1.5e-6: the
 //     wasm build multiplies without OpenBLAS, and the page prints 6 decimals);
-//   - sentences that share no word: the library's error message on the page;
+//   - sentences that share no word, and D = 30 with 4 heads in the training tab: the library's
+//     error messages on the page;
 //   - the sinusoidal table's heatmap;
 //   - trains none and sinusoidal at small settings in the Web Worker: the progress bar, the
 //     curves redrawn while it trains, the final table, none's held-out accuracy <= 55%;
@@ -177,6 +178,15 @@ async function train(page, { epochs, nouns, perPair }) {
     await page.click('#train-form summary');
     await page.fill('#train-nouns', String(nouns));
     await page.fill('#train-per-pair', String(perPair));
+  }
+  if (nouns) {
+    // a setting the library refuses: its message on the page, before any training
+    await page.fill('#train-d-model', '30');
+    await page.click('#train-start');
+    await page.waitForFunction(() => document.body.dataset.trainState === 'error', null, { timeout: 30000 });
+    const refused = await page.textContent('#train-error');
+    check(/divisible by --heads/.test(refused), `D = 30 with 4 heads: the training tab says "${refused}"`);
+    await page.fill('#train-d-model', '32');
   }
   // count the curve figures drawn before the run ends
   await page.evaluate(() => {
