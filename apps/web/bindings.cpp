@@ -23,10 +23,12 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
 
 #include <xenc/core/error.hpp>
 #include <xenc/ops/positional.hpp>
+#include <xenc/text/display_width.hpp>
 #include <xenc/text/tokenizer.hpp>
 #include <xenc/viz/svg.hpp>
 
@@ -95,8 +97,10 @@ std::string shell_quote(const std::string& text) {
 constexpr std::size_t kMaxPageWords = 32;
 
 // Every head of every layer of one sentence (row 0: A, row 1: B) of a run, words on the axes.
+// vmax: the top of the colour scale (the largest weight on the page: with T words the weights
+// average 1/T, so a fixed [0, 1] scale would leave every figure dark).
 std::string attention_svg(const word_order::Run& run, std::size_t row, const std::vector<std::string>& tokens,
-                          const std::string& label, const std::string& sentence) {
+                          const std::string& label, const std::string& sentence, double vmax) {
   const std::size_t n = tokens.size();
   std::vector<xenc::Tensor2> panels;
   std::vector<std::string> titles;
@@ -113,11 +117,15 @@ std::string attention_svg(const word_order::Run& run, std::size_t row, const std
   o.y_ticks = tokens;
   o.diverging = false;
   o.vmin = 0.0;
-  o.vmax = 1.0;
+  o.vmax = vmax;
   o.colorbar_label = "attention weight";
   o.annotate = n <= 6;
-  // cells large enough for a word under every column: 40 px for a few words, 14 px for 32
-  o.cell_size = int(std::clamp<std::size_t>(160 / std::max<std::size_t>(1, n), 14, 40));
+  // cells wide enough for the longest word under its column (about 7 px a column of text), as
+  // long as a panel stays within about 640 px; 14 to 56 px
+  std::size_t longest = 1;
+  for (const auto& t : tokens) longest = std::max(longest, xenc::display_width(t));
+  const std::size_t cap = std::max<std::size_t>(14, 640 / std::max<std::size_t>(1, n));
+  o.cell_size = int(std::clamp<std::size_t>(std::min(7 * longest + 8, cap), 14, 56));
   return xenc::viz::heatmap_grid_svg(panels, titles, o);
 }
 
@@ -158,6 +166,13 @@ std::string word_order_page(const std::string& options_text) {
   std::vector<std::string> words;
   for (const auto& m : r.matches) words.push_back(m.key);
   out["words"] = words;
+  double vmax = 0.0;  // one colour scale for every figure: 0 .. the largest weight of a word
+  for (const auto& run : r.runs)
+    for (const auto& w : run.attention)
+      for (std::size_t row = 0; row < 2; ++row) {
+        const std::size_t n = (row == 0 ? r.tokens_a : r.tokens_b).size();
+        vmax = std::max(vmax, double(xt::amax(xt::view(w, row, xt::all(), xt::range(0, n), xt::range(0, n)))()));
+      }
   json runs = json::array();
   for (const auto& run : r.runs) {
     json j;
@@ -174,8 +189,8 @@ std::string word_order_page(const std::string& options_text) {
     }
     j["stages"] = stages;
     j["narration"] = word_order::explain(run, ctx);
-    j["attention_a"] = attention_svg(run, 0, r.tokens_a, "A", o.a);
-    j["attention_b"] = attention_svg(run, 1, r.tokens_b, "B", o.b);
+    j["attention_a"] = attention_svg(run, 0, r.tokens_a, "A", o.a, vmax);
+    j["attention_b"] = attention_svg(run, 1, r.tokens_b, "B", o.b, vmax);
     runs.push_back(j);
   }
   out["runs"] = runs;
