@@ -49,8 +49,9 @@ if [[ ${#sets[@]} -lt 2 ]]; then
   exit 0
 fi
 # Tests whose outcome cannot depend on the kernels are not repeated: installing and linking,
-# the student HTML in a browser, the WebAssembly build (no OpenBLAS), exit codes of README commands.
-same_on_every_kernel='^(install\.|wasm\.|xenc_kernel_|readme_commands\.|notebooks_html_in_browser|notebook_installed_setup_header|nbtool_)'
+# the student HTML in a browser, the WebAssembly build (no OpenBLAS), exit codes of README commands,
+# and the checks that read sources only (formatting, layering, one oracle, the README's copy).
+same_on_every_kernel='^(install\.|wasm\.|xenc_kernel_|readme_commands\.|notebooks_html_in_browser|notebook_installed_setup_header|nbtool_|source_is_formatted$|readme_minimal_program_is_apps_minimal$|layering_|one_oracle_|reference\.uses_only_core$)'
 echo "== ctest with OPENBLAS_CORETYPE=${sets[0]}, OPENBLAS_NUM_THREADS=1"
 OPENBLAS_CORETYPE=${sets[0]} OPENBLAS_NUM_THREADS=1 \
   ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" -E "$same_on_every_kernel"

@@ -20,18 +20,18 @@
 // weights' sizes from the .npz headers) and the size of each output (about 75 bytes per heatmap
 // cell: all heads in one figure hold L·H·T² cells), and refuses over --max-memory-mb (1024) or
 // --max-output-mb (100) with the estimate, the limit and what to change.
+//
+// This file is the command line and the run; report.hpp turns the weights into the JSON, the
+// text tables and the heatmaps.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <xenc/io.hpp>
 #include <xenc/xenc.hpp>
-#include <xenc/viz/svg.hpp>
 
 #include "../common/cli.hpp"
 #include "../common/weights.hpp"
+#include "report.hpp"
 
-#include <xtensor/xreducer.hpp>
-#include <xtensor/xview.hpp>
-
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -133,8 +133,7 @@ int main(int argc, char** argv) {
                                   advice);
       std::filesystem::create_directories(svg_dir);  // an unusable directory fails here, before the work
     }
-    std::size_t w0 = 6;
-    for (const auto& t : tokens) w0 = std::max(w0, t.size() + 2);
+    const std::size_t w0 = attention_map::column_width(tokens);
     xenc_app::check_output_size(json ? 10.0 * weights_count : weights_count * double(w0 + 1), max_output_mb,
                                 json ? "the JSON on standard output" : "the text tables on standard output",
                                 advice);
@@ -146,93 +145,18 @@ int main(int argc, char** argv) {
                                                      /*norm_first=*/false, 1e-5f, limits);
     xenc::NoGradGuard no_grad;
     xenc::ModelTrace trace;
-    model.forward(batch.ids, batch.padding_mask, &trace);
-    const auto& att = trace.encoder.attention_weights;  // N x [1, H, T, T]
+    model.forward(batch.ids, batch.padding_mask, &trace);  // N x [1, H, T, T]
 
-    // 4. JSON for bertviz, or a text summary
-    if (json) {
-      nlohmann::ordered_json j;
-      j["tokens"] = tokens;
-      j["attention"] = nlohmann::ordered_json::array();
-      for (const auto& w : att) {
-        nlohmann::ordered_json layer = nlohmann::ordered_json::array();  // [batch][H][T][T]
-        for (std::size_t b = 0; b < w.shape()[0]; ++b) {
-          nlohmann::ordered_json hs = nlohmann::ordered_json::array();
-          for (std::size_t h = 0; h < w.shape()[1]; ++h) {
-            nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-            for (std::size_t i = 0; i < T; ++i) {
-              std::vector<float> r(T);
-              for (std::size_t k = 0; k < T; ++k) r[k] = w(b, h, i, k);
-              rows.push_back(r);
-            }
-            hs.push_back(rows);
-          }
-          layer.push_back(hs);
-        }
-        j["attention"].push_back(layer);
-      }
-      j["config"] = {{"d_model", d_model}, {"heads", heads}, {"layers", layers},
-                     {"position", position}, {"seed", seed}, {"weights", weights}};
-      std::cout << j.dump() << "\n";
-    } else {
-      std::cout << "Sentence: \"" << sentence << "\" (" << T << " tokens); "
-                << (weights.empty() ? "random encoder" : "encoder layers from " + weights + ",") << " D = " << d_model
-                << ", " << heads << " heads, " << layers << " layers, " << position
-                << " positions, seed " << seed << "\n"
-                << "Row = query token, column = key token; each row sums to 1.\n";
-      for (std::size_t l = 0; l < att.size(); ++l)
-        for (std::size_t h = 0; h < heads; ++h) {
-          std::cout << "\nLayer " << l + 1 << ", head " << h + 1 << "\n" << std::string(w0 + 2, ' ');
-          for (const auto& t : tokens) std::printf("%*s", int(w0), t.c_str());
-          std::printf("   strongest\n");
-          for (std::size_t i = 0; i < T; ++i) {
-            std::printf("  %-*s", int(w0), tokens[i].c_str());
-            std::size_t best = 0;
-            for (std::size_t k = 0; k < T; ++k) {
-              std::printf("%*.3f", int(w0), double(att[l](0, h, i, k)));
-              if (att[l](0, h, i, k) > att[l](0, h, i, best)) best = k;
-            }
-            std::printf("   -> %s\n", tokens[best].c_str());
-          }
-        }
-    }
-
-    // 5. figures: one heatmap per layer and head, and all heads in one grid
+    // 4. JSON for bertviz, or text tables (report.hpp); 5. the figures
+    attention_map::Run run{sentence, position, weights, tokens, d_model, heads, layers, seed,
+                           trace.encoder.attention_weights};
+    if (json) std::cout << attention_map::to_json(run) << "\n";
+    else std::cout << attention_map::table_text(run);
     if (!svg_dir.empty()) {
-      xenc::viz::HeatmapOptions o;
-      o.x_label = "key (attended to)";
-      o.y_label = "query (attending)";
-      o.x_ticks = tokens;
-      o.y_ticks = tokens;
-      o.diverging = false;
-      // one colour scale for every head: 0 .. the largest weight anywhere (with T tokens the
-      // weights average 1/T, so a fixed [0, 1] range would leave long sentences all dark)
-      o.vmin = 0;
-      o.vmax = 0;
-      for (const auto& w : att) o.vmax = std::max(o.vmax, double(xt::amax(w)()));
-      o.colorbar_label = "attention weight";
-      o.annotate = T <= 12;
-      std::vector<xenc::Tensor2> panels;
-      std::vector<std::string> titles;
-      for (std::size_t l = 0; l < att.size(); ++l)
-        for (std::size_t h = 0; h < heads; ++h) {
-          xenc::Tensor2 p = xt::view(att[l], 0, h, xt::all(), xt::all());  // [T, T]
-          o.title = "Attention weights, layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1);
-          xenc::viz::write_text_file(svg_dir + "/attention_layer" + std::to_string(l + 1) + "_head" +
-                                         std::to_string(h + 1) + ".svg",
-                                     xenc::viz::heatmap_svg(p, o));
-          panels.push_back(p);
-          titles.push_back("layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1));
-        }
-      o.title = "Attention weights of every head: \"" + sentence + "\"";
-      o.annotate = false;
-      // one row per layer when the heads fit side by side, else as many per row as fit
-      const int columns = heads <= 4 && heads * (T * 8 + 90) <= 560 ? int(heads) : 0;
-      xenc::viz::write_text_file(svg_dir + "/attention_all.svg",
-                                 xenc::viz::heatmap_grid_svg(panels, titles, o, columns));
+      const std::size_t n = attention_map::write_figures(run, svg_dir);
       if (!json)
-        std::cout << "\nWrote " << panels.size() << " heatmaps to " << svg_dir
-                  << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir << "/attention_all.svg\n";
+        std::cout << "\nWrote " << n << " heatmaps to " << svg_dir << "/attention_layer<l>_head<h>.svg and all of them to "
+                  << svg_dir << "/attention_all.svg\n";
     }
   } catch (const std::exception& e) {
     return xenc_app::report_error("xenc-attention-map", e);

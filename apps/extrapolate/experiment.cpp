@@ -193,6 +193,36 @@ void check_options(Options& o) {
   o.test_lengths.erase(std::unique(o.test_lengths.begin(), o.test_lengths.end()), o.test_lengths.end());
 }
 
+xenc_app::TrainingPlan training_plan(const Options& o) {
+  xenc_app::TrainingPlan p;
+  p.config.vocab_size = std::size_t(o.symbols) + 2;
+  p.config.layer.d_model = std::size_t(o.d_model);
+  p.config.layer.nhead = std::size_t(o.heads);
+  p.config.layer.dim_feedforward = std::size_t(o.ff);
+  p.config.num_layers = std::size_t(o.layers);
+  p.config.position = xenc::PositionKind::learned;  // the largest: its table
+  p.config.max_len = learned_max_len(o);
+  p.num_labels = std::size_t(o.symbols);
+  p.batch = std::size_t(o.batch_size);
+  p.length = std::size_t(o.train_length);
+  p.models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
+  p.steps = (std::size_t(o.train_sequences) + p.batch - 1) / p.batch * std::size_t(o.epochs);
+  p.eval_length = std::size_t(*std::max_element(o.test_lengths.begin(), o.test_lengths.end()));
+  p.eval_batch = std::max<std::size_t>(1, 4096 / p.eval_length);
+  double tested = 0;
+  for (int L : o.test_lengths) tested += double(o.test_sequences) * double(L);
+  p.eval_tokens = double(o.epochs + 1) * double(o.test_sequences) * double(o.train_length) +
+                  double(o.train_sequences) * double(o.train_length) + tested;
+  return p;
+}
+
+std::string training_plan_sizes(const Options& o) {
+  return "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " + std::to_string(o.layers) +
+         " layers, --batch-size " + std::to_string(o.batch_size) + ", --train-length " +
+         std::to_string(o.train_length) + ", " + std::to_string(o.train_sequences) + " sequences x " +
+         std::to_string(o.epochs) + " epochs";
+}
+
 Result run_experiment(const Options& o, xenc_app::Progress& progress,
                       const std::function<void(const Result&)>& on_ready) {
   std::vector<xenc::PositionKind> kinds;

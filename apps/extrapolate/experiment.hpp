@@ -13,6 +13,7 @@
 #include <xenc/data/position_tasks.hpp>
 #include <xenc/nn/encoder_model.hpp>
 
+#include "../common/budget.hpp"
 #include "../common/progress.hpp"
 
 namespace extrapolate {
@@ -73,6 +74,12 @@ std::size_t min_train_length(const Options& o);
 
 /// Rows of the learned position table: --learned-max-len, or L_train.
 std::size_t learned_max_len(const Options& o);
+
+/// The whole run on checked options in the terms of the estimate (apps/common/budget.hpp): a
+/// training step on [batch, L_train], evaluations in batches of about 4096 tokens up to the
+/// longest test length. sizes: the options that decide it, for a refusal's message.
+xenc_app::TrainingPlan training_plan(const Options& o);
+std::string training_plan_sizes(const Options& o);
 
 /// Runs the experiment on checked options. on_ready is called once the data are made and every
 /// model's settings are checked, before the first model trains (the Result holds no scheme yet).

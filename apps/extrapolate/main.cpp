@@ -47,41 +47,11 @@ struct Output {
   double max_minutes = 10;
 };
 
-// The whole run in the terms of the estimate (apps/common/budget.hpp): a training step on
-// [batch, L_train], evaluations in batches of about 4096 tokens up to the longest test length.
-xenc_app::TrainingPlan plan_of(const extrapolate::Options& o) {
-  xenc_app::TrainingPlan p;
-  p.config.vocab_size = std::size_t(o.symbols) + 2;
-  p.config.layer.d_model = std::size_t(o.d_model);
-  p.config.layer.nhead = std::size_t(o.heads);
-  p.config.layer.dim_feedforward = std::size_t(o.ff);
-  p.config.num_layers = std::size_t(o.layers);
-  p.config.position = xenc::PositionKind::learned;  // the largest: its table
-  p.config.max_len = extrapolate::learned_max_len(o);
-  p.num_labels = std::size_t(o.symbols);
-  p.batch = std::size_t(o.batch_size);
-  p.length = std::size_t(o.train_length);
-  p.models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
-  p.steps = (std::size_t(o.train_sequences) + p.batch - 1) / p.batch * std::size_t(o.epochs);
-  p.eval_length = std::size_t(*std::max_element(o.test_lengths.begin(), o.test_lengths.end()));
-  p.eval_batch = std::max<std::size_t>(1, 4096 / p.eval_length);
-  double tested = 0;
-  for (int L : o.test_lengths) tested += double(o.test_sequences) * double(L);
-  p.eval_tokens = double(o.epochs + 1) * double(o.test_sequences) * double(o.train_length) +
-                  double(o.train_sequences) * double(o.train_length) + tested;
-  return p;
-}
-
 int run(extrapolate::Options o, const Output& out) {
   extrapolate::check_options(o);
   // memory and time decided before anything is built, from the options alone
-  const xenc_app::TrainingPlan plan = plan_of(o);
-  xenc_app::check_training_plan(plan, out.max_memory_mb, out.max_minutes,
-                                "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " +
-                                    std::to_string(o.layers) + " layers, --batch-size " + std::to_string(o.batch_size) +
-                                    ", --train-length " + std::to_string(o.train_length) + ", " +
-                                    std::to_string(o.train_sequences) + " sequences x " + std::to_string(o.epochs) +
-                                    " epochs");
+  const xenc_app::TrainingPlan plan = extrapolate::training_plan(o);
+  xenc_app::check_training_plan(plan, out.max_memory_mb, out.max_minutes, extrapolate::training_plan_sizes(o));
   // the output directory is made (or refused, naming it) before the first model trains
   if (!out.svg_dir.empty() && (!out.json || out.svg_dir_given)) std::filesystem::create_directories(out.svg_dir);
   const bool text = !out.json;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
@@ -29,10 +30,26 @@ namespace train_order {
 using json = nlohmann::json;
 using xenc_app::pct;
 
+namespace {
+
+// Whether two paths name one file (the same path, or two names of one existing file).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec) &&
+         !ec;
+}
+
+}  // namespace
+
 // --load CKPT --evaluate OUT.npz: the checkpoint's own held-out set (rebuilt from the task
 // settings it stores), run through the model; writes ids, padding_mask, labels (int64/bool)
 // and logits [N, T, C] for scripts/torch_train_order.py, and prints the accuracy.
 int run_evaluate(const std::string& load, const std::string& evaluate_path) {
+  if (same_file(load, evaluate_path))
+    throw std::invalid_argument("--evaluate " + evaluate_path +
+                                " names the checkpoint given to --load: it would be overwritten; "
+                                "give another path for the held-out logits");
   const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(load);
   if (!ck.meta.extra.contains("options") || ck.meta.extra.value("task", "") != "word_roles")
     throw std::invalid_argument("--load " + load + ": no task settings in the checkpoint "

@@ -126,30 +126,6 @@ xenc::WordRolesConfig task_config(const Options& o) {
   return wc;
 }
 
-xenc_app::TrainingPlan plan_of(const Options& o, const xenc::WordRolesDataset& d, std::size_t models) {
-  std::size_t T = 1;
-  for (const auto* set : {&d.train, &d.test})
-    for (const auto& s : *set) T = std::max(T, s.tokens.size());
-  xenc_app::TrainingPlan p;
-  p.config.vocab_size = d.vocab.size();
-  p.config.layer.d_model = std::size_t(o.d_model);
-  p.config.layer.nhead = std::size_t(o.heads);
-  p.config.layer.dim_feedforward = std::size_t(o.ff);
-  p.config.layer.dropout = float(o.dropout);
-  p.config.num_layers = std::size_t(o.layers);
-  p.config.position = xenc::PositionKind::learned;  // the largest: its table
-  p.config.max_len = T;
-  p.num_labels = 2;
-  p.batch = std::size_t(o.batch_size);
-  p.length = T;
-  p.models = models;
-  p.steps = (d.train.size() + p.batch - 1) / p.batch * std::size_t(o.epochs);
-  p.eval_batch = 256;
-  p.eval_length = T;
-  p.eval_tokens = double(T) * (double(4 * o.epochs + 1) * double(d.test.size()) + 2.0 * double(d.train.size() + d.test.size()));
-  return p;
-}
-
 Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence>& sentences,
               const std::vector<xenc::LabelledSentence>& data, const xenc::Vocabulary& vocab,
               std::size_t batch_size) {
@@ -184,6 +160,37 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
   e.accuracy = double(correct) / double(e.nouns);
   e.mirror_agreement = sentences.empty() ? 0.0 : double(agree) / double(sentences.size());
   return e;
+}
+
+xenc_app::TrainingPlan training_plan(const Options& o, const xenc::WordRolesDataset& d,
+                                     std::size_t models) {
+  std::size_t T = 1;
+  for (const auto* set : {&d.train, &d.test})
+    for (const auto& s : *set) T = std::max(T, s.tokens.size());
+  xenc_app::TrainingPlan p;
+  p.config.vocab_size = d.vocab.size();
+  p.config.layer.d_model = std::size_t(o.d_model);
+  p.config.layer.nhead = std::size_t(o.heads);
+  p.config.layer.dim_feedforward = std::size_t(o.ff);
+  p.config.layer.dropout = float(o.dropout);
+  p.config.num_layers = std::size_t(o.layers);
+  p.config.position = xenc::PositionKind::learned;  // the largest: its table
+  p.config.max_len = T;
+  p.num_labels = 2;
+  p.batch = std::size_t(o.batch_size);
+  p.length = T;
+  p.models = models;
+  p.steps = (d.train.size() + p.batch - 1) / p.batch * std::size_t(o.epochs);
+  p.eval_batch = 256;
+  p.eval_length = T;
+  p.eval_tokens = double(T) * (double(4 * o.epochs + 1) * double(d.test.size()) + 2.0 * double(d.train.size() + d.test.size()));
+  return p;
+}
+
+std::string training_plan_sizes(const Options& o, const xenc::WordRolesDataset& d) {
+  return "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " +
+         std::to_string(o.layers) + " layers, --batch-size " + std::to_string(o.batch_size) + ", " +
+         std::to_string(d.train.size()) + " sentences x " + std::to_string(o.epochs) + " epochs";
 }
 
 Result run_experiment(

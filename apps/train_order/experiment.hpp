@@ -73,10 +73,13 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
               const std::vector<xenc::LabelledSentence>& data, const xenc::Vocabulary& vocab,
               std::size_t batch_size);
 
-/// The whole run in the terms of the resource estimate (apps/common/budget.hpp), from the
-/// task's data: a step on [batch, the longest sentence], evaluations in batches of 256 (4 curve
-/// points per epoch on the held-out set, then both sets once), `models` models.
-xenc_app::TrainingPlan plan_of(const Options& o, const xenc::WordRolesDataset& d, std::size_t models);
+/// The whole run in the terms of the estimate (apps/common/budget.hpp), from the task's data d:
+/// `models` models, each trained on [batch, the longest sentence] and evaluated in batches of
+/// 256 (4 curve points per epoch on the held-out set, then both sets once). sizes: the options
+/// that decide it, for a refusal's message.
+xenc_app::TrainingPlan training_plan(const Options& o, const xenc::WordRolesDataset& d,
+                                     std::size_t models);
+std::string training_plan_sizes(const Options& o, const xenc::WordRolesDataset& d);
 
 /// A live display's view of a model in training (the browser page draws its curves from it):
 /// the scheme's result so far (name, the curve points recorded up to now), and the steps

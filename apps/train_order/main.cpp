@@ -60,12 +60,9 @@ int run_training(const train_order::Options& o, const Output& out) {
       [&](const train_order::Result& r) {
         // memory and time of the whole run, decided before the first model is built
         const std::size_t models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
-        const xenc_app::TrainingPlan plan = train_order::plan_of(o, r.data, models);
-        xenc_app::check_training_plan(
-            plan, out.max_memory_mb, out.max_minutes,
-            "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " + std::to_string(o.layers) +
-                " layers, --batch-size " + std::to_string(o.batch_size) + ", " + std::to_string(r.data.train.size()) +
-                " sentences x " + std::to_string(o.epochs) + " epochs");
+        const xenc_app::TrainingPlan plan = train_order::training_plan(o, r.data, models);
+        xenc_app::check_training_plan(plan, out.max_memory_mb, out.max_minutes,
+                                      train_order::training_plan_sizes(o, r.data));
         progress.set_time_limit(plan.models * plan.steps, out.max_minutes,
                                 "fewer --epochs or --sentences-per-pair, a smaller model, or a higher --max-minutes");
         if (text) {
@@ -105,13 +102,6 @@ int run_training(const train_order::Options& o, const Output& out) {
     std::printf("\n");
   }
   return xenc_app::finish_stdout("xenc-train-order");
-}
-
-// Whether two paths name one file (the same path, or two names of one existing file).
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(a, b, ec)) return true;
-  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec) && !ec;
 }
 
 }  // namespace
@@ -167,19 +157,11 @@ int main(int argc, char** argv) {
   try {
     if (sentence_given && load.empty())
       throw std::invalid_argument("--sentence needs --load CKPT (a checkpoint written by --save)");
-    if (!load.empty()) {
-      if (!evaluate.empty()) {
-        if (same_file(load, evaluate))
-          throw std::invalid_argument("--evaluate " + evaluate + " names the checkpoint given to --load: it would be "
-                                      "overwritten; give another path for the held-out logits");
-        train_order::run_evaluate(load, evaluate);
-        return xenc_app::finish_stdout("xenc-train-order");
-      }
-      if (!sentence_given) throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
-      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb);
-      return xenc_app::finish_stdout("xenc-train-order");
-    }
-    return run_training(o, out);
+    if (load.empty()) return run_training(o, out);
+    if (!evaluate.empty()) train_order::run_evaluate(load, evaluate);
+    else if (sentence_given) train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb);
+    else throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
+    return xenc_app::finish_stdout("xenc-train-order");
   } catch (const std::exception& e) {
     std::fflush(stdout);
     return xenc_app::report_error("xenc-train-order", e);

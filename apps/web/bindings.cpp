@@ -58,21 +58,23 @@ std::string guarded(F&& f) {
 // A whole number option of the page: `key` of `in`, else `fallback`; refused outside [lo, hi],
 // naming the option as the command line does.
 template <class T>
-T whole(const json& in, const std::string& key, T fallback, long long lo, long long hi, const std::string& flag) {
+T whole(const json& in, const std::string& key, T fallback, long long lo, long long hi,
+        const std::string& flag) {
   if (!in.contains(key)) return fallback;
   const json& v = in[key];
   if (!v.is_number_integer())
     throw std::invalid_argument(flag + ": expected a whole number, got " + v.dump());
   const long long x = v.get<long long>();
   if (x < lo || x > hi)
-    throw std::invalid_argument(flag + ": " + std::to_string(x) + " is out of range, expected " + std::to_string(lo) +
-                                " .. " + std::to_string(hi));
+    throw std::invalid_argument(flag + ": " + std::to_string(x) + " is out of range, expected " +
+                                std::to_string(lo) + " .. " + std::to_string(hi));
   return T(x);
 }
 
 std::string text_of(const json& in, const std::string& key, const std::string& fallback) {
   if (!in.contains(key)) return fallback;
-  if (!in[key].is_string()) throw std::invalid_argument("--" + key + ": expected text, got " + in[key].dump());
+  if (!in[key].is_string())
+    throw std::invalid_argument("--" + key + ": expected text, got " + in[key].dump());
   return in[key].get<std::string>();
 }
 
@@ -99,14 +101,16 @@ constexpr std::size_t kMaxPageWords = 32;
 // Every head of every layer of one sentence (row 0: A, row 1: B) of a run, words on the axes.
 // vmax: the top of the colour scale (the largest weight on the page: with T words the weights
 // average 1/T, so a fixed [0, 1] scale would leave every figure dark).
-std::string attention_svg(const word_order::Run& run, std::size_t row, const std::vector<std::string>& tokens,
-                          const std::string& label, const std::string& sentence, double vmax) {
+std::string attention_svg(const word_order::Run& run, std::size_t row,
+                          const std::vector<std::string>& tokens, const std::string& label,
+                          const std::string& sentence, double vmax) {
   const std::size_t n = tokens.size();
   std::vector<xenc::Tensor2> panels;
   std::vector<std::string> titles;
   for (std::size_t l = 0; l < run.attention.size(); ++l)
     for (std::size_t h = 0; h < run.attention[l].shape(1); ++h) {
-      panels.push_back(xenc::Tensor2(xt::view(run.attention[l], row, h, xt::range(0, n), xt::range(0, n))));
+      panels.push_back(
+          xenc::Tensor2(xt::view(run.attention[l], row, h, xt::range(0, n), xt::range(0, n))));
       titles.push_back("layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1));
     }
   xenc::viz::HeatmapOptions o;
@@ -136,7 +140,8 @@ std::string word_order_page(const std::string& options_text) {
   o.b = text_of(in, "b", o.b);
   o.position = text_of(in, "position", o.position);
   if (o.position == "all")
-    throw std::invalid_argument("--position: the page compares none with one scheme at a time, got \"all\"");
+    throw std::invalid_argument(
+        "--position: the page compares none with one scheme at a time, got \"all\"");
   o.d_model = whole<std::size_t>(in, "d_model", o.d_model, 1, 256, "--d-model");
   o.heads = whole<std::size_t>(in, "heads", o.heads, 1, 16, "--heads");
   o.layers = whole<std::size_t>(in, "layers", o.layers, 1, 8, "--layers");
@@ -145,10 +150,11 @@ std::string word_order_page(const std::string& options_text) {
   for (const auto& [flag, text] : {std::pair<std::string, std::string>{"--a", o.a}, {"--b", o.b}}) {
     const std::size_t words = xenc::tokenize(text).size();
     if (words > kMaxPageWords)
-      throw std::invalid_argument(flag + ": " + std::to_string(words) + " words, the page takes at most " +
-                                  std::to_string(kMaxPageWords) +
-                                  " (its heatmaps put a word on every row and column); xenc-word-order takes longer "
-                                  "sentences");
+      throw std::invalid_argument(
+          flag + ": " + std::to_string(words) + " words, the page takes at most " +
+          std::to_string(kMaxPageWords) +
+          " (its heatmaps put a word on every row and column); xenc-word-order takes longer "
+          "sentences");
   }
   const word_order::Result r = word_order::run_experiment(o);
   const word_order::Context ctx = word_order::context_of(r);
@@ -156,8 +162,9 @@ std::string word_order_page(const std::string& options_text) {
   std::ostringstream text;
   word_order::print_text(text, r);
   json out;
-  out["command"] = "xenc-word-order --a " + shell_quote(o.a) + " --b " + shell_quote(o.b) + " --position " +
-                   o.position + (o.d_model != 16 ? " --d-model " + std::to_string(o.d_model) : "") +
+  out["command"] = "xenc-word-order --a " + shell_quote(o.a) + " --b " + shell_quote(o.b) +
+                   " --position " + o.position +
+                   (o.d_model != 16 ? " --d-model " + std::to_string(o.d_model) : "") +
                    (o.heads != 2 ? " --heads " + std::to_string(o.heads) : "") +
                    (o.layers != 2 ? " --layers " + std::to_string(o.layers) : "") +
                    (o.seed != 42 ? " --seed " + std::to_string(o.seed) : "");
@@ -171,7 +178,9 @@ std::string word_order_page(const std::string& options_text) {
     for (const auto& w : run.attention)
       for (std::size_t row = 0; row < 2; ++row) {
         const std::size_t n = (row == 0 ? r.tokens_a : r.tokens_b).size();
-        vmax = std::max(vmax, double(xt::amax(xt::view(w, row, xt::all(), xt::range(0, n), xt::range(0, n)))()));
+        vmax = std::max(
+            vmax,
+            double(xt::amax(xt::view(w, row, xt::all(), xt::range(0, n), xt::range(0, n)))()));
       }
   json runs = json::array();
   for (const auto& run : r.runs) {
@@ -184,7 +193,10 @@ std::string word_order_page(const std::string& options_text) {
     for (const auto& s : run.stages) {
       json cells = json::array();
       for (double c : s.token) cells.push_back(fixed6(c));
-      stages.push_back({{"name", s.name}, {"token", s.token}, {"cells", cells}, {"sentence", s.sentence},
+      stages.push_back({{"name", s.name},
+                        {"token", s.token},
+                        {"cells", cells},
+                        {"sentence", s.sentence},
                         {"sentence_cell", fixed6(s.sentence)}});
     }
     j["stages"] = stages;
@@ -201,13 +213,16 @@ std::string word_order_page(const std::string& options_text) {
 
 std::string sinusoidal_page(int positions, int d_model) {
   if (positions < 1 || positions > 256)
-    throw std::invalid_argument("positions: " + std::to_string(positions) + " is out of range, expected 1 .. 256");
+    throw std::invalid_argument("positions: " + std::to_string(positions) +
+                                " is out of range, expected 1 .. 256");
   if (d_model < 2 || d_model > 256 || d_model % 2 != 0)
-    throw std::invalid_argument("D: " + std::to_string(d_model) + ", expected an even number in 2 .. 256");
-  const xenc::Tensor2 pe = xenc::sinusoidal_encoding(std::size_t(positions), std::size_t(d_model));  // [T, D]
+    throw std::invalid_argument("D: " + std::to_string(d_model) +
+                                ", expected an even number in 2 .. 256");
+  const xenc::Tensor2 pe =
+      xenc::sinusoidal_encoding(std::size_t(positions), std::size_t(d_model));  // [T, D]
   xenc::viz::HeatmapOptions h;
-  h.title = "Sinusoidal positional encoding, " + std::to_string(positions) + " positions x D = " +
-            std::to_string(d_model);
+  h.title = "Sinusoidal positional encoding, " + std::to_string(positions) +
+            " positions x D = " + std::to_string(d_model);
   h.x_label = "dimension j (pairs 2i, 2i+1 share a frequency)";
   h.y_label = "position p";
   h.vmin = -1;
@@ -215,7 +230,8 @@ std::string sinusoidal_page(int positions, int d_model) {
   h.colorbar_label = "PE(p, j)";
   json out;
   out["svg"] = xenc::viz::heatmap_svg(pe, h);
-  out["first_rows"] = json::array();  // the first positions' numbers, for the table under the figure
+  out["first_rows"] =
+      json::array();  // the first positions' numbers, for the table under the figure
   for (std::size_t p = 0; p < std::min<std::size_t>(4, std::size_t(positions)); ++p) {
     std::vector<double> row;
     for (std::size_t j = 0; j < std::size_t(d_model); ++j) row.push_back(pe(p, j));
@@ -235,7 +251,8 @@ std::string train_page(const std::string& options_text, emscripten::val on_progr
   train_order::Options o;
   o.nouns = whole<int>(in, "nouns", o.nouns, 2, 60, "--nouns");
   o.verbs = whole<int>(in, "verbs", o.verbs, 1, 30, "--verbs");
-  o.sentences_per_pair = whole<int>(in, "sentences_per_pair", o.sentences_per_pair, 1, 16, "--sentences-per-pair");
+  o.sentences_per_pair =
+      whole<int>(in, "sentences_per_pair", o.sentences_per_pair, 1, 16, "--sentences-per-pair");
   o.epochs = whole<int>(in, "epochs", o.epochs, 1, 30, "--epochs");
   o.d_model = whole<int>(in, "d_model", o.d_model, 2, 128, "--d-model");
   o.heads = whole<int>(in, "heads", o.heads, 1, 16, "--heads");
@@ -244,21 +261,19 @@ std::string train_page(const std::string& options_text, emscripten::val on_progr
   o.batch_size = whole<int>(in, "batch_size", o.batch_size, 1, 256, "--batch-size");
   o.seed = whole<unsigned>(in, "seed", o.seed, 0, 4294967295LL, "--seed");
   if (in.contains("schemes")) o.schemes = in["schemes"].get<std::vector<std::string>>();
-  if (o.schemes.empty()) throw std::invalid_argument("--schemes: name at least one position scheme");
+  if (o.schemes.empty())
+    throw std::invalid_argument("--schemes: name at least one position scheme");
 
-  xenc_app::Progress progress(false);  // the page draws its own bar from on_step
+  xenc_app::Progress progress(false);           // the page draws its own bar from on_step
   std::vector<train_order::SchemeResult> done;  // the models trained so far (for the curves)
   std::size_t scheme_index = 0, points = 0;
   auto last_post = std::chrono::steady_clock::time_point{};
   const train_order::Result res = train_order::run_experiment(
       o, progress,
       [&](const train_order::Result& r) {
-        const xenc_app::TrainingPlan plan = train_order::plan_of(o, r.data, o.schemes.size());
+        const xenc_app::TrainingPlan plan = train_order::training_plan(o, r.data, o.schemes.size());
         xenc_app::check_training_plan(plan, kPageMaxMemoryMb, kPageMaxMinutes,
-                                      "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " +
-                                          std::to_string(o.layers) + " layers, batch " +
-                                          std::to_string(o.batch_size) + ", " + std::to_string(r.data.train.size()) +
-                                          " sentences x " + std::to_string(o.epochs) + " epochs");
+                                      train_order::training_plan_sizes(o, r.data));
         progress.set_time_limit(plan.models * plan.steps, kPageMaxMinutes,
                                 "fewer epochs or sentences per pair, or a smaller model");
         on_progress(json{{"type", "ready"}, {"header", train_order::header_text(r)}}.dump());
@@ -281,8 +296,12 @@ std::string train_page(const std::string& options_text, emscripten::val on_progr
         if (!new_point && step != steps && now - last_post < std::chrono::milliseconds(100)) return;
         last_post = now;
         points = so_far.curve.epoch.size();
-        json msg{{"type", "step"},   {"scheme", so_far.name}, {"scheme_index", scheme_index},
-                 {"schemes", o.schemes.size()}, {"step", step}, {"steps", steps}};
+        json msg{{"type", "step"},
+                 {"scheme", so_far.name},
+                 {"scheme_index", scheme_index},
+                 {"schemes", o.schemes.size()},
+                 {"step", step},
+                 {"steps", steps}};
         if (new_point && points >= 2) {  // a curve needs two points
           std::vector<train_order::SchemeResult> shown = done;
           shown.push_back(so_far);
@@ -308,7 +327,9 @@ std::string train_page(const std::string& options_text, emscripten::val on_progr
 
 }  // namespace
 
-std::string wordOrder(const std::string& options) { return guarded([&] { return word_order_page(options); }); }
+std::string wordOrder(const std::string& options) {
+  return guarded([&] { return word_order_page(options); });
+}
 std::string sinusoidalTable(int positions, int d_model) {
   return guarded([&] { return sinusoidal_page(positions, d_model); });
 }

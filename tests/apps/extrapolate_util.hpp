@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../support/run_program.hpp"
+#include "support/run_program.hpp"
 
 namespace extrapolate_test {
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Captures what xenc-word-order, xenc-extrapolate, xenc-train-order and xenc-pe-properties print
-and write (stdout, stderr, exit code, --json, every SVG/CSV/npz they write) at small but
-representative settings, so a refactoring can be shown to change no byte of their output.
+"""Captures what xenc-word-order, xenc-extrapolate, xenc-train-order, xenc-pe-properties and
+xenc-attention-map print and write (stdout, stderr, exit code, --json, every SVG/CSV/npz they
+write) at small but representative settings, so a refactoring can be shown to change no byte of
+their output.
 
     # 1. before the change: build the apps of the old tree, capture
     python3 tests/apps/outputs_identical.py capture OLD/build /tmp/out_before
@@ -10,7 +11,7 @@ representative settings, so a refactoring can be shown to change no byte of thei
     python3 tests/apps/outputs_identical.py compare /tmp/out_before /tmp/out_after
 
 BUILD is a CMake build directory holding apps/<name>/xenc-<name> (targets word_order,
-extrapolate, train_order, pe_properties). Both captures must run on the same machine (the same
+extrapolate, train_order, pe_properties, attention_map). Both captures must run on the same machine (the same
 OpenBLAS kernels): trained numbers are compared byte for byte. Only measured times (the
 "time" column, "total 1.2 s", JSON "seconds"/"total_seconds") are blanked: they differ from run to
 run. The training apps use one BLAS thread (their default), so a run repeats exactly.
@@ -59,6 +60,8 @@ EXTRAPOLATE = [
                   "--heads", "2", "--ff", "16", "--test-lengths", "16", "--schemes", "none", "--svg-dir", ""]),
     ("bad_offset", ["--offset", "4", "--test-lengths", "8"]),
     ("bad_heads", ["--d-model", "10", "--heads", "4"]),
+    ("too_long", ["--max-minutes", "0.001"]),
+    ("too_big", ["--d-model", "512", "--ff", "4096", "--layers", "12", "--max-memory-mb", "16"]),
 ]
 
 TRAIN_SMALL = ["--epochs", "1", "--nouns", "6", "--verbs", "2", "--d-model", "8", "--heads", "2", "--ff", "16",
@@ -72,6 +75,11 @@ TRAIN_ORDER = [
     ("evaluate", ["--load", "{out}/../small/ckpt/learned.npz", "--evaluate", "{out}/eval.npz"]),
     ("bad_heads", ["--d-model", "10", "--heads", "4"]),
     ("sentence_no_load", ["--sentence", "the cat"]),
+    ("load_no_sentence", ["--load", "{out}/../small/ckpt/sinusoidal.npz"]),
+    ("evaluate_onto_load", ["--load", "{out}/../small/ckpt/none.npz", "--evaluate",
+                            "{out}/../small/ckpt/none.npz"]),
+    ("too_long", ["--max-minutes", "0.001"]),
+    ("too_big", ["--d-model", "512", "--ff", "4096", "--layers", "12", "--max-memory-mb", "16"]),
 ]
 
 PE_PROPERTIES = [
@@ -80,8 +88,20 @@ PE_PROPERTIES = [
              "--offset-svg", "{out}/off.svg"]),
 ]
 
+ATTENTION_MAP = [
+    ("defaults", ["--svg-dir", "{out}/svg"]),
+    ("json", ["--json"]),
+    ("json_svg", ["--json", "--svg-dir", "{out}/svg", "--position", "alibi"]),
+    ("long", ["--sentence", "a b c d e f g h i j k l m n", "--heads", "4", "--svg-dir", "{out}/svg"]),
+    ("rope_one_layer", ["--position", "rope", "--layers", "1", "--svg-dir", ""]),
+    ("wide_tokens", ["--sentence", "antidisestablishment is long", "--svg-dir", ""]),
+    ("empty", ["--sentence", " "]),
+    ("too_big_output", ["--sentence", "a b c d e f g h", "--heads", "8", "--layers", "48",
+                        "--max-output-mb", "1", "--svg-dir", "{out}/svg"]),
+]
+
 APPS = [("word_order", WORD_ORDER), ("extrapolate", EXTRAPOLATE), ("train_order", TRAIN_ORDER),
-        ("pe_properties", PE_PROPERTIES)]
+        ("pe_properties", PE_PROPERTIES), ("attention_map", ATTENTION_MAP)]
 
 TIME_TEXT = re.compile(r"(\d+\.\d) s\b|(\d+) steps/s|ETA \d+ s")
 

@@ -6,20 +6,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <xenc/config.hpp>
-#include <xenc/io.hpp>  // the math (xenc.hpp) and save_state_dict
-#include "../support/run_program.hpp"
-#include "../support/svg_xpath.hpp"
-#include "../support/tolerances.hpp"
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "support/run_program.hpp"
+#include "support/svg_xpath.hpp"
+#include "support/tolerances.hpp"
+#include "xenc/config.hpp"
+#include "xenc/io.hpp"  // the math (xenc.hpp) and save_state_dict
 
 namespace {
 

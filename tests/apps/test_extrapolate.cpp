@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "../support/svg_xpath.hpp"
+#include "support/svg_xpath.hpp"
 #include "extrapolate_util.hpp"
 #include "xenc/nn/position.hpp"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "../support/tolerances.hpp"
+#include "support/tolerances.hpp"
 #include "xenc/grade/pitfalls.hpp"
 #include "xenc/xenc.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "../support/tolerances.hpp"
+#include "support/tolerances.hpp"
 #include "train_order_util.hpp"
 #include "xenc/nn/position.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "../support/run_program.hpp"
+#include "support/run_program.hpp"
 
 namespace train_order_test {
 

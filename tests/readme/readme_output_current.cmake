@@ -4,22 +4,8 @@
 # cell's tolerance).
 #   cmake -DNBTOOL=... -DREADME=... -DMARKER=... "-DCOMMAND=prog;args" [-DNOISE=n] [-DABS=a]
 #         -DWORK=dir -P readme_output_current.cmake
-file(READ "${README}" text)
-string(FIND "${text}" "${MARKER}" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "${README}: no \"${MARKER}\"")
-endif()
-string(SUBSTRING "${text}" ${at} -1 text)
-string(FIND "${text}" "```" open)
-if(open EQUAL -1)
-  message(FATAL_ERROR "${README}: no fenced block after \"${MARKER}\"")
-endif()
-string(SUBSTRING "${text}" ${open} -1 text)
-string(FIND "${text}" "\n" eol)  # skip the fence line and its language tag
-math(EXPR eol "${eol} + 1")
-string(SUBSTRING "${text}" ${eol} -1 text)
-string(FIND "${text}" "```" close)
-string(SUBSTRING "${text}" 0 ${close} expected)
+include(${CMAKE_CURRENT_LIST_DIR}/readme_block.cmake)
+xenc_readme_block("${README}" "${MARKER}" expected)
 file(MAKE_DIRECTORY "${WORK}")
 file(WRITE "${WORK}/expected.txt" "${expected}")
 execute_process(COMMAND ${COMMAND} WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc

@@ -69,6 +69,10 @@ inline constexpr double kOptimHandStep = 1e-6;
 // The learning-rate schedule (float32) against hand values written with 6 decimals: half a unit
 // in the 6th decimal (5e-7) plus the rate's float32 rounding.
 inline constexpr double kScheduleHandValue = 1e-6;
+// A learning rate read back from AdamW's decay of a weight with no gradient,
+// lr = (1 − w_after / w_before) / wd, relative: the two float32 weights carry ~2e-7 of rounding,
+// and lr·wd is at least 8e-4 in tests/apps/test_fit.cpp, so the read-back is within 2.5e-4.
+inline constexpr double kDecayLearningRate = 2e-3;
 
 // Cross-entropy of a logit 1000 away from the target's: a loss of 500, where float32's ulp is
 // 3e-5 and the log-sum-exp shift adds a few.

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Formats xencoder's C++ sources with the project's .clang-format and the clang-format the project
+# installs (clang-format-19, Debian 12; scripts/setup.sh installs it).
+#   bash scripts/format.sh                 rewrite every C++ file of the tree in place
+#   bash scripts/format.sh --check         change nothing; list the files clang-format would
+#                                          change and exit 1 if there is one (ctest
+#                                          source_is_formatted runs this)
+#   bash scripts/format.sh [--check] F...  the same for the files F only
+# The tree's C++ files are the tracked *.cpp, *.hpp, *.h and *.cc (git ls-files; outside a git
+# checkout, the same names found under apps/ bench/ lib/ notebooks/ tests/). Never formatted:
+#   *.in                   templates CMake fills in (config.hpp.in, xenc_cling.hpp.in: @VARS@)
+#   notebooks' *.ipynb     JSON; a cell's C++ is formatted by hand, as it is read in the notebook
+#   .deps/, build*/        Debian's utf8proc source (scripts/setup.sh) and build trees, untracked
+# CLANG_FORMAT=<program> overrides the formatter (the check needs the same major version as
+# whoever formatted the tree: another version breaks lines differently).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+check=0
+if [[ "${1:-}" == "--check" ]]; then
+  check=1
+  shift
+elif [[ "${1:-}" == -* ]]; then
+  echo "usage: bash scripts/format.sh [--check] [FILE...]" >&2
+  exit 2
+fi
+
+clang_format="${CLANG_FORMAT:-clang-format-19}"
+if ! command -v "$clang_format" > /dev/null; then
+  echo "format.sh: $clang_format not found; install it with bash scripts/setup.sh" \
+       "(apt-get install clang-format-19)" >&2
+  exit 2
+fi
+
+files=()
+if [[ $# -gt 0 ]]; then
+  files=("$@")
+elif git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  mapfile -t files < <(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cc')
+else
+  mapfile -t files < <(find apps bench lib notebooks tests \
+    \( -name .deps -o -name 'build*' -o -name node_modules \) -prune -o \
+    -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) -print | sort)
+fi
+if [[ ${#files[@]} -eq 0 ]]; then
+  echo "format.sh: no C++ file found" >&2
+  exit 2
+fi
+
+if [[ $check -eq 0 ]]; then
+  "$clang_format" -i --style=file "${files[@]}"
+  echo "format.sh: ${#files[@]} files formatted with $("$clang_format" --version)"
+  exit 0
+fi
+
+# --dry-run --Werror reports each place a file differs from its formatted form as
+# "file:line:col: error: code should be clang-formatted"; one line per file is enough here.
+report=$("$clang_format" --dry-run --Werror --ferror-limit=1 --style=file "${files[@]}" 2>&1) && rc=0 || rc=$?
+unformatted=$(grep -oE '^[^:]+:[0-9]+:[0-9]+: error: code should be clang-formatted' <<< "$report" |
+              cut -d: -f1 | sort -u || true)
+if [[ $rc -ne 0 && -z "$unformatted" ]]; then
+  echo "$report" >&2  # clang-format itself failed (a missing file, a bad .clang-format)
+  echo "format.sh: $clang_format failed (exit $rc)" >&2
+  exit 2
+fi
+if [[ -n "$unformatted" ]]; then
+  count=$(wc -l <<< "$unformatted")
+  echo "$unformatted"
+  echo "format.sh --check: $count of ${#files[@]} C++ files are not formatted as .clang-format" \
+       "says ($("$clang_format" --version)); run bash scripts/format.sh" >&2
+  exit 1
+fi
+echo "format.sh --check: all ${#files[@]} C++ files are formatted"

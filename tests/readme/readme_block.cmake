@@ -1,0 +1,25 @@
+# xenc_readme_block(<readme> <marker> <out_var>): the text of the first fenced block (``` with or
+# without a language tag) after the first occurrence of <marker> in <readme>, without its fences.
+# Fails naming the README when the marker or the block is missing.
+function(xenc_readme_block readme marker out_var)
+  file(READ "${readme}" text)
+  string(FIND "${text}" "${marker}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${readme}: no \"${marker}\"")
+  endif()
+  string(SUBSTRING "${text}" ${at} -1 text)
+  string(FIND "${text}" "```" open)
+  if(open EQUAL -1)
+    message(FATAL_ERROR "${readme}: no fenced block after \"${marker}\"")
+  endif()
+  string(SUBSTRING "${text}" ${open} -1 text)
+  string(FIND "${text}" "\n" eol)  # skip the fence line and its language tag
+  math(EXPR eol "${eol} + 1")
+  string(SUBSTRING "${text}" ${eol} -1 text)
+  string(FIND "${text}" "```" close)
+  if(close EQUAL -1)
+    message(FATAL_ERROR "${readme}: the fenced block after \"${marker}\" is not closed")
+  endif()
+  string(SUBSTRING "${text}" 0 ${close} block)
+  set(${out_var} "${block}" PARENT_SCOPE)
+endfunction()
