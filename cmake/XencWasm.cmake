@@ -67,3 +67,30 @@ target_include_directories(word_order_wasm PRIVATE ${XENC_WASM_INCLUDE})
 target_link_libraries(word_order_wasm PRIVATE xencoder xencoder_viz)
 target_link_options(word_order_wasm PRIVATE -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1
                                             -sWASM_ASYNC_COMPILATION=0 -sEXIT_RUNTIME=1)
+
+# The browser page (apps/web): the word-order experiment and report, the agent/patient training
+# and its report, behind embind (apps/web/bindings.cpp) as xenc-web.js + xenc-web.wasm, copied
+# with the page's own files into one static folder, ${CMAKE_BINARY_DIR}/web: what a teacher puts
+# on any web server (bash scripts/web.sh builds and serves it).
+set(XENC_WEB_DIR ${CMAKE_BINARY_DIR}/web)
+add_executable(xenc_web ${PROJECT_SOURCE_DIR}/apps/web/bindings.cpp
+               ${PROJECT_SOURCE_DIR}/apps/word_order/experiment.cpp ${PROJECT_SOURCE_DIR}/apps/word_order/report.cpp
+               ${PROJECT_SOURCE_DIR}/apps/train_order/experiment.cpp ${PROJECT_SOURCE_DIR}/apps/train_order/report.cpp)
+set_target_properties(xenc_web PROPERTIES OUTPUT_NAME xenc-web SUFFIX .js
+                                          RUNTIME_OUTPUT_DIRECTORY ${XENC_WEB_DIR})
+target_include_directories(xenc_web PRIVATE ${XENC_WASM_INCLUDE})
+target_compile_options(xenc_web PRIVATE -Wall -Wextra)
+target_link_libraries(xenc_web PRIVATE xencoder xencoder_viz)
+# MODULARIZE: the page and its Web Worker each call XencWeb() (importScripts in the worker)
+target_link_options(xenc_web PRIVATE --bind -sMODULARIZE=1 -sEXPORT_NAME=XencWeb -sALLOW_MEMORY_GROWTH=1
+                                     -sENVIRONMENT=web,worker)
+file(GLOB XENC_WEB_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/web/*.html
+     ${PROJECT_SOURCE_DIR}/apps/web/*.js ${PROJECT_SOURCE_DIR}/apps/web/*.css)
+set(XENC_WEB_COPIES "")
+foreach(f ${XENC_WEB_FILES})
+  get_filename_component(name ${f} NAME)
+  add_custom_command(OUTPUT ${XENC_WEB_DIR}/${name} COMMAND ${CMAKE_COMMAND} -E copy ${f} ${XENC_WEB_DIR}/${name}
+                     DEPENDS ${f})
+  list(APPEND XENC_WEB_COPIES ${XENC_WEB_DIR}/${name})
+endforeach()
+add_custom_target(xenc_web_page ALL DEPENDS ${XENC_WEB_COPIES} xenc_web)

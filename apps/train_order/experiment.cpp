@@ -34,7 +34,7 @@ xenc::EncoderModelConfig model_config(const Options& o, xenc::PositionKind kind,
 }
 
 SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc::WordRolesDataset& d,
-                          xenc::TokenClassifier& model, Progress& progress) {
+                          xenc::TokenClassifier& model, Progress& progress, const OnStep& live) {
   SchemeResult r;
   r.name = xenc::to_string(kind);
   const auto train = xenc::as_labelled(d.train), test = xenc::as_labelled(d.test);
@@ -74,11 +74,13 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
     const double secs = seconds();
     progress.step(r.name, s.epoch, o.epochs, s.step, s.steps, loss_sum / double(nouns),
                   double(correct) / double(nouns), secs > 0 ? double(s.step) / secs : 0.0);
+    if (live) live(r, s.step, s.steps);
   };
   auto on_epoch = [&](int epoch, std::size_t step) {
     const Eval t = record(epoch, window_loss / double(std::max<std::size_t>(1, window_nouns)));
     progress.epoch(r.name, epoch, o.epochs, step, per_epoch * std::size_t(o.epochs), loss_sum / double(nouns),
                    double(correct) / double(nouns), t.accuracy, double(step) / seconds());
+    if (live) live(r, step, per_epoch * std::size_t(o.epochs));
   };
   r.steps = xenc_app::fit(model, {train, d.vocab}, fo, on_step, on_epoch);
   progress.done();
@@ -193,7 +195,8 @@ std::string training_plan_sizes(const Options& o, const xenc::WordRolesDataset& 
 
 Result run_experiment(
     const Options& o, xenc_app::Progress& progress, const std::function<void(const Result&)>& on_ready,
-    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained) {
+    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained,
+    const OnStep& on_step) {
   if (o.d_model % o.heads != 0)
     throw std::invalid_argument("--d-model (" + std::to_string(o.d_model) + ") must be divisible by --heads (" +
                                 std::to_string(o.heads) + ")");
@@ -221,7 +224,7 @@ Result run_experiment(
     }
   for (auto kind : kinds) {
     xenc::TokenClassifier model(model_config(o, kind, d.vocab.size()), 2);
-    res.schemes.push_back(train_scheme(o, kind, d, model, progress));
+    res.schemes.push_back(train_scheme(o, kind, d, model, progress, on_step));
     SchemeResult& r = res.schemes.back();
     r.sentence = attention_maps(model, d.test[pick], d.vocab);
     r.mirror = attention_maps(model, d.test[d.test[pick].mirror], d.vocab);

@@ -81,11 +81,19 @@ xenc_app::TrainingPlan training_plan(const Options& o, const xenc::WordRolesData
                                      std::size_t models);
 std::string training_plan_sizes(const Options& o, const xenc::WordRolesDataset& d);
 
+/// A live display's view of a model in training (the browser page draws its curves from it):
+/// the scheme's result so far (name, the curve points recorded up to now), and the steps
+/// taken of all of this model's steps. Called after every step and after every epoch's
+/// evaluation.
+using OnStep = std::function<void(const SchemeResult& so_far, std::size_t step, std::size_t steps)>;
+
 /// Runs the experiment. on_ready: once the data are made, before the first model trains (the
 /// Result holds no scheme yet). on_trained: after each model trains and is evaluated (the
-/// Result so far, the scheme's result, the model: for checkpoints and figures).
+/// Result so far, the scheme's result, the model: for checkpoints and figures). on_step (may be
+/// empty): see OnStep.
 Result run_experiment(
     const Options& o, xenc_app::Progress& progress, const std::function<void(const Result&)>& on_ready,
-    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained);
+    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained,
+    const OnStep& on_step = {});
 
 }  // namespace train_order

@@ -159,6 +159,7 @@ Result run_experiment(const Options& o) {
     for (std::size_t l = 0; l < trace.encoder.layer_outputs.size(); ++l)
       run.stages.push_back(compare("layer " + std::to_string(l + 1), trace.encoder.layer_outputs[l], r.matches, la, lb));
     measure_lengths(trace, la, o.d_model, run);
+    if (o.keep_attention) run.attention = std::move(trace.encoder.attention_weights);
     r.runs.push_back(run);
   }
   return r;

@@ -20,6 +20,9 @@ struct Options {
   std::uint32_t seed = 42;
   bool scale_embedding = false;
   std::size_t max_memory_mb = 1024;  ///< --max-memory-mb: the model is refused over it
+  /// Keep every layer's attention weights in each Run (the browser page draws them; the
+  /// command line does not, so its memory stays one forward pass's).
+  bool keep_attention = false;
 };
 
 /// One word of the comparison: "cat" or, for a repeated word, "the#2"; where it sits in A and B.
@@ -42,6 +45,9 @@ struct Run {
   bool in_attention = false;  ///< the scheme acts inside attention (adds nothing to the input)
   std::vector<Stage> stages;  ///< token embedding, + positions, layer 1, ..., layer N
   xenc::Tensor3 final_output;  ///< [2, T, D]
+  /// With Options::keep_attention: each layer's attention weights [2, H, T, T] (row 0: A, row 1:
+  /// B; T: the longer sentence, the shorter padded); else empty.
+  std::vector<xenc::Tensor4> attention;
   /// Mean Euclidean lengths over the tokens of A of the token vectors and of what the scheme
   /// added to them (zero for none, rope, alibi): the --scale-embedding note.
   double token_length = 0, position_length = 0;

@@ -1,0 +1,344 @@
+// The browser page's entry points (embind): the word-order experiment and its report
+// (apps/word_order), the sinusoidal table (xenc::sinusoidal_encoding), and the agent/patient
+// training and its report (apps/train_order), compiled to WebAssembly by cmake/XencWasm.cmake
+// into xenc-web.js + xenc-web.wasm. Every number and every sentence the page shows comes from
+// here: the page only lays out what these functions return.
+//
+// Each function takes and returns JSON text. No C++ exception crosses into JavaScript (embind
+// would hand over a bare number): each is caught here and returned as {"error": "what()"}, which
+// the page shows.
+//
+//     wordOrder('{"a": "cat chased mouse", "b": "mouse chased cat", "position": "rope"}')
+//     sinusoidalTable(64, 64)
+//     trainOrder('{"schemes": ["none", "sinusoidal"], "epochs": 6}', progress => ...)
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <xtensor/xreducer.hpp>
+#include <xtensor/xview.hpp>
+
+#include <xenc/core/error.hpp>
+#include <xenc/ops/positional.hpp>
+#include <xenc/text/display_width.hpp>
+#include <xenc/text/tokenizer.hpp>
+#include <xenc/viz/svg.hpp>
+
+#include "../train_order/experiment.hpp"
+#include "../train_order/report.hpp"
+#include "../word_order/experiment.hpp"
+#include "../word_order/report.hpp"
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string error_json(const std::string& message) { return json{{"error", message}}.dump(); }
+
+// Runs f() and returns its text, or {"error": ...} for any exception.
+template <class F>
+std::string guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return error_json(e.what());
+  } catch (...) {
+    return error_json("unknown C++ exception");
+  }
+}
+
+// A whole number option of the page: `key` of `in`, else `fallback`; refused outside [lo, hi],
+// naming the option as the command line does.
+template <class T>
+T whole(const json& in, const std::string& key, T fallback, long long lo, long long hi,
+        const std::string& flag) {
+  if (!in.contains(key)) return fallback;
+  const json& v = in[key];
+  if (!v.is_number_integer())
+    throw std::invalid_argument(flag + ": expected a whole number, got " + v.dump());
+  const long long x = v.get<long long>();
+  if (x < lo || x > hi)
+    throw std::invalid_argument(flag + ": " + std::to_string(x) + " is out of range, expected " +
+                                std::to_string(lo) + " .. " + std::to_string(hi));
+  return T(x);
+}
+
+std::string text_of(const json& in, const std::string& key, const std::string& fallback) {
+  if (!in.contains(key)) return fallback;
+  if (!in[key].is_string())
+    throw std::invalid_argument("--" + key + ": expected text, got " + in[key].dump());
+  return in[key].get<std::string>();
+}
+
+std::string fixed6(double v) {
+  if (std::isnan(v)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+// 'text' quoted for a POSIX shell.
+std::string shell_quote(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// ---- word order -----------------------------------------------------------------------------
+
+// The page draws attention heatmaps with a word on every row and column: longer sentences go to
+// the command line.
+constexpr std::size_t kMaxPageWords = 32;
+
+// Every head of every layer of one sentence (row 0: A, row 1: B) of a run, words on the axes.
+// vmax: the top of the colour scale (the largest weight on the page: with T words the weights
+// average 1/T, so a fixed [0, 1] scale would leave every figure dark).
+std::string attention_svg(const word_order::Run& run, std::size_t row,
+                          const std::vector<std::string>& tokens, const std::string& label,
+                          const std::string& sentence, double vmax) {
+  const std::size_t n = tokens.size();
+  std::vector<xenc::Tensor2> panels;
+  std::vector<std::string> titles;
+  for (std::size_t l = 0; l < run.attention.size(); ++l)
+    for (std::size_t h = 0; h < run.attention[l].shape(1); ++h) {
+      panels.push_back(
+          xenc::Tensor2(xt::view(run.attention[l], row, h, xt::range(0, n), xt::range(0, n))));
+      titles.push_back("layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1));
+    }
+  xenc::viz::HeatmapOptions o;
+  o.title = "Attention, position: " + run.scheme + ", sentence " + label + ": \"" + sentence + "\"";
+  o.x_label = "key (attended to)";
+  o.y_label = "query";
+  o.x_ticks = tokens;
+  o.y_ticks = tokens;
+  o.diverging = false;
+  o.vmin = 0.0;
+  o.vmax = vmax;
+  o.colorbar_label = "attention weight";
+  o.annotate = n <= 6;
+  // cells wide enough for the longest word under its column (about 7 px a column of text), as
+  // long as a panel stays within about 640 px; 14 to 56 px
+  std::size_t longest = 1;
+  for (const auto& t : tokens) longest = std::max(longest, xenc::display_width(t));
+  const std::size_t cap = std::max<std::size_t>(14, 640 / std::max<std::size_t>(1, n));
+  o.cell_size = int(std::clamp<std::size_t>(std::min(7 * longest + 8, cap), 14, 56));
+  return xenc::viz::heatmap_grid_svg(panels, titles, o);
+}
+
+std::string word_order_page(const std::string& options_text) {
+  const json in = json::parse(options_text);
+  word_order::Options o;
+  o.a = text_of(in, "a", o.a);
+  o.b = text_of(in, "b", o.b);
+  o.position = text_of(in, "position", o.position);
+  if (o.position == "all")
+    throw std::invalid_argument(
+        "--position: the page compares none with one scheme at a time, got \"all\"");
+  o.d_model = whole<std::size_t>(in, "d_model", o.d_model, 1, 256, "--d-model");
+  o.heads = whole<std::size_t>(in, "heads", o.heads, 1, 16, "--heads");
+  o.layers = whole<std::size_t>(in, "layers", o.layers, 1, 8, "--layers");
+  o.seed = whole<std::uint32_t>(in, "seed", o.seed, 0, 4294967295LL, "--seed");
+  o.keep_attention = true;
+  for (const auto& [flag, text] : {std::pair<std::string, std::string>{"--a", o.a}, {"--b", o.b}}) {
+    const std::size_t words = xenc::tokenize(text).size();
+    if (words > kMaxPageWords)
+      throw std::invalid_argument(
+          flag + ": " + std::to_string(words) + " words, the page takes at most " +
+          std::to_string(kMaxPageWords) +
+          " (its heatmaps put a word on every row and column); xenc-word-order takes longer "
+          "sentences");
+  }
+  const word_order::Result r = word_order::run_experiment(o);
+  const word_order::Context ctx = word_order::context_of(r);
+
+  std::ostringstream text;
+  word_order::print_text(text, r);
+  json out;
+  out["command"] = "xenc-word-order --a " + shell_quote(o.a) + " --b " + shell_quote(o.b) +
+                   " --position " + o.position +
+                   (o.d_model != 16 ? " --d-model " + std::to_string(o.d_model) : "") +
+                   (o.heads != 2 ? " --heads " + std::to_string(o.heads) : "") +
+                   (o.layers != 2 ? " --layers " + std::to_string(o.layers) : "") +
+                   (o.seed != 42 ? " --seed " + std::to_string(o.seed) : "");
+  out["text"] = text.str();
+  out["report"] = json::parse(word_order::to_json(r));
+  std::vector<std::string> words;
+  for (const auto& m : r.matches) words.push_back(m.key);
+  out["words"] = words;
+  double vmax = 0.0;  // one colour scale for every figure: 0 .. the largest weight of a word
+  for (const auto& run : r.runs)
+    for (const auto& w : run.attention)
+      for (std::size_t row = 0; row < 2; ++row) {
+        const std::size_t n = (row == 0 ? r.tokens_a : r.tokens_b).size();
+        vmax = std::max(
+            vmax,
+            double(xt::amax(xt::view(w, row, xt::all(), xt::range(0, n), xt::range(0, n)))()));
+      }
+  json runs = json::array();
+  for (const auto& run : r.runs) {
+    json j;
+    j["scheme"] = run.scheme;
+    j["json_key"] = run.json_key;
+    j["heading"] = run.scheme == "none" ? "Without positional information (--position none)"
+                                        : "With " + run.scheme + " positional encoding";
+    json stages = json::array();
+    for (const auto& s : run.stages) {
+      json cells = json::array();
+      for (double c : s.token) cells.push_back(fixed6(c));
+      stages.push_back({{"name", s.name},
+                        {"token", s.token},
+                        {"cells", cells},
+                        {"sentence", s.sentence},
+                        {"sentence_cell", fixed6(s.sentence)}});
+    }
+    j["stages"] = stages;
+    j["narration"] = word_order::explain(run, ctx);
+    j["attention_a"] = attention_svg(run, 0, r.tokens_a, "A", o.a, vmax);
+    j["attention_b"] = attention_svg(run, 1, r.tokens_b, "B", o.b, vmax);
+    runs.push_back(j);
+  }
+  out["runs"] = runs;
+  return out.dump();
+}
+
+// ---- the sinusoidal table -------------------------------------------------------------------
+
+std::string sinusoidal_page(int positions, int d_model) {
+  if (positions < 1 || positions > 256)
+    throw std::invalid_argument("positions: " + std::to_string(positions) +
+                                " is out of range, expected 1 .. 256");
+  if (d_model < 2 || d_model > 256 || d_model % 2 != 0)
+    throw std::invalid_argument("D: " + std::to_string(d_model) +
+                                ", expected an even number in 2 .. 256");
+  const xenc::Tensor2 pe =
+      xenc::sinusoidal_encoding(std::size_t(positions), std::size_t(d_model));  // [T, D]
+  xenc::viz::HeatmapOptions h;
+  h.title = "Sinusoidal positional encoding, " + std::to_string(positions) +
+            " positions x D = " + std::to_string(d_model);
+  h.x_label = "dimension j (pairs 2i, 2i+1 share a frequency)";
+  h.y_label = "position p";
+  h.vmin = -1;
+  h.vmax = 1;
+  h.colorbar_label = "PE(p, j)";
+  json out;
+  out["svg"] = xenc::viz::heatmap_svg(pe, h);
+  out["first_rows"] =
+      json::array();  // the first positions' numbers, for the table under the figure
+  for (std::size_t p = 0; p < std::min<std::size_t>(4, std::size_t(positions)); ++p) {
+    std::vector<double> row;
+    for (std::size_t j = 0; j < std::size_t(d_model); ++j) row.push_back(pe(p, j));
+    out["first_rows"].push_back(row);
+  }
+  return out.dump();
+}
+
+// ---- training -------------------------------------------------------------------------------
+
+// The page's browser tab has one wasm heap (at most 2 GiB): a run is refused above this.
+constexpr std::size_t kPageMaxMemoryMb = 1024;
+constexpr double kPageMaxMinutes = 10;
+
+std::string train_page(const std::string& options_text, emscripten::val on_progress) {
+  const json in = json::parse(options_text);
+  train_order::Options o;
+  o.nouns = whole<int>(in, "nouns", o.nouns, 2, 60, "--nouns");
+  o.verbs = whole<int>(in, "verbs", o.verbs, 1, 30, "--verbs");
+  o.sentences_per_pair =
+      whole<int>(in, "sentences_per_pair", o.sentences_per_pair, 1, 16, "--sentences-per-pair");
+  o.epochs = whole<int>(in, "epochs", o.epochs, 1, 30, "--epochs");
+  o.d_model = whole<int>(in, "d_model", o.d_model, 2, 128, "--d-model");
+  o.heads = whole<int>(in, "heads", o.heads, 1, 16, "--heads");
+  o.ff = whole<int>(in, "ff", o.ff, 1, 512, "--ff");
+  o.layers = whole<int>(in, "layers", o.layers, 1, 6, "--layers");
+  o.batch_size = whole<int>(in, "batch_size", o.batch_size, 1, 256, "--batch-size");
+  o.seed = whole<unsigned>(in, "seed", o.seed, 0, 4294967295LL, "--seed");
+  if (in.contains("schemes")) o.schemes = in["schemes"].get<std::vector<std::string>>();
+  if (o.schemes.empty())
+    throw std::invalid_argument("--schemes: name at least one position scheme");
+
+  xenc_app::Progress progress(false);           // the page draws its own bar from on_step
+  std::vector<train_order::SchemeResult> done;  // the models trained so far (for the curves)
+  std::size_t scheme_index = 0, points = 0;
+  auto last_post = std::chrono::steady_clock::time_point{};
+  const train_order::Result res = train_order::run_experiment(
+      o, progress,
+      [&](const train_order::Result& r) {
+        const xenc_app::TrainingPlan plan = train_order::training_plan(o, r.data, o.schemes.size());
+        xenc_app::check_training_plan(plan, kPageMaxMemoryMb, kPageMaxMinutes,
+                                      train_order::training_plan_sizes(o, r.data));
+        progress.set_time_limit(plan.models * plan.steps, kPageMaxMinutes,
+                                "fewer epochs or sentences per pair, or a smaller model");
+        on_progress(json{{"type", "ready"}, {"header", train_order::header_text(r)}}.dump());
+      },
+      [&](const train_order::Result&, const train_order::SchemeResult& s, xenc::TokenClassifier&) {
+        done.push_back(s);
+        ++scheme_index;
+        points = 0;
+        on_progress(json{{"type", "trained"},
+                         {"scheme", s.name},
+                         {"heldout_accuracy", s.test.accuracy},
+                         {"seconds", s.seconds},
+                         {"curves_svg", train_order::curves_svg(done)},
+                         {"attention_svg", train_order::attention_svg(s)}}
+                        .dump());
+      },
+      [&](const train_order::SchemeResult& so_far, std::size_t step, std::size_t steps) {
+        const auto now = std::chrono::steady_clock::now();
+        const bool new_point = so_far.curve.epoch.size() != points;
+        if (!new_point && step != steps && now - last_post < std::chrono::milliseconds(100)) return;
+        last_post = now;
+        points = so_far.curve.epoch.size();
+        json msg{{"type", "step"},
+                 {"scheme", so_far.name},
+                 {"scheme_index", scheme_index},
+                 {"schemes", o.schemes.size()},
+                 {"step", step},
+                 {"steps", steps}};
+        if (new_point && points >= 2) {  // a curve needs two points
+          std::vector<train_order::SchemeResult> shown = done;
+          shown.push_back(so_far);
+          msg["curves_svg"] = train_order::curves_svg(shown);
+          msg["heldout_accuracy"] = so_far.curve.heldout_accuracy.back();
+          msg["epoch"] = so_far.curve.epoch.back();
+        }
+        on_progress(msg.dump());
+      });
+  json out;
+  out["table"] = train_order::table_text(res);
+  out["curves_svg"] = train_order::curves_svg(res.schemes);
+  json results = json::array();
+  for (const auto& s : res.schemes)
+    results.push_back({{"scheme", s.name},
+                       {"train", train_order::eval_json(s.train)},
+                       {"heldout", train_order::eval_json(s.test)},
+                       {"seconds", s.seconds},
+                       {"steps", s.steps}});
+  out["results"] = results;
+  return out.dump();
+}
+
+}  // namespace
+
+std::string wordOrder(const std::string& options) {
+  return guarded([&] { return word_order_page(options); });
+}
+std::string sinusoidalTable(int positions, int d_model) {
+  return guarded([&] { return sinusoidal_page(positions, d_model); });
+}
+std::string trainOrder(const std::string& options, emscripten::val on_progress) {
+  return guarded([&] { return train_page(options, on_progress); });
+}
+
+EMSCRIPTEN_BINDINGS(xenc_web) {
+  emscripten::function("wordOrder", &wordOrder);
+  emscripten::function("sinusoidalTable", &sinusoidalTable);
+  emscripten::function("trainOrder", &trainOrder);
+}
