@@ -29,6 +29,8 @@ inline void set_flops(benchmark::State& state, double flops_per_iteration) {
 inline double encoder_layer_flops(double T, double D) { return 24.0 * T * D * D + 4.0 * T * T * D; }
 
 /// FLOPs of one multi-head attention forward: 4 projections 8·T·D², scores and P·V 4·T²·D.
-inline double attention_module_flops(double T, double D) { return 8.0 * T * D * D + 4.0 * T * T * D; }
+inline double attention_module_flops(double T, double D) {
+  return 8.0 * T * D * D + 4.0 * T * T * D;
+}
 
 }  // namespace xenc::bench

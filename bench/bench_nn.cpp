@@ -18,7 +18,10 @@ namespace {
 // (T, D, H): the grid that bench/README.md's tables report, from a toy sentence to a long
 // document.
 void encoder_grid(benchmark::internal::Benchmark* b) {
-  b->Args({3, 64, 4})->Args({16, 128, 4})->Args({128, 256, 8})->Args({512, 512, 8})
+  b->Args({3, 64, 4})
+      ->Args({16, 128, 4})
+      ->Args({128, 256, 8})
+      ->Args({512, 512, 8})
       ->Args({1024, 512, 8});
 }
 
@@ -39,7 +42,8 @@ EncoderLayerConfig layer_config(std::size_t D, std::size_t H) {
 }
 
 void BM_MultiheadAttention(benchmark::State& state) {
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
   MultiheadAttention mha(D, H, 0.0f, true, /*seed=*/1);
   const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D});
@@ -55,7 +59,8 @@ BENCHMARK(BM_MultiheadAttention)->Apply(encoder_grid)->UseRealTime()->Unit(bench
 // head) or tiled (online softmax, memory linear in T), from where the automatic choice switches
 // (T = 512) to long documents.
 void layer_forward(benchmark::State& state, std::size_t B, AttentionPath path) {
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
   TransformerEncoderLayer layer(layer_config(D, H), /*seed=*/1);
   layer.eval();
@@ -69,7 +74,12 @@ void layer_forward(benchmark::State& state, std::size_t B, AttentionPath path) {
 void BM_EncoderLayerForward(benchmark::State& state) {
   layer_forward(state, 1, AttentionPath::automatic);
 }
-BENCHMARK(BM_EncoderLayerForward)->Apply(encoder_grid)->Apply(long_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForward)
+    ->Apply(encoder_grid)
+    ->Apply(long_grid)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_EncoderLayerForwardPlain(benchmark::State& state) {
   layer_forward(state, 1, AttentionPath::plain);
@@ -81,21 +91,34 @@ void path_grid(benchmark::internal::Benchmark* b) {
   b->Args({128, 256, 8})->Args({256, 512, 8})->Args({512, 512, 8})->Args({1024, 512, 8});
   long_grid(b);
 }
-BENCHMARK(BM_EncoderLayerForwardPlain)->Apply(path_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_EncoderLayerForwardTiled)->Apply(path_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForwardPlain)
+    ->Apply(path_grid)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForwardTiled)
+    ->Apply(path_grid)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // A batch of 8 sequences (the automatic path): BM_EncoderLayerForwardBatch8/<T>/<D>/<H>.
 void BM_EncoderLayerForwardBatch8(benchmark::State& state) {
   layer_forward(state, 8, AttentionPath::automatic);
 }
-BENCHMARK(BM_EncoderLayerForwardBatch8)->Args({128, 512, 8})->Args({512, 512, 8})
-    ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForwardBatch8)
+    ->Args({128, 512, 8})
+    ->Args({512, 512, 8})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // The same layer with a position scheme that acts inside attention (issue 11): RoPE rotates q
 // and k of every head by position before the scores, ALiBi adds −m_h·|i − j| to head h's
 // scores. Their cost is the time over BM_EncoderLayerForward at the same (T, D, H).
 void encoder_layer_forward_with(benchmark::State& state, const AttentionPosition* position) {
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
   TransformerEncoderLayer layer(layer_config(D, H), /*seed=*/1);
   layer.eval();
@@ -111,18 +134,27 @@ void BM_EncoderLayerForwardRoPE(benchmark::State& state) {
   const RotaryPosition rope;
   encoder_layer_forward_with(state, rope.attention_position());
 }
-BENCHMARK(BM_EncoderLayerForwardRoPE)->Apply(encoder_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForwardRoPE)
+    ->Apply(encoder_grid)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_EncoderLayerForwardALiBi(benchmark::State& state) {
   const ALiBiPosition alibi;
   encoder_layer_forward_with(state, alibi.attention_position());
 }
-BENCHMARK(BM_EncoderLayerForwardALiBi)->Apply(encoder_grid)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForwardALiBi)
+    ->Apply(encoder_grid)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_EncoderLayerForwardWithGrad(benchmark::State& state) {
   // The same forward with gradients enabled: every module caches its inputs and the attention
   // keeps P for all heads ([B, H, T, T]) for a later backward. Compare with the one above.
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
   TransformerEncoderLayer layer(layer_config(D, H), /*seed=*/1);
   const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D});
@@ -130,8 +162,11 @@ void BM_EncoderLayerForwardWithGrad(benchmark::State& state) {
   set_flops(state, encoder_layer_flops(double(T), double(D)));
   state.SetItemsProcessed(state.iterations() * std::int64_t(T));
 }
-BENCHMARK(BM_EncoderLayerForwardWithGrad)->Args({3, 64, 4})->Args({512, 512, 8})
-    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerForwardWithGrad)
+    ->Args({3, 64, 4})
+    ->Args({512, 512, 8})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xenc::bench

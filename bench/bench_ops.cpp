@@ -37,7 +37,8 @@ void BM_Sgemm(benchmark::State& state) {
   }
   set_flops(state, 2.0 * double(N) * N * N);
 }
-BENCHMARK(BM_Sgemm)->ArgName("N")->Arg(64)->Arg(1024)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sgemm)->ArgName("N")->Arg(64)->Arg(1024)->MeasureProcessCPUTime()->UseRealTime()->Unit(
+    benchmark::kMillisecond);
 
 void BM_MatmulReference(benchmark::State& state) {
   const auto N = static_cast<std::size_t>(state.range(0));
@@ -60,7 +61,12 @@ void BM_MatmulBlas(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
   set_flops(state, 2.0 * double(N) * N * N);
 }
-BENCHMARK(BM_MatmulBlas)->ArgName("N")->Arg(64)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MatmulBlas)
+    ->ArgName("N")
+    ->Arg(64)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // ---- softmax over the rows of a [T, T] score matrix ------------------------------------
 
@@ -89,7 +95,12 @@ void BM_Softmax(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * std::int64_t(T * T));
 }
-BENCHMARK(BM_Softmax)->ArgName("T")->Arg(16)->Arg(1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Softmax)
+    ->ArgName("T")
+    ->Arg(16)
+    ->Arg(1024)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_ExpStd(benchmark::State& state) {
   // std::exp element by element: a library call per float, no SIMD.
@@ -102,7 +113,8 @@ void BM_ExpStd(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * std::int64_t(n));
 }
-BENCHMARK(BM_ExpStd)->ArgName("n")->Arg(256)->Arg(1 << 16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ExpStd)->ArgName("n")->Arg(256)->Arg(1 << 16)->UseRealTime()->Unit(
+    benchmark::kMicrosecond);
 
 void BM_ExpInplace(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -115,12 +127,18 @@ void BM_ExpInplace(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * std::int64_t(n));
 }
-BENCHMARK(BM_ExpInplace)->ArgName("n")->Arg(256)->Arg(1 << 16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ExpInplace)
+    ->ArgName("n")
+    ->Arg(256)
+    ->Arg(1 << 16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // ---- layer norm over [T, D] ------------------------------------------------------------
 
 void BM_LayerNormReference(benchmark::State& state) {
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1));
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1));
   const reference::Tensor2d x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D});
   const reference::Tensor1d w = xt::ones<double>({D}), b = xt::zeros<double>({D});
   for (auto _ : state) benchmark::DoNotOptimize(reference::layer_norm_forward(x, w, b, 1e-5));
@@ -134,14 +152,19 @@ BENCHMARK(BM_LayerNormReference)
     ->Unit(benchmark::kMicrosecond);
 
 void BM_LayerNorm(benchmark::State& state) {
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1));
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1));
   Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D});
   Tensor1 w = xt::ones<float>({D}), b = xt::zeros<float>({D});
   for (auto _ : state) benchmark::DoNotOptimize(layer_norm_forward(x, w, b, 1e-5f));
   state.SetItemsProcessed(state.iterations() * std::int64_t(T * D));
 }
-BENCHMARK(BM_LayerNorm)->ArgNames({"T", "D"})->Args({16, 64})->Args({1024, 512})
-    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LayerNorm)
+    ->ArgNames({"T", "D"})
+    ->Args({16, 64})
+    ->Args({1024, 512})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // ---- activations over [T, F] -----------------------------------------------------------
 
@@ -155,7 +178,12 @@ void BM_GeluXtensor(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * std::int64_t(n));
 }
-BENCHMARK(BM_GeluXtensor)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GeluXtensor)
+    ->ArgName("n")
+    ->Arg(256)
+    ->Arg(1 << 20)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_Gelu(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -163,7 +191,8 @@ void BM_Gelu(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(gelu_forward(x));
   state.SetItemsProcessed(state.iterations() * std::int64_t(n));
 }
-BENCHMARK(BM_Gelu)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Gelu)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(
+    benchmark::kMicrosecond);
 
 void BM_Relu(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -171,13 +200,15 @@ void BM_Relu(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(relu_forward(x));
   state.SetItemsProcessed(state.iterations() * std::int64_t(n));
 }
-BENCHMARK(BM_Relu)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Relu)->ArgName("n")->Arg(256)->Arg(1 << 20)->UseRealTime()->Unit(
+    benchmark::kMicrosecond);
 
 // ---- scaled dot-product attention on [1, H, T, Dh] ---------------------------------------
 // Args: T, D, H (Dh = D / H). FLOPs: Q Kᵀ and P V, 2 · 2·T·T·Dh per head = 4·T²·D.
 
 void attention_inputs(benchmark::State& state, Tensor4& q, Tensor4& k, Tensor4& v) {
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
   const std::vector<std::size_t> shape{1, H, T, D / H};
   q = random_tensor<Tensor4>(shape, 1);
@@ -206,8 +237,13 @@ void BM_Attention(benchmark::State& state) {
   attention_inputs(state, q, k, v);
   for (auto _ : state) benchmark::DoNotOptimize(scaled_dot_product_attention_forward(q, k, v));
 }
-BENCHMARK(BM_Attention)->ArgNames({"T", "D", "H"})->Args({16, 128, 4})->Args({256, 512, 8})
-    ->Args({1024, 512, 8})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Attention)
+    ->ArgNames({"T", "D", "H"})
+    ->Args({16, 128, 4})
+    ->Args({256, 512, 8})
+    ->Args({1024, 512, 8})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace xenc::bench
@@ -235,11 +271,17 @@ void BM_AttentionHeadPlain(benchmark::State& state) {
   HeadData d(T);
   Tensor2 probs = Tensor2::from_shape({T, T});
   for (auto _ : state)
-    kernels::attention_head_forward(d.inputs(), {0.125f, nullptr, {}, {}}, kernels::as_matrix(probs),
-                                    {}, {}, kernels::as_matrix(d.out));
+    kernels::attention_head_forward(d.inputs(), {0.125f, nullptr, {}, {}},
+                                    kernels::as_matrix(probs), {}, {}, kernels::as_matrix(d.out));
   set_flops(state, 4.0 * double(T) * double(T) * 64.0);
 }
-BENCHMARK(BM_AttentionHeadPlain)->ArgName("T")->Arg(512)->Arg(2048)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionHeadPlain)
+    ->ArgName("T")
+    ->Arg(512)
+    ->Arg(2048)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_AttentionHeadTiled(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0));
@@ -252,12 +294,27 @@ void BM_AttentionHeadTiled(benchmark::State& state) {
                                           kernels::as_matrix(d.out), lse.data(), tiles);
   set_flops(state, 4.0 * double(T) * double(T) * 64.0);
 }
-BENCHMARK(BM_AttentionHeadTiled)->ArgNames({"T", "Br", "Bc"})
-    ->Args({512, 64, 256})->Args({2048, 64, 256})->Args({2048, 32, 256})->Args({2048, 128, 256})
-    ->Args({2048, 64, 512})->Args({2048, 128, 512})->Args({2048, 256, 256})->Args({2048, 64, 128})
-    ->Args({2048, 256, 128})->Args({2048, 256, 512})->Args({2048, 512, 256})->Args({2048, 512, 512})
-    ->Args({2048, 128, 1024})->Args({8192, 64, 256})->Args({8192, 256, 256})->Args({8192, 256, 512})
-    ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionHeadTiled)
+    ->ArgNames({"T", "Br", "Bc"})
+    ->Args({512, 64, 256})
+    ->Args({2048, 64, 256})
+    ->Args({2048, 32, 256})
+    ->Args({2048, 128, 256})
+    ->Args({2048, 64, 512})
+    ->Args({2048, 128, 512})
+    ->Args({2048, 256, 256})
+    ->Args({2048, 64, 128})
+    ->Args({2048, 256, 128})
+    ->Args({2048, 256, 512})
+    ->Args({2048, 512, 256})
+    ->Args({2048, 512, 512})
+    ->Args({2048, 128, 1024})
+    ->Args({8192, 64, 256})
+    ->Args({8192, 256, 256})
+    ->Args({8192, 256, 512})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xenc::bench

@@ -16,7 +16,8 @@ namespace xenc::bench {
 namespace {
 
 void BM_EncoderLayerTrainStep(benchmark::State& state) {
-  const auto T = static_cast<std::size_t>(state.range(0)), D = static_cast<std::size_t>(state.range(1)),
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
   EncoderLayerConfig c;
   c.d_model = D;
@@ -40,9 +41,16 @@ void BM_EncoderLayerTrainStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
 }
 BENCHMARK(BM_EncoderLayerTrainStep)
-    ->Args({3, 64, 4})->Args({16, 128, 4})->Args({128, 256, 8})->Args({512, 512, 8})
-    ->Args({2048, 512, 8})->Args({4096, 512, 8})->Args({8192, 512, 8})
-    ->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMicrosecond);
+    ->Args({3, 64, 4})
+    ->Args({16, 128, 4})
+    ->Args({128, 256, 8})
+    ->Args({512, 512, 8})
+    ->Args({2048, 512, 8})
+    ->Args({4096, 512, 8})
+    ->Args({8192, 512, 8})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace xenc::bench

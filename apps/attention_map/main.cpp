@@ -7,14 +7,16 @@
 // random, or (--weights) takes its layers from a torch.nn.TransformerEncoder state_dict saved as
 // .npz (xenc/io); the token embedding and positions stay the seeded ones either way.
 //
-// --json prints the weights (and writes SVGs only when --svg-dir is given too) in the layout bertviz's head_view(attention, tokens) takes:
+// --json prints the weights (and writes SVGs only when --svg-dir is given too) in the layout
+// bertviz's head_view(attention, tokens) takes:
 //     {"tokens": [...], "attention": [ layer 0: [batch = 1][H][T][T], layer 1: ..., ... ]}
 // (in Python: head_view([torch.tensor(a) for a in j["attention"]], j["tokens"])).
 //
-//     xenc-attention-map                              # "the cat chased the mouse", D = 16, 2 heads, 2 layers
-//     xenc-attention-map --sentence "a b c d" --heads 4 --svg-dir maps
+//     xenc-attention-map                              # "the cat chased the mouse", D = 16, 2
+//     heads, 2 layers xenc-attention-map --sentence "a b c d" --heads 4 --svg-dir maps
 //     xenc-attention-map --json > attention.json
-//     xenc-attention-map --weights encoder.npz --heads 2    # a torch.nn.TransformerEncoder's weights
+//     xenc-attention-map --weights encoder.npz --heads 2    # a torch.nn.TransformerEncoder's
+//     weights
 //
 // Before it loads, builds or writes anything it estimates the memory (xenc/nn/cost.hpp, the
 // weights' sizes from the .npz headers) and the size of each output (about 75 bytes per heatmap
@@ -39,25 +41,37 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  CLI::App app{"xenc-attention-map: the attention weights of every layer and head of a seeded random\n"
-               "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view.\n"
-               "The model is random (seeded, untrained): its words carry no meaning."};
+  CLI::App app{
+      "xenc-attention-map: the attention weights of every layer and head of a seeded random\n"
+      "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view.\n"
+      "The model is random (seeded, untrained): its words carry no meaning."};
   xenc_app::add_version(app, "xenc-attention-map");
-  std::string sentence = "the cat chased the mouse", position = "sinusoidal", svg_dir = "attention_maps", weights;
+  std::string sentence = "the cat chased the mouse", position = "sinusoidal",
+              svg_dir = "attention_maps", weights;
   std::size_t d_model = 16, heads = 2, layers = 2;
   std::uint32_t seed = 42;
   bool json = false;
   app.add_option("--sentence", sentence, "the input sentence")->capture_default_str();
-  auto* d_model_opt = xenc_app::add_checked(app, "--d-model", d_model, "D (not with --weights)", xenc_app::whole_range(1, 4096));
+  auto* d_model_opt = xenc_app::add_checked(app, "--d-model", d_model, "D (not with --weights)",
+                                            xenc_app::whole_range(1, 4096));
   xenc_app::add_checked(app, "--heads", heads, "H (must divide D)", xenc_app::whole_range(1, 256));
-  auto* layers_opt = xenc_app::add_checked(app, "--layers", layers, "N (not with --weights)", xenc_app::whole_range(1, 48));
-  xenc_app::add_checked(app, "--seed", seed, "seed of the random weights", xenc_app::whole_range(0, 4294967295LL));
+  auto* layers_opt = xenc_app::add_checked(app, "--layers", layers, "N (not with --weights)",
+                                           xenc_app::whole_range(1, 48));
+  xenc_app::add_checked(app, "--seed", seed, "seed of the random weights",
+                        xenc_app::whole_range(0, 4294967295LL));
   std::vector<std::string> scheme_names;  // every registered scheme
-  for (xenc::PositionKind kind : xenc::all_position_kinds()) scheme_names.push_back(xenc::to_string(kind));
-  xenc_app::add_checked(app, "--position", position, "none | sinusoidal | learned | rope | alibi (rope and alibi act inside attention)", CLI::IsMember(scheme_names));
-  auto* svg_dir_opt = app.add_option("--svg-dir", svg_dir, "directory for the SVG heatmaps (\"\" = none; "
-                                     "with --json only when given)")->capture_default_str();
-  app.add_flag("--json", json, "print the weights as JSON (bertviz head_view layout) instead of text; "
+  for (xenc::PositionKind kind : xenc::all_position_kinds())
+    scheme_names.push_back(xenc::to_string(kind));
+  xenc_app::add_checked(
+      app, "--position", position,
+      "none | sinusoidal | learned | rope | alibi (rope and alibi act inside attention)",
+      CLI::IsMember(scheme_names));
+  auto* svg_dir_opt = app.add_option("--svg-dir", svg_dir,
+                                     "directory for the SVG heatmaps (\"\" = none; "
+                                     "with --json only when given)")
+                          ->capture_default_str();
+  app.add_flag("--json", json,
+               "print the weights as JSON (bertviz head_view layout) instead of text; "
                "writes no SVG unless --svg-dir is given");
   app.add_option("--weights", weights,
                  ".npz of a torch.nn.TransformerEncoder(Layer) state_dict (np.savez(path, **sd)); "
@@ -69,9 +83,9 @@ int main(int argc, char** argv) {
 
   try {
     if (!weights.empty() && (d_model_opt->count() > 0 || layers_opt->count() > 0))
-      throw std::invalid_argument("--weights " + weights + " sets D and the number of layers; do not give " +
-                                  std::string(d_model_opt->count() > 0 ? "--d-model" : "--layers") +
-                                  " with it");
+      throw std::invalid_argument(
+          "--weights " + weights + " sets D and the number of layers; do not give " +
+          std::string(d_model_opt->count() > 0 ? "--d-model" : "--layers") + " with it");
     // 1. tokens
     const auto tokens = xenc::tokenize(sentence);
     if (tokens.empty())
@@ -107,27 +121,31 @@ int main(int argc, char** argv) {
     const double weights_count = double(layers) * double(heads) * double(T) * double(T);  // L·H·T²
     // the forward with its trace; the file's state_dict while it is copied in; the JSON document
     // (nlohmann keeps about 80 bytes per number)
-    const double need = xenc::estimate_pass_cost(cfg, 1, T, xenc::Pass::traced_inference).peak_bytes +
-                        4 * file_parameters + (json ? 80 * weights_count : 0.0);
+    const double need =
+        xenc::estimate_pass_cost(cfg, 1, T, xenc::Pass::traced_inference).peak_bytes +
+        4 * file_parameters + (json ? 80 * weights_count : 0.0);
     guard.memory(need, "this model",
-                           "D = " + std::to_string(d_model) + ", " + std::to_string(layers) + " layers, F = " +
-                               std::to_string(ff) + ", T = " + std::to_string(T) + " tokens" +
-                               (weights.empty() ? "" : ", weights from " + weights),
-                           "use a smaller --d-model or --layers, or a shorter sentence");
+                 "D = " + std::to_string(d_model) + ", " + std::to_string(layers) +
+                     " layers, F = " + std::to_string(ff) + ", T = " + std::to_string(T) +
+                     " tokens" + (weights.empty() ? "" : ", weights from " + weights),
+                 "use a smaller --d-model or --layers, or a shorter sentence");
     // about 75 bytes per heatmap cell (a <rect> and its colour), 10 per JSON number, one column
     // per key in the text tables
-    const std::string advice = "a shorter --sentence (" + std::to_string(T) + " tokens), fewer --layers or "
+    const std::string advice = "a shorter --sentence (" + std::to_string(T) +
+                               " tokens), fewer --layers or "
                                "--heads, or a higher --max-output-mb";
     if (!svg_dir.empty()) {
       guard.output(75.0 * weights_count + 20e3,
-                   svg_dir + "/attention_all.svg (" + std::to_string(layers * heads) + " heatmaps of " +
-                       std::to_string(T) + " x " + std::to_string(T) + ")",
+                   svg_dir + "/attention_all.svg (" + std::to_string(layers * heads) +
+                       " heatmaps of " + std::to_string(T) + " x " + std::to_string(T) + ")",
                    advice);
-      std::filesystem::create_directories(svg_dir);  // an unusable directory fails here, before the work
+      std::filesystem::create_directories(
+          svg_dir);  // an unusable directory fails here, before the work
     }
     const std::size_t w0 = attention_map::column_width(tokens);
     guard.output(json ? 10.0 * weights_count : weights_count * double(w0 + 1),
-                 json ? "the JSON on standard output" : "the text tables on standard output", advice);
+                 json ? "the JSON on standard output" : "the text tables on standard output",
+                 advice);
 
     // 3. ids [1, T] (T checked above: the vocabulary's length limit raised to it), a seeded
     //    model; the trace keeps each layer's attention weights [1, H, T, T]
@@ -141,15 +159,19 @@ int main(int argc, char** argv) {
     model.forward(batch.ids, batch.padding_mask, &trace);  // N x [1, H, T, T]
 
     // 4. JSON for bertviz, or text tables (report.hpp); 5. the figures
-    attention_map::Run run{sentence, position, weights, tokens, d_model, heads, layers, seed,
-                           trace.encoder.attention_weights};
-    if (json) std::cout << attention_map::to_json(run) << "\n";
-    else std::cout << attention_map::table_text(run);
+    attention_map::Run run{sentence, position, weights,
+                           tokens,   d_model,  heads,
+                           layers,   seed,     trace.encoder.attention_weights};
+    if (json)
+      std::cout << attention_map::to_json(run) << "\n";
+    else
+      std::cout << attention_map::table_text(run);
     if (!svg_dir.empty()) {
       const std::size_t n = attention_map::write_figures(run, svg_dir);
       if (!json)
-        std::cout << "\nWrote " << n << " heatmaps to " << svg_dir << "/attention_layer<l>_head<h>.svg and all of them to "
-                  << svg_dir << "/attention_all.svg\n";
+        std::cout << "\nWrote " << n << " heatmaps to " << svg_dir
+                  << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir
+                  << "/attention_all.svg\n";
     }
   } catch (const std::exception& e) {
     return xenc_app::report_error("xenc-attention-map", e);

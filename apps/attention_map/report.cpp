@@ -42,20 +42,21 @@ std::string to_json(const Run& r) {
     }
     j["attention"].push_back(layer);
   }
-  j["config"] = {{"d_model", r.d_model}, {"heads", r.heads},       {"layers", r.layers},
-                 {"position", r.position}, {"seed", r.seed}, {"weights", r.weights}};
+  j["config"] = {{"d_model", r.d_model},   {"heads", r.heads}, {"layers", r.layers},
+                 {"position", r.position}, {"seed", r.seed},   {"weights", r.weights}};
   return j.dump();
 }
 
 std::string table_text(const Run& r) {
   const std::size_t T = r.tokens.size(), w0 = column_width(r.tokens);
   const int w = int(w0);
-  std::string s = "Sentence: \"" + r.sentence + "\" (" + std::to_string(T) + " tokens); " +
-                  (r.weights.empty() ? "random encoder" : "encoder layers from " + r.weights + ",") +
-                  " D = " + std::to_string(r.d_model) + ", " + std::to_string(r.heads) +
-                  " heads, " + std::to_string(r.layers) + " layers, " + r.position +
-                  " positions, seed " + std::to_string(r.seed) + "\n" +
-                  "Row = query token, column = key token; each row sums to 1.\n";
+  std::string s =
+      "Sentence: \"" + r.sentence + "\" (" + std::to_string(T) + " tokens); " +
+      (r.weights.empty() ? "random encoder" : "encoder layers from " + r.weights + ",") +
+      " D = " + std::to_string(r.d_model) + ", " + std::to_string(r.heads) + " heads, " +
+      std::to_string(r.layers) + " layers, " + r.position + " positions, seed " +
+      std::to_string(r.seed) + "\n" +
+      "Row = query token, column = key token; each row sums to 1.\n";
   for (std::size_t l = 0; l < r.attention.size(); ++l)
     for (std::size_t h = 0; h < r.heads; ++h) {
       const xenc::Tensor4& a = r.attention[l];

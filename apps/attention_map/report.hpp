@@ -15,7 +15,7 @@ namespace attention_map {
 /// One sentence through one encoder, and the attention weights of every layer.
 struct Run {
   std::string sentence, position, weights;  ///< weights: the .npz, or "" for a random encoder
-  std::vector<std::string> tokens;           ///< T tokens
+  std::vector<std::string> tokens;          ///< T tokens
   std::size_t d_model = 0, heads = 0, layers = 0;
   std::uint32_t seed = 0;
   std::vector<xenc::Tensor4> attention;  ///< one per layer, each [1, H, T, T]

@@ -46,13 +46,15 @@ CLI::Option* add_checked(CLI::App& app, const std::string& name, T& value, const
 }
 
 /// A finite number > 0 that stays finite and non-zero as a float (at most FLT_MAX, at least the
-/// smallest float): refuses 0, negatives, "inf", "nan" and 1e99 (which a float option reads as inf).
+/// smallest float): refuses 0, negatives, "inf", "nan" and 1e99 (which a float option reads as
+/// inf).
 inline CLI::Validator positive_float() {
   return CLI::Validator(
       [](std::string& input) -> std::string {
         double v = 0;
         const bool parsed = CLI::detail::lexical_cast(input, v);
-        if (!parsed || !std::isfinite(v) || !(v > 0) || v > double(FLT_MAX) || static_cast<float>(v) == 0.0f)
+        if (!parsed || !std::isfinite(v) || !(v > 0) || v > double(FLT_MAX) ||
+            static_cast<float>(v) == 0.0f)
           return "Value " + input + " is not a finite positive float (expected 0 < value <= " +
                  std::to_string(FLT_MAX) + ")";
         return {};
@@ -62,8 +64,9 @@ inline CLI::Validator positive_float() {
 
 /// Bytes that an EncoderModel forward pass with a ModelTrace needs (xenc::estimate_pass_cost,
 /// Pass::traced_inference, xenc/nn/cost.hpp), for callers that have the sizes only.
-inline double encoder_inference_bytes(std::size_t V, std::size_t max_len, std::size_t D, std::size_t H,
-                                      std::size_t F, std::size_t L, std::size_t B, std::size_t T) {
+inline double encoder_inference_bytes(std::size_t V, std::size_t max_len, std::size_t D,
+                                      std::size_t H, std::size_t F, std::size_t L, std::size_t B,
+                                      std::size_t T) {
   xenc::EncoderModelConfig c;
   c.vocab_size = V;
   c.max_len = max_len;
@@ -82,36 +85,48 @@ constexpr std::size_t kDefaultMaxMemoryMb = 1024;
 /// "1.5 GiB", "300.0 MiB".
 inline std::string human_bytes(double bytes) {
   char buf[64];
-  if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-  else std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
+  if (bytes >= 1024.0 * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
   return buf;
 }
 
 /// "0.25 s", "45 s", "12.5 min", "3.2 h", "79.0 days".
 inline std::string human_seconds(double s) {
   char buf[64];
-  if (s < 10) std::snprintf(buf, sizeof buf, "%.2g s", s);
-  else if (s < 90) std::snprintf(buf, sizeof buf, "%.0f s", s);
-  else if (s < 5400) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
-  else if (s < 172800) std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
-  else std::snprintf(buf, sizeof buf, "%.1f days", s / 86400);
+  if (s < 10)
+    std::snprintf(buf, sizeof buf, "%.2g s", s);
+  else if (s < 90)
+    std::snprintf(buf, sizeof buf, "%.0f s", s);
+  else if (s < 5400)
+    std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  else if (s < 172800)
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f days", s / 86400);
   return buf;
 }
 
 /// "3.2 GFLOP", "450.0 TFLOP".
 inline std::string human_flops(double flops) {
   char buf[64];
-  if (flops >= 1e12) std::snprintf(buf, sizeof buf, "%.1f TFLOP", flops / 1e12);
-  else if (flops >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GFLOP", flops / 1e9);
-  else std::snprintf(buf, sizeof buf, "%.1f MFLOP", flops / 1e6);
+  if (flops >= 1e12)
+    std::snprintf(buf, sizeof buf, "%.1f TFLOP", flops / 1e12);
+  else if (flops >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.1f GFLOP", flops / 1e9);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MFLOP", flops / 1e6);
   return buf;
 }
 
 /// "12.3 ms per step", "2.1 s per step".
 inline std::string fmt_seconds_per_step(double s) {
   char buf[64];
-  if (s < 1) std::snprintf(buf, sizeof buf, "%.1f ms per step", 1e3 * s);
-  else std::snprintf(buf, sizeof buf, "%.1f s per step", s);
+  if (s < 1)
+    std::snprintf(buf, sizeof buf, "%.1f ms per step", 1e3 * s);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f s per step", s);
   return buf;
 }
 
@@ -123,9 +138,11 @@ struct resource_error : std::invalid_argument {
 
 /// --max-memory-mb MB (default 1024): the memory limit the program checks its estimate against.
 inline CLI::Option* add_memory_limit(CLI::App& app, std::size_t& max_memory_mb) {
-  return app.add_option("--max-memory-mb", max_memory_mb,
-                        "refuse work whose estimated memory exceeds this (MiB)")
-      ->check(whole_range(16, 1 << 24))->capture_default_str();
+  return app
+      .add_option("--max-memory-mb", max_memory_mb,
+                  "refuse work whose estimated memory exceeds this (MiB)")
+      ->check(whole_range(16, 1 << 24))
+      ->capture_default_str();
 }
 
 /// The output limit of every program that writes files or large text, unless --max-output-mb
@@ -134,9 +151,11 @@ constexpr std::size_t kDefaultMaxOutputMb = 100;
 
 /// --max-output-mb MB (default 100): the largest file (or standard output) the program writes.
 inline CLI::Option* add_output_limit(CLI::App& app, std::size_t& max_output_mb) {
-  return app.add_option("--max-output-mb", max_output_mb,
-                        "refuse to write a file (or print output) larger than this (estimated, MiB)")
-      ->check(whole_range(1, 100000))->capture_default_str();
+  return app
+      .add_option("--max-output-mb", max_output_mb,
+                  "refuse to write a file (or print output) larger than this (estimated, MiB)")
+      ->check(whole_range(1, 100000))
+      ->capture_default_str();
 }
 
 /// Throws resource_error unless need_bytes <= limit: "<what> needs about 4.4 GiB of memory
@@ -174,15 +193,17 @@ constexpr double kFastFlopsPerSecond = 200e9;
 
 /// --max-minutes M (default `minutes`): the time limit of a program that trains.
 inline CLI::Option* add_time_limit(CLI::App& app, double& max_minutes) {
-  return app.add_option("--max-minutes", max_minutes,
-                        "refuse work whose estimated run time exceeds this (minutes)")
-      ->check(positive_float())->capture_default_str();
+  return app
+      .add_option("--max-minutes", max_minutes,
+                  "refuse work whose estimated run time exceeds this (minutes)")
+      ->check(positive_float())
+      ->capture_default_str();
 }
 
 /// Throws resource_error when `seconds` exceeds max_minutes: "<what> would take about 3.2 h
 /// (<how>), more than the limit of 10 min (--max-minutes 10)[: <advice>]".
-inline void check_time(double seconds, double max_minutes, const std::string& what, const std::string& how,
-                       const std::string& advice = "") {
+inline void check_time(double seconds, double max_minutes, const std::string& what,
+                       const std::string& how, const std::string& advice = "") {
   if (seconds <= 60.0 * max_minutes) return;
   char limit[64];
   std::snprintf(limit, sizeof limit, "%g", max_minutes);
@@ -213,9 +234,11 @@ struct Guard {
   }
   /// Throws resource_error when `flops` at a fast machine's rate (kFastFlopsPerSecond, a lower
   /// bound of the real time) exceed --max-minutes (check_time).
-  void time(double flops, const std::string& what, const std::string& sizes, const std::string& advice = "") const {
+  void time(double flops, const std::string& what, const std::string& sizes,
+            const std::string& advice = "") const {
     check_time(flops / kFastFlopsPerSecond, max_minutes, what,
-               human_flops(flops) + " at " + human_flops(kFastFlopsPerSecond) + "/s, a fast machine's rate; " + sizes,
+               human_flops(flops) + " at " + human_flops(kFastFlopsPerSecond) +
+                   "/s, a fast machine's rate; " + sizes,
                advice);
   }
 };
@@ -236,15 +259,17 @@ inline void add_guard_options(CLI::App& app, Guard& guard, unsigned resources) {
 inline int report_error(const std::string& program, const std::exception& e) {
   std::string what = e.what();
   if (dynamic_cast<const std::bad_alloc*>(&e))
-    what = "out of memory: the machine could not give an allocation this run needed, although its "
-           "estimate was within --max-memory-mb (please report the command line)";
+    what =
+        "out of memory: the machine could not give an allocation this run needed, although its "
+        "estimate was within --max-memory-mb (please report the command line)";
   else if (const auto* fe = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) {
     // "filesystem error: cannot create directories: Not a directory [/proc/x]" ->
     // "\"/proc/x\": cannot create directories: Not a directory"
     std::string op = fe->what();
     const std::string prefix = "filesystem error: ";
     if (op.rfind(prefix, 0) == 0) op = op.substr(prefix.size());
-    if (const auto bracket = op.find(" ["); bracket != std::string::npos) op = op.substr(0, bracket);
+    if (const auto bracket = op.find(" ["); bracket != std::string::npos)
+      op = op.substr(0, bracket);
     what = "\"" + fe->path1().string() + "\": " + op;
   }
   std::cerr << program << ": error: " << what << "\n";
@@ -258,7 +283,8 @@ inline int finish_stdout(const std::string& program) {
   const bool cout_ok = static_cast<bool>(std::cout);
   const bool stdio_ok = std::fflush(stdout) == 0 && !std::ferror(stdout);
   if (cout_ok && stdio_ok) return 0;
-  std::cerr << program << ": error: writing to standard output failed (disk full or output closed?)\n";
+  std::cerr << program
+            << ": error: writing to standard output failed (disk full or output closed?)\n";
   return 1;
 }
 

@@ -47,8 +47,11 @@ inline xenc::EncoderModelConfig encoder_config(const ModelOptions& m, std::size_
 /// options.
 inline void check_inference_memory(std::size_t V, std::size_t max_len, std::size_t D, std::size_t H,
                                    std::size_t F, std::size_t L, std::size_t B, std::size_t T,
-                                   std::size_t max_memory_mb, const std::string& sequences = "sequences") {
-  auto bytes = [&](std::size_t t) { return encoder_inference_bytes(V, std::max(max_len, t), D, H, F, L, B, t); };
+                                   std::size_t max_memory_mb,
+                                   const std::string& sequences = "sequences") {
+  auto bytes = [&](std::size_t t) {
+    return encoder_inference_bytes(V, std::max(max_len, t), D, H, F, L, B, t);
+  };
   const double limit = double(max_memory_mb) * 1024 * 1024, need = bytes(T);
   if (need <= limit) return;
   std::string advice;
@@ -58,14 +61,15 @@ inline void check_inference_memory(std::size_t V, std::size_t max_len, std::size
       const std::size_t mid = lo + (hi - lo) / 2;
       (bytes(mid) <= limit ? lo : hi) = mid;
     }
-    advice = "use shorter " + sequences + ": the length is the cause (attention stores T x T weights per head), and " +
+    advice = "use shorter " + sequences +
+             ": the length is the cause (attention stores T x T weights per head), and " +
              std::to_string(lo) + " tokens fit";
   } else {
     advice = "use a smaller --d-model, --layers or --ff";
   }
   check_memory(need, max_memory_mb, "this model's inference",
-               "D = " + std::to_string(D) + ", " + std::to_string(L) + " layers, F = " + std::to_string(F) +
-                   ", T = " + std::to_string(T),
+               "D = " + std::to_string(D) + ", " + std::to_string(L) +
+                   " layers, F = " + std::to_string(F) + ", T = " + std::to_string(T),
                advice + ", or a higher --max-memory-mb");
 }
 

@@ -2,16 +2,19 @@
 // "../common/progress.hpp"): the progress display of a training loop, and number formatting.
 //
 // On a terminal: one bar redrawn in place after every step (at most 10 times a second):
-//     rope       [########............] epoch 2/5  step 120/300  loss 0.412  acc 88.1%  95 steps/s  ETA 2 s
+//     rope       [########............] epoch 2/5  step 120/300  loss 0.412  acc 88.1%  95 steps/s
+//     ETA 2 s
 // Otherwise (a pipe, a log file, a test): one plain line per epoch, never a carriage return:
-//     rope: epoch 2/5, step 120/300, loss 0.4120, train acc 88.1%, held-out acc 90.2%, 95 steps/s, ETA 2 s
+//     rope: epoch 2/5, step 120/300, loss 0.4120, train acc 88.1%, held-out acc 90.2%, 95 steps/s,
+//     ETA 2 s
 // and, when an epoch is long, a line every 10 s within it, so a pipe never sits silent:
 //     rope: epoch 1/5, step 40/300, loss 0.9120, 4 steps/s, ETA 65 s
 // Disabled (--quiet, --json): nothing at all.
 //
 // With set_time_limit, every step also checks the whole run's time at the rate measured so far
-// (after 50 steps or 2 s, past the first steps' warm-up): over --max-minutes it throws resource_error, within the first seconds
-// of a run that would take days, instead of showing "ETA 79 days".
+// (after 50 steps or 2 s, past the first steps' warm-up): over --max-minutes it throws
+// resource_error, within the first seconds of a run that would take days, instead of showing "ETA
+// 79 days".
 #pragma once
 
 #include <unistd.h>
@@ -43,7 +46,9 @@ class Progress {
   /// plain_every: the interval of the plain lines within an epoch (not on a terminal).
   explicit Progress(bool enabled, std::string eval_label = "held-out acc",
                     std::chrono::milliseconds plain_every = std::chrono::seconds(10))
-      : enabled_(enabled), tty_(enabled && isatty(fileno(stdout))), eval_label_(std::move(eval_label)),
+      : enabled_(enabled),
+        tty_(enabled && isatty(fileno(stdout))),
+        eval_label_(std::move(eval_label)),
         plain_every_(plain_every) {}
 
   /// The whole run: `total_steps` steps over every model, at most `max_minutes`. `advice` ends
@@ -64,17 +69,20 @@ class Progress {
     const double elapsed = std::chrono::duration<double>(now - run_start_).count();
     if (total_steps_ > 0 && (steps_done_ >= 50 || elapsed >= 2)) {  // past the warm-up
       const double per_step = elapsed / double(steps_done_);
-      const double left = per_step * double(total_steps_ > steps_done_ ? total_steps_ - steps_done_ : 0);
-      check_time(elapsed + left, max_minutes_, "this run of " + std::to_string(total_steps_) + " training steps",
-                 "measured: " + fmt_seconds_per_step(per_step) + " over the first " + std::to_string(steps_done_) +
-                     " step(s)",
+      const double left =
+          per_step * double(total_steps_ > steps_done_ ? total_steps_ - steps_done_ : 0);
+      check_time(elapsed + left, max_minutes_,
+                 "this run of " + std::to_string(total_steps_) + " training steps",
+                 "measured: " + fmt_seconds_per_step(per_step) + " over the first " +
+                     std::to_string(steps_done_) + " step(s)",
                  advice_);
     }
     if (!tty_) {
       if (enabled_ && step != steps && now - last_ >= plain_every_) {
         last_ = now;
-        std::printf("%s: epoch %d/%d, step %zu/%zu, loss %.4f, %.0f steps/s, ETA %s\n", scheme.c_str(), epoch,
-                    epochs, step, steps, loss, rate, eta(steps - step, rate).c_str());
+        std::printf("%s: epoch %d/%d, step %zu/%zu, loss %.4f, %.0f steps/s, ETA %s\n",
+                    scheme.c_str(), epoch, epochs, step, steps, loss, rate,
+                    eta(steps - step, rate).c_str());
         std::fflush(stdout);
       }
       return;
@@ -84,9 +92,10 @@ class Progress {
     const int width = 20;
     const int filled = int(double(width) * double(step) / double(steps));
     std::string bar = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
-    std::printf("\r\033[K%-10s %s epoch %d/%d  step %zu/%zu  loss %.3f  acc %s  %.0f steps/s  ETA %s",
-                scheme.c_str(), bar.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(), rate,
-                eta(steps - step, rate).c_str());
+    std::printf(
+        "\r\033[K%-10s %s epoch %d/%d  step %zu/%zu  loss %.3f  acc %s  %.0f steps/s  ETA %s",
+        scheme.c_str(), bar.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(), rate,
+        eta(steps - step, rate).c_str());
     std::fflush(stdout);
   }
 
@@ -95,10 +104,11 @@ class Progress {
              double loss, double acc, double eval_acc, double rate) {
     if (!enabled_ || tty_) return;
     last_ = Clock::now();
-    std::printf("%s: epoch %d/%d, step %zu/%zu, loss %.4f, train acc %s, %s %s, "
-                "%.0f steps/s, ETA %s\n",
-                scheme.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(), eval_label_.c_str(),
-                pct(eval_acc).c_str(), rate, eta(steps - step, rate).c_str());
+    std::printf(
+        "%s: epoch %d/%d, step %zu/%zu, loss %.4f, train acc %s, %s %s, "
+        "%.0f steps/s, ETA %s\n",
+        scheme.c_str(), epoch, epochs, step, steps, loss, pct(acc).c_str(), eval_label_.c_str(),
+        pct(eval_acc).c_str(), rate, eta(steps - step, rate).c_str());
     std::fflush(stdout);
   }
 

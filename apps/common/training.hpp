@@ -36,15 +36,17 @@ inline void require_finite_logits(const xenc::Tensor3& logits, const std::string
   for (std::size_t i = 0; i < logits.size(); ++i)
     if (!std::isfinite(z[i])) {
       const std::size_t C = logits.shape(2), T = logits.shape(1);
-      throw std::runtime_error(where + ": the model's logits are not finite (" + std::to_string(z[i]) +
-                               " at batch row " + std::to_string(i / C / T) + ", position " +
-                               std::to_string(i / C % T) + ", class " + std::to_string(i % C) +
-                               "): the weights diverged or hold NaN/inf; try a lower --lr or a smaller --clip");
+      throw std::runtime_error(
+          where + ": the model's logits are not finite (" + std::to_string(z[i]) +
+          " at batch row " + std::to_string(i / C / T) + ", position " + std::to_string(i / C % T) +
+          ", class " + std::to_string(i % C) +
+          "): the weights diverged or hold NaN/inf; try a lower --lr or a smaller --clip");
     }
 }
 
-/// zero_grad, forward (non-finite logits throw, see above), cross-entropy (kIgnoreIndex positions ignored), backward, clip the
-/// gradient norm to `clip`, set the learning rate schedule(step), and take the optimiser step.
+/// zero_grad, forward (non-finite logits throw, see above), cross-entropy (kIgnoreIndex positions
+/// ignored), backward, clip the gradient norm to `clip`, set the learning rate schedule(step), and
+/// take the optimiser step.
 inline StepResult train_step(xenc::TokenClassifier& model, xenc::AdamW& opt,
                              const xenc::WarmupCosine& schedule, std::size_t step,
                              const xenc::LabelledBatch& b, float clip) {
@@ -63,8 +65,8 @@ inline StepResult train_step(xenc::TokenClassifier& model, xenc::AdamW& opt,
 /// Adds the labelled positions of a batch to `positions`, and those whose largest logit is the
 /// label (the first one on a tie) to `correct`. logits: [B, T, C]   labels: [B, T]
 /// Non-finite logits throw (require_finite_logits): an argmax over NaN is not a prediction.
-inline void count_correct(const xenc::Tensor3& logits, const xenc::Index2& labels, std::size_t& positions,
-                          std::size_t& correct) {
+inline void count_correct(const xenc::Tensor3& logits, const xenc::Index2& labels,
+                          std::size_t& positions, std::size_t& correct) {
   require_finite_logits(logits, "evaluation");
   const std::size_t C = logits.shape(2);
   for (std::size_t i = 0; i < labels.size(); ++i) {
@@ -107,11 +109,11 @@ struct TrainingSet {
 
 /// One step as fit() reports it to on_step.
 struct FitStep {
-  int epoch;                      ///< 1..epochs
-  std::size_t step, steps;        ///< steps taken so far (1..steps), and in all
+  int epoch;                        ///< 1..epochs
+  std::size_t step, steps;          ///< steps taken so far (1..steps), and in all
   std::size_t in_epoch, per_epoch;  ///< steps taken in this epoch (1..per_epoch), and per epoch
   const xenc::LabelledBatch& batch;
-  const StepResult& result;       ///< logits before the update, and the loss
+  const StepResult& result;  ///< logits before the update, and the loss
 };
 
 /// The training loop of the apps: AdamW (betas 0.9, 0.999, eps 1e-8, decoupled weight decay),

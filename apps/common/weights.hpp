@@ -32,7 +32,8 @@ inline WeightsShape weights_shape(const std::string& path, const xenc::LoadLimit
       ++w.num_layers;
       w.d_model = std::max(w.d_model, h.shape[1]);
     }
-    if (ends_with(key, ff) && h.shape.size() == 2) w.dim_feedforward = std::max(w.dim_feedforward, h.shape[0]);
+    if (ends_with(key, ff) && h.shape.size() == 2)
+      w.dim_feedforward = std::max(w.dim_feedforward, h.shape[0]);
     if (key == "norm.weight") w.final_norm = true;
   }
   return w;

@@ -30,7 +30,8 @@
 #include "xenc/nn/transformer_encoder.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Build (and optionally train) an xencoder TransformerEncoder; save its state_dict (.npz)"};
+  CLI::App app{
+      "Build (and optionally train) an xencoder TransformerEncoder; save its state_dict (.npz)"};
   xenc_app::add_version(app, "xenc-init-encoder");
   xenc::EncoderLayerConfig config;
   config.dropout = 0.0f;
@@ -39,19 +40,31 @@ int main(int argc, char** argv) {
   std::string activation = "relu", output;
   bool final_norm = false, compressed = false;
   app.add_option("--layers", layers, "number of encoder layers")
-      ->check(xenc_app::whole_range(1, 48))->capture_default_str();
-  app.add_option("--d-model", config.d_model, "D")->required()->check(xenc_app::whole_range(1, 4096));
-  app.add_option("--heads", config.nhead, "H (must divide D)")->required()->check(xenc_app::whole_range(1, 256));
-  app.add_option("--dim-feedforward", config.dim_feedforward, "F")->required()->check(xenc_app::whole_range(1, 65536));
-  app.add_option("--activation", activation)->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
+      ->check(xenc_app::whole_range(1, 48))
+      ->capture_default_str();
+  app.add_option("--d-model", config.d_model, "D")
+      ->required()
+      ->check(xenc_app::whole_range(1, 4096));
+  app.add_option("--heads", config.nhead, "H (must divide D)")
+      ->required()
+      ->check(xenc_app::whole_range(1, 256));
+  app.add_option("--dim-feedforward", config.dim_feedforward, "F")
+      ->required()
+      ->check(xenc_app::whole_range(1, 65536));
+  app.add_option("--activation", activation)
+      ->check(CLI::IsMember({"relu", "gelu"}))
+      ->capture_default_str();
   app.add_flag("--norm-first", config.norm_first, "pre-norm layers");
   app.add_flag("--final-norm", final_norm, "a LayerNorm after the last layer (\"norm.*\")");
   app.add_option("--layer-norm-eps", config.layer_norm_eps, "eps of every LayerNorm (finite, > 0)")
-      ->check(xenc_app::positive_float())->capture_default_str();
+      ->check(xenc_app::positive_float())
+      ->capture_default_str();
   app.add_option("--seed", seed, "initialisation seed")
-      ->check(xenc_app::whole_range(0, 4294967295LL))->capture_default_str();
+      ->check(xenc_app::whole_range(0, 4294967295LL))
+      ->capture_default_str();
   app.add_option("--train-steps", train_steps, "Adam steps on the toy task")
-      ->check(xenc_app::whole_range(0, 100000))->capture_default_str();
+      ->check(xenc_app::whole_range(0, 100000))
+      ->capture_default_str();
   app.add_flag("--compressed", compressed, "deflate the members (numpy.savez_compressed)");
   app.add_option("--output", output, "W.npz")->required();
   xenc_app::Guard guard;
@@ -69,15 +82,16 @@ int main(int argc, char** argv) {
     cfg.layer = config;
     cfg.num_layers = layers;
     cfg.final_norm = final_norm;
-    const xenc::PassCost cost =
-        xenc::estimate_pass_cost(cfg, 4, 6, train_steps > 0 ? xenc::Pass::training : xenc::Pass::inference);
-    const std::string sizes = "D = " + std::to_string(config.d_model) + ", " + std::to_string(layers) +
+    const xenc::PassCost cost = xenc::estimate_pass_cost(
+        cfg, 4, 6, train_steps > 0 ? xenc::Pass::training : xenc::Pass::inference);
+    const std::string sizes = "D = " + std::to_string(config.d_model) + ", " +
+                              std::to_string(layers) +
                               " layers, F = " + std::to_string(config.dim_feedforward);
     guard.memory(cost.peak_bytes + 8 * cost.parameters, "this encoder",
                  sizes + (train_steps > 0 ? ", with gradients and Adam's moments" : ""),
                  "a smaller --d-model, --dim-feedforward or --layers");
-    guard.time(double(train_steps) * cost.flops, std::to_string(train_steps) + " training steps", sizes,
-               "fewer --train-steps, a smaller model, or a higher --max-minutes");
+    guard.time(double(train_steps) * cost.flops, std::to_string(train_steps) + " training steps",
+               sizes, "fewer --train-steps, a smaller model, or a higher --max-minutes");
     xenc::Rng rng(seed);
     xenc::TransformerEncoder encoder(config, layers, rng, final_norm);
 
@@ -107,17 +121,21 @@ int main(int argc, char** argv) {
         adam.step();
         const auto now = std::chrono::steady_clock::now();
         const double elapsed = std::chrono::duration<double>(now - start).count();
-        const double per_step = elapsed / double(step + 1), left = per_step * double(train_steps - step - 1);
+        const double per_step = elapsed / double(step + 1),
+                     left = per_step * double(train_steps - step - 1);
         if (step + 1 >= 50 || elapsed >= 2)  // past the first steps' warm-up
-          xenc_app::check_time(elapsed + left, guard.max_minutes, std::to_string(train_steps) + " training steps",
-                             "measured: " + xenc_app::fmt_seconds_per_step(per_step) + " over the first " +
-                                 std::to_string(step + 1) + " step(s); " + sizes,
-                             "fewer --train-steps, a smaller model, or a higher --max-minutes");
+          xenc_app::check_time(
+              elapsed + left, guard.max_minutes, std::to_string(train_steps) + " training steps",
+              "measured: " + xenc_app::fmt_seconds_per_step(per_step) + " over the first " +
+                  std::to_string(step + 1) + " step(s); " + sizes,
+              "fewer --train-steps, a smaller model, or a higher --max-minutes");
         const bool report = now - last_report >= std::chrono::seconds(2);
         if (step == 0 || step + 1 == train_steps || report) {
-          std::cout << "init_encoder: step " << step + 1 << " of " << train_steps << ", loss " << loss;
+          std::cout << "init_encoder: step " << step + 1 << " of " << train_steps << ", loss "
+                    << loss;
           if (report && step + 1 != train_steps)
-            std::cout << ", " << xenc_app::fmt_seconds_per_step(per_step) << ", ETA " << xenc_app::human_seconds(left);
+            std::cout << ", " << xenc_app::fmt_seconds_per_step(per_step) << ", ETA "
+                      << xenc_app::human_seconds(left);
           std::cout << std::endl;
           last_report = now;
         }

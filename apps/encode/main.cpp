@@ -46,7 +46,8 @@ struct Options {
 // the weights twice (the loaded state_dict and the encoder), X as read and as [B, T, D], Y and
 // its copy, and the forward pass itself (xenc/nn/cost.hpp: in tiles from T = 512, so memory
 // grows as T and time as T²). Throws resource_error over either limit.
-void check_resources(const Options& opt, const xenc::NpyHeader& x, const xenc_app::WeightsShape& w) {
+void check_resources(const Options& opt, const xenc::NpyHeader& x,
+                     const xenc_app::WeightsShape& w) {
   const std::size_t rank = x.shape.size(), T = rank >= 2 ? x.shape[rank - 2] : 1;
   const std::size_t B = rank == 3 ? x.shape[0] : 1;
   xenc::EncoderModelConfig cfg;
@@ -58,21 +59,24 @@ void check_resources(const Options& opt, const xenc::NpyHeader& x, const xenc_ap
   cfg.final_norm = w.final_norm;
   const double io = 4.0 * 4 * double(B) * double(T) * double(w.d_model);
   const xenc::PassCost cost = xenc::estimate_pass_cost(cfg, B, T, xenc::Pass::inference);
-  const std::string sizes = std::to_string(w.num_layers) + " layer(s), D = " + std::to_string(w.d_model) +
-                            ", F = " + std::to_string(w.dim_feedforward) + ", " +
-                            std::to_string(std::size_t(w.parameters)) + " parameters in " + opt.weights + "; X " +
-                            xenc::shape_str(x.shape) + ": B = " + std::to_string(B) + ", T = " + std::to_string(T);
+  const std::string sizes =
+      std::to_string(w.num_layers) + " layer(s), D = " + std::to_string(w.d_model) +
+      ", F = " + std::to_string(w.dim_feedforward) + ", " +
+      std::to_string(std::size_t(w.parameters)) + " parameters in " + opt.weights + "; X " +
+      xenc::shape_str(x.shape) + ": B = " + std::to_string(B) + ", T = " + std::to_string(T);
   opt.guard.memory(cost.peak_bytes + 4 * w.parameters + io, "this run", sizes,
                    "a shorter or smaller --input, smaller weights, or a higher --max-memory-mb");
   opt.guard.time(cost.flops, "this run", sizes,
-                 "a shorter --input (attention takes T² time per head), smaller weights, or a higher --max-minutes");
+                 "a shorter --input (attention takes T² time per head), smaller weights, or a "
+                 "higher --max-minutes");
 }
 
 int run(const Options& opt) {
   // 0. What the run will need, from the files' headers (nothing loaded yet).
   const xenc::Activation activation = xenc::parse_activation(opt.activation);
   const xenc::LoadLimits limits = xenc_app::limits_for_memory(opt.guard.max_memory_mb);
-  check_resources(opt, xenc::load_npy_header(opt.input, limits), xenc_app::weights_shape(opt.weights, limits));
+  check_resources(opt, xenc::load_npy_header(opt.input, limits),
+                  xenc_app::weights_shape(opt.weights, limits));
 
   // 1. The encoder: num_layers, D, F and the final norm come from the weights' keys and shapes.
   xenc::TransformerEncoder encoder = xenc::load_transformer_encoder(
@@ -83,9 +87,9 @@ int run(const Options& opt) {
   const xt::xarray<float> x_in = xenc::load_npy(opt.input, limits);
   const std::size_t rank = x_in.dimension();
   if ((rank != 2 && rank != 3) || x_in.shape(rank - 1) != D || x_in.shape(rank - 2) == 0)
-    throw xenc::shape_error("--input " + opt.input + " has shape " +
-                            xenc::shape_str(x_in.shape()) + ", expected [T, D] or [B, T, D] with D = " +
-                            std::to_string(D) + " (from --weights) and T >= 1");
+    throw xenc::shape_error("--input " + opt.input + " has shape " + xenc::shape_str(x_in.shape()) +
+                            ", expected [T, D] or [B, T, D] with D = " + std::to_string(D) +
+                            " (from --weights) and T >= 1");
   const std::size_t B = rank == 3 ? x_in.shape(0) : 1, T = x_in.shape(rank - 2);
   xenc::Tensor3 x = xenc::Tensor3::from_shape({B, T, D});
   std::copy(x_in.begin(), x_in.end(), x.begin());
@@ -97,10 +101,10 @@ int run(const Options& opt) {
     const bool row = m.dimension() == 1 && m.shape(0) == T;
     const bool full = m.dimension() == 2 && m.shape(0) == B && m.shape(1) == T;
     if (!row && !full)
-      throw xenc::shape_error("--padding-mask " + opt.padding_mask + " has shape " +
-                              xenc::shape_str(m.shape()) + ", expected [B, T] = " +
-                              xenc::shape_str(std::vector<std::size_t>{B, T}) + " or [T] = [" +
-                              std::to_string(T) + "] (from --input)");
+      throw xenc::shape_error(
+          "--padding-mask " + opt.padding_mask + " has shape " + xenc::shape_str(m.shape()) +
+          ", expected [B, T] = " + xenc::shape_str(std::vector<std::size_t>{B, T}) + " or [T] = [" +
+          std::to_string(T) + "] (from --input)");
     mask = xenc::Mask2::from_shape({B, T});
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t t = 0; t < T; ++t) mask(b, t) = row ? m(t) : m(b, t);
@@ -146,11 +150,15 @@ int main(int argc, char** argv) {
                  "W.npz: state_dict of torch.nn.TransformerEncoder or TransformerEncoderLayer")
       ->required();
   app.add_option("--heads", opt.heads, "H: number of attention heads (nhead), must divide D")
-      ->required()->check(xenc_app::whole_range(1, 65536));
-  xenc_app::add_checked(app, "--activation", opt.activation, "feed-forward activation", CLI::IsMember({"relu", "gelu"}));
+      ->required()
+      ->check(xenc_app::whole_range(1, 65536));
+  xenc_app::add_checked(app, "--activation", opt.activation, "feed-forward activation",
+                        CLI::IsMember({"relu", "gelu"}));
   app.add_flag("--norm-first", opt.norm_first, "pre-norm layers (PyTorch's norm_first=True)");
-  xenc_app::add_checked(app, "--layer-norm-eps", opt.layer_norm_eps, "eps of every LayerNorm (finite, > 0)", xenc_app::positive_float());
-  app.add_option("--input", opt.input, "X.npy: [T, D] or [B, T, D], float32 or float64")->required();
+  xenc_app::add_checked(app, "--layer-norm-eps", opt.layer_norm_eps,
+                        "eps of every LayerNorm (finite, > 0)", xenc_app::positive_float());
+  app.add_option("--input", opt.input, "X.npy: [T, D] or [B, T, D], float32 or float64")
+      ->required();
   app.add_option("--padding-mask", opt.padding_mask,
                  "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");
   app.add_option("--output", opt.output, "Y.npy: float32, X's shape")->required();

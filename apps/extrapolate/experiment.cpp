@@ -74,7 +74,9 @@ Eval evaluate(xenc::TokenClassifier& model, const xenc::PositionTaskDataset& d) 
     const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, V]
     std::size_t n = 0;
     count_correct(logits, b.labels, n, correct);
-    if (n > 0) loss_sum += double(xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex)) * double(n);
+    if (n > 0)
+      loss_sum +=
+          double(xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex)) * double(n);
     e.positions += n;
   }
   e.loss = loss_sum / double(std::max<std::size_t>(1, e.positions));
@@ -82,9 +84,10 @@ Eval evaluate(xenc::TokenClassifier& model, const xenc::PositionTaskDataset& d) 
   return e;
 }
 
-SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc::PositionTaskDataset& train,
-                          const xenc::PositionTaskDataset& at_train_length, xenc::TokenClassifier& model,
-                          Progress& progress) {
+SchemeResult train_scheme(const Options& o, xenc::PositionKind kind,
+                          const xenc::PositionTaskDataset& train,
+                          const xenc::PositionTaskDataset& at_train_length,
+                          xenc::TokenClassifier& model, Progress& progress) {
   SchemeResult r;
   r.name = xenc::to_string(kind);
   if (kind == xenc::PositionKind::learned) r.max_len = learned_max_len(o);
@@ -106,10 +109,13 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
     loss_sum += double(s.result.loss) * double(n);
     positions += n;
     const double secs = seconds();
-    progress.step(r.name, s.epoch, o.epochs, s.step, s.steps, loss_sum / double(std::max<std::size_t>(1, positions)),
-                  double(correct) / double(std::max<std::size_t>(1, positions)), secs > 0 ? double(s.step) / secs : 0.0);
+    progress.step(r.name, s.epoch, o.epochs, s.step, s.steps,
+                  loss_sum / double(std::max<std::size_t>(1, positions)),
+                  double(correct) / double(std::max<std::size_t>(1, positions)),
+                  secs > 0 ? double(s.step) / secs : 0.0);
   };
-  const std::size_t total = (train.sequences.size() + fo.batch_size - 1) / fo.batch_size * std::size_t(o.epochs);
+  const std::size_t total =
+      (train.sequences.size() + fo.batch_size - 1) / fo.batch_size * std::size_t(o.epochs);
   auto on_epoch = [&](int epoch, std::size_t step) {
     const Eval e = evaluate(model, at_train_length);
     const double mean_loss = loss_sum / double(std::max<std::size_t>(1, positions));
@@ -162,17 +168,19 @@ std::size_t learned_max_len(const Options& o) {
 
 void check_options(Options& o) {
   if (o.d_model % o.heads != 0)
-    throw std::invalid_argument("--d-model (" + std::to_string(o.d_model) + ") must be divisible by --heads (" +
-                                std::to_string(o.heads) + ")");
+    throw std::invalid_argument("--d-model (" + std::to_string(o.d_model) +
+                                ") must be divisible by --heads (" + std::to_string(o.heads) + ")");
   const std::size_t shortest = xenc::position_task_min_length(rule_of(o), std::size_t(o.offset));
   if (std::size_t(o.train_length) < shortest)
-    throw std::invalid_argument("--train-length is " + std::to_string(o.train_length) + ", expected >= " +
-                                std::to_string(shortest) + " (" + o.rule + " with --offset " +
-                                std::to_string(o.offset) + " needs that many tokens for one label)");
+    throw std::invalid_argument("--train-length is " + std::to_string(o.train_length) +
+                                ", expected >= " + std::to_string(shortest) + " (" + o.rule +
+                                " with --offset " + std::to_string(o.offset) +
+                                " needs that many tokens for one label)");
   if (o.min_train_length > 0 &&
       (std::size_t(o.min_train_length) < shortest || o.min_train_length > o.train_length))
-    throw std::invalid_argument("--min-train-length is " + std::to_string(o.min_train_length) + ", expected " +
-                                std::to_string(shortest) + "..." + std::to_string(o.train_length) +
+    throw std::invalid_argument("--min-train-length is " + std::to_string(o.min_train_length) +
+                                ", expected " + std::to_string(shortest) + "..." +
+                                std::to_string(o.train_length) +
                                 " (the rule's shortest sequence ... --train-length)");
   if (o.learned_max_len > 0 && o.learned_max_len < o.train_length)
     throw std::invalid_argument("--learned-max-len is " + std::to_string(o.learned_max_len) +
@@ -184,13 +192,15 @@ void check_options(Options& o) {
                          o.test_lengths.end());
   for (int L : o.test_lengths)
     if (std::size_t(L) < shortest)
-      throw std::invalid_argument("--test-lengths holds " + std::to_string(L) + ", expected >= " +
-                                  std::to_string(shortest) + " (" + o.rule + " with --offset " +
-                                  std::to_string(o.offset) + " needs that many tokens for one label)");
+      throw std::invalid_argument("--test-lengths holds " + std::to_string(L) +
+                                  ", expected >= " + std::to_string(shortest) + " (" + o.rule +
+                                  " with --offset " + std::to_string(o.offset) +
+                                  " needs that many tokens for one label)");
   // L_train is always tested: the drops are measured from it
   o.test_lengths.push_back(o.train_length);
   std::sort(o.test_lengths.begin(), o.test_lengths.end());
-  o.test_lengths.erase(std::unique(o.test_lengths.begin(), o.test_lengths.end()), o.test_lengths.end());
+  o.test_lengths.erase(std::unique(o.test_lengths.begin(), o.test_lengths.end()),
+                       o.test_lengths.end());
 }
 
 xenc_app::TrainingPlan training_plan(const Options& o) {
@@ -217,20 +227,21 @@ xenc_app::TrainingPlan training_plan(const Options& o) {
 }
 
 std::string training_plan_sizes(const Options& o) {
-  return "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " + std::to_string(o.layers) +
-         " layers, --batch-size " + std::to_string(o.batch_size) + ", --train-length " +
-         std::to_string(o.train_length) + ", " + std::to_string(o.train_sequences) + " sequences x " +
-         std::to_string(o.epochs) + " epochs";
+  return "D = " + std::to_string(o.d_model) + ", F = " + std::to_string(o.ff) + ", " +
+         std::to_string(o.layers) + " layers, --batch-size " + std::to_string(o.batch_size) +
+         ", --train-length " + std::to_string(o.train_length) + ", " +
+         std::to_string(o.train_sequences) + " sequences x " + std::to_string(o.epochs) + " epochs";
 }
 
 Result run_experiment(const Options& o, xenc_app::Progress& progress,
                       const std::function<void(const Result&)>& on_ready) {
   std::vector<xenc::PositionKind> kinds;
-  if (o.schemes.empty()) kinds = xenc::all_position_kinds();
+  if (o.schemes.empty())
+    kinds = xenc::all_position_kinds();
   else
     for (const auto& s : o.schemes) kinds.push_back(xenc::parse_position_kind(s));
-  const xenc::PositionTaskDataset train = xenc::make_position_task(
-      task_config(o, min_train_length(o), std::size_t(o.train_length), std::size_t(o.train_sequences), o.seed));
+  const xenc::PositionTaskDataset train = xenc::make_position_task(task_config(
+      o, min_train_length(o), std::size_t(o.train_length), std::size_t(o.train_sequences), o.seed));
   std::vector<xenc::PositionTaskDataset> tests;
   for (int L : o.test_lengths) tests.push_back(test_set(o, std::size_t(L)));
   const xenc::PositionTaskDataset& at_train_length =

@@ -25,7 +25,7 @@ struct Options {
   int train_sequences = 8000, test_sequences = 200;
   std::vector<int> test_lengths = {8, 16, 32, 64, 128};
   bool test_lengths_given = false;  // false: the defaults too short for the rule are dropped
-  int learned_max_len = 0;  // 0: train_length
+  int learned_max_len = 0;          // 0: train_length
   // model
   int d_model = 64, heads = 8, ff = 128, layers = 2;
   // training
@@ -56,7 +56,7 @@ struct SchemeResult {
 };
 
 struct Result {
-  Options options;  ///< as checked: test_lengths sorted, unique, L_train included
+  Options options;      ///< as checked: test_lengths sorted, unique, L_train included
   double chance = 0.0;  ///< 1/V
   std::size_t train_labelled_positions = 0;
   int blas_threads = 1;

@@ -32,7 +32,8 @@ const LengthResult& at(const SchemeResult& r, std::size_t length) {
 // "a", "a and b", "a, b and c"
 std::string and_list(const std::vector<std::string>& v) {
   std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+  for (std::size_t i = 0; i < v.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
   return s;
 }
 
@@ -56,7 +57,8 @@ double chance_margin(const Result& res, std::size_t& n, std::size_t& length) {
   length = 0;
   for (const auto& r : res.schemes)
     for (const auto& l : r.lengths)
-      if (l.available && l.positions > 0 && (n == 0 || l.positions < n)) n = l.positions, length = l.length;
+      if (l.available && l.positions > 0 && (n == 0 || l.positions < n))
+        n = l.positions, length = l.length;
   const double c = res.chance, tol = res.options.tolerance / 100.0;
   return n == 0 ? tol : std::max(tol, 3.0 * std::sqrt(c * (1.0 - c) / double(n)));
 }
@@ -79,8 +81,8 @@ std::vector<std::string> conclusions(const Result& res) {
   const double halfway = chance + (1.0 - chance) / 2.0;  // below: the task is learned only partly
   std::vector<std::string> out;
   {
-    std::string m = "Clearly above chance means more than " + margin_txt + " above 1/V = " + pct(chance) +
-                    ": the larger of --tolerance (" + tol_txt + ")";
+    std::string m = "Clearly above chance means more than " + margin_txt +
+                    " above 1/V = " + pct(chance) + ": the larger of --tolerance (" + tol_txt + ")";
     if (fewest > 0)
       m += " and three standard errors of guessing on the " + std::to_string(fewest) +
            " positions tested at length " + std::to_string(fewest_at) + " (" +
@@ -97,7 +99,8 @@ std::vector<std::string> conclusions(const Result& res) {
     std::vector<std::size_t> missing;
     double lo = 1.0, hi = 0.0;
     for (const auto& l : r.lengths)
-      if (!l.available) missing.push_back(l.length);
+      if (!l.available)
+        missing.push_back(l.length);
       else {
         lo = std::min(lo, l.accuracy);
         hi = std::max(hi, l.accuracy);
@@ -106,8 +109,10 @@ std::vector<std::string> conclusions(const Result& res) {
       learned_task += a0 > chance + margin;
       out.push_back(r.name + ": " + pct(a0) + " at length " + std::to_string(L) +
                     "; no embedding beyond its table (max_len = " + std::to_string(r.max_len) +
-                    "), so it cannot read length" + (missing.size() > 1 ? "s " : " ") + lengths_list(missing) +
-                    (missing.size() > 1 ? " (the library refuses them with a shape_error)." : " (the library refuses it with a shape_error)."));
+                    "), so it cannot read length" + (missing.size() > 1 ? "s " : " ") +
+                    lengths_list(missing) +
+                    (missing.size() > 1 ? " (the library refuses them with a shape_error)."
+                                        : " (the library refuses it with a shape_error)."));
       continue;
     }
     const LengthResult& last = r.lengths.back();
@@ -117,16 +122,20 @@ std::vector<std::string> conclusions(const Result& res) {
       continue;
     }
     if (a0 <= chance + margin) {
-      out.push_back(r.name + " did not learn the task: " + pct(a0) + " at length " + std::to_string(L) +
-                    ", within " + margin_txt + " of chance (" + pct(chance) + ").");
+      out.push_back(r.name + " did not learn the task: " + pct(a0) + " at length " +
+                    std::to_string(L) + ", within " + margin_txt + " of chance (" + pct(chance) +
+                    ").");
       continue;
     }
-    const std::string both = pct(a0) + " at length " + std::to_string(L) + ", " + pct(last.accuracy) + " at " + longest_txt;
+    const std::string both = pct(a0) + " at length " + std::to_string(L) + ", " +
+                             pct(last.accuracy) + " at " + longest_txt;
     if (o.rule == "copy_left" && r.name == "alibi") {
       // the encoder's ALiBi is symmetric: the apps' README calls this its symmetry cap
       out.push_back(r.name + " is held at its symmetry cap, not by length: " + both +
-                    ". Its encoder bias -slope * |i - j| is the same k places to the left and k places to the "
-                    "right, so it cannot tell left from right, and copy_left (the symbol k places to the left) is "
+                    ". Its encoder bias -slope * |i - j| is the same k places to the left and k "
+                    "places to the "
+                    "right, so it cannot tell left from right, and copy_left (the symbol k places "
+                    "to the left) is "
                     "beyond it at every length: these numbers say nothing about extrapolation.");
       capped = true;
       continue;
@@ -144,9 +153,10 @@ std::vector<std::string> conclusions(const Result& res) {
     const std::string near_chance =
         last_above ? "" : ", not clearly above chance at length " + std::to_string(longest);
     if (a0 < halfway) {
-      out.push_back(prefix + " learned the task only partly: " + pct(a0) + " at length " + std::to_string(L) +
-                    ", below " + pct(halfway) + " (halfway from chance to 100%), so its " + pct(last.accuracy) +
-                    " at " + longest_txt + near_chance + " says little about extrapolation.");
+      out.push_back(prefix + " learned the task only partly: " + pct(a0) + " at length " +
+                    std::to_string(L) + ", below " + pct(halfway) +
+                    " (halfway from chance to 100%), so its " + pct(last.accuracy) + " at " +
+                    longest_txt + near_chance + " says little about extrapolation.");
       continue;
     }
     const double drop = a0 - last.accuracy;
@@ -162,13 +172,14 @@ std::vector<std::string> conclusions(const Result& res) {
           first = l.length;
           break;
         }
-      out.push_back(prefix + " degrades: " + both + " (" + points(drop) + " points lower)" + near_chance +
-                    "; first more than " + tol_txt + " below at length " + std::to_string(first) + ".");
+      out.push_back(prefix + " degrades: " + both + " (" + points(drop) + " points lower)" +
+                    near_chance + "; first more than " + tol_txt + " below at length " +
+                    std::to_string(first) + ".");
     }
   }
   if (learned_task == 0) {
-    out.push_back("No scheme learned the task well enough to compare: at length " + std::to_string(L) +
-                  " none is clearly above chance (" + pct(chance) + ")" +
+    out.push_back("No scheme learned the task well enough to compare: at length " +
+                  std::to_string(L) + " none is clearly above chance (" + pct(chance) + ")" +
                   (capped ? ", apart from one held at its symmetry cap" : "") +
                   "; train longer (--epochs, --train-sequences).");
     return out;
@@ -177,13 +188,15 @@ std::vector<std::string> conclusions(const Result& res) {
     out.push_back("No scheme that learned the task stays within " + tol_txt + " of its length-" +
                   std::to_string(L) + " accuracy at " + longest_txt + ".");
   else
-    out.push_back("Within " + tol_txt + " of their length-" + std::to_string(L) + " accuracy at " + longest_txt +
-                  ": " + and_list(kept) + ".");
+    out.push_back("Within " + tol_txt + " of their length-" + std::to_string(L) + " accuracy at " +
+                  longest_txt + ": " + and_list(kept) + ".");
   if (!best.empty() && best_acc > chance + margin)
-    out.push_back("Best at length " + std::to_string(longest) + ": " + best + " (" + pct(best_acc) + ").");
+    out.push_back("Best at length " + std::to_string(longest) + ": " + best + " (" + pct(best_acc) +
+                  ").");
   else if (!best.empty())
-    out.push_back("At length " + std::to_string(longest) + " no scheme is clearly above chance: the highest is " +
-                  best + " (" + pct(best_acc) + ").");
+    out.push_back("At length " + std::to_string(longest) +
+                  " no scheme is clearly above chance: the highest is " + best + " (" +
+                  pct(best_acc) + ").");
   return out;
 }
 
@@ -216,9 +229,9 @@ std::string accuracy_svg(const Result& res) {
     series.push_back(s);
   }
   xenc::viz::LinePlotOptions po;
-  po.title = "Train short, test long: " + o.rule + " (k = " + std::to_string(o.offset) + ", V = " +
-             std::to_string(o.symbols) + "), trained on lengths " + std::to_string(min_train_length(o)) +
-             " to " + std::to_string(o.train_length);
+  po.title = "Train short, test long: " + o.rule + " (k = " + std::to_string(o.offset) +
+             ", V = " + std::to_string(o.symbols) + "), trained on lengths " +
+             std::to_string(min_train_length(o)) + " to " + std::to_string(o.train_length);
   po.x_label = "test sequence length (tokens)";
   po.y_label = "accuracy";
   po.y_min = 0.0;
@@ -227,9 +240,9 @@ std::string accuracy_svg(const Result& res) {
   po.markers = true;
   po.height = 420;
   // marks, not data: dashed lines across the plot without markers
-  po.reference_lines = {{"chance (1/V = " + pct(chance) + ")", chance, false},
-                        {"L_train = " + std::to_string(o.train_length) + " (longest training length)",
-                         marker, true}};
+  po.reference_lines = {
+      {"chance (1/V = " + pct(chance) + ")", chance, false},
+      {"L_train = " + std::to_string(o.train_length) + " (longest training length)", marker, true}};
   return xenc::viz::line_plot_svg(series, po);
 }
 
@@ -238,26 +251,49 @@ namespace {
 json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json options_json(const Options& o) {
-  return {{"rule", o.rule}, {"symbols", o.symbols}, {"offset", o.offset},
-          {"train_length", o.train_length}, {"min_train_length", min_train_length(o)},
-          {"train_sequences", o.train_sequences}, {"test_sequences", o.test_sequences},
-          {"test_lengths", o.test_lengths}, {"learned_max_len", learned_max_len(o)},
-          {"d_model", o.d_model}, {"nhead", o.heads}, {"dim_feedforward", o.ff}, {"num_layers", o.layers},
-          {"epochs", o.epochs}, {"batch_size", o.batch_size}, {"warmup_steps", o.warmup}, {"lr", o.lr},
-          {"weight_decay", o.weight_decay}, {"clip_grad_norm", o.clip}, {"seed", o.seed},
+  return {{"rule", o.rule},
+          {"symbols", o.symbols},
+          {"offset", o.offset},
+          {"train_length", o.train_length},
+          {"min_train_length", min_train_length(o)},
+          {"train_sequences", o.train_sequences},
+          {"test_sequences", o.test_sequences},
+          {"test_lengths", o.test_lengths},
+          {"learned_max_len", learned_max_len(o)},
+          {"d_model", o.d_model},
+          {"nhead", o.heads},
+          {"dim_feedforward", o.ff},
+          {"num_layers", o.layers},
+          {"epochs", o.epochs},
+          {"batch_size", o.batch_size},
+          {"warmup_steps", o.warmup},
+          {"lr", o.lr},
+          {"weight_decay", o.weight_decay},
+          {"clip_grad_norm", o.clip},
+          {"seed", o.seed},
           {"tolerance_points", o.tolerance}};
 }
 
 json scheme_json(const SchemeResult& r) {
   json lengths = json::array();
   for (const auto& l : r.lengths)
-    lengths.push_back({{"length", l.length}, {"available", l.available}, {"accuracy", nullable(l.accuracy)},
-                       {"loss", nullable(l.loss)}, {"positions", l.positions}, {"error", l.error}});
+    lengths.push_back({{"length", l.length},
+                       {"available", l.available},
+                       {"accuracy", nullable(l.accuracy)},
+                       {"loss", nullable(l.loss)},
+                       {"positions", l.positions},
+                       {"error", l.error}});
   json curve_loss = json::array();
   for (double v : r.curve_train_loss) curve_loss.push_back(nullable(v));
-  json j = {{"name", r.name}, {"train_accuracy", r.train_accuracy}, {"seconds", r.seconds}, {"steps", r.steps},
+  json j = {{"name", r.name},
+            {"train_accuracy", r.train_accuracy},
+            {"seconds", r.seconds},
+            {"steps", r.steps},
             {"test", lengths},
-            {"curve", {{"epoch", r.curve_epoch}, {"train_loss", curve_loss}, {"accuracy_at_train_length", r.curve_accuracy}}}};
+            {"curve",
+             {{"epoch", r.curve_epoch},
+              {"train_loss", curve_loss},
+              {"accuracy_at_train_length", r.curve_accuracy}}}};
   if (r.max_len > 0) j["max_len"] = r.max_len;
   return j;
 }
@@ -266,23 +302,29 @@ json scheme_json(const SchemeResult& r) {
 
 std::string header_text(const Result& res) {
   const Options& o = res.options;
-  return format("Task %s: random sequences of V = %d symbols; at each position p the label is %s, "
-                "with k = %d (%s).\n"
-                "Training: %d sequences of lengths %zu to %d (L_train = %d). Test: %d sequences at each "
-                "length %s. Chance: 1/V = %s.\n",
-                o.rule.c_str(), o.symbols,
-                o.rule == "neighbour_sum" ? "(s[p-k] + s[p+k]) mod V" : "s[p-k], the symbol k places to the left",
-                o.offset,
-                o.rule == "neighbour_sum" ? "positions without both neighbours are ignored by the loss"
-                                          : "the first k positions are ignored by the loss",
-                o.train_sequences, min_train_length(o), o.train_length, o.train_length,
-                o.test_sequences, lengths_list(std::vector<std::size_t>(o.test_lengths.begin(), o.test_lengths.end())).c_str(),
-                pct(res.chance).c_str()) +
-         format("Model: D=%d, H=%d, F=%d, %d layer%s, post-norm, relu; AdamW lr %g (warm-up %d steps, "
-                "cosine decay), batch %d, %d epochs, seed %u; the same data, batches and initial "
-                "weights for every scheme; %d BLAS thread%s.\n\n",
-                o.d_model, o.heads, o.ff, o.layers, o.layers == 1 ? "" : "s", o.lr, o.warmup, o.batch_size,
-                o.epochs, o.seed, res.blas_threads, res.blas_threads == 1 ? "" : "s");
+  return format(
+             "Task %s: random sequences of V = %d symbols; at each position p the label is %s, "
+             "with k = %d (%s).\n"
+             "Training: %d sequences of lengths %zu to %d (L_train = %d). Test: %d sequences at "
+             "each "
+             "length %s. Chance: 1/V = %s.\n",
+             o.rule.c_str(), o.symbols,
+             o.rule == "neighbour_sum" ? "(s[p-k] + s[p+k]) mod V"
+                                       : "s[p-k], the symbol k places to the left",
+             o.offset,
+             o.rule == "neighbour_sum" ? "positions without both neighbours are ignored by the loss"
+                                       : "the first k positions are ignored by the loss",
+             o.train_sequences, min_train_length(o), o.train_length, o.train_length,
+             o.test_sequences,
+             lengths_list(std::vector<std::size_t>(o.test_lengths.begin(), o.test_lengths.end()))
+                 .c_str(),
+             pct(res.chance).c_str()) +
+         format(
+             "Model: D=%d, H=%d, F=%d, %d layer%s, post-norm, relu; AdamW lr %g (warm-up %d steps, "
+             "cosine decay), batch %d, %d epochs, seed %u; the same data, batches and initial "
+             "weights for every scheme; %d BLAS thread%s.\n\n",
+             o.d_model, o.heads, o.ff, o.layers, o.layers == 1 ? "" : "s", o.lr, o.warmup,
+             o.batch_size, o.epochs, o.seed, res.blas_threads, res.blas_threads == 1 ? "" : "s");
 }
 
 double total_seconds(const Result& res) {
@@ -293,10 +335,12 @@ double total_seconds(const Result& res) {
 
 std::string table_text(const Result& res) {
   const Options& o = res.options;
-  std::string out = format("Accuracy at each test length (trained on lengths %zu to %d):\n\n", min_train_length(o),
-                           o.train_length);
+  std::string out = format("Accuracy at each test length (trained on lengths %zu to %d):\n\n",
+                           min_train_length(o), o.train_length);
   out += format("%-12s %9s", "scheme", "train");
-  for (int L : o.test_lengths) out += format(" %9s", (L == o.train_length ? "*" + std::to_string(L) : std::to_string(L)).c_str());
+  for (int L : o.test_lengths)
+    out +=
+        format(" %9s", (L == o.train_length ? "*" + std::to_string(L) : std::to_string(L)).c_str());
   out += format(" %9s\n", "time");
   bool dash = false;
   for (const auto& r : res.schemes) {
@@ -307,13 +351,14 @@ std::string table_text(const Result& res) {
     }
     out += format(" %7.1f s\n", r.seconds);
   }
-  out += format("(* = L_train; train = accuracy on the training sequences; total %.1f s)\n", total_seconds(res));
+  out += format("(* = L_train; train = accuracy on the training sequences; total %.1f s)\n",
+                total_seconds(res));
   if (dash)
     for (const auto& r : res.schemes)
       for (const auto& l : r.lengths)
         if (!l.available) {
-          out += format("- %s has no embedding beyond its table (max_len = %zu): %s\n", r.name.c_str(), r.max_len,
-                        l.error.c_str());
+          out += format("- %s has no embedding beyond its table (max_len = %zu): %s\n",
+                        r.name.c_str(), r.max_len, l.error.c_str());
           break;
         }
   return out;
@@ -321,13 +366,22 @@ std::string table_text(const Result& res) {
 
 std::string to_json(const Result& res, const std::vector<std::string>& written) {
   const Options& o = res.options;
-  json j = {{"program", "xenc-extrapolate"}, {"version", XENC_VERSION}, {"options", options_json(o)},
-            {"task", {{"rule", o.rule}, {"symbols", o.symbols}, {"offset", o.offset},
-                      {"chance", res.chance}, {"ignore_index", xenc::kIgnoreIndex},
-                      {"train_lengths", {min_train_length(o), o.train_length}},
-                      {"train_labelled_positions", res.train_labelled_positions}}},
-            {"test_lengths", o.test_lengths}, {"total_seconds", total_seconds(res)}, {"blas_threads", res.blas_threads},
-            {"conclusions", conclusions(res)}, {"files", written}};
+  json j = {{"program", "xenc-extrapolate"},
+            {"version", XENC_VERSION},
+            {"options", options_json(o)},
+            {"task",
+             {{"rule", o.rule},
+              {"symbols", o.symbols},
+              {"offset", o.offset},
+              {"chance", res.chance},
+              {"ignore_index", xenc::kIgnoreIndex},
+              {"train_lengths", {min_train_length(o), o.train_length}},
+              {"train_labelled_positions", res.train_labelled_positions}}},
+            {"test_lengths", o.test_lengths},
+            {"total_seconds", total_seconds(res)},
+            {"blas_threads", res.blas_threads},
+            {"conclusions", conclusions(res)},
+            {"files", written}};
   j["schemes"] = json::array();
   for (const auto& r : res.schemes) j["schemes"].push_back(scheme_json(r));
   return j.dump(2);

@@ -24,22 +24,26 @@
 
 #include <cmath>
 #include <cstdio>
-#include <set>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
-  CLI::App app{"xenc-pe-heatmap: the sinusoidal positional-encoding table PE(p, j) as an SVG heatmap,\n"
-               "a CSV file, and an SVG line plot of chosen dimensions over the positions."};
+  CLI::App app{
+      "xenc-pe-heatmap: the sinusoidal positional-encoding table PE(p, j) as an SVG heatmap,\n"
+      "a CSV file, and an SVG line plot of chosen dimensions over the positions."};
   xenc_app::add_version(app, "xenc-pe-heatmap");
   std::size_t positions = 64, d_model = 64;
   std::vector<std::size_t> dims;  // default: 0, D/8, D/4, 3D/8 (rounded to even: sin columns)
   std::string svg = "pe_heatmap.svg", csv = "pe_table.csv", lines = "pe_lines.svg";
-  xenc_app::add_checked(app, "--positions", positions, "number of positions p = 0 .. positions-1", xenc_app::whole_range(1, 10000));
-  xenc_app::add_checked(app, "--d-model", d_model, "D, the encoding size (even)", xenc_app::whole_range(1, 8192));
-  app.add_option("--dims", dims, "dimensions for the line plot, e.g. --dims 0,1,4 "
+  xenc_app::add_checked(app, "--positions", positions, "number of positions p = 0 .. positions-1",
+                        xenc_app::whole_range(1, 10000));
+  xenc_app::add_checked(app, "--d-model", d_model, "D, the encoding size (even)",
+                        xenc_app::whole_range(1, 8192));
+  app.add_option("--dims", dims,
+                 "dimensions for the line plot, e.g. --dims 0,1,4 "
                  "(default: 0, D/8, D/4, 3D/8 rounded down to even)")
       ->delimiter(',')
       ->check(xenc_app::whole_range(0, 8191));
@@ -59,34 +63,38 @@ int main(int argc, char** argv) {
     // 1. the table [positions, D], computed in double precision and stored as float
     for (std::size_t d : dims)
       if (d >= d_model)
-        throw std::invalid_argument("--dims: dimension " + std::to_string(d) +
-                                    " is out of range, expected 0 .. " + std::to_string(d_model - 1) +
-                                    " (D = " + std::to_string(d_model) + ")");
+        throw std::invalid_argument(
+            "--dims: dimension " + std::to_string(d) + " is out of range, expected 0 .. " +
+            std::to_string(d_model - 1) + " (D = " + std::to_string(d_model) + ")");
     // the files' sizes, estimated before anything is computed: ~75 bytes per heatmap cell
     // (a <rect> with its colour), ~13 per CSV value ("," and 9 significant digits)
     const double cells = double(positions) * double(d_model);
-    const double svg_bytes = 75.0 * cells + 20e3, csv_bytes = 13.0 * cells + 8.0 * double(positions);
+    const double svg_bytes = 75.0 * cells + 20e3,
+                 csv_bytes = 13.0 * cells + 8.0 * double(positions);
     const double mib = 1024.0 * 1024.0, limit = double(guard.max_output_mb) * mib;
     if (svg_bytes > limit || csv_bytes > limit) {
       char msg[512];
-      std::snprintf(msg, sizeof msg,
-                    "%zu positions x D = %zu = %.0f values: the heatmap SVG would be about %.0f MiB and the "
-                    "CSV about %.0f MiB, over the limit of %zu MiB per file (--max-output-mb; fewer "
-                    "--positions or a smaller --d-model)",
-                    positions, d_model, cells, svg_bytes / mib, csv_bytes / mib, guard.max_output_mb);
+      std::snprintf(
+          msg, sizeof msg,
+          "%zu positions x D = %zu = %.0f values: the heatmap SVG would be about %.0f MiB and the "
+          "CSV about %.0f MiB, over the limit of %zu MiB per file (--max-output-mb; fewer "
+          "--positions or a smaller --d-model)",
+          positions, d_model, cells, svg_bytes / mib, csv_bytes / mib, guard.max_output_mb);
       throw xenc_app::resource_error(msg);
     }
-    const std::string table = std::to_string(positions) + " positions x D = " + std::to_string(d_model);
+    const std::string table =
+        std::to_string(positions) + " positions x D = " + std::to_string(d_model);
     // memory: the table (float, and double while it is computed), each file's text built in
     // memory before it is written (the SVG through a string and its copy)
     guard.memory(12.0 * cells + 2.0 * svg_bytes + 2.0 * csv_bytes, "this table",
-                 table + ", its SVG and CSV text built in memory", "fewer --positions or a smaller --d-model");
+                 table + ", its SVG and CSV text built in memory",
+                 "fewer --positions or a smaller --d-model");
     const xenc::Tensor2 pe = xenc::sinusoidal_encoding(positions, d_model);  // [T, D]
 
     // 2. heatmap: a cell per value
     xenc::viz::HeatmapOptions h;
-    h.title = "Sinusoidal positional encoding, " + std::to_string(positions) + " positions x D = " +
-              std::to_string(d_model);
+    h.title = "Sinusoidal positional encoding, " + std::to_string(positions) +
+              " positions x D = " + std::to_string(d_model);
     h.x_label = "dimension j (pairs 2i, 2i+1 share a frequency)";
     h.y_label = "position p";
     h.diverging = true;
@@ -115,8 +123,8 @@ int main(int argc, char** argv) {
     std::vector<xenc::viz::LineSeries> series;
     for (std::size_t d : dims) {
       xenc::viz::LineSeries s;
-      s.label = "dim " + std::to_string(d) + (d % 2 == 0 ? " (sin" : " (cos") + ", i = " +
-                std::to_string(d / 2) + ")";
+      s.label = "dim " + std::to_string(d) + (d % 2 == 0 ? " (sin" : " (cos") +
+                ", i = " + std::to_string(d / 2) + ")";
       for (std::size_t p = 0; p < positions; ++p) {
         s.x.push_back(double(p));
         s.y.push_back(pe(p, d));
@@ -134,7 +142,8 @@ int main(int argc, char** argv) {
     // 5. what a student sees on the terminal: a corner of the table and the wavelengths
     std::cout << "PE(p, 2i) = sin(p / 10000^(2i/D)),  PE(p, 2i+1) = cos(p / 10000^(2i/D)),  D = "
               << d_model << "\n\nFirst positions, first dimensions:\n       ";
-    const std::size_t show_d = std::min<std::size_t>(d_model, 8), show_p = std::min<std::size_t>(positions, 5);
+    const std::size_t show_d = std::min<std::size_t>(d_model, 8),
+                      show_p = std::min<std::size_t>(positions, 5);
     for (std::size_t j = 0; j < show_d; ++j) std::printf("%9s", ("d" + std::to_string(j)).c_str());
     std::printf("\n");
     for (std::size_t p = 0; p < show_p; ++p) {

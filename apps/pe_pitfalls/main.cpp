@@ -21,15 +21,17 @@
 using namespace pe_pitfalls;
 
 int main(int argc, char** argv) {
-  CLI::App app{"xenc-pe-pitfalls: published positional-encoding, layer-norm and mask mistakes next to the\n"
-               "correct formula, each with its numeric consequence and the test that catches it."};
+  CLI::App app{
+      "xenc-pe-pitfalls: published positional-encoding, layer-norm and mask mistakes next to the\n"
+      "correct formula, each with its numeric consequence and the test that catches it."};
   xenc_app::add_version(app, "xenc-pe-pitfalls");
   int only = 0;
   xenc_app::add_checked(app, "--only", only, "show one exhibit (1-5); 0 = all", CLI::Range(0, 5));
   CLI11_PARSE(app, argc, argv);
   try {
-    std::printf("The bug museum. Correct formula: PE(p, 2i) = sin(p / 10000^(2i/D)), "
-                "PE(p, 2i+1) = cos(p / 10000^(2i/D)).\n");
+    std::printf(
+        "The bug museum. Correct formula: PE(p, 2i) = sin(p / 10000^(2i/D)), "
+        "PE(p, 2i+1) = cos(p / 10000^(2i/D)).\n");
     if (only == 0 || only == 1) exhibit_doubled_exponent();
     if (only == 0 || only == 2) exhibit_batch_axis();
     if (only == 0 || only == 3) exhibit_odd_d();

@@ -22,10 +22,12 @@ namespace pe_properties {
 /// reach it, e.g. "1.014725, for every pair with q - p = 1 (49 pairs, equal up to float
 /// rounding)" or "0.081127 (first found at p = 3, q = 9; 1 pair within float rounding of it)".
 /// The rounding itself is not printed: it depends on the machine's BLAS kernels.
-inline std::string closest_pairs_text(std::size_t T, const std::function<double(std::size_t, std::size_t)>& dist,
+inline std::string closest_pairs_text(std::size_t T,
+                                      const std::function<double(std::size_t, std::size_t)>& dist,
                                       double exact_adjacent) {
   double dmin = INFINITY, noise = 0;
-  for (std::size_t p = 0; p + 1 < T; ++p) noise = std::max(noise, std::abs(dist(p, p + 1) - exact_adjacent));
+  for (std::size_t p = 0; p + 1 < T; ++p)
+    noise = std::max(noise, std::abs(dist(p, p + 1) - exact_adjacent));
   for (std::size_t p = 0; p < T; ++p)
     for (std::size_t q = p + 1; q < T; ++q) dmin = std::min(dmin, dist(p, q));
   const double tie = dmin + 2 * noise;
@@ -38,11 +40,14 @@ inline std::string closest_pairs_text(std::size_t T, const std::function<double(
         ++by_offset[q - p];
       }
   char buf[256];
-  if (by_offset.size() == 1 && by_offset.begin()->second == T - by_offset.begin()->first && ties > 1) {
-    std::snprintf(buf, sizeof buf, "%.6f, for every pair with q - p = %zu (%zu pairs, equal up to float rounding)",
+  if (by_offset.size() == 1 && by_offset.begin()->second == T - by_offset.begin()->first &&
+      ties > 1) {
+    std::snprintf(buf, sizeof buf,
+                  "%.6f, for every pair with q - p = %zu (%zu pairs, equal up to float rounding)",
                   dmin, by_offset.begin()->first, ties);
   } else {
-    std::snprintf(buf, sizeof buf, "%.6f (first found at p = %zu, q = %zu; %zu pair%s within float rounding of it)",
+    std::snprintf(buf, sizeof buf,
+                  "%.6f (first found at p = %zu, q = %zu; %zu pair%s within float rounding of it)",
                   dmin, first_p, first_q, ties, ties == 1 ? "" : "s");
   }
   return buf;

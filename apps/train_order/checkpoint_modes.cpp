@@ -52,8 +52,10 @@ int run_evaluate(const std::string& load, const std::string& evaluate_path) {
                                 "give another path for the held-out logits");
   const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(load);
   if (!ck.meta.extra.contains("options") || ck.meta.extra.value("task", "") != "word_roles")
-    throw std::invalid_argument("--load " + load + ": no task settings in the checkpoint "
-                                "(--evaluate needs a checkpoint written by xenc-train-order --save)");
+    throw std::invalid_argument(
+        "--load " + load +
+        ": no task settings in the checkpoint "
+        "(--evaluate needs a checkpoint written by xenc-train-order --save)");
   const json& t = ck.meta.extra.at("options");
   Options task;
   task.nouns = t.at("nouns");
@@ -76,36 +78,36 @@ int run_evaluate(const std::string& load, const std::string& evaluate_path) {
   xenc_app::require_finite_logits(logits, "--evaluate: " + load);  // never an accuracy of NaN
   const Eval e = evaluate(*ck.model, d.test, test, ck.vocab, 256);
   xenc::save_npz_members(evaluate_path, {{"ids", xenc::format_npy_int64(b.ids)},
-                                      {"padding_mask", xenc::format_npy_bool(b.padding_mask)},
-                                      {"labels", xenc::format_npy_int64(b.labels)},
-                                      {"logits", xenc::format_npy(logits)}});
+                                         {"padding_mask", xenc::format_npy_bool(b.padding_mask)},
+                                         {"labels", xenc::format_npy_int64(b.labels)},
+                                         {"logits", xenc::format_npy(logits)}});
   std::printf("%s: held-out accuracy %s on %zu nouns of %zu sentences; wrote %s\n", load.c_str(),
               pct(e.accuracy).c_str(), e.nouns, d.test.size(), evaluate_path.c_str());
   return 0;
 }
 
-int run_inference(const std::string& load, const std::string& sentence, bool as_json, std::size_t max_memory_mb,
-                  double max_minutes) {
+int run_inference(const std::string& load, const std::string& sentence, bool as_json,
+                  std::size_t max_memory_mb, double max_minutes) {
   const std::vector<std::string> words = xenc::tokenize(sentence);
-  if (words.empty())
-    throw std::invalid_argument("--sentence is empty, expected at least one word");
+  if (words.empty()) throw std::invalid_argument("--sentence is empty, expected at least one word");
   {
     // the sentence's cost decided from the checkpoint's metadata, before its weights are loaded:
     // the weights twice (the state_dict and the model) and one forward pass on [1, T] (in tiles
     // from T = 512: memory grows as T, time as T²)
     const xenc::CheckpointMeta meta = xenc::read_checkpoint_meta(load);
     const std::size_t T = words.size(), C = meta.labels.size();
-    const xenc::PassCost cost = xenc::estimate_pass_cost(meta.config, 1, T, xenc::Pass::inference, C);
-    const std::string sizes = "T = " + std::to_string(T) + " tokens through D = " +
-                              std::to_string(meta.config.layer.d_model) + ", F = " +
-                              std::to_string(meta.config.layer.dim_feedforward) + ", " +
+    const xenc::PassCost cost =
+        xenc::estimate_pass_cost(meta.config, 1, T, xenc::Pass::inference, C);
+    const std::string sizes = "T = " + std::to_string(T) +
+                              " tokens through D = " + std::to_string(meta.config.layer.d_model) +
+                              ", F = " + std::to_string(meta.config.layer.dim_feedforward) + ", " +
                               std::to_string(meta.config.num_layers) + " layers, " +
                               std::to_string(meta.config.layer.nhead) + " heads";
     xenc_app::Guard guard;
     guard.max_memory_mb = max_memory_mb;
     guard.max_minutes = max_minutes;
-    guard.memory(cost.peak_bytes + 4 * xenc::parameter_count(meta.config, C), "this sentence", sizes,
-                 "a shorter --sentence, or a higher --max-memory-mb");
+    guard.memory(cost.peak_bytes + 4 * xenc::parameter_count(meta.config, C), "this sentence",
+                 sizes, "a shorter --sentence, or a higher --max-memory-mb");
     guard.time(cost.flops, "this sentence", sizes + ": attention takes T² time per head",
                "a shorter --sentence, or a higher --max-minutes");
   }
@@ -120,7 +122,8 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
                                 " words, expected at most " + std::to_string(c.max_len) +
                                 " (the checkpoint's learned positions)");
   std::vector<std::string> nouns;
-  if (ck.meta.extra.contains("nouns")) nouns = ck.meta.extra.at("nouns").get<std::vector<std::string>>();
+  if (ck.meta.extra.contains("nouns"))
+    nouns = ck.meta.extra.at("nouns").get<std::vector<std::string>>();
 
   xenc::Index2 ids = xenc::Index2::from_shape({1, words.size()});
   std::vector<std::string> unknown;
@@ -139,13 +142,17 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
     return std::find(nouns.begin(), nouns.end(), w) != nouns.end();
   };
   if (as_json) {
-    json j = {{"program", "xenc-train-order"}, {"version", XENC_VERSION}, {"checkpoint", load},
-              {"position", xenc::to_string(c.position)}, {"labels", ck.meta.labels},
+    json j = {{"program", "xenc-train-order"},
+              {"version", XENC_VERSION},
+              {"checkpoint", load},
+              {"position", xenc::to_string(c.position)},
+              {"labels", ck.meta.labels},
               {"unknown_words", unknown}};
     j["tokens"] = json::array();
     for (std::size_t t = 0; t < words.size(); ++t) {
       const bool unk = ids(0, t) == xenc::Vocabulary::unk_id;
-      j["tokens"].push_back({{"word", words[t]}, {"token", unk ? "<unk>" : words[t]},
+      j["tokens"].push_back({{"word", words[t]},
+                             {"token", unk ? "<unk>" : words[t]},
                              {"role", ck.meta.labels[probs(0, t, 1) > probs(0, t, 0) ? 1 : 0]},
                              {"probabilities", {probs(0, t, 0), probs(0, t, 1)}},
                              {"trained_noun", is_noun(words[t])}});
@@ -172,8 +179,9 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
                 probs(0, t, 1));
   }
   if (marked)
-    std::printf("\n* not one of the task's nouns: the model was trained on the roles of nouns only, "
-                "so its output for these words carries no meaning.\n");
+    std::printf(
+        "\n* not one of the task's nouns: the model was trained on the roles of nouns only, "
+        "so its output for these words carries no meaning.\n");
   return 0;
 }
 

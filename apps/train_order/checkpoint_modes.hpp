@@ -16,7 +16,7 @@ int run_evaluate(const std::string& load, const std::string& evaluate_path);
 /// Refuses (resource_error) a sentence whose forward pass would need more than max_memory_mb or
 /// take more than max_minutes (at a fast machine's rate), decided from the checkpoint's metadata
 /// before the weights are loaded.
-int run_inference(const std::string& load, const std::string& sentence, bool as_json, std::size_t max_memory_mb,
-                  double max_minutes);
+int run_inference(const std::string& load, const std::string& sentence, bool as_json,
+                  std::size_t max_memory_mb, double max_minutes);
 
 }  // namespace train_order

@@ -33,8 +33,9 @@ xenc::EncoderModelConfig model_config(const Options& o, xenc::PositionKind kind,
   return xenc_app::encoder_config(m, V, kind, 16, o.seed);
 }
 
-SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc::WordRolesDataset& d,
-                          xenc::TokenClassifier& model, Progress& progress, const OnStep& live) {
+SchemeResult train_scheme(const Options& o, xenc::PositionKind kind,
+                          const xenc::WordRolesDataset& d, xenc::TokenClassifier& model,
+                          Progress& progress, const OnStep& live) {
   SchemeResult r;
   r.name = xenc::to_string(kind);
   const auto train = xenc::as_labelled(d.train), test = xenc::as_labelled(d.test);
@@ -66,7 +67,8 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
     window_nouns += n;
     if (s.in_epoch % every == 0 && s.in_epoch != s.per_epoch) {  // a point inside the epoch
       model.eval();
-      record(double(s.epoch - 1) + double(s.in_epoch) / double(s.per_epoch), window_loss / double(window_nouns));
+      record(double(s.epoch - 1) + double(s.in_epoch) / double(s.per_epoch),
+             window_loss / double(window_nouns));
       model.train();
       window_loss = 0.0;
       window_nouns = 0;
@@ -78,8 +80,9 @@ SchemeResult train_scheme(const Options& o, xenc::PositionKind kind, const xenc:
   };
   auto on_epoch = [&](int epoch, std::size_t step) {
     const Eval t = record(epoch, window_loss / double(std::max<std::size_t>(1, window_nouns)));
-    progress.epoch(r.name, epoch, o.epochs, step, per_epoch * std::size_t(o.epochs), loss_sum / double(nouns),
-                   double(correct) / double(nouns), t.accuracy, double(step) / seconds());
+    progress.epoch(r.name, epoch, o.epochs, step, per_epoch * std::size_t(o.epochs),
+                   loss_sum / double(nouns), double(correct) / double(nouns), t.accuracy,
+                   double(step) / seconds());
     if (live) live(r, step, per_epoch * std::size_t(o.epochs));
   };
   r.steps = xenc_app::fit(model, {train, d.vocab}, fo, on_step, on_epoch);
@@ -138,7 +141,7 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
   for (const auto& idx : xenc::sequential_batches(sentences.size(), batch_size)) {
     const xenc::LabelledBatch b = xenc::make_batch(data, idx, vocab);
     const xenc::Tensor3 logits = model.forward(b.ids, b.padding_mask);  // [B, T, C]
-    xenc_app::require_finite_logits(logits, "evaluation");  // NaN is not a prediction
+    xenc_app::require_finite_logits(logits, "evaluation");              // NaN is not a prediction
     std::size_t n = 0;
     for (std::size_t r = 0; r < idx.size(); ++r)
       for (std::size_t t = 0; t < b.labels.shape(1); ++t) {
@@ -149,7 +152,8 @@ Eval evaluate(xenc::TokenClassifier& model, const std::vector<xenc::RoleSentence
         correct += pred == label;
         (label == std::int64_t(xenc::Role::agent) ? pred_agent : pred_patient)[idx[r]] = pred;
       }
-    loss_sum += double(xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex)) * double(n);
+    loss_sum +=
+        double(xenc::cross_entropy_forward(logits, b.labels, xenc::kIgnoreIndex)) * double(n);
     e.nouns += n;
   }
   // a noun that is the agent of sentence i is the patient of its mirror
@@ -183,7 +187,8 @@ xenc_app::TrainingPlan training_plan(const Options& o, const xenc::WordRolesData
   p.steps = (d.train.size() + p.batch - 1) / p.batch * std::size_t(o.epochs);
   p.eval_batch = 256;
   p.eval_length = T;
-  p.eval_tokens = double(T) * (double(4 * o.epochs + 1) * double(d.test.size()) + 2.0 * double(d.train.size() + d.test.size()));
+  p.eval_tokens = double(T) * (double(4 * o.epochs + 1) * double(d.test.size()) +
+                               2.0 * double(d.train.size() + d.test.size()));
   return p;
 }
 
@@ -193,26 +198,30 @@ std::string training_plan_sizes(const Options& o, const xenc::WordRolesDataset& 
          std::to_string(d.train.size()) + " sentences x " + std::to_string(o.epochs) + " epochs";
 }
 
-Result run_experiment(
-    const Options& o, xenc_app::Progress& progress, const std::function<void(const Result&)>& on_ready,
-    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained,
-    const OnStep& on_step) {
+Result run_experiment(const Options& o, xenc_app::Progress& progress,
+                      const std::function<void(const Result&)>& on_ready,
+                      const std::function<void(const Result&, const SchemeResult&,
+                                               xenc::TokenClassifier&)>& on_trained,
+                      const OnStep& on_step) {
   if (o.d_model % o.heads != 0)
-    throw std::invalid_argument("--d-model (" + std::to_string(o.d_model) + ") must be divisible by --heads (" +
-                                std::to_string(o.heads) + ")");
+    throw std::invalid_argument("--d-model (" + std::to_string(o.d_model) +
+                                ") must be divisible by --heads (" + std::to_string(o.heads) + ")");
   Result res;
   res.options = o;
   res.data = xenc::make_word_roles(task_config(o));
   const xenc::WordRolesDataset& d = res.data;
   if (d.train.empty() || d.test.empty())
-    throw std::invalid_argument("the task has " + std::to_string(d.train.size()) + " training and " +
-                                std::to_string(d.test.size()) + " held-out sentences, expected both > 0");
+    throw std::invalid_argument("the task has " + std::to_string(d.train.size()) +
+                                " training and " + std::to_string(d.test.size()) +
+                                " held-out sentences, expected both > 0");
   std::vector<xenc::PositionKind> kinds;
-  if (o.schemes.empty()) kinds = xenc::all_position_kinds();
+  if (o.schemes.empty())
+    kinds = xenc::all_position_kinds();
   else
     for (const auto& s : o.schemes) kinds.push_back(xenc::parse_position_kind(s));
   // every model's settings are checked before the first one trains (rope needs an even D / H)
-  for (auto kind : kinds) model_config(o, kind, d.vocab.size()).validate("--position " + xenc::to_string(kind));
+  for (auto kind : kinds)
+    model_config(o, kind, d.vocab.size()).validate("--position " + xenc::to_string(kind));
   if (on_ready) on_ready(res);
 
   // the first held-out active sentence without adjectives ("the cat chased the mouse")

@@ -91,9 +91,10 @@ using OnStep = std::function<void(const SchemeResult& so_far, std::size_t step, 
 /// Result holds no scheme yet). on_trained: after each model trains and is evaluated (the
 /// Result so far, the scheme's result, the model: for checkpoints and figures). on_step (may be
 /// empty): see OnStep.
-Result run_experiment(
-    const Options& o, xenc_app::Progress& progress, const std::function<void(const Result&)>& on_ready,
-    const std::function<void(const Result&, const SchemeResult&, xenc::TokenClassifier&)>& on_trained,
-    const OnStep& on_step = {});
+Result run_experiment(const Options& o, xenc_app::Progress& progress,
+                      const std::function<void(const Result&)>& on_ready,
+                      const std::function<void(const Result&, const SchemeResult&,
+                                               xenc::TokenClassifier&)>& on_trained,
+                      const OnStep& on_step = {});
 
 }  // namespace train_order

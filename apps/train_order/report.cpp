@@ -30,7 +30,8 @@ std::string stack_svgs(const std::vector<std::string>& parts) {
     s = s.substr(start);
     auto number = [&](const std::string& attr) {
       const auto p = s.find(attr + "=\"");
-      if (p == std::string::npos || p > s.find('>')) throw std::runtime_error("stack_svgs: no " + attr);
+      if (p == std::string::npos || p > s.find('>'))
+        throw std::runtime_error("stack_svgs: no " + attr);
       return std::stod(s.substr(p + attr.size() + 2));
     };
     const double w = number("width"), h = number("height");
@@ -39,10 +40,11 @@ std::string stack_svgs(const std::vector<std::string>& parts) {
     y += h;
     width = std::max(width, w);
   }
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-         fmt("%.0f", width) + "\" height=\"" + fmt("%.0f", y) + "\" viewBox=\"0 0 " + fmt("%.0f", width) +
-         " " + fmt("%.0f", y) + "\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n" + body +
-         "</svg>\n";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+         "width=\"" +
+         fmt("%.0f", width) + "\" height=\"" + fmt("%.0f", y) + "\" viewBox=\"0 0 " +
+         fmt("%.0f", width) + " " + fmt("%.0f", y) +
+         "\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n" + body + "</svg>\n";
 }
 
 }  // namespace
@@ -95,44 +97,63 @@ std::string attention_svg(const SchemeResult& r) {
 }
 
 json eval_json(const Eval& e) {
-  return {{"loss", e.loss}, {"accuracy", e.accuracy}, {"mirror_agreement", e.mirror_agreement},
+  return {{"loss", e.loss},
+          {"accuracy", e.accuracy},
+          {"mirror_agreement", e.mirror_agreement},
           {"nouns", e.nouns}};
 }
 
 json options_json(const Options& o) {
-  return {{"nouns", o.nouns}, {"verbs", o.verbs}, {"sentences_per_pair", o.sentences_per_pair},
-          {"heldout_fraction", o.heldout}, {"passive_probability", o.passive},
-          {"adjective_probability", o.adjectives}, {"d_model", o.d_model}, {"nhead", o.heads},
-          {"dim_feedforward", o.ff}, {"num_layers", o.layers}, {"dropout", o.dropout},
-          {"epochs", o.epochs}, {"batch_size", o.batch_size}, {"warmup_steps", o.warmup},
-          {"lr", o.lr}, {"weight_decay", o.weight_decay}, {"clip_grad_norm", o.clip},
+  return {{"nouns", o.nouns},
+          {"verbs", o.verbs},
+          {"sentences_per_pair", o.sentences_per_pair},
+          {"heldout_fraction", o.heldout},
+          {"passive_probability", o.passive},
+          {"adjective_probability", o.adjectives},
+          {"d_model", o.d_model},
+          {"nhead", o.heads},
+          {"dim_feedforward", o.ff},
+          {"num_layers", o.layers},
+          {"dropout", o.dropout},
+          {"epochs", o.epochs},
+          {"batch_size", o.batch_size},
+          {"warmup_steps", o.warmup},
+          {"lr", o.lr},
+          {"weight_decay", o.weight_decay},
+          {"clip_grad_norm", o.clip},
           {"seed", o.seed}};
 }
 
 std::string ceiling_line(const SchemeResult& r) {
   return "none is capped at 50%: without positions a noun gets the same vector in a sentence and "
          "in its mirror, whose labels are opposite, so exactly one of the two is right (here its "
-         "predictions agree across mirrors for " + pct(r.test.mirror_agreement) +
-         " of held-out sentences).";
+         "predictions agree across mirrors for " +
+         pct(r.test.mirror_agreement) + " of held-out sentences).";
 }
 
 json checkpoint_extra(const Result& res, const SchemeResult& r) {
-  return {{"task", "word_roles"}, {"nouns", res.data.nouns}, {"options", options_json(res.options)},
-          {"train", eval_json(r.train)}, {"heldout", eval_json(r.test)}};
+  return {{"task", "word_roles"},
+          {"nouns", res.data.nouns},
+          {"options", options_json(res.options)},
+          {"train", eval_json(r.train)},
+          {"heldout", eval_json(r.test)}};
 }
 
 std::string header_text(const Result& res) {
   const Options& o = res.options;
   const xenc::WordRolesDataset& d = res.data;
-  return format("Task: %zu nouns, %zu verbs, active and passive sentences; %zu training and %zu held-out "
-                "sentences (%zu noun pairs never seen together in training), each with its mirror.\n"
-                "Labels on nouns only (agent/patient); other tokens are ignored by the loss "
-                "(ignore_index %lld).\n",
-                d.nouns.size(), d.verbs.size(), d.train.size(), d.test.size(), d.heldout_pairs.size(),
-                static_cast<long long>(xenc::kIgnoreIndex)) +
-         format("Model: D=%d, H=%d, F=%d, %d layers, post-norm, relu; AdamW lr %g (warm-up %d steps, "
-                "cosine decay), batch %d, %d epochs, seed %u.\n\n",
-                o.d_model, o.heads, o.ff, o.layers, o.lr, o.warmup, o.batch_size, o.epochs, o.seed);
+  return format(
+             "Task: %zu nouns, %zu verbs, active and passive sentences; %zu training and %zu "
+             "held-out "
+             "sentences (%zu noun pairs never seen together in training), each with its mirror.\n"
+             "Labels on nouns only (agent/patient); other tokens are ignored by the loss "
+             "(ignore_index %lld).\n",
+             d.nouns.size(), d.verbs.size(), d.train.size(), d.test.size(), d.heldout_pairs.size(),
+             static_cast<long long>(xenc::kIgnoreIndex)) +
+         format(
+             "Model: D=%d, H=%d, F=%d, %d layers, post-norm, relu; AdamW lr %g (warm-up %d steps, "
+             "cosine decay), batch %d, %d epochs, seed %u.\n\n",
+             o.d_model, o.heads, o.ff, o.layers, o.lr, o.warmup, o.batch_size, o.epochs, o.seed);
 }
 
 namespace {
@@ -158,18 +179,31 @@ std::string table_text(const Result& res) {
 
 std::string to_json(const Result& res, const std::vector<std::string>& written) {
   const xenc::WordRolesDataset& d = res.data;
-  json j = {{"program", "xenc-train-order"}, {"version", XENC_VERSION}, {"options", options_json(res.options)},
-            {"data", {{"train_sentences", d.train.size()}, {"heldout_sentences", d.test.size()},
-                      {"nouns", d.nouns}, {"verbs", d.verbs}, {"heldout_pairs", d.heldout_pairs},
-                      {"ignore_index", xenc::kIgnoreIndex}, {"labels", xenc::WordRolesDataset::label_names()}}},
-            {"total_seconds", total_seconds(res)}, {"files", written}};
+  json j = {{"program", "xenc-train-order"},
+            {"version", XENC_VERSION},
+            {"options", options_json(res.options)},
+            {"data",
+             {{"train_sentences", d.train.size()},
+              {"heldout_sentences", d.test.size()},
+              {"nouns", d.nouns},
+              {"verbs", d.verbs},
+              {"heldout_pairs", d.heldout_pairs},
+              {"ignore_index", xenc::kIgnoreIndex},
+              {"labels", xenc::WordRolesDataset::label_names()}}},
+            {"total_seconds", total_seconds(res)},
+            {"files", written}};
   j["schemes"] = json::array();
   for (const auto& r : res.schemes)
-    j["schemes"].push_back({{"name", r.name}, {"train", eval_json(r.train)}, {"heldout", eval_json(r.test)},
-                            {"seconds", r.seconds}, {"steps", r.steps},
-                            {"curve", {{"epoch", r.curve.epoch}, {"train_loss", r.curve.train_loss},
-                                       {"heldout_loss", r.curve.heldout_loss},
-                                       {"heldout_accuracy", r.curve.heldout_accuracy}}}});
+    j["schemes"].push_back({{"name", r.name},
+                            {"train", eval_json(r.train)},
+                            {"heldout", eval_json(r.test)},
+                            {"seconds", r.seconds},
+                            {"steps", r.steps},
+                            {"curve",
+                             {{"epoch", r.curve.epoch},
+                              {"train_loss", r.curve.train_loss},
+                              {"heldout_loss", r.curve.heldout_loss},
+                              {"heldout_accuracy", r.curve.heldout_accuracy}}}});
   return j.dump(2);
 }
 

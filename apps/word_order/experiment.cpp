@@ -40,7 +40,8 @@ Stage compare(const std::string& name, const Tensor3& x, const std::vector<Match
 
 // Mean Euclidean lengths over the tokens of sentence A of the token vectors and of what the
 // position scheme added to them.
-void measure_lengths(const xenc::ModelTrace& trace, std::size_t len_a, std::size_t d_model, Run& run) {
+void measure_lengths(const xenc::ModelTrace& trace, std::size_t len_a, std::size_t d_model,
+                     Run& run) {
   double emb = 0, pos = 0;
   for (std::size_t t = 0; t < len_a; ++t) {
     double e2 = 0, p2 = 0;
@@ -66,8 +67,10 @@ Result run_experiment(const Options& o) {
   r.tokens_b = xenc::tokenize(o.b);
   const auto& tok_a = r.tokens_a;
   const auto& tok_b = r.tokens_b;
-  if (tok_a.empty()) throw std::invalid_argument("--a is empty: sentence A has no words (got \"" + o.a + "\")");
-  if (tok_b.empty()) throw std::invalid_argument("--b is empty: sentence B has no words (got \"" + o.b + "\")");
+  if (tok_a.empty())
+    throw std::invalid_argument("--a is empty: sentence A has no words (got \"" + o.a + "\")");
+  if (tok_b.empty())
+    throw std::invalid_argument("--b is empty: sentence B has no words (got \"" + o.b + "\")");
   r.identical = tok_a == tok_b;
   r.reversed = !r.identical && std::equal(tok_a.begin(), tok_a.end(), tok_b.rbegin(), tok_b.rend());
   // Each word of A is paired with a position of B by the permutation between the sentences, not
@@ -90,12 +93,15 @@ Result run_experiment(const Options& o) {
     for (std::size_t q = 0; q < tok_b.size() && pair_of[p] == none; ++q)
       if (!used_b[q] && tok_b[q] == tok_a[p]) pair(p, q);
   for (std::size_t p = 0; p < tok_a.size(); ++p)
-    if (pair_of[p] == none) r.only_a.push_back(keys_a[p]);
-    else r.matches.push_back({keys_a[p], p, pair_of[p]});
+    if (pair_of[p] == none)
+      r.only_a.push_back(keys_a[p]);
+    else
+      r.matches.push_back({keys_a[p], p, pair_of[p]});
   for (std::size_t q = 0; q < tok_b.size(); ++q)
     if (!used_b[q]) r.only_b.push_back(keys_b[q]);
   if (r.matches.empty())
-    throw std::invalid_argument("sentences \"" + o.a + "\" and \"" + o.b + "\" share no word: nothing to compare");
+    throw std::invalid_argument("sentences \"" + o.a + "\" and \"" + o.b +
+                                "\" share no word: nothing to compare");
   r.permutation = r.only_a.empty() && r.only_b.empty();
 
   // 2. one model (built without positions); each run swaps in a position scheme, nothing else
@@ -103,16 +109,17 @@ Result run_experiment(const Options& o) {
   const std::size_t T = std::max(tok_a.size(), tok_b.size()), F = o.ff ? o.ff : 4 * o.d_model;
   r.dim_feedforward = F;
   // refuse a model that would not fit before allocating it (inference: weights + activations)
-  xenc_app::check_inference_memory(vocab.size(), std::max<std::size_t>(64, T), o.d_model, o.heads, F,
-                                   o.layers, 2, T, o.max_memory_mb, "sentences (--a, --b)");
-  const auto batch = vocab.encode_batch({o.a, o.b}, T);  // ids [2, T], padding mask [2, T]: T checked above
+  xenc_app::check_inference_memory(vocab.size(), std::max<std::size_t>(64, T), o.d_model, o.heads,
+                                   F, o.layers, 2, T, o.max_memory_mb, "sentences (--a, --b)");
+  const auto batch =
+      vocab.encode_batch({o.a, o.b}, T);  // ids [2, T], padding mask [2, T]: T checked above
   xenc_app::ModelOptions mo;
   mo.d_model = o.d_model;
   mo.heads = o.heads;
   mo.ff = F;
   mo.layers = o.layers;
-  xenc::EncoderModelConfig cfg = xenc_app::encoder_config(mo, vocab.size(), xenc::PositionKind::none,
-                                                          xenc::EncoderModelConfig{}.max_len, o.seed);
+  xenc::EncoderModelConfig cfg = xenc_app::encoder_config(
+      mo, vocab.size(), xenc::PositionKind::none, xenc::EncoderModelConfig{}.max_len, o.seed);
   cfg.scale_embedding = o.scale_embedding;
 
   std::vector<std::string> schemes = {"none"};
@@ -128,8 +135,10 @@ Result run_experiment(const Options& o) {
     try {
       c.validate("--position " + scheme);
     } catch (const xenc::config_error& e) {
-      if (scheme != "sinusoidal" && scheme != "rope") throw;  // "none" comes first: D % H, zero sizes
-      throw std::invalid_argument(std::string(e.what()) + " (--d-model " + std::to_string(o.d_model) + ", --heads " +
+      if (scheme != "sinusoidal" && scheme != "rope")
+        throw;  // "none" comes first: D % H, zero sizes
+      throw std::invalid_argument(std::string(e.what()) + " (--d-model " +
+                                  std::to_string(o.d_model) + ", --heads " +
                                   std::to_string(o.heads) + "): use an even " +
                                   (scheme == "rope" ? "--d-model / --heads" : "--d-model") +
                                   ", or --position learned or alibi, which take any size");
@@ -144,20 +153,24 @@ Result run_experiment(const Options& o) {
                                                   std::max<std::size_t>(64, T), pos_rng);
     } catch (const std::invalid_argument& e) {
       // the scheme refuses this D (sinusoidal needs it even, rope an even D / H): name the options
-      throw std::invalid_argument(std::string(e.what()) + ". Give another --d-model (or --heads), or "
+      throw std::invalid_argument(std::string(e.what()) +
+                                  ". Give another --d-model (or --heads), or "
                                   "use --position learned, which works with any D");
     }
     xenc::ModelTrace trace;
     Run run;
     run.scheme = scheme;
-    run.json_key = scheme == "none" ? "without_pe" : scheme == "sinusoidal" ? "with_pe" : "with_" + scheme;
+    run.json_key = scheme == "none"         ? "without_pe"
+                   : scheme == "sinusoidal" ? "with_pe"
+                                            : "with_" + scheme;
     run.in_attention = model.position->acts_in_attention();
     run.final_output = model.forward(batch.ids, batch.padding_mask, &trace);
     const std::size_t la = tok_a.size(), lb = tok_b.size();
     run.stages.push_back(compare("token embedding", trace.token_embedding, r.matches, la, lb));
     run.stages.push_back(compare("+ positions", trace.with_positions, r.matches, la, lb));
     for (std::size_t l = 0; l < trace.encoder.layer_outputs.size(); ++l)
-      run.stages.push_back(compare("layer " + std::to_string(l + 1), trace.encoder.layer_outputs[l], r.matches, la, lb));
+      run.stages.push_back(compare("layer " + std::to_string(l + 1), trace.encoder.layer_outputs[l],
+                                   r.matches, la, lb));
     measure_lengths(trace, la, o.d_model, run);
     if (o.keep_attention) run.attention = std::move(trace.encoder.attention_weights);
     r.runs.push_back(run);

@@ -40,10 +40,10 @@ struct Stage {
 
 /// One run of the model with one position scheme.
 struct Run {
-  std::string scheme;    ///< none | sinusoidal | learned | rope | alibi
-  std::string json_key;  ///< without_pe | with_pe | with_learned | with_rope | with_alibi
-  bool in_attention = false;  ///< the scheme acts inside attention (adds nothing to the input)
-  std::vector<Stage> stages;  ///< token embedding, + positions, layer 1, ..., layer N
+  std::string scheme;          ///< none | sinusoidal | learned | rope | alibi
+  std::string json_key;        ///< without_pe | with_pe | with_learned | with_rope | with_alibi
+  bool in_attention = false;   ///< the scheme acts inside attention (adds nothing to the input)
+  std::vector<Stage> stages;   ///< token embedding, + positions, layer 1, ..., layer N
   xenc::Tensor3 final_output;  ///< [2, T, D]
   /// With Options::keep_attention: each layer's attention weights [2, H, T, T] (row 0: A, row 1:
   /// B; T: the longer sentence, the shorter padded); else empty.
@@ -57,12 +57,12 @@ struct Result {
   Options options;
   std::size_t dim_feedforward = 0;  ///< F actually used
   std::vector<std::string> tokens_a, tokens_b;
-  std::vector<Match> matches;             ///< the shared words
+  std::vector<Match> matches;               ///< the shared words
   std::vector<std::string> only_a, only_b;  ///< occurrence keys in one sentence only
-  bool permutation = false;  ///< B uses A's words in another order (or the same)
-  bool identical = false;    ///< A and B are the same token sequence
-  bool reversed = false;     ///< B is A backwards (and not a palindrome)
-  std::vector<Run> runs;     ///< "none" first, then the schemes asked for
+  bool permutation = false;                 ///< B uses A's words in another order (or the same)
+  bool identical = false;                   ///< A and B are the same token sequence
+  bool reversed = false;                    ///< B is A backwards (and not a palindrome)
+  std::vector<Run> runs;                    ///< "none" first, then the schemes asked for
 };
 
 /// Keys by occurrence: ["the", "cat", "the"] -> ["the", "cat", "the#2"].

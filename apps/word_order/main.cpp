@@ -2,9 +2,10 @@
 //
 // One encoder, one set of random (seeded, untrained) weights, run on two sentences that use the
 // same words in a different order. Only the position scheme changes between runs (none,
-// sinusoidal, learned, rope, alibi). For every stage of the forward pass (token embedding, after adding
-// positions, after each layer) we print, for each word, the cosine similarity between its vector
-// in sentence A and in sentence B, and the cosine similarity of the two mean-pooled sentences.
+// sinusoidal, learned, rope, alibi). For every stage of the forward pass (token embedding, after
+// adding positions, after each layer) we print, for each word, the cosine similarity between its
+// vector in sentence A and in sentence B, and the cosine similarity of the two mean-pooled
+// sentences.
 //
 // Without positions self-attention sees a set, not a sequence: permuting the tokens permutes the
 // outputs (permutation equivariance), so every cosine is 1. With positions the words differ. The
@@ -30,31 +31,47 @@
 #include "report.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"xenc-word-order: the same encoder, with the same weights, on \"cat chased mouse\" and\n"
-               "\"mouse chased cat\", without and with positional encoding. For each stage it prints the\n"
-               "cosine similarity between each word's vector in sentence A and in sentence B.\n"
-               "The model is random (seeded, untrained): its words carry no meaning."};
+  CLI::App app{
+      "xenc-word-order: the same encoder, with the same weights, on \"cat chased mouse\" and\n"
+      "\"mouse chased cat\", without and with positional encoding. For each stage it prints the\n"
+      "cosine similarity between each word's vector in sentence A and in sentence B.\n"
+      "The model is random (seeded, untrained): its words carry no meaning."};
   xenc_app::add_version(app, "xenc-word-order");
   word_order::Options o;
   std::string svg_dir;
   bool json = false;
   app.add_option("--a", o.a, "sentence A")->capture_default_str();
-  app.add_option("--b", o.b, "sentence B (a repeated word is paired by the permutation from A to B: mirror images when B is "
-                 "A reversed, else the copy at the same position, else in order; shown as the, the#2, ...)")
+  app.add_option(
+         "--b", o.b,
+         "sentence B (a repeated word is paired by the permutation from A to B: mirror images when "
+         "B is "
+         "A reversed, else the copy at the same position, else in order; shown as the, the#2, ...)")
       ->capture_default_str();
-  xenc_app::add_checked(app, "--position", o.position, "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | rope | alibi "
-                 "(these two act inside attention) | all (every scheme); none = only the run without positions", CLI::IsMember({"none", "sinusoidal", "learned", "rope", "alibi", "all"}));
-  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the vector size", xenc_app::whole_range(1, 4096));
-  xenc_app::add_checked(app, "--heads", o.heads, "H, attention heads (must divide D)", xenc_app::whole_range(1, 256));
-  xenc_app::add_checked(app, "--layers", o.layers, "N, encoder layers", xenc_app::whole_range(1, 48));
-  xenc_app::add_checked(app, "--ff", o.ff, "F, feed-forward width (0 = 4 D)", xenc_app::whole_range(0, 65536));
-  xenc_app::add_checked(app, "--seed", o.seed, "seed of the random weights", xenc_app::whole_range(0, 4294967295LL));
-  app.add_flag("--scale-embedding", o.scale_embedding,
-               "multiply token embeddings by sqrt(D) as in the paper; this model's embeddings are N(0, 1), so "
-               "they become about sqrt(2D) times longer than sinusoidal positions, which then barely change "
-               "the cosines (the output measures it)");
+  xenc_app::add_checked(
+      app, "--position", o.position,
+      "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | rope | alibi "
+      "(these two act inside attention) | all (every scheme); none = only the run without "
+      "positions",
+      CLI::IsMember({"none", "sinusoidal", "learned", "rope", "alibi", "all"}));
+  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the vector size",
+                        xenc_app::whole_range(1, 4096));
+  xenc_app::add_checked(app, "--heads", o.heads, "H, attention heads (must divide D)",
+                        xenc_app::whole_range(1, 256));
+  xenc_app::add_checked(app, "--layers", o.layers, "N, encoder layers",
+                        xenc_app::whole_range(1, 48));
+  xenc_app::add_checked(app, "--ff", o.ff, "F, feed-forward width (0 = 4 D)",
+                        xenc_app::whole_range(0, 65536));
+  xenc_app::add_checked(app, "--seed", o.seed, "seed of the random weights",
+                        xenc_app::whole_range(0, 4294967295LL));
+  app.add_flag(
+      "--scale-embedding", o.scale_embedding,
+      "multiply token embeddings by sqrt(D) as in the paper; this model's embeddings are N(0, 1), "
+      "so "
+      "they become about sqrt(2D) times longer than sinusoidal positions, which then barely change "
+      "the cosines (the output measures it)");
   app.add_flag("--json", json, "print one JSON object instead of the tables");
-  app.add_option("--svg-dir", svg_dir, "write SVG figures of the cosines and the final-layer differences here");
+  app.add_option("--svg-dir", svg_dir,
+                 "write SVG figures of the cosines and the final-layer differences here");
   xenc_app::Guard guard;
   xenc_app::add_guard_options(app, guard, xenc_app::kMemory);
   CLI11_PARSE(app, argc, argv);
@@ -62,11 +79,15 @@ int main(int argc, char** argv) {
 
   try {
     const word_order::Result r = word_order::run_experiment(o);
-    if (json) std::cout << word_order::to_json(r) << "\n";
-    else word_order::print_text(std::cout, r);
+    if (json)
+      std::cout << word_order::to_json(r) << "\n";
+    else
+      word_order::print_text(std::cout, r);
     if (!svg_dir.empty()) {
       word_order::write_figures(svg_dir, r);
-      if (!json) std::cout << "\nFigures written to " << svg_dir << "/ (cosine_<scheme>.svg, final_difference.svg)\n";
+      if (!json)
+        std::cout << "\nFigures written to " << svg_dir
+                  << "/ (cosine_<scheme>.svg, final_difference.svg)\n";
     }
   } catch (const std::exception& e) {
     return xenc_app::report_error("xenc-word-order", e);

@@ -1,6 +1,7 @@
 // xenc-word-order's report: the tables, the narration under them, the JSON and the figures, each
-// a pure function of the experiment's Result (experiment.hpp). tests/apps/test_word_order_report.cpp
-// checks the narration on hand-made Results, degenerate cases included.
+// a pure function of the experiment's Result (experiment.hpp).
+// tests/apps/test_word_order_report.cpp checks the narration on hand-made Results, degenerate cases
+// included.
 #pragma once
 
 #include <iosfwd>

@@ -91,7 +91,7 @@ nl::json error_reply(const std::string& ename, const std::string& evalue,
 // Jupyter's Interrupt waits until the bundle is sent: jumping out halfway would leave the
 // publishing lock held and a message half sent.
 extern "C" __attribute__((visibility("default"))) void xenc_kernel_publish(const char* bundle_json,
-                                                                          int is_result) {
+                                                                           int is_result) {
   struct InterruptBlocked {
     sigset_t previous;
     InterruptBlocked() {
@@ -172,7 +172,8 @@ nl::json CellInterpreter::run(const std::string& code) {
         first_error = l.substr(l.find("error:") + 7);
         break;
       }
-    return error_reply("CompileError", first_error, trace.empty() ? std::vector<std::string>{what} : trace);
+    return error_reply("CompileError", first_error,
+                       trace.empty() ? std::vector<std::string>{what} : trace);
   }
   clang::PartialTranslationUnit& unit = *compiled;
   // Run it (clang::Interpreter::Execute: JIT-link the unit, run its statements and
@@ -188,7 +189,7 @@ nl::json CellInterpreter::run(const std::string& code) {
   llvm::Error failure = llvm::Error::success();
   if (sigsetjmp(g_interrupt_target, 1) == 0) {
     discard_pending_interrupt();
-    struct sigaction action {};
+    struct sigaction action{};
     action.sa_handler = on_interrupt;
     sigaction(SIGINT, &action, nullptr);
     set_interrupt_blocked(false);
@@ -223,7 +224,8 @@ nl::json CellInterpreter::run(const std::string& code) {
 
 nl::json CellInterpreter::execute_request_impl(int execution_counter, const std::string& code,
                                                bool /*silent*/, bool /*store_history*/,
-                                               nl::json /*user_expressions*/, bool /*allow_stdin*/) {
+                                               nl::json /*user_expressions*/,
+                                               bool /*allow_stdin*/) {
   execution_count_ = execution_counter;
   g_kernel = this;
   // A final expression without a semicolon is shown as the execute_result: it runs as
@@ -232,10 +234,12 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   CellParts parts = split_trailing_expression(code);
   capture_.start();
   nl::json failed;
-  if (!parts.statements.empty() && parts.statements.find_first_not_of(" \t\r\n") != std::string::npos)
+  if (!parts.statements.empty() &&
+      parts.statements.find_first_not_of(" \t\r\n") != std::string::npos)
     failed = run(parts.statements);
   if (failed.is_null() && !parts.expression.empty())
-    failed = run("xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));");
+    failed =
+        run("xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));");
   {
     std::lock_guard<std::mutex> lock(publish_mutex_);
     send_streams(false);
@@ -253,7 +257,8 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
 // (xenc::Multi) is completed from the declarations in xencoder's headers (declared_names), where
 // inspect finds the documentation too; any other name by clang's own completer.
 nl::json CellInterpreter::complete_request_impl(const std::string& code, int cursor_pos) {
-  const std::size_t cursor = std::min(static_cast<std::size_t>(std::max(cursor_pos, 0)), code.size());
+  const std::size_t cursor =
+      std::min(static_cast<std::size_t>(std::max(cursor_pos, 0)), code.size());
   std::size_t start = cursor;  // where the last component of the name begins
   const std::string qualified = name_before(code, cursor, start);
   const std::string prefix = code.substr(start, cursor - start);
@@ -263,7 +268,8 @@ nl::json CellInterpreter::complete_request_impl(const std::string& code, int cur
     candidates = declared_names(qualified.substr(0, colons), prefix, include_dirs());
   } else {
     const std::size_t newline = code.rfind('\n', cursor == 0 ? 0 : cursor - 1);
-    const std::size_t line_begin = newline == std::string::npos || newline >= cursor ? 0 : newline + 1;
+    const std::size_t line_begin =
+        newline == std::string::npos || newline >= cursor ? 0 : newline + 1;
     candidates = clang_completions(code.substr(line_begin, cursor - line_begin));
   }
   nl::json matches = nl::json::array();
@@ -291,9 +297,9 @@ std::vector<std::string> CellInterpreter::clang_completions(const std::string& l
       auto scratch = make_clang_interpreter();
       std::vector<std::string> results;
       clang::ReplCodeCompleter completer;
-      completer.codeComplete(const_cast<clang::CompilerInstance*>(scratch->getCompilerInstance()), line,
-                             1, static_cast<unsigned>(line.size()) + 1, clang_->getCompilerInstance(),
-                             results);
+      completer.codeComplete(const_cast<clang::CompilerInstance*>(scratch->getCompilerInstance()),
+                             line, 1, static_cast<unsigned>(line.size()) + 1,
+                             clang_->getCompilerInstance(), results);
       for (const auto& r : results) out += r + "\n";
     } catch (...) {
     }

@@ -48,14 +48,14 @@ class CellInterpreter : public xeus::xinterpreter {
                                 bool store_history, nl::json user_expressions,
                                 bool allow_stdin) override;
   nl::json complete_request_impl(const std::string& code, int cursor_pos) override;
-  nl::json inspect_request_impl(const std::string& code, int cursor_pos,
-                                int detail_level) override;
+  nl::json inspect_request_impl(const std::string& code, int cursor_pos, int detail_level) override;
   nl::json is_complete_request_impl(const std::string& code) override;
   nl::json kernel_info_request_impl() override;
   void shutdown_request_impl() override;
 
   /// A new clang::Interpreter with our arguments (the main one, or a throwaway for completion).
-  std::unique_ptr<clang::Interpreter> make_clang_interpreter(const std::vector<std::string>& extra_args = {});
+  std::unique_ptr<clang::Interpreter> make_clang_interpreter(
+      const std::vector<std::string>& extra_args = {});
   /// clang's completions of the end of `line` (names earlier cells declared), from a forked child.
   std::vector<std::string> clang_completions(const std::string& line);
   /// The -I directories of the interpreter's arguments (xencoder's headers among them).

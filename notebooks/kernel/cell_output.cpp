@@ -61,7 +61,8 @@ std::string OutputCapture::take(int file, off_t& taken, bool whole_lines) {
   }
   std::string text;
   char buffer[65536];
-  for (ssize_t n; (n = pread(file, buffer, sizeof buffer, taken + static_cast<off_t>(text.size()))) > 0;)
+  for (ssize_t n;
+       (n = pread(file, buffer, sizeof buffer, taken + static_cast<off_t>(text.size()))) > 0;)
     text.append(buffer, static_cast<std::size_t>(n));
   if (whole_lines) text.erase(text.rfind('\n') + 1);  // npos + 1 = 0: no whole line yet
   taken += static_cast<off_t>(text.size());
@@ -77,14 +78,22 @@ std::string valid_utf8(const std::string& text) {
     // the sequence's length, and the range of its second byte (RFC 3629's table)
     std::size_t n = 0;
     unsigned char low = 0x80, high = 0xBF;
-    if (c < 0x80) n = 1;
-    else if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c == 0xE0) n = 3, low = 0xA0;
-    else if (c == 0xED) n = 3, high = 0x9F;
-    else if (c >= 0xE1 && c <= 0xEF) n = 3;
-    else if (c == 0xF0) n = 4, low = 0x90;
-    else if (c == 0xF4) n = 4, high = 0x8F;
-    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    if (c < 0x80)
+      n = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      n = 2;
+    else if (c == 0xE0)
+      n = 3, low = 0xA0;
+    else if (c == 0xED)
+      n = 3, high = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF)
+      n = 3;
+    else if (c == 0xF0)
+      n = 4, low = 0x90;
+    else if (c == 0xF4)
+      n = 4, high = 0x8F;
+    else if (c >= 0xF1 && c <= 0xF3)
+      n = 4;
     bool ok = n > 0 && i + n <= text.size();
     for (std::size_t k = 1; ok && k < n; ++k)
       ok = k == 1 ? byte(i + 1) >= low && byte(i + 1) <= high : (byte(i + k) & 0xC0) == 0x80;

@@ -29,8 +29,12 @@ class OutputCapture {
   /// What was written to fd 1 (stdout) or fd 2 (stderr) since the last take. With whole_lines,
   /// only up to the last newline: the rest (a line still being written, perhaps half of a UTF-8
   /// character) waits for the next take.
-  std::string take_stdout(bool whole_lines = false) { return take(out_file_, out_taken_, whole_lines); }
-  std::string take_stderr(bool whole_lines = false) { return take(err_file_, err_taken_, whole_lines); }
+  std::string take_stdout(bool whole_lines = false) {
+    return take(out_file_, out_taken_, whole_lines);
+  }
+  std::string take_stderr(bool whole_lines = false) {
+    return take(err_file_, err_taken_, whole_lines);
+  }
 
  private:
   std::string take(int file, off_t& taken, bool whole_lines);

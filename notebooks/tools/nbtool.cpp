@@ -213,11 +213,12 @@ std::set<std::string> declared_variables(const std::string& code) {
 // of , ) = ; { [ ( :
 std::set<std::string> locally_declared(const std::string& code) {
   std::set<std::string> names;
-  static const std::regex local(R"(([A-Za-z_]\w*|[>&\*])\s*[&\*]?\s+([A-Za-z_]\w*)\s*[,\)=;\{\[\(:])");
-  static const std::set<std::string> not_types = {"return", "else", "case", "throw", "new",
+  static const std::regex local(
+      R"(([A-Za-z_]\w*|[>&\*])\s*[&\*]?\s+([A-Za-z_]\w*)\s*[,\)=;\{\[\(:])");
+  static const std::set<std::string> not_types = {"return", "else",   "case",      "throw", "new",
                                                   "delete", "sizeof", "co_return", "goto"};
-  for (auto it = std::sregex_iterator(code.begin(), code.end(), local); it != std::sregex_iterator();
-       ++it)
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), local);
+       it != std::sregex_iterator(); ++it)
     if (!not_types.count((*it)[1])) names.insert((*it)[2]);
   return names;
 }
@@ -242,13 +243,17 @@ Tolerance cell_tolerance(const json& cell, const std::string& where) {
   const json& x = cell["metadata"]["xenc"];
   if (!x.is_object() || !x.contains("tolerance")) return t;
   const json& tol = x["tolerance"];
-  if (!tol.is_object()) throw std::runtime_error(where + ": metadata xenc.tolerance must be an object");
+  if (!tol.is_object())
+    throw std::runtime_error(where + ": metadata xenc.tolerance must be an object");
   if (!tol.contains("why") || !tol["why"].is_string() || tol["why"].get<std::string>().size() < 10)
-    throw std::runtime_error(where + ": metadata xenc.tolerance needs \"why\": the reason, in words");
+    throw std::runtime_error(where +
+                             ": metadata xenc.tolerance needs \"why\": the reason, in words");
   for (auto it = tol.begin(); it != tol.end(); ++it) {
     if (it.key() == "why") continue;
-    double* field = it.key() == "abs" ? &t.abs : it.key() == "svg" ? &t.svg
-                  : it.key() == "noise" ? &t.noise : nullptr;
+    double* field = it.key() == "abs"     ? &t.abs
+                    : it.key() == "svg"   ? &t.svg
+                    : it.key() == "noise" ? &t.noise
+                                          : nullptr;
     if (field == nullptr)
       throw std::runtime_error(where + ": metadata xenc.tolerance has unknown key \"" + it.key() +
                                "\" (expected why, abs, svg, noise)");
@@ -261,9 +266,13 @@ Tolerance cell_tolerance(const json& cell, const std::string& where) {
 }
 
 bool number_start(const std::string& s, std::size_t i) {
-  auto digit = [&](std::size_t k) { return k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])); };
-  if (digit(i)) return i == 0 || !(std::isalpha(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
-  return (s[i] == '-' || s[i] == '.') && (digit(i + 1) || (s[i] == '-' && i + 2 < s.size() && s[i + 1] == '.' && digit(i + 2)));
+  auto digit = [&](std::size_t k) {
+    return k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]));
+  };
+  if (digit(i))
+    return i == 0 || !(std::isalpha(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
+  return (s[i] == '-' || s[i] == '.') &&
+         (digit(i + 1) || (s[i] == '-' && i + 2 < s.size() && s[i + 1] == '.' && digit(i + 2)));
 }
 
 // One unit in the last printed place of the number s[begin, end): 0.25 -> 0.01, 12 -> 1.
@@ -348,15 +357,18 @@ void validate(const std::string& path, Problems& p) {
       is_definition.back() = true;
       std::string rest = after_first_definition(body);
       if (!rest.empty())
-        where(tag + "a definition cell holds one leading definition and nothing after it; found "
-                    "more code after the definition: \"" + rest.substr(0, 60) + "\"");
+        where(tag +
+              "a definition cell holds one leading definition and nothing after it; found "
+              "more code after the definition: \"" +
+              rest.substr(0, 60) + "\"");
     } else {
       for (const auto& v : declared_variables(body)) variables.insert(v);
     }
   }
   if (!mentions_setup)
-    where("no markdown cell says how to point the setup header at an install or build tree "
-          "(#pragma cling add_include_path)");
+    where(
+        "no markdown cell says how to point the setup header at an install or build tree "
+        "(#pragma cling add_include_path)");
   if (last_code.find("expected") == std::string::npos)
     where("the last code cell should check results, printing expected and computed values");
 
@@ -388,8 +400,10 @@ int spawn(const std::vector<std::string>& argv, const std::string& out_path,
           const std::string& err_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -440,7 +454,8 @@ json cell_outputs(const std::string& out) {
         bool textual = mime.rfind("text/", 0) == 0 || mime == "image/svg+xml";
         data[mime] = textual && value.is_string() ? split_lines(value.get<std::string>()) : value;
       }
-      outputs.push_back({{"data", data}, {"metadata", json::object()}, {"output_type", "display_data"}});
+      outputs.push_back(
+          {{"data", data}, {"metadata", json::object()}, {"output_type", "display_data"}});
     } else {
       text += line;
       if (!in.eof()) text += "\n";
@@ -457,7 +472,8 @@ bool has_error(const std::string& err) {
 }
 
 std::string clip(const std::string& s, std::size_t n = 3000) {
-  return s.size() <= n ? s : s.substr(0, n) + "\n... (" + std::to_string(s.size() - n) + " more bytes)";
+  return s.size() <= n ? s
+                       : s.substr(0, n) + "\n... (" + std::to_string(s.size() - n) + " more bytes)";
 }
 
 // The exercise id of a cell (metadata "xenc": {"exercise": "<id>"}), or "".
@@ -465,7 +481,8 @@ std::string exercise_id(const json& cell) {
   const json meta = cell.value("metadata", json::object());
   if (!meta.contains("xenc") || !meta["xenc"].is_object()) return "";
   const json& x = meta["xenc"];
-  return x.contains("exercise") && x["exercise"].is_string() ? x["exercise"].get<std::string>() : "";
+  return x.contains("exercise") && x["exercise"].is_string() ? x["exercise"].get<std::string>()
+                                                             : "";
 }
 
 // A reference solution as the source of an exercise cell: the file without its
@@ -510,22 +527,27 @@ int run(const std::string& nb_path, const std::string& out_path,
   int failures = 0;
   json all = json::array();
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    std::string cell_tag = nb_path + ": code cell " + std::to_string(i + 1) + " of " +
-                           std::to_string(sources.size());
+    std::string cell_tag =
+        nb_path + ": code cell " + std::to_string(i + 1) + " of " + std::to_string(sources.size());
     if (i >= outs.size() || i >= errs.size()) {
       if (failures > 0) return 1;  // already reported; the markers are out of step after errors
       std::cerr << cell_tag << ": the interpreter stopped before this cell finished (exit code "
-                << rc << ")\n--- cell ---\n" << sources[i] << "\n--- output ---\n"
-                << clip(out_tail) << "\n--- errors ---\n" << clip(err_tail) << "\n";
+                << rc << ")\n--- cell ---\n"
+                << sources[i] << "\n--- output ---\n"
+                << clip(out_tail) << "\n--- errors ---\n"
+                << clip(err_tail) << "\n";
       return 1;
     }
     if (has_error(errs[i])) {
       // The first failure in full; later cells often fail only because of it.
       if (failures == 0)
-        std::cerr << cell_tag << " failed\n--- cell ---\n" << sources[i] << "\n--- errors ---\n"
+        std::cerr << cell_tag << " failed\n--- cell ---\n"
+                  << sources[i] << "\n--- errors ---\n"
                   << clip(errs[i]) << "\n";
       else
-        std::cerr << cell_tag << " failed too: " << clip(errs[i].substr(0, errs[i].find('\n', errs[i].find("error"))), 300) << "\n";
+        std::cerr << cell_tag << " failed too: "
+                  << clip(errs[i].substr(0, errs[i].find('\n', errs[i].find("error"))), 300)
+                  << "\n";
       ++failures;
     } else if (!trim(errs[i]).empty()) {
       std::cerr << cell_tag << " wrote to stderr (not an error):\n" << clip(errs[i]) << "\n";
@@ -543,7 +565,8 @@ int run(const std::string& nb_path, const std::string& out_path,
   write_file(out_path, all.dump(1) + "\n");
   std::cout << nb_path << ": " << sources.size() << " code cells, " << failures << " failed";
   if (!solutions_dir.empty())
-    std::cout << "; " << substituted << " exercise cells replaced by solutions from " << solutions_dir;
+    std::cout << "; " << substituted << " exercise cells replaced by solutions from "
+              << solutions_dir;
   std::cout << "\n";
   return failures == 0 ? 0 : 1;
 }
@@ -570,7 +593,8 @@ bool same_text_up_to_rounding(const std::string& a, const std::string& b, double
                               double noise = 0.0) {
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
-    const bool wa = std::isspace(static_cast<unsigned char>(a[i])), wb = std::isspace(static_cast<unsigned char>(b[j]));
+    const bool wa = std::isspace(static_cast<unsigned char>(a[i])),
+               wb = std::isspace(static_cast<unsigned char>(b[j]));
     if (wa || wb) {  // any run of white space matches any other
       if (!(wa && wb)) return false;
       while (i < a.size() && std::isspace(static_cast<unsigned char>(a[i]))) ++i;
@@ -581,7 +605,8 @@ bool same_text_up_to_rounding(const std::string& a, const std::string& b, double
       char* ea = nullptr;
       char* eb = nullptr;
       const double x = std::strtod(a.c_str() + i, &ea), y = std::strtod(b.c_str() + j, &eb);
-      const std::size_t ni = static_cast<std::size_t>(ea - a.c_str()), nj = static_cast<std::size_t>(eb - b.c_str());
+      const std::size_t ni = static_cast<std::size_t>(ea - a.c_str()),
+                        nj = static_cast<std::size_t>(eb - b.c_str());
       if (std::fabs(x) < noise && std::fabs(y) < noise) {
         // both are rounding noise below the bound the cell claims
       } else if (abs > 0.0) {
@@ -665,8 +690,9 @@ std::string describe_difference(const json& committed, const json& now, const To
     std::string where = "output " + std::to_string(i + 1) + ", ";
     if (a.contains("text") && b.contains("text") &&
         !same_up_to_rounding(a["text"], b["text"], tol, "text"))
-      return where + "stdout " + first_difference(a["text"].get<std::string>(),
-                                                  b["text"].get<std::string>(), tol.abs, tol.noise);
+      return where + "stdout " +
+             first_difference(a["text"].get<std::string>(), b["text"].get<std::string>(), tol.abs,
+                              tol.noise);
     if (a.contains("data") && b.contains("data"))
       for (auto& [mime, value] : b["data"].items())
         if (a["data"].contains(mime) && value.is_string() && a["data"][mime].is_string() &&
@@ -737,8 +763,10 @@ int grades(const std::string& nb_path, const std::string& out_path, const std::s
   json outputs = load_json(out_path);
   std::vector<std::string> ids;
   for (const auto& cell : nb["cells"])
-    if (cell.value("cell_type", "") == "code" && !exercise_id(cell).empty()) ids.push_back(exercise_id(cell));
-  if (ids.empty()) throw std::runtime_error(nb_path + " has no exercise cells (metadata xenc.exercise)");
+    if (cell.value("cell_type", "") == "code" && !exercise_id(cell).empty())
+      ids.push_back(exercise_id(cell));
+  if (ids.empty())
+    throw std::runtime_error(nb_path + " has no exercise cells (metadata xenc.exercise)");
 
   static const std::regex heading(R"(^(✔|✘) (\S+): (\d+) of (\d+) checks passed$)");
   std::vector<Report> reports;
@@ -762,14 +790,16 @@ int grades(const std::string& nb_path, const std::string& out_path, const std::s
     ++problems;
   };
   for (const auto& id : ids) {
-    auto it = std::find_if(reports.begin(), reports.end(), [&](const Report& r) { return r.exercise == id; });
+    auto it = std::find_if(reports.begin(), reports.end(),
+                           [&](const Report& r) { return r.exercise == id; });
     if (it == reports.end()) {
       problem("exercise \"" + id + "\" printed no grader report");
       continue;
     }
     std::string counts = std::to_string(it->num_passed) + " of " + std::to_string(it->num_checks);
     bool all = it->passed && it->num_checks > 0 && it->num_passed == it->num_checks;
-    if (expect == "pass" && !all) problem("exercise \"" + id + "\" failed: " + counts + " checks passed");
+    if (expect == "pass" && !all)
+      problem("exercise \"" + id + "\" failed: " + counts + " checks passed");
     if (expect == "fail" && (it->passed || it->num_passed >= it->num_checks))
       problem("exercise \"" + id + "\" passed (" + counts + " checks) but its stub should fail");
   }
@@ -817,7 +847,8 @@ int main(int argc, char** argv) {
     if (args.size() >= 7 && args[0] == "run" && args[3] == "--solutions" && args[5] == "--")
       return run(args[1], args[2], std::vector<std::string>(args.begin() + 6, args.end()), args[4]);
     if (args.size() == 4 && args[0] == "grades") return grades(args[1], args[2], args[3]);
-    if (args.size() == 4 && args[0] == "with-solutions") return with_solutions(args[1], args[2], args[3]);
+    if (args.size() == 4 && args[0] == "with-solutions")
+      return with_solutions(args[1], args[2], args[3]);
     if (args.size() >= 3 && args.size() % 2 == 1 && args[0] == "same-text") {
       double noise = 0.0, abs = 0.0;
       for (std::size_t k = 3; k + 1 < args.size(); k += 2) {
@@ -830,8 +861,8 @@ int main(int argc, char** argv) {
         std::cout << args[1] << " and " << args[2] << " are the same up to rounding\n";
         return 0;
       }
-      std::cerr << args[1] << " and " << args[2] << " differ, " << first_difference(a, b, abs, noise)
-                << "\n";
+      std::cerr << args[1] << " and " << args[2] << " differ, "
+                << first_difference(a, b, abs, noise) << "\n";
       return 1;
     }
     if (args.size() == 3 && (args[0] == "check" || args[0] == "update"))

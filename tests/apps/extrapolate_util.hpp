@@ -49,7 +49,8 @@ inline void expect_a_conclusion_per_scheme(const json& j) {
   for (const auto& s : j["schemes"]) {
     const std::string name = s["name"];
     bool found = false;
-    for (const auto& c : claims) found = found || c.rfind(name + " ", 0) == 0 || c.rfind(name + ":", 0) == 0;
+    for (const auto& c : claims)
+      found = found || c.rfind(name + " ", 0) == 0 || c.rfind(name + ":", 0) == 0;
     EXPECT_TRUE(found) << "no conclusion about " << name;
   }
 }

@@ -43,7 +43,8 @@ double cells(const std::string& path) { return xpath_count(path, "//s:rect[@clas
 ::testing::AssertionResult IsGoodSvg(const std::string& path) {
   if (!fs::exists(path)) return ::testing::AssertionFailure() << path << " was not written";
   if (xpath_count(path, "/s:svg[@width and @height and @viewBox]") != 1)
-    return ::testing::AssertionFailure() << path << " is not well-formed SVG with width/height/viewBox";
+    return ::testing::AssertionFailure()
+           << path << " is not well-formed SVG with width/height/viewBox";
   if (xpath_count(path, "//s:style | //@style") != 0)
     return ::testing::AssertionFailure() << path << " uses CSS";
   if (xpath_count(path, "//s:text") < 3)
@@ -68,7 +69,9 @@ std::string flat(const std::string& text) {
   }
   return out;
 }
-bool has(const std::string& text, const std::string& s) { return flat(text).find(flat(s)) != std::string::npos; }
+bool has(const std::string& text, const std::string& s) {
+  return flat(text).find(flat(s)) != std::string::npos;
+}
 
 // ---- word_order ----------------------------------------------------------------------------
 
@@ -127,12 +130,16 @@ TEST(WordOrder, SentencesSeparateWithoutAttention) {
   };
   // the input: the sums of the two sentences are the same numbers added in another order
   EXPECT_NEAR(cos(trace.with_positions, 0, 0, true), 1.0, xenc::test::kReorderedSumCosine);
-  EXPECT_LT(cos(trace.with_positions, 0, 2, false), xenc::test::kTokenMovedCosine);  // "cat" moved: 0 -> 2
+  EXPECT_LT(cos(trace.with_positions, 0, 2, false),
+            xenc::test::kTokenMovedCosine);  // "cat" moved: 0 -> 2
   for (std::size_t l = 0; l < 2; ++l) {
     SCOPED_TRACE("layer " + std::to_string(l + 1));
     const xenc::Tensor3& y = trace.encoder.layer_outputs[l];
-    EXPECT_NEAR(cos(y, 1, 1, false), 1.0, xenc::test::kReorderedSumCosine);  // "chased": same input, no attention -> same output
-    EXPECT_LT(cos(y, 0, 0, true), 1.0 - xenc::test::kPooledSentencesMoved);    // the sentences separate anyway
+    EXPECT_NEAR(
+        cos(y, 1, 1, false), 1.0,
+        xenc::test::kReorderedSumCosine);  // "chased": same input, no attention -> same output
+    EXPECT_LT(cos(y, 0, 0, true),
+              1.0 - xenc::test::kPooledSentencesMoved);  // the sentences separate anyway
   }
 }
 
@@ -143,7 +150,8 @@ TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
   // without positions: permutation equivariance makes every cosine 1 up to float rounding
   const auto& none = j.at("without_pe");
   ASSERT_EQ(none.at("token_cosine").size(), 3u);
-  for (const auto& [word, c] : none.at("token_cosine").items()) EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
+  for (const auto& [word, c] : none.at("token_cosine").items())
+    EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
   EXPECT_NEAR(none.at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
   // with sinusoidal positions the moved words and the sentences differ
   const auto& pe = j.at("with_pe");
@@ -155,10 +163,12 @@ TEST(WordOrder, JsonCosinesWithoutAndWithPositions) {
   const auto& stages = pe.at("stages");
   ASSERT_EQ(stages.size(), 4u);
   EXPECT_EQ(stages[1].at("stage"), "+ positions");
-  EXPECT_NEAR(stages[1].at("token_cosine").at("chased").get<double>(), 1.0, xenc::test::kSameVectorCosine);
+  EXPECT_NEAR(stages[1].at("token_cosine").at("chased").get<double>(), 1.0,
+              xenc::test::kSameVectorCosine);
   EXPECT_LT(stages[1].at("token_cosine").at("cat").get<double>(), xenc::test::kTokenMovedCosine);
   EXPECT_NEAR(stages[1].at("sentence_cosine").get<double>(), 1.0, xenc::test::kOpAtol);
-  EXPECT_LT(stages[2].at("token_cosine").at("chased").get<double>(), 1.0 - xenc::test::kCosineMoved);
+  EXPECT_LT(stages[2].at("token_cosine").at("chased").get<double>(),
+            1.0 - xenc::test::kCosineMoved);
   EXPECT_FALSE(j.contains("with_learned"));
 }
 
@@ -174,23 +184,26 @@ TEST(WordOrder, AllSchemesAddLearnedPositions) {
 }
 
 TEST(WordOrder, RepeatedWordsAreMatchedByOccurrence) {
-  const RunResult r = run_program(XENC_APP_WORD_ORDER,
-                       "--a 'the dog bit the man' --b 'the man bit the dog' --json", out_dir());
+  const RunResult r = run_program(
+      XENC_APP_WORD_ORDER, "--a 'the dog bit the man' --b 'the man bit the dog' --json", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& tc = j["without_pe"]["token_cosine"];
   for (const char* k : {"the", "dog", "bit", "the#2", "man"}) ASSERT_TRUE(tc.contains(k)) << k;
-  for (const auto& [word, c] : tc.items()) EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
+  for (const auto& [word, c] : tc.items())
+    EXPECT_NEAR(c.get<double>(), 1.0, xenc::test::kOpAtol) << word;
   EXPECT_LT(j["with_pe"]["token_cosine"]["dog"].get<double>(), xenc::test::kTokenMovedCosine);
 }
 
 TEST(WordOrder, NonPermutationRunsOnSharedWordsAndSaysSo) {
   const std::string dir = out_dir();
-  const RunResult r = run_program(XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat'", dir);
+  const RunResult r =
+      run_program(XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat'", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("not permutations"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("shared words"), std::string::npos) << r.out;
-  const RunResult j = run_program(XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat' --json", dir);
+  const RunResult j = run_program(
+      XENC_APP_WORD_ORDER, "--a 'cat chased mouse' --b 'the dog chased the cat' --json", dir);
   const auto js = nlohmann::json::parse(j.out);
   EXPECT_FALSE(js["permutation"].get<bool>());
   EXPECT_EQ(js["with_pe"]["token_cosine"].size(), 2u);  // cat, chased
@@ -273,12 +286,14 @@ TEST(WordOrderNarration, DefaultClaimsHoldInTheNumbers) {
     for (const auto& [w, c] : none.token[s]) EXPECT_TRUE(prints_one(c)) << w;
     EXPECT_TRUE(prints_one(none.sentence[s]));
   }
-  // "the words at different positions ... differ as soon as positions are added: "cat" (x) and "mouse" (y)"
+  // "the words at different positions ... differ as soon as positions are added: "cat" (x) and
+  // "mouse" (y)"
   ASSERT_TRUE(has(out, "differ as soon as positions are added: \"cat\"")) << out;
   EXPECT_LT(pe.token[1]["cat"], 1 - xenc::test::kPrinted6);
   EXPECT_LT(pe.token[1]["mouse"], 1 - xenc::test::kPrinted6);
   EXPECT_TRUE(prints_one(pe.token[0]["cat"]));  // before positions they were the same
-  // ""chased" sits at the same position ... its input is identical (cosine 1). After layer 1 "chased" (x) differs"
+  // ""chased" sits at the same position ... its input is identical (cosine 1). After layer 1
+  // "chased" (x) differs"
   ASSERT_TRUE(has(out, "its input is identical (cosine 1). After layer 1 \"chased\"")) << out;
   EXPECT_TRUE(prints_one(pe.token[1]["chased"]));
   EXPECT_LT(pe.token[2]["chased"], 1 - xenc::test::kPrinted6);
@@ -288,14 +303,16 @@ TEST(WordOrderNarration, DefaultClaimsHoldInTheNumbers) {
   // "The mean-pooled input is identical (1.000000) ... the sentences separate in layer 1 (x)"
   ASSERT_TRUE(has(out, "The mean-pooled input is identical (1.000000)")) << out;
   EXPECT_TRUE(prints_one(pe.sentence[1]));
-  std::snprintf(num, sizeof num, "without attention; here they separate in layer 1 (%.6f)", pe.sentence[2]);
+  std::snprintf(num, sizeof num, "without attention; here they separate in layer 1 (%.6f)",
+                pe.sentence[2]);
   EXPECT_TRUE(has(out, num)) << num << "\n" << out;
   EXPECT_LT(pe.sentence[2], 1 - xenc::test::kPrinted6);
 }
 
 // Degenerate: the same sentence twice. Nothing moved; the text says so and claims only 1s.
 TEST(WordOrderNarration, IdenticalSentencesAreCalledDegenerate) {
-  for (const std::string args : {"--a cat --b cat", "--a 'cat cat cat' --b 'cat cat cat' --position all"}) {
+  for (const std::string args :
+       {"--a cat --b cat", "--a 'cat cat cat' --b 'cat cat cat' --position all"}) {
     SCOPED_TRACE(args);
     const auto r = word_order(args, out_dir());
     const std::string& out = r.text.out;
@@ -328,8 +345,12 @@ TEST(WordOrderNarration, OneDimensionIsCalledTooSmall) {
     const Cosines c = cosines(r.json[key]);
     for (std::size_t s = 0; s < c.token.size(); ++s)
       for (const auto& [w, v] : c.token[s]) {
-        if (s >= 2) EXPECT_TRUE(std::isnan(v)) << key << " stage " << s << " " << w;  // "n/a (layer 1 and layer 2)"
-        else EXPECT_NEAR(std::abs(v), 1.0, xenc::test::kParallelCosine) << key << " " << w;                    // "+1, -1 or n/a"
+        if (s >= 2)
+          EXPECT_TRUE(std::isnan(v))
+              << key << " stage " << s << " " << w;  // "n/a (layer 1 and layer 2)"
+        else
+          EXPECT_NEAR(std::abs(v), 1.0, xenc::test::kParallelCosine)
+              << key << " " << w;  // "+1, -1 or n/a"
       }
   }
   // without positions the defined cosines are all 1: "Every defined cosine is 1"
@@ -348,7 +369,8 @@ TEST(WordOrderNarration, TwoDimensionsGiveOnlyPlusOrMinusOne) {
   for (std::size_t s = 2; s < c.token.size(); ++s) {
     for (const auto& [w, v] : c.token[s])
       if (!std::isnan(v)) EXPECT_NEAR(std::abs(v), 1.0, xenc::test::kParallelCosine) << w;
-    if (!std::isnan(c.sentence[s])) EXPECT_NEAR(std::abs(c.sentence[s]), 1.0, xenc::test::kParallelCosine);
+    if (!std::isnan(c.sentence[s]))
+      EXPECT_NEAR(std::abs(c.sentence[s]), 1.0, xenc::test::kParallelCosine);
   }
 }
 
@@ -365,7 +387,8 @@ TEST(WordOrderNarration, NonPermutationClaimsHold) {
   ASSERT_TRUE(has(out, "it is below 1 from the token embedding on")) << out;
   EXPECT_LT(none.sentence[0], 1 - xenc::test::kPrinted6);
   const auto same_mean = word_order("--a 'cat' --b 'cat cat'", out_dir());
-  EXPECT_TRUE(has(same_mean.text.out, "The sentence cosine is 1 at the token embedding")) << same_mean.text.out;
+  EXPECT_TRUE(has(same_mean.text.out, "The sentence cosine is 1 at the token embedding"))
+      << same_mean.text.out;
   EXPECT_TRUE(prints_one(cosines(same_mean.json["without_pe"]).sentence[0]));
 }
 
@@ -374,31 +397,45 @@ TEST(WordOrderNarration, NonPermutationClaimsHold) {
 TEST(WordOrderNarration, SchemesInsideAttentionSeparateWordsOnlyThere) {
   for (const std::string scheme : {"rope", "alibi"}) {
     SCOPED_TRACE(scheme);
-    const auto r = word_order("--a 'the dog bit the man' --b 'the man bit the dog' --position " + scheme, out_dir());
+    const auto r = word_order(
+        "--a 'the dog bit the man' --b 'the man bit the dog' --position " + scheme, out_dir());
     const std::string& out = r.text.out;
     Cosines c = cosines(r.json["with_" + scheme]), none = cosines(r.json["without_pe"]);
-    // "With rope positions nothing is added to the input (...), so the "+ positions" stage is the token
-    //  embedding itself: the words that moved, "dog" (1.000000) and "man" (1.000000), are still identical there."
+    // "With rope positions nothing is added to the input (...), so the "+ positions" stage is the
+    // token
+    //  embedding itself: the words that moved, "dog" (1.000000) and "man" (1.000000), are still
+    //  identical there."
     ASSERT_TRUE(has(out, "With " + scheme + " positions nothing is added to the input (")) << out;
-    ASSERT_TRUE(has(out, "so the \"+ positions\" stage is the token embedding itself: the words that moved, "
-                         "\"dog\" (1.000000) and \"man\" (1.000000), are still identical there.")) << out;
+    ASSERT_TRUE(
+        has(out,
+            "so the \"+ positions\" stage is the token embedding itself: the words that moved, "
+            "\"dog\" (1.000000) and \"man\" (1.000000), are still identical there."))
+        << out;
     for (std::size_t s = 0; s < 2; ++s)
       for (const auto& [w, v] : c.token[s]) EXPECT_TRUE(prints_one(v)) << w << " at stage " << s;
     // "The words separate only inside attention: after layer 1 "dog" (x) and "man" (y) differ."
     char num[160];
-    std::snprintf(num, sizeof num, "The words separate only inside attention: after layer 1 \"dog\" (%.6f) and \"man\" (%.6f) differ.",
+    std::snprintf(num, sizeof num,
+                  "The words separate only inside attention: after layer 1 \"dog\" (%.6f) and "
+                  "\"man\" (%.6f) differ.",
                   c.token[2]["dog"], c.token[2]["man"]);
     EXPECT_TRUE(has(out, num)) << num << "\n" << out;
     EXPECT_LT(c.token[2]["dog"], 1 - xenc::test::kPrinted6);
     EXPECT_LT(c.token[2]["man"], 1 - xenc::test::kPrinted6);
     EXPECT_TRUE(prints_one(none.token[2]["dog"]));  // and without positions they do not
-    // "... adds no position vectors. ... the pooled sentences separate in layer 1 (x) through attention"
-    ASSERT_TRUE(has(out, "the same embeddings in another order, and " + scheme + " adds no position vectors.")) << out;
-    std::snprintf(num, sizeof num, "the pooled sentences separate in layer 1 (%.6f) through attention", c.sentence[2]);
+    // "... adds no position vectors. ... the pooled sentences separate in layer 1 (x) through
+    // attention"
+    ASSERT_TRUE(has(
+        out, "the same embeddings in another order, and " + scheme + " adds no position vectors."))
+        << out;
+    std::snprintf(num, sizeof num,
+                  "the pooled sentences separate in layer 1 (%.6f) through attention",
+                  c.sentence[2]);
     EXPECT_TRUE(has(out, num)) << num << "\n" << out;
     EXPECT_TRUE(prints_one(c.sentence[1]));
     EXPECT_LT(c.sentence[2], 1 - xenc::test::kPrinted6);
-    EXPECT_FALSE(has(out, "separate even without attention")) << out;  // that is the additive schemes' text
+    EXPECT_FALSE(has(out, "separate even without attention"))
+        << out;  // that is the additive schemes' text
   }
 }
 
@@ -416,13 +453,16 @@ TEST(WordOrderNarration, AlibiCannotTellASentenceFromItsReverse) {
   }
   const auto rope = word_order("--position rope", out_dir());
   EXPECT_FALSE(has(rope.text.out, "the encoder form of alibi")) << rope.text.out;
-  EXPECT_TRUE(has(rope.text.out, "Note: B is A reversed")) << rope.text.out;  // named above the tables
+  EXPECT_TRUE(has(rope.text.out, "Note: B is A reversed"))
+      << rope.text.out;  // named above the tables
   EXPECT_LT(cosines(rope.json["with_rope"]).token[2]["cat"], 1 - xenc::test::kPrinted6);
   // an odd head dimension is refused before any run, with the config's message and the schemes
   // that take any size
-  const RunResult odd = run_program(XENC_APP_WORD_ORDER, "--position rope --d-model 18 --heads 6", out_dir());
+  const RunResult odd =
+      run_program(XENC_APP_WORD_ORDER, "--position rope --d-model 18 --heads 6", out_dir());
   EXPECT_NE(odd.status, 0);
-  EXPECT_TRUE(has(odd.err, "d_model / nhead = 18 / 6 = 3, expected an even head dimension")) << odd.err;
+  EXPECT_TRUE(has(odd.err, "d_model / nhead = 18 / 6 = 3, expected an even head dimension"))
+      << odd.err;
   EXPECT_TRUE(has(odd.err, "--position learned or alibi")) << odd.err;
   EXPECT_TRUE(odd.out.empty()) << odd.out;
 }
@@ -433,7 +473,8 @@ TEST(WordOrderNarration, ScaleEmbeddingIsExplainedWithMeasuredLengths) {
   const auto plain = word_order("", out_dir());
   const auto scaled = word_order("--scale-embedding", out_dir());
   const std::string& out = scaled.text.out;
-  ASSERT_TRUE(has(out, "--scale-embedding multiplied the token embeddings by sqrt(D) = 4.00")) << out;
+  ASSERT_TRUE(has(out, "--scale-embedding multiplied the token embeddings by sqrt(D) = 4.00"))
+      << out;
   EXPECT_FALSE(has(plain.text.out, "--scale-embedding multiplied")) << plain.text.out;
   // "... on average R times longer than the position vectors (mean lengths E and P)"
   const auto at = out.find("on average ");
@@ -443,13 +484,18 @@ TEST(WordOrderNarration, ScaleEmbeddingIsExplainedWithMeasuredLengths) {
   for (auto& ch : tail)
     if (ch == '\n') ch = ' ';
   while (tail.find("  ") != std::string::npos) tail.erase(tail.find("  "), 1);
-  ASSERT_EQ(std::sscanf(tail.c_str(), "on average %lf times longer than the position vectors (mean lengths %lf and %lf)",
-                        &ratio, &emb, &pos), 3) << tail;
-  EXPECT_NEAR(pos, std::sqrt(8.0), xenc::test::kPrinted2Length);   // ||PE(p)|| = sqrt(D/2) exactly
+  ASSERT_EQ(std::sscanf(
+                tail.c_str(),
+                "on average %lf times longer than the position vectors (mean lengths %lf and %lf)",
+                &ratio, &emb, &pos),
+            3)
+      << tail;
+  EXPECT_NEAR(pos, std::sqrt(8.0), xenc::test::kPrinted2Length);  // ||PE(p)|| = sqrt(D/2) exactly
   EXPECT_NEAR(ratio, emb / pos, xenc::test::kPrinted1Ratio);
-  EXPECT_GT(emb, 8.0);                       // about D = 16: sqrt(D) * ||N(0, I_D)||
+  EXPECT_GT(emb, 8.0);  // about D = 16: sqrt(D) * ||N(0, I_D)||
   Cosines p = cosines(plain.json["with_pe"]), q = cosines(scaled.json["with_pe"]);
-  for (const char* w : {"cat", "mouse"}) EXPECT_GT(q.token[1][w], p.token[1][w]) << w;  // "closer to 1"
+  for (const char* w : {"cat", "mouse"})
+    EXPECT_GT(q.token[1][w], p.token[1][w]) << w;  // "closer to 1"
 }
 
 TEST(WordOrder, RefusesAModelOverTheMemoryLimit) {
@@ -457,7 +503,8 @@ TEST(WordOrder, RefusesAModelOverTheMemoryLimit) {
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(has(r.err, "this model's inference needs about")) << r.err;
   EXPECT_TRUE(has(r.err, "limit of 1.0 GiB (--max-memory-mb 1024)")) << r.err;
-  const RunResult a = run_program(XENC_APP_ATTENTION_MAP, "--d-model 4096 --layers 48 --json", out_dir());
+  const RunResult a =
+      run_program(XENC_APP_ATTENTION_MAP, "--d-model 4096 --layers 48 --json", out_dir());
   EXPECT_NE(a.status, 0);
   EXPECT_TRUE(has(a.err, "limit of 1.0 GiB (--max-memory-mb 1024)")) << a.err;
 }
@@ -468,10 +515,11 @@ struct App {
   const char* path;
   const char* name;
 };
-const std::vector<App> kApps = {{XENC_APP_WORD_ORDER, "xenc-word-order"},   {XENC_APP_PE_HEATMAP, "xenc-pe-heatmap"},
-                                {XENC_APP_PE_PROPERTIES, "xenc-pe-properties"}, {XENC_APP_PE_PITFALLS, "xenc-pe-pitfalls"},
-                                {XENC_APP_ATTENTION_MAP, "xenc-attention-map"}, {XENC_APP_ENCODE, "xenc-encode"},
-                                {XENC_APP_INIT_ENCODER, "xenc-init-encoder"}};
+const std::vector<App> kApps = {
+    {XENC_APP_WORD_ORDER, "xenc-word-order"},       {XENC_APP_PE_HEATMAP, "xenc-pe-heatmap"},
+    {XENC_APP_PE_PROPERTIES, "xenc-pe-properties"}, {XENC_APP_PE_PITFALLS, "xenc-pe-pitfalls"},
+    {XENC_APP_ATTENTION_MAP, "xenc-attention-map"}, {XENC_APP_ENCODE, "xenc-encode"},
+    {XENC_APP_INIT_ENCODER, "xenc-init-encoder"}};
 
 TEST(EveryApp, VersionPrintsNameAndLibraryVersion) {
   for (const App& app : kApps) {
@@ -492,15 +540,19 @@ TEST(EveryApp, NegativeAndOutOfRangeNumbersAreRefused) {
   const std::string enc = "--weights w.npz --input x.npy --output y.npy ";
   const std::string init = "--d-model 8 --heads 2 --dim-feedforward 16 --output w.npz ";
   for (const Case& c : std::vector<Case>{
-           {XENC_APP_INIT_ENCODER, init + "--train-steps -1", "--train-steps: Value -1 not in range"},
-           {XENC_APP_INIT_ENCODER, init + "--layer-norm-eps 1e99", "--layer-norm-eps: Value 1e99 is not a finite positive float"},
+           {XENC_APP_INIT_ENCODER, init + "--train-steps -1",
+            "--train-steps: Value -1 not in range"},
+           {XENC_APP_INIT_ENCODER, init + "--layer-norm-eps 1e99",
+            "--layer-norm-eps: Value 1e99 is not a finite positive float"},
            {XENC_APP_INIT_ENCODER, init + "--layer-norm-eps nan", "not a finite positive float"},
            {XENC_APP_INIT_ENCODER, init + "--layer-norm-eps 0", "not a finite positive float"},
            {XENC_APP_INIT_ENCODER, init + "--layers -1", "--layers: Value -1 not in range"},
-           {XENC_APP_INIT_ENCODER, "--d-model -8 --heads 2 --dim-feedforward 16 --output w.npz", "--d-model: Value -8"},
+           {XENC_APP_INIT_ENCODER, "--d-model -8 --heads 2 --dim-feedforward 16 --output w.npz",
+            "--d-model: Value -8"},
            {XENC_APP_INIT_ENCODER, init + "--seed -1", "--seed: Value -1 not in range"},
            {XENC_APP_ENCODE, enc + "--heads -1", "--heads: Value -1 not in range"},
-           {XENC_APP_ENCODE, enc + "--heads 2 --layer-norm-eps 1e99", "--layer-norm-eps: Value 1e99"},
+           {XENC_APP_ENCODE, enc + "--heads 2 --layer-norm-eps 1e99",
+            "--layer-norm-eps: Value 1e99"},
            {XENC_APP_WORD_ORDER, "--ff -1", "--ff: Value -1 not in range"},
            {XENC_APP_WORD_ORDER, "--seed -1", "--seed: Value -1 not in range"},
            {XENC_APP_WORD_ORDER, "--heads -2", "--heads: Value -2 not in range"},
@@ -533,7 +585,8 @@ TEST(EveryApp, AFailedWriteToStdoutExitsNonZero) {
            {XENC_APP_INIT_ENCODER, "--d-model 8 --heads 2 --dim-feedforward 16 --output w.npz"}}) {
     const RunResult r = run_program(exe, args + " >/dev/full", dir);
     EXPECT_NE(r.status, 0) << exe << " " << args;
-    EXPECT_TRUE(has(r.err, "writing to standard output failed")) << exe << " " << args << ": " << r.err;
+    EXPECT_TRUE(has(r.err, "writing to standard output failed"))
+        << exe << " " << args << ": " << r.err;
   }
 }
 
@@ -541,8 +594,10 @@ TEST(EveryApp, AFailedWriteToStdoutExitsNonZero) {
 // byte in it (the tokenizer rejects invalid UTF-8; every app catches std::exception).
 TEST(EveryApp, InvalidUtf8IsRefused) {
   const std::string dir = out_dir();
-  const std::string bad = "\"$(printf 'caf\\303 chased mouse')\"";  // \303 starts a 2-byte sequence, then a space
-  RunResult r = run_program(XENC_APP_WORD_ORDER, "--a " + bad + " --b 'mouse chased cat' --svg-dir figs", dir);
+  const std::string bad =
+      "\"$(printf 'caf\\303 chased mouse')\"";  // \303 starts a 2-byte sequence, then a space
+  RunResult r = run_program(XENC_APP_WORD_ORDER,
+                            "--a " + bad + " --b 'mouse chased cat' --svg-dir figs", dir);
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_TRUE(has(r.err, "xenc-word-order: error:")) << r.err;
   EXPECT_TRUE(has(r.err, "UTF-8")) << r.err;
@@ -568,8 +623,10 @@ TEST(PeHeatmap, DefaultsWriteHeatmapCsvAndLines) {
 
 TEST(PeHeatmap, CsvMatchesTheFormula) {
   const std::string dir = out_dir();
-  const RunResult r = run_program(XENC_APP_PE_HEATMAP, "--positions 30 --d-model 6 --dims 0,5 --csv t.csv "
-                                            "--svg h.svg --lines-svg l.svg", dir);
+  const RunResult r = run_program(XENC_APP_PE_HEATMAP,
+                                  "--positions 30 --d-model 6 --dims 0,5 --csv t.csv "
+                                  "--svg h.svg --lines-svg l.svg",
+                                  dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(cells(dir + "/h.svg"), 30 * 6);
   std::ifstream f(dir + "/t.csv");
@@ -585,7 +642,8 @@ TEST(PeHeatmap, CsvMatchesTheFormula) {
     EXPECT_EQ(p, rows);
     std::size_t j = 0;
     for (; std::getline(ss, cell, ','); ++j)
-      EXPECT_NEAR(std::stod(cell), formula(p, j, 6), xenc::test::kOpAtol) << "p = " << p << ", j = " << j;
+      EXPECT_NEAR(std::stod(cell), formula(p, j, 6), xenc::test::kOpAtol)
+          << "p = " << p << ", j = " << j;
     EXPECT_EQ(j, 6u);
     ++rows;
   }
@@ -613,15 +671,18 @@ TEST(PeHeatmap, RefusesOutputOverTheSizeLimit) {
   const std::string dir = out_dir();
   const RunResult r = run_program(XENC_APP_PE_HEATMAP, "--d-model 8192 --positions 10000", dir);
   EXPECT_NE(r.status, 0);
-  EXPECT_TRUE(has(r.err, "the heatmap SVG would be about 5859 MiB")) << r.err;  // 75 B x 81,920,000 cells
+  EXPECT_TRUE(has(r.err, "the heatmap SVG would be about 5859 MiB"))
+      << r.err;  // 75 B x 81,920,000 cells
   EXPECT_TRUE(has(r.err, "over the limit of 100 MiB per file (--max-output-mb")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/pe_heatmap.svg"));
   // the estimate is close to the real size: 200 x 64 = 12800 cells, limit 1 MiB (estimate 0.93 MiB)
-  const RunResult ok = run_program(XENC_APP_PE_HEATMAP, "--positions 200 --d-model 64 --max-output-mb 1", dir);
+  const RunResult ok =
+      run_program(XENC_APP_PE_HEATMAP, "--positions 200 --d-model 64 --max-output-mb 1", dir);
   ASSERT_EQ(ok.status, 0) << ok.err;
   const double bytes = double(fs::file_size(dir + "/pe_heatmap.svg"));
   EXPECT_NEAR(bytes / (75.0 * 200 * 64 + 20e3), 1.0, xenc::test::kSvgSizeEstimate);
-  const RunResult refused = run_program(XENC_APP_PE_HEATMAP, "--positions 300 --d-model 64 --max-output-mb 1", dir);
+  const RunResult refused =
+      run_program(XENC_APP_PE_HEATMAP, "--positions 300 --d-model 64 --max-output-mb 1", dir);
   EXPECT_NE(refused.status, 0);
 }
 
@@ -649,7 +710,8 @@ TEST(PeProperties, DefaultsShowRotationOffsetAndDistance) {
   // adjacent distance sqrt(sum_i 2 - 2 cos w_i), D = 16
   double s = 0;
   for (int i = 0; i < 8; ++i) s += 2 - 2 * std::cos(std::pow(10000.0, -2.0 * i / 16));
-  EXPECT_NEAR(number_after(r.out, "sqrt(sum_i 2 - 2 cos w_i) = "), std::sqrt(s), xenc::test::kOpAtol);
+  EXPECT_NEAR(number_after(r.out, "sqrt(sum_i 2 - 2 cos w_i) = "), std::sqrt(s),
+              xenc::test::kOpAtol);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity.svg"));
   EXPECT_EQ(cells(dir + "/pe_similarity.svg"), 50 * 50);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity_by_offset.svg"));
@@ -661,8 +723,10 @@ TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
   const std::string dir = out_dir();
   const RunResult r = run_program(XENC_APP_PE_PROPERTIES, "--positions 501 --d-model 8", dir);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "The heatmap shows every 2nd position (251 x 251 of the 501 x 501 pairs)")) << r.out;
-  EXPECT_LT(number_after(r.out, "over all 501 x 501 pairs: "), xenc::test::kPositionalSmallD) << r.out;
+  EXPECT_TRUE(has(r.out, "The heatmap shows every 2nd position (251 x 251 of the 501 x 501 pairs)"))
+      << r.out;
+  EXPECT_LT(number_after(r.out, "over all 501 x 501 pairs: "), xenc::test::kPositionalSmallD)
+      << r.out;
   // the smallest distance over all pairs, from the formula by brute force here (for D = 8 it is
   // not an adjacent pair: 0.645 against 0.964 for p, p + 1)
   double dmin = INFINITY;
@@ -672,16 +736,19 @@ TEST(PeProperties, LargeTablesAreDownsampledInTheHeatmapOnly) {
       for (std::size_t j = 0; j < 8; ++j) d2 += std::pow(formula(p, j, 8) - formula(q, j, 8), 2);
       dmin = std::min(dmin, std::sqrt(d2));
     }
-  EXPECT_NEAR(number_after(r.out, "over p != q < 501\n   is "), dmin, xenc::test::kPositionalSmallD) << r.out;
+  EXPECT_NEAR(number_after(r.out, "over p != q < 501\n   is "), dmin, xenc::test::kPositionalSmallD)
+      << r.out;
   EXPECT_EQ(cells(dir + "/pe_similarity.svg"), 251 * 251);
   EXPECT_TRUE(IsGoodSvg(dir + "/pe_similarity.svg"));
   // tick labels name positions, not heatmap rows: row 245 is position 490; every label is even
   // (which ones are shown depends on the thinning that keeps them from overlapping)
   EXPECT_EQ(xpath_count(dir + "/pe_similarity.svg", "//s:text[@class='ytick'][.='490']"), 1);
   EXPECT_GT(xpath_count(dir + "/pe_similarity.svg", "//s:text[@class='xtick']"), 4);
-  EXPECT_EQ(xpath_count(dir + "/pe_similarity.svg",
-                        "//s:text[@class='xtick' or @class='ytick'][number(.) mod 2 != 0 or number(.) > 1000]"),
-            0);
+  EXPECT_EQ(
+      xpath_count(
+          dir + "/pe_similarity.svg",
+          "//s:text[@class='xtick' or @class='ytick'][number(.) mod 2 != 0 or number(.) > 1000]"),
+      0);
 }
 
 TEST(PeProperties, BadInputGivesAMessageAndNonZeroExit) {
@@ -743,7 +810,8 @@ TEST(AttentionMap, DefaultsWriteAHeatmapPerLayerAndHead) {
 }
 
 TEST(AttentionMap, JsonHasBertvizHeadViewLayout) {
-  const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --heads 4 --layers 3", out_dir());
+  const RunResult r =
+      run_program(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --heads 4 --layers 3", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["tokens"], nlohmann::json({"the", "cat", "chased", "the", "mouse"}));
@@ -765,8 +833,9 @@ TEST(AttentionMap, JsonHasBertvizHeadViewLayout) {
 
 // Saves a D = 8, 2-head encoder (dropout 0) as np.savez(path, **enc.state_dict()) would;
 // returns its layer config.
-xenc::EncoderLayerConfig save_small_encoder(const std::string& path, std::size_t dim_feedforward, std::size_t layers,
-                        bool final_norm, std::uint32_t seed) {
+xenc::EncoderLayerConfig save_small_encoder(const std::string& path, std::size_t dim_feedforward,
+                                            std::size_t layers, bool final_norm,
+                                            std::uint32_t seed) {
   xenc::EncoderLayerConfig lc;
   lc.d_model = 8;
   lc.nhead = 2;
@@ -783,12 +852,14 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
   const xenc::EncoderLayerConfig lc =
       save_small_encoder(dir + "/enc.npz", /*dim_feedforward=*/24, /*layers=*/3,
                          /*final_norm=*/true, /*seed=*/11);
-  const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 2 --json --svg-dir ''", dir);
+  const RunResult r =
+      run_program(XENC_APP_ATTENTION_MAP, "--weights enc.npz --heads 2 --json --svg-dir ''", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["config"]["d_model"], 8);
   ASSERT_EQ(j["attention"].size(), 3u);
-  // the same model built here (the app's seeded embedding, the file's layers) gives the same weights
+  // the same model built here (the app's seeded embedding, the file's layers) gives the same
+  // weights
   const std::vector<std::string> tokens = {"the", "cat", "chased", "the", "mouse"};
   const auto vocab = xenc::Vocabulary::from_tokens(tokens);
   xenc::EncoderModelConfig cfg;
@@ -823,7 +894,8 @@ TEST(AttentionMap, WeightsComeFromATransformerEncoderStateDict) {
 // paper's slopes for H = 2: m = 2^-4, 2^-8. RoPE makes them differ too.
 TEST(AttentionMap, RopeAndAlibiChangeTheFirstLayersWeights) {
   auto layer1 = [](const std::string& position) {
-    const RunResult r = run_program(XENC_APP_ATTENTION_MAP, "--json --svg-dir '' --position " + position, out_dir());
+    const RunResult r = run_program(XENC_APP_ATTENTION_MAP,
+                                    "--json --svg-dir '' --position " + position, out_dir());
     EXPECT_EQ(r.status, 0) << position << ": " << r.err;
     return nlohmann::json::parse(r.out)["attention"][0][0];  // [H][T][T]
   };
@@ -834,8 +906,10 @@ TEST(AttentionMap, RopeAndAlibiChangeTheFirstLayersWeights) {
     for (int i = 0; i < 5; ++i) {
       EXPECT_NEAR(none[h][i][0].get<double>(), none[h][i][3].get<double>(), xenc::test::kRowSum);
       const double ratio = alibi[h][i][0].get<double>() / alibi[h][i][3].get<double>();
-      EXPECT_NEAR(ratio, std::exp(-m[h] * (i - std::abs(i - 3))), xenc::test::kAlibiWeightRatio) << h << " " << i;
-      rope_moved = std::max(rope_moved, std::abs(rope[h][i][0].get<double>() - rope[h][i][3].get<double>()));
+      EXPECT_NEAR(ratio, std::exp(-m[h] * (i - std::abs(i - 3))), xenc::test::kAlibiWeightRatio)
+          << h << " " << i;
+      rope_moved =
+          std::max(rope_moved, std::abs(rope[h][i][0].get<double>() - rope[h][i][3].get<double>()));
     }
   EXPECT_GT(rope_moved, xenc::test::kRopeMovesWeights);
 }
@@ -856,9 +930,12 @@ TEST(AttentionMap, WeightsConflictWithModelSizeOptions) {
   save_small_encoder(dir + "/enc.npz", /*dim_feedforward=*/16, /*layers=*/1, /*final_norm=*/false,
                      /*seed=*/3);
   for (const char* opt : {"--d-model 16", "--layers 3"}) {
-    const RunResult r = run_program(XENC_APP_ATTENTION_MAP, std::string("--weights enc.npz --heads 2 ") + opt, dir);
+    const RunResult r =
+        run_program(XENC_APP_ATTENTION_MAP, std::string("--weights enc.npz --heads 2 ") + opt, dir);
     EXPECT_NE(r.status, 0) << opt;
-    EXPECT_TRUE(has(r.err, "sets D and the number of layers; do not give " + std::string(opt).substr(0, std::string(opt).find(' ')))) << r.err;
+    EXPECT_TRUE(has(r.err, "sets D and the number of layers; do not give " +
+                               std::string(opt).substr(0, std::string(opt).find(' '))))
+        << r.err;
   }
 }
 

@@ -10,22 +10,24 @@
 #include <set>
 #include <sstream>
 
-#include "support/svg_xpath.hpp"
 #include "extrapolate_util.hpp"
+#include "support/svg_xpath.hpp"
 #include "xenc/nn/position.hpp"
 
 using namespace extrapolate_test;
 
 namespace {
 // L_train = 8, tested at 8, 16, 32 (4 × L_train); a model small enough for the sanitizers.
-const std::string kModel = "--train-length 8 --test-lengths 16,32 --train-sequences 300 "
-                           "--d-model 16 --heads 2 --ff 32 --layers 1 --warmup 5 --lr 0.01";
+const std::string kModel =
+    "--train-length 8 --test-lengths 16,32 --train-sequences 300 "
+    "--d-model 16 --heads 2 --ff 32 --layers 1 --warmup 5 --lr 0.01";
 const std::string kSmall = kModel + " --test-sequences 60 --epochs 2";
 
 // The points of every <polyline class="series"> of an SVG file, parsed by libxml2.
 std::vector<std::vector<std::pair<double, double>>> series_points(const std::string& path) {
   std::vector<std::vector<std::pair<double, double>>> out;
-  xmlDocPtr doc = xmlReadFile(path.c_str(), nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlDocPtr doc =
+      xmlReadFile(path.c_str(), nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
   if (!doc) return out;
   // every element in document order
   std::vector<xmlNodePtr> nodes;
@@ -83,8 +85,8 @@ TEST(Extrapolate, JsonHasEverySchemeAndLength) {
       EXPECT_EQ(l["available"], !beyond_table) << T;
       if (beyond_table) {
         EXPECT_TRUE(l["accuracy"].is_null());
-        EXPECT_EQ(l["error"], "LearnedPosition.forward: x has shape [60, " +
-                                  std::to_string(T) + ", 16], expected [B, T, D] with T <= max_len = 8");
+        EXPECT_EQ(l["error"], "LearnedPosition.forward: x has shape [60, " + std::to_string(T) +
+                                  ", 16], expected [B, T, D] with T <= max_len = 8");
       } else {
         EXPECT_EQ(l["positions"], 60 * (T - 2));  // neighbour_sum, k = 1: positions 1 .. T-2
         EXPECT_GE(l["accuracy"].get<double>(), 0.0);
@@ -109,16 +111,21 @@ TEST(Extrapolate, TableAndConclusionsEqualTheJson) {
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
   // the description: the rule, the ignored positions (as "positions" in the JSON count), the data
-  EXPECT_EQ(t.out.rfind("Task neighbour_sum: random sequences of V = 8 symbols; at each position p the "
-                        "label is (s[p-k] + s[p+k]) mod V, with k = 1 (positions without both neighbours "
-                        "are ignored by the loss).\nTraining: 300 sequences of lengths 4 to 8 (L_train = 8). "
-                        "Test: 60 sequences at each length 8, 16 and 32. Chance: 1/V = 12.5%.\nModel: D=16, "
-                        "H=2, F=32, 1 layer, post-norm, relu; AdamW lr 0.01 (warm-up 5 steps, cosine decay), "
-                        "batch 32, 2 epochs, seed 0; the same data, batches and initial weights for every "
-                        "scheme; 1 BLAS thread.\n", 0),
-            0u) << t.out;
+  EXPECT_EQ(
+      t.out.rfind(
+          "Task neighbour_sum: random sequences of V = 8 symbols; at each position p the "
+          "label is (s[p-k] + s[p+k]) mod V, with k = 1 (positions without both neighbours "
+          "are ignored by the loss).\nTraining: 300 sequences of lengths 4 to 8 (L_train = 8). "
+          "Test: 60 sequences at each length 8, 16 and 32. Chance: 1/V = 12.5%.\nModel: D=16, "
+          "H=2, F=32, 1 layer, post-norm, relu; AdamW lr 0.01 (warm-up 5 steps, cosine decay), "
+          "batch 32, 2 epochs, seed 0; the same data, batches and initial weights for every "
+          "scheme; 1 BLAS thread.\n",
+          0),
+      0u)
+      << t.out;
   EXPECT_EQ(j["task"]["train_labelled_positions"].get<std::size_t>() > 0, true);
-  EXPECT_TRUE(contains(t.out, "scheme           train        *8        16        32      time")) << t.out;
+  EXPECT_TRUE(contains(t.out, "scheme           train        *8        16        32      time"))
+      << t.out;
   for (const auto& s : j["schemes"]) {
     std::string row = s["name"].get<std::string>();
     row += std::string(13 - row.size(), ' ');
@@ -131,13 +138,16 @@ TEST(Extrapolate, TableAndConclusionsEqualTheJson) {
     }
     EXPECT_TRUE(contains(t.out, row + " ")) << row << "\n" << t.out;
   }
-  for (const auto& c : j["conclusions"]) EXPECT_TRUE(contains(t.out, c.get<std::string>() + "\n")) << c;
-  EXPECT_TRUE(contains(t.out, "- learned has no embedding beyond its table (max_len = 8): "
-                              "LearnedPosition.forward: x has shape [60, 16, 16], expected [B, T, D] "
-                              "with T <= max_len = 8"))
+  for (const auto& c : j["conclusions"])
+    EXPECT_TRUE(contains(t.out, c.get<std::string>() + "\n")) << c;
+  EXPECT_TRUE(contains(t.out,
+                       "- learned has no embedding beyond its table (max_len = 8): "
+                       "LearnedPosition.forward: x has shape [60, 16, 16], expected [B, T, D] "
+                       "with T <= max_len = 8"))
       << t.out;
   // plain progress lines (stdout is not a terminal), one per epoch and scheme
-  for (const char* line : {"none: epoch 1/2, step 10/20", "alibi: epoch 2/2, step 20/20", "acc at length 8 "})
+  for (const char* line :
+       {"none: epoch 1/2, step 10/20", "alibi: epoch 2/2, step 20/20", "acc at length 8 "})
     EXPECT_TRUE(contains(t.out, line)) << line;
   EXPECT_TRUE(contains(t.out, "Wrote: figs/extrapolate_accuracy.svg"));
   const Result q = run(kSmall + " --quiet --svg-dir ''", dir);
@@ -150,7 +160,8 @@ TEST(Extrapolate, TableAndConclusionsEqualTheJson) {
 // Without positions the encoder is permutation-equivariant: the output at p depends on s[p] and
 // the bag of symbols, not on which symbols sit next to p, so the neighbours' sum is a guess.
 TEST(Extrapolate, NoneIsAtChanceBecauseItSeesOnlyABagOfSymbols) {
-  const Result r = run(kModel + " --epochs 2 --json --schemes none --test-sequences 400", out_dir());
+  const Result r =
+      run(kModel + " --epochs 2 --json --schemes none --test-sequences 400", out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
   for (const auto& l : j["schemes"][0]["test"]) {
@@ -158,7 +169,8 @@ TEST(Extrapolate, NoneIsAtChanceBecauseItSeesOnlyABagOfSymbols) {
     // bag gives short sequences a small edge (data/position_tasks.hpp), hence 5 points
     EXPECT_NEAR(l["accuracy"].get<double>(), 0.125, 0.05) << l["length"];
   }
-  EXPECT_EQ(j["conclusions"][1].get<std::string>().rfind("none is at chance at every length", 0), 0u);
+  EXPECT_EQ(j["conclusions"][1].get<std::string>().rfind("none is at chance at every length", 0),
+            0u);
 }
 
 // One line per scheme, and two reference lines without markers (viz::ReferenceLine): chance,
@@ -168,7 +180,8 @@ TEST(Extrapolate, FigureHasALinePerSchemeAndTheTrainLengthMarker) {
   const Result r = run(kSmall + " --quiet", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string path = dir + "/extrapolate_accuracy.svg";
-  ASSERT_EQ(xenc::test::svg_file_xpath_number(path, "count(/s:svg)"), 1.0) << "not well-formed SVG: " << path;
+  ASSERT_EQ(xenc::test::svg_file_xpath_number(path, "count(/s:svg)"), 1.0)
+      << "not well-formed SVG: " << path;
   const auto series = series_points(path);
   const std::size_t K = xenc::all_position_kinds().size();
   ASSERT_EQ(series.size(), K);
@@ -186,15 +199,17 @@ TEST(Extrapolate, FigureHasALinePerSchemeAndTheTrainLengthMarker) {
         path, "number((//s:line[@class='reference'])[" + std::to_string(i) + "]/@" + attr + ")");
   };
   ASSERT_EQ(xenc::test::svg_file_xpath_number(path, "count(//s:line[@class='reference'])"), 2.0);
-  EXPECT_EQ(ref(1, "y1"), ref(1, "y2"));             // chance: horizontal
-  EXPECT_EQ(ref(2, "x1"), ref(2, "x2"));             // L_train: vertical
-  EXPECT_EQ(ref(2, "x1"), series[0][0].first);       // at the first length, L_train = 8
+  EXPECT_EQ(ref(1, "y1"), ref(1, "y2"));        // chance: horizontal
+  EXPECT_EQ(ref(2, "x1"), ref(2, "x2"));        // L_train: vertical
+  EXPECT_EQ(ref(2, "x1"), series[0][0].first);  // at the first length, L_train = 8
   const std::string svg = read_file(path);
   EXPECT_TRUE(contains(svg, "L_train = 8 (longest training length)"));
   EXPECT_TRUE(contains(svg, "chance (1/V = 12.5%)"));
   for (auto kind : xenc::all_position_kinds()) {
     const std::string name = xenc::to_string(kind);
-    EXPECT_TRUE(contains(svg, ">" + name + (name == "learned" ? " (no embedding beyond length 8)<" : "<"))) << name;
+    EXPECT_TRUE(
+        contains(svg, ">" + name + (name == "learned" ? " (no embedding beyond length 8)<" : "<")))
+        << name;
   }
 }
 
@@ -202,8 +217,10 @@ TEST(Extrapolate, FigureHasALinePerSchemeAndTheTrainLengthMarker) {
 // conclusion says so.
 TEST(Extrapolate, LearnedTableSizedToTheTestsUsesUntrainedRows) {
   // copy_left (s[p-1]), which this small model learns in 6 epochs
-  const Result r = run(kModel + " --rule copy_left --test-sequences 60 --json --schemes learned "
-                                "--learned-max-len 32 --epochs 6", out_dir());
+  const Result r = run(kModel +
+                           " --rule copy_left --test-sequences 60 --json --schemes learned "
+                           "--learned-max-len 32 --epochs 6",
+                       out_dir());
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
   const auto& s = j["schemes"][0];
@@ -211,8 +228,10 @@ TEST(Extrapolate, LearnedTableSizedToTheTestsUsesUntrainedRows) {
   for (const auto& l : s["test"]) EXPECT_TRUE(l["available"].get<bool>()) << l["length"];
   ASSERT_GT(at(s, 8)["accuracy"].get<double>(), 0.125 + 0.05) << "learned did not learn copy_left";
   const std::string c = j["conclusions"][1];
-  EXPECT_TRUE(contains(c, "learned (rows 8 to 31 of its position table were never trained: they keep "
-                          "their random initial values)")) << c;
+  EXPECT_TRUE(contains(c,
+                       "learned (rows 8 to 31 of its position table were never trained: they keep "
+                       "their random initial values)"))
+      << c;
   expect_a_conclusion_per_scheme(j);
 }
 
@@ -223,8 +242,10 @@ TEST(Extrapolate, BadInputGetsAMessageAndNonZeroExit) {
   };
   for (const Case& c : std::vector<Case>{
            {"--heads 3", "--d-model (64) must be divisible by --heads (3)"},
-           {"--d-model 18 --heads 6 --schemes rope", "expected an even head dimension for rope positions"},
-           {"--test-lengths 2", "--test-lengths holds 2, expected >= 3 (neighbour_sum with --offset 1"},
+           {"--d-model 18 --heads 6 --schemes rope",
+            "expected an even head dimension for rope positions"},
+           {"--test-lengths 2",
+            "--test-lengths holds 2, expected >= 3 (neighbour_sum with --offset 1"},
            {"--train-length 4 --offset 2", "--train-length is 4, expected >= 5"},
            {"--min-train-length 20", "--min-train-length is 20, expected 3...16"},
            {"--learned-max-len 8", "--learned-max-len is 8, expected >= --train-length (16)"},

@@ -21,7 +21,8 @@ TEST(ExtrapolateDefaults, TrainShortTestLong) {
     for (const auto& s : j["schemes"])
       if (s["name"] == name) {
         const json& l = at(s, length);
-        RecordProperty(name + "_" + std::to_string(length), l["available"] ? pct(l["accuracy"]) : "-");
+        RecordProperty(name + "_" + std::to_string(length),
+                       l["available"] ? pct(l["accuracy"]) : "-");
         return l["available"] ? l["accuracy"].get<double>() : -1.0;
       }
     ADD_FAILURE() << "no scheme " << name;
@@ -40,5 +41,6 @@ TEST(ExtrapolateDefaults, TrainShortTestLong) {
   EXPECT_LT(acc("rope", 128), 0.60);
   for (std::size_t L : {32, 64, 128}) EXPECT_EQ(acc("learned", L), -1.0) << L;
   expect_a_conclusion_per_scheme(j);
-  std::printf("xenc-extrapolate defaults: %.1f s of training in total\n", j["total_seconds"].get<double>());
+  std::printf("xenc-extrapolate defaults: %.1f s of training in total\n",
+              j["total_seconds"].get<double>());
 }

@@ -16,7 +16,9 @@ namespace {
 using extrapolate::Result;
 using extrapolate::SchemeResult;
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 // A scheme with these accuracies at the result's test lengths (NaN: cannot read the length).
 SchemeResult scheme(const std::string& name, const std::vector<std::size_t>& lengths,
@@ -73,26 +75,39 @@ TEST(ExtrapolateConclusions, DefaultRunVerdicts) {
       scheme("alibi", kLengths, {1.0, 1.0, 0.997, 0.996, 0.996}),
   }));
   const std::string text = all(claims);
-  EXPECT_TRUE(has(about(claims, "none"), "none did not learn the task: 15.2% at length 16")) << text;
-  EXPECT_TRUE(has(about(claims, "sinusoidal"), "sinusoidal degrades: 95.5% at length 16, 16.1% at length 128")) << text;
-  EXPECT_TRUE(has(about(claims, "learned"), "no embedding beyond its table (max_len = 16)")) << text;
-  EXPECT_TRUE(has(about(claims, "rope"), "rope degrades: 100.0% at length 16, 27.0% at length 128")) << text;
-  EXPECT_TRUE(has(about(claims, "alibi"), "alibi keeps its accuracy: 100.0% at length 16, 99.6% at length 128")) << text;
-  EXPECT_TRUE(has(text, "Within 5 points of their length-16 accuracy at length 128 (8 x L_train): alibi.")) << text;
+  EXPECT_TRUE(has(about(claims, "none"), "none did not learn the task: 15.2% at length 16"))
+      << text;
+  EXPECT_TRUE(has(about(claims, "sinusoidal"),
+                  "sinusoidal degrades: 95.5% at length 16, 16.1% at length 128"))
+      << text;
+  EXPECT_TRUE(has(about(claims, "learned"), "no embedding beyond its table (max_len = 16)"))
+      << text;
+  EXPECT_TRUE(has(about(claims, "rope"), "rope degrades: 100.0% at length 16, 27.0% at length 128"))
+      << text;
+  EXPECT_TRUE(has(about(claims, "alibi"),
+                  "alibi keeps its accuracy: 100.0% at length 16, 99.6% at length 128"))
+      << text;
+  EXPECT_TRUE(
+      has(text, "Within 5 points of their length-16 accuracy at length 128 (8 x L_train): alibi."))
+      << text;
   EXPECT_EQ(claims.back(), "Best at length 128: alibi (99.6%).");
 }
 
 // The margin that "clearly above chance" means is stated in the output, with its numbers.
 TEST(ExtrapolateConclusions, StatesTheMarginAboveChance) {
-  const auto claims = extrapolate::conclusions(result({scheme("alibi", kLengths, {1.0, 1.0, 1.0, 1.0, 1.0})}));
-  EXPECT_TRUE(has(all(claims), "Clearly above chance means more than 5.0 points above 1/V = 12.5%")) << all(claims);
+  const auto claims =
+      extrapolate::conclusions(result({scheme("alibi", kLengths, {1.0, 1.0, 1.0, 1.0, 1.0})}));
+  EXPECT_TRUE(has(all(claims), "Clearly above chance means more than 5.0 points above 1/V = 12.5%"))
+      << all(claims);
 }
 
 // With few test positions three standard errors exceed the tolerance: the margin grows.
 TEST(ExtrapolateConclusions, MarginGrowsWithFewPositions) {
   Result r = result({scheme("alibi", kLengths, {1.0, 1.0, 1.0, 1.0, 1.0})});
-  for (auto& l : r.schemes[0].lengths) l.positions = 100;  // 3 * sqrt(0.125 * 0.875 / 100) = 9.9 points
-  EXPECT_TRUE(has(all(extrapolate::conclusions(r)), "more than 9.9 points above 1/V = 12.5%")) << all(extrapolate::conclusions(r));
+  for (auto& l : r.schemes[0].lengths)
+    l.positions = 100;  // 3 * sqrt(0.125 * 0.875 / 100) = 9.9 points
+  EXPECT_TRUE(has(all(extrapolate::conclusions(r)), "more than 9.9 points above 1/V = 12.5%"))
+      << all(extrapolate::conclusions(r));
 }
 
 // --offset 4 (issue #17): the best accuracy at the longest length is 15.4%, within 5 points of
@@ -104,7 +119,9 @@ TEST(ExtrapolateConclusions, BestWithinReachOfChanceIsNotABest) {
   }));
   const std::string text = all(claims);
   EXPECT_FALSE(has(text, "Best at length 128")) << text;
-  EXPECT_TRUE(has(text, "At length 128 no scheme is clearly above chance: the highest is rope (15.4%)")) << text;
+  EXPECT_TRUE(
+      has(text, "At length 128 no scheme is clearly above chance: the highest is rope (15.4%)"))
+      << text;
   EXPECT_TRUE(has(about(claims, "rope"), "not clearly above chance at length 128")) << text;
 }
 
@@ -112,10 +129,12 @@ TEST(ExtrapolateConclusions, BestWithinReachOfChanceIsNotABest) {
 // flat 58% is the symmetry cap its README explains, not an accuracy it "keeps"; it is left out
 // of the summary and of "best".
 TEST(ExtrapolateConclusions, CopyLeftWithAlibiNamesTheSymmetryCap) {
-  const auto claims = extrapolate::conclusions(result({
-      scheme("alibi", kLengths, {0.62, 0.58, 0.582, 0.564, 0.565}),
-      scheme("rope", kLengths, {1.0, 1.0, 1.0, 1.0, 0.81}),
-  }, "copy_left"));
+  const auto claims = extrapolate::conclusions(result(
+      {
+          scheme("alibi", kLengths, {0.62, 0.58, 0.582, 0.564, 0.565}),
+          scheme("rope", kLengths, {1.0, 1.0, 1.0, 1.0, 0.81}),
+      },
+      "copy_left"));
   const std::string text = all(claims), a = about(claims, "alibi");
   EXPECT_FALSE(has(a, "keeps its accuracy")) << text;
   EXPECT_TRUE(has(a, "symmetry cap")) << text;
@@ -127,14 +146,16 @@ TEST(ExtrapolateConclusions, CopyLeftWithAlibiNamesTheSymmetryCap) {
 
 // neighbour_sum is symmetric: alibi has no cap there (the default run), even at 58%.
 TEST(ExtrapolateConclusions, NoSymmetryCapOnASymmetricRule) {
-  const auto claims = extrapolate::conclusions(result({scheme("alibi", kLengths, {0.62, 0.58, 0.582, 0.564, 0.565})}));
+  const auto claims = extrapolate::conclusions(
+      result({scheme("alibi", kLengths, {0.62, 0.58, 0.582, 0.564, 0.565})}));
   EXPECT_FALSE(has(all(claims), "symmetry cap")) << all(claims);
 }
 
 // --learned-max-len 128 (issue #17): 100% at 8 but 50.1% at L_train = 16: the model learned the
 // task only partly, so its drop to 15.7% is not called "degrades" and 15.7% is not a "best".
 TEST(ExtrapolateConclusions, HalfLearnedModelIsNotSaidToDegrade) {
-  const auto claims = extrapolate::conclusions(result({scheme("learned", kLengths, {1.0, 0.501, 0.29, 0.199, 0.157}, 128)}));
+  const auto claims = extrapolate::conclusions(
+      result({scheme("learned", kLengths, {1.0, 0.501, 0.29, 0.199, 0.157}, 128)}));
   const std::string text = all(claims), l = about(claims, "learned");
   EXPECT_FALSE(has(l, "degrades")) << text;
   EXPECT_TRUE(has(l, "learned the task only partly: 50.1% at length 16")) << text;
@@ -149,15 +170,18 @@ TEST(ExtrapolateConclusions, EverySchemeAtChance) {
       scheme("rope", kLengths, {0.10, 0.14, 0.13, 0.12, 0.11}),
   }));
   const std::string text = all(claims);
-  EXPECT_TRUE(has(about(claims, "none"), "none is at chance at every length: from 12.0% to 13.0%")) << text;
-  EXPECT_TRUE(has(about(claims, "rope"), "rope is at chance at every length: from 10.0% to 14.0%")) << text;
+  EXPECT_TRUE(has(about(claims, "none"), "none is at chance at every length: from 12.0% to 13.0%"))
+      << text;
+  EXPECT_TRUE(has(about(claims, "rope"), "rope is at chance at every length: from 10.0% to 14.0%"))
+      << text;
   EXPECT_TRUE(has(claims.back(), "No scheme learned the task well enough to compare")) << text;
 }
 
 // Degenerate: one scheme that cannot read any length beyond L_train, and nothing else. No
 // "best", no summary of kept schemes, no crash.
 TEST(ExtrapolateConclusions, OnlyAnUnreadableScheme) {
-  const auto claims = extrapolate::conclusions(result({scheme("learned", kLengths, {1.0, 1.0, NAN, NAN, NAN}, 16)}));
+  const auto claims = extrapolate::conclusions(
+      result({scheme("learned", kLengths, {1.0, 1.0, NAN, NAN, NAN}, 16)}));
   const std::string text = all(claims);
   EXPECT_TRUE(has(about(claims, "learned"), "cannot read lengths 32, 64 and 128")) << text;
   EXPECT_FALSE(has(text, "Best at")) << text;

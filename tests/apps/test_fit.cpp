@@ -82,7 +82,8 @@ double scheduled_lr(double lr, std::size_t warmup, std::size_t total, std::size_
   const std::size_t W = std::min(warmup, total);
   if (s < W) return lr * double(s + 1) / double(W);
   const double pi = std::acos(-1.0);
-  return lr * 0.5 * (1.0 + std::cos(pi * double(s - W) / double(std::max<std::size_t>(1, total - W))));
+  return lr * 0.5 *
+         (1.0 + std::cos(pi * double(s - W) / double(std::max<std::size_t>(1, total - W))));
 }
 
 TEST(Fit, TheLossFalls) {
@@ -94,7 +95,8 @@ TEST(Fit, TheLossFalls) {
   o.lr = 1e-2;
   std::vector<double> epoch_loss(std::size_t(o.epochs), 0.0);
   std::vector<std::size_t> epoch_steps(std::size_t(o.epochs), 0);
-  fit(f.model, {f.data, f.vocab}, o,
+  fit(
+      f.model, {f.data, f.vocab}, o,
       [&](const FitStep& s) {
         EXPECT_TRUE(std::isfinite(s.result.loss));
         epoch_loss[std::size_t(s.epoch - 1)] += s.result.loss;
@@ -125,8 +127,8 @@ TEST(Fit, CallsOnStepAndOnEpochInOrderWithTheirCounts) {
         EXPECT_EQ(s.result.logits.shape(0), s.batch.ids.shape(0));
         EXPECT_EQ(s.result.logits.shape(2), 2u);
         batch_rows.push_back(s.batch.ids.shape(0));
-        calls.push_back("step " + std::to_string(s.epoch) + "." + std::to_string(s.in_epoch) + " #" +
-                        std::to_string(s.step));
+        calls.push_back("step " + std::to_string(s.epoch) + "." + std::to_string(s.in_epoch) +
+                        " #" + std::to_string(s.step));
       },
       [&](int epoch, std::size_t step) {
         EXPECT_FALSE(f.model.is_training()) << "epoch " << epoch;
@@ -134,9 +136,9 @@ TEST(Fit, CallsOnStepAndOnEpochInOrderWithTheirCounts) {
       });
   EXPECT_EQ(steps, 6u);
   EXPECT_FALSE(f.model.is_training());
-  const std::vector<std::string> expected = {
-      "step 1.1 #1", "step 1.2 #2", "step 1.3 #3", "epoch 1 after #3",
-      "step 2.1 #4", "step 2.2 #5", "step 2.3 #6", "epoch 2 after #6"};
+  const std::vector<std::string> expected = {"step 1.1 #1",      "step 1.2 #2",     "step 1.3 #3",
+                                             "epoch 1 after #3", "step 2.1 #4",     "step 2.2 #5",
+                                             "step 2.3 #6",      "epoch 2 after #6"};
   EXPECT_EQ(calls, expected);
   EXPECT_EQ(batch_rows, (std::vector<std::size_t>{4, 4, 2, 4, 4, 2}));
 }
@@ -155,14 +157,16 @@ void expect_learning_rates(std::size_t n, std::size_t batch_size, int epochs, st
   std::vector<float> before = f.unk_row();
   ASSERT_FALSE(before.empty());
   std::size_t seen = 0;
-  fit(f.model, {f.data, f.vocab}, o,
+  fit(
+      f.model, {f.data, f.vocab}, o,
       [&](const FitStep& s) {
         const std::vector<float> after = f.unk_row();
         const double expected = scheduled_lr(o.lr, warmup, total, s.step - 1);
         for (std::size_t i = 0; i < after.size(); ++i) {
           ASSERT_NE(before[i], 0.0f);
           const double lr = (1.0 - double(after[i]) / double(before[i])) / o.weight_decay;
-          EXPECT_NEAR(lr, expected, xenc::test::kDecayLearningRate * expected) << "step " << s.step << ", column " << i;
+          EXPECT_NEAR(lr, expected, xenc::test::kDecayLearningRate * expected)
+              << "step " << s.step << ", column " << i;
         }
         before = after;
         ++seen;
@@ -187,7 +191,8 @@ std::vector<std::vector<std::int64_t>> batches_of(std::uint32_t seed, std::size_
   o.batch_size = 4;
   o.seed = seed;
   std::vector<std::vector<std::int64_t>> out;
-  fit(f.model, {f.data, f.vocab}, o,
+  fit(
+      f.model, {f.data, f.vocab}, o,
       [&](const FitStep& s) { out.emplace_back(s.batch.ids.begin(), s.batch.ids.end()); }, nullptr);
   return out;
 }

@@ -9,7 +9,9 @@
 #include "pe_properties/closest.hpp"
 
 namespace {
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 }  // namespace
 
 // 50 positions, distance = |p - q| except that rounding makes the adjacent pairs differ by up

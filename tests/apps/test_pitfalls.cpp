@@ -49,7 +49,9 @@ using xenc::pitfalls::pe_doubled_exponent;
 
 // Dimensions whose value changes by less than 0.01 over all positions (max - min < 0.01): the
 // app's count.
-std::size_t near_constant_dims(const Tensor2& pe) { return xenc::pitfalls::near_constant_dims(pe, 0.01f); }
+std::size_t near_constant_dims(const Tensor2& pe) {
+  return xenc::pitfalls::near_constant_dims(pe, 0.01f);
+}
 
 TEST(PePitfalls, DoubledExponentFailsFormulaCheck) {
   // hand value: PE(1, 2) for D = 128 is sin(1 / 10000^(2/128)) = sin(0.86596) = 0.76172041
@@ -86,7 +88,8 @@ Tensor3 add_positions_library(const Tensor3& x) {
 }
 
 // The check: y[b, t] - x[b, t] = PE(t) (from the formula) for every sentence b and token t.
-::testing::AssertionResult AddsPositionAlongSequence(const std::function<Tensor3(const Tensor3&)>& add) {
+::testing::AssertionResult AddsPositionAlongSequence(
+    const std::function<Tensor3(const Tensor3&)>& add) {
   const std::size_t B = 3, T = 4, D = 8;
   xenc::Rng rng(7);
   Tensor3 x = Tensor3::from_shape({B, T, D});
@@ -97,9 +100,9 @@ Tensor3 add_positions_library(const Tensor3& x) {
       for (std::size_t d = 0; d < D; ++d) {
         const double added = double(y(b, t, d)) - double(x(b, t, d));
         if (std::abs(added - formula(t, d, D)) > xenc::test::kPositional)
-          return ::testing::AssertionFailure() << "sentence " << b << ", token " << t << ", dim " << d
-                                               << ": added " << added << ", expected PE(" << t << ", " << d
-                                               << ") = " << formula(t, d, D);
+          return ::testing::AssertionFailure()
+                 << "sentence " << b << ", token " << t << ", dim " << d << ": added " << added
+                 << ", expected PE(" << t << ", " << d << ") = " << formula(t, d, D);
       }
   return ::testing::AssertionSuccess();
 }
@@ -122,7 +125,8 @@ TEST(PePitfalls, BatchAxisPositionsFailSequenceCheck) {
 using xenc::pitfalls::pe_odd_d_unchecked;
 
 // The check: an odd D is refused up front with a config_error that names d_model and its value.
-::testing::AssertionResult RejectsOddDimensionCleanly(const std::function<void(std::size_t)>& build) {
+::testing::AssertionResult RejectsOddDimensionCleanly(
+    const std::function<void(std::size_t)>& build) {
   try {
     build(5);
   } catch (const xenc::config_error& e) {
@@ -131,7 +135,8 @@ using xenc::pitfalls::pe_odd_d_unchecked;
       return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "config_error without d_model = 5: " << m;
   } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "crashed with " << e.what() << " instead of a config_error";
+    return ::testing::AssertionFailure()
+           << "crashed with " << e.what() << " instead of a config_error";
   }
   return ::testing::AssertionFailure() << "D = 5 was accepted";
 }
@@ -159,7 +164,8 @@ Tensor2 layer_norm_library(const Tensor2& x, float eps) {
 }
 
 // The check: y = (x - mean) / sqrt(var_biased + eps), as torch.nn.LayerNorm, in double.
-::testing::AssertionResult MatchesLayerNormFormula(const std::function<Tensor2(const Tensor2&, float)>& ln) {
+::testing::AssertionResult MatchesLayerNormFormula(
+    const std::function<Tensor2(const Tensor2&, float)>& ln) {
   // hand example: [1, 2, 3, 4] has mean 2.5 and biased variance 1.25, so with eps = 1e-5
   // y = (x - 2.5) / sqrt(1.25001) = [-1.34163542, -0.44721181, 0.44721181, 1.34163542]
   // (torch.nn.functional.layer_norm gives the same); the second row has a tiny variance
@@ -173,8 +179,8 @@ Tensor2 layer_norm_library(const Tensor2& x, float eps) {
     for (std::size_t d = 0; d < 4; ++d) {
       const double want = (x(r, d) - mean) / std::sqrt(var + 1e-5);
       if (std::abs(y(r, d) - want) > xenc::test::kHandValue)
-        return ::testing::AssertionFailure() << "row " << r << ", dim " << d << ": " << y(r, d)
-                                             << ", the formula gives " << want;
+        return ::testing::AssertionFailure()
+               << "row " << r << ", dim " << d << ": " << y(r, d) << ", the formula gives " << want;
     }
   }
   return ::testing::AssertionSuccess();
@@ -200,7 +206,9 @@ TEST(PePitfalls, UnbiasedStdLayerNormFailsFormulaCheck) {
 // Sentence lengths 3 and 2 in a batch padded to T = 3.
 // PyTorch's key_padding_mask: true = padding (ignore).  Hugging Face's attention_mask: 1 = keep.
 xenc::Mask2 mask_true_is_padding() { return {{false, false, false}, {false, false, true}}; }
-xenc::Mask2 mask_true_is_keep() { return xenc::pitfalls::keep_mask_from_lengths({3, 2}, 3); }  // the bug
+xenc::Mask2 mask_true_is_keep() {
+  return xenc::pitfalls::keep_mask_from_lengths({3, 2}, 3);
+}  // the bug
 
 // The check: weights on padding keys are exactly 0 and every row sums to 1.
 ::testing::AssertionResult PaddingGetsNoAttention(const xenc::Mask2& mask) {
@@ -217,11 +225,13 @@ xenc::Mask2 mask_true_is_keep() { return xenc::pitfalls::keep_mask_from_lengths(
       for (std::size_t j = 0; j < 3; ++j) {
         sum += r.weights(b, 0, i, j);
         if (j >= len[b] && r.weights(b, 0, i, j) != 0.0f)
-          return ::testing::AssertionFailure() << "sentence " << b << ", query " << i
-                                               << " gives padding key " << j << " weight " << r.weights(b, 0, i, j);
+          return ::testing::AssertionFailure()
+                 << "sentence " << b << ", query " << i << " gives padding key " << j << " weight "
+                 << r.weights(b, 0, i, j);
       }
       if (std::abs(sum - 1.0) > xenc::test::kProbSum)
-        return ::testing::AssertionFailure() << "sentence " << b << ", query " << i << ": weights sum to " << sum;
+        return ::testing::AssertionFailure()
+               << "sentence " << b << ", query " << i << ": weights sum to " << sum;
     }
   return ::testing::AssertionSuccess();
 }

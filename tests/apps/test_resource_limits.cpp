@@ -36,11 +36,14 @@ constexpr double kRefusalPeak = 256.0 * (1 << 20);
 // A refusal takes well under a second; this bound only catches a run that did the work first.
 constexpr double kRefusalSeconds = 10;
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // The checks every refusal passes: exit 1, "<program>: error: ", the given parts of the message,
 // no library message, fast and small.
-void expect_refusal(const LimitedRun& r, const std::string& program, const std::vector<std::string>& parts) {
+void expect_refusal(const LimitedRun& r, const std::string& program,
+                    const std::vector<std::string>& parts) {
   EXPECT_EQ(r.status, 1) << r.err << (r.timed_out ? " (timed out)" : "");
   EXPECT_TRUE(has(r.err, program + ": error: ")) << r.err;
   for (const auto& p : parts) EXPECT_TRUE(has(r.err, p)) << "missing \"" << p << "\" in: " << r.err;
@@ -117,7 +120,8 @@ std::string write_huge_feedforward_npz(const std::string& dir) {
   auto real = [&](const std::string& key, std::vector<std::size_t> shape) {
     std::size_t n = 1;
     for (std::size_t d : shape) n *= d;
-    members.push_back(xenc_test::stored_member(key + ".npy", npy_header(shape) + std::string(4 * n, '\0')));
+    members.push_back(
+        xenc_test::stored_member(key + ".npy", npy_header(shape) + std::string(4 * n, '\0')));
   };
   real("layers.0.self_attn.in_proj_weight", {3 * D, D});
   real("layers.0.self_attn.in_proj_bias", {3 * D});
@@ -143,8 +147,8 @@ struct EncodeRun {
   EncodeRun() { save_small_encoder(dir + "/w.npz"); }
   void input(const xt::xarray<float>& x) const { xenc::save_npy(dir + "/x.npy", x); }
   LimitedRun run(const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> argv = {XENC_APP_ENCODE, "--weights", "w.npz", "--heads", "2", "--input", "x.npy",
-                                     "--output", "y.npy"};
+    std::vector<std::string> argv = {XENC_APP_ENCODE, "--weights", "w.npz",    "--heads", "2",
+                                     "--input",       "x.npy",     "--output", "y.npy"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return run_limited(argv, dir);
   }
@@ -166,8 +170,9 @@ TEST(EncodeLimits, ALongInputIsRefusedFromItsHeader) {
     write_header_only_npy(e.dir + "/x.npy", shape);
     EXPECT_LT(fs::file_size(e.dir + "/x.npy"), 200u);
     const LimitedRun r = e.run();
-    expect_refusal(r, "xenc-encode", {"this run needs about", "GiB of memory", sizes,
-                                      "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
+    expect_refusal(r, "xenc-encode",
+                   {"this run needs about", "GiB of memory", sizes,
+                    "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
     EXPECT_FALSE(fs::exists(e.dir + "/y.npy"));
   }
 }
@@ -179,11 +184,13 @@ TEST(EncodeLimits, ALongInputIsRefusedByItsTime) {
   const EncodeRun e;
   write_header_only_npy(e.dir + "/x.npy", {100000, 8});
   LimitedRun r = e.run({"--max-minutes", "0.1"});
-  expect_refusal(r, "xenc-encode", {"this run would take about 8 s (1.6 TFLOP at 200.0 GFLOP/s",
-                                    "T = 100000", "more than the limit of 0.1 min (--max-minutes 0.1)"});
+  expect_refusal(r, "xenc-encode",
+                 {"this run would take about 8 s (1.6 TFLOP at 200.0 GFLOP/s", "T = 100000",
+                  "more than the limit of 0.1 min (--max-minutes 0.1)"});
   write_header_only_npy(e.dir + "/x.npy", {312000, 8});
   r = e.run();
-  expect_refusal(r, "xenc-encode", {"T = 312000", "more than the limit of 1 min (--max-minutes 1)"});
+  expect_refusal(r, "xenc-encode",
+                 {"T = 312000", "more than the limit of 1 min (--max-minutes 1)"});
 }
 
 // The issue's T = 20,000 (1.56 GB before the tiles) runs under the default limits in a small
@@ -222,14 +229,17 @@ TEST(EncodeLimits, HugeWeightsAreRefusedFromTheHeaders) {
   expect_refusal(r, "xenc-encode", {"F = 30000000", "GiB of memory", "(--max-memory-mb 1024)"});
 }
 
-// ---- xenc-attention-map --------------------------------------------------------------------------
+// ---- xenc-attention-map
+// --------------------------------------------------------------------------
 
 // The 4 MB file of the issue took 7.8 GB before "needs 4.4 GiB": now the headers decide.
 TEST(AttentionMapLimits, HugeWeightsAreRefusedFromTheHeaders) {
   const std::string dir = out_dir();
   const std::string weights = write_huge_feedforward_npz(dir);
-  const LimitedRun r = run_limited({XENC_APP_ATTENTION_MAP, "--weights", weights, "--heads", "2"}, dir);
-  expect_refusal(r, "xenc-attention-map", {"F = 30000000", "GiB of memory", "(--max-memory-mb 1024)"});
+  const LimitedRun r =
+      run_limited({XENC_APP_ATTENTION_MAP, "--weights", weights, "--heads", "2"}, dir);
+  expect_refusal(r, "xenc-attention-map",
+                 {"F = 30000000", "GiB of memory", "(--max-memory-mb 1024)"});
   EXPECT_FALSE(fs::exists(dir + "/attention_maps"));
 }
 
@@ -244,13 +254,16 @@ std::string words(std::size_t n) {
 TEST(AttentionMapLimits, SvgOverTheOutputLimitIsRefusedBeforeWriting) {
   const std::string dir = out_dir();
   const LimitedRun r = run_limited({XENC_APP_ATTENTION_MAP, "--sentence", words(1000)}, dir);
-  expect_refusal(r, "xenc-attention-map",
-                 {"attention_maps/attention_all.svg (4 heatmaps of 1000 x 1000) would be about 286.1 MiB",
-                  "over the limit of 100 MiB per file (--max-output-mb)", "a shorter --sentence (1000 tokens)"});
+  expect_refusal(
+      r, "xenc-attention-map",
+      {"attention_maps/attention_all.svg (4 heatmaps of 1000 x 1000) would be about 286.1 MiB",
+       "over the limit of 100 MiB per file (--max-output-mb)",
+       "a shorter --sentence (1000 tokens)"});
   EXPECT_FALSE(fs::exists(dir + "/attention_maps"));
   // the text tables of 200 tokens (2·2·200² columns of 8 bytes) are refused at 1 MiB
-  const LimitedRun t = run_limited({XENC_APP_ATTENTION_MAP, "--sentence", words(200), "--svg-dir", "",
-                                    "--max-output-mb", "1"}, dir);
+  const LimitedRun t = run_limited(
+      {XENC_APP_ATTENTION_MAP, "--sentence", words(200), "--svg-dir", "", "--max-output-mb", "1"},
+      dir);
   expect_refusal(t, "xenc-attention-map", {"the text tables on standard output would be about"});
 }
 
@@ -268,23 +281,27 @@ TEST(AttentionMapLimits, SvgSizeEstimateMatchesTheFile) {
 TEST(EveryApp, AnUnusableSvgDirIsRefusedFirst) {
   const std::string dir = out_dir();
   for (const auto& [exe, name] : std::vector<std::pair<std::string, std::string>>{
-           {XENC_APP_ATTENTION_MAP, "xenc-attention-map"}, {XENC_APP_EXTRAPOLATE, "xenc-extrapolate"}}) {
+           {XENC_APP_ATTENTION_MAP, "xenc-attention-map"},
+           {XENC_APP_EXTRAPOLATE, "xenc-extrapolate"}}) {
     const LimitedRun r = run_limited({exe, "--svg-dir", "/proc/x"}, dir);
     expect_refusal(r, name, {"\"/proc/x\": cannot create director"});
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
 }
 
-// ---- xenc-init-encoder ---------------------------------------------------------------------------
+// ---- xenc-init-encoder
+// ---------------------------------------------------------------------------
 
 // 40 layers x 100,000 steps ran for hours printing only "step 1": refused from its FLOPs.
 TEST(InitEncoderLimits, HoursOfTrainingAreRefusedUpFront) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_INIT_ENCODER, "--layers", "40", "--d-model", "256", "--heads", "2",
-                                    "--dim-feedforward", "1024", "--train-steps", "100000", "--output", "w.npz"},
-                                   dir);
-  expect_refusal(r, "xenc-init-encoder", {"100000 training steps would take about", "at 200.0 GFLOP/s",
-                                          "more than the limit of 10 min (--max-minutes 10)"});
+  const LimitedRun r =
+      run_limited({XENC_APP_INIT_ENCODER, "--layers", "40", "--d-model", "256", "--heads", "2",
+                   "--dim-feedforward", "1024", "--train-steps", "100000", "--output", "w.npz"},
+                  dir);
+  expect_refusal(r, "xenc-init-encoder",
+                 {"100000 training steps would take about", "at 200.0 GFLOP/s",
+                  "more than the limit of 10 min (--max-minutes 10)"});
   EXPECT_FALSE(fs::exists(dir + "/w.npz"));
 }
 
@@ -293,25 +310,31 @@ TEST(InitEncoderLimits, HoursOfTrainingAreRefusedUpFront) {
 // 0.005 min (0.3 s): that would be 3 µs a step.
 TEST(InitEncoderLimits, TheMeasuredRateStopsARunOverTheLimit) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_INIT_ENCODER, "--d-model", "8", "--heads", "2", "--dim-feedforward",
-                                    "16", "--train-steps", "100000", "--max-minutes", "0.005", "--output", "w.npz"},
-                                   dir);
-  expect_refusal(r, "xenc-init-encoder", {"100000 training steps would take about", "measured: ",
-                                          "step(s); D = 8, 2 layers, F = 16)", "(--max-minutes 0.005)"});
+  const LimitedRun r =
+      run_limited({XENC_APP_INIT_ENCODER, "--d-model", "8", "--heads", "2", "--dim-feedforward",
+                   "16", "--train-steps", "100000", "--max-minutes", "0.005", "--output", "w.npz"},
+                  dir);
+  expect_refusal(r, "xenc-init-encoder",
+                 {"100000 training steps would take about",
+                  "measured: ", "step(s); D = 8, 2 layers, F = 16)", "(--max-minutes 0.005)"});
   EXPECT_FALSE(fs::exists(dir + "/w.npz"));
 }
 
-// ---- xenc-word-order ------------------------------------------------------------------------------
+// ---- xenc-word-order
+// ------------------------------------------------------------------------------
 
 // An 8000-token sentence is refused because of its length (the attention weights), and the
 // advice says so instead of a smaller --d-model.
 TEST(WordOrderLimits, ALongSentenceIsRefusedNamingTheLength) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_WORD_ORDER, "--a", words(8000), "--b", words(8000)}, dir);
-  expect_refusal(r, "xenc-word-order", {"T = 8000", "limit of 1.0 GiB", "use shorter sentences (--a, --b)"});
+  const LimitedRun r =
+      run_limited({XENC_APP_WORD_ORDER, "--a", words(8000), "--b", words(8000)}, dir);
+  expect_refusal(r, "xenc-word-order",
+                 {"T = 8000", "limit of 1.0 GiB", "use shorter sentences (--a, --b)"});
   EXPECT_FALSE(has(r.err, "--d-model")) << r.err;
   // a large model on a short sentence is told to shrink the model
-  const LimitedRun m = run_limited({XENC_APP_WORD_ORDER, "--d-model", "4096", "--layers", "48"}, dir);
+  const LimitedRun m =
+      run_limited({XENC_APP_WORD_ORDER, "--d-model", "4096", "--layers", "48"}, dir);
   expect_refusal(m, "xenc-word-order", {"use a smaller --d-model, --layers or --ff"});
 }
 
@@ -319,34 +342,43 @@ TEST(WordOrderLimits, ALongSentenceIsRefusedNamingTheLength) {
 TEST(WordOrderLimits, AnOddDimensionSuggestsTheSchemesThatTakeIt) {
   const std::string dir = out_dir();
   LimitedRun r = run_limited({XENC_APP_WORD_ORDER, "--d-model", "1", "--heads", "1"}, dir);
-  expect_refusal(r, "xenc-word-order", {"even", "--position learned or alibi, which take any size"});
+  expect_refusal(r, "xenc-word-order",
+                 {"even", "--position learned or alibi, which take any size"});
   EXPECT_TRUE(r.out.empty()) << r.out;
-  r = run_limited({XENC_APP_WORD_ORDER, "--d-model", "6", "--heads", "2", "--position", "all"}, dir);
+  r = run_limited({XENC_APP_WORD_ORDER, "--d-model", "6", "--heads", "2", "--position", "all"},
+                  dir);
   expect_refusal(r, "xenc-word-order", {"rope", "use an even --d-model / --heads"});
   EXPECT_TRUE(r.out.empty()) << r.out;  // nothing printed before the refusal
-  r = run_limited({XENC_APP_WORD_ORDER, "--d-model", "1", "--heads", "1", "--position", "learned"}, dir);
+  r = run_limited({XENC_APP_WORD_ORDER, "--d-model", "1", "--heads", "1", "--position", "learned"},
+                  dir);
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
-// ---- xenc-extrapolate ------------------------------------------------------------------------------
+// ---- xenc-extrapolate
+// ------------------------------------------------------------------------------
 
 // The issue's command ended in std::bad_alloc after 7.1 GB: refused from the options.
 TEST(ExtrapolateLimits, AStepOverTheMemoryLimitIsRefusedFromTheOptions) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_EXTRAPOLATE, "--train-length", "256", "--batch-size", "4096",
-                                    "--d-model", "512", "--ff", "4096", "--layers", "12"}, dir);
-  expect_refusal(r, "xenc-extrapolate", {"training needs about", "GiB of memory", "a step on a batch [4096, 256]",
-                                         "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
+  const LimitedRun r = run_limited({XENC_APP_EXTRAPOLATE, "--train-length", "256", "--batch-size",
+                                    "4096", "--d-model", "512", "--ff", "4096", "--layers", "12"},
+                                   dir);
+  expect_refusal(r, "xenc-extrapolate",
+                 {"training needs about", "GiB of memory", "a step on a batch [4096, 256]",
+                  "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 // Extreme settings showed "ETA 79 days": the FLOPs refuse them before the first step.
 TEST(ExtrapolateLimits, DaysOfTrainingAreRefusedUpFront) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_EXTRAPOLATE, "--epochs", "1000", "--train-sequences", "100000",
-                                    "--d-model", "128", "--ff", "512", "--layers", "12", "--heads", "8"}, dir);
-  expect_refusal(r, "xenc-extrapolate", {"training 5 model(s) of 3125000 steps would take about", "days",
-                                         "more than the limit of 10 min (--max-minutes 10)"});
+  const LimitedRun r =
+      run_limited({XENC_APP_EXTRAPOLATE, "--epochs", "1000", "--train-sequences", "100000",
+                   "--d-model", "128", "--ff", "512", "--layers", "12", "--heads", "8"},
+                  dir);
+  expect_refusal(r, "xenc-extrapolate",
+                 {"training 5 model(s) of 3125000 steps would take about", "days",
+                  "more than the limit of 10 min (--max-minutes 10)"});
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
@@ -354,10 +386,13 @@ TEST(ExtrapolateLimits, DaysOfTrainingAreRefusedUpFront) {
 // stops it within its first seconds.
 TEST(ExtrapolateLimits, TheMeasuredRateStopsARunOverTheLimit) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_EXTRAPOLATE, "--d-model", "8", "--heads", "1", "--ff", "8", "--layers",
-                                    "1", "--batch-size", "1", "--max-minutes", "0.05", "--svg-dir", ""}, dir);
-  expect_refusal(r, "xenc-extrapolate", {"this run of 240000 training steps would take about", "measured: ",
-                                         "(--max-minutes 0.05)"});
+  const LimitedRun r =
+      run_limited({XENC_APP_EXTRAPOLATE, "--d-model", "8", "--heads", "1", "--ff", "8", "--layers",
+                   "1", "--batch-size", "1", "--max-minutes", "0.05", "--svg-dir", ""},
+                  dir);
+  expect_refusal(
+      r, "xenc-extrapolate",
+      {"this run of 240000 training steps would take about", "measured: ", "(--max-minutes 0.05)"});
 }
 
 // Piped, a long epoch printed nothing until it ended: now a plain line every plain_every
@@ -385,12 +420,15 @@ TEST(ProgressDisplay, APipeGetsLinesWithinALongEpoch) {
   EXPECT_FALSE(has(text, "\r")) << text;
 }
 
-// ---- xenc-train-order -----------------------------------------------------------------------------
+// ---- xenc-train-order
+// -----------------------------------------------------------------------------
 
 // A tiny task and model: trains in well under a second.
-const std::vector<std::string> kTinyTraining = {"--nouns", "3", "--verbs", "1", "--sentences-per-pair", "1",
-                                                "--epochs", "1", "--d-model", "4", "--heads", "1", "--ff", "4",
-                                                "--layers", "1", "--quiet", "--svg-dir", ""};
+const std::vector<std::string> kTinyTraining = {
+    "--nouns", "3",        "--verbs",   "1",         "--sentences-per-pair",
+    "1",       "--epochs", "1",         "--d-model", "4",
+    "--heads", "1",        "--ff",      "4",         "--layers",
+    "1",       "--quiet",  "--svg-dir", ""};
 
 std::vector<std::string> train_order_args(std::vector<std::string> extra) {
   std::vector<std::string> argv = {XENC_APP_TRAIN_ORDER};
@@ -412,12 +450,16 @@ TEST(TrainOrderLimits, EvaluateOntoTheLoadedCheckpointIsRefused) {
   const std::string dir = out_dir();
   const std::string ck = tiny_checkpoint(dir);
   const std::string before = xenc::test::read_file(ck);
-  for (const std::string& target : {std::string("ck/none.npz"), std::string("./ck/../ck/none.npz")}) {
-    const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--evaluate", target}, dir);
-    expect_refusal(r, "xenc-train-order", {"--evaluate " + target + " names the checkpoint given to --load"});
+  for (const std::string& target :
+       {std::string("ck/none.npz"), std::string("./ck/../ck/none.npz")}) {
+    const LimitedRun r =
+        run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--evaluate", target}, dir);
+    expect_refusal(r, "xenc-train-order",
+                   {"--evaluate " + target + " names the checkpoint given to --load"});
   }
   EXPECT_EQ(xenc::test::read_file(ck), before);
-  const LimitedRun ok = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--evaluate", "eval.npz"}, dir);
+  const LimitedRun ok =
+      run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--evaluate", "eval.npz"}, dir);
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
@@ -445,15 +487,19 @@ std::string longest_sentence() { return std::string(131000, '.'); }
 TEST(TrainOrderLimits, ALongSentenceIsRefusedBeforeTheCheckpointLoads) {
   const std::string dir = out_dir();
   wide_checkpoint(dir);
-  LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", longest_sentence()}, dir);
-  expect_refusal(r, "xenc-train-order", {"this sentence needs about", "T = 131000 tokens through D = 16, F = 4096",
-                                         "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
+  LimitedRun r = run_limited(
+      {XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", longest_sentence()}, dir);
+  expect_refusal(r, "xenc-train-order",
+                 {"this sentence needs about", "T = 131000 tokens through D = 16, F = 4096",
+                  "more than the limit of 1.0 GiB (--max-memory-mb 1024)"});
   std::string sentence;
   for (int i = 0; i < 40000; ++i) sentence += i ? " a" : "a";
-  r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", sentence, "--max-memory-mb", "256"},
+  r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", sentence,
+                   "--max-memory-mb", "256"},
                   dir);
-  expect_refusal(r, "xenc-train-order", {"this sentence needs about", "T = 40000 tokens",
-                                         "more than the limit of 256.0 MiB (--max-memory-mb 256)"});
+  expect_refusal(r, "xenc-train-order",
+                 {"this sentence needs about", "T = 40000 tokens",
+                  "more than the limit of 256.0 MiB (--max-memory-mb 256)"});
 }
 
 // Where memory allows the 131,000 tokens, their time is decided first: 131,000² scores per
@@ -461,10 +507,12 @@ TEST(TrainOrderLimits, ALongSentenceIsRefusedBeforeTheCheckpointLoads) {
 TEST(TrainOrderLimits, ALongSentenceIsRefusedByItsTime) {
   const std::string dir = out_dir();
   tiny_checkpoint(dir);
-  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence", longest_sentence(),
-                                    "--max-minutes", "0.01"}, dir);
-  expect_refusal(r, "xenc-train-order", {"this sentence would take about", "T = 131000 tokens",
-                                         "attention takes T² time per head", "(--max-minutes 0.01)"});
+  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence",
+                                    longest_sentence(), "--max-minutes", "0.01"},
+                                   dir);
+  expect_refusal(r, "xenc-train-order",
+                 {"this sentence would take about", "T = 131000 tokens",
+                  "attention takes T² time per head", "(--max-minutes 0.01)"});
 }
 
 // Weights that make the logits overflow (3e38 everywhere in the head: finite, so the loader
@@ -477,10 +525,12 @@ TEST(TrainOrderLimits, NonFiniteLogitsFailLoudly) {
   w.fill(3e38f);
   members["head.weight"] = xenc::format_npy(w);
   xenc::save_npz_members(dir + "/huge.npz", members);
-  LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "huge.npz", "--evaluate", "eval.npz"}, dir);
+  LimitedRun r =
+      run_limited({XENC_APP_TRAIN_ORDER, "--load", "huge.npz", "--evaluate", "eval.npz"}, dir);
   expect_refusal(r, "xenc-train-order", {"the model's logits are not finite"});
   EXPECT_FALSE(has(r.out, "accuracy")) << r.out;
-  r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "huge.npz", "--sentence", "the cat saw the dog"}, dir);
+  r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "huge.npz", "--sentence", "the cat saw the dog"},
+                  dir);
   expect_refusal(r, "xenc-train-order", {"the model's logits are not finite"});
 }
 
@@ -491,7 +541,9 @@ TEST(TrainOrderLimits, SettingsAndDirectoriesAreCheckedBeforeTraining) {
   LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--d-model", "30", "--heads", "2"}, dir);
   expect_refusal(r, "xenc-train-order", {"--position rope: d_model / nhead = 30 / 2 = 15"});
   EXPECT_TRUE(r.out.empty()) << r.out;
-  r = run_limited({XENC_APP_TRAIN_ORDER, "--nouns", "3", "--verbs", "1", "--epochs", "1", "--svg-dir", "/proc/x"}, dir);
+  r = run_limited({XENC_APP_TRAIN_ORDER, "--nouns", "3", "--verbs", "1", "--epochs", "1",
+                   "--svg-dir", "/proc/x"},
+                  dir);
   expect_refusal(r, "xenc-train-order", {"\"/proc/x\": cannot create director"});
   EXPECT_TRUE(r.out.empty()) << r.out;
   r = run_limited({XENC_APP_TRAIN_ORDER, "--seed", "-1"}, dir);
@@ -504,7 +556,8 @@ TEST(TrainOrderLimits, AFailedWriteToStdoutExitsNonZero) {
   const std::string dir = out_dir();
   std::string args;
   for (const auto& a : kTinyTraining) args += " '" + a + "'";
-  const xenc::test::RunResult r = xenc::test::run_program(XENC_APP_TRAIN_ORDER, args + " --schemes none >/dev/full", dir);
+  const xenc::test::RunResult r =
+      xenc::test::run_program(XENC_APP_TRAIN_ORDER, args + " --schemes none >/dev/full", dir);
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_TRUE(has(r.err, "writing to standard output failed")) << r.err;
 }
@@ -513,9 +566,11 @@ TEST(TrainOrderLimits, AFailedWriteToStdoutExitsNonZero) {
 // measured rate refuses it within its first seconds.
 TEST(TrainOrderLimits, TheMeasuredRateStopsARunOverTheLimit) {
   const std::string dir = out_dir();
-  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--epochs", "200", "--max-minutes", "1", "--quiet",
-                                    "--svg-dir", ""}, dir);
-  expect_refusal(r, "xenc-train-order", {"training steps would take about", "measured: ", "(--max-minutes 1)"});
+  const LimitedRun r = run_limited(
+      {XENC_APP_TRAIN_ORDER, "--epochs", "200", "--max-minutes", "1", "--quiet", "--svg-dir", ""},
+      dir);
+  expect_refusal(r, "xenc-train-order",
+                 {"training steps would take about", "measured: ", "(--max-minutes 1)"});
 }
 
 // ---- every app's numeric options at their extremes --------------------------------------------
@@ -524,7 +579,8 @@ TEST(TrainOrderLimits, TheMeasuredRateStopsARunOverTheLimit) {
 // options at their highest together. Whatever the program does (run, or refuse), it ends by
 // itself within the timeout, under 1 GiB of resident memory (and the 1.5 GiB address-space cap),
 // with exit 0 or exit 1 and "<program>: error: ...", never a raw library message or a signal.
-using Options = std::vector<std::pair<std::string, std::string>>;  // {"--d-model", "8"}; value "" for a flag
+using Options =
+    std::vector<std::pair<std::string, std::string>>;  // {"--d-model", "8"}; value "" for a flag
 
 void run_extremes(const char* exe, const std::string& name, const Options& base,
                   const std::vector<std::pair<std::string, std::vector<std::string>>>& options,
@@ -574,19 +630,23 @@ const std::vector<std::string> kMemory = {"16", "16777216"};
 TEST(Extremes, Encode) {
   const EncodeRun e;
   e.input(xt::zeros<float>({std::size_t(2), std::size_t(5), std::size_t(8)}));
-  run_extremes(XENC_APP_ENCODE, "xenc-encode",
-               {{"--weights", "w.npz"}, {"--heads", "2"}, {"--input", "x.npy"}, {"--output", "y.npy"}},
-               {{"--heads", {"1", "65536"}},
-                {"--layer-norm-eps", {"1e-38", "3.4e38"}},
-                {"--max-memory-mb", kMemory},
-                {"--max-minutes", {"1e-30", "3.4e38"}}},
-               {{"--heads", "65536"}, {"--layer-norm-eps", "3.4e38"}}, e.dir);
+  run_extremes(
+      XENC_APP_ENCODE, "xenc-encode",
+      {{"--weights", "w.npz"}, {"--heads", "2"}, {"--input", "x.npy"}, {"--output", "y.npy"}},
+      {{"--heads", {"1", "65536"}},
+       {"--layer-norm-eps", {"1e-38", "3.4e38"}},
+       {"--max-memory-mb", kMemory},
+       {"--max-minutes", {"1e-30", "3.4e38"}}},
+      {{"--heads", "65536"}, {"--layer-norm-eps", "3.4e38"}}, e.dir);
 }
 
 TEST(Extremes, InitEncoder) {
   const std::string dir = out_dir();
   run_extremes(XENC_APP_INIT_ENCODER, "xenc-init-encoder",
-               {{"--d-model", "8"}, {"--heads", "2"}, {"--dim-feedforward", "16"}, {"--output", "w.npz"},
+               {{"--d-model", "8"},
+                {"--heads", "2"},
+                {"--dim-feedforward", "16"},
+                {"--output", "w.npz"},
                 {"--max-minutes", "0.05"}},
                {{"--layers", {"1", "48"}},
                 {"--d-model", {"2", "4096"}},
@@ -597,7 +657,10 @@ TEST(Extremes, InitEncoder) {
                 {"--layer-norm-eps", {"1e-38", "3.4e38"}},
                 {"--max-memory-mb", kMemory},
                 {"--max-minutes", {"1e-30", "3.4e38"}}},
-               {{"--layers", "48"}, {"--d-model", "4096"}, {"--heads", "256"}, {"--dim-feedforward", "65536"},
+               {{"--layers", "48"},
+                {"--d-model", "4096"},
+                {"--heads", "256"},
+                {"--dim-feedforward", "65536"},
                 {"--train-steps", "100000"}},
                dir);
 }
@@ -611,7 +674,11 @@ TEST(Extremes, AttentionMap) {
                 {"--seed", kSeeds},
                 {"--max-output-mb", {"1", "100000"}},
                 {"--max-memory-mb", kMemory}},
-               {{"--d-model", "4096"}, {"--heads", "256"}, {"--layers", "48"}, {"--max-output-mb", "100000"}}, dir);
+               {{"--d-model", "4096"},
+                {"--heads", "256"},
+                {"--layers", "48"},
+                {"--max-output-mb", "100000"}},
+               dir);
 }
 
 TEST(Extremes, PeHeatmap) {
@@ -622,19 +689,22 @@ TEST(Extremes, PeHeatmap) {
                 {"--dims", {"0", "8191"}},
                 {"--max-output-mb", {"1", "100000"}},
                 {"--max-memory-mb", kMemory}},
-               {{"--positions", "10000"}, {"--d-model", "8192"}, {"--max-output-mb", "100000"}}, dir);
+               {{"--positions", "10000"}, {"--d-model", "8192"}, {"--max-output-mb", "100000"}},
+               dir);
 }
 
 TEST(Extremes, PeProperties) {
   const std::string dir = out_dir();
-  run_extremes(XENC_APP_PE_PROPERTIES, "xenc-pe-properties", {},
-               {{"--d-model", {"1", "4096"}}, {"--positions", {"2", "4000"}}, {"--shift", {"0", "3999"}}},
-               {{"--d-model", "4096"}, {"--positions", "4000"}, {"--shift", "3999"}}, dir);
+  run_extremes(
+      XENC_APP_PE_PROPERTIES, "xenc-pe-properties", {},
+      {{"--d-model", {"1", "4096"}}, {"--positions", {"2", "4000"}}, {"--shift", {"0", "3999"}}},
+      {{"--d-model", "4096"}, {"--positions", "4000"}, {"--shift", "3999"}}, dir);
 }
 
 TEST(Extremes, PePitfalls) {
   const std::string dir = out_dir();
-  run_extremes(XENC_APP_PE_PITFALLS, "xenc-pe-pitfalls", {}, {{"--only", {"0", "5"}}}, {{"--only", "5"}}, dir);
+  run_extremes(XENC_APP_PE_PITFALLS, "xenc-pe-pitfalls", {}, {{"--only", {"0", "5"}}},
+               {{"--only", "5"}}, dir);
 }
 
 TEST(Extremes, WordOrder) {
@@ -645,7 +715,8 @@ TEST(Extremes, WordOrder) {
                 {"--layers", {"1", "48"}},
                 {"--ff", {"0", "65536"}},
                 {"--seed", kSeeds}},
-               {{"--d-model", "4096"}, {"--heads", "256"}, {"--layers", "48"}, {"--ff", "65536"}}, dir);
+               {{"--d-model", "4096"}, {"--heads", "256"}, {"--layers", "48"}, {"--ff", "65536"}},
+               dir);
 }
 
 using Extremes = std::vector<std::pair<std::string, std::vector<std::string>>>;
@@ -675,9 +746,17 @@ Extremes with_training_extremes(Extremes task) {
 TEST(Extremes, TrainOrder) {
   const std::string dir = out_dir();
   run_extremes(XENC_APP_TRAIN_ORDER, "xenc-train-order",
-               {{"--nouns", "3"}, {"--verbs", "1"}, {"--sentences-per-pair", "1"}, {"--epochs", "1"},
-                {"--d-model", "4"}, {"--heads", "1"}, {"--ff", "4"}, {"--layers", "1"}, {"--quiet", ""},
-                {"--svg-dir", ""}, {"--max-minutes", "0.05"}},
+               {{"--nouns", "3"},
+                {"--verbs", "1"},
+                {"--sentences-per-pair", "1"},
+                {"--epochs", "1"},
+                {"--d-model", "4"},
+                {"--heads", "1"},
+                {"--ff", "4"},
+                {"--layers", "1"},
+                {"--quiet", ""},
+                {"--svg-dir", ""},
+                {"--max-minutes", "0.05"}},
                with_training_extremes({{"--nouns", {"3", "24"}},
                                        {"--verbs", {"1", "12"}},
                                        {"--sentences-per-pair", {"1", "100"}},
@@ -685,17 +764,32 @@ TEST(Extremes, TrainOrder) {
                                        {"--passive", {"0", "1"}},
                                        {"--adjectives", {"0", "1"}},
                                        {"--dropout", {"0", "0.9"}}}),
-               {{"--nouns", "24"}, {"--verbs", "12"}, {"--sentences-per-pair", "100"}, {"--d-model", "512"},
-                {"--heads", "64"}, {"--ff", "4096"}, {"--layers", "12"}, {"--epochs", "1000"}, {"--batch-size", "4096"}},
+               {{"--nouns", "24"},
+                {"--verbs", "12"},
+                {"--sentences-per-pair", "100"},
+                {"--d-model", "512"},
+                {"--heads", "64"},
+                {"--ff", "4096"},
+                {"--layers", "12"},
+                {"--epochs", "1000"},
+                {"--batch-size", "4096"}},
                dir);
 }
 
 TEST(Extremes, Extrapolate) {
   const std::string dir = out_dir();
   run_extremes(XENC_APP_EXTRAPOLATE, "xenc-extrapolate",
-               {{"--train-sequences", "50"}, {"--test-sequences", "10"}, {"--test-lengths", "8,16"}, {"--epochs", "1"},
-                {"--d-model", "8"}, {"--heads", "1"}, {"--ff", "8"}, {"--layers", "1"}, {"--quiet", ""},
-                {"--svg-dir", ""}, {"--max-minutes", "0.05"}},
+               {{"--train-sequences", "50"},
+                {"--test-sequences", "10"},
+                {"--test-lengths", "8,16"},
+                {"--epochs", "1"},
+                {"--d-model", "8"},
+                {"--heads", "1"},
+                {"--ff", "8"},
+                {"--layers", "1"},
+                {"--quiet", ""},
+                {"--svg-dir", ""},
+                {"--max-minutes", "0.05"}},
                with_training_extremes({{"--symbols", {"2", "1000"}},
                                        {"--offset", {"1", "64"}},
                                        {"--train-length", {"2", "256"}},
@@ -705,9 +799,16 @@ TEST(Extremes, Extrapolate) {
                                        {"--test-lengths", {"2", "1024"}},
                                        {"--learned-max-len", {"0", "1024"}},
                                        {"--tolerance", {"0.1", "50"}}}),
-               {{"--train-length", "256"}, {"--batch-size", "4096"}, {"--d-model", "512"}, {"--ff", "4096"},
-                {"--layers", "12"}, {"--heads", "64"}, {"--epochs", "1000"}, {"--train-sequences", "100000"},
-                {"--test-lengths", "1024"}, {"--symbols", "1000"}},
+               {{"--train-length", "256"},
+                {"--batch-size", "4096"},
+                {"--d-model", "512"},
+                {"--ff", "4096"},
+                {"--layers", "12"},
+                {"--heads", "64"},
+                {"--epochs", "1000"},
+                {"--train-sequences", "100000"},
+                {"--test-lengths", "1024"},
+                {"--symbols", "1000"}},
                dir);
 }
 

@@ -19,7 +19,8 @@ const std::string kSmall =
     "--layers 1 --batch-size 16 --warmup 5 --lr 0.01";
 
 bool well_formed_xml(const std::string& path) {
-  xmlDocPtr doc = xmlReadFile(path.c_str(), nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlDocPtr doc =
+      xmlReadFile(path.c_str(), nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
   if (!doc) return false;
   xmlFreeDoc(doc);
   return true;
@@ -35,7 +36,8 @@ TEST(TrainOrder, JsonHasEverySchemeAndTheCeilingHolds) {
   const json j = json::parse(r.out);
   const auto& kinds = xenc::all_position_kinds();
   ASSERT_EQ(j["schemes"].size(), kinds.size());
-  for (std::size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ(j["schemes"][i]["name"], xenc::to_string(kinds[i]));
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    EXPECT_EQ(j["schemes"][i]["name"], xenc::to_string(kinds[i]));
   // 6 nouns: 15 pairs, 3 held out; 2 sentences per ordered pair, each with its mirror
   EXPECT_EQ(j["data"]["heldout_sentences"], 3 * 2 * 2 * 2);
   EXPECT_EQ(j["data"]["train_sentences"], 12 * 2 * 2 * 2);
@@ -101,7 +103,9 @@ TEST(TrainOrder, SaveThenLoadPredictsRoles) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/ckpt/" + s + ".npz")) << s;
   const Result t = run("--load ckpt/learned.npz --sentence 'the cat saw the zebra'", dir);
   ASSERT_EQ(t.status, 0) << t.err;
-  EXPECT_NE(t.out.find("note: \"zebra\" is not in the vocabulary: read as <unk>"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("note: \"zebra\" is not in the vocabulary: read as <unk>"),
+            std::string::npos)
+      << t.out;
   EXPECT_NE(t.out.find("P(agent)"), std::string::npos);
   const Result r = run("--load ckpt/learned.npz --json --sentence 'the cat saw the zebra'", dir);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -122,9 +126,11 @@ TEST(TrainOrder, SaveThenLoadPredictsRoles) {
 // (position), and "cat" gets another P(agent) when it moves, which no model without positions does.
 TEST(TrainOrder, RopeAndAlibiCheckpointsLoadWithTheirScheme) {
   const std::string dir = out_dir();
-  ASSERT_EQ(run(kSmall + " --quiet --svg-dir '' --save ckpt --schemes none,rope,alibi", dir).status, 0);
+  ASSERT_EQ(run(kSmall + " --quiet --svg-dir '' --save ckpt --schemes none,rope,alibi", dir).status,
+            0);
   auto p_agent_of_cat = [&](const std::string& scheme, const std::string& sentence, std::size_t t) {
-    const Result r = run("--load ckpt/" + scheme + ".npz --json --sentence '" + sentence + "'", dir);
+    const Result r =
+        run("--load ckpt/" + scheme + ".npz --json --sentence '" + sentence + "'", dir);
     EXPECT_EQ(r.status, 0) << r.err;
     const json j = json::parse(r.out);
     EXPECT_EQ(j["position"], scheme);
@@ -137,8 +143,10 @@ TEST(TrainOrder, RopeAndAlibiCheckpointsLoadWithTheirScheme) {
     const double second = p_agent_of_cat(scheme, "the dog chased the cat", 4);
     // equal to float rounding without positions; clearly more apart (this small model trains
     // little: alibi's gap is about 1e-4) with them
-    if (scheme == "none") EXPECT_NEAR(first, second, xenc::test::kEquivariantProbability);
-    else EXPECT_GT(std::abs(first - second), xenc::test::kPositionsMoveProbability);
+    if (scheme == "none")
+      EXPECT_NEAR(first, second, xenc::test::kEquivariantProbability);
+    else
+      EXPECT_GT(std::abs(first - second), xenc::test::kPositionsMoveProbability);
   }
 }
 
@@ -148,9 +156,11 @@ TEST(TrainOrder, BadInputGetsAMessageAndNonZeroExit) {
   struct Case {
     std::string args, message;
   };
-  const std::string plain_state_dict = std::string(XENC_SOURCE_DIR) + "/tests/io/data/post_relu_l2_h2.npz";
+  const std::string plain_state_dict =
+      std::string(XENC_SOURCE_DIR) + "/tests/io/data/post_relu_l2_h2.npz";
   for (const Case& c : std::vector<Case>{
-           {"--load ckpt/learned.npz --sentence '  '", "--sentence is empty, expected at least one word"},
+           {"--load ckpt/learned.npz --sentence '  '",
+            "--sentence is empty, expected at least one word"},
            {"--load missing.npz --sentence 'the cat'", "missing.npz"},
            {"--load '" + plain_state_dict + "' --sentence 'the cat'", "not an xencoder checkpoint"},
            {"--load ckpt/learned.npz", "--load needs --sentence"},
@@ -163,7 +173,8 @@ TEST(TrainOrder, BadInputGetsAMessageAndNonZeroExit) {
            {"--lr 0", "--lr"}}) {
     const Result r = run(c.args, dir);
     EXPECT_NE(r.status, 0) << c.args;
-    EXPECT_NE((r.err + r.out).find(c.message), std::string::npos) << c.args << "\n" << r.err << r.out;
+    EXPECT_NE((r.err + r.out).find(c.message), std::string::npos) << c.args << "\n"
+                                                                  << r.err << r.out;
   }
   const Result v = run("--version", dir);
   EXPECT_EQ(v.status, 0);

@@ -15,9 +15,13 @@ TEST(TrainOrderDefaults, MeetTheAccuracyTargets) {
     const std::string name = s["name"];
     const double acc = s["heldout"]["accuracy"];
     RecordProperty(name + "_heldout_accuracy", std::to_string(acc));
-    if (name == "none") EXPECT_LE(acc, 0.55);
-    else EXPECT_GE(acc, 0.98) << name;  // every scheme with positions (sinusoidal, learned, rope, alibi)
+    if (name == "none")
+      EXPECT_LE(acc, 0.55);
+    else
+      EXPECT_GE(acc, 0.98)
+          << name;  // every scheme with positions (sinusoidal, learned, rope, alibi)
   }
   RecordProperty("total_seconds", std::to_string(j["total_seconds"].get<double>()));
-  std::printf("xenc-train-order defaults: %.1f s of training in total\n", j["total_seconds"].get<double>());
+  std::printf("xenc-train-order defaults: %.1f s of training in total\n",
+              j["total_seconds"].get<double>());
 }

@@ -18,7 +18,9 @@ using word_order::Match;
 using word_order::Run;
 using word_order::Stage;
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 // A run whose every cosine (each word, the sentence) at every stage is `c`.
 Run flat_run(const std::string& scheme, std::size_t words, double c, bool in_attention = false) {
@@ -42,7 +44,8 @@ std::string text_of(const word_order::Result& r) {
   return flat;
 }
 
-word_order::Options options(const std::string& a, const std::string& b, const std::string& position) {
+word_order::Options options(const std::string& a, const std::string& b,
+                            const std::string& position) {
   word_order::Options o;
   o.a = a;
   o.b = b;
@@ -118,7 +121,8 @@ TEST(WordOrderNarration, AReversalIsNamed) {
 // (position 4), so alibi's encoder, which cannot tell a sentence from its reverse, gives 1
 // everywhere, and the narration names the reversal.
 TEST(WordOrderExperiment, RepeatedWordsAreMatchedByTheReversal) {
-  const auto r = word_order::run_experiment(options("the cat chased the mouse", "mouse the chased cat the", "alibi"));
+  const auto r = word_order::run_experiment(
+      options("the cat chased the mouse", "mouse the chased cat the", "alibi"));
   ASSERT_TRUE(r.reversed);
   ASSERT_EQ(r.matches.size(), 5u);
   for (const Match& m : r.matches) EXPECT_EQ(m.pos_b, 4 - m.pos_a) << m.key;
@@ -131,7 +135,8 @@ TEST(WordOrderExperiment, RepeatedWordsAreMatchedByTheReversal) {
 // A repeated word that keeps its place is matched with itself ("the" at 0 and 3 in both), not
 // by occurrence order, when the other words move.
 TEST(WordOrderExperiment, RepeatedWordsKeepTheirPlaceWhenTheyCan) {
-  const auto r = word_order::run_experiment(options("the dog bit the man", "the man bit the dog", "sinusoidal"));
+  const auto r = word_order::run_experiment(
+      options("the dog bit the man", "the man bit the dog", "sinusoidal"));
   for (const Match& m : r.matches)
     if (m.key == "the" || m.key == "the#2" || m.key == "bit") EXPECT_EQ(m.pos_a, m.pos_b) << m.key;
   // "the" is at 0 and 2 in A, at 2 and 3 in B: the one at 2 did not move and is paired with
@@ -148,10 +153,12 @@ TEST(WordOrderExperiment, RepeatedWordsKeepTheirPlaceWhenTheyCan) {
 
 // One shared word is "1 shared word", not "1 shared words" (issue #17).
 TEST(WordOrderExperiment, OneSharedWordIsSingular) {
-  const std::string t = text_of(word_order::run_experiment(options("cat sat", "dog sat", "sinusoidal")));
+  const std::string t =
+      text_of(word_order::run_experiment(options("cat sat", "dog sat", "sinusoidal")));
   EXPECT_TRUE(has(t, "the 1 shared word only")) << t;
   EXPECT_FALSE(has(t, "1 shared words")) << t;
-  const std::string two = text_of(word_order::run_experiment(options("cat sat down", "dog sat down", "none")));
+  const std::string two =
+      text_of(word_order::run_experiment(options("cat sat down", "dog sat down", "none")));
   EXPECT_TRUE(has(two, "the 2 shared words only")) << two;
 }
 

@@ -22,10 +22,13 @@ TEST(Error, CheckShapeNamesWhereWhatAndBothShapes) {
   const Tensor3 x = xt::zeros<float>({2, 5, 7});
   EXPECT_NO_THROW(check_shape("f", "x", x, {2, any_dim, 7}, "[B, T, 7]"));
   try {
-    check_shape("MultiheadAttention.forward", "query", x, {any_dim, any_dim, 8}, "[B, T, D] with D = 8");
+    check_shape("MultiheadAttention.forward", "query", x, {any_dim, any_dim, 8},
+                "[B, T, D] with D = 8");
     FAIL() << "expected shape_error";
   } catch (const shape_error& e) {
-    EXPECT_STREQ(e.what(), "MultiheadAttention.forward: query has shape [2, 5, 7], expected [B, T, D] with D = 8");
+    EXPECT_STREQ(
+        e.what(),
+        "MultiheadAttention.forward: query has shape [2, 5, 7], expected [B, T, D] with D = 8");
   }
   // the wrong rank is an error too, and shape_error is a std::invalid_argument
   EXPECT_THROW(check_shape("f", "x", x, {2, 5}, "[B, T]"), std::invalid_argument);

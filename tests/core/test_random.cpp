@@ -53,7 +53,8 @@ TEST(Rng, MatchesNumPyMt19937AndTheDocumentedTransforms) {
     const auto u = xenc::test::tensor<1>(values["uniform"]);
     for (std::size_t i = 0; i < u.size(); ++i) EXPECT_EQ(uniforms.uniform(), u(i)) << i;
     const auto z = xenc::test::tensor<1>(values["normal"]);
-    for (std::size_t i = 0; i < z.size(); ++i) EXPECT_NEAR(normals.normal(), z(i), xenc::test::kOpAtol) << i;
+    for (std::size_t i = 0; i < z.size(); ++i)
+      EXPECT_NEAR(normals.normal(), z(i), xenc::test::kOpAtol) << i;
   }
 }
 

@@ -149,7 +149,8 @@ TEST(PositionTasks, RuleNamesRoundTrip) {
     parse_position_rule("reverse");
     FAIL() << "no error";
   } catch (const config_error& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown rule \"reverse\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown rule \"reverse\""), std::string::npos)
+        << e.what();
   }
 }
 
@@ -162,17 +163,20 @@ TEST(PositionTasks, BadConfigNamesRuleAndValue) {
   EXPECT_EQ(message_of(c), "make_position_task: offset is 0, expected 1...64");
   c = PositionTaskConfig{};
   c.offset = 4;  // neighbour_sum needs 9, the default min_length is 8
-  EXPECT_EQ(message_of(c), "make_position_task: min_length is 8, expected >= 9 (neighbour_sum "
-                           "needs 2k + 1 with k = 4 for one labelled position)");
+  EXPECT_EQ(message_of(c),
+            "make_position_task: min_length is 8, expected >= 9 (neighbour_sum "
+            "needs 2k + 1 with k = 4 for one labelled position)");
   c.rule = PositionRule::copy_left;  // needs 5
   EXPECT_EQ(message_of(c), "(no error)");
   c.min_length = 4;
-  EXPECT_EQ(message_of(c), "make_position_task: min_length is 4, expected >= 5 (copy_left needs "
-                           "k + 1 with k = 4 for one labelled position)");
+  EXPECT_EQ(message_of(c),
+            "make_position_task: min_length is 4, expected >= 5 (copy_left needs "
+            "k + 1 with k = 4 for one labelled position)");
   c = PositionTaskConfig{};
   c.max_length = 7;
-  EXPECT_EQ(message_of(c), "make_position_task: max_length is 7, expected 8...100000 "
-                           "(min_length...100000)");
+  EXPECT_EQ(message_of(c),
+            "make_position_task: max_length is 7, expected 8...100000 "
+            "(min_length...100000)");
   c = PositionTaskConfig{};
   c.num_sequences = 0;
   EXPECT_EQ(message_of(c), "make_position_task: num_sequences is 0, expected 1...10000000");

@@ -52,8 +52,10 @@ TEST(WordRoles, LabelsSitOnTheNouns) {
       ASSERT_EQ(s.tokens.size(), s.labels.size());
       std::map<std::int64_t, std::string> by_label;
       for (std::size_t t = 0; t < s.tokens.size(); ++t)
-        if (s.labels[t] != kIgnoreIndex) by_label[s.labels[t]] = s.tokens[t];
-        else EXPECT_EQ(std::count(d.nouns.begin(), d.nouns.end(), s.tokens[t]), 0) << join(s.tokens);
+        if (s.labels[t] != kIgnoreIndex)
+          by_label[s.labels[t]] = s.tokens[t];
+        else
+          EXPECT_EQ(std::count(d.nouns.begin(), d.nouns.end(), s.tokens[t]), 0) << join(s.tokens);
       EXPECT_EQ(by_label.size(), 2u) << join(s.tokens);
       EXPECT_EQ(by_label[std::int64_t(Role::agent)], s.agent) << join(s.tokens);
       EXPECT_EQ(by_label[std::int64_t(Role::patient)], s.patient) << join(s.tokens);
@@ -93,7 +95,8 @@ TEST(WordRoles, HeldOutPairsAreNeverSeenTogetherInTraining) {
     EXPECT_EQ(held.count(unordered(s.agent, s.patient)), 0u) << join(s.tokens);
     trained.insert(s.agent);
   }
-  for (const auto& s : d.test) EXPECT_EQ(held.count(unordered(s.agent, s.patient)), 1u) << join(s.tokens);
+  for (const auto& s : d.test)
+    EXPECT_EQ(held.count(unordered(s.agent, s.patient)), 1u) << join(s.tokens);
   EXPECT_EQ(trained.size(), d.nouns.size());
 }
 
@@ -138,13 +141,15 @@ TEST(WordRoles, WithoutPositionsMirrorsGetIdenticalLogits) {
     const auto t0 = std::find(s.tokens.begin(), s.tokens.end(), noun) - s.tokens.begin();
     const auto t1 = std::find(m.tokens.begin(), m.tokens.end(), noun) - m.tokens.begin();
     EXPECT_NE(b.labels(0, t0), b.labels(1, t1));
-    for (std::size_t k = 0; k < 2; ++k) EXPECT_NEAR(logits(0, t0, k), logits(1, t1, k), kEquivariance) << noun;
+    for (std::size_t k = 0; k < 2; ++k)
+      EXPECT_NEAR(logits(0, t0, k), logits(1, t1, k), kEquivariance) << noun;
   }
 }
 
 TEST(Batching, ShuffleIsASeededPermutation) {
   Rng r1(3), r2(3), r3(4);
-  const auto a = shuffled_indices(50, r1), b = shuffled_indices(50, r2), c = shuffled_indices(50, r3);
+  const auto a = shuffled_indices(50, r1), b = shuffled_indices(50, r2),
+             c = shuffled_indices(50, r3);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   auto sorted = a;
@@ -161,8 +166,8 @@ TEST(Batching, ShuffleIsASeededPermutation) {
 TEST(Batching, PadsWithMaskAndIgnoredLabels) {
   Vocabulary v;
   for (const char* w : {"the", "cat", "ran"}) v.add(w);
-  const std::vector<LabelledSentence> data = {{{"the", "cat", "ran"}, {kIgnoreIndex, 0, kIgnoreIndex}},
-                                              {{"cat", "zebra"}, {1, 0}}};
+  const std::vector<LabelledSentence> data = {
+      {{"the", "cat", "ran"}, {kIgnoreIndex, 0, kIgnoreIndex}}, {{"cat", "zebra"}, {1, 0}}};
   const LabelledBatch b = make_batch(data, {1, 0}, v);
   EXPECT_EQ(b.ids, (Index2{{3, Vocabulary::unk_id, Vocabulary::pad_id}, {2, 3, 4}}));
   EXPECT_EQ(b.padding_mask, (Mask2{{false, false, true}, {false, false, false}}));

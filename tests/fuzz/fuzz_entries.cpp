@@ -26,7 +26,8 @@ std::string as_string(const std::uint8_t* data, std::size_t size) {
 
 // Bitwise equality (NaN payloads included).
 bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
-  return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  return a.shape() == b.shape() &&
+         (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 }  // namespace
@@ -66,7 +67,8 @@ void npz(const std::uint8_t* data, std::size_t size) {
   try {
     const xenc::StateDict state = xenc::parse_npz(bytes, "fuzz.npz");
     for (const auto& kv : state)
-      check(same_bits(xenc::parse_npy(xenc::format_npy(kv.second), kv.first), kv.second), "member round trip");
+      check(same_bits(xenc::parse_npy(xenc::format_npy(kv.second), kv.first), kv.second),
+            "member round trip");
   } catch (const std::invalid_argument&) {
   }
 }
@@ -90,7 +92,8 @@ void checkpoint(const std::uint8_t* data, std::size_t size) {
     const xenc::LoadedCheckpoint ck = xenc::parse_checkpoint(bytes, "fuzz.npz");
     check(ck.vocab.size() == ck.meta.config.vocab_size, "vocabulary of config.vocab_size tokens");
     for (const auto& label : ck.meta.labels)
-      for (const char c : label) check(static_cast<unsigned char>(c) >= 0x20 && c != 0x7F, "printable labels");
+      for (const char c : label)
+        check(static_cast<unsigned char>(c) >= 0x20 && c != 0x7F, "printable labels");
     const xenc::Index2 ids = xt::ones<std::int64_t>({std::size_t(1), std::size_t(2)});
     const xenc::Tensor3 y = ck.model->forward(ids);
     check(y.shape(2) == ck.meta.labels.size(), "one logit per label");
@@ -104,13 +107,15 @@ void tokenizer(const std::uint8_t* data, std::size_t size) {
     const auto tokens = xenc::tokenize(text);
     for (const auto& t : tokens) {
       check(!t.empty(), "no empty token");
-      xenc::check_utf8(t, "token");  // every token is valid UTF-8 (an encoding_error would escape as a finding below)
+      xenc::check_utf8(t, "token");  // every token is valid UTF-8 (an encoding_error would escape
+                                     // as a finding below)
     }
     const std::string folded = xenc::fold_case(text);
     check(xenc::fold_case(folded) == folded, "NFKC_Casefold is idempotent");
     const auto vocab = xenc::Vocabulary::from_texts({text});
     // the length limit raised to the input's (16 KiB of fuzz input holds more than
-    // kMaxSequenceLength tokens; the limit itself: Vocabulary.EncodeBatchRefusesASentenceOverMaxLength)
+    // kMaxSequenceLength tokens; the limit itself:
+    // Vocabulary.EncodeBatchRefusesASentenceOverMaxLength)
     const auto batch = vocab.encode_batch({text, "cat"}, std::max<std::size_t>(tokens.size(), 1));
     check(batch.ids.shape()[1] == std::max<std::size_t>(tokens.size(), 1), "T = longest sentence");
     for (std::size_t t = 0; t < tokens.size(); ++t) {

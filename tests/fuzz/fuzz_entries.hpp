@@ -31,7 +31,8 @@ void tokenizer(const std::uint8_t* data, std::size_t size);
 
 /// The harness names, as directories under tests/fuzz/corpus and tests/fuzz/regressions.
 inline const std::vector<std::string>& harness_names() {
-  static const std::vector<std::string> names{"npy", "npz", "state_dict", "checkpoint", "tokenizer"};
+  static const std::vector<std::string> names{"npy", "npz", "state_dict", "checkpoint",
+                                              "tokenizer"};
   return names;
 }
 

@@ -56,7 +56,8 @@ class FuzzInputs : public ::testing::TestWithParam<std::string> {};
 TEST_P(FuzzInputs, ReplayWithoutFindings) {
   const std::string harness = GetParam();
   const auto files = inputs_of(harness);
-  ASSERT_FALSE(files.empty()) << "no committed inputs for " << harness << " (run tests/fuzz/make_corpus.py)";
+  ASSERT_FALSE(files.empty()) << "no committed inputs for " << harness
+                              << " (run tests/fuzz/make_corpus.py)";
   const auto entry = xenc_fuzz::entry_for(harness);
   for (const auto& f : files) {
     SCOPED_TRACE(f.string());

@@ -20,11 +20,13 @@ extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, st
 namespace xenc_fuzz {
 
 // The stored members of a zip, read from its local headers; false if any is not stored.
-inline bool unpack_stored(const std::uint8_t* data, std::size_t size, std::vector<xenc_test::ZipMember>& out) {
+inline bool unpack_stored(const std::uint8_t* data, std::size_t size,
+                          std::vector<xenc_test::ZipMember>& out) {
   const std::string z(reinterpret_cast<const char*>(data), size);
   auto le = [&](std::size_t at, int n) {
     std::uint64_t v = 0;
-    for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(z[at + static_cast<std::size_t>(i)]);
+    for (int i = n - 1; i >= 0; --i)
+      v = (v << 8) | static_cast<unsigned char>(z[at + static_cast<std::size_t>(i)]);
     return v;
   };
   std::size_t at = 0;
@@ -39,7 +41,8 @@ inline bool unpack_stored(const std::uint8_t* data, std::size_t size, std::vecto
   return !out.empty();
 }
 
-inline std::size_t mutate_npz(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned seed) {
+inline std::size_t mutate_npz(std::uint8_t* data, std::size_t size, std::size_t max_size,
+                              unsigned seed) {
   std::vector<xenc_test::ZipMember> members;
   if (!unpack_stored(data, size, members)) return LLVMFuzzerMutate(data, size, max_size);
   std::mt19937 rng(seed);
@@ -47,7 +50,8 @@ inline std::size_t mutate_npz(std::uint8_t* data, std::size_t size, std::size_t 
   auto mutate = [&](std::string& s, std::size_t room) {
     if (s.empty()) s = "x";
     s.resize(s.size() + room);
-    const std::size_t n = LLVMFuzzerMutate(reinterpret_cast<std::uint8_t*>(&s[0]), s.size() - room, s.size());
+    const std::size_t n =
+        LLVMFuzzerMutate(reinterpret_cast<std::uint8_t*>(&s[0]), s.size() - room, s.size());
     s.resize(n);
   };
   switch (rng() % 6) {
@@ -55,7 +59,8 @@ inline std::size_t mutate_npz(std::uint8_t* data, std::size_t size, std::size_t 
       mutate(m.name, 16);
       break;
     case 1:  // drop a member
-      if (members.size() > 1) members.erase(members.begin() + static_cast<long>(&m - members.data()));
+      if (members.size() > 1)
+        members.erase(members.begin() + static_cast<long>(&m - members.data()));
       break;
     case 2: {  // copy a member under a mutated name
       xenc_test::ZipMember copy = m;

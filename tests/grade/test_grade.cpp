@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "support/tolerances.hpp"
 #include "exercises.hpp"  // apps/assignment/template/exercises.hpp: the student's signatures
+#include "support/tolerances.hpp"
 #include "xenc/grade/exercises.hpp"
 #include "xenc/grade/pitfalls.hpp"
 #include "xenc/grade/result.hpp"
@@ -41,18 +41,23 @@ using xenc::Tensor4;
 }
 
 // Fails unless r failed, its check named `check` failed, and that check's hint names pitfall p.
-::testing::AssertionResult FailsWithHint(const grade::ExerciseResult& r, const std::string& check, Pitfall p) {
-  if (r.passed()) return ::testing::AssertionFailure() << "every check passed:\n" << grade::report(r);
+::testing::AssertionResult FailsWithHint(const grade::ExerciseResult& r, const std::string& check,
+                                         Pitfall p) {
+  if (r.passed())
+    return ::testing::AssertionFailure() << "every check passed:\n" << grade::report(r);
   const pitfalls::PitfallInfo& info = pitfalls::describe(p);
   for (const grade::CheckResult& c : r.checks) {
     if (c.name.find(check) != 0) continue;
-    if (c.passed) return ::testing::AssertionFailure() << "'" << c.name << "' passed:\n" << grade::report(r);
+    if (c.passed)
+      return ::testing::AssertionFailure() << "'" << c.name << "' passed:\n" << grade::report(r);
     if (c.known_mistake != info.title || c.hint.find(info.fix) == std::string::npos)
-      return ::testing::AssertionFailure() << "'" << c.name << "' has the hint '" << c.hint << "', expected the fix of '"
-                                           << info.title << "':\n" << grade::report(r);
+      return ::testing::AssertionFailure() << "'" << c.name << "' has the hint '" << c.hint
+                                           << "', expected the fix of '" << info.title << "':\n"
+                                           << grade::report(r);
     return ::testing::AssertionSuccess();
   }
-  return ::testing::AssertionFailure() << "no check named '" << check << "...':\n" << grade::report(r);
+  return ::testing::AssertionFailure() << "no check named '" << check << "...':\n"
+                                       << grade::report(r);
 }
 
 // The check named `check` passed.
@@ -64,7 +69,8 @@ bool Passed(const grade::ExerciseResult& r, const std::string& check) {
 }
 
 // The library's RoPE on one head: row t of x [T, Dh] as a batch [1, 1, Dh] at offset positions[t].
-Tensor2 library_rope(const Tensor2& x, const std::vector<std::size_t>& positions, xenc::RopePairing pairing) {
+Tensor2 library_rope(const Tensor2& x, const std::vector<std::size_t>& positions,
+                     xenc::RopePairing pairing) {
   const std::size_t T = x.shape()[0], Dh = x.shape()[1];
   Tensor2 y = Tensor2::from_shape({T, Dh});
   for (std::size_t t = 0; t < T; ++t) {
@@ -96,41 +102,53 @@ TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
 // The library's ops are tested against PyTorch (tests/ops); they pass the grader's checks too, so
 // the grader's references and the library agree.
 TEST(GradeSolutions, TheLibraryOpsPass) {
-  EXPECT_TRUE(AllPass(grade::check_sinusoidal_table([](std::size_t P, std::size_t D) { return xenc::sinusoidal_encoding(P, D); })));
-  EXPECT_TRUE(AllPass(grade::check_softmax([](const Tensor2& x) { return xenc::softmax_forward<2>(x); })));
+  EXPECT_TRUE(AllPass(grade::check_sinusoidal_table(
+      [](std::size_t P, std::size_t D) { return xenc::sinusoidal_encoding(P, D); })));
+  EXPECT_TRUE(
+      AllPass(grade::check_softmax([](const Tensor2& x) { return xenc::softmax_forward<2>(x); })));
   EXPECT_TRUE(AllPass(grade::check_layer_norm_forward(
-      [](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) { return xenc::layer_norm_forward<2>(x, w, b, eps); })));
-  EXPECT_TRUE(AllPass(grade::check_layer_norm_backward([](const Tensor2& dy, const Tensor2& x, const Tensor1& w, float eps) {
-    xenc::LayerNormCache cache;
-    const Tensor1 b = xt::zeros<float>({w.size()});
-    xenc::layer_norm_forward<2>(x, w, b, eps, cache);
-    return xenc::layer_norm_backward<2>(dy, x, w, cache);
-  })));
-  EXPECT_TRUE(AllPass(grade::check_attention([](const Tensor4& q, const Tensor4& k, const Tensor4& v, const xenc::Mask2& m) {
-    return xenc::scaled_dot_product_attention_forward(q, k, v, m);
-  })));
-  EXPECT_TRUE(AllPass(grade::check_linear_backward(
-      [](const Tensor2& dy, const Tensor2& x, const Tensor2& W) {
+      [](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) {
+        return xenc::layer_norm_forward<2>(x, w, b, eps);
+      })));
+  EXPECT_TRUE(AllPass(grade::check_layer_norm_backward(
+      [](const Tensor2& dy, const Tensor2& x, const Tensor1& w, float eps) {
+        xenc::LayerNormCache cache;
+        const Tensor1 b = xt::zeros<float>({w.size()});
+        xenc::layer_norm_forward<2>(x, w, b, eps, cache);
+        return xenc::layer_norm_backward<2>(dy, x, w, cache);
+      })));
+  EXPECT_TRUE(AllPass(grade::check_attention(
+      [](const Tensor4& q, const Tensor4& k, const Tensor4& v, const xenc::Mask2& m) {
+        return xenc::scaled_dot_product_attention_forward(q, k, v, m);
+      })));
+  EXPECT_TRUE(AllPass(
+      grade::check_linear_backward([](const Tensor2& dy, const Tensor2& x, const Tensor2& W) {
         xenc::LinearGrads<2> g;
         g.weight = xt::zeros<float>(W.shape());
         g.bias = xt::zeros<float>({W.shape()[0]});
         g.input = xenc::linear_backward<2>(dy, x, W, g.weight, g.bias);
         return g;
       })));
-  // the library's cross-entropy: the same convention as the grader, NaN when every target is ignored
-  EXPECT_TRUE(AllPass(grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
-    return grade::CrossEntropyOutput{xenc::cross_entropy_forward(z, t, ignore), xenc::cross_entropy_backward(z, t, ignore)};
+  // the library's cross-entropy: the same convention as the grader, NaN when every target is
+  // ignored
+  EXPECT_TRUE(AllPass(
+      grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
+        return grade::CrossEntropyOutput{xenc::cross_entropy_forward(z, t, ignore),
+                                         xenc::cross_entropy_backward(z, t, ignore)};
+      })));
+  EXPECT_TRUE(AllPass(grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& p) {
+    return library_rope(x, p, xenc::RopePairing::interleaved);
   })));
-  EXPECT_TRUE(AllPass(grade::check_rope(
-      [](const Tensor2& x, const std::vector<std::size_t>& p) { return library_rope(x, p, xenc::RopePairing::interleaved); })));
-  EXPECT_TRUE(AllPass(grade::check_alibi_slopes([](std::size_t H) { return xenc::alibi_slopes(H); })));
+  EXPECT_TRUE(
+      AllPass(grade::check_alibi_slopes([](std::size_t H) { return xenc::alibi_slopes(H); })));
 }
 
 // The library's rotate-half pairing is the museum's exhibit (two codes, one mistake): the grader
 // names it when the library runs with RopePairing::half.
 TEST(GradeSolutions, LibraryRotateHalfIsTheExhibit) {
-  const auto r = grade::check_rope(
-      [](const Tensor2& x, const std::vector<std::size_t>& p) { return library_rope(x, p, xenc::RopePairing::half); });
+  const auto r = grade::check_rope([](const Tensor2& x, const std::vector<std::size_t>& p) {
+    return library_rope(x, p, xenc::RopePairing::half);
+  });
   EXPECT_TRUE(FailsWithHint(r, "hand example", Pitfall::rope_rotate_half));
 }
 
@@ -148,47 +166,83 @@ TEST(GradeStubs, ThrowingStubsFailEveryCheckWithTheStubHint) {
   // every exercise, through the template's own stub files' behaviour
   auto all_fail = [](const grade::ExerciseResult& e) { return !e.passed() && e.num_passed() == 0; };
   const auto thrower = [](auto&&...) -> int { throw std::logic_error("not implemented"); };
-  EXPECT_TRUE(all_fail(grade::check_sinusoidal_table([&](std::size_t, std::size_t) -> Tensor2 { thrower(); return {}; })));
-  EXPECT_TRUE(all_fail(grade::check_layer_norm_forward([&](const Tensor2&, const Tensor1&, const Tensor1&, float) -> Tensor2 { thrower(); return {}; })));
-  EXPECT_TRUE(all_fail(grade::check_layer_norm_backward([&](const Tensor2&, const Tensor2&, const Tensor1&, float) -> xenc::LayerNormGrads<2> { thrower(); return {}; })));
-  EXPECT_TRUE(all_fail(grade::check_attention([&](const Tensor4&, const Tensor4&, const Tensor4&, const xenc::Mask2&) -> xenc::AttentionResult { thrower(); return {}; })));
-  EXPECT_TRUE(all_fail(grade::check_merge_heads([&](const Tensor4&) -> Tensor3 { thrower(); return {}; })));
-  EXPECT_TRUE(all_fail(grade::check_linear_backward([&](const Tensor2&, const Tensor2&, const Tensor2&) -> xenc::LinearGrads<2> { thrower(); return {}; })));
-  EXPECT_TRUE(all_fail(grade::check_cross_entropy([&](const Tensor2&, const xenc::Index1&, std::int64_t) -> grade::CrossEntropyOutput { thrower(); return {}; })));
-  // split_heads' "D not divisible" check passes for any std::invalid_argument; logic_error is not one
-  EXPECT_TRUE(all_fail(grade::check_split_heads([&](const Tensor3&, std::size_t) -> Tensor4 { thrower(); return {}; })));
+  EXPECT_TRUE(all_fail(grade::check_sinusoidal_table([&](std::size_t, std::size_t) -> Tensor2 {
+    thrower();
+    return {};
+  })));
+  EXPECT_TRUE(all_fail(grade::check_layer_norm_forward(
+      [&](const Tensor2&, const Tensor1&, const Tensor1&, float) -> Tensor2 {
+        thrower();
+        return {};
+      })));
+  EXPECT_TRUE(all_fail(grade::check_layer_norm_backward(
+      [&](const Tensor2&, const Tensor2&, const Tensor1&, float) -> xenc::LayerNormGrads<2> {
+        thrower();
+        return {};
+      })));
+  EXPECT_TRUE(all_fail(grade::check_attention([&](const Tensor4&, const Tensor4&, const Tensor4&,
+                                                  const xenc::Mask2&) -> xenc::AttentionResult {
+    thrower();
+    return {};
+  })));
+  EXPECT_TRUE(all_fail(grade::check_merge_heads([&](const Tensor4&) -> Tensor3 {
+    thrower();
+    return {};
+  })));
+  EXPECT_TRUE(all_fail(grade::check_linear_backward(
+      [&](const Tensor2&, const Tensor2&, const Tensor2&) -> xenc::LinearGrads<2> {
+        thrower();
+        return {};
+      })));
+  EXPECT_TRUE(all_fail(grade::check_cross_entropy(
+      [&](const Tensor2&, const xenc::Index1&, std::int64_t) -> grade::CrossEntropyOutput {
+        thrower();
+        return {};
+      })));
+  // split_heads' "D not divisible" check passes for any std::invalid_argument; logic_error is not
+  // one
+  EXPECT_TRUE(all_fail(grade::check_split_heads([&](const Tensor3&, std::size_t) -> Tensor4 {
+    thrower();
+    return {};
+  })));
 }
 
 TEST(GradeStubs, ZeroStubsFail) {
-  const grade::ExerciseResult pe = grade::check_sinusoidal_table([](std::size_t P, std::size_t D) -> Tensor2 { return xt::zeros<float>({P, D}); });
+  const grade::ExerciseResult pe = grade::check_sinusoidal_table(
+      [](std::size_t P, std::size_t D) -> Tensor2 { return xt::zeros<float>({P, D}); });
   EXPECT_FALSE(pe.passed());
   EXPECT_FALSE(Passed(pe, "hand example"));
-  const grade::ExerciseResult sm = grade::check_softmax([](const Tensor2& x) -> Tensor2 { return xt::zeros<float>(x.shape()); });
+  const grade::ExerciseResult sm =
+      grade::check_softmax([](const Tensor2& x) -> Tensor2 { return xt::zeros<float>(x.shape()); });
   EXPECT_FALSE(sm.passed());
   EXPECT_FALSE(Passed(sm, "hand example"));
   EXPECT_EQ(sm.checks[0].first_difference, "y[0, 0]: expected 0.0900306, computed 0");
-  const grade::ExerciseResult ln = grade::check_layer_norm_forward(
-      [](const Tensor2& x, const Tensor1&, const Tensor1&, float) -> Tensor2 { return xt::zeros<float>(x.shape()); });
+  const grade::ExerciseResult ln =
+      grade::check_layer_norm_forward([](const Tensor2& x, const Tensor1&, const Tensor1&,
+                                         float) -> Tensor2 { return xt::zeros<float>(x.shape()); });
   EXPECT_FALSE(ln.passed());
-  const grade::ExerciseResult lb = grade::check_layer_norm_backward([](const Tensor2& dy, const Tensor2&, const Tensor1& w, float) {
-    xenc::LayerNormGrads<2> g;
-    g.input = xt::zeros<float>(dy.shape());
-    g.weight = xt::zeros<float>({w.size()});
-    g.bias = xt::zeros<float>({w.size()});
-    return g;
-  });
+  const grade::ExerciseResult lb = grade::check_layer_norm_backward(
+      [](const Tensor2& dy, const Tensor2&, const Tensor1& w, float) {
+        xenc::LayerNormGrads<2> g;
+        g.input = xt::zeros<float>(dy.shape());
+        g.weight = xt::zeros<float>({w.size()});
+        g.bias = xt::zeros<float>({w.size()});
+        return g;
+      });
   EXPECT_FALSE(lb.passed());
   EXPECT_FALSE(Passed(lb, "finite differences: dx"));
-  const grade::ExerciseResult at = grade::check_attention([](const Tensor4& q, const Tensor4& k, const Tensor4&, const xenc::Mask2&) {
-    xenc::AttentionResult a;
-    a.output = xt::zeros<float>(q.shape());
-    a.weights = xt::zeros<float>({q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[2]});
-    return a;
-  });
+  const grade::ExerciseResult at = grade::check_attention(
+      [](const Tensor4& q, const Tensor4& k, const Tensor4&, const xenc::Mask2&) {
+        xenc::AttentionResult a;
+        a.output = xt::zeros<float>(q.shape());
+        a.weights = xt::zeros<float>({q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[2]});
+        return a;
+      });
   EXPECT_FALSE(at.passed());
-  const grade::ExerciseResult ce = grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1&, std::int64_t) {
-    return grade::CrossEntropyOutput{0.0f, xt::zeros<float>(z.shape())};
-  });
+  const grade::ExerciseResult ce =
+      grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1&, std::int64_t) {
+        return grade::CrossEntropyOutput{0.0f, xt::zeros<float>(z.shape())};
+      });
   EXPECT_FALSE(ce.passed());
   EXPECT_FALSE(Passed(ce, "finite differences: grad_logits"));
   // the state handed back unchanged: the masked tile passes (it changes nothing), the rest fail
@@ -217,8 +271,10 @@ struct ExhibitCase {
 void PrintTo(const ExhibitCase& c, std::ostream* os) { *os << c.name; }
 
 // A cross-entropy "student" made of the exhibit's loss and gradient.
-grade::CrossEntropyOutput cross_entropy_counting_ignored(const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
-  return {pitfalls::cross_entropy_counts_ignored(z, t, ignore), pitfalls::cross_entropy_counts_ignored_backward(z, t, ignore)};
+grade::CrossEntropyOutput cross_entropy_counting_ignored(const Tensor2& z, const xenc::Index1& t,
+                                                         std::int64_t ignore) {
+  return {pitfalls::cross_entropy_counts_ignored(z, t, ignore),
+          pitfalls::cross_entropy_counts_ignored_backward(z, t, ignore)};
 }
 
 // A sinusoidal table on the common div_term code: for odd D the write past the row's end
@@ -234,39 +290,57 @@ Tensor2 table_on_div_term_code(std::size_t P, std::size_t D) {
 const std::vector<ExhibitCase>& exhibit_cases() {
   using P = Pitfall;
   static const std::vector<ExhibitCase> all = {
-      {"DoubledExponentTable", [] { return grade::check_sinusoidal_table(pitfalls::pe_doubled_exponent); },
+      {"DoubledExponentTable",
+       [] { return grade::check_sinusoidal_table(pitfalls::pe_doubled_exponent); },
        {{"hand example", P::pe_doubled_exponent}, {"reference values", P::pe_doubled_exponent}},
        // still sin and cos of one angle, still relative: only the frequencies are wrong
        {"invariant: PE(p, 2i)²", "invariant: PE(p) · PE(p + 3)"}},
-      {"OddDimensionOverflow", [] { return grade::check_sinusoidal_table(table_on_div_term_code); },
-       {{"edge case: odd D", P::pe_odd_d_overflow}}, {}, 1},  // correct for every even D
+      {"OddDimensionOverflow",
+       [] { return grade::check_sinusoidal_table(table_on_div_term_code); },
+       {{"edge case: odd D", P::pe_odd_d_overflow}},
+       {},
+       1},  // correct for every even D
       // the four exhibits of issue 19, each named for its own bug (FailsWithHint compares the
       // known mistake's title), and passing the checks its bug does not touch
-      {"SinCosSwapped", [] { return grade::check_sinusoidal_table(pitfalls::pe_sin_cos_swapped); },
-       {{"hand example", P::pe_sin_cos_swapped}, {"reference values", P::pe_sin_cos_swapped},
+      {"SinCosSwapped",
+       [] { return grade::check_sinusoidal_table(pitfalls::pe_sin_cos_swapped); },
+       {{"hand example", P::pe_sin_cos_swapped},
+        {"reference values", P::pe_sin_cos_swapped},
         {"edge case: T = 1", P::pe_sin_cos_swapped}},
        {"invariant: PE(p, 2i)² + PE(p, 2i+1)² = 1", "invariant: PE(p) · PE(p + 3)"}},
-      {"SoftmaxWrongAxis", [] { return grade::check_softmax(pitfalls::softmax_wrong_axis); },
-       {{"hand example", P::softmax_wrong_axis}, {"reference values", P::softmax_wrong_axis},
-        {"invariant: every row sums to 1", P::softmax_wrong_axis}, {"edge case: large logits", P::softmax_wrong_axis}},
+      {"SoftmaxWrongAxis",
+       [] { return grade::check_softmax(pitfalls::softmax_wrong_axis); },
+       {{"hand example", P::softmax_wrong_axis},
+        {"reference values", P::softmax_wrong_axis},
+        {"invariant: every row sums to 1", P::softmax_wrong_axis},
+        {"edge case: large logits", P::softmax_wrong_axis}},
        {"invariant: adding 10"}},
-      {"AttentionScaleByDh", [] { return grade::check_attention(pitfalls::attention_scale_by_dh); },
+      {"AttentionScaleByDh",
+       [] { return grade::check_attention(pitfalls::attention_scale_by_dh); },
        {{"reference values", P::attention_scale_by_dh}},
        {"invariant: weights on padding keys"}},
-      {"RopeDoubledExponent", [] { return grade::check_rope(pitfalls::rope_doubled_exponent); },
+      {"RopeDoubledExponent",
+       [] { return grade::check_rope(pitfalls::rope_doubled_exponent); },
        {{"hand example", P::rope_doubled_exponent}, {"reference values", P::rope_doubled_exponent}},
-       {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
-        "invariant: position 0", "edge case: Dh = 2"}},
-      {"SoftmaxWithoutMax", [] { return grade::check_softmax(pitfalls::softmax_without_max); },
+       {"invariant: every row keeps its length",
+        "invariant: the scores q_m · k_n depend only on m - n", "invariant: position 0",
+        "edge case: Dh = 2"}},
+      {"SoftmaxWithoutMax",
+       [] { return grade::check_softmax(pitfalls::softmax_without_max); },
        {{"edge case: large logits", P::softmax_without_max}},
        {"hand example"}},  // small logits hide the bug
-      {"LayerNormUnbiasedVariance", [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_variance); },
-       {{"hand example", P::layer_norm_unbiased_variance}, {"invariant", P::layer_norm_unbiased_variance}}},
-      {"LayerNormEpsOutsideSqrt", [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_eps_outside_sqrt); },
+      {"LayerNormUnbiasedVariance",
+       [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_variance); },
+       {{"hand example", P::layer_norm_unbiased_variance},
+        {"invariant", P::layer_norm_unbiased_variance}}},
+      {"LayerNormEpsOutsideSqrt",
+       [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_eps_outside_sqrt); },
        {{"edge case: a row with variance below eps", P::layer_norm_eps_outside_sqrt}},
        {"hand example"}},  // variance 1.25 >> eps: the difference is 4e-6
       {"LayerNormUnbiasedStdEpsOutside",
-       [] { return grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_std_eps_outside); },
+       [] {
+         return grade::check_layer_norm_forward(pitfalls::layer_norm_unbiased_std_eps_outside);
+       },
        // where eps does not matter the unbiased variance is the visible part, and its fix is named
        {{"edge case: a row with variance below eps", P::layer_norm_unbiased_std_eps_outside},
         {"hand example", P::layer_norm_unbiased_variance}}},
@@ -276,54 +350,75 @@ const std::vector<ExhibitCase>& exhibit_cases() {
         {"invariant", P::layer_norm_backward_no_mean_terms},
         {"finite differences: dx", P::layer_norm_backward_no_mean_terms}},
        {"finite differences: dweight", "finite differences: dbias"}},
-      {"AttentionWithoutScale", [] { return grade::check_attention(pitfalls::attention_without_scale); },
-       {{"hand example", P::attention_without_scale}, {"reference values", P::attention_without_scale}},
+      {"AttentionWithoutScale",
+       [] { return grade::check_attention(pitfalls::attention_without_scale); },
+       {{"hand example", P::attention_without_scale},
+        {"reference values", P::attention_without_scale}},
        {"invariant: weights on padding keys"}},
-      {"MaskAfterSoftmax", [] { return grade::check_attention(pitfalls::attention_mask_after_softmax); },
-       {{"hand example", P::mask_after_softmax}, {"invariant: each row of weights sums to 1", P::mask_after_softmax}},
+      {"MaskAfterSoftmax",
+       [] { return grade::check_attention(pitfalls::attention_mask_after_softmax); },
+       {{"hand example", P::mask_after_softmax},
+        {"invariant: each row of weights sums to 1", P::mask_after_softmax}},
        {"invariant: weights on padding keys"}},  // zeros there, too late
-      {"InvertedMask", [] { return grade::check_attention(pitfalls::attention_inverted_mask); },
-       {{"hand example", P::mask_inverted}, {"invariant: weights on padding keys", P::mask_inverted}}},
-      {"SplitHeadsWithoutTranspose", [] { return grade::check_split_heads(pitfalls::split_heads_without_transpose); },
-       {{"hand example", P::split_heads_without_transpose}, {"invariant: merging", P::split_heads_without_transpose}},
+      {"InvertedMask",
+       [] { return grade::check_attention(pitfalls::attention_inverted_mask); },
+       {{"hand example", P::mask_inverted},
+        {"invariant: weights on padding keys", P::mask_inverted}}},
+      {"SplitHeadsWithoutTranspose",
+       [] { return grade::check_split_heads(pitfalls::split_heads_without_transpose); },
+       {{"hand example", P::split_heads_without_transpose},
+        {"invariant: merging", P::split_heads_without_transpose}},
        {"edge case: T = 1"}},  // one token: the reshape happens to be right
-      {"MergeHeadsWithoutTranspose", [] { return grade::check_merge_heads(pitfalls::merge_heads_without_transpose); },
+      {"MergeHeadsWithoutTranspose",
+       [] { return grade::check_merge_heads(pitfalls::merge_heads_without_transpose); },
        {{"hand example", P::merge_heads_without_transpose},
         {"invariant: merging split heads", P::merge_heads_without_transpose}}},
-      {"LinearBackwardBiasMean", [] { return grade::check_linear_backward(pitfalls::linear_backward_bias_mean); },
+      {"LinearBackwardBiasMean",
+       [] { return grade::check_linear_backward(pitfalls::linear_backward_bias_mean); },
        {{"hand example", P::linear_backward_bias_mean},
         {"invariant: the bias is a weight", P::linear_backward_bias_mean},
         {"finite differences: db", P::linear_backward_bias_mean}},
        {"finite differences: dx", "finite differences: dW"}},
-      {"CrossEntropyCountsIgnoredRows", [] { return grade::check_cross_entropy(cross_entropy_counting_ignored); },
-       {{"hand example", P::cross_entropy_counts_ignored}, {"finite differences", P::cross_entropy_counts_ignored}},
+      {"CrossEntropyCountsIgnoredRows",
+       [] { return grade::check_cross_entropy(cross_entropy_counting_ignored); },
+       {{"hand example", P::cross_entropy_counts_ignored},
+        {"finite differences", P::cross_entropy_counts_ignored}},
        {"edge case: one row"}},  // nothing ignored: N' = N
       // RoPE: each wrong rotation is still a rotation, so lengths and relative scores hide it
-      {"RopeRotateHalf", [] { return grade::check_rope(pitfalls::rope_rotate_half); },
+      {"RopeRotateHalf",
+       [] { return grade::check_rope(pitfalls::rope_rotate_half); },
        {{"hand example", P::rope_rotate_half}, {"reference values", P::rope_rotate_half}},
        // one pair (Dh = 2): the two pairings coincide
-       {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
-        "invariant: position 0", "edge case: Dh = 2"}},
-      {"RopeExponentWithout2", [] { return grade::check_rope(pitfalls::rope_exponent_without_2); },
+       {"invariant: every row keeps its length",
+        "invariant: the scores q_m · k_n depend only on m - n", "invariant: position 0",
+        "edge case: Dh = 2"}},
+      {"RopeExponentWithout2",
+       [] { return grade::check_rope(pitfalls::rope_exponent_without_2); },
        {{"hand example", P::rope_exponent_without_2},
         {"reference values", P::rope_exponent_without_2},
         {"edge case: large positions", P::rope_exponent_without_2}},
-       {"invariant: the scores q_m · k_n depend only on m - n", "edge case: Dh = 2"}},  // θ_0 = 1 either way
-      {"RopeClockwise", [] { return grade::check_rope(pitfalls::rope_clockwise); },
+       {"invariant: the scores q_m · k_n depend only on m - n",
+        "edge case: Dh = 2"}},  // θ_0 = 1 either way
+      {"RopeClockwise",
+       [] { return grade::check_rope(pitfalls::rope_clockwise); },
        {{"hand example", P::rope_clockwise}, {"edge case: Dh = 2", P::rope_clockwise}},
-       {"invariant: every row keeps its length", "invariant: the scores q_m · k_n depend only on m - n",
-        "invariant: position 0"}},
-      {"RopePositionsFromOne", [] { return grade::check_rope(pitfalls::rope_positions_from_one); },
+       {"invariant: every row keeps its length",
+        "invariant: the scores q_m · k_n depend only on m - n", "invariant: position 0"}},
+      {"RopePositionsFromOne",
+       [] { return grade::check_rope(pitfalls::rope_positions_from_one); },
        {{"hand example", P::rope_positions_from_one},
         {"invariant: position 0 is the identity", P::rope_positions_from_one},
         {"edge case: T = 1", P::rope_positions_from_one}},
-       {"invariant: the scores q_m · k_n depend only on m - n"}},  // the shift by one cancels in every score
-      {"AlibiStartAt2PowMinus8", [] { return grade::check_alibi_slopes(pitfalls::alibi_slopes_start_2_pow_minus_8); },
+       {"invariant: the scores q_m · k_n depend only on m - n"}},  // the shift by one cancels in
+                                                                   // every score
+      {"AlibiStartAt2PowMinus8",
+       [] { return grade::check_alibi_slopes(pitfalls::alibi_slopes_start_2_pow_minus_8); },
        {{"hand example: H = 8", P::alibi_start_2_pow_minus_8},
         {"invariant: for H = 1, 2, 4", P::alibi_start_2_pow_minus_8}},
        // ratio = start, as it should; one head: 2^(-8) is right
        {"invariant: for H = 16 the slopes are geometric", "edge case: H = 1"}},
-      {"AlibiPlainFormulaForEveryH", [] { return grade::check_alibi_slopes(pitfalls::alibi_slopes_plain_formula); },
+      {"AlibiPlainFormulaForEveryH",
+       [] { return grade::check_alibi_slopes(pitfalls::alibi_slopes_plain_formula); },
        {{"hand example: H = 6", P::alibi_plain_formula},
         {"reference values: H = 12", P::alibi_plain_formula},
         {"invariant: for H = 12 the first 8", P::alibi_plain_formula},
@@ -331,18 +426,21 @@ const std::vector<ExhibitCase>& exhibit_cases() {
        // every power of two is right
        {"hand example: H = 8", "reference values: H = 32", "invariant: for H = 1, 2, 4"}},
       // the online softmax (issue 21's exercise): each wrong update named for its own bug
-      {"OnlineSoftmaxAccNotRescaled", [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled); },
+      {"OnlineSoftmaxAccNotRescaled",
+       [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled); },
        {{"hand example", P::online_softmax_acc_not_rescaled},
         {"reference values", P::online_softmax_acc_not_rescaled},
         {"invariant: three tiles", P::online_softmax_acc_not_rescaled}},
        // nothing to rescale on the first tile (acc = 0), nor when the tile is masked
        {"edge case: the first tile", "edge case: a tile of masked keys"}},
-      {"OnlineSoftmaxSumWrongFactor", [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_sum_wrong_factor); },
+      {"OnlineSoftmaxSumWrongFactor",
+       [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_sum_wrong_factor); },
        {{"hand example", P::online_softmax_sum_wrong_factor},
         {"reference values", P::online_softmax_sum_wrong_factor},
         {"invariant: three tiles", P::online_softmax_sum_wrong_factor}},
        {"edge case: the first tile", "edge case: a tile of masked keys"}},
-      {"OnlineSoftmaxOldMax", [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_old_max); },
+      {"OnlineSoftmaxOldMax",
+       [] { return grade::check_online_softmax_tile(pitfalls::online_softmax_old_max); },
        {{"hand example", P::online_softmax_old_max},
         {"edge case: the first tile", P::online_softmax_old_max},
         {"edge case: large scores", P::online_softmax_old_max}},
@@ -357,12 +455,16 @@ TEST_P(GradeExhibits, FailsWithItsHint) {
   const ExhibitCase& c = GetParam();
   const grade::ExerciseResult r = c.grade();
   for (const auto& [check, pitfall] : c.fails_with) EXPECT_TRUE(FailsWithHint(r, check, pitfall));
-  for (const std::string& check : c.passes) EXPECT_TRUE(Passed(r, check)) << check << "\n" << grade::report(r);
-  if (c.num_failed >= 0) EXPECT_EQ(r.checks.size() - r.num_passed(), std::size_t(c.num_failed)) << grade::report(r);
+  for (const std::string& check : c.passes)
+    EXPECT_TRUE(Passed(r, check)) << check << "\n" << grade::report(r);
+  if (c.num_failed >= 0)
+    EXPECT_EQ(r.checks.size() - r.num_passed(), std::size_t(c.num_failed)) << grade::report(r);
 }
 
 INSTANTIATE_TEST_SUITE_P(Museum, GradeExhibits, ::testing::ValuesIn(exhibit_cases()),
-                         [](const ::testing::TestParamInfo<ExhibitCase>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<ExhibitCase>& info) {
+                           return info.param.name;
+                         });
 
 // Every exhibit with the signature of an exercise is handed in above; the one left,
 // pe_batch_axis (a position scheme), is tested in tests/apps/test_pitfalls.cpp.
@@ -381,15 +483,20 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // [1, 2, 3, 4]: Σ (x - mean)² = 5; unbiased var 5/3 -> 1.5 / sqrt(5/3 + 1e-5) = 1.161892
   const Tensor2 x = {{1, 2, 3, 4}, {0, 0, 0, 1e-3f}};
   const Tensor1 w = xt::ones<float>({4}), b = xt::zeros<float>({4});
-  EXPECT_NEAR(pitfalls::layer_norm_unbiased_variance(x, w, b, 1e-5f)(0, 3), 1.5 / std::sqrt(5.0 / 3 + 1e-5), xenc::test::kOpAtol);
-  // [0, 0, 0, 1e-3]: mean 2.5e-4, var 1.875e-7 -> 7.5e-4 / (sqrt(1.875e-7) + 1e-5) = 1.692954 (NumPy)
-  EXPECT_NEAR(pitfalls::layer_norm_eps_outside_sqrt(x, w, b, 1e-5f)(1, 3), 1.69295372, xenc::test::kHandValue);
+  EXPECT_NEAR(pitfalls::layer_norm_unbiased_variance(x, w, b, 1e-5f)(0, 3),
+              1.5 / std::sqrt(5.0 / 3 + 1e-5), xenc::test::kOpAtol);
+  // [0, 0, 0, 1e-3]: mean 2.5e-4, var 1.875e-7 -> 7.5e-4 / (sqrt(1.875e-7) + 1e-5) = 1.692954
+  // (NumPy)
+  EXPECT_NEAR(pitfalls::layer_norm_eps_outside_sqrt(x, w, b, 1e-5f)(1, 3), 1.69295372,
+              xenc::test::kHandValue);
   // attention hand example of the grader, sentence 0, query 0: scores [2, 0] without the scale
   // -> e² / (e² + 1) = 0.880797; mask after the softmax on sentence 1 -> [0.731059, 0]
   Tensor4 q = xt::zeros<float>({2, 1, 2, 4}), k = q, v = q;
-  for (std::size_t s = 0; s < 2; ++s) q(s, 0, 0, 0) = 2, k(s, 0, 0, 0) = 1, v(s, 0, 0, 0) = 1, v(s, 0, 1, 1) = 1;
+  for (std::size_t s = 0; s < 2; ++s)
+    q(s, 0, 0, 0) = 2, k(s, 0, 0, 0) = 1, v(s, 0, 0, 0) = 1, v(s, 0, 1, 1) = 1;
   const xenc::Mask2 mask = {{false, false}, {false, true}};
-  EXPECT_NEAR(pitfalls::attention_without_scale(q, k, v, mask).weights(0, 0, 0, 0), 0.88079708, xenc::test::kOpAtol);
+  EXPECT_NEAR(pitfalls::attention_without_scale(q, k, v, mask).weights(0, 0, 0, 0), 0.88079708,
+              xenc::test::kOpAtol);
   const auto after = pitfalls::attention_mask_after_softmax(q, k, v, mask);
   EXPECT_NEAR(after.weights(1, 0, 0, 0), 0.73105858, xenc::test::kOpAtol);
   EXPECT_EQ(after.weights(1, 0, 0, 1), 0.0f);
@@ -398,16 +505,21 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   // heads: [[0..3], [4..7]] viewed as [1, 2, 2, 2] keeps memory order: head 0 = [[0, 1], [2, 3]]
   const Tensor3 hx = {{{0, 1, 2, 3}, {4, 5, 6, 7}}};
   EXPECT_EQ(pitfalls::split_heads_without_transpose(hx, 2)(0, 0, 1, 0), 2.0f);
-  EXPECT_EQ(pitfalls::merge_heads_without_transpose(Tensor4{{{{0, 1}, {4, 5}}, {{2, 3}, {6, 7}}}})(0, 0, 2), 4.0f);
+  EXPECT_EQ(pitfalls::merge_heads_without_transpose(Tensor4{{{{0, 1}, {4, 5}}, {{2, 3}, {6, 7}}}})(
+                0, 0, 2),
+            4.0f);
   // bias gradient as a mean: dy = [[1, 2, 3], [1, 0, 0]] -> [1, 1, 1.5]
-  const auto lg = pitfalls::linear_backward_bias_mean(Tensor2{{1, 2, 3}, {1, 0, 0}}, Tensor2{{1, 2}, {3, 4}},
-                                                      Tensor2{{1, 0}, {0, 1}, {1, 1}});
+  const auto lg = pitfalls::linear_backward_bias_mean(
+      Tensor2{{1, 2, 3}, {1, 0, 0}}, Tensor2{{1, 2}, {3, 4}}, Tensor2{{1, 0}, {0, 1}, {1, 1}});
   EXPECT_EQ(lg.bias(2), 1.5f);
   // cross-entropy over N = 2 rows, one ignored: 0.4076059644 / 2 (PyTorch's loss for the kept row)
-  EXPECT_NEAR(pitfalls::cross_entropy_counts_ignored(Tensor2{{1, 2, 3}, {1, 0, -1}}, xenc::Index1{2, -100}, -100),
+  EXPECT_NEAR(pitfalls::cross_entropy_counts_ignored(Tensor2{{1, 2, 3}, {1, 0, -1}},
+                                                     xenc::Index1{2, -100}, -100),
               0.4076059644 / 2, xenc::test::kOpAtol);
   // layer norm backward without the mean terms: dx = rstd · dy · w = [1 / sqrt(1.25001), 0, 0, 0]
-  EXPECT_NEAR(pitfalls::layer_norm_backward_no_mean_terms(Tensor2{{1, 0, 0, 0}}, Tensor2{{1, 2, 3, 4}}, w, 1e-5f).input(0, 0),
+  EXPECT_NEAR(pitfalls::layer_norm_backward_no_mean_terms(Tensor2{{1, 0, 0, 0}},
+                                                          Tensor2{{1, 2, 3, 4}}, w, 1e-5f)
+                  .input(0, 0),
               1.0 / std::sqrt(1.25001), xenc::test::kOpAtol);
   // RoPE, Dh = 4, position 1 (θ = 1, 0.01): rotate-half pairs column 0 with column 2, so
   // [1, 0, 0, 0] -> [cos 1, 0, sin 1, 0]
@@ -416,11 +528,15 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   EXPECT_EQ(pitfalls::rope_rotate_half(e0, {1})(0, 1), 0.0f);
   // θ_1 = 10000^(-1/4) = 0.1 instead of 0.01: [0, 0, 1, 0] -> [0, 0, cos 0.1, sin 0.1]
   EXPECT_NEAR(pitfalls::rope_exponent_without_2(e2, {1})(0, 3), std::sin(0.1), xenc::test::kOpAtol);
-  // clockwise: (1, 0) at position 1 -> (cos 1, -sin 1); from one: (1, 0) at position 0 -> (cos 1, sin 1)
-  EXPECT_NEAR(pitfalls::rope_clockwise(Tensor2{{1, 0}}, {1})(0, 1), -std::sin(1.0), xenc::test::kOpAtol);
-  EXPECT_NEAR(pitfalls::rope_positions_from_one(Tensor2{{1, 0}}, {0})(0, 1), std::sin(1.0), xenc::test::kOpAtol);
+  // clockwise: (1, 0) at position 1 -> (cos 1, -sin 1); from one: (1, 0) at position 0 -> (cos 1,
+  // sin 1)
+  EXPECT_NEAR(pitfalls::rope_clockwise(Tensor2{{1, 0}}, {1})(0, 1), -std::sin(1.0),
+              xenc::test::kOpAtol);
+  EXPECT_NEAR(pitfalls::rope_positions_from_one(Tensor2{{1, 0}}, {0})(0, 1), std::sin(1.0),
+              xenc::test::kOpAtol);
   // ALiBi from 2^-8, H = 2: 2^-8, 2^-16; the plain formula for H = 3: 2^(-8/3), 2^(-16/3), 2^-8
-  EXPECT_EQ(pitfalls::alibi_slopes_start_2_pow_minus_8(2), (std::vector<double>{1.0 / 256, 1.0 / 65536}));
+  EXPECT_EQ(pitfalls::alibi_slopes_start_2_pow_minus_8(2),
+            (std::vector<double>{1.0 / 256, 1.0 / 65536}));
   const std::vector<double> plain = pitfalls::alibi_slopes_plain_formula(3);
   ASSERT_EQ(plain.size(), 3u);
   EXPECT_NEAR(plain[0], 0.1574901312, 1e-10);  // 2^(-8/3), NumPy
@@ -447,7 +563,8 @@ TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
   EXPECT_NE(text.find("  ✔ hand example: [[1, 2, 3], [0, 0, 0]]\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  ✘ edge case: large logits (stability)\n"
                       "      input:    x [2, 3] = [1000, 1001, 1002, -1000, -1001, -1002]\n"
-                      "      expected: y [2, 3] = [0.0900306, 0.244728, 0.665241, 0.665241, 0.244728, 0.0900306]\n"
+                      "      expected: y [2, 3] = [0.0900306, 0.244728, 0.665241, 0.665241, "
+                      "0.244728, 0.0900306]\n"
                       "      computed: y [2, 3] = [nan, nan, nan, nan, nan, nan]\n"
                       "      first difference: y[0, 0]: expected 0.0900306, computed nan\n"
                       "      hint: this is a known mistake, softmax without the max subtraction: "),
@@ -460,18 +577,21 @@ TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
                       "      expected: y [2, 3] = [0, 0, 0, 0.0900306, 0.244728, 0.665241]\n"
                       "      computed: y [2, 3] = [nan, nan, nan, 0.0900306, 0.244728, 0.665241]\n"
                       "      first difference: y[0, 0]: expected 0, computed nan\n"
-                      "      hint: a row whose every entry is -inf has nothing to attend to: return a row of zeros"),
+                      "      hint: a row whose every entry is -inf has nothing to attend to: "
+                      "return a row of zeros"),
             std::string::npos)
       << text;
 }
 
 TEST(GradeReport, PassingExerciseAndSummary) {
   const auto r = grade::check_merge_heads(assignment::merge_heads);
-  EXPECT_EQ(grade::report(r).rfind("✔ merge_heads: 5 of 5 checks passed\n", 0), 0u) << grade::report(r);
+  EXPECT_EQ(grade::report(r).rfind("✔ merge_heads: 5 of 5 checks passed\n", 0), 0u)
+      << grade::report(r);
   std::ostringstream os;
   grade::print_summary(os, {r, grade::check_softmax(pitfalls::softmax_without_max)});
-  EXPECT_EQ(os.str(), "✔ merge_heads  5 of 5 checks passed\n✘ softmax  6 of 8 checks passed\n"
-                      "1 of 2 exercises passed (11 of 13 checks)\n");
+  EXPECT_EQ(os.str(),
+            "✔ merge_heads  5 of 5 checks passed\n✘ softmax  6 of 8 checks passed\n"
+            "1 of 2 exercises passed (11 of 13 checks)\n");
 }
 
 TEST(GradeRobustness, WrongShapeIsReportedNotACrash) {
@@ -479,7 +599,8 @@ TEST(GradeRobustness, WrongShapeIsReportedNotACrash) {
   EXPECT_FALSE(r.passed());
   EXPECT_EQ(r.checks[0].first_difference, "y: shape [3, 2], expected [2, 3]");
   // the invariant that measures the output also survives a wrong shape
-  const auto pe = grade::check_sinusoidal_table([](std::size_t, std::size_t) -> Tensor2 { return xt::zeros<float>({2, 3}); });
+  const auto pe = grade::check_sinusoidal_table(
+      [](std::size_t, std::size_t) -> Tensor2 { return xt::zeros<float>({2, 3}); });
   EXPECT_EQ(pe.num_passed(), 0u);
 }
 
@@ -487,7 +608,8 @@ TEST(GradeRobustness, ForeignExceptionsAreCaught) {
   const auto r = grade::check_softmax([](const Tensor2&) -> Tensor2 { throw 42; });
   EXPECT_EQ(r.num_passed(), 0u);
   EXPECT_EQ(r.checks[0].computed, "threw an exception that is not a std::exception");
-  EXPECT_EQ(r.checks[0].hint, "your function threw on this input: fix the error above (a wrong index or shape?).");
+  EXPECT_EQ(r.checks[0].hint,
+            "your function threw on this input: fix the error above (a wrong index or shape?).");
 }
 
 TEST(GradeExercises, TheListMatchesTheChecks) {
@@ -523,17 +645,19 @@ TEST(GradeConventions, AFloat32RopeAsPyTorchComputesItPasses) {
 // A one-pass float variance, var = E[x²] - E[x]², passes on inputs near 0 and is caught by the
 // large-mean check (rows around 1000).
 TEST(GradeConventions, AOnePassFloatLayerNormFailsTheLargeMeanCheck) {
-  const auto r = grade::check_layer_norm_forward([](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) {
-    const std::size_t N = x.shape()[0], D = x.shape()[1];
-    Tensor2 y = x;
-    for (std::size_t n = 0; n < N; ++n) {
-      float s = 0, s2 = 0;
-      for (std::size_t d = 0; d < D; ++d) s += x(n, d), s2 += x(n, d) * x(n, d);
-      const float mean = s / float(D), var = s2 / float(D) - mean * mean;
-      for (std::size_t d = 0; d < D; ++d) y(n, d) = (x(n, d) - mean) / std::sqrt(var + eps) * w(d) + b(d);
-    }
-    return y;
-  });
+  const auto r = grade::check_layer_norm_forward(
+      [](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) {
+        const std::size_t N = x.shape()[0], D = x.shape()[1];
+        Tensor2 y = x;
+        for (std::size_t n = 0; n < N; ++n) {
+          float s = 0, s2 = 0;
+          for (std::size_t d = 0; d < D; ++d) s += x(n, d), s2 += x(n, d) * x(n, d);
+          const float mean = s / float(D), var = s2 / float(D) - mean * mean;
+          for (std::size_t d = 0; d < D; ++d)
+            y(n, d) = (x(n, d) - mean) / std::sqrt(var + eps) * w(d) + b(d);
+        }
+        return y;
+      });
   EXPECT_TRUE(Passed(r, "hand example"));
   EXPECT_TRUE(Passed(r, "reference values"));
   EXPECT_FALSE(Passed(r, "edge case: a large mean"));
@@ -543,11 +667,12 @@ TEST(GradeConventions, AOnePassFloatLayerNormFailsTheLargeMeanCheck) {
 TEST(GradeConventions, EveryTargetIgnoredExpectsNaN) {
   const auto r = grade::check_cross_entropy(assignment::cross_entropy);
   EXPECT_TRUE(Passed(r, "edge case: every row ignored"));
-  const auto zero = grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
-    grade::CrossEntropyOutput o = assignment::cross_entropy(z, t, ignore);
-    if (std::isnan(o.loss)) o.loss = 0.0f;  // the other convention: 0 when nothing counts
-    return o;
-  });
+  const auto zero =
+      grade::check_cross_entropy([](const Tensor2& z, const xenc::Index1& t, std::int64_t ignore) {
+        grade::CrossEntropyOutput o = assignment::cross_entropy(z, t, ignore);
+        if (std::isnan(o.loss)) o.loss = 0.0f;  // the other convention: 0 when nothing counts
+        return o;
+      });
   EXPECT_FALSE(Passed(zero, "edge case: every row ignored"));
 }
 
@@ -569,17 +694,21 @@ TEST(GradeHidden, ASeedAddsHiddenChecksThatKeepNoInput) {
   // the hidden check of a wrong answer fails, and still names the known mistake
   ASSERT_TRUE(wrong.checks.back().hidden);
   EXPECT_FALSE(wrong.checks.back().passed);
-  EXPECT_EQ(wrong.checks.back().known_mistake, pitfalls::describe(Pitfall::merge_heads_without_transpose).title);
+  EXPECT_EQ(wrong.checks.back().known_mistake,
+            pitfalls::describe(Pitfall::merge_heads_without_transpose).title);
 }
 
-
 // Every registered exercise graded on its reference solution, by name.
-const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>>& solutions_by_name() {
+const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>>&
+solutions_by_name() {
   static const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>> all = {
-      {"sinusoidal_table", [] { return grade::check_sinusoidal_table(assignment::sinusoidal_table); }},
+      {"sinusoidal_table",
+       [] { return grade::check_sinusoidal_table(assignment::sinusoidal_table); }},
       {"softmax", [] { return grade::check_softmax(assignment::softmax); }},
-      {"layer_norm_forward", [] { return grade::check_layer_norm_forward(assignment::layer_norm_forward); }},
-      {"layer_norm_backward", [] { return grade::check_layer_norm_backward(assignment::layer_norm_backward); }},
+      {"layer_norm_forward",
+       [] { return grade::check_layer_norm_forward(assignment::layer_norm_forward); }},
+      {"layer_norm_backward",
+       [] { return grade::check_layer_norm_backward(assignment::layer_norm_backward); }},
       {"attention", [] { return grade::check_attention(assignment::attention); }},
       {"split_heads", [] { return grade::check_split_heads(assignment::split_heads); }},
       {"merge_heads", [] { return grade::check_merge_heads(assignment::merge_heads); }},
@@ -587,7 +716,8 @@ const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>
       {"cross_entropy", [] { return grade::check_cross_entropy(assignment::cross_entropy); }},
       {"rope", [] { return grade::check_rope(assignment::rope); }},
       {"alibi_slopes", [] { return grade::check_alibi_slopes(assignment::alibi_slopes); }},
-      {"online_softmax_tile", [] { return grade::check_online_softmax_tile(assignment::online_softmax_tile); }},
+      {"online_softmax_tile",
+       [] { return grade::check_online_softmax_tile(assignment::online_softmax_tile); }},
   };
   return all;
 }
@@ -616,7 +746,8 @@ TEST(GradeHidden, EveryExerciseHasHiddenChecksDrawnFromTheSeed) {
   for (const auto& [name, check] : solutions_by_name()) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(hidden_checks(check, std::nullopt).empty());
-    const auto a = hidden_checks(check, 20261124), again = hidden_checks(check, 20261124), other = hidden_checks(check, 7);
+    const auto a = hidden_checks(check, 20261124), again = hidden_checks(check, 20261124),
+               other = hidden_checks(check, 7);
     ASSERT_FALSE(a.empty());
     ASSERT_EQ(a.size(), again.size());
     ASSERT_EQ(a.size(), other.size());
@@ -635,7 +766,8 @@ TEST(GradeHidden, EveryExerciseHasHiddenChecksDrawnFromTheSeed) {
 // the notebooks and a child started by hand show it), only that it failed and the known mistake.
 TEST(GradeHidden, AFailedHiddenCheckPrintsNoValues) {
   grade::set_hidden_seed(11);
-  const grade::ExerciseResult r = grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled);
+  const grade::ExerciseResult r =
+      grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled);
   grade::set_hidden_seed(std::nullopt);
   ASSERT_TRUE(r.checks.back().hidden);
   ASSERT_FALSE(r.checks.back().passed);
@@ -646,8 +778,11 @@ TEST(GradeHidden, AFailedHiddenCheckPrintsNoValues) {
   EXPECT_EQ(block.find("input:"), std::string::npos) << block;
   EXPECT_EQ(block.find("expected:"), std::string::npos) << block;
   EXPECT_EQ(block.find("computed:"), std::string::npos) << block;
-  EXPECT_NE(block.find("a hidden check (inputs drawn from the teacher's seed; not shown)"), std::string::npos);
-  EXPECT_NE(block.find(pitfalls::describe(Pitfall::online_softmax_acc_not_rescaled).title), std::string::npos) << block;
+  EXPECT_NE(block.find("a hidden check (inputs drawn from the teacher's seed; not shown)"),
+            std::string::npos);
+  EXPECT_NE(block.find(pitfalls::describe(Pitfall::online_softmax_acc_not_rescaled).title),
+            std::string::npos)
+      << block;
 }
 
 // The oracle's online softmax, by hand: the notebook-09 hand example (NumPy gives the same
@@ -655,7 +790,8 @@ TEST(GradeHidden, AFailedHiddenCheckPrintsNoValues) {
 TEST(GradeOnlineSoftmax, TheOracleUpdateByHand) {
   namespace ref = xenc::reference;
   ref::OnlineSoftmaxState st{ref::Tensor1d{0.0}, ref::Tensor1d{1.0}, ref::Tensor2d{{1.0, 0.0}}};
-  const ref::OnlineSoftmaxState next = ref::online_softmax_tile(st, ref::Tensor2d{{2.0, 1.0}}, ref::Tensor2d{{0, 1}, {1, 1}});
+  const ref::OnlineSoftmaxState next =
+      ref::online_softmax_tile(st, ref::Tensor2d{{2.0, 1.0}}, ref::Tensor2d{{0, 1}, {1, 1}});
   EXPECT_DOUBLE_EQ(next.m(0), 2.0);
   EXPECT_NEAR(next.l(0), 1.503214724408055, 1e-12);
   EXPECT_NEAR(next.acc(0, 0), 0.5032147244080551, 1e-12);
@@ -663,11 +799,13 @@ TEST(GradeOnlineSoftmax, TheOracleUpdateByHand) {
   // a masked tile on a row that saw nothing: still m = -inf, l = 0, acc = 0 (no NaN)
   const double inf = std::numeric_limits<double>::infinity();
   ref::OnlineSoftmaxState empty{ref::Tensor1d{-inf}, ref::Tensor1d{0.0}, ref::Tensor2d{{0.0}}};
-  const ref::OnlineSoftmaxState still = ref::online_softmax_tile(empty, ref::Tensor2d{{-inf, -inf}}, ref::Tensor2d{{1}, {2}});
+  const ref::OnlineSoftmaxState still =
+      ref::online_softmax_tile(empty, ref::Tensor2d{{-inf, -inf}}, ref::Tensor2d{{1}, {2}});
   EXPECT_EQ(still.m(0), -inf);
   EXPECT_EQ(still.l(0), 0.0);
   EXPECT_EQ(still.acc(0, 0), 0.0);
-  EXPECT_THROW(ref::online_softmax_tile(empty, ref::Tensor2d{{0.0, 1.0}}, ref::Tensor2d{{1}}), xenc::shape_error);
+  EXPECT_THROW(ref::online_softmax_tile(empty, ref::Tensor2d{{0.0, 1.0}}, ref::Tensor2d{{1}}),
+               xenc::shape_error);
 }
 
 }  // namespace

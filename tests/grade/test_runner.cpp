@@ -27,7 +27,8 @@ grade::Outcome sh(const std::string& script, grade::Limits limits = {}) {
 // ---- isolation --------------------------------------------------------------------------------
 
 TEST(Sandbox, TheVerdictChannelIsNotStdout) {
-  const grade::Outcome o = sh("echo printed; echo '{\"fake\": 1}' 1>&2; echo verdict >&$XENC_GRADE_VERDICT_FD");
+  const grade::Outcome o =
+      sh("echo printed; echo '{\"fake\": 1}' 1>&2; echo verdict >&$XENC_GRADE_VERDICT_FD");
   EXPECT_TRUE(o.exited);
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_EQ(o.verdict, "verdict\n");
@@ -55,7 +56,8 @@ TEST(Sandbox, AHangIsKilledAtTheWallClockLimit) {
   EXPECT_EQ(o.signal, SIGKILL);
   EXPECT_GE(o.seconds, 1.0);
   EXPECT_LT(o.seconds, 10.0);  // killed, not waited for (generous: the machine may be loaded)
-  EXPECT_EQ(grade::describe_outcome(o, limits), "exceeded the time limit of 1 s (an infinite loop?) and was killed");
+  EXPECT_EQ(grade::describe_outcome(o, limits),
+            "exceeded the time limit of 1 s (an infinite loop?) and was killed");
 }
 
 TEST(Sandbox, ASleepingGrandchildDoesNotHoldTheParent) {
@@ -136,7 +138,8 @@ std::vector<grade::Graded> two_exercises() {
 }
 
 TEST(Report, GradescopeFollowsTheResultsJsonSchema) {
-  const json j = json::parse(grade::format_report(two_exercises(), grade::Format::gradescope, grade::HintLevel::full));
+  const json j = json::parse(
+      grade::format_report(two_exercises(), grade::Format::gradescope, grade::HintLevel::full));
   EXPECT_EQ(j.at("score").get<double>(), 1.0);
   ASSERT_EQ(j.at("tests").size(), 3u);  // two checks + one failed exercise
   double sum = 0;
@@ -151,13 +154,15 @@ TEST(Report, GradescopeFollowsTheResultsJsonSchema) {
   }
   EXPECT_EQ(sum, 5.0);
   EXPECT_EQ(j["tests"][1]["visibility"], "hidden");
-  EXPECT_EQ(j["tests"][1]["output"].get<std::string>().find("0.9"), std::string::npos) << "a hidden check shows values";
+  EXPECT_EQ(j["tests"][1]["output"].get<std::string>().find("0.9"), std::string::npos)
+      << "a hidden check shows values";
   EXPECT_EQ(j["tests"][2]["score"], 0.0);
   EXPECT_EQ(j["tests"][2]["max_score"], 3.0);
 }
 
 TEST(Report, JsonHasPointsPerCheckAndHidesHiddenValues) {
-  const json j = json::parse(grade::format_report(two_exercises(), grade::Format::json, grade::HintLevel::brief));
+  const json j = json::parse(
+      grade::format_report(two_exercises(), grade::Format::json, grade::HintLevel::brief));
   EXPECT_EQ(j["points"], 1.0);
   EXPECT_EQ(j["max_points"], 5.0);
   EXPECT_FALSE(j["passed"].get<bool>());
@@ -172,19 +177,28 @@ TEST(Report, TextHintLevels) {
   auto graded = two_exercises();
   graded[0].result.checks[1].hidden = false;
   graded[0].result.checks[1].input = "x [2, 2] = [1, 2, 3, 3]";
-  const std::string full = grade::format_report(graded, grade::Format::text, grade::HintLevel::full);
-  const std::string brief = grade::format_report(graded, grade::Format::text, grade::HintLevel::brief);
+  const std::string full =
+      grade::format_report(graded, grade::Format::text, grade::HintLevel::full);
+  const std::string brief =
+      grade::format_report(graded, grade::Format::text, grade::HintLevel::brief);
   const std::string off = grade::format_report(graded, grade::Format::text, grade::HintLevel::off);
-  EXPECT_NE(full.find("hint: y[r, c] = exp(x[r, c] - max_r) / Σ exp(...). One row at a time."), std::string::npos) << full;
-  EXPECT_NE(brief.find("hint: y[r, c] = exp(x[r, c] - max_r) / Σ exp(...).\n"), std::string::npos) << brief;
+  EXPECT_NE(full.find("hint: y[r, c] = exp(x[r, c] - max_r) / Σ exp(...). One row at a time."),
+            std::string::npos)
+      << full;
+  EXPECT_NE(brief.find("hint: y[r, c] = exp(x[r, c] - max_r) / Σ exp(...).\n"), std::string::npos)
+      << brief;
   EXPECT_EQ(off.find("hint:"), std::string::npos) << off;
-  EXPECT_NE(full.find("✘ merge_heads: crashed with SIGSEGV (segmentation fault) (0 of 3 points)"), std::string::npos);
+  EXPECT_NE(full.find("✘ merge_heads: crashed with SIGSEGV (segmentation fault) (0 of 3 points)"),
+            std::string::npos);
   EXPECT_NE(full.find("0 of 2 exercises passed, 1 of 5 points"), std::string::npos) << full;
 }
 
 TEST(Report, JunitCountsFailures) {
-  const std::string x = grade::format_report(two_exercises(), grade::Format::junit, grade::HintLevel::full);
-  EXPECT_NE(x.find("<testsuites name=\"xencoder grade\" tests=\"3\" failures=\"2\">"), std::string::npos) << x;
+  const std::string x =
+      grade::format_report(two_exercises(), grade::Format::junit, grade::HintLevel::full);
+  EXPECT_NE(x.find("<testsuites name=\"xencoder grade\" tests=\"3\" failures=\"2\">"),
+            std::string::npos)
+      << x;
   EXPECT_NE(x.find("<failure message=\"hidden check failed\">"), std::string::npos) << x;
 }
 
@@ -220,10 +234,13 @@ TEST(Settings, RefusesTyposWithTheKeyAndTheExpectation) {
     return std::string("no error");
   };
   EXPECT_NE(message(R"({"hint": "off"})").find("unknown key \"hint\""), std::string::npos);
-  EXPECT_NE(message(R"({"exercises": {"softmaxx": 1}})").find("unknown exercise \"softmaxx\""), std::string::npos);
-  EXPECT_NE(message(R"({"hints": "some"})").find("\"hints\" is \"some\", expected \"full\", \"brief\" or \"off\""),
+  EXPECT_NE(message(R"({"exercises": {"softmaxx": 1}})").find("unknown exercise \"softmaxx\""),
             std::string::npos);
-  EXPECT_NE(message(R"({"memory_limit_mib": 10})").find("expected an integer >= 64 (MiB)"), std::string::npos);
+  EXPECT_NE(message(R"({"hints": "some"})")
+                .find("\"hints\" is \"some\", expected \"full\", \"brief\" or \"off\""),
+            std::string::npos);
+  EXPECT_NE(message(R"({"memory_limit_mib": 10})").find("expected an integer >= 64 (MiB)"),
+            std::string::npos);
   EXPECT_NE(message("{").find("is not valid JSON"), std::string::npos);
 }
 

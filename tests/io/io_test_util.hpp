@@ -23,9 +23,13 @@ inline constexpr float kParityTol = static_cast<float>(xenc::test::kParityAtol);
 /// Two xencoder runs that differ only in what sits at padded positions.
 inline constexpr float kPaddingInvariance = static_cast<float>(xenc::test::kOpAtol);
 
-inline std::string data_path(const std::string& name) { return std::string(XENC_IO_DATA_DIR) + "/" + name; }
+inline std::string data_path(const std::string& name) {
+  return std::string(XENC_IO_DATA_DIR) + "/" + name;
+}
 inline std::string format_path(const std::string& name) { return data_path("format/" + name); }
-inline std::string tmp_path(const std::string& name) { return std::string(XENC_IO_TMP_DIR) + "/" + name; }
+inline std::string tmp_path(const std::string& name) {
+  return std::string(XENC_IO_TMP_DIR) + "/" + name;
+}
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -39,7 +43,8 @@ inline std::string read_text(const std::string& path) {
 template <class A, class B>
 ::testing::AssertionResult AllClose(const A& a, const B& b, float tol,
                                     const std::vector<bool>& keep_rows = {}) {
-  std::vector<std::size_t> sa(a.shape().begin(), a.shape().end()), sb(b.shape().begin(), b.shape().end());
+  std::vector<std::size_t> sa(a.shape().begin(), a.shape().end()),
+      sb(b.shape().begin(), b.shape().end());
   if (sa != sb)
     return ::testing::AssertionFailure()
            << "shapes differ: " << xenc::shape_str(sa) << " vs " << xenc::shape_str(sb);
@@ -50,7 +55,7 @@ template <class A, class B>
     if (!keep_rows.empty() && row != 0 && !keep_rows[i / row]) continue;
     const double d = std::fabs(double(a.data()[i]) - double(b.data()[i]));
     ++compared;
-    if (!(d <= worst) ) {  // also catches NaN
+    if (!(d <= worst)) {  // also catches NaN
       worst = std::isnan(d) ? 1e30 : d;
       worst_i = i;
     }

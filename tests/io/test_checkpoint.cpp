@@ -39,8 +39,9 @@ TEST(NpyInt64, ReadsWhatNumPyWrote) {
   const xt::xarray<std::int64_t> big{-5, std::int64_t(1) << 40};
   xenc::save_npy_int64(tmp_path("i8_rt.npy"), big);
   EXPECT_EQ(xenc::load_npy_int64(tmp_path("i8_rt.npy")), big);
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([] { xenc::load_npy_int64(format_path("f4_2x3.npy")); },
-                                         {"load_npy_int64", "dtype is '<f4'", "expected int64 '<i8'"}));
+  EXPECT_TRUE(
+      ThrowsWith<xenc::io_error>([] { xenc::load_npy_int64(format_path("f4_2x3.npy")); },
+                                 {"load_npy_int64", "dtype is '<f4'", "expected int64 '<i8'"}));
 }
 
 // Save, load, identical outputs: for every position scheme, after a few training steps (so the
@@ -53,7 +54,8 @@ TEST(Checkpoint, RoundTripGivesIdenticalLogits) {
   const xenc::WordRolesDataset data = xenc::make_word_roles(wc);
   const auto train = xenc::as_labelled(data.train);
   const xenc::LabelledBatch batch = xenc::make_batch(train, {0, 1, 2, 3}, data.vocab);
-  for (auto kind : {xenc::PositionKind::none, xenc::PositionKind::sinusoidal, xenc::PositionKind::learned}) {
+  for (auto kind :
+       {xenc::PositionKind::none, xenc::PositionKind::sinusoidal, xenc::PositionKind::learned}) {
     SCOPED_TRACE(xenc::to_string(kind));
     auto c = config(kind);
     c.vocab_size = data.vocab.size();
@@ -86,10 +88,11 @@ TEST(Checkpoint, RoundTripGivesIdenticalLogits) {
 
 TEST(Checkpoint, BadFilesGetClearErrors) {
   // a plain state_dict .npz (no metadata)
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([] { xenc::load_checkpoint(data_path("post_relu_l2_h2.npz")); },
-                                         {"load_checkpoint", "post_relu_l2_h2.npz", "not an xencoder checkpoint"}));
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([] { xenc::load_checkpoint(tmp_path("does_not_exist.npz")); },
-                                         {"does_not_exist.npz"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [] { xenc::load_checkpoint(data_path("post_relu_l2_h2.npz")); },
+      {"load_checkpoint", "post_relu_l2_h2.npz", "not an xencoder checkpoint"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [] { xenc::load_checkpoint(tmp_path("does_not_exist.npz")); }, {"does_not_exist.npz"}));
   // a checkpoint whose weights do not fit its config: refused before the model is built
   auto c = config(xenc::PositionKind::learned);
   c.vocab_size = 5;
@@ -99,17 +102,20 @@ TEST(Checkpoint, BadFilesGetClearErrors) {
   const std::string good = tmp_path("ckpt_good.npz");
   xenc::save_checkpoint(good, model, vocab, {"x", "y"});
   auto members = xenc::load_npz_members(good);
-  members["encoder.layers.0.linear1.weight"] = xenc::format_npy(xt::xarray<float>(xt::zeros<float>({4, 8})));
+  members["encoder.layers.0.linear1.weight"] =
+      xenc::format_npy(xt::xarray<float>(xt::zeros<float>({4, 8})));
   const std::string bad = tmp_path("ckpt_bad.npz");
   xenc::save_npz_members(bad, members);
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_checkpoint(bad); },
-                                         {"load_checkpoint", "ckpt_bad.npz", "mismatched config and weights"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_checkpoint(bad); },
+      {"load_checkpoint", "ckpt_bad.npz", "mismatched config and weights"}));
   // a stray key with the right total size is named
   members = xenc::load_npz_members(good);
   members["head.extra"] = members.at("head.bias");
   members.erase("head.bias");
   xenc::save_npz_members(bad, members);
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_checkpoint(bad); }, {"ckpt_bad.npz", "head.bias"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_checkpoint(bad); },
+                                         {"ckpt_bad.npz", "head.bias"}));
   // labels that do not match the head
   EXPECT_THROW(xenc::save_checkpoint(good, model, vocab, {"only-one"}), xenc::config_error);
 }
@@ -135,6 +141,7 @@ TEST(Checkpoint, LoadsPyTorchTrainedCheckpoints) {
             worst = std::max(worst, double(std::abs(logits(b, t, c) - expected(b, t, c))));
     EXPECT_LE(worst, kParityTol);
     EXPECT_EQ(ck.meta.config.position, std::string(name).find("learned") != std::string::npos
-                                           ? xenc::PositionKind::learned : xenc::PositionKind::sinusoidal);
+                                           ? xenc::PositionKind::learned
+                                           : xenc::PositionKind::sinusoidal);
   }
 }

@@ -83,7 +83,8 @@ std::string uint8_header(std::size_t n) {
   npy.pop_back();  // the one data byte
   const std::string one = "'shape': (1,)", real = "'shape': (" + std::to_string(n) + ",)";
   npy.replace(npy.find(one), one.size(), real);
-  npy.erase(npy.size() - 1 - (real.size() - one.size()), real.size() - one.size());  // keep 64-byte alignment
+  npy.erase(npy.size() - 1 - (real.size() - one.size()),
+            real.size() - one.size());  // keep 64-byte alignment
   return npy;
 }
 
@@ -143,7 +144,8 @@ std::string tampered(const std::function<void(nlohmann::json&)>& edit, const std
   return with_meta(members, meta.dump(), name);
 }
 
-// ---- a child process with a memory limit ---------------------------------------------------------
+// ---- a child process with a memory limit
+// ---------------------------------------------------------
 
 struct ChildResult {
   bool refused = false;       // f threw std::invalid_argument
@@ -152,7 +154,8 @@ struct ChildResult {
 };
 
 // Runs f in a child whose address space may grow by at most `extra` bytes beyond the parent's.
-ChildResult load_in_child(const std::function<void()>& f, std::size_t extra = std::size_t(1) << 30) {
+ChildResult load_in_child(const std::function<void()>& f, std::size_t extra = std::size_t(1)
+                                                                              << 30) {
   std::size_t vm_now = 0;
   {
     std::ifstream status("/proc/self/status");
@@ -184,7 +187,8 @@ ChildResult load_in_child(const std::function<void()>& f, std::size_t extra = st
   close(fds[1]);
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
   int status = 0;
   rusage usage{};
@@ -196,11 +200,13 @@ ChildResult load_in_child(const std::function<void()>& f, std::size_t extra = st
   return r;
 }
 
-::testing::AssertionResult RefusedWith(const ChildResult& r, const std::vector<std::string>& parts) {
+::testing::AssertionResult RefusedWith(const ChildResult& r,
+                                       const std::vector<std::string>& parts) {
   if (!r.refused) return ::testing::AssertionFailure() << "not refused: " << r.message;
   for (const auto& p : parts)
     if (r.message.find(p) == std::string::npos)
-      return ::testing::AssertionFailure() << "message \"" << r.message << "\" lacks \"" << p << "\"";
+      return ::testing::AssertionFailure()
+             << "message \"" << r.message << "\" lacks \"" << p << "\"";
   std::printf("    refused, child's peak RSS %.0f MiB: %s\n", r.peak_rss_mib, r.message.c_str());
   return ::testing::AssertionSuccess() << r.message;
 }
@@ -222,15 +228,18 @@ TEST(CraftedCheckpoint, EightHundredMegabyteMetaIsRefusedBeforeReading) {
   const std::string tail = "\"}";
   std::string head = "{\"format\": \"xencoder-checkpoint\", \"extra\": \"";
   head.append((n - head.size() - tail.size()) % 1000, ' ');
-  const ZipMember meta = deflated_member("xenc.meta.npy", uint8_header(n) + head, std::string(1000, ' '),
-                                         (n - head.size() - tail.size()) / 1000, tail);
+  const ZipMember meta =
+      deflated_member("xenc.meta.npy", uint8_header(n) + head, std::string(1000, ' '),
+                      (n - head.size() - tail.size()) / 1000, tail);
   EXPECT_EQ(meta.size, uint8_header(n).size() + n);
   const std::string path = tmp_path("meta_800mb.npz");
   xenc::write_file_bytes(path, zip_archive({meta}), "test");
   EXPECT_LT(read_text(path).size(), 1000000u);
   const ChildResult r = load_in_child([&] { xenc::load_checkpoint(path); });
-  EXPECT_TRUE(RefusedWith(r, {"load_checkpoint: " + path + ": xenc.meta", "LoadLimits::max_meta_bytes = 4194304 bytes (4.0 MiB)"}));
-  EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::read_checkpoint_meta(path); }), {"xenc.meta", "max_meta_bytes"}));
+  EXPECT_TRUE(RefusedWith(r, {"load_checkpoint: " + path + ": xenc.meta",
+                              "LoadLimits::max_meta_bytes = 4194304 bytes (4.0 MiB)"}));
+  EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::read_checkpoint_meta(path); }),
+                          {"xenc.meta", "max_meta_bytes"}));
 }
 
 // A vocabulary of 10 million words: refused by the metadata limit by default, and by the
@@ -243,15 +252,18 @@ TEST(CraftedCheckpoint, TenMillionWordVocabularyIsRefusedBeforeItIsBuilt) {
     meta["config"]["vocab_size"] = vocab_size;
     meta["vocab"] = nlohmann::json::array();
     std::string text = meta.dump();
-    const std::string head_text = text.substr(0, text.size() - 2) + "\"<pad>\", \"<unk>\"";  // ... "vocab": [
+    const std::string head_text =
+        text.substr(0, text.size() - 2) + "\"<pad>\", \"<unk>\"";  // ... "vocab": [
     const std::size_t n = head_text.size() + words * 5 + 2;
-    ZipMember m = deflated_member("xenc.meta.npy", uint8_header(n) + head_text, ", \"w\"", words, "]}");
+    ZipMember m =
+        deflated_member("xenc.meta.npy", uint8_header(n) + head_text, ", \"w\"", words, "]}");
     const std::string path = tmp_path("vocab_10m_" + std::to_string(vocab_size) + ".npz");
     xenc::write_file_bytes(path, zip_archive({m}), "test");
     EXPECT_LT(read_text(path).size(), 1000000u);
     SCOPED_TRACE(vocab_size);
-    EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_checkpoint(path); }),
-                            {"load_checkpoint: " + path + ": xenc.meta", "LoadLimits::max_meta_bytes"}));
+    EXPECT_TRUE(
+        RefusedWith(load_in_child([&] { xenc::load_checkpoint(path); }),
+                    {"load_checkpoint: " + path + ": xenc.meta", "LoadLimits::max_meta_bytes"}));
     xenc::LoadLimits raised;
     raised.max_meta_bytes = std::size_t(1) << 30;
     if (vocab_size == 5)
@@ -259,8 +271,8 @@ TEST(CraftedCheckpoint, TenMillionWordVocabularyIsRefusedBeforeItIsBuilt) {
                               {"\"vocab\" has more than config.vocab_size = 5 tokens"}));
     else
       EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_checkpoint(path, raised); }),
-                              {"\"config.vocab_size\" makes embedding.weight [V, D]", "320000064 bytes",
-                               "LoadLimits::max_array_bytes"}));
+                              {"\"config.vocab_size\" makes embedding.weight [V, D]",
+                               "320000064 bytes", "LoadLimits::max_array_bytes"}));
   }
 }
 
@@ -274,33 +286,50 @@ TEST(CraftedCheckpoint, TamperedMetadataNamesTheFileAndTheKey) {
   };
   const std::vector<Case> cases{
       {"no_config", [](nlohmann::json& m) { m.erase("config"); }, {"\"config\" is missing"}},
-      {"negative_vocab", [](nlohmann::json& m) { m["config"]["vocab_size"] = -1; },
+      {"negative_vocab",
+       [](nlohmann::json& m) { m["config"]["vocab_size"] = -1; },
        {"\"config.vocab_size\" is -1, expected an integer >= 2"}},
-      {"negative_d_model", [](nlohmann::json& m) { m["config"]["d_model"] = -8; },
+      {"negative_d_model",
+       [](nlohmann::json& m) { m["config"]["d_model"] = -8; },
        {"\"config.d_model\" is -8, expected an integer >= 1"}},
-      {"fraction", [](nlohmann::json& m) { m["config"]["dim_feedforward"] = 32.7; },
+      {"fraction",
+       [](nlohmann::json& m) { m["config"]["dim_feedforward"] = 32.7; },
        {"\"config.dim_feedforward\" is 32.7, expected an integer"}},
-      {"string_number", [](nlohmann::json& m) { m["config"]["num_layers"] = "1"; },
+      {"string_number",
+       [](nlohmann::json& m) { m["config"]["num_layers"] = "1"; },
        {"\"config.num_layers\" is a string, expected an integer"}},
-      {"huge", [](nlohmann::json& m) { m["config"]["nhead"] = std::uint64_t(18446744073709551615ull); },
+      {"huge",
+       [](nlohmann::json& m) { m["config"]["nhead"] = std::uint64_t(18446744073709551615ull); },
        {"\"config.nhead\" is 18446744073709551615, expected an integer <= 8"}},
-      {"max_len", [](nlohmann::json& m) { m["config"]["max_len"] = 100000; },
+      {"max_len",
+       [](nlohmann::json& m) { m["config"]["max_len"] = 100000; },
        {"\"config.max_len\" is 100000", "LoadLimits::max_sequence_length"}},
-      {"nan_dropout", [](nlohmann::json& m) { m["config"]["dropout"] = 1.5; },
+      {"nan_dropout",
+       [](nlohmann::json& m) { m["config"]["dropout"] = 1.5; },
        {"\"config.dropout\" is 1.5, expected a number in [0, 1)"}},
-      {"activation", [](nlohmann::json& m) { m["config"]["activation"] = "\x1b[2Jrelu"; },
+      {"activation",
+       [](nlohmann::json& m) { m["config"]["activation"] = "\x1b[2Jrelu"; },
        {"\"config.activation\" is not one of \"relu\", \"gelu\""}},
       {"model_rule", [](nlohmann::json& m) { m["config"]["nhead"] = 3; }, {"divisible"}},
-      {"escape_label", [](nlohmann::json& m) { m["labels"][0] = "\x1b[31magent"; },
+      {"escape_label",
+       [](nlohmann::json& m) { m["labels"][0] = "\x1b[31magent"; },
        {"\"labels[0]\" holds the control character U+001B at byte 0"}},
-      {"newline_label", [](nlohmann::json& m) { m["labels"][1] = "pat\nient"; },
+      {"newline_label",
+       [](nlohmann::json& m) { m["labels"][1] = "pat\nient"; },
        {"\"labels[1]\" holds the control character U+000A at byte 3"}},
-      {"c1_token", [](nlohmann::json& m) { m["vocab"][2] = "a\xc2\x9b" "2J"; },
+      {"c1_token",
+       [](nlohmann::json& m) {
+         m["vocab"][2] =
+             "a\xc2\x9b"
+             "2J";
+       },
        {"\"vocab[2]\" holds the control character U+009B"}},
-      {"label_number", [](nlohmann::json& m) { m["labels"][0] = 7; },
+      {"label_number",
+       [](nlohmann::json& m) { m["labels"][0] = 7; },
        {"\"labels[0]\" is a number, expected a string"}},
       {"version", [](nlohmann::json& m) { m["version"] = 2; }, {"\"version\" is 2, expected 1"}},
-      {"short_vocab", [](nlohmann::json& m) { m["vocab"].erase(4); },
+      {"short_vocab",
+       [](nlohmann::json& m) { m["vocab"].erase(4); },
        {"\"vocab\" has 4 tokens, expected config.vocab_size = 5"}},
   };
   for (const auto& c : cases) {
@@ -333,11 +362,13 @@ TEST(CraftedCheckpoint, MalformedJsonAndDeepNestingGiveAPosition) {
     msg = e.what();
   }
   EXPECT_NE(msg.find("xenc.meta: is not valid JSON (UTF-8): the parser stopped at byte 12 of 16"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
       [&] {
-        xenc::load_checkpoint(with_meta(members, std::string(100000, '[') + std::string(100000, ']'), "deep.npz"));
+        xenc::load_checkpoint(
+            with_meta(members, std::string(100000, '[') + std::string(100000, ']'), "deep.npz"));
       },
       {"deep.npz: xenc.meta: nests deeper than 64 levels"}));
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
@@ -354,18 +385,24 @@ TEST(CraftedCheckpoint, NonFiniteWeightsAreRefusedNamingTheKey) {
   members["head.bias"] = xenc::format_npy(bias);
   const std::string path = tmp_path("nan_head.npz");
   xenc::save_npz_members(path, members);
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_checkpoint(path); },
-                                         {"load_checkpoint: " + path + ": key \"head.bias\" holds nan at index [1]"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_checkpoint(path); },
+      {"load_checkpoint: " + path + ": key \"head.bias\" holds nan at index [1]"}));
 
   // a TransformerEncoder state_dict, and Module::load_state_dict in memory
   xenc::EncoderLayerConfig lc = small_config().layer;
   xenc::TransformerEncoder enc(lc, 2);
   xenc::StateDict state = enc.state_dict();
   state.at("layers.1.linear2.weight")(3, 2) = -std::numeric_limits<float>::infinity();
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(state, 2, xenc::Activation::relu, false, 1e-5f, "w.npz"); },
-                                         {"load_transformer_encoder: w.npz: key \"layers.1.linear2.weight\" holds -inf at index [3, 2]"}));
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { enc.load_state_dict(state); },
-                                         {"load_state_dict: key \"layers.1.linear2.weight\" holds -inf"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] {
+        xenc::load_transformer_encoder(state, 2, xenc::Activation::relu, false, 1e-5f, "w.npz");
+      },
+      {"load_transformer_encoder: w.npz: key \"layers.1.linear2.weight\" holds -inf at index [3, "
+       "2]"}));
+  EXPECT_TRUE(
+      ThrowsWith<xenc::io_error>([&] { enc.load_state_dict(state); },
+                                 {"load_state_dict: key \"layers.1.linear2.weight\" holds -inf"}));
 }
 
 // ---- legal but huge shapes ----------------------------------------------------------------------
@@ -388,7 +425,8 @@ TEST(CraftedArchive, HugeLegalShapesAreRefusedByTheLimits) {
   ASSERT_EQ(header1.size(), h1.size()) << h1;
   const std::string path = tmp_path("f30m.npz");
   {
-    ZipMember a = deflated_member("layers.0.linear1.weight.npy", header1, std::string(4096, '\0'), F * D * 4 / 4096, "");
+    ZipMember a = deflated_member("layers.0.linear1.weight.npy", header1, std::string(4096, '\0'),
+                                  F * D * 4 / 4096, "");
     xenc::write_file_bytes(path, zip_archive({a}), "test");
   }
   EXPECT_LT(read_text(path).size(), 4000000u);
@@ -403,7 +441,8 @@ TEST(CraftedArchive, HugeLegalShapesAreRefusedByTheLimits) {
   xenc::LoadLimits raised;
   raised.max_array_bytes = std::size_t(1) << 30;
   EXPECT_TRUE(RefusedWith(load_in_child([&] { xenc::load_npz(path, raised); }),
-                          {"key \"layers.0.linear1.weight\"", "LoadLimits::max_total_bytes = 268435456 bytes (256.0 MiB)"}));
+                          {"key \"layers.0.linear1.weight\"",
+                           "LoadLimits::max_total_bytes = 268435456 bytes (256.0 MiB)"}));
 }
 
 // ---- the API that reads shapes without data -----------------------------------------------------
@@ -448,21 +487,35 @@ TEST(NpyHeaderAsNumpy, DuplicateExtraAndTrailingAreRefused) {
     return out + h + std::string(8, '\0');
   };
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
-      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"), "dup.npy"); },
+      [&] {
+        xenc::parse_npy(
+            npy("{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"),
+            "dup.npy");
+      },
       {"dup.npy: npy header has the key 'descr' twice"}));
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
-      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1, }"), "x.npy"); },
-      {"x.npy: npy header has the key 'extra', expected only 'descr', 'fortran_order' and 'shape'"}));
+      [&] {
+        xenc::parse_npy(
+            npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1, }"), "x.npy");
+      },
+      {"x.npy: npy header has the key 'extra', expected only 'descr', 'fortran_order' and "
+       "'shape'"}));
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
-      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk"), "j.npy"); },
+      [&] {
+        xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk"),
+                        "j.npy");
+      },
       {"j.npy: npy header has text after its closing '}'"}));
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
-      [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2)}"), "i.npy"); },
+      [&] {
+        xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2)}"), "i.npy");
+      },
       {"is an integer in Python, not a tuple"}));
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
       [&] { xenc::parse_npy(npy("{'descr': '<f4', 'fortran_order': False}"), "m.npy"); },
       {"npy header has no 'shape' entry"}));
   // What NumPy accepts, we read: any key order, double quotes, spaces inside the tuple.
-  const auto a = xenc::parse_npy(npy("{\"shape\": ( 2 , ), 'descr': '<f4', 'fortran_order': False}"), "ok.npy");
+  const auto a = xenc::parse_npy(
+      npy("{\"shape\": ( 2 , ), 'descr': '<f4', 'fortran_order': False}"), "ok.npy");
   EXPECT_EQ(a.shape(0), 2u);
 }

@@ -11,7 +11,9 @@ using namespace xenc_test;
 
 namespace {
 // generate.py: a = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
-xt::xarray<float> arange_2x3() { return xt::xarray<float>{{0.0f, 0.25f, 0.5f}, {0.75f, 1.0f, 1.25f}}; }
+xt::xarray<float> arange_2x3() {
+  return xt::xarray<float>{{0.0f, 0.25f, 0.5f}, {0.75f, 1.0f, 1.25f}};
+}
 }  // namespace
 
 // Hand example: [2, 3] float32 is magic (6) + version (2) + header length (2) + the 60-character
@@ -44,8 +46,9 @@ TEST(Npy, SaveIsByteIdenticalToNumpy) {
 TEST(Npy, LoadsWhatNumpyWrites) {
   const auto expected = arange_2x3();
   EXPECT_TRUE(AllClose(xenc::load_npy(format_path("f4_2x3.npy")), expected, 0.0f));
-  EXPECT_TRUE(AllClose(xenc::load_npy(format_path("f8_2x3.npy")), expected, 0.0f));   // float64
-  EXPECT_TRUE(AllClose(xenc::load_npy(format_path("f4_2x3_v2.npy")), expected, 0.0f));  // format 2.0
+  EXPECT_TRUE(AllClose(xenc::load_npy(format_path("f8_2x3.npy")), expected, 0.0f));  // float64
+  EXPECT_TRUE(
+      AllClose(xenc::load_npy(format_path("f4_2x3_v2.npy")), expected, 0.0f));  // format 2.0
   const auto scalar = xenc::load_npy(format_path("f4_scalar.npy"));
   EXPECT_EQ(scalar.dimension(), 0u);
   EXPECT_EQ(scalar(), 2.5f);
@@ -86,36 +89,40 @@ TEST(Npy, RoundTripFloatAndBool) {
 
 TEST(NpyErrors, OtherDtypes) {
   const std::string f = format_path("i8_2x3.npy");
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(f); },
-                                         {"load_npy", f, "dtype is '<i8'", "expected float32 '<f4' or float64 '<f8'"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_npy(f); },
+      {"load_npy", f, "dtype is '<i8'", "expected float32 '<f4' or float64 '<f8'"}));
   EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("f2_2x3.npy")); },
                                          {"f2_2x3.npy", "dtype is '<f2'"}));
   EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("struct.npy")); },
                                          {"struct.npy", "structured dtype"}));
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("b1_2x3.npy")); },
-                                         {"b1_2x3.npy", "dtype is '|b1' (bool)", "expected float32"}));
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy_bool(format_path("f4_2x3.npy")); },
-                                         {"load_npy_bool", "f4_2x3.npy", "dtype is '<f4' (float32)",
-                                          "expected bool '|b1'"}));
+  EXPECT_TRUE(
+      ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("b1_2x3.npy")); },
+                                 {"b1_2x3.npy", "dtype is '|b1' (bool)", "expected float32"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_npy_bool(format_path("f4_2x3.npy")); },
+      {"load_npy_bool", "f4_2x3.npy", "dtype is '<f4' (float32)", "expected bool '|b1'"}));
 }
 
 TEST(NpyErrors, FortranOrder) {
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("f4_2x3_fortran.npy")); },
-                                         {"f4_2x3_fortran.npy", "shape [2, 3]", "Fortran order",
-                                          "expected C order"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_npy(format_path("f4_2x3_fortran.npy")); },
+      {"f4_2x3_fortran.npy", "shape [2, 3]", "Fortran order", "expected C order"}));
 }
 
 TEST(NpyErrors, BigEndian) {
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("f4be_2x3.npy")); },
-                                         {"f4be_2x3.npy", "'>f4'", "big-endian", "expected little-endian"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_npy(format_path("f4be_2x3.npy")); },
+      {"f4be_2x3.npy", "'>f4'", "big-endian", "expected little-endian"}));
 }
 
 TEST(NpyErrors, Truncated) {
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
       [&] { xenc::load_npy(format_path("f4_2x3_truncated.npy")); },
       {"f4_2x3_truncated.npy", "truncated", "data has 19 bytes, expected 24", "shape [2, 3]"}));
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("f4_2x3_header_cut.npy")); },
-                                         {"f4_2x3_header_cut.npy", "truncated", "header"}));
+  EXPECT_TRUE(
+      ThrowsWith<xenc::io_error>([&] { xenc::load_npy(format_path("f4_2x3_header_cut.npy")); },
+                                 {"f4_2x3_header_cut.npy", "truncated", "header"}));
   std::string bytes = xenc::format_npy(arange_2x3()) + "xx";
   EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::parse_npy(bytes, "extra.npy"); },
                                          {"extra.npy", "26 bytes, expected 24", "trailing"}));

@@ -8,21 +8,26 @@
 using namespace xenc_test;
 
 namespace {
-// generate.py: np.savez(path, a=np.arange(6, dtype=np.float32).reshape(2, 3) / 4, b=np.float32([1, 2]))
+// generate.py: np.savez(path, a=np.arange(6, dtype=np.float32).reshape(2, 3) / 4, b=np.float32([1,
+// 2]))
 void expect_a_and_b(const xenc::StateDict& s) {
   ASSERT_EQ(s.size(), 2u);
-  EXPECT_TRUE(AllClose(s.at("a"), xt::xarray<float>{{0.0f, 0.25f, 0.5f}, {0.75f, 1.0f, 1.25f}}, 0.0f));
+  EXPECT_TRUE(
+      AllClose(s.at("a"), xt::xarray<float>{{0.0f, 0.25f, 0.5f}, {0.75f, 1.0f, 1.25f}}, 0.0f));
   EXPECT_TRUE(AllClose(s.at("b"), xt::xarray<float>{1.0f, 2.0f}, 0.0f));
 }
 }  // namespace
 
 TEST(Npz, LoadsNumpySavezStored) { expect_a_and_b(xenc::load_npz(format_path("stored.npz"))); }
 
-TEST(Npz, LoadsNumpySavezCompressed) { expect_a_and_b(xenc::load_npz(format_path("deflated.npz"))); }
+TEST(Npz, LoadsNumpySavezCompressed) {
+  expect_a_and_b(xenc::load_npz(format_path("deflated.npz")));
+}
 
 TEST(Npz, Float64MembersBecomeFloat32) {
   const auto s = xenc::load_npz(format_path("f8.npz"));
-  EXPECT_TRUE(AllClose(s.at("a"), xt::xarray<float>{{0.0f, 0.25f, 0.5f}, {0.75f, 1.0f, 1.25f}}, 0.0f));
+  EXPECT_TRUE(
+      AllClose(s.at("a"), xt::xarray<float>{{0.0f, 0.25f, 0.5f}, {0.75f, 1.0f, 1.25f}}, 0.0f));
 }
 
 TEST(Npz, MembersKeepOtherDtypesAsBytes) {
@@ -82,8 +87,9 @@ TEST(NpzErrors, CorruptMemberFailsItsCrc) {
 }
 
 TEST(NpzErrors, TruncatedArchive) {
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_npz(format_path("truncated.npz")); },
-                                         {"load_npz", "truncated.npz", "cannot open as a zip archive"}));
+  EXPECT_TRUE(
+      ThrowsWith<xenc::io_error>([&] { xenc::load_npz(format_path("truncated.npz")); },
+                                 {"load_npz", "truncated.npz", "cannot open as a zip archive"}));
 }
 
 TEST(NpzErrors, NotAZipOrMissing) {

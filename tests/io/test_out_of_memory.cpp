@@ -37,14 +37,17 @@ struct FailAllocationsFrom {
 TEST(OutOfMemory, BuildingAnEncoderIsAnIoError) {
   // post_relu_l2_h2: D = 8, F = 16; its largest parameter, in_proj_weight [24, 8], has 768 bytes.
   const auto state = xenc::load_npz(data_path("post_relu_l2_h2.npz"));
-  xenc::load_transformer_encoder(state, 2);  // once normally: the table of key names is built once per process
+  xenc::load_transformer_encoder(
+      state, 2);  // once normally: the table of key names is built once per process
   ::testing::AssertionResult result = ::testing::AssertionFailure();
   {
     FailAllocationsFrom fail(700);
-    result = ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(state, 2, xenc::Activation::relu,
-                                                                             false, 1e-5f, "w.npz"); },
-                                        {"load_transformer_encoder: w.npz", "out of memory building a TransformerEncoder",
-                                         "num_layers = 2, d_model = 8, dim_feedforward = 16"});
+    result = ThrowsWith<xenc::io_error>(
+        [&] {
+          xenc::load_transformer_encoder(state, 2, xenc::Activation::relu, false, 1e-5f, "w.npz");
+        },
+        {"load_transformer_encoder: w.npz", "out of memory building a TransformerEncoder",
+         "num_layers = 2, d_model = 8, dim_feedforward = 16"});
   }
   EXPECT_TRUE(result);  // checked outside the scope: gtest's own messages allocate too
 }
@@ -60,8 +63,9 @@ TEST(OutOfMemory, ReadingArraysIsAnIoError) {
     FailAllocationsFrom fail(30000);
     results.push_back(ThrowsWith<xenc::io_error>([&] { xenc::load_npy(npy); },
                                                  {"load_npy", "out of memory reading", "oom.npy"}));
-    results.push_back(ThrowsWith<xenc::io_error>([&] { xenc::parse_npy(bytes, "oom"); },
-                                                 {"oom", "out of memory allocating 40000 bytes", "[100, 100]"}));
+    results.push_back(
+        ThrowsWith<xenc::io_error>([&] { xenc::parse_npy(bytes, "oom"); },
+                                   {"oom", "out of memory allocating 40000 bytes", "[100, 100]"}));
     results.push_back(ThrowsWith<xenc::io_error>([&] { xenc::load_npz(npz); },
                                                  {"load_npz", "key \"w\"", "out of memory"}));
   }
@@ -70,13 +74,16 @@ TEST(OutOfMemory, ReadingArraysIsAnIoError) {
 
 TEST(OutOfMemory, BuildingAttentionIsAnIoError) {
   // D = 8: in_proj_weight [24, 8] has 768 bytes.
-  const xenc::StateDict state{{"in_proj_weight", xt::ones<float>({24, 8})}, {"in_proj_bias", xt::ones<float>({24})},
-                              {"out_proj.weight", xt::ones<float>({8, 8})}, {"out_proj.bias", xt::ones<float>({8})}};
+  const xenc::StateDict state{{"in_proj_weight", xt::ones<float>({24, 8})},
+                              {"in_proj_bias", xt::ones<float>({24})},
+                              {"out_proj.weight", xt::ones<float>({8, 8})},
+                              {"out_proj.bias", xt::ones<float>({8})}};
   ::testing::AssertionResult result = ::testing::AssertionFailure();
   {
     FailAllocationsFrom fail(700);
-    result = ThrowsWith<xenc::io_error>([&] { xenc::load_multihead_attention(state, 2, "mha.npz"); },
-                                        {"load_multihead_attention: mha.npz", "out of memory", "d_model = 8"});
+    result = ThrowsWith<xenc::io_error>(
+        [&] { xenc::load_multihead_attention(state, 2, "mha.npz"); },
+        {"load_multihead_attention: mha.npz", "out of memory", "d_model = 8"});
   }
   EXPECT_TRUE(result);
 }

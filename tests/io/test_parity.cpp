@@ -148,7 +148,8 @@ std::vector<json> masked_cases() {
     if (c["mask"] != "none") out.push_back(c);
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(Fixtures, PaddingInvariance, ::testing::ValuesIn(masked_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, PaddingInvariance, ::testing::ValuesIn(masked_cases()),
+                         case_name);
 
 // Each axis of the parity claim appears in the fixtures (guards against a generator edit that
 // silently drops one).
@@ -167,9 +168,10 @@ TEST(EncoderParityCoverage, EveryAxisValueIsCovered) {
     if (c["eps"].get<double>() != 1e-5) seen.insert("eps!=1e-5");
     if (c["single_layer"].get<bool>()) seen.insert("single_layer");
   }
-  std::vector<std::string> required = {"norm_first=0", "norm_first=1", "activation=relu",
-                                       "activation=gelu", "final_norm=0", "final_norm=1", "mask=0",
-                                       "mask=1", "T=1", "T=512", "eps!=1e-5", "single_layer"};
+  std::vector<std::string> required = {"norm_first=0",    "norm_first=1", "activation=relu",
+                                       "activation=gelu", "final_norm=0", "final_norm=1",
+                                       "mask=0",          "mask=1",       "T=1",
+                                       "T=512",           "eps!=1e-5",    "single_layer"};
   for (int i = 1; i <= 6; ++i) required.push_back("layers=" + std::to_string(i));
   for (int i = 1; i <= 8; ++i) required.push_back("heads=" + std::to_string(i));
   for (int i = 1; i <= 8; ++i) required.push_back("B=" + std::to_string(i));

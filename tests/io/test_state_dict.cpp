@@ -76,7 +76,8 @@ TEST(StateDictInfo, SingleLayerGivesOneLayerEncoder) {
 TEST(StateDictRoundTrip, EncoderParametersAndOutputsIdentical) {
   for (bool norm_first : {false, true}) {
     for (bool compressed : {false, true}) {
-      SCOPED_TRACE(std::string(norm_first ? "pre-norm" : "post-norm") + (compressed ? ", deflated" : ", stored"));
+      SCOPED_TRACE(std::string(norm_first ? "pre-norm" : "post-norm") +
+                   (compressed ? ", deflated" : ", stored"));
       const auto cfg = small_config(norm_first, xenc::Activation::gelu);
       xenc::TransformerEncoder a(cfg, 3, /*final_norm=*/true, /*seed=*/11);
       randomize(a, 5);
@@ -116,21 +117,24 @@ TEST(StateDictRoundTrip, MultiheadAttention) {
 TEST(StateDictErrors, MissingKey) {
   auto s = xenc::load_npz(data_path(kStack));
   s.erase("layers.1.norm2.bias");
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(s, 2, xenc::Activation::relu, false, 1e-5f, "w.npz"); },
-                                         {"load_transformer_encoder: w.npz", "missing key \"layers.1.norm2.bias\"",
-                                          "expected shape [D] = [8]"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_transformer_encoder(s, 2, xenc::Activation::relu, false, 1e-5f, "w.npz"); },
+      {"load_transformer_encoder: w.npz", "missing key \"layers.1.norm2.bias\"",
+       "expected shape [D] = [8]"}));
   // a layer index that skips one: layers.2 exists, so layers.2's other keys are missing
   s = xenc::load_npz(data_path(kStack));
   s["layers.2.norm1.weight"] = xt::ones<float>({8});
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(s, 2); },
-                                         {"missing key \"layers.2.self_attn.in_proj_weight\"", "[3D, D] = [24, 8]"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_transformer_encoder(s, 2); },
+      {"missing key \"layers.2.self_attn.in_proj_weight\"", "[3D, D] = [24, 8]"}));
 }
 
 TEST(StateDictErrors, UnexpectedKey) {
   auto s = xenc::load_npz(data_path(kStack));
   s["layers.0.self_attn.bias_k"] = xt::zeros<float>({1, 1, 8});
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(s, 2); },
-                                         {"unexpected key \"layers.0.self_attn.bias_k\"", "shape [1, 1, 8]"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_transformer_encoder(s, 2); },
+      {"unexpected key \"layers.0.self_attn.bias_k\"", "shape [1, 1, 8]"}));
   s = xenc::load_npz(data_path(kStack));
   s["decoder.weight"] = xt::zeros<float>({4});
   EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(s, 2); },
@@ -149,16 +153,19 @@ TEST(StateDictErrors, WronglyShapedKey) {
       {"w.npz", "key \"layers.1.linear2.weight\" has shape [16, 8], expected [D, F] = [8, 16]"}));
   s = xenc::load_npz(data_path(kStack));
   s["layers.0.self_attn.in_proj_weight"] = xt::zeros<float>({8, 8});
-  EXPECT_TRUE(ThrowsWith<xenc::shape_error>([&] { xenc::load_transformer_encoder(s, 2); },
-                                            {"key \"layers.0.self_attn.in_proj_weight\" has shape [8, 8], expected [3D, D]"}));
+  EXPECT_TRUE(ThrowsWith<xenc::shape_error>(
+      [&] { xenc::load_transformer_encoder(s, 2); },
+      {"key \"layers.0.self_attn.in_proj_weight\" has shape [8, 8], expected [3D, D]"}));
   s = xenc::load_npz(data_path(kStack));
   s["layers.0.linear1.weight"] = xt::zeros<float>({16, 6});
-  EXPECT_TRUE(ThrowsWith<xenc::shape_error>([&] { xenc::load_transformer_encoder(s, 2); },
-                                            {"key \"layers.0.linear1.weight\" has shape [16, 6], expected [F, D] with D = 8"}));
+  EXPECT_TRUE(ThrowsWith<xenc::shape_error>(
+      [&] { xenc::load_transformer_encoder(s, 2); },
+      {"key \"layers.0.linear1.weight\" has shape [16, 6], expected [F, D] with D = 8"}));
   s = xenc::load_npz(data_path(kStack));
   s["layers.1.linear1.bias"] = xt::zeros<float>({12});
-  EXPECT_TRUE(ThrowsWith<xenc::shape_error>([&] { xenc::load_transformer_encoder(s, 2); },
-                                            {"key \"layers.1.linear1.bias\" has shape [12], expected [F] = [16]"}));
+  EXPECT_TRUE(ThrowsWith<xenc::shape_error>(
+      [&] { xenc::load_transformer_encoder(s, 2); },
+      {"key \"layers.1.linear1.bias\" has shape [12], expected [F] = [16]"}));
 }
 
 TEST(StateDictErrors, FileNameInMessages) {
@@ -167,22 +174,24 @@ TEST(StateDictErrors, FileNameInMessages) {
   const std::string path = tmp_path("missing_key.npz");
   xenc::save_npz(path, s);
   EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(path, 2); },
-                                         {"load_transformer_encoder: " + path, "missing key \"layers.0.linear1.bias\"",
-                                          "[F] = [16]"}));
+                                         {"load_transformer_encoder: " + path,
+                                          "missing key \"layers.0.linear1.bias\"", "[F] = [16]"}));
 }
 
 TEST(StateDictErrors, HeadsMustDivideD) {
   const auto s = xenc::load_npz(data_path(kStack));
-  EXPECT_TRUE(ThrowsWith<xenc::config_error>([&] { xenc::load_transformer_encoder(s, 3); },
-                                             {"d_model (8, from in_proj_weight) must be divisible by nhead (3)"}));
+  EXPECT_TRUE(ThrowsWith<xenc::config_error>(
+      [&] { xenc::load_transformer_encoder(s, 3); },
+      {"d_model (8, from in_proj_weight) must be divisible by nhead (3)"}));
 }
 
 TEST(StateDictErrors, NotAnEncoder) {
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(xenc::StateDict{}, 2); },
-                                         {"has no keys"}));
+  EXPECT_TRUE(ThrowsWith<xenc::io_error>(
+      [&] { xenc::load_transformer_encoder(xenc::StateDict{}, 2); }, {"has no keys"}));
   xenc::StateDict s{{"weight", xt::zeros<float>({3, 3})}};
-  EXPECT_TRUE(ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(s, 1); },
-                                         {"missing key \"self_attn.in_proj_weight\"", "keys: weight"}));
+  EXPECT_TRUE(
+      ThrowsWith<xenc::io_error>([&] { xenc::load_transformer_encoder(s, 1); },
+                                 {"missing key \"self_attn.in_proj_weight\"", "keys: weight"}));
   // a stack's file read as a MultiheadAttention
   EXPECT_TRUE(ThrowsWith<xenc::io_error>(
       [&] { xenc::load_multihead_attention(xenc::load_npz(data_path(kStack)), 2, kStack); },
@@ -224,23 +233,25 @@ TEST(StateDictRoundTrip, TrainedWeights) {
   const xenc::StateDict trained = enc.state_dict();
   EXPECT_NE(trained.at("layers.0.norm1.weight"), xt::xarray<float>(xt::ones<float>({8})));
   xenc::save_state_dict(tmp_path("trained.npz"), enc, true);
-  auto back = xenc::load_transformer_encoder(tmp_path("trained.npz"), 2, xenc::Activation::relu, true, 1e-6f);
+  auto back = xenc::load_transformer_encoder(tmp_path("trained.npz"), 2, xenc::Activation::relu,
+                                             true, 1e-6f);
   for (const auto& kv : back.state_dict()) EXPECT_EQ(kv.second, trained.at(kv.first)) << kv.first;
   EXPECT_EQ(back.forward(x), enc.forward(x));
 }
 
 // The snippet of apps/encode/README.md, on the app_b fixture (PyTorch: 3 layers, relu, post-norm).
 TEST(ReadmeExample, LoadRunSave) {
-  xenc::TransformerEncoder enc = xenc::load_transformer_encoder(data_path("app_b.npz"), /*nhead=*/2,
-      xenc::Activation::relu, /*norm_first=*/false, /*layer_norm_eps=*/1e-5f);
-  xt::xarray<float> x = xenc::load_npy(data_path("app_b_x.npy"));      // [B, T, D]
+  xenc::TransformerEncoder enc =
+      xenc::load_transformer_encoder(data_path("app_b.npz"), /*nhead=*/2, xenc::Activation::relu,
+                                     /*norm_first=*/false, /*layer_norm_eps=*/1e-5f);
+  xt::xarray<float> x = xenc::load_npy(data_path("app_b_x.npy"));         // [B, T, D]
   xt::xarray<bool> m = xenc::load_npy_bool(data_path("app_b_mask.npy"));  // [B, T]
   xenc::Tensor3 y = enc.forward(xenc::Tensor3(x), xenc::Mask2(m));
   xenc::save_npy(tmp_path("readme_y.npy"), y);
   std::vector<bool> keep(m.size());
   for (std::size_t i = 0; i < m.size(); ++i) keep[i] = !m.data()[i];
-  EXPECT_TRUE(AllClose(xenc::load_npy(tmp_path("readme_y.npy")), xenc::load_npy(data_path("app_b_y.npy")),
-                       kParityTol, keep));
+  EXPECT_TRUE(AllClose(xenc::load_npy(tmp_path("readme_y.npy")),
+                       xenc::load_npy(data_path("app_b_y.npy")), kParityTol, keep));
   xenc::save_state_dict(tmp_path("readme_trained.npz"), enc, /*compressed=*/true);
   EXPECT_EQ(xenc::load_npz(tmp_path("readme_trained.npz")).size(), 3u * 12u);
 }

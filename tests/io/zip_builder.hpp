@@ -11,11 +11,11 @@ namespace xenc_test {
 
 struct ZipMember {
   std::string name;
-  std::string data;            ///< the bytes stored in the archive (already deflated for method 8)
-  std::uint16_t method = 0;    ///< 0 stored, 8 deflated
-  std::uint32_t crc = 0;       ///< CRC-32 of the uncompressed bytes (crc32_of for stored data)
-  std::uint64_t size = 0;      ///< uncompressed size the headers claim
-  bool zip64 = false;          ///< write both sizes as 0xFFFFFFFF plus a zip64 extra field
+  std::string data;          ///< the bytes stored in the archive (already deflated for method 8)
+  std::uint16_t method = 0;  ///< 0 stored, 8 deflated
+  std::uint32_t crc = 0;     ///< CRC-32 of the uncompressed bytes (crc32_of for stored data)
+  std::uint64_t size = 0;    ///< uncompressed size the headers claim
+  bool zip64 = false;        ///< write both sizes as 0xFFFFFFFF plus a zip64 extra field
 };
 
 /// CRC-32 (IEEE 802.3, as zip uses), bit by bit.
@@ -55,10 +55,10 @@ inline std::string zip_archive(const std::vector<ZipMember>& members) {
     // local file header
     put_le(out, 0x04034b50, 4);
     put_le(out, version, 2);
-    put_le(out, 0, 2);           // flags
+    put_le(out, 0, 2);  // flags
     put_le(out, m.method, 2);
-    put_le(out, 0, 2);           // time
-    put_le(out, 0x21, 2);        // date: 1980-01-01
+    put_le(out, 0, 2);     // time
+    put_le(out, 0x21, 2);  // date: 1980-01-01
     put_le(out, m.crc, 4);
     put_le(out, packed32, 4);
     put_le(out, size32, 4);
@@ -67,8 +67,8 @@ inline std::string zip_archive(const std::vector<ZipMember>& members) {
     out += m.name + extra + m.data;
     // central directory header
     put_le(dir, 0x02014b50, 4);
-    put_le(dir, version, 2);     // made by
-    put_le(dir, version, 2);     // needed
+    put_le(dir, version, 2);  // made by
+    put_le(dir, version, 2);  // needed
     put_le(dir, 0, 2);
     put_le(dir, m.method, 2);
     put_le(dir, 0, 2);
@@ -78,10 +78,10 @@ inline std::string zip_archive(const std::vector<ZipMember>& members) {
     put_le(dir, size32, 4);
     put_le(dir, m.name.size(), 2);
     put_le(dir, extra.size(), 2);
-    put_le(dir, 0, 2);           // comment length
-    put_le(dir, 0, 2);           // disk
-    put_le(dir, 0, 2);           // internal attributes
-    put_le(dir, 0, 4);           // external attributes
+    put_le(dir, 0, 2);  // comment length
+    put_le(dir, 0, 2);  // disk
+    put_le(dir, 0, 2);  // internal attributes
+    put_le(dir, 0, 4);  // external attributes
     put_le(dir, offset, 4);
     dir += m.name + extra;
   }

@@ -104,7 +104,8 @@ TEST(FastExp, EdgesGiveZeroInfinityAndNaN) {
   EXPECT_TRUE(std::isnan(y(7)));
 }
 
-// ---- softmax_forward (kernels::softmax_rows) ----------------------------------------------------------------
+// ---- softmax_forward (kernels::softmax_rows)
+// ----------------------------------------------------------------
 
 TEST(FastSoftmax, MatchesTheReferenceForEveryRowLength) {
   // Row lengths around the SIMD widths (4 and 8 floats) and a long one, with masked (-inf) and
@@ -114,10 +115,10 @@ TEST(FastSoftmax, MatchesTheReferenceForEveryRowLength) {
     SCOPED_TRACE("cols = " + std::to_string(cols));
     Tensor2 x = Tensor2::from_shape({6, cols});
     xenc::fill_normal(x, rng, 0.0f, 4.0f);
-    for (std::size_t c = 0; c < cols; c += 3) x(1, c) = -kInf;      // masked keys
-    for (std::size_t c = 1; c < cols; c += 4) x(2, c) = -1e30f;     // "almost masked"
+    for (std::size_t c = 0; c < cols; c += 3) x(1, c) = -kInf;            // masked keys
+    for (std::size_t c = 1; c < cols; c += 4) x(2, c) = -1e30f;           // "almost masked"
     for (std::size_t c = 0; c < cols; ++c) x(3, c) = -200.0f - float(c);  // all far below 0
-    x(4, 0) = 80.0f;                                                  // one dominant entry
+    x(4, 0) = 80.0f;                                                      // one dominant entry
     Tensor2 y = xenc::softmax_forward(x);
     EXPECT_TRUE(AllClose(y, xenc::reference::softmax_forward(x), kSoftmaxAbsTol, 0.0));
     // masked entries are exactly 0; every row sums to 1 (0 when every entry is masked,
@@ -137,7 +138,8 @@ TEST(FastSoftmax, MatchesTheReferenceForEveryRowLength) {
 
 // (the strided-row and fully-masked-row cases of the kernel: tests/kernels/test_kernels.cpp)
 
-// ---- layer_norm_forward (kernels::layer_norm_rows) -----------------------------------------------------------------------
+// ---- layer_norm_forward (kernels::layer_norm_rows)
+// -----------------------------------------------------------------------
 
 TEST(FastLayerNorm, MatchesTheReferenceAndWorksInPlace) {
   xenc::Rng rng(11);
@@ -161,7 +163,8 @@ TEST(FastLayerNorm, MatchesTheReferenceAndWorksInPlace) {
       for (std::size_t d = 0; d < D; ++d) var += std::pow(x.data()[n * D + d] - mean, 2);
       var /= double(D);
       EXPECT_NEAR(cache.mean(n), mean, kKernelMeanTol * (1.0 + std::fabs(mean)));
-      EXPECT_NEAR(cache.rstd(n), 1.0 / std::sqrt(var + 1e-5), kKernelRstdTol / std::sqrt(var + 1e-5));
+      EXPECT_NEAR(cache.rstd(n), 1.0 / std::sqrt(var + 1e-5),
+                  kKernelRstdTol / std::sqrt(var + 1e-5));
     }
     // (in place, y = x, is checked on the kernel in tests/kernels/test_kernels.cpp)
   }

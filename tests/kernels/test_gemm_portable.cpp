@@ -86,7 +86,7 @@ TEST(GemmPortableEdges, BetaZeroOverwritesNaNAndEmptyInnerDimension) {
 
 TEST(GemmPortableEdges, MismatchedViewsAreALogicError) {
   Tensor2 a = xt::zeros<float>({2, 3}), b = xt::zeros<float>({4, 5}), c = xt::zeros<float>({2, 5});
-  EXPECT_THROW(k::gemm_portable(k::as_matrix(a), k::Op::none, k::as_matrix(b), k::Op::none,
-                                k::as_matrix(c)),
-               std::logic_error);
+  EXPECT_THROW(
+      k::gemm_portable(k::as_matrix(a), k::Op::none, k::as_matrix(b), k::Op::none, k::as_matrix(c)),
+      std::logic_error);
 }

@@ -152,8 +152,8 @@ TEST(KernelsLayerNorm, InPlaceEqualsOutOfPlaceOnStridedRows) {
         EXPECT_NEAR(y(n, d), (x(n, d) - m) * r * w(d) + b(d), kKernelNormFormula) << n << ", " << d;
     }
     Tensor2 inplace = x;
-    k::layer_norm_rows(block(inplace, 0, 0, 5, D), block(inplace, 0, 0, 5, D), w.data(),
-                       b.data(), 1e-5f, nullptr, nullptr);
+    k::layer_norm_rows(block(inplace, 0, 0, 5, D), block(inplace, 0, 0, 5, D), w.data(), b.data(),
+                       1e-5f, nullptr, nullptr);
     for (std::size_t n = 0; n < 5; ++n) {
       for (std::size_t d = 0; d < D; ++d) EXPECT_EQ(inplace(n, d), y(n, d));
       for (std::size_t d = D; d < D + 3; ++d) EXPECT_EQ(inplace(n, d), x(n, d));  // untouched
@@ -257,11 +257,13 @@ TEST(KernelsAttention, StridedHeadWithMasksBiasAndDropoutMatchesLoopsAndFiniteDi
     }
   }
   // backward writes into [T, ld] buffers: the columns outside the head stay 0
-  Tensor2 dq = xt::zeros<float>({Tq, ld}), dk = xt::zeros<float>({Tk, ld}), dv = xt::zeros<float>({Tk, ld});
+  Tensor2 dq = xt::zeros<float>({Tq, ld}), dk = xt::zeros<float>({Tk, ld}),
+          dv = xt::zeros<float>({Tk, ld});
   Tensor2 scratch = Tensor2::from_shape({Tq, Tk});
-  k::attention_head_backward(inputs(), scale, k::as_matrix(probs), k::as_matrix(drop),
-                             k::as_matrix(G), k::as_matrix(scratch),
-                             {block(dq, 0, 1, Tq, Dh), block(dk, 0, 1, Tk, Dh), block(dv, 0, 1, Tk, Dh)});
+  k::attention_head_backward(
+      inputs(), scale, k::as_matrix(probs), k::as_matrix(drop), k::as_matrix(G),
+      k::as_matrix(scratch),
+      {block(dq, 0, 1, Tq, Dh), block(dk, 0, 1, Tk, Dh), block(dv, 0, 1, Tk, Dh)});
   for (std::size_t i = 0; i < Tq; ++i)
     for (std::size_t c = 0; c < ld; ++c)
       if (c < 1 || c > Dh) EXPECT_EQ(dq(i, c), 0.0f);
@@ -270,7 +272,8 @@ TEST(KernelsAttention, StridedHeadWithMasksBiasAndDropoutMatchesLoopsAndFiniteDi
     return dot_loss(run(p), G);
   };
   EXPECT_TRUE(GradientsMatch(
-      loss, {input_target("q", q, dq), input_target("k", kk, dk), input_target("v", v, dv)}, kGradOp));
+      loss, {input_target("q", q, dq), input_target("k", kk, dk), input_target("v", v, dv)},
+      kGradOp));
 }
 
 // ALiBi's term computed by the kernel: S = scale · q kᵀ + mask − slope·|i − j|, -inf for the
@@ -304,8 +307,10 @@ TEST(KernelsAttention, DistanceSlopeAndNoTermsMatchLoops) {
           s[j] = padding[j] ? -1e300 : s[j] + mask(i, j) - slope * std::fabs(double(i) - double(j));
         m = std::max(m, s[j]);
       }
-      for (std::size_t j = 0; j < Tk; ++j) sum += (p[j] = s[j] <= -1e300 ? 0.0 : std::exp(s[j] - m));
-      for (std::size_t j = 0; j < Tk; ++j) EXPECT_NEAR(probs(i, j), p[j] / sum, kNaiveAtol) << i << j;
+      for (std::size_t j = 0; j < Tk; ++j)
+        sum += (p[j] = s[j] <= -1e300 ? 0.0 : std::exp(s[j] - m));
+      for (std::size_t j = 0; j < Tk; ++j)
+        EXPECT_NEAR(probs(i, j), p[j] / sum, kNaiveAtol) << i << j;
       for (std::size_t e = 0; e < Dh; ++e) {
         double o = 0.0;
         for (std::size_t j = 0; j < Tk; ++j) o += p[j] / sum * v(j, e);

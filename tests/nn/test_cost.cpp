@@ -62,7 +62,8 @@ double measured_peak_growth(const EncoderModelConfig& cfg, std::size_t B, std::s
     {
       TokenClassifier model(cfg, C);
       Index2 ids = Index2::from_shape({B, T});
-      for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = std::int64_t(2 + i % (cfg.vocab_size - 2));
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        ids.data()[i] = std::int64_t(2 + i % (cfg.vocab_size - 2));
       if (pass == Pass::training) {
         AdamW opt(model.parameters(), 1e-3f);
         model.train();
@@ -149,8 +150,8 @@ TEST(Cost, PeakMemoryEstimateIsWithinAFactorOfTheMeasuredPeak) {
     Pass pass;
   };
   const Case cases[] = {
-      {"inference, feed-forward heavy", config(1000, 256, 4, 1024, 2, PositionKind::sinusoidal), 16, 512,
-       Pass::inference},
+      {"inference, feed-forward heavy", config(1000, 256, 4, 1024, 2, PositionKind::sinusoidal), 16,
+       512, Pass::inference},
       {"traced inference, long T", config(100, 64, 8, 256, 3, PositionKind::rope), 2, 1024,
        Pass::traced_inference},
       // in tiles (T·T >= 512²): one head's [T, T] scores would be 144 MiB, more than the rest
@@ -162,8 +163,8 @@ TEST(Cost, PeakMemoryEstimateIsWithinAFactorOfTheMeasuredPeak) {
        Pass::training},
       // attention in tiles with dropout: its factors are drawn per tile, so no [B, H, T, T]
       // mask (512 MiB here, seven times the estimate) may appear in the peak
-      {"training with dropout, in tiles", config(100, 128, 8, 512, 1, PositionKind::sinusoidal, 0.1f),
-       1, 4096, Pass::training},
+      {"training with dropout, in tiles",
+       config(100, 128, 8, 512, 1, PositionKind::sinusoidal, 0.1f), 1, 4096, Pass::training},
   };
   for (const Case& c : cases) {
     const double estimate = estimate_pass_cost(c.cfg, c.B, c.T, c.pass, 3).peak_bytes;

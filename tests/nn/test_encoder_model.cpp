@@ -65,7 +65,8 @@ TEST(EncoderModel, StateDictNamesAndPaddingRow) {
   EXPECT_EQ(shape_str(s.at("encoder.layers.1.self_attn.in_proj_weight").shape()), "[24, 8]");
   EXPECT_EQ(s.count("encoder.norm.weight"), 0u);
   for (std::size_t d = 0; d < 8; ++d) EXPECT_EQ(model.embedding.weight(0, d), 0.0f);  // <pad>
-  EXPECT_EQ(EncoderModel(small_model(PositionKind::none)).state_dict().count("position.weight"), 0u);
+  EXPECT_EQ(EncoderModel(small_model(PositionKind::none)).state_dict().count("position.weight"),
+            0u);
 }
 
 // Seeded initialisation: the same seed gives the same numbers, another seed others.
@@ -93,7 +94,8 @@ TEST(EncoderModel, GradientsMatchFiniteDifferences) {
     EncoderModel model(cfg);
     Rng rng(50);
     for (auto& p : model.parameters())  // random biases and norms too
-      if (p.name.find("embedding") == std::string::npos && p.name.find("position") == std::string::npos)
+      if (p.name.find("embedding") == std::string::npos &&
+          p.name.find("position") == std::string::npos)
         for (std::size_t i = 0; i < p.size(); ++i) p.value[i] += 0.3f * rng.normal();
     const Index2 ids = {{3, 5, 2, 8, 3}, {7, 1, 4, 0, 0}};
     const Mask2 kpm = {{false, false, false, false, false}, {false, false, false, true, true}};
@@ -131,10 +133,13 @@ TEST(PositionSchemes, SinusoidalHasNoMaximumLengthAndLearnedHasOne) {
   Rng rng(1);
   SinusoidalPosition sin_pos(8);
   const Tensor3 x = xt::zeros<float>({1, 3, 8});
-  EXPECT_TRUE(AllClose(Tensor2(xt::view(sin_pos.forward(x), 0)), sinusoidal_encoding(3, 8), 0.0, 0.0));
+  EXPECT_TRUE(
+      AllClose(Tensor2(xt::view(sin_pos.forward(x), 0)), sinusoidal_encoding(3, 8), 0.0, 0.0));
   const Tensor3 long_x = xt::zeros<float>({1, 700, 8});
-  EXPECT_TRUE(AllClose(Tensor2(xt::view(sin_pos.forward(long_x), 0)), sinusoidal_encoding(700, 8), 0.0, 0.0));
-  EXPECT_TRUE(AllClose(Tensor2(xt::view(sin_pos.forward(x), 0)), sinusoidal_encoding(3, 8), 0.0, 0.0));
+  EXPECT_TRUE(AllClose(Tensor2(xt::view(sin_pos.forward(long_x), 0)), sinusoidal_encoding(700, 8),
+                       0.0, 0.0));
+  EXPECT_TRUE(
+      AllClose(Tensor2(xt::view(sin_pos.forward(x), 0)), sinusoidal_encoding(3, 8), 0.0, 0.0));
 
   LearnedPosition learned(4, 8, rng);
   const std::string msg = what_of([&] { learned.forward(Tensor3(xt::zeros<float>({2, 5, 8}))); });

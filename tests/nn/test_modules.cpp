@@ -26,7 +26,8 @@ using Shape3 = std::array<std::size_t, 3>;
 
 // ---- Linear ----------------------------------------------------------------------------
 
-// W = [[1, 2]], b = [3]: x = [[[1, 1]], [[2, 0]]] -> y = [[[1 + 2 + 3]], [[2 + 0 + 3]]] = [[[6]], [[5]]]
+// W = [[1, 2]], b = [3]: x = [[[1, 1]], [[2, 0]]] -> y = [[[1 + 2 + 3]], [[2 + 0 + 3]]] = [[[6]],
+// [[5]]]
 TEST(NnLinear, HandExampleAndPyTorchInitialisationBounds) {
   Linear lin(2, 1);
   lin.weight = Tensor2{{1, 2}};
@@ -137,7 +138,8 @@ TEST(NnEmbedding, GradientMatchesFiniteDifferences) {
   emb.zero_grad();
   emb.forward(ids);
   emb.backward(G);
-  EXPECT_TRUE(GradientsMatch([&] { return dot_loss(emb.forward(ids), G); }, parameter_targets(emb), kGradOp));
+  EXPECT_TRUE(GradientsMatch([&] { return dot_loss(emb.forward(ids), G); }, parameter_targets(emb),
+                             kGradOp));
 }
 
 TEST(NnEmbedding, OutOfRangeTokenIdIsAClearError) {
@@ -165,7 +167,8 @@ TEST(Module, StateDictRoundTripsBetweenModules) {
   TransformerEncoderLayer a(layer_config(), 1), b(layer_config(), 2);
   EXPECT_GT(max_abs_diff(a.linear1.weight, b.linear1.weight), 0.0);
   b.load_state_dict(a.state_dict());
-  for (const auto& kv : a.state_dict()) EXPECT_TRUE(AllClose(b.state_dict().at(kv.first), kv.second, 0.0, 0.0)) << kv.first;
+  for (const auto& kv : a.state_dict())
+    EXPECT_TRUE(AllClose(b.state_dict().at(kv.first), kv.second, 0.0, 0.0)) << kv.first;
   EXPECT_EQ(a.num_parameters(), 3u * 64 + 24 + 64 + 8 + 128 + 16 + 128 + 8 + 4 * 8);
   // a state_dict is a copy, not a view
   StateDict s = a.state_dict();
@@ -195,9 +198,12 @@ TEST(Module, LoadStateDictNamesTheMissingUnexpectedOrMisshapenKey) {
 
   StateDict wrong = good;
   wrong["linear1.weight"] = xt::xarray<float>(xt::ones<float>({16, 7}));
-  wrong["linear2.weight"] = xt::xarray<float>(xt::ones<float>({8, 16}));  // valid, must not be applied
+  wrong["linear2.weight"] =
+      xt::xarray<float>(xt::ones<float>({8, 16}));  // valid, must not be applied
   msg = what_of([&] { layer.load_state_dict(wrong); });
-  EXPECT_NE(msg.find("\"linear1.weight\" has shape [16, 7], expected [F, D] = [16, 8]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\"linear1.weight\" has shape [16, 7], expected [F, D] = [16, 8]"),
+            std::string::npos)
+      << msg;
   EXPECT_THROW(layer.load_state_dict(wrong), shape_error);
   // a failed load leaves the module unchanged
   EXPECT_TRUE(AllClose(layer.linear1.weight, before, 0.0, 0.0));
@@ -267,7 +273,8 @@ TEST(Module, ParameterAndGradientBuffersStayPutThroughForwardAndBackward) {
   ASSERT_EQ(before.size(), after.size());
   for (std::size_t i = 0; i < before.size(); ++i) {
     EXPECT_EQ(before[i].value, after[i].value) << before[i].name;
-    EXPECT_EQ(before[i].grad, after[i].grad) << before[i].name << " gradient buffer was reallocated";
+    EXPECT_EQ(before[i].grad, after[i].grad)
+        << before[i].name << " gradient buffer was reallocated";
   }
   for (std::size_t i = 0; i < head_before.size(); ++i)
     EXPECT_EQ(head_before[i].grad, head_after[i].grad) << "head " << head_before[i].name;

@@ -42,7 +42,8 @@ TEST(MultiheadAttention, StateDictNamesAndInitialisationFollowPyTorch) {
   const StateDict s = mha.state_dict();
   std::vector<std::string> names;
   for (const auto& kv : s) names.push_back(kv.first);
-  EXPECT_EQ(names, (std::vector<std::string>{"in_proj_bias", "in_proj_weight", "out_proj.bias", "out_proj.weight"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"in_proj_bias", "in_proj_weight", "out_proj.bias",
+                                             "out_proj.weight"}));
   const float a = std::sqrt(6.0f / (8 + 24));  // xavier_uniform_ on [3D, D]
   EXPECT_LE(xt::amax(xt::abs(mha.in_proj_weight))(), a);
   EXPECT_EQ(xt::amax(xt::abs(mha.in_proj_bias))(), 0.0f);
@@ -56,7 +57,8 @@ TEST(MultiheadAttention, SelfAttentionMatchesPyTorch) {
   MultiheadAttention mha(ref["embed_dim"].get<std::size_t>(), ref["num_heads"].get<std::size_t>());
   mha.load_state_dict(state_dict(ref["state_dict"]));
   Tensor4 w;
-  const Tensor3 y = mha.forward(tensor<3>(c["x"]), mask2(c["key_padding_mask"]), tensor<2>(c["attn_mask"]), &w);
+  const Tensor3 y =
+      mha.forward(tensor<3>(c["x"]), mask2(c["key_padding_mask"]), tensor<2>(c["attn_mask"]), &w);
   EXPECT_TRUE(AllClose(y, tensor<3>(c["output"]), kModuleAtol, kModuleRtol));
   EXPECT_TRUE(AllClose(w, tensor<4>(c["weights"]), kModuleAtol, kModuleRtol));
   mha.zero_grad();
@@ -198,7 +200,8 @@ TEST(MultiheadAttention, GeneralPathAgreesWithSelfPath) {
   }();
   mha.zero_grad();
   EXPECT_TRUE(AllClose(mha.forward(x), r.output, kNaiveAtol, kNaiveRtol));
-  EXPECT_TRUE(AllClose(mha.backward(G), Tensor3(g.query + g.key + g.value), kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(
+      AllClose(mha.backward(G), Tensor3(g.query + g.key + g.value), kNaiveAtol, kNaiveRtol));
   for (auto& p : mha.parameters())
     EXPECT_TRUE(AllClose(grad_of(p), general_grads.at(p.name), kNaiveAtol, kNaiveRtol)) << p.name;
 }
@@ -224,7 +227,9 @@ TEST(MultiheadAttention, ErrorsNameTheFunctionAndTheShapes) {
   EXPECT_THROW(mha.forward(Tensor3(xt::zeros<float>({2, 5, 7}))), shape_error);
 
   const Tensor3 q = xt::zeros<float>({2, 3, 8});
-  msg = what_of([&] { mha.forward(q, Tensor3(xt::zeros<float>({1, 4, 8})), Tensor3(xt::zeros<float>({1, 4, 8}))); });
+  msg = what_of([&] {
+    mha.forward(q, Tensor3(xt::zeros<float>({1, 4, 8})), Tensor3(xt::zeros<float>({1, 4, 8})));
+  });
   EXPECT_NE(msg.find("key has shape [1, 4, 8]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("B = 2"), std::string::npos) << msg;
   msg = what_of([&] { mha.forward(q, Mask2(xt::zeros<bool>({2, 4}))); });
@@ -233,7 +238,8 @@ TEST(MultiheadAttention, ErrorsNameTheFunctionAndTheShapes) {
   EXPECT_NE(msg.find("attn_mask has shape [3, 2]"), std::string::npos) << msg;
 
   msg = what_of([] { MultiheadAttention bad(10, 4); });
-  EXPECT_NE(msg.find("embed_dim (10) must be divisible by num_heads (4)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("embed_dim (10) must be divisible by num_heads (4)"), std::string::npos)
+      << msg;
   EXPECT_THROW(MultiheadAttention(10, 4), config_error);
   EXPECT_THROW(MultiheadAttention(8, 2, 1.0f), config_error);
 
@@ -254,8 +260,12 @@ namespace {
 // (token t, head h), a diagonal linear map (its own transpose, so the backward scales dq and dk
 // the same way), and every head's scores get a bias depending on (h, i, j).
 struct ScaleAndBias : AttentionPosition {
-  static float q_factor(std::size_t t, std::size_t h) { return 1.0f + 0.25f * float(t) - 0.1f * float(h); }
-  static float k_factor(std::size_t t, std::size_t h) { return 0.5f + 0.1f * float(t) * float(h + 1); }
+  static float q_factor(std::size_t t, std::size_t h) {
+    return 1.0f + 0.25f * float(t) - 0.1f * float(h);
+  }
+  static float k_factor(std::size_t t, std::size_t h) {
+    return 0.5f + 0.1f * float(t) * float(h + 1);
+  }
   static float bias(std::size_t h, std::size_t i, std::size_t j) {
     return -0.3f * float(h + 1) * std::fabs(float(i) - float(j)) + 0.2f * float(j);
   }
@@ -286,8 +296,7 @@ struct ScaleAndBias : AttentionPosition {
 // scaling of q and k, scores + bias + key padding, softmax, P V, output projection.
 Tensor3 naive_attention_with_scale_and_bias(const MultiheadAttention& mha, const Tensor3& x,
                                             const Mask2& kpm) {
-  const std::size_t B = x.shape(0), T = x.shape(1), D = x.shape(2), H = mha.num_heads(),
-                    Dh = D / H;
+  const std::size_t B = x.shape(0), T = x.shape(1), D = x.shape(2), H = mha.num_heads(), Dh = D / H;
   const Tensor2& W = mha.in_proj_weight;
   const Tensor1& bias = mha.in_proj_bias;
   Tensor3 y = Tensor3::from_shape({B, T, D});
@@ -298,8 +307,10 @@ Tensor3 naive_attention_with_scale_and_bias(const MultiheadAttention& mha, const
       for (std::size_t r = 0; r < 3 * D; ++r) {
         double s = bias(r);
         for (std::size_t c = 0; c < D; ++c) s += double(W(r, c)) * x(b, t, c);
-        if (r < D) s *= ScaleAndBias::q_factor(t, r / Dh);
-        else if (r < 2 * D) s *= ScaleAndBias::k_factor(t, (r - D) / Dh);
+        if (r < D)
+          s *= ScaleAndBias::q_factor(t, r / Dh);
+        else if (r < 2 * D)
+          s *= ScaleAndBias::k_factor(t, (r - D) / Dh);
         proj[t][r] = s;
       }
     std::vector<std::vector<double>> ctx(T, std::vector<double>(D, 0.0));
@@ -316,7 +327,8 @@ Tensor3 naive_attention_with_scale_and_bias(const MultiheadAttention& mha, const
         for (std::size_t j = 0; j < T; ++j) sum += kpm(b, j) ? 0.0 : std::exp(s[j] - m);
         for (std::size_t j = 0; j < T; ++j) {
           const double p = kpm(b, j) ? 0.0 : std::exp(s[j] - m) / sum;
-          for (std::size_t e = 0; e < Dh; ++e) ctx[i][h * Dh + e] += p * proj[j][2 * D + h * Dh + e];
+          for (std::size_t e = 0; e < Dh; ++e)
+            ctx[i][h * Dh + e] += p * proj[j][2 * D + h * Dh + e];
         }
       }
     for (std::size_t t = 0; t < T; ++t)
@@ -343,7 +355,8 @@ TEST(MultiheadAttentionPosition, TransformAndScoreBiasMatchTheLoopReference) {
   mha.set_position(&scheme);
   EXPECT_EQ(mha.position(), &scheme);
   const Tensor3 y = mha.forward(x, kpm);
-  EXPECT_TRUE(AllClose(y, naive_attention_with_scale_and_bias(mha, x, kpm), kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(
+      AllClose(y, naive_attention_with_scale_and_bias(mha, x, kpm), kNaiveAtol, kNaiveRtol));
   // the scheme changes the output (not silently ignored)
   EXPECT_GT(xt::amax(xt::abs(y - plain))(), kNotEquivariant);
   mha.set_position(nullptr);

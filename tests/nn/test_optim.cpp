@@ -33,8 +33,10 @@ Tensor1 run(Tensor1 p, const Tensor1& c, int steps, Opt make) {
 // One Adam step moves every coordinate by lr (m̂ / √v̂ = g / |g| = ±1): p = 1 - 0.1 = 0.9.
 TEST(Optim, HandExample) {
   const Tensor1 p = {1.0f, -2.0f}, c = {1.0f, 1.0f};
-  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return SGD(l, 0.1f); }), Tensor1{0.8f, -1.6f}, kFloatRound, 0.0));
-  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return Adam(l, 0.1f); }), Tensor1{0.9f, -1.9f}, kOpAtol, 0.0));
+  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return SGD(l, 0.1f); }),
+                       Tensor1{0.8f, -1.6f}, kFloatRound, 0.0));
+  EXPECT_TRUE(AllClose(run(p, c, 1, [](ParameterList l) { return Adam(l, 0.1f); }),
+                       Tensor1{0.9f, -1.9f}, kOpAtol, 0.0));
 }
 
 TEST(Optim, MatchesTorchOptim) {
@@ -43,8 +45,9 @@ TEST(Optim, MatchesTorchOptim) {
   const int steps = ref["steps"];
   EXPECT_TRUE(AllClose(run(p0, c, steps, [](ParameterList l) { return Adam(l, 0.1f); }),
                        tensor<1>(ref["adam"]), kOptimAtol, kOptimRtol));
-  EXPECT_TRUE(AllClose(run(p0, c, steps, [](ParameterList l) { return Adam(l, 0.05f, 0.9f, 0.999f, 1e-8f, 0.1f); }),
-                       tensor<1>(ref["adam_wd"]), kOptimAtol, kOptimRtol));
+  EXPECT_TRUE(AllClose(
+      run(p0, c, steps, [](ParameterList l) { return Adam(l, 0.05f, 0.9f, 0.999f, 1e-8f, 0.1f); }),
+      tensor<1>(ref["adam_wd"]), kOptimAtol, kOptimRtol));
   EXPECT_TRUE(AllClose(run(p0, c, steps, [](ParameterList l) { return SGD(l, 0.1f, 0.9f); }),
                        tensor<1>(ref["sgd_momentum"]), kOptimAtol, kOptimRtol));
 }
@@ -102,8 +105,10 @@ TEST(Optim, AdamWMatchesTorchOneAndTenSteps) {
     for (int steps : {1, 10}) {
       SCOPED_TRACE(name + ", " + std::to_string(steps) + " steps");
       const auto [p, q] = run_adamw(p0, q0, c, steps, run["config"]);
-      EXPECT_TRUE(AllClose(p, tensor<1>(run["p_" + std::to_string(steps)]), kAdamWAtol, kAdamWRtol));
-      EXPECT_TRUE(AllClose(q, tensor<2>(run["q_" + std::to_string(steps)]), kAdamWAtol, kAdamWRtol));
+      EXPECT_TRUE(
+          AllClose(p, tensor<1>(run["p_" + std::to_string(steps)]), kAdamWAtol, kAdamWRtol));
+      EXPECT_TRUE(
+          AllClose(q, tensor<2>(run["q_" + std::to_string(steps)]), kAdamWAtol, kAdamWRtol));
     }
   }
 }
@@ -113,7 +118,8 @@ TEST(Optim, AdamWMatchesTorchOneAndTenSteps) {
 // 0.231802, 0.1; later steps stay at 0.1.
 TEST(Optim, WarmupCosineSchedule) {
   const WarmupCosine s(1.0f, 4, 8, 0.1f);
-  const std::vector<float> expected = {0.25f, 0.5f, 0.75f, 1.0f, 1.0f, 0.868198f, 0.55f, 0.231802f, 0.1f, 0.1f};
+  const std::vector<float> expected = {0.25f,     0.5f,  0.75f,     1.0f, 1.0f,
+                                       0.868198f, 0.55f, 0.231802f, 0.1f, 0.1f};
   for (std::size_t step = 0; step < expected.size(); ++step)
     EXPECT_NEAR(s(step), expected[step], kScheduleHandValue) << "step " << step;
   EXPECT_THROW(WarmupCosine(1.0f, 9, 8), config_error);

@@ -46,8 +46,8 @@ std::vector<double> scores(const Tensor3& q, const Tensor3& k, std::size_t H) {
 TEST(Rope, HandExample) {
   Tensor3 x = {{{1, 0, 0, 2}, {1, 0, 0, 2}}};
   rope_forward(x, 1);
-  const Tensor3 expected = {{{1, 0, 0, 2},
-                             {0.540302306f, 0.841470985f, -0.0199996667f, 1.99990000f}}};
+  const Tensor3 expected = {
+      {{1, 0, 0, 2}, {0.540302306f, 0.841470985f, -0.0199996667f, 1.99990000f}}};
   EXPECT_TRUE(AllClose(x, expected, kHandValue, kHandValue));
   rope_backward(x, 1);  // Rᵀ R = I
   EXPECT_TRUE(AllClose(x, Tensor3{{{1, 0, 0, 2}, {1, 0, 0, 2}}}, kHandValue, kHandValue));
@@ -91,7 +91,8 @@ TEST_P(PositionInAttentionReference, MatchesPyTorch) {
   MultiheadAttention mha(ref["embed_dim"].get<std::size_t>(), ref["num_heads"].get<std::size_t>());
   mha.load_state_dict(state_dict(ref["state_dict"]));
   Rng rng(0);
-  auto scheme = make_position_scheme(parse_position_kind(name.substr(0, name.find('_'))), 8, 8, rng);
+  auto scheme =
+      make_position_scheme(parse_position_kind(name.substr(0, name.find('_'))), 8, 8, rng);
   mha.set_position(scheme->attention_position());
   Tensor4 w;
   const Tensor3 y = mha.forward(tensor<3>(c["x"]), mask2(c["key_padding_mask"]), Tensor2(), &w);
@@ -173,7 +174,8 @@ TEST(Rope, ScoresDependOnlyOnRelativePosition) {
     rope_forward(k0, H, pairing);
     const std::vector<double> s0 = scores(q0, k0, H), plain = scores(q, k, H);
     double moved = 0;
-    for (std::size_t i = 0; i < s0.size(); ++i) moved = std::max(moved, std::fabs(s0[i] - plain[i]));
+    for (std::size_t i = 0; i < s0.size(); ++i)
+      moved = std::max(moved, std::fabs(s0[i] - plain[i]));
     EXPECT_GT(moved, kNotEquivariant);  // the rotation changes the scores ...
     for (double s : {1.0, 7.0, 100.0, 1000.0}) {
       SCOPED_TRACE("shift " + std::to_string(s));
@@ -213,7 +215,8 @@ TEST(Rope, RotateHalfIsInterleavedOnPermutedColumns) {
 //   H = 6:  n = 4 -> 2^-2, 2^-4, 2^-6, 2^-8; from 8 heads (2^-1 .. 2^-8) every other: 2^-1, 2^-3
 //   H = 12: n = 8 -> 2^-1 .. 2^-8; from 16 heads (2^-0.5 .. 2^-8): 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5
 TEST(Alibi, SlopesFollowThePaper) {
-  const std::vector<double> h8 = {1. / 2, 1. / 4, 1. / 8, 1. / 16, 1. / 32, 1. / 64, 1. / 128, 1. / 256};
+  const std::vector<double> h8 = {1. / 2,  1. / 4,  1. / 8,   1. / 16,
+                                  1. / 32, 1. / 64, 1. / 128, 1. / 256};
   const std::vector<double> h6 = {1. / 4, 1. / 16, 1. / 64, 1. / 256, 1. / 2, 1. / 8};
   std::vector<double> h12(h8);
   for (double e : {0.5, 1.5, 2.5, 3.5}) h12.push_back(std::pow(2.0, -e));
@@ -229,7 +232,8 @@ TEST(Alibi, SlopesFollowThePaper) {
     SCOPED_TRACE("H = " + key);
     const std::vector<double> m = alibi_slopes(std::stoul(key));
     ASSERT_EQ(m.size(), slopes.size());
-    for (std::size_t h = 0; h < m.size(); ++h) EXPECT_NEAR(m[h], slopes[h].get<double>(), kDoubleFormula);
+    for (std::size_t h = 0; h < m.size(); ++h)
+      EXPECT_NEAR(m[h], slopes[h].get<double>(), kDoubleFormula);
   }
 }
 
@@ -237,7 +241,8 @@ TEST(Alibi, SlopesFollowThePaper) {
 TEST(Alibi, BiasIsMinusSlopeTimesDistance) {
   ALiBiPosition scheme;
   const Tensor2 b = scheme.attention_position()->score_bias(1, 8, 3, 4);
-  const Tensor2 expected = {{0, -0.25f, -0.5f, -0.75f}, {-0.25f, 0, -0.25f, -0.5f}, {-0.5f, -0.25f, 0, -0.25f}};
+  const Tensor2 expected = {
+      {0, -0.25f, -0.5f, -0.75f}, {-0.25f, 0, -0.25f, -0.5f}, {-0.5f, -0.25f, 0, -0.25f}};
   EXPECT_TRUE(AllClose(b, expected, kFloatRound, kFloatRound));
   EXPECT_EQ(scheme.num_parameters(), 0u);
 }
@@ -289,7 +294,8 @@ TEST(PositionInAttention, EncoderIsPermutationEquivariantOnlyWithoutPositions) {
   cfg.layer.dropout = 0.0f;
   cfg.num_layers = 2;
   cfg.seed = 5;
-  const Index2 ids = {{4, 2, 7, 1}}, permuted = {{7, 4, 1, 2}};  // output t of permuted = input perm[t]
+  const Index2 ids = {{4, 2, 7, 1}},
+               permuted = {{7, 4, 1, 2}};  // output t of permuted = input perm[t]
   const std::size_t perm[] = {2, 0, 3, 1};
   for (PositionKind kind : {PositionKind::none, PositionKind::rope, PositionKind::alibi}) {
     SCOPED_TRACE(to_string(kind));
@@ -298,9 +304,12 @@ TEST(PositionInAttention, EncoderIsPermutationEquivariantOnlyWithoutPositions) {
     const Tensor3 y = model.forward(ids), yp = model.forward(permuted);
     double worst = 0;
     for (std::size_t t = 0; t < 4; ++t)
-      for (std::size_t d = 0; d < 8; ++d) worst = std::max(worst, double(std::fabs(yp(0, t, d) - y(0, perm[t], d))));
-    if (kind == PositionKind::none) EXPECT_LT(worst, kEquivariance);
-    else EXPECT_GT(worst, kNotEquivariant);
+      for (std::size_t d = 0; d < 8; ++d)
+        worst = std::max(worst, double(std::fabs(yp(0, t, d) - y(0, perm[t], d))));
+    if (kind == PositionKind::none)
+      EXPECT_LT(worst, kEquivariance);
+    else
+      EXPECT_GT(worst, kNotEquivariant);
     EXPECT_EQ(model.position->acts_in_attention(), kind != PositionKind::none);
     EXPECT_EQ(model.position->num_parameters(), 0u);
   }

@@ -81,8 +81,9 @@ TEST(TokenClassifier, WholeModelGradientsMatchFiniteDifferences) {
 TEST(TokenClassifier, StateDictNamesArePyTorchs) {
   TokenClassifier model(small_config(PositionKind::learned), 3);
   const StateDict s = model.state_dict();
-  for (const char* key : {"embedding.weight", "position.weight", "encoder.layers.0.self_attn.in_proj_weight",
-                          "encoder.layers.1.linear2.bias", "encoder.norm.weight", "head.weight", "head.bias"})
+  for (const char* key :
+       {"embedding.weight", "position.weight", "encoder.layers.0.self_attn.in_proj_weight",
+        "encoder.layers.1.linear2.bias", "encoder.norm.weight", "head.weight", "head.bias"})
     EXPECT_EQ(s.count(key), 1u) << key;
   EXPECT_EQ(s.at("head.weight").shape(), (std::vector<std::size_t>{3, 8}));
   EXPECT_THROW(TokenClassifier(small_config(PositionKind::none), 0), config_error);
@@ -135,5 +136,6 @@ TEST(TokenClassifier, GradientBuffersAreAllocatedByTheFirstBackward) {
     model.backward(cross_entropy_backward(y, kTargets, kIgnoreIndex));
     opt.step();
   }
-  EXPECT_LT(cross_entropy_forward(model.forward(kIds, kMask), kTargets, kIgnoreIndex), 0.5f * loss0);
+  EXPECT_LT(cross_entropy_forward(model.forward(kIds, kMask), kTargets, kIgnoreIndex),
+            0.5f * loss0);
 }

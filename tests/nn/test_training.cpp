@@ -25,8 +25,8 @@ namespace {
 constexpr std::int64_t kA = 1, kB = 2;  // 0 is <pad>; fillers are 3..6
 
 struct Task {
-  Index2 ids;        // [24, 3]
-  Index1 labels;     // [24]: 1 = A before B
+  Index2 ids;                        // [24, 3]
+  Index1 labels;                     // [24]: 1 = A before B
   std::vector<std::size_t> partner;  // the sentence with A and B swapped
 };
 

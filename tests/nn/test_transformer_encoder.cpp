@@ -34,13 +34,12 @@ EncoderLayerConfig small_config(bool norm_first, Activation act, float dropout =
 
 void randomize(Module& m, Rng& rng) {
   for (auto& p : m.parameters()) {
-    const bool norm_weight = p.name.find("norm") != std::string::npos &&
-                             p.name.size() >= 6 && p.name.compare(p.name.size() - 6, 6, "weight") == 0;
+    const bool norm_weight = p.name.find("norm") != std::string::npos && p.name.size() >= 6 &&
+                             p.name.compare(p.name.size() - 6, 6, "weight") == 0;
     for (std::size_t i = 0; i < p.size(); ++i)
       p.value[i] = norm_weight ? 1.0f + 0.2f * rng.normal() : 0.4f * rng.normal();
   }
 }
-
 
 // Rows of y at non-padded positions only, as [N, D].
 Tensor2 unpadded(const Tensor3& y, const Mask2& kpm) {
@@ -80,8 +79,9 @@ TEST(TransformerEncoderLayer, HandExampleWithZeroBranches) {
       const double s = std::sqrt(1.25 + 1e-5), r = std::sqrt(1.0 / (1.0 + 1e-5 / 1.25) + 1e-5);
       // second row: mean 2, var 4: LN = [1, 1, -1, -1] / √(4 + eps)
       const double s2 = std::sqrt(4.0 + 1e-5), r2 = std::sqrt(4.0 / (4.0 + 1e-5) + 1e-5);
-      const Tensor3 expected = {{{float(-1.5 / s / r), float(-0.5 / s / r), float(0.5 / s / r), float(1.5 / s / r)},
-                                 {float(2 / s2 / r2), float(2 / s2 / r2), float(-2 / s2 / r2), float(-2 / s2 / r2)}}};
+      const Tensor3 expected = {
+          {{float(-1.5 / s / r), float(-0.5 / s / r), float(0.5 / s / r), float(1.5 / s / r)},
+           {float(2 / s2 / r2), float(2 / s2 / r2), float(-2 / s2 / r2), float(-2 / s2 / r2)}}};
       EXPECT_TRUE(AllClose(y, expected, kOpAtol, kOpRtol));
     }
   }
@@ -105,12 +105,14 @@ TEST_P(EncoderLayerReference, ForwardAndBackwardMatchPyTorch) {
   layer.load_state_dict(state_dict(c["state_dict"]));
   const Mask2 kpm = mask2(c["key_padding_mask"]);
   const Tensor3 y = layer.forward(tensor<3>(c["x"]), kpm);
-  EXPECT_TRUE(AllClose(unpadded(y, kpm), unpadded(tensor<3>(c["y"]), kpm), kModuleAtol, kModuleRtol));
+  EXPECT_TRUE(
+      AllClose(unpadded(y, kpm), unpadded(tensor<3>(c["y"]), kpm), kModuleAtol, kModuleRtol));
   layer.zero_grad();
   const Tensor3 dx = layer.backward(tensor<3>(c["dy"]));
   EXPECT_TRUE(AllClose(dx, tensor<3>(c["dx"]), kModuleAtol, kModuleRtol));
   for (const auto& p : layer.parameters())
-    EXPECT_TRUE(AllClose(grad_of(p), array(c["grads"][p.name]), kModuleAtol, kModuleRtol)) << p.name;
+    EXPECT_TRUE(AllClose(grad_of(p), array(c["grads"][p.name]), kModuleAtol, kModuleRtol))
+        << p.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(PyTorch, EncoderLayerReference,
@@ -124,7 +126,8 @@ TEST(TransformerEncoder, StackWithFinalNormMatchesPyTorch) {
   const Mask2 kpm = mask2(ref["key_padding_mask"]);
   EncoderTrace trace;
   const Tensor3 y = enc.forward(tensor<3>(ref["x"]), kpm, Tensor2(), &trace);
-  EXPECT_TRUE(AllClose(unpadded(y, kpm), unpadded(tensor<3>(ref["y"]), kpm), kModuleAtol, kModuleRtol));
+  EXPECT_TRUE(
+      AllClose(unpadded(y, kpm), unpadded(tensor<3>(ref["y"]), kpm), kModuleAtol, kModuleRtol));
   ASSERT_EQ(trace.layer_outputs.size(), 2u);
   ASSERT_EQ(trace.attention_weights.size(), 2u);
   EXPECT_EQ(shape_str(trace.attention_weights[1].shape()), "[2, 2, 5, 5]");
@@ -132,7 +135,8 @@ TEST(TransformerEncoder, StackWithFinalNormMatchesPyTorch) {
   const Tensor3 dx = enc.backward(tensor<3>(ref["dy"]));
   EXPECT_TRUE(AllClose(dx, tensor<3>(ref["dx"]), kModuleAtol, kModuleRtol));
   for (const auto& p : enc.parameters())
-    EXPECT_TRUE(AllClose(grad_of(p), array(ref["grads"][p.name]), kModuleAtol, kModuleRtol)) << p.name;
+    EXPECT_TRUE(AllClose(grad_of(p), array(ref["grads"][p.name]), kModuleAtol, kModuleRtol))
+        << p.name;
 }
 
 // state_dict keys (and shapes) are PyTorch's, so weights move between the two by name.
@@ -142,7 +146,8 @@ TEST(TransformerEncoder, StateDictNamesMatchPyTorch) {
     SCOPED_TRACE(final_norm ? "with final norm" : "without final norm");
     TransformerEncoder enc(small_config(!final_norm, Activation::relu), 2, final_norm);
     std::vector<std::pair<std::string, std::string>> ours, theirs;
-    for (const auto& kv : enc.state_dict()) ours.emplace_back(kv.first, shape_str(kv.second.shape()));
+    for (const auto& kv : enc.state_dict())
+      ours.emplace_back(kv.first, shape_str(kv.second.shape()));
     for (const auto& e : ref[final_norm ? "keys_with_norm" : "keys_without_norm"])
       theirs.emplace_back(e[0].get<std::string>(), shape_str(e[1].get<std::vector<std::size_t>>()));
     std::sort(theirs.begin(), theirs.end());
@@ -154,7 +159,8 @@ TEST(TransformerEncoder, StateDictNamesMatchPyTorch) {
   for (const auto& p : layer.parameters()) names.push_back("layers.0." + p.name);
   for (const auto& e : ref["keys_without_norm"]) {
     const std::string k = e[0];
-    if (k.rfind("layers.0.", 0) == 0) EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
+    if (k.rfind("layers.0.", 0) == 0)
+      EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
   }
   EXPECT_EQ(names.size(), 12u);
 }
@@ -187,12 +193,13 @@ TEST_P(EncoderLayerGrad, ParametersAndInputMatchFiniteDifferences) {
                              relu ? kGradStepRelu : kGradStep));
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, EncoderLayerGrad,
-                         ::testing::Values(LayerCase{false, Activation::relu}, LayerCase{false, Activation::gelu},
-                                           LayerCase{true, Activation::relu}, LayerCase{true, Activation::gelu}),
-                         [](const auto& info) {
-                           return std::string(info.param.norm_first ? "pre_" : "post_") + to_string(info.param.act);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Configs, EncoderLayerGrad,
+    ::testing::Values(LayerCase{false, Activation::relu}, LayerCase{false, Activation::gelu},
+                      LayerCase{true, Activation::relu}, LayerCase{true, Activation::gelu}),
+    [](const auto& info) {
+      return std::string(info.param.norm_first ? "pre_" : "post_") + to_string(info.param.act);
+    });
 
 // Training mode: three dropouts in the layer plus one on the attention probabilities. Each
 // evaluation runs on a copy, so all masks are the same in every call.
@@ -273,7 +280,8 @@ TEST(TransformerEncoder, BackwardAccumulatesAndNoGradDisablesIt) {
   const xt::xarray<float> once = grad_of(layer.parameters()[0]);
   layer.forward(x);
   layer.backward(G);
-  EXPECT_TRUE(AllClose(grad_of(layer.parameters()[0]), xt::xarray<float>(2.0f * once), kAccumulateAtol, kAccumulateRtol));
+  EXPECT_TRUE(AllClose(grad_of(layer.parameters()[0]), xt::xarray<float>(2.0f * once),
+                       kAccumulateAtol, kAccumulateRtol));
   {
     NoGradGuard guard;
     layer.forward(x);
@@ -295,8 +303,10 @@ TEST(TransformerEncoder, ConfigurationAndShapeErrorsAreClear) {
 
   TransformerEncoderLayer layer(small_config(false, Activation::relu));
   msg = what_of([&] { layer.forward(Tensor3(xt::zeros<float>({2, 3, 6}))); });
-  EXPECT_NE(msg.find("TransformerEncoderLayer.forward: x has shape [2, 3, 6]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("TransformerEncoderLayer.forward: x has shape [2, 3, 6]"), std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("D = 8"), std::string::npos) << msg;
-  msg = what_of([&] { layer.forward(Tensor3(xt::zeros<float>({2, 3, 8})), Mask2(xt::zeros<bool>({2, 4}))); });
+  msg = what_of(
+      [&] { layer.forward(Tensor3(xt::zeros<float>({2, 3, 8})), Mask2(xt::zeros<bool>({2, 4}))); });
   EXPECT_NE(msg.find("key_padding_mask has shape [2, 4]"), std::string::npos) << msg;
 }

@@ -14,8 +14,8 @@ using namespace xenc;
 using namespace xenc::test;
 
 // relu([-1, 0.5, 2]) = [0, 0.5, 2]
-// gelu(1) = 1/2 · (1 + erf(1/√2)) = 0.5 · 1.6826895 = 0.8413447;  gelu(-1) = -1 + 0.8413447 = -0.1586553
-// gelu'(1) = Φ(1) + 1 · φ(1) = 0.8413447 + 0.2419707 = 1.0833155
+// gelu(1) = 1/2 · (1 + erf(1/√2)) = 0.5 · 1.6826895 = 0.8413447;  gelu(-1) = -1 + 0.8413447 =
+// -0.1586553 gelu'(1) = Φ(1) + 1 · φ(1) = 0.8413447 + 0.2419707 = 1.0833155
 TEST(Activation, HandExample) {
   const Tensor1 x = {-1.0f, 0.5f, 2.0f};
   EXPECT_TRUE(AllClose(relu_forward(x), Tensor1{0.0f, 0.5f, 2.0f}, 0.0, 0.0));
@@ -74,8 +74,9 @@ TEST(Activation, BackwardReusesAMovedGradientsBuffer) {
     const Tensor1 dx = activation_backward(a, std::move(g), x);
     EXPECT_EQ(dx.data(), buffer);
     for (std::size_t i = 0; i < x.size(); ++i) {
-      const float expected =
-          a == Activation::relu ? (x(i) > 0.0f ? dy(i) : 0.0f) : gelu_backward(Tensor1{dy(i)}, Tensor1{x(i)})(0);
+      const float expected = a == Activation::relu
+                                 ? (x(i) > 0.0f ? dy(i) : 0.0f)
+                                 : gelu_backward(Tensor1{dy(i)}, Tensor1{x(i)})(0);
       EXPECT_EQ(dx(i), expected) << "i = " << i;
     }
   }

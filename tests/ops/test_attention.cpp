@@ -69,8 +69,10 @@ TEST(Attention, MaskedProbabilitiesAreExactlyZeroAndRowsSumToOne) {
         for (std::size_t j = 0; j < T; ++j) {
           const float p = r.weights(b, h, i, j);
           ASSERT_TRUE(std::isfinite(p));
-          if (kpm(b, j) || j > i) EXPECT_EQ(p, 0.0f) << "b " << b << " h " << h << " i " << i << " j " << j;
-          else any_key = true;
+          if (kpm(b, j) || j > i)
+            EXPECT_EQ(p, 0.0f) << "b " << b << " h " << h << " i " << i << " j " << j;
+          else
+            any_key = true;
           sum += p;
         }
         // row (b = 1, i = 0) has its only allowed key padded: attends to nothing
@@ -135,7 +137,8 @@ TEST(Attention, BackwardMatchesPyTorch) {
   const Tensor4 q = tensor<4>(ref["query"]), k = tensor<4>(ref["key"]), v = tensor<4>(ref["value"]);
   const auto r = scaled_dot_product_attention_forward(q, k, v, mask2(ref["key_padding_mask"]),
                                                       tensor<2>(ref["attn_mask"]));
-  const auto g = scaled_dot_product_attention_backward(tensor<4>(ref["doutput"]), q, k, v, r.weights);
+  const auto g =
+      scaled_dot_product_attention_backward(tensor<4>(ref["doutput"]), q, k, v, r.weights);
   EXPECT_TRUE(AllClose(g.query, tensor<4>(ref["dquery"]), kAttentionGradAtol, kAttentionGradRtol));
   EXPECT_TRUE(AllClose(g.key, tensor<4>(ref["dkey"]), kAttentionGradAtol, kAttentionGradRtol));
   EXPECT_TRUE(AllClose(g.value, tensor<4>(ref["dvalue"]), kAttentionGradAtol, kAttentionGradRtol));
@@ -153,7 +156,9 @@ TEST(Attention, GradientsMatchFiniteDifferencesWithMasks) {
   auto G = random_tensor<Tensor4>(q.shape(), rng);
   const auto r = scaled_dot_product_attention_forward(q, k, v, kpm, am);
   const auto g = scaled_dot_product_attention_backward(G, q, k, v, r.weights);
-  auto loss = [&] { return dot_loss(scaled_dot_product_attention_forward(q, k, v, kpm, am).output, G); };
+  auto loss = [&] {
+    return dot_loss(scaled_dot_product_attention_forward(q, k, v, kpm, am).output, G);
+  };
   EXPECT_TRUE(GradientsMatch(loss,
                              {input_target("query", q, g.query), input_target("key", k, g.key),
                               input_target("value", v, g.value)},
@@ -170,7 +175,9 @@ TEST(Attention, WrongShapesNameTheArgumentAndBothShapes) {
     FAIL() << "expected shape_error";
   } catch (const shape_error& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("scaled_dot_product_attention_forward: key has shape [2, 2, 5, 3]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("scaled_dot_product_attention_forward: key has shape [2, 2, 5, 3]"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("Dh = 4"), std::string::npos) << msg;
   }
   try {
@@ -184,6 +191,7 @@ TEST(Attention, WrongShapesNameTheArgumentAndBothShapes) {
   EXPECT_THROW(
       scaled_dot_product_attention_forward(q, k, k, Mask2(), Tensor2(xt::zeros<float>({5, 3}))),
       shape_error);
-  EXPECT_THROW(scaled_dot_product_attention_backward(k, q, k, k, Tensor4(xt::zeros<float>({2, 2, 3, 5}))),
-               shape_error);
+  EXPECT_THROW(
+      scaled_dot_product_attention_backward(k, q, k, k, Tensor4(xt::zeros<float>({2, 2, 3, 5}))),
+      shape_error);
 }

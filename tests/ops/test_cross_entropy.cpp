@@ -31,7 +31,8 @@ TEST(CrossEntropy, MatchesPyTorchWithIgnoreIndex) {
   const Tensor2 logits = tensor<2>(ref["logits"]);
   const Index1 targets = index1(ref["targets"]);
   EXPECT_NEAR(cross_entropy_forward(logits, targets), ref["loss"].get<double>(), kOpAtol);
-  EXPECT_TRUE(AllClose(cross_entropy_backward(logits, targets), tensor<2>(ref["dlogits"]), kOpAtol, kOpRtol));
+  EXPECT_TRUE(AllClose(cross_entropy_backward(logits, targets), tensor<2>(ref["dlogits"]), kOpAtol,
+                       kOpRtol));
 }
 
 TEST(CrossEntropy, GradientMatchesFiniteDifferences) {
@@ -45,7 +46,8 @@ TEST(CrossEntropy, GradientMatchesFiniteDifferences) {
 
 TEST(CrossEntropy, StableForLargeLogits) {
   const Tensor2 logits = {{1000.0f, 0.0f}, {0.0f, 1000.0f}};
-  EXPECT_NEAR(cross_entropy_forward(logits, Index1{0, 0}), 500.0, kLargeLossAtol);  // (0 + 1000) / 2
+  EXPECT_NEAR(cross_entropy_forward(logits, Index1{0, 0}), 500.0,
+              kLargeLossAtol);  // (0 + 1000) / 2
 }
 
 // PyTorch 1.13: F.cross_entropy(z, torch.tensor([-100, -100])) is nan (a mean over no rows,
@@ -60,7 +62,8 @@ TEST(CrossEntropy, EveryTargetIgnoredIsNaNAsInPyTorch) {
   EXPECT_TRUE(AllClose(cross_entropy_backward(z, t), tensor<2>(ref["dlogits"]), 0.0, 0.0));
   const Tensor2 logits = {{1000.0f, 0.0f}, {0.0f, 1000.0f}};
   EXPECT_TRUE(std::isnan(cross_entropy_forward(logits, Index1{-100, -100})));
-  EXPECT_TRUE(AllClose(cross_entropy_backward(logits, Index1{-100, -100}), Tensor2(xt::zeros<float>({2, 2})), 0.0, 0.0));
+  EXPECT_TRUE(AllClose(cross_entropy_backward(logits, Index1{-100, -100}),
+                       Tensor2(xt::zeros<float>({2, 2})), 0.0, 0.0));
   EXPECT_TRUE(std::isnan(reference::cross_entropy_forward(logits, Index1{-100, -100})));
   const Tensor3 logits3 = xt::zeros<float>({2, 3, 4});
   const Index2 none = {{-100, -100, -100}, {-100, -100, -100}};

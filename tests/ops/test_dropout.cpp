@@ -30,7 +30,8 @@ TEST(Dropout, EvaluationIsTheIdentityWithAnEmptyMask) {
   Tensor2 mask = xt::ones<float>({2, 2});
   EXPECT_TRUE(AllClose(dropout_forward(x, 0.3f, false, rng, mask), x, 0.0, 0.0));
   EXPECT_EQ(mask.size(), 0u);
-  EXPECT_TRUE(AllClose(dropout_backward(Tensor2{{5, 6}, {7, 8}}, mask), Tensor2{{5, 6}, {7, 8}}, 0.0, 0.0));
+  EXPECT_TRUE(
+      AllClose(dropout_backward(Tensor2{{5, 6}, {7, 8}}, mask), Tensor2{{5, 6}, {7, 8}}, 0.0, 0.0));
   // p = 0 in training is the identity too
   EXPECT_TRUE(AllClose(dropout_forward(x, 0.0f, true, rng, mask), x, 0.0, 0.0));
   // a gradient moved into backward comes back in the same buffer (no copy)

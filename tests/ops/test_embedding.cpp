@@ -20,7 +20,8 @@ TEST(Embedding, HandExample) {
   const Tensor3 dy = xt::ones<float>({1, 3, 2});
   EXPECT_TRUE(AllClose(embedding_backward(dy, ids, 3), Tensor2{{0, 0}, {1, 1}, {2, 2}}, 0.0, 0.0));
   // padding_idx = 2: that row gets no gradient even though it is used
-  EXPECT_TRUE(AllClose(embedding_backward(dy, ids, 3, 2), Tensor2{{0, 0}, {1, 1}, {0, 0}}, 0.0, 0.0));
+  EXPECT_TRUE(
+      AllClose(embedding_backward(dy, ids, 3, 2), Tensor2{{0, 0}, {1, 1}, {0, 0}}, 0.0, 0.0));
 }
 
 TEST(Embedding, MatchesPyTorchWithPaddingIdx) {
@@ -28,8 +29,9 @@ TEST(Embedding, MatchesPyTorchWithPaddingIdx) {
   const Tensor2 w = tensor<2>(ref["weight"]);
   const Index2 ids = index2(ref["ids"]);
   EXPECT_TRUE(AllClose(embedding_forward(ids, w), tensor<3>(ref["y"]), 0.0, 0.0));
-  EXPECT_TRUE(AllClose(embedding_backward(tensor<3>(ref["dy"]), ids, w.shape(0), ref["padding_idx"].get<int>()),
-                       tensor<2>(ref["dweight"]), kOpAtol, kOpRtol));
+  EXPECT_TRUE(AllClose(
+      embedding_backward(tensor<3>(ref["dy"]), ids, w.shape(0), ref["padding_idx"].get<int>()),
+      tensor<2>(ref["dweight"]), kOpAtol, kOpRtol));
 }
 
 TEST(Embedding, GradientMatchesFiniteDifferences) {

@@ -21,7 +21,8 @@ TEST(LayerNorm, HandExample) {
   const Tensor2 x = {{1, 2, 3, 4}};
   const Tensor1 w = {1, 1, 2, 1}, b = {0, 0, 0, 1};
   const double s = std::sqrt(1.25 + 1e-5);
-  const Tensor2 expected = {{float(-1.5 / s), float(-0.5 / s), float(2 * 0.5 / s), float(1.5 / s + 1)}};
+  const Tensor2 expected = {
+      {float(-1.5 / s), float(-0.5 / s), float(2 * 0.5 / s), float(1.5 / s + 1)}};
   LayerNormCache cache;
   EXPECT_TRUE(AllClose(layer_norm_forward(x, w, b, 1e-5f, cache), expected, kOpAtol, kOpRtol));
   EXPECT_FLOAT_EQ(cache.mean(0), 2.5f);
@@ -117,6 +118,7 @@ TEST(LayerNorm, WrongWeightShapeNamesBothShapes) {
     EXPECT_NE(msg.find("D = 6"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[2, 3, 6]"), std::string::npos) << msg;
   }
-  EXPECT_THROW(layer_norm_forward(x, Tensor1(xt::ones<float>({6})), Tensor1(xt::zeros<float>({2})), 1e-5f),
-               shape_error);
+  EXPECT_THROW(
+      layer_norm_forward(x, Tensor1(xt::ones<float>({6})), Tensor1(xt::zeros<float>({2})), 1e-5f),
+      shape_error);
 }

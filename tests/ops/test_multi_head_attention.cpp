@@ -103,7 +103,8 @@ TEST(MultiHeadAttentionOps, InProjectionBackwardAddsIntoTheGradientBuffers) {
   }
   {
     SCOPED_TRACE("self-attention");
-    Projections Gs{G.q, random_tensor<Tensor3>(x.shape(), rng), random_tensor<Tensor3>(x.shape(), rng)};
+    Projections Gs{G.q, random_tensor<Tensor3>(x.shape(), rng),
+                   random_tensor<Tensor3>(x.shape(), rng)};
     const PlainGrads g = plain_backward(Gs, x, x, x, w);
     Tensor2 w_grad = w_grad0;
     Tensor1 b_grad = b_grad0;
@@ -158,17 +159,24 @@ TEST(MultiHeadAttentionOps, HeadsAsColumnBlocksMatchTheBatchedOpOnCopies) {
 
 TEST(MultiHeadAttentionOps, ErrorsNameTheFunctionTheArgumentAndTheShapes) {
   const Tensor3 x = xt::zeros<float>({2, 3, 6});
-  std::string msg = what_of([&] {
-    in_projection_forward(x, x, x, Tensor2(xt::zeros<float>({12, 6})), Tensor1());
-  });
-  EXPECT_NE(msg.find("in_projection_forward: in_proj_weight has shape [12, 6], expected [3D, D] with D = 6"),
-            std::string::npos) << msg;
+  std::string msg = what_of(
+      [&] { in_projection_forward(x, x, x, Tensor2(xt::zeros<float>({12, 6})), Tensor1()); });
+  EXPECT_NE(
+      msg.find(
+          "in_projection_forward: in_proj_weight has shape [12, 6], expected [3D, D] with D = 6"),
+      std::string::npos)
+      << msg;
   const Tensor4 none;
-  msg = what_of([&] { multi_head_attention_forward(x, x, x, {4, Mask2(), Tensor2(), none}, false); });
-  EXPECT_NE(msg.find("multi_head_attention_forward: embed_dim (6) must be divisible by num_heads (4)"),
-            std::string::npos) << msg;
+  msg =
+      what_of([&] { multi_head_attention_forward(x, x, x, {4, Mask2(), Tensor2(), none}, false); });
+  EXPECT_NE(
+      msg.find("multi_head_attention_forward: embed_dim (6) must be divisible by num_heads (4)"),
+      std::string::npos)
+      << msg;
   msg = what_of([&] {
-    multi_head_attention_forward(x, x, Tensor3(xt::zeros<float>({2, 4, 6})), {2, Mask2(), Tensor2(), none}, false);
+    multi_head_attention_forward(x, x, Tensor3(xt::zeros<float>({2, 4, 6})),
+                                 {2, Mask2(), Tensor2(), none}, false);
   });
-  EXPECT_NE(msg.find("v has shape [2, 4, 6], expected k's shape [2, 3, 6]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("v has shape [2, 4, 6], expected k's shape [2, 3, 6]"), std::string::npos)
+      << msg;
 }

@@ -45,7 +45,10 @@ TEST(AdamUpdate, MatchesTheFormulaInDouble) {
     const ParameterRef p = make_parameter("w", theta, grad);
     const float lr = 0.01f, wd = 0.1f;
     for (int t = 1; t <= 3; ++t) {
-      const AdamCoefficients c{0.9f, 0.999f, 1e-8f, decoupled ? 1.0f - lr * wd : 1.0f,
+      const AdamCoefficients c{0.9f,
+                               0.999f,
+                               1e-8f,
+                               decoupled ? 1.0f - lr * wd : 1.0f,
                                decoupled ? 0.0f : wd,
                                float(lr / (1.0 - std::pow(0.9, t))),
                                float(std::sqrt(1.0 - std::pow(0.999, t)))};

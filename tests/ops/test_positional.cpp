@@ -37,7 +37,8 @@ double dot(const Tensor1& a, const Tensor1& b) {
 TEST(Positional, HandExample) {
   const Tensor2 pe = sinusoidal_encoding(2, 4);
   EXPECT_TRUE(AllClose(row(pe, 0), Tensor1{0, 1, 0, 1}, 0.0, 0.0));
-  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.84147098f, 0.54030231f, 0.00999983f, 0.99995000f}, kFloatRound, 0.0));
+  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.84147098f, 0.54030231f, 0.00999983f, 0.99995000f},
+                       kFloatRound, 0.0));
   EXPECT_NEAR(sinusoidal_value(1.0, 3, 4), 0.99995000, kPrinted8);
   EXPECT_TRUE(AllClose(sinusoidal_frequencies(4), Tensor1{1.0f, 0.01f}, 0.0, kFloatRound));
 }
@@ -46,14 +47,17 @@ TEST(Positional, HandExample) {
 // w_i = 10000^(-2i/D), evaluated from the formula independently of our code and of the articles.
 TEST(Positional, IssueValuesForD128) {
   const Tensor2 pe = sinusoidal_encoding(2, 128);
-  const Tensor1 expected = {0.84147098f, 0.54030231f, 0.76172041f, 0.64790587f, 0.68156135f, 0.73176098f};
+  const Tensor1 expected = {0.84147098f, 0.54030231f, 0.76172041f,
+                            0.64790587f, 0.68156135f, 0.73176098f};
   EXPECT_TRUE(AllClose(Tensor1(xt::view(pe, 1, xt::range(0, 6))), expected, kFloatRound, 0.0));
 }
 
 TEST(Positional, IssueTableForD6) {
   const Tensor2 pe = sinusoidal_encoding(10, 6);
-  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.8415f, 0.5403f, 0.0464f, 0.9989f, 0.0022f, 1.0000f}, kPrinted4, 0.0));
-  EXPECT_TRUE(AllClose(row(pe, 9), Tensor1{0.4121f, -0.9111f, 0.4057f, 0.9140f, 0.0194f, 0.9998f}, kPrinted4, 0.0));
+  EXPECT_TRUE(AllClose(row(pe, 1), Tensor1{0.8415f, 0.5403f, 0.0464f, 0.9989f, 0.0022f, 1.0000f},
+                       kPrinted4, 0.0));
+  EXPECT_TRUE(AllClose(row(pe, 9), Tensor1{0.4121f, -0.9111f, 0.4057f, 0.9140f, 0.0194f, 0.9998f},
+                       kPrinted4, 0.0));
   // and the whole 10 × 6 table against NumPy's evaluation of the formula
   EXPECT_TRUE(AllClose(pe, tensor<2>(load_reference("positional")["table_d6"]), kFloatRound, 0.0));
 }

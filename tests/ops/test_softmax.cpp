@@ -116,7 +116,8 @@ TEST(Softmax, Rank4AgreesWithTheReference) {
 TEST(Softmax, BackwardMatchesPyTorch) {
   const json ref = load_reference("softmax");
   const Tensor2 y = softmax_forward(masked_input(ref));
-  EXPECT_TRUE(AllClose(softmax_backward(tensor<2>(ref["dy"]), y), tensor<2>(ref["dx"]), kOpAtol, kOpRtol));
+  EXPECT_TRUE(
+      AllClose(softmax_backward(tensor<2>(ref["dy"]), y), tensor<2>(ref["dx"]), kOpAtol, kOpRtol));
 }
 
 TEST(Softmax, GradientMatchesFiniteDifferencesWithMaskedEntries) {

@@ -43,7 +43,8 @@ void randomize(ref::LayerWeights& w, Rng& rng) {
 }
 void randomize(Module& m, Rng& rng) {
   for (auto& p : m.parameters()) {
-    const bool norm_weight = p.name.rfind("norm", 0) == 0 && p.name.find("weight") != std::string::npos;
+    const bool norm_weight =
+        p.name.rfind("norm", 0) == 0 && p.name.find("weight") != std::string::npos;
     for (std::size_t i = 0; i < p.size(); ++i)
       p.value[i] = norm_weight ? 1.0f + 0.2f * rng.normal() : 0.4f * rng.normal();
   }
@@ -98,8 +99,8 @@ TEST(ReferenceEmbedding, HandExampleWithPositions) {
   ref::embedding_forward(e, Index2{{2, 0}}, table);
   ref::positions_forward(y, e);
   const Tensor3 expected = {{{2.0f, 21.0f, -2.0f, 1.5f},
-                             {float(std::sin(1.0)), float(std::cos(1.0)),
-                              float(std::sin(0.01)), float(0.5 + std::cos(0.01))}}};
+                             {float(std::sin(1.0)), float(std::cos(1.0)), float(std::sin(0.01)),
+                              float(0.5 + std::cos(0.01))}}};
   EXPECT_TRUE(AllClose(y, expected, kOpAtol, kOpRtol));
 }
 
@@ -212,7 +213,8 @@ TEST(ReferenceSteps, LinearLayerNormActivationEmbeddingPositionsMatchPyTorch) {
     const json d = load_reference("positional");
     const Tensor2 table = tensor<2>(d["table_d6"]);  // positions 0..9, D = 6
     Tensor3 y;
-    ref::positions_forward(y, Tensor3(xt::zeros<float>({std::size_t(1), table.shape(0), table.shape(1)})));
+    ref::positions_forward(
+        y, Tensor3(xt::zeros<float>({std::size_t(1), table.shape(0), table.shape(1)})));
     EXPECT_TRUE(AllClose(xt::view(y, 0), table, kPositional, 0.0));
     const auto pos = d["positions_d128"].get<std::vector<std::size_t>>();
     const Tensor2 big = tensor<2>(d["table_d128"]);
@@ -258,9 +260,8 @@ TEST_P(ReferenceLayerGrad, BackwardMatchesFiniteDifferences) {
 
   std::vector<GradTarget> targets;
   std::vector<std::vector<double>> grads;
-  ref::for_each_weight(dw, [&](const std::string&, const auto& g) {
-    grads.emplace_back(g.begin(), g.end());
-  });
+  ref::for_each_weight(
+      dw, [&](const std::string&, const auto& g) { grads.emplace_back(g.begin(), g.end()); });
   std::size_t k = 0;
   ref::for_each_weight(w, [&](const std::string& name, auto& t) {
     GradTarget tg;
@@ -342,16 +343,20 @@ TEST_P(LayerEqualsReference, ForwardAndBackward) {
   ExpectModuleEqualsReference(layer, x, kpm, dy, r, r.grads);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Configs, LayerEqualsReference,
-    ::testing::Values(ModuleCase{false, Activation::relu, false}, ModuleCase{false, Activation::relu, true},
-                      ModuleCase{false, Activation::gelu, false}, ModuleCase{false, Activation::gelu, true},
-                      ModuleCase{true, Activation::relu, false}, ModuleCase{true, Activation::relu, true},
-                      ModuleCase{true, Activation::gelu, false}, ModuleCase{true, Activation::gelu, true}),
-    [](const auto& info) {
-      return std::string(info.param.norm_first ? "pre_" : "post_") + to_string(info.param.act) +
-             (info.param.masked ? "_masked" : "_unmasked");
-    });
+INSTANTIATE_TEST_SUITE_P(Configs, LayerEqualsReference,
+                         ::testing::Values(ModuleCase{false, Activation::relu, false},
+                                           ModuleCase{false, Activation::relu, true},
+                                           ModuleCase{false, Activation::gelu, false},
+                                           ModuleCase{false, Activation::gelu, true},
+                                           ModuleCase{true, Activation::relu, false},
+                                           ModuleCase{true, Activation::relu, true},
+                                           ModuleCase{true, Activation::gelu, false},
+                                           ModuleCase{true, Activation::gelu, true}),
+                         [](const auto& info) {
+                           return std::string(info.param.norm_first ? "pre_" : "post_") +
+                                  to_string(info.param.act) +
+                                  (info.param.masked ? "_masked" : "_unmasked");
+                         });
 
 TEST(MultiheadAttentionEqualsReference, ForwardAndBackwardWithAndWithoutMask) {
   for (bool masked : {false, true}) {
@@ -428,13 +433,16 @@ TEST(Reference, ErrorsNameTheFunctionTheArgumentAndTheShapes) {
     ref::encoder_layer_forward(y, a, Tensor3(xt::zeros<float>({2, 3, 6})), Mask2(), w, cfg);
   });
   EXPECT_NE(msg.find("reference::encoder_layer_forward: x has shape [2, 3, 6], expected [B, T, D] "
-                     "with D = 8"), std::string::npos) << msg;
+                     "with D = 8"),
+            std::string::npos)
+      << msg;
   msg = what_of([&] {
     ref::encoder_layer_forward(y, a, Tensor3(xt::zeros<float>({2, 3, 8})),
                                Mask2(xt::zeros<bool>({2, 4})), w, cfg);
   });
   EXPECT_NE(msg.find("key_padding_mask has shape [2, 4], expected [B, T] = [2, 3]"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
 
   cfg.nhead = 3;
   msg = what_of([&] { ref::zero_layer_weights(cfg); });
@@ -445,7 +453,8 @@ TEST(Reference, ErrorsNameTheFunctionTheArgumentAndTheShapes) {
   StateDict s;
   msg = what_of([&] { ref::load_state_dict(w2, s); });
   EXPECT_NE(msg.find("missing key \"self_attn.in_proj_weight\" (expected shape [24, 8])"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   TransformerEncoderLayer layer(EncoderLayerConfig{8, 2, 12});
   s = layer.state_dict();
   s["linear1.bias"] = xt::zeros<float>({13});

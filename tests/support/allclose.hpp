@@ -77,9 +77,10 @@ template <class E1, class E2>
   } else {
     msg << "both empty, shape " << shape_str(sa);
   }
-  if (bad != 0) return ::testing::AssertionFailure() << "actual shape " << shape_str(sa)
-                                                     << " vs expected shape " << shape_str(se)
-                                                     << "; " << msg.str();
+  if (bad != 0)
+    return ::testing::AssertionFailure()
+           << "actual shape " << shape_str(sa) << " vs expected shape " << shape_str(se) << "; "
+           << msg.str();
   return ::testing::AssertionSuccess() << msg.str();
 }
 

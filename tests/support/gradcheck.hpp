@@ -16,9 +16,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <cstddef>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -60,8 +60,10 @@ inline std::vector<GradTarget> parameter_targets(Module& module, const std::stri
     t.name = prefix + p.name;
     t.value = p.value;
     t.size = p.size();
-    if (const float* g = p.grad) t.analytic.assign(g, g + p.size());
-    else t.analytic.assign(p.size(), 0.0);  // no backward reached it: zero gradient
+    if (const float* g = p.grad)
+      t.analytic.assign(g, g + p.size());
+    else
+      t.analytic.assign(p.size(), 0.0);  // no backward reached it: zero gradient
     out.push_back(std::move(t));
   }
   return out;
@@ -138,9 +140,8 @@ inline GradCheckEntry compare_gradient(const GradTarget& t, const std::vector<do
 
 /// Checks every target; fails listing each target whose error exceeds tol.
 inline ::testing::AssertionResult GradientsMatch(const std::function<double()>& loss,
-                                                 const std::vector<GradTarget>& targets,
-                                                 double tol, double h = kGradStep,
-                                                 double floor = kGradFloor) {
+                                                 const std::vector<GradTarget>& targets, double tol,
+                                                 double h = kGradStep, double floor = kGradFloor) {
   std::ostringstream ok, bad;
   ok.precision(3);
   bad.precision(6);
@@ -148,9 +149,8 @@ inline ::testing::AssertionResult GradientsMatch(const std::function<double()>& 
   if (targets.empty()) return ::testing::AssertionFailure() << "no gradient targets";
   for (const GradTarget& t : targets) {
     if (t.analytic.size() != t.size)
-      return ::testing::AssertionFailure()
-             << t.name << ": analytic gradient has " << t.analytic.size() << " entries, expected "
-             << t.size;
+      return ::testing::AssertionFailure() << t.name << ": analytic gradient has "
+                                           << t.analytic.size() << " entries, expected " << t.size;
     const GradCheckEntry e = compare_gradient(t, numeric_gradient(loss, t, h), floor);
     ok << "\n  " << e.name << ": error " << e.error << " (|a| " << e.norm_analytic << ")";
     if (!(e.error <= tol)) {
@@ -177,8 +177,8 @@ inline void fill_parameters_normal(Module& m, Rng& rng, float scale) {
 /// against finite differences of Σ G ⊙ forward(x, forward_args...), for every parameter and x.
 /// forward_args: what follows x in forward (a padding mask, an attention mask).
 template <class M, class... Args>
-::testing::AssertionResult ModuleGradientsMatch(M& module, Tensor3& x, const Tensor3& G,
-                                                double tol, const Args&... forward_args) {
+::testing::AssertionResult ModuleGradientsMatch(M& module, Tensor3& x, const Tensor3& G, double tol,
+                                                const Args&... forward_args) {
   module.zero_grad();
   module.forward(x, forward_args...);
   const Tensor3 dx = module.backward(G);

@@ -57,9 +57,9 @@ inline reference::AttentionWeights reference_weights(MultiheadAttention& mha) {
 /// The reference's forward output, input gradient and weight gradients for loss Σ dy ⊙ y.
 struct ReferenceRun {
   Tensor3 y, dx;
-  reference::LayerWeights grads;          ///< for a layer
-  reference::AttentionWeights attn_grads; ///< for a MultiheadAttention
-  Tensor4 att;                            ///< attention probabilities [B, H, T, T]
+  reference::LayerWeights grads;           ///< for a layer
+  reference::AttentionWeights attn_grads;  ///< for a MultiheadAttention
+  Tensor4 att;                             ///< attention probabilities [B, H, T, T]
 };
 
 inline ReferenceRun reference_run(TransformerEncoderLayer& layer, const Tensor3& x,
@@ -109,8 +109,8 @@ template <class W>
     if (!r && result) result = ::testing::AssertionFailure() << name << ": " << r.message();
   });
   if (result && seen != ours.size())
-    return ::testing::AssertionFailure() << "the module has " << ours.size()
-                                         << " parameters, the reference " << seen;
+    return ::testing::AssertionFailure()
+           << "the module has " << ours.size() << " parameters, the reference " << seen;
   return result;
 }
 

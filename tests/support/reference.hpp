@@ -28,8 +28,9 @@ using json = nlohmann::json;
 inline json load_reference(const std::string& name) {
   const std::string path = std::string(XENC_TEST_DATA_DIR) + "/" + name + ".json";
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open reference file " + path +
-                                    " (run /usr/bin/python3 tests/reference/generate.py)");
+  if (!in)
+    throw std::runtime_error("cannot open reference file " + path +
+                             " (run /usr/bin/python3 tests/reference/generate.py)");
   return json::parse(in);
 }
 

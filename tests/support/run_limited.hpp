@@ -25,10 +25,10 @@
 namespace xenc::test {
 
 struct LimitedRun {
-  int status = -1;          ///< exit code, -1 when killed by a signal or not started
-  int signal = 0;           ///< the signal that ended it (0: it exited)
-  bool timed_out = false;   ///< killed after the timeout
-  double seconds = 0;       ///< wall-clock time
+  int status = -1;         ///< exit code, -1 when killed by a signal or not started
+  int signal = 0;          ///< the signal that ended it (0: it exited)
+  bool timed_out = false;  ///< killed after the timeout
+  double seconds = 0;      ///< wall-clock time
   double peak_rss_bytes = 0;
   std::string out, err;
 };
@@ -39,7 +39,8 @@ inline constexpr std::size_t kTestAddressSpace = std::size_t(1536) << 20;
 /// Runs argv[0] with argv in `cwd`, stdout and stderr to cwd/stdout.txt and cwd/stderr.txt,
 /// under RLIMIT_AS = address_space bytes, killed after timeout_s seconds.
 inline LimitedRun run_limited(const std::vector<std::string>& argv, const std::string& cwd,
-                              std::size_t address_space = kTestAddressSpace, double timeout_s = 60) {
+                              std::size_t address_space = kTestAddressSpace,
+                              double timeout_s = 60) {
   LimitedRun r;
   const std::string out_file = cwd + "/stdout.txt", err_file = cwd + "/stderr.txt";
   const auto start = std::chrono::steady_clock::now();

@@ -191,8 +191,8 @@ inline constexpr double kGradStep = 1.0 / 128;  // a power of two: x ± h is exa
 // numeric derivative. Networks with ReLU use a smaller step (rounding noise grows as 1/h).
 inline constexpr double kGradStepRelu = 1.0 / 1024;
 inline constexpr double kGradModuleRelu = 2e-3;  // the smaller step leaves more rounding noise
-inline constexpr double kGradOp = 1e-4;      // a single op
-inline constexpr double kGradModule = 1e-3;  // a module or a whole model
+inline constexpr double kGradOp = 1e-4;          // a single op
+inline constexpr double kGradModule = 1e-3;      // a module or a whole model
 // Gradients whose norm is below this floor are compared absolutely (‖a − n‖ <= floor · tol):
 // e.g. a key bias, to which softmax is invariant, has a true gradient of exactly 0.
 inline constexpr double kGradFloor = 1e-3;

@@ -17,16 +17,16 @@ TEST(DisplayWidth, AsciiCountsOneColumnPerCharacter) {
 }
 
 TEST(DisplayWidth, AccentedLettersTakeOneColumnNotTheirBytes) {
-  EXPECT_EQ(std::string("CAFÉ").size(), 5u);          // É is two bytes
+  EXPECT_EQ(std::string("CAFÉ").size(), 5u);  // É is two bytes
   EXPECT_EQ(display_width("CAFÉ"), 4u);
-  EXPECT_EQ(display_width("CAFE\u0301"), 4u);          // E + combining acute: the mark takes 0
-  EXPECT_EQ(display_width("stra\u00DFe"), 6u);         // ß
+  EXPECT_EQ(display_width("CAFE\u0301"), 4u);   // E + combining acute: the mark takes 0
+  EXPECT_EQ(display_width("stra\u00DFe"), 6u);  // ß
 }
 
 TEST(DisplayWidth, EastAsianWideCharactersTakeTwoColumns) {
-  EXPECT_EQ(display_width("猫"), 2u);                   // 3 bytes, 2 columns
+  EXPECT_EQ(display_width("猫"), 2u);  // 3 bytes, 2 columns
   EXPECT_EQ(display_width("猫が好き"), 8u);
-  EXPECT_EQ(display_width("\uFF21\uFF22"), 4u);         // full-width ＡＢ
+  EXPECT_EQ(display_width("\uFF21\uFF22"), 4u);  // full-width ＡＢ
   EXPECT_EQ(display_width("a猫b"), 4u);
 }
 
@@ -50,8 +50,9 @@ TEST(DisplayWidth, InvalidUtf8IsRefusedWithTheFunctionName) {
     display_width("ab\xff");
     FAIL() << "expected xenc::encoding_error";
   } catch (const xenc::encoding_error& e) {
-    EXPECT_NE(std::string(e.what()).find("display_width: text is not valid UTF-8: byte 0xff at offset 2"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("display_width: text is not valid UTF-8: byte 0xff at offset 2"),
+        std::string::npos)
         << e.what();
   }
 }

@@ -38,11 +38,17 @@ viz::EncoderLayerDiagramOptions sizes(bool norm_first) {
   return o;
 }
 
-const std::vector<std::string> kBoxes = {
-    "x (input)",       "in_proj → Q, K, V; split heads", "softmax(Q·Kᵀ / √Dh)",
-    "weights · V",     "merge heads; out_proj",          "norm1 (LayerNorm)",
-    "linear1 (D → F)", "ReLU",                           "linear2 (F → D)",
-    "norm2 (LayerNorm)", "y (output)"};
+const std::vector<std::string> kBoxes = {"x (input)",
+                                         "in_proj → Q, K, V; split heads",
+                                         "softmax(Q·Kᵀ / √Dh)",
+                                         "weights · V",
+                                         "merge heads; out_proj",
+                                         "norm1 (LayerNorm)",
+                                         "linear1 (D → F)",
+                                         "ReLU",
+                                         "linear2 (F → D)",
+                                         "norm2 (LayerNorm)",
+                                         "y (output)"};
 
 void expect_boxes_arrows_and_shapes(const std::string& svg) {
   ASSERT_FALSE(std::isnan(svg_xpath_number(svg, "count(//*)"))) << "not well-formed XML";
@@ -57,10 +63,10 @@ void expect_boxes_arrows_and_shapes(const std::string& svg) {
   EXPECT_EQ(count_text(svg, "[B, T, D] = [3, 7, 12]", "shape"), 9);
   EXPECT_EQ(count_text(svg, "[B, T, F] = [3, 7, 20]", "shape"), 2);  // linear1, activation
   EXPECT_EQ(count_text(svg, "Q, K, V: [B, H, T, Dh] = [3, 4, 7, 3]", "shape"), 1);
-  EXPECT_EQ(count_text(svg, "[B, H, T, T] = [3, 4, 7, 7]", "shape"), 1);  // attention weights
-  EXPECT_EQ(count_text(svg, "[B, H, T, Dh] = [3, 4, 7, 3]", "shape"), 1);  // weights · V
+  EXPECT_EQ(count_text(svg, "[B, H, T, T] = [3, 4, 7, 7]", "shape"), 1);       // attention weights
+  EXPECT_EQ(count_text(svg, "[B, H, T, Dh] = [3, 4, 7, 3]", "shape"), 1);      // weights · V
   EXPECT_EQ(svg_xpath_number(svg, "count(//s:style | //@style | //@id)"), 0);  // no CSS, no ids
-  EXPECT_LE(svg_xpath_number(svg, "number(/s:svg/@width)"), 700);             // fits a page
+  EXPECT_LE(svg_xpath_number(svg, "number(/s:svg/@width)"), 700);              // fits a page
 }
 
 TEST(SvgEncoderDiagram, PostNormHasEveryBoxAndShape) {

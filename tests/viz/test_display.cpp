@@ -21,7 +21,8 @@ TEST(Display, TableAsHtmlHandExample) {
   const std::string expected =
       "<table style=\"border-collapse: collapse; font-family: monospace\">\n"
       "<caption>caption &amp; co</caption>\n"
-      "<tr><th></th><th style=\"text-align: right\">x</th><th style=\"text-align: right\">y&lt;z</th></tr>\n"
+      "<tr><th></th><th style=\"text-align: right\">x</th><th style=\"text-align: "
+      "right\">y&lt;z</th></tr>\n"
       "<tr><th style=\"text-align: left\">a</th><td style=\"text-align: right\">1.00</td>"
       "<td style=\"text-align: right\">-0.50</td></tr>\n"
       "<tr><th style=\"text-align: left\">b</th><td style=\"text-align: right\">0.25</td>"
@@ -69,7 +70,8 @@ TEST(Display, MimeBundles) {
   EXPECT_EQ(svg_bundle["text/plain"], "a figure");
   EXPECT_EQ(mime_bundle_repr(viz::Svg{"<svg/>", ""})["text/plain"], "<SVG figure>");
   // An XML declaration in front is dropped (inline SVG in HTML starts at <svg>).
-  EXPECT_EQ(mime_bundle_repr(viz::Svg{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg/>", ""})["image/svg+xml"],
+  EXPECT_EQ(mime_bundle_repr(viz::Svg{"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg/>",
+                                      ""})["image/svg+xml"],
             "<svg/>");
 }
 

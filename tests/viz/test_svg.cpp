@@ -76,7 +76,8 @@ TEST(SvgHeatmap, BadArgumentsNameTheArgument) {
     viz::heatmap_svg(ramp(2, 3), o);
     FAIL() << "expected xenc::shape_error";
   } catch (const xenc::shape_error& e) {
-    EXPECT_NE(std::string(e.what()).find("x_ticks has 2 labels, expected 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("x_ticks has 2 labels, expected 3"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(viz::heatmap_svg(Tensor2::from_shape({0, 3}), {}), xenc::shape_error);
   EXPECT_THROW(viz::heatmap_grid_svg({ramp(2, 2), ramp(3, 2)}, {}, {}), xenc::shape_error);
@@ -94,8 +95,10 @@ TEST(SvgLinePlot, OnePolylinePerSeriesAndALegend) {
   EXPECT_EQ(svg_xpath_number(svg, "count(//s:polyline[@class='series'])"), 2);
   EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='sin'] | //s:text[.='cos'])"), 2);
   // 4 points each
-  EXPECT_EQ(svg_xpath_number(svg, "string-length(normalize-space(//s:polyline[1]/@points)) - "
-                              "string-length(translate(normalize-space(//s:polyline[1]/@points), ' ', '')) + 1"),
+  EXPECT_EQ(svg_xpath_number(
+                svg,
+                "string-length(normalize-space(//s:polyline[1]/@points)) - "
+                "string-length(translate(normalize-space(//s:polyline[1]/@points), ' ', '')) + 1"),
             4);
   viz::LineSeries bad{"bad", {0, 1}, {0}};
   EXPECT_THROW(viz::line_plot_svg({bad}, o), xenc::shape_error);

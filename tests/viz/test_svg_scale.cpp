@@ -44,8 +44,9 @@ std::string svg_xpath_string(const std::string& svg, const std::string& expr) {
 // elements for their text), in document order; one parse however many nodes.
 std::vector<std::string> strings(const std::string& svg, const std::string& nodes) {
   std::vector<std::string> v;
-  xmlDocPtr doc = xmlReadMemory(svg.data(), int(svg.size()), "figure.svg", nullptr,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
+  xmlDocPtr doc =
+      xmlReadMemory(svg.data(), int(svg.size()), "figure.svg", nullptr,
+                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
   if (!doc) return v;
   xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
   xmlXPathRegisterNs(ctx, BAD_CAST "s", BAD_CAST "http://www.w3.org/2000/svg");
@@ -74,8 +75,10 @@ struct Frame {
 };
 Frame frame_of(const std::string& svg) {
   const std::string r = "(//s:rect[@fill='none'])[1]";
-  return {svg_xpath_number(svg, "number(" + r + "/@x)"), svg_xpath_number(svg, "number(" + r + "/@y)"),
-          svg_xpath_number(svg, "number(" + r + "/@width)"), svg_xpath_number(svg, "number(" + r + "/@height)")};
+  return {svg_xpath_number(svg, "number(" + r + "/@x)"),
+          svg_xpath_number(svg, "number(" + r + "/@y)"),
+          svg_xpath_number(svg, "number(" + r + "/@width)"),
+          svg_xpath_number(svg, "number(" + r + "/@height)")};
 }
 
 // The word-order figure at 2000 words: one line per word over 4 stages, and the dashed
@@ -108,20 +111,24 @@ viz::LinePlotOptions stage_axes() {
 TEST(SvgAtScale, LegendOf2001LinesKeepsTheSummaryAndSaysHowManyAreNotShown) {
   const std::string svg = viz::line_plot_svg(many_words(2000), stage_axes());
   EXPECT_EQ(svg_xpath_number(svg, "count(//s:polyline[@class='series'])"), 2001);
-  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='legend'])"), double(viz::kMaxLegendEntries));
-  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='legend'][.='sentence (mean-pooled)'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='legend'])"),
+            double(viz::kMaxLegendEntries));
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='legend'][.='sentence (mean-pooled)'])"),
+            1);
   EXPECT_EQ(svg_xpath_string(svg, "string(//s:text[@class='legend-note'])"),
             std::to_string(2001 - viz::kMaxLegendEntries) + " more not shown");
   // every legend entry lies inside the figure
   const double height = svg_xpath_number(svg, "number(/s:svg/@height)");
-  for (double y : numbers(svg, "//s:text[@class='legend' or @class='legend-note']/@y")) EXPECT_LT(y, height);
+  for (double y : numbers(svg, "//s:text[@class='legend' or @class='legend-note']/@y"))
+    EXPECT_LT(y, height);
   // the lines in the legend all look different (colour + dash pattern)
   const auto colour = strings(svg, "//s:line[@class='legend-swatch']/@stroke");
   ASSERT_EQ(colour.size(), viz::kMaxLegendEntries);
   std::set<std::string> styles;
   for (std::size_t i = 0; i < colour.size(); ++i)  // solid swatches have no dash attribute
-    styles.insert(colour[i] + "|" + svg_xpath_string(svg, "string((//s:line[@class='legend-swatch'])[" +
-                                                          std::to_string(i + 1) + "]/@stroke-dasharray)"));
+    styles.insert(colour[i] + "|" +
+                  svg_xpath_string(svg, "string((//s:line[@class='legend-swatch'])[" +
+                                            std::to_string(i + 1) + "]/@stroke-dasharray)"));
   EXPECT_EQ(styles.size(), viz::kMaxLegendEntries);
 }
 
@@ -163,16 +170,19 @@ TEST(SvgAtScale, TwentyFourDimensionsKeepTheLegendInsideTheFigure) {
   o.y_min = -1.05;
   o.y_max = 1.05;
   const std::string svg = viz::line_plot_svg(s, o);
-  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='legend'])"), double(viz::kMaxLegendEntries));
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='legend'])"),
+            double(viz::kMaxLegendEntries));
   EXPECT_EQ(svg_xpath_string(svg, "string(//s:text[@class='legend-note'])"), "4 more not shown");
   const double width = svg_xpath_number(svg, "number(/s:svg/@width)");
   const double height = svg_xpath_number(svg, "number(/s:svg/@height)");
   const auto xs = numbers(svg, "//s:text[@class='legend']/@x");
   const auto labels = strings(svg, "//s:text[@class='legend']");
   ASSERT_EQ(xs.size(), labels.size());
-  for (std::size_t i = 0; i < xs.size(); ++i)  // 0.6 em a column at the legend's 11 px, as viz lays it out
+  for (std::size_t i = 0; i < xs.size();
+       ++i)  // 0.6 em a column at the legend's 11 px, as viz lays it out
     EXPECT_LE(xs[i] + 0.6 * 11 * double(xenc::display_width(labels[i])), width) << labels[i];
-  for (double y : numbers(svg, "//s:text[@class='legend' or @class='legend-note']/@y")) EXPECT_LT(y, height);
+  for (double y : numbers(svg, "//s:text[@class='legend' or @class='legend-note']/@y"))
+    EXPECT_LT(y, height);
 }
 
 TEST(SvgAtScale, YRangeAdaptsToValuesNearOneAndNoLineLiesOnTheFrame) {
@@ -182,9 +192,9 @@ TEST(SvgAtScale, YRangeAdaptsToValuesNearOneAndNoLineLiesOnTheFrame) {
   const Frame f = frame_of(svg);
   const auto cy = numbers(svg, "//s:circle/@cy");
   ASSERT_EQ(cy.size(), 4u);
-  EXPECT_GT(cy[0], f.y + 1.0);           // the points at 1.0 are below the frame's top edge
-  EXPECT_LT(cy[3], f.y + f.h - 1.0);     // the lowest above its bottom edge
-  EXPECT_GT(cy[3] - cy[0], 0.5 * f.h);   // and the drop is drawn over most of the height
+  EXPECT_GT(cy[0], f.y + 1.0);          // the points at 1.0 are below the frame's top edge
+  EXPECT_LT(cy[3], f.y + f.h - 1.0);    // the lowest above its bottom edge
+  EXPECT_GT(cy[3] - cy[0], 0.5 * f.h);  // and the drop is drawn over most of the height
   // the tick labels are distinct numbers (enough decimals for a step of 0.0001 or less)
   const auto ticks = strings(svg, "//s:text[@class='ytick']");
   ASSERT_GE(ticks.size(), 3u);
@@ -229,7 +239,8 @@ TEST(SvgAtScale, ReferenceLinesHaveNoMarkersAndAreInTheLegend) {
 }
 
 TEST(SvgAtScale, LastXTickLabelFitsWhenTheLegendIsBelow) {
-  viz::LineSeries s{"a label far too long to sit beside the plot on the right side", {0, 2000}, {0, 1}};
+  viz::LineSeries s{
+      "a label far too long to sit beside the plot on the right side", {0, 2000}, {0, 1}};
   const std::string svg = viz::line_plot_svg({s}, {});
   const double width = svg_xpath_number(svg, "number(/s:svg/@width)");
   const auto x = numbers(svg, "//s:text[@class='xtick']/@x");
@@ -277,7 +288,8 @@ TEST(SvgAtScale, HeatmapTickLabelsAt2000PositionsDoNotOverlap) {
   viz::HeatmapOptions oy;
   oy.x_ticks = {"0"};
   oy.y_ticks = names;
-  const auto y = numbers(viz::heatmap_svg(Tensor2::from_shape({500, 1}), oy), "//s:text[@class='ytick']/@y");
+  const auto y =
+      numbers(viz::heatmap_svg(Tensor2::from_shape({500, 1}), oy), "//s:text[@class='ytick']/@y");
   ASSERT_GE(y.size(), 5u);
   for (std::size_t i = 1; i < y.size(); ++i) EXPECT_GE(y[i] - y[i - 1], 11.0) << i;
 }
@@ -294,25 +306,43 @@ TEST(SvgAtScale, PerPanelColourScalesWhenOneScaleWouldBlankAPanel) {
   const std::string automatic = viz::heatmap_grid_svg({big, small}, {"sinusoidal", "rope"}, o, 1);
   EXPECT_EQ(svg_xpath_number(automatic, "count(//s:rect[@class='colorbar'])"), 2 * 64);
   // rope's panel (cells 17..32) reaches both ends of its own scale: -0.01 blue, +0.01 red
-  EXPECT_EQ(svg_xpath_number(automatic, "count((//s:rect[@class='cell'])[position() > 16][@fill='#2166ac'])"), 1);
-  EXPECT_EQ(svg_xpath_number(automatic, "count((//s:rect[@class='cell'])[position() > 16][@fill='#b2182b'])"), 1);
+  EXPECT_EQ(svg_xpath_number(automatic,
+                             "count((//s:rect[@class='cell'])[position() > 16][@fill='#2166ac'])"),
+            1);
+  EXPECT_EQ(svg_xpath_number(automatic,
+                             "count((//s:rect[@class='cell'])[position() > 16][@fill='#b2182b'])"),
+            1);
   // a panel of float rounding (1e-7) keeps the shared scale: white, not a pattern of noise
   Tensor2 noise = small * 1e-5f;
   const std::string three = viz::heatmap_grid_svg({big, small, noise}, {}, o, 1);
-  EXPECT_EQ(svg_xpath_number(three, "count((//s:rect[@class='cell'])[position() > 32][@fill='#f7f7f7'])"), 16);
-  EXPECT_EQ(svg_xpath_number(three, "count((//s:rect[@class='cell'])[position() > 16][position() <= 16][@fill='#b2182b'])"), 1);
+  EXPECT_EQ(
+      svg_xpath_number(three, "count((//s:rect[@class='cell'])[position() > 32][@fill='#f7f7f7'])"),
+      16);
+  EXPECT_EQ(
+      svg_xpath_number(
+          three,
+          "count((//s:rect[@class='cell'])[position() > 16][position() <= 16][@fill='#b2182b'])"),
+      1);
   o.panel_scale = viz::PanelScale::shared;
   const std::string shared = viz::heatmap_grid_svg({big, small}, {"sinusoidal", "rope"}, o, 1);
   EXPECT_EQ(svg_xpath_number(shared, "count(//s:rect[@class='colorbar'])"), 64);
-  EXPECT_EQ(svg_xpath_number(shared, "count((//s:rect[@class='cell'])[position() > 16][@fill='#2166ac'])"), 0);
+  EXPECT_EQ(svg_xpath_number(shared,
+                             "count((//s:rect[@class='cell'])[position() > 16][@fill='#2166ac'])"),
+            0);
   // similar ranges keep one scale; a range fixed by the caller is always shared
   o.panel_scale = viz::PanelScale::automatic;
-  EXPECT_EQ(svg_xpath_number(viz::heatmap_grid_svg({big, big}, {}, o, 1), "count(//s:rect[@class='colorbar'])"), 64);
+  EXPECT_EQ(svg_xpath_number(viz::heatmap_grid_svg({big, big}, {}, o, 1),
+                             "count(//s:rect[@class='colorbar'])"),
+            64);
   o.vmin = -2;
   o.vmax = 2;
-  EXPECT_EQ(svg_xpath_number(viz::heatmap_grid_svg({big, small}, {}, o, 1), "count(//s:rect[@class='colorbar'])"), 64);
+  EXPECT_EQ(svg_xpath_number(viz::heatmap_grid_svg({big, small}, {}, o, 1),
+                             "count(//s:rect[@class='colorbar'])"),
+            64);
   o.panel_scale = viz::PanelScale::per_panel;
-  EXPECT_EQ(svg_xpath_number(viz::heatmap_grid_svg({big, big}, {}, o, 2), "count(//s:rect[@class='colorbar'])"), 2 * 64);
+  EXPECT_EQ(svg_xpath_number(viz::heatmap_grid_svg({big, big}, {}, o, 2),
+                             "count(//s:rect[@class='colorbar'])"),
+            2 * 64);
 }
 
 TEST(SvgAtScale, EveryTextHasACjkFontFallbackAndWideCharactersCountDouble) {
@@ -322,7 +352,8 @@ TEST(SvgAtScale, EveryTextHasACjkFontFallbackAndWideCharactersCountDouble) {
   const std::string svg = viz::line_plot_svg({a, b}, o);
   const double texts = svg_xpath_number(svg, "count(//s:text)");
   EXPECT_GT(texts, 0);
-  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[contains(@font-family, 'Noto Sans CJK')])"), texts);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[contains(@font-family, 'Noto Sans CJK')])"),
+            texts);
   EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[contains(@font-family, 'sans-serif')])"), texts);
   // the legend beside the plot is as wide as "が好き" at two columns per character:
   // legend text start + 3 × 2 × 0.6 em, plus the 16 px right margin, ≤ figure width
@@ -343,7 +374,8 @@ TEST(SvgAtScale, ALongCjkTitleIsCutToTheFigureWidth) {
   // at the smallest title font (11 px), 0.6 em per column, within the 10 px margins
   const double width = svg_xpath_number(svg, "number(/s:svg/@width)");
   EXPECT_LE(double(xenc::display_width(shown)) * 0.6 * 11, width - 20);
-  EXPECT_GT(double(xenc::display_width(shown)) * 0.6 * 11, width - 20 - 2 * 0.6 * 11);  // as much as fits
+  EXPECT_GT(double(xenc::display_width(shown)) * 0.6 * 11,
+            width - 20 - 2 * 0.6 * 11);  // as much as fits
 }
 
 }  // namespace

@@ -81,24 +81,32 @@ fs::path self_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Grades a folder of submissions (one sub-folder per student) with the assignment "
-               "template's grade program, each exercise in its own process, into DIR/grades.csv "
-               "and one report per student."};
+  CLI::App app{
+      "Grades a folder of submissions (one sub-folder per student) with the assignment "
+      "template's grade program, each exercise in its own process, into DIR/grades.csv "
+      "and one report per student."};
   xenc_app::add_version(app, "xenc-grade-all");
   std::string submissions, settings, output = "grades", template_dir, prefix;
   bool list_exercises = false;
-  app.add_option("SUBMISSIONS_DIR", submissions, "one sub-folder per student")->check(CLI::ExistingDirectory);
-  app.add_flag("--exercises", list_exercises, "print the registered exercises as JSON (name, signature, points, "
-                                              "teaching order; with --settings: the chosen ones, their points "
-                                              "and the hint level) and exit");
-  app.add_option("--settings", settings, "the teacher's grading.json (exercises, points, hints, hidden checks, "
-                                         "library calls, limits)")->check(CLI::ExistingFile);
+  app.add_option("SUBMISSIONS_DIR", submissions, "one sub-folder per student")
+      ->check(CLI::ExistingDirectory);
+  app.add_flag("--exercises", list_exercises,
+               "print the registered exercises as JSON (name, signature, points, "
+               "teaching order; with --settings: the chosen ones, their points "
+               "and the hint level) and exit");
+  app.add_option("--settings", settings,
+                 "the teacher's grading.json (exercises, points, hints, hidden checks, "
+                 "library calls, limits)")
+      ->check(CLI::ExistingFile);
   app.add_option("--output", output, "where grades.csv and the reports go")->capture_default_str();
-  const fs::path installed_template = self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
-  app.add_option("--template", template_dir, "the assignment template (default: the installed one, " +
-                                                 installed_template.lexically_normal().string() + ")");
-  app.add_option("--prefix", prefix, "where xencoder is installed (default: this program's prefix, " +
-                                         (self_dir() / "..").lexically_normal().string() + ")");
+  const fs::path installed_template =
+      self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
+  app.add_option("--template", template_dir,
+                 "the assignment template (default: the installed one, " +
+                     installed_template.lexically_normal().string() + ")");
+  app.add_option("--prefix", prefix,
+                 "where xencoder is installed (default: this program's prefix, " +
+                     (self_dir() / "..").lexically_normal().string() + ")");
   CLI11_PARSE(app, argc, argv);
   if (list_exercises) {
     xenc::grade::Settings chosen;
@@ -115,7 +123,8 @@ int main(int argc, char** argv) {
       for (const auto& [name, p] : chosen.exercises)
         if (name == e.name) wanted = true, points = p;
       if (wanted)
-        list.push_back({{"name", e.name}, {"signature", e.signature}, {"points", points}, {"order", e.order}});
+        list.push_back(
+            {{"name", e.name}, {"signature", e.signature}, {"points", points}, {"order", e.order}});
     }
     const char* hints[] = {"full", "brief", "off"};
     std::cout << json{{"exercises", list}, {"hints", hints[int(chosen.hints)]}}.dump(1) << "\n";
@@ -128,7 +137,8 @@ int main(int argc, char** argv) {
   if (template_dir.empty()) template_dir = installed_template.lexically_normal().string();
   if (prefix.empty()) prefix = (self_dir() / "..").lexically_normal().string();
   if (!fs::exists(fs::path(template_dir) / "CMakeLists.txt")) {
-    std::cerr << "xenc-grade-all: no assignment template in " << template_dir << " (give --template DIR)\n";
+    std::cerr << "xenc-grade-all: no assignment template in " << template_dir
+              << " (give --template DIR)\n";
     return 2;
   }
   const std::string cmake = fs::exists(XENC_CMAKE) ? XENC_CMAKE : "/usr/bin/cmake";
@@ -141,14 +151,16 @@ int main(int argc, char** argv) {
   fs::create_directories(work);
   fs::copy(template_dir, work, fs::copy_options::recursive);
   fs::remove_all(work / "build");
-  if (!settings.empty()) fs::copy_file(settings, work / "grading.json", fs::copy_options::overwrite_existing);
+  if (!settings.empty())
+    fs::copy_file(settings, work / "grading.json", fs::copy_options::overwrite_existing);
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(work / "exercises"))
     if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
   std::map<std::string, std::string> stubs;
   for (const std::string& n : names) stubs[n] = read_file(work / "exercises" / (n + ".cpp"));
   std::string log;
-  if (!run_step({cmake, "-S", work.string(), "-B", build.string(), "-DCMAKE_PREFIX_PATH=" + prefix}, log) ||
+  if (!run_step({cmake, "-S", work.string(), "-B", build.string(), "-DCMAKE_PREFIX_PATH=" + prefix},
+                log) ||
       !run_step({cmake, "--build", build.string(), "--target", "grade"}, log)) {
     std::cerr << "xenc-grade-all: the template does not build against " << prefix << ":\n" << log;
     return 2;
@@ -186,16 +198,18 @@ int main(int argc, char** argv) {
           << (fs::exists(handed) ? read_file(handed) : stubs[n]);
     }
     std::string ignored;
-    run_step({grade, "--format", "json", "--output", (out / (who + ".json")).string(), "--text-output",
-              (out / (who + ".txt")).string()},
+    run_step({grade, "--format", "json", "--output", (out / (who + ".json")).string(),
+              "--text-output", (out / (who + ".txt")).string()},
              ignored);
     table << csv(who);
     try {
       const json r = json::parse(read_file(out / (who + ".json")));
-      table << "," << number(r.at("points").get<double>()) << "," << number(r.at("max_points").get<double>());
+      table << "," << number(r.at("points").get<double>()) << ","
+            << number(r.at("max_points").get<double>());
       std::map<std::string, std::pair<double, std::string>> by_name;
       for (const json& e : r.at("exercises"))
-        by_name[e.at("name").get<std::string>()] = {e.at("points").get<double>(), e.at("status").get<std::string>()};
+        by_name[e.at("name").get<std::string>()] = {e.at("points").get<double>(),
+                                                    e.at("status").get<std::string>()};
       std::string notes;
       for (const std::string& n : graded_names) {
         table << "," << number(by_name[n].first);

@@ -3,8 +3,8 @@
 // length, D d_model, H heads, Dh = D / H, N rows, C classes.
 #pragma once
 
-#include <xenc/xenc.hpp>
 #include <xenc/grade/exercises.hpp>
+#include <xenc/xenc.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -50,7 +50,8 @@ Tensor4 split_heads(const Tensor3& x, std::size_t num_heads);
 Tensor3 merge_heads(const Tensor4& x);
 
 /// For y = x Wᵀ + b: .input = dy W [N, in], .weight = dyᵀ x [out, in], .bias = Σ_rows dy [out].
-xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight);
+xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x,
+                                     const Tensor2& weight);
 
 /// Mean cross-entropy over the rows whose target is not ignore_index (as PyTorch), and its
 /// gradient (0 on ignored rows). Every row ignored: loss NaN, gradient 0.

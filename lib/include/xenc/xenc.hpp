@@ -2,8 +2,9 @@
 // program that links xencoder::xencoder (pkg-config: xencoder).
 //
 // Files and figures are separate libraries with their own umbrella headers:
-//     #include <xenc/io.hpp>    .npy/.npz and state_dicts   xencoder::io   (pkg-config: xencoder-io)
-//     #include <xenc/viz.hpp>   SVG figures, display          xencoder::viz  (pkg-config: xencoder-viz)
+//     #include <xenc/io.hpp>    .npy/.npz and state_dicts   xencoder::io   (pkg-config:
+//     xencoder-io) #include <xenc/viz.hpp>   SVG figures, display          xencoder::viz
+//     (pkg-config: xencoder-viz)
 #pragma once
 
 #include "xenc/core/error.hpp"

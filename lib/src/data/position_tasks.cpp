@@ -27,14 +27,17 @@ PositionRule parse_position_rule(const std::string& name) {
 
 std::string to_string(PositionRule rule) {
   switch (rule) {
-    case PositionRule::neighbour_sum: return "neighbour_sum";
-    case PositionRule::copy_left: return "copy_left";
+    case PositionRule::neighbour_sum:
+      return "neighbour_sum";
+    case PositionRule::copy_left:
+      return "copy_left";
   }
   return "?";
 }
 
 const std::vector<PositionRule>& all_position_rules() {
-  static const std::vector<PositionRule> rules = {PositionRule::neighbour_sum, PositionRule::copy_left};
+  static const std::vector<PositionRule> rules = {PositionRule::neighbour_sum,
+                                                  PositionRule::copy_left};
   return rules;
 }
 
@@ -50,10 +53,10 @@ void PositionTaskConfig::validate() const {
                "offset is " + std::to_string(offset) + ", expected 1...64");
   const std::size_t shortest = position_task_min_length(rule, offset);
   check_config(min_length >= shortest, where,
-               "min_length is " + std::to_string(min_length) + ", expected >= " +
-                   std::to_string(shortest) + " (" + to_string(rule) + " needs " +
-                   (rule == PositionRule::neighbour_sum ? "2k + 1" : "k + 1") + " with k = " +
-                   std::to_string(offset) + " for one labelled position)");
+               "min_length is " + std::to_string(min_length) +
+                   ", expected >= " + std::to_string(shortest) + " (" + to_string(rule) +
+                   " needs " + (rule == PositionRule::neighbour_sum ? "2k + 1" : "k + 1") +
+                   " with k = " + std::to_string(offset) + " for one labelled position)");
   check_config(max_length >= min_length && max_length <= 100000, where,
                "max_length is " + std::to_string(max_length) + ", expected " +
                    std::to_string(min_length) + "...100000 (min_length...100000)");
@@ -71,8 +74,8 @@ std::int64_t position_task_label(PositionRule rule, const std::vector<std::int64
                                  std::size_t p, std::size_t k, std::size_t num_symbols) {
   const std::size_t T = symbols.size();
   if (p >= T)
-    throw std::invalid_argument("position_task_label: p is " + std::to_string(p) +
-                                ", expected < " + std::to_string(T) + " (the sequence length)");
+    throw std::invalid_argument("position_task_label: p is " + std::to_string(p) + ", expected < " +
+                                std::to_string(T) + " (the sequence length)");
   switch (rule) {
     case PositionRule::neighbour_sum:
       // both neighbours must exist: k <= p and p + k < T
@@ -110,7 +113,8 @@ PositionTaskDataset make_position_task(const PositionTaskConfig& config) {
     seq.labels.reserve(T);
     for (std::size_t p = 0; p < T; ++p) {
       seq.tokens.push_back(symbol_name(std::size_t(s[p])));
-      seq.labels.push_back(position_task_label(config.rule, s, p, config.offset, config.num_symbols));
+      seq.labels.push_back(
+          position_task_label(config.rule, s, p, config.offset, config.num_symbols));
       d.labelled_positions += seq.labels.back() != kIgnoreIndex;
     }
     d.sequences.push_back(std::move(seq));

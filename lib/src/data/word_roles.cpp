@@ -11,14 +11,15 @@
 namespace xenc {
 
 namespace {
-const std::vector<std::string> kNouns = {
-    "cat", "mouse", "dog", "fox", "bird", "horse", "lion", "tiger", "bear", "wolf", "rabbit", "owl",
-    "snake", "frog", "duck", "goat", "sheep", "cow", "pig", "deer", "eagle", "shark", "whale", "bee"};
+const std::vector<std::string> kNouns = {"cat",   "mouse", "dog",   "fox",   "bird",   "horse",
+                                         "lion",  "tiger", "bear",  "wolf",  "rabbit", "owl",
+                                         "snake", "frog",  "duck",  "goat",  "sheep",  "cow",
+                                         "pig",   "deer",  "eagle", "shark", "whale",  "bee"};
 // {past tense, past participle}
 const std::vector<std::pair<std::string, std::string>> kVerbs = {
-    {"chased", "chased"}, {"saw", "seen"},         {"bit", "bitten"},     {"followed", "followed"},
-    {"helped", "helped"}, {"pushed", "pushed"},    {"watched", "watched"}, {"called", "called"},
-    {"fed", "fed"},       {"caught", "caught"},    {"kicked", "kicked"},   {"found", "found"}};
+    {"chased", "chased"}, {"saw", "seen"},      {"bit", "bitten"},      {"followed", "followed"},
+    {"helped", "helped"}, {"pushed", "pushed"}, {"watched", "watched"}, {"called", "called"},
+    {"fed", "fed"},       {"caught", "caught"}, {"kicked", "kicked"},   {"found", "found"}};
 const std::vector<std::string> kAdjectives = {"big", "small", "old", "young", "quick", "lazy"};
 
 // A uniform index in [0, n) from one 32-bit draw.
@@ -55,7 +56,7 @@ RoleSentence build(const std::string& agent, const std::string& agent_adj,
     noun_phrase(s, agent_adj, agent, Role::agent);
     word(s, verb.first);
     noun_phrase(s, patient_adj, patient, Role::patient);
-  } else {         // the [adj] PATIENT was participle by the [adj] AGENT
+  } else {  // the [adj] PATIENT was participle by the [adj] AGENT
     noun_phrase(s, patient_adj, patient, Role::patient);
     word(s, "was");
     word(s, verb.second);
@@ -74,15 +75,17 @@ void WordRolesConfig::validate() const {
   check_config(num_verbs >= 1 && num_verbs <= kVerbs.size(), where,
                "num_verbs is " + std::to_string(num_verbs) + ", expected 1..." +
                    std::to_string(kVerbs.size()));
-  check_config(sentences_per_pair >= 1 && sentences_per_pair <= 1000, where,
-               "sentences_per_pair is " + std::to_string(sentences_per_pair) + ", expected 1...1000");
+  check_config(
+      sentences_per_pair >= 1 && sentences_per_pair <= 1000, where,
+      "sentences_per_pair is " + std::to_string(sentences_per_pair) + ", expected 1...1000");
   check_config(heldout_fraction > 0.0 && heldout_fraction < 1.0, where,
                "heldout_fraction is " + std::to_string(heldout_fraction) + ", expected in (0, 1)");
-  check_config(passive_probability >= 0.0 && passive_probability <= 1.0, where,
-               "passive_probability is " + std::to_string(passive_probability) + ", expected in [0, 1]");
-  check_config(adjective_probability >= 0.0 && adjective_probability <= 1.0, where,
-               "adjective_probability is " + std::to_string(adjective_probability) +
-                   ", expected in [0, 1]");
+  check_config(
+      passive_probability >= 0.0 && passive_probability <= 1.0, where,
+      "passive_probability is " + std::to_string(passive_probability) + ", expected in [0, 1]");
+  check_config(
+      adjective_probability >= 0.0 && adjective_probability <= 1.0, where,
+      "adjective_probability is " + std::to_string(adjective_probability) + ", expected in [0, 1]");
 }
 
 WordRolesDataset make_word_roles(const WordRolesConfig& config) {
@@ -121,7 +124,8 @@ WordRolesDataset make_word_roles(const WordRolesConfig& config) {
   //    its mirror (b does it to a, same verb, voice and adjectives with their nouns).
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     auto& split = held.count(k) ? d.test : d.train;
-    if (held.count(k)) d.heldout_pairs.emplace_back(d.nouns[pairs[k].first], d.nouns[pairs[k].second]);
+    if (held.count(k))
+      d.heldout_pairs.emplace_back(d.nouns[pairs[k].first], d.nouns[pairs[k].second]);
     for (int dir = 0; dir < 2; ++dir) {
       const std::string& a = d.nouns[dir == 0 ? pairs[k].first : pairs[k].second];
       const std::string& b = d.nouns[dir == 0 ? pairs[k].second : pairs[k].first];
@@ -129,9 +133,11 @@ WordRolesDataset make_word_roles(const WordRolesConfig& config) {
         const auto& verb = verbs[pick(rng, verbs.size())];
         const bool passive = rng.uniform() < config.passive_probability;
         const std::string adj_a = rng.uniform() < config.adjective_probability
-                                      ? kAdjectives[pick(rng, kAdjectives.size())] : "";
+                                      ? kAdjectives[pick(rng, kAdjectives.size())]
+                                      : "";
         const std::string adj_b = rng.uniform() < config.adjective_probability
-                                      ? kAdjectives[pick(rng, kAdjectives.size())] : "";
+                                      ? kAdjectives[pick(rng, kAdjectives.size())]
+                                      : "";
         RoleSentence one = build(a, adj_a, b, adj_b, verb, passive);
         RoleSentence mirror = build(b, adj_b, a, adj_a, verb, passive);
         one.mirror = split.size() + 1;

@@ -33,7 +33,8 @@ std::string index_str(const std::vector<std::size_t>& shape, std::size_t i) {
 }
 
 bool close(double expected, double computed, Tolerance tol) {
-  if (std::isnan(expected) || std::isnan(computed)) return std::isnan(expected) && std::isnan(computed);
+  if (std::isnan(expected) || std::isnan(computed))
+    return std::isnan(expected) && std::isnan(computed);
   if (std::isinf(expected) || std::isinf(computed)) return expected == computed;
   return std::fabs(computed - expected) <= tol.atol + tol.rtol * std::fabs(expected);
 }
@@ -50,7 +51,8 @@ bool exhibit_matches(const Exhibit& e, const Output& student, Tolerance tol) {
 void set_known_mistake(CheckResult& r, pitfalls::Pitfall p) {
   const pitfalls::PitfallInfo& info = pitfalls::describe(p);
   r.known_mistake = info.title;
-  r.hint = "this is a known mistake, " + info.title + ": " + info.mistake + ". Fix: " + info.fix + ".";
+  r.hint =
+      "this is a known mistake, " + info.title + ": " + info.mistake + ". Fix: " + info.fix + ".";
 }
 
 }  // namespace
@@ -64,7 +66,8 @@ std::string list(const std::vector<double>& v) {
 Difference find_difference(const Output& expected, const Output& computed, Tolerance tol) {
   Difference d;
   if (expected.size() != computed.size()) {
-    d.text = std::to_string(computed.size()) + " outputs, expected " + std::to_string(expected.size());
+    d.text =
+        std::to_string(computed.size()) + " outputs, expected " + std::to_string(expected.size());
     return d;
   }
   for (std::size_t f = 0; f < expected.size(); ++f) {
@@ -76,7 +79,8 @@ Difference find_difference(const Output& expected, const Output& computed, Toler
     }
     for (std::size_t i = 0; i < e.data.size(); ++i)
       if (!close(e.data[i], c.data[i], tol)) {
-        d.text = e.name + index_str(e.shape, i) + ": expected " + num(e.data[i]) + ", computed " + num(c.data[i]);
+        d.text = e.name + index_str(e.shape, i) + ": expected " + num(e.data[i]) + ", computed " +
+                 num(c.data[i]);
         d.at_value = true, d.field = f, d.index = i;
         return d;
       }
@@ -96,7 +100,8 @@ std::string format(const Output& out, std::size_t max_values, const Difference* 
     }
     // the window: from the start, or from a few values before the first difference
     std::size_t start = 0;
-    if (around && around->at_value && around->field == k && around->index >= 4 && f.data.size() > max_values)
+    if (around && around->at_value && around->field == k && around->index >= 4 &&
+        f.data.size() > max_values)
       start = std::min(around->index - 4, f.data.size() - max_values);
     const std::size_t end = std::min(f.data.size(), start + max_values);
     s += " " + shape_str(f.shape) + " = [";
@@ -130,8 +135,8 @@ std::string hint_for_exception(const std::string& what) {
 }
 // A failed check's hint: the first exhibit whose output equals the student's names the mistake;
 // otherwise the check's own hint.
-void explain_failure(CheckResult& r, const std::vector<Exhibit>& exhibits, const Output& raw, Tolerance tol,
-                     const std::string& hint) {
+void explain_failure(CheckResult& r, const std::vector<Exhibit>& exhibits, const Output& raw,
+                     Tolerance tol, const std::string& hint) {
   for (const Exhibit& e : exhibits)
     if (exhibit_matches(e, raw, tol)) return set_known_mistake(r, e.pitfall);
   r.hint = hint;
@@ -254,7 +259,8 @@ CheckResult run(const GradCheck& c) {
   double diff2 = 0, a2 = 0, n2 = 0;
   for (std::size_t j = 0; j < numeric.size(); ++j) {
     const double delta = analytic->data[j] - numeric[j];
-    diff2 += delta * delta, a2 += analytic->data[j] * analytic->data[j], n2 += numeric[j] * numeric[j];
+    diff2 += delta * delta, a2 += analytic->data[j] * analytic->data[j],
+        n2 += numeric[j] * numeric[j];
   }
   const double denom = std::sqrt(a2) + std::sqrt(n2);  // scalar
   // both zero is a match; NaN anywhere is not

@@ -40,7 +40,7 @@ struct Tolerance {
 
 /// Where two outputs first differ.
 struct Difference {
-  std::string text;       ///< "name[i, j]: expected a, computed b", "name: shape [..], expected [..]"
+  std::string text;  ///< "name[i, j]: expected a, computed b", "name: shape [..], expected [..]"
   bool at_value = false;  ///< the difference is a value (field, index), not a shape
   std::size_t field = 0, index = 0;
 };
@@ -52,7 +52,8 @@ inline std::string first_difference(const Output& expected, const Output& comput
 
 /// "name [2, 3] = [0.0900306, 0.244728, ...]" for each field, at most max_values values each;
 /// around a value difference the window starts a few values before its index.
-std::string format(const Output& out, std::size_t max_values = 12, const Difference* around = nullptr);
+std::string format(const Output& out, std::size_t max_values = 12,
+                   const Difference* around = nullptr);
 
 /// An exhibit of the museum run on the check's input.
 struct Exhibit {
@@ -62,8 +63,11 @@ struct Exhibit {
 
 /// A check on values: measure(student()) must equal expected (or expected_from(student raw)).
 struct ValueCheck {
-  ValueCheck(std::string name_, std::string input_, std::function<Output()> student_, Output expected_)
-      : name(std::move(name_)), input(std::move(input_)), student(std::move(student_)),
+  ValueCheck(std::string name_, std::string input_, std::function<Output()> student_,
+             Output expected_)
+      : name(std::move(name_)),
+        input(std::move(input_)),
+        student(std::move(student_)),
         expected(std::move(expected_)) {}
   std::string name;
   std::string input;
@@ -101,7 +105,8 @@ struct GradCheck {
   std::string input;
   std::string gradient_name;  ///< "dx"
   std::vector<std::size_t> shape;
-  std::function<Output()> student;  ///< the student's backward; the field named gradient_name is used
+  std::function<Output()>
+      student;  ///< the student's backward; the field named gradient_name is used
   std::function<double(const std::vector<double>&)> loss;
   std::vector<double> point;
   std::vector<Exhibit> exhibits;

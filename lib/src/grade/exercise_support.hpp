@@ -19,11 +19,11 @@ namespace xenc::grade::support {
 
 using detail::Exhibit;
 using detail::Field;
+using detail::field;
 using detail::GradCheck;
 using detail::Output;
 using detail::ThrowCheck;
 using detail::ValueCheck;
-using detail::field;
 using pitfalls::Pitfall;
 
 inline constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -36,10 +36,16 @@ T randn(const S& shape, std::uint32_t seed, float scale = 1.0f, float mean = 0.0
   return t;
 }
 
-inline Field from_ref(const std::string& name, const ref::Array& a) { return Field{name, a.shape, a.data}; }
-inline Field from_vec(const std::string& name, const std::vector<double>& v) { return Field{name, {v.size()}, v}; }
+inline Field from_ref(const std::string& name, const ref::Array& a) {
+  return Field{name, a.shape, a.data};
+}
+inline Field from_vec(const std::string& name, const std::vector<double>& v) {
+  return Field{name, {v.size()}, v};
+}
 
-inline std::vector<double> to_vec(const Tensor1& t) { return std::vector<double>(t.begin(), t.end()); }
+inline std::vector<double> to_vec(const Tensor1& t) {
+  return std::vector<double>(t.begin(), t.end());
+}
 
 // "x [2, 3] = [1, 2, 3, 0, 0, 0]" for the report's input line.
 template <class E>
@@ -101,7 +107,8 @@ T hidden_randn(Rng& rng, const S& shape, float scale = 1.0f, float mean = 0.0f) 
 
 /// Runs a value check on hidden inputs: the result is marked hidden, and its input is not kept
 /// (reports show neither inputs nor values of a hidden check).
-inline void add_hidden(ExerciseResult& r, ValueCheck c, std::vector<Exhibit> exhibits, std::string hint) {
+inline void add_hidden(ExerciseResult& r, ValueCheck c, std::vector<Exhibit> exhibits,
+                       std::string hint) {
   c.input = "hidden";
   add(r, std::move(c), std::move(exhibits), std::move(hint));
   r.checks.back().hidden = true;

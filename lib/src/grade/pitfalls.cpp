@@ -125,7 +125,8 @@ const PitfallInfo& describe(Pitfall p) {
         "column i is rotated with column i + Dh/2 (GPT-NeoX, Hugging Face LLaMA's rotate_half), "
         "but RoFormer's pairs are the neighbours (2i, 2i+1); norms and relative scores are still "
         "kept, so only values show it",
-        "rotate the pairs (x[2i], x[2i+1]) with angle p · θ_i: y[2i] = x[2i] cos a - x[2i+1] sin a, "
+        "rotate the pairs (x[2i], x[2i+1]) with angle p · θ_i: y[2i] = x[2i] cos a - x[2i+1] sin "
+        "a, "
         "y[2i+1] = x[2i] sin a + x[2i+1] cos a"}},
       {Pitfall::rope_exponent_without_2,
        {"RoPE frequencies 10000^(-i/Dh), the 2 of 2i/Dh dropped",
@@ -149,12 +150,14 @@ const PitfallInfo& describe(Pitfall p) {
        {"ALiBi slopes starting at 2^(-8) instead of 2^(-8/H)",
         "the geometric sequence starts (and, ratio = start, steps) at 2^(-8), the smallest "
         "slope, so m_h = 2^(-8(h+1)) and every head but the first ignores distance",
-        "start at 2^(-8/H) with the same ratio: m_h = 2^(-8(h+1)/H) (H = 8: 1/2, 1/4, ..., 1/256)"}},
+        "start at 2^(-8/H) with the same ratio: m_h = 2^(-8(h+1)/H) (H = 8: 1/2, 1/4, ..., "
+        "1/256)"}},
       {Pitfall::alibi_plain_formula,
        {"ALiBi slopes for H not a power of two computed with the plain formula",
         "m_h = 2^(-8(h+1)/H) for every H; the paper's rule for other H is different",
         "for H not a power of two, take the n slopes of n = the largest power of two below H, then "
-        "every other slope of the 2n sequence (2^(-8·1/(2n)), 2^(-8·3/(2n)), ...) until there are H"}},
+        "every other slope of the 2n sequence (2^(-8·1/(2n)), 2^(-8·3/(2n)), ...) until there are "
+        "H"}},
       {Pitfall::online_softmax_acc_not_rescaled,
        {"online softmax: the partial output not rescaled",
         "when a tile raises the running maximum from m to m', l is multiplied by exp(m - m') but "
@@ -179,22 +182,34 @@ const PitfallInfo& describe(Pitfall p) {
 }
 
 const std::vector<Pitfall>& all_pitfalls() {
-  static const std::vector<Pitfall> all = {
-      Pitfall::pe_doubled_exponent,         Pitfall::pe_batch_axis,
-      Pitfall::pe_odd_d_overflow,           Pitfall::layer_norm_unbiased_variance,
-      Pitfall::layer_norm_eps_outside_sqrt, Pitfall::layer_norm_unbiased_std_eps_outside,
-      Pitfall::layer_norm_backward_no_mean_terms, Pitfall::softmax_without_max,
-      Pitfall::mask_inverted,               Pitfall::mask_after_softmax,
-      Pitfall::attention_without_scale,     Pitfall::split_heads_without_transpose,
-      Pitfall::merge_heads_without_transpose, Pitfall::linear_backward_bias_mean,
-      Pitfall::cross_entropy_counts_ignored,
-      Pitfall::rope_rotate_half,            Pitfall::rope_exponent_without_2,
-      Pitfall::rope_clockwise,              Pitfall::rope_positions_from_one,
-      Pitfall::alibi_start_2_pow_minus_8,   Pitfall::alibi_plain_formula,
-      Pitfall::attention_scale_by_dh,       Pitfall::pe_sin_cos_swapped,
-      Pitfall::softmax_wrong_axis,          Pitfall::rope_doubled_exponent,
-      Pitfall::online_softmax_acc_not_rescaled, Pitfall::online_softmax_sum_wrong_factor,
-      Pitfall::online_softmax_old_max};
+  static const std::vector<Pitfall> all = {Pitfall::pe_doubled_exponent,
+                                           Pitfall::pe_batch_axis,
+                                           Pitfall::pe_odd_d_overflow,
+                                           Pitfall::layer_norm_unbiased_variance,
+                                           Pitfall::layer_norm_eps_outside_sqrt,
+                                           Pitfall::layer_norm_unbiased_std_eps_outside,
+                                           Pitfall::layer_norm_backward_no_mean_terms,
+                                           Pitfall::softmax_without_max,
+                                           Pitfall::mask_inverted,
+                                           Pitfall::mask_after_softmax,
+                                           Pitfall::attention_without_scale,
+                                           Pitfall::split_heads_without_transpose,
+                                           Pitfall::merge_heads_without_transpose,
+                                           Pitfall::linear_backward_bias_mean,
+                                           Pitfall::cross_entropy_counts_ignored,
+                                           Pitfall::rope_rotate_half,
+                                           Pitfall::rope_exponent_without_2,
+                                           Pitfall::rope_clockwise,
+                                           Pitfall::rope_positions_from_one,
+                                           Pitfall::alibi_start_2_pow_minus_8,
+                                           Pitfall::alibi_plain_formula,
+                                           Pitfall::attention_scale_by_dh,
+                                           Pitfall::pe_sin_cos_swapped,
+                                           Pitfall::softmax_wrong_axis,
+                                           Pitfall::rope_doubled_exponent,
+                                           Pitfall::online_softmax_acc_not_rescaled,
+                                           Pitfall::online_softmax_sum_wrong_factor,
+                                           Pitfall::online_softmax_old_max};
   return all;
 }
 
@@ -247,7 +262,8 @@ std::size_t near_constant_dims(const Tensor2& pe, float threshold) {
   std::size_t n = 0;
   for (std::size_t j = 0; j < pe.shape()[1]; ++j) {
     float lo = pe(0, j), hi = pe(0, j);
-    for (std::size_t p = 0; p < pe.shape()[0]; ++p) lo = std::min(lo, pe(p, j)), hi = std::max(hi, pe(p, j));
+    for (std::size_t p = 0; p < pe.shape()[0]; ++p)
+      lo = std::min(lo, pe(p, j)), hi = std::max(hi, pe(p, j));
     n += (hi - lo) < threshold;
   }
   return n;
@@ -300,17 +316,20 @@ Tensor2 layer_norm_with(const Tensor2& x, const Tensor1& weight, const Tensor1& 
 
 Tensor2 layer_norm_unbiased_variance(const Tensor2& x, const Tensor1& weight, const Tensor1& bias,
                                      float eps) {
-  return layer_norm_with(x, weight, bias, [eps](double ss, double D) { return std::sqrt(ss / (D - 1) + eps); });
+  return layer_norm_with(x, weight, bias,
+                         [eps](double ss, double D) { return std::sqrt(ss / (D - 1) + eps); });
 }
 
 Tensor2 layer_norm_eps_outside_sqrt(const Tensor2& x, const Tensor1& weight, const Tensor1& bias,
                                     float eps) {
-  return layer_norm_with(x, weight, bias, [eps](double ss, double D) { return std::sqrt(ss / D) + eps; });
+  return layer_norm_with(x, weight, bias,
+                         [eps](double ss, double D) { return std::sqrt(ss / D) + eps; });
 }
 
 Tensor2 layer_norm_unbiased_std_eps_outside(const Tensor2& x, const Tensor1& weight,
                                             const Tensor1& bias, float eps) {
-  return layer_norm_with(x, weight, bias, [eps](double ss, double D) { return std::sqrt(ss / (D - 1)) + eps; });
+  return layer_norm_with(x, weight, bias,
+                         [eps](double ss, double D) { return std::sqrt(ss / (D - 1)) + eps; });
 }
 
 LayerNormGrads<2> layer_norm_backward_no_mean_terms(const Tensor2& grad_y, const Tensor2& x,
@@ -347,8 +366,8 @@ AttentionResult attention_variant(const Tensor4& q, const Tensor4& k, const Tens
   const std::size_t B = q.shape()[0], H = q.shape()[1], Tq = q.shape()[2], Dh = q.shape()[3];
   const std::size_t Tk = k.shape()[2];
   const double scale = scaling == Scale::sqrt_dh ? 1.0 / std::sqrt(double(Dh))
-                       : scaling == Scale::dh  ? 1.0 / double(Dh)
-                                               : 1.0;
+                       : scaling == Scale::dh    ? 1.0 / double(Dh)
+                                                 : 1.0;
   const double inf = std::numeric_limits<double>::infinity();
   AttentionResult r;
   r.output = xt::zeros<float>({B, H, Tq, Dh});
@@ -412,7 +431,8 @@ Tensor4 split_heads_without_transpose(const Tensor3& x, std::size_t H) {
   const std::size_t B = x.shape()[0], T = x.shape()[1], D = x.shape()[2], Dh = H == 0 ? 0 : D / H;
   if (H == 0 || D % H != 0)  // PyTorch's view refuses too, with a RuntimeError
     throw std::runtime_error("view: shape [" + std::to_string(B) + ", " + std::to_string(H) + ", " +
-                             std::to_string(T) + ", D / H] is invalid for input of size " + std::to_string(x.size()));
+                             std::to_string(T) + ", D / H] is invalid for input of size " +
+                             std::to_string(x.size()));
   Tensor4 out = Tensor4::from_shape({B, H, T, Dh});
   std::copy(x.begin(), x.end(), out.begin());  // the same memory read with another shape
   return out;
@@ -584,11 +604,13 @@ grade::OnlineSoftmaxState online_tile_with(const grade::OnlineSoftmaxState& stat
 }  // namespace
 
 grade::OnlineSoftmaxState online_softmax_acc_not_rescaled(const grade::OnlineSoftmaxState& state,
-                                                          const Tensor2& scores, const Tensor2& values) {
+                                                          const Tensor2& scores,
+                                                          const Tensor2& values) {
   return online_tile_with(state, scores, values, OnlineBug::acc_not_rescaled);
 }
 grade::OnlineSoftmaxState online_softmax_sum_wrong_factor(const grade::OnlineSoftmaxState& state,
-                                                          const Tensor2& scores, const Tensor2& values) {
+                                                          const Tensor2& scores,
+                                                          const Tensor2& values) {
   return online_tile_with(state, scores, values, OnlineBug::sum_wrong_factor);
 }
 grade::OnlineSoftmaxState online_softmax_old_max(const grade::OnlineSoftmaxState& state,

@@ -65,7 +65,8 @@ struct Attention {
   Array output, weights;
 };
 /// mask: [B, Tk] as 0/1 (1 = padding), empty for none.
-inline Attention attention(const Array& q, const Array& k, const Array& v, const std::vector<int>& mask) {
+inline Attention attention(const Array& q, const Array& k, const Array& v,
+                           const std::vector<int>& mask) {
   Mask2 m;
   if (!mask.empty()) {
     m = Mask2::from_shape({q.shape.at(0), k.shape.at(2)});
@@ -88,7 +89,8 @@ struct LinearGrads {
   std::vector<double> bias;
 };
 inline LinearGrads linear_backward(const Array& dy, const Array& x, const Array& W) {
-  const reference::LinearGrads g = reference::linear_backward(tensor<2>(dy), tensor<2>(x), tensor<2>(W));
+  const reference::LinearGrads g =
+      reference::linear_backward(tensor<2>(dy), tensor<2>(x), tensor<2>(W));
   return {from(g.input), from(g.weight), values(g.bias)};
 }
 /// loss (NaN when every row is ignored, as PyTorch and the library) and its gradient.

@@ -27,8 +27,9 @@ RegisterExercise::RegisterExercise(ExerciseInfo info) {
   // kept in `order`, equal orders in registration order: insert after the last one not later.
   // (Not push_back + std::stable_sort: in a static initializer, libstdc++ 12's temporary buffer
   // trips ASan's alloc-dealloc-mismatch check.)
-  const auto at = std::upper_bound(all.begin(), all.end(), info.order,
-                                   [](auto order, const ExerciseInfo& e) { return order < e.order; });
+  const auto at =
+      std::upper_bound(all.begin(), all.end(), info.order,
+                       [](auto order, const ExerciseInfo& e) { return order < e.order; });
   all.insert(at, std::move(info));
 }
 

@@ -25,15 +25,21 @@ namespace xenc::grade {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// ---- the verdict (child -> parent) ----------------------------------------------------------------
+// ---- the verdict (child -> parent)
+// ----------------------------------------------------------------
 
 std::string verdict_json(const ExerciseResult& r) {
   json checks = json::array();
   for (const CheckResult& c : r.checks)
-    checks.push_back({{"name", c.name}, {"passed", c.passed}, {"input", c.input},
-                      {"expected", c.expected}, {"computed", c.computed},
-                      {"first_difference", c.first_difference}, {"hint", c.hint},
-                      {"known_mistake", c.known_mistake}, {"hidden", c.hidden}});
+    checks.push_back({{"name", c.name},
+                      {"passed", c.passed},
+                      {"input", c.input},
+                      {"expected", c.expected},
+                      {"computed", c.computed},
+                      {"first_difference", c.first_difference},
+                      {"hint", c.hint},
+                      {"known_mistake", c.known_mistake},
+                      {"hidden", c.hidden}});
   // invalid UTF-8 in a student's exception message is replaced, not a reason to lose the verdict
   return json{{"exercise", r.exercise}, {"signature", r.signature}, {"checks", checks}}.dump(
       -1, ' ', false, json::error_handler_t::replace);
@@ -64,7 +70,8 @@ ExerciseResult parse_verdict(const std::string& text) {
   }
 }
 
-// ---- the child --------------------------------------------------------------------------------------
+// ---- the child
+// --------------------------------------------------------------------------------------
 
 int child_main(const std::function<ExerciseResult()>& grade) {
   // Take the channel out of sight before any student code runs: erase the variable and move the
@@ -97,7 +104,8 @@ int child_main(const std::function<ExerciseResult()>& grade) {
   return 0;
 }
 
-// ---- settings ---------------------------------------------------------------------------------------
+// ---- settings
+// ---------------------------------------------------------------------------------------
 
 Settings read_settings(const std::string& path) {
   std::ifstream in(path);
@@ -130,14 +138,19 @@ Settings read_settings(const std::string& path) {
       for (auto e = v.begin(); e != v.end(); ++e) {
         bool known = false;
         for (const ExerciseInfo& x : exercises()) known = known || x.name == e.key();
-        if (!known) throw config_error("read_settings: '" + path + "': unknown exercise \"" + e.key() + "\"");
+        if (!known)
+          throw config_error("read_settings: '" + path + "': unknown exercise \"" + e.key() + "\"");
       }
     } else if (key == "hints") {
       const std::string h = v.is_string() ? v.get<std::string>() : "";
-      if (h == "full") s.hints = HintLevel::full;
-      else if (h == "brief") s.hints = HintLevel::brief;
-      else if (h == "off") s.hints = HintLevel::off;
-      else throw bad(key, "\"full\", \"brief\" or \"off\"");
+      if (h == "full")
+        s.hints = HintLevel::full;
+      else if (h == "brief")
+        s.hints = HintLevel::brief;
+      else if (h == "off")
+        s.hints = HintLevel::off;
+      else
+        throw bad(key, "\"full\", \"brief\" or \"off\"");
     } else if (key == "hidden_seed") {
       if (!v.is_number_unsigned()) throw bad(key, "an integer >= 0");
       s.hidden_seed = v.get<std::uint64_t>();
@@ -145,10 +158,12 @@ Settings read_settings(const std::string& path) {
       if (!v.is_boolean()) throw bad(key, "true or false");
       s.library_calls = v.get<bool>();
     } else if (key == "time_limit_seconds") {
-      if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 3600) throw bad(key, "a number of seconds in (0, 3600]");
+      if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 3600)
+        throw bad(key, "a number of seconds in (0, 3600]");
       s.limits.time_seconds = v.get<double>();
     } else if (key == "memory_limit_mib") {
-      if (!v.is_number_unsigned() || v.get<std::size_t>() < 64) throw bad(key, "an integer >= 64 (MiB)");
+      if (!v.is_number_unsigned() || v.get<std::size_t>() < 64)
+        throw bad(key, "an integer >= 64 (MiB)");
       s.limits.memory_mib = v.get<std::size_t>();
     } else {
       throw config_error("read_settings: '" + path + "': unknown key \"" + key +
@@ -159,7 +174,8 @@ Settings read_settings(const std::string& path) {
   return s;
 }
 
-// ---- formats ----------------------------------------------------------------------------------------
+// ---- formats
+// ----------------------------------------------------------------------------------------
 
 double Graded::points_per_check() const {
   return result.checks.empty() ? 0.0 : max_points / double(result.checks.size());
@@ -214,7 +230,8 @@ std::string text_report(const std::vector<Graded>& graded, HintLevel hints) {
   std::size_t passed = 0;
   for (const Graded& g : graded) {
     total += g.points, max_total += g.max_points, passed += g.passed();
-    const std::string pts = " (" + points_str(g.points) + " of " + points_str(g.max_points) + " points)";
+    const std::string pts =
+        " (" + points_str(g.points) + " of " + points_str(g.max_points) + " points)";
     os << (g.passed() ? "✔ " : "✘ ") << g.exercise << ": " << status_line(g) << pts << "\n";
     // short for a stub or an exercise without a verdict: one line
     if (!g.failure.empty() || g.result.still_stub()) {
@@ -250,19 +267,30 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
   for (const Graded& g : graded) {
     json checks = json::array();
     for (const CheckResult& c : g.result.checks) {
-      json k = {{"name", c.name}, {"passed", c.passed}, {"hidden", c.hidden},
+      json k = {{"name", c.name},
+                {"passed", c.passed},
+                {"hidden", c.hidden},
                 {"points", c.passed ? g.points_per_check() : 0.0},
                 {"max_points", g.points_per_check()}};
       if (!c.passed && !c.hidden)
-        k.update({{"input", c.input}, {"expected", c.expected}, {"computed", c.computed},
+        k.update({{"input", c.input},
+                  {"expected", c.expected},
+                  {"computed", c.computed},
                   {"first_difference", c.first_difference}});
       if (!c.passed) k["hint"] = c.hidden && c.known_mistake.empty() ? "" : shown_hint(c, hints);
-      if (!c.passed && !c.known_mistake.empty() && hints != HintLevel::off) k["known_mistake"] = c.known_mistake;
+      if (!c.passed && !c.known_mistake.empty() && hints != HintLevel::off)
+        k["known_mistake"] = c.known_mistake;
       checks.push_back(k);
     }
-    ex.push_back({{"name", g.exercise}, {"status", status_of(g)}, {"passed", g.passed()},
-                  {"points", g.points}, {"max_points", g.max_points}, {"failure", g.failure},
-                  {"output", g.output}, {"seconds", g.seconds}, {"checks", checks}});
+    ex.push_back({{"name", g.exercise},
+                  {"status", status_of(g)},
+                  {"passed", g.passed()},
+                  {"points", g.points},
+                  {"max_points", g.max_points},
+                  {"failure", g.failure},
+                  {"output", g.output},
+                  {"seconds", g.seconds},
+                  {"checks", checks}});
     total += g.points, max_total += g.max_points, all = all && g.passed();
   }
   return {{"passed", all}, {"points", total}, {"max_points", max_total}, {"exercises", ex}};
@@ -277,8 +305,12 @@ json gradescope_report(const std::vector<Graded>& graded, HintLevel hints) {
   for (const Graded& g : graded) {
     total += g.points;
     if (!g.failure.empty() || g.result.checks.empty() || g.result.still_stub()) {
-      tests.push_back({{"name", g.exercise}, {"score", g.points}, {"max_score", g.max_points},
-                       {"status", "failed"}, {"output", status_line(g)}, {"visibility", "visible"}});
+      tests.push_back({{"name", g.exercise},
+                       {"score", g.points},
+                       {"max_score", g.max_points},
+                       {"status", "failed"},
+                       {"output", status_line(g)},
+                       {"visibility", "visible"}});
       continue;
     }
     for (const CheckResult& c : g.result.checks) {
@@ -301,11 +333,20 @@ std::string xml_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -330,19 +371,21 @@ std::string junit_report(const std::vector<Graded>& graded, HintLevel hints) {
          << "    </testcase>\n  </testsuite>\n";
       continue;
     }
-    os << "  <testsuite name=\"" << xml_escape(g.exercise) << "\" tests=\"" << g.result.checks.size()
-       << "\" failures=\"" << g.result.checks.size() - g.result.num_passed() << "\" time=\""
-       << g.seconds << "\">\n";
+    os << "  <testsuite name=\"" << xml_escape(g.exercise) << "\" tests=\""
+       << g.result.checks.size() << "\" failures=\""
+       << g.result.checks.size() - g.result.num_passed() << "\" time=\"" << g.seconds << "\">\n";
     for (const CheckResult& c : g.result.checks) {
-      os << "    <testcase classname=\"" << xml_escape(g.exercise) << "\" name=\"" << xml_escape(c.name) << "\"";
+      os << "    <testcase classname=\"" << xml_escape(g.exercise) << "\" name=\""
+         << xml_escape(c.name) << "\"";
       if (c.passed) {
         os << "/>\n";
         continue;
       }
       std::string body;
       for (const std::string& l : check_details(c, hints)) body += l + "\n";
-      os << ">\n      <failure message=\"" << xml_escape(c.hidden ? "hidden check failed" : c.first_difference)
-         << "\">" << xml_escape(body) << "</failure>\n    </testcase>\n";
+      os << ">\n      <failure message=\""
+         << xml_escape(c.hidden ? "hidden check failed" : c.first_difference) << "\">"
+         << xml_escape(body) << "</failure>\n    </testcase>\n";
     }
     os << "  </testsuite>\n";
   }
@@ -354,16 +397,21 @@ std::string junit_report(const std::vector<Graded>& graded, HintLevel hints) {
 
 std::string format_report(const std::vector<Graded>& graded, Format format, HintLevel hints) {
   switch (format) {
-    case Format::json: return json_report(graded, hints).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    case Format::json:
+      return json_report(graded, hints).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     case Format::gradescope:
-      return gradescope_report(graded, hints).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-    case Format::junit: return junit_report(graded, hints);
-    case Format::text: break;
+      return gradescope_report(graded, hints).dump(2, ' ', false, json::error_handler_t::replace) +
+             "\n";
+    case Format::junit:
+      return junit_report(graded, hints);
+    case Format::text:
+      break;
   }
   return text_report(graded, hints);
 }
 
-// ---- the parent -------------------------------------------------------------------------------------
+// ---- the parent
+// -------------------------------------------------------------------------------------
 
 namespace {
 
@@ -408,11 +456,16 @@ Options parse(int argc, char** argv) {
     };
     if (a == "--format") {
       const std::string f = value();
-      if (f == "text") o.format = Format::text;
-      else if (f == "json") o.format = Format::json;
-      else if (f == "gradescope") o.format = Format::gradescope;
-      else if (f == "junit") o.format = Format::junit;
-      else throw std::invalid_argument("--format " + f + ": expected text, json, gradescope or junit");
+      if (f == "text")
+        o.format = Format::text;
+      else if (f == "json")
+        o.format = Format::json;
+      else if (f == "gradescope")
+        o.format = Format::gradescope;
+      else if (f == "junit")
+        o.format = Format::junit;
+      else
+        throw std::invalid_argument("--format " + f + ": expected text, json, gradescope or junit");
     } else if (a == "--output") {
       o.output = value();
     } else if (a == "--text-output") {
@@ -423,13 +476,15 @@ Options parse(int argc, char** argv) {
       const std::string v = value();
       char* end = nullptr;
       const double t = std::strtod(v.c_str(), &end);
-      if (*end || !(t > 0 && t <= 3600)) throw std::invalid_argument("--time-limit " + v + ": expected seconds in (0, 3600]");
+      if (*end || !(t > 0 && t <= 3600))
+        throw std::invalid_argument("--time-limit " + v + ": expected seconds in (0, 3600]");
       o.time_limit = t;
     } else if (a == "--memory-limit") {
       const std::string v = value();
       char* end = nullptr;
       const unsigned long long m = std::strtoull(v.c_str(), &end, 10);
-      if (*end || m < 64) throw std::invalid_argument("--memory-limit " + v + ": expected MiB >= 64");
+      if (*end || m < 64)
+        throw std::invalid_argument("--memory-limit " + v + ": expected MiB >= 64");
       o.memory_limit = std::size_t(m);
     } else if (a == "--list") {
       o.list = true;
@@ -450,8 +505,8 @@ std::string build_exercise(const Project& p, const std::string& name) {
   build_limits.time_seconds = 900;
   build_limits.memory_mib = 1 << 16;
   build_limits.output_bytes = 1 << 20;
-  const Outcome b = run_isolated(p.cmake, {p.cmake, "--build", p.build_dir, "--target", "grade-" + name},
-                                 build_limits);
+  const Outcome b = run_isolated(
+      p.cmake, {p.cmake, "--build", p.build_dir, "--target", "grade-" + name}, build_limits);
   if (b.exited && b.exit_code == 0) return "";
   const fs::path logs = fs::path(p.build_dir) / "grade-logs";
   std::error_code ec;
@@ -483,8 +538,9 @@ int grade_main(int argc, char** argv, const Project& project) {
     return msg.empty() ? 0 : 2;
   }
   Settings settings;
-  const std::string settings_path =
-      !opt.settings.empty() ? opt.settings : (fs::path(project.source_dir) / "grading.json").string();
+  const std::string settings_path = !opt.settings.empty()
+                                        ? opt.settings
+                                        : (fs::path(project.source_dir) / "grading.json").string();
   if (!opt.settings.empty() || fs::exists(settings_path)) {
     try {
       settings = read_settings(settings_path);
@@ -520,9 +576,11 @@ int grade_main(int argc, char** argv, const Project& project) {
     }
   }
 
-  // one BLAS thread: a child's memory is then its own arrays, whatever the student's machine's cores
+  // one BLAS thread: a child's memory is then its own arrays, whatever the student's machine's
+  // cores
   std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1"};
-  if (settings.hidden_seed) env.push_back("XENC_GRADE_HIDDEN_SEED=" + std::to_string(*settings.hidden_seed));
+  if (settings.hidden_seed)
+    env.push_back("XENC_GRADE_HIDDEN_SEED=" + std::to_string(*settings.hidden_seed));
   std::vector<Graded> graded;
   for (const auto& [e, points] : plan) {
     bool wanted = opt.chosen.empty();
@@ -563,7 +621,9 @@ int grade_main(int argc, char** argv, const Project& project) {
   if (opt.output.empty()) std::cout << report;
   for (const auto& [path, text] :
        {std::pair{opt.output, report},
-        std::pair{opt.text_output, opt.text_output.empty() ? "" : format_report(graded, Format::text, settings.hints)}}) {
+        std::pair{opt.text_output, opt.text_output.empty()
+                                       ? ""
+                                       : format_report(graded, Format::text, settings.hints)}}) {
     if (path.empty()) continue;
     std::ofstream out(path);
     out << text;

@@ -60,14 +60,22 @@ bool drain(int fd, std::string& out, std::size_t keep, bool& truncated) {
 
 std::string signal_name(int s) {
   switch (s) {
-    case SIGSEGV: return "SIGSEGV (segmentation fault: a read or write outside the memory of a tensor?)";
-    case SIGABRT: return "SIGABRT (abort: an assert, std::terminate or an uncaught exception)";
-    case SIGFPE: return "SIGFPE (arithmetic exception: an integer division by zero?)";
-    case SIGBUS: return "SIGBUS (bus error)";
-    case SIGILL: return "SIGILL (illegal instruction)";
-    case SIGKILL: return "SIGKILL (killed)";
-    case SIGXCPU: return "SIGXCPU (CPU time limit)";
-    default: return "signal " + std::to_string(s) + " (" + strsignal(s) + ")";
+    case SIGSEGV:
+      return "SIGSEGV (segmentation fault: a read or write outside the memory of a tensor?)";
+    case SIGABRT:
+      return "SIGABRT (abort: an assert, std::terminate or an uncaught exception)";
+    case SIGFPE:
+      return "SIGFPE (arithmetic exception: an integer division by zero?)";
+    case SIGBUS:
+      return "SIGBUS (bus error)";
+    case SIGILL:
+      return "SIGILL (illegal instruction)";
+    case SIGKILL:
+      return "SIGKILL (killed)";
+    case SIGXCPU:
+      return "SIGXCPU (CPU time limit)";
+    default:
+      return "signal " + std::to_string(s) + " (" + strsignal(s) + ")";
   }
 }
 
@@ -122,7 +130,8 @@ Outcome run_isolated(const std::string& program, const std::vector<std::string>&
     const int ready = ::poll(fds, 2, wait_ms);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
-    if (fds[0].revents) out_open = drain(out_pipe[0], o.output, limits.output_bytes, o.output_truncated);
+    if (fds[0].revents)
+      out_open = drain(out_pipe[0], o.output, limits.output_bytes, o.output_truncated);
     if (fds[1].revents)
       verdict_open = drain(verdict_pipe[0], o.verdict, std::size_t(1) << 26, verdict_truncated);
   }

@@ -9,8 +9,8 @@
 #include "xenc/io/checkpoint.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -76,7 +76,8 @@ class MetaReader {
       fail(path, "is " + v.dump() + ", expected an integer <= " + std::to_string(hi) +
                      (limit.empty() ? "" : " = " + limit + " (raise the limit to load it)"));
     const std::int64_t x = v.get<std::int64_t>();
-    if (x < lo) fail(path, "is " + std::to_string(x) + ", expected an integer >= " + std::to_string(lo));
+    if (x < lo)
+      fail(path, "is " + std::to_string(x) + ", expected an integer >= " + std::to_string(lo));
     if (x > hi)
       fail(path, "is " + std::to_string(x) + ", expected an integer <= " + std::to_string(hi) +
                      (limit.empty() ? "" : " = " + limit + " (raise the limit to load it)"));
@@ -110,7 +111,8 @@ class MetaReader {
     const json& v = member(object, parent, key);
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
-    if (!v.is_string()) fail(join(parent, key), "is a " + std::string(v.type_name()) + ", expected one of " + list);
+    if (!v.is_string())
+      fail(join(parent, key), "is a " + std::string(v.type_name()) + ", expected one of " + list);
     const std::string s = v.get<std::string>();
     for (const auto& n : names)
       if (s == n) return s;
@@ -120,12 +122,14 @@ class MetaReader {
   // An array of printable strings.
   std::vector<std::string> strings(const json& object, const char* key) const {
     const json& v = member(object, "", key);
-    if (!v.is_array()) fail(key, "is a " + std::string(v.type_name()) + ", expected an array of strings");
+    if (!v.is_array())
+      fail(key, "is a " + std::string(v.type_name()) + ", expected an array of strings");
     std::vector<std::string> out;
     out.reserve(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
-      if (!v[i].is_string()) fail(path, "is a " + std::string(v[i].type_name()) + ", expected a string");
+      if (!v[i].is_string())
+        fail(path, "is a " + std::string(v[i].type_name()) + ", expected a string");
       out.push_back(v[i].get<std::string>());
       check_printable(out.back(), path);
     }
@@ -141,9 +145,16 @@ class MetaReader {
       const auto c = static_cast<unsigned char>(s[i]);
       std::uint32_t cp = c;
       std::size_t len = 1;
-      if (c >= 0xF0) { cp = c & 0x07u; len = 4; }
-      else if (c >= 0xE0) { cp = c & 0x0Fu; len = 3; }
-      else if (c >= 0xC0) { cp = c & 0x1Fu; len = 2; }
+      if (c >= 0xF0) {
+        cp = c & 0x07u;
+        len = 4;
+      } else if (c >= 0xE0) {
+        cp = c & 0x0Fu;
+        len = 3;
+      } else if (c >= 0xC0) {
+        cp = c & 0x1Fu;
+        len = 2;
+      }
       for (std::size_t k = 1; k < len && i + k < s.size(); ++k)
         cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
       const bool control = cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || cp == 0x2028 || cp == 0x2029 ||
@@ -151,7 +162,8 @@ class MetaReader {
       if (control) {
         char code[16];
         std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(cp));
-        fail(path, "holds the control character " + std::string(code) + " at byte " + std::to_string(i) +
+        fail(path, "holds the control character " + std::string(code) + " at byte " +
+                       std::to_string(i) +
                        " (escape codes, newlines and direction overrides are refused: the text is "
                        "printed to a terminal)");
       }
@@ -173,10 +185,14 @@ const std::vector<std::string> kPositions{"none", "sinusoidal", "learned", "rope
 
 // The arrays the config implies, largest first among those a config key controls, checked
 // against the limits before anything is built.
-void check_config_sizes(const EncoderModelConfig& c, std::size_t num_labels, const std::string& where,
-                        const LoadLimits& limits) {
+void check_config_sizes(const EncoderModelConfig& c, std::size_t num_labels,
+                        const std::string& where, const LoadLimits& limits) {
   const double D = double(c.layer.d_model), F = double(c.layer.dim_feedforward);
-  struct Array { const char* what; const char* key; double floats; };
+  struct Array {
+    const char* what;
+    const char* key;
+    double floats;
+  };
   const Array arrays[] = {
       {"embedding.weight [V, D]", "config.vocab_size", double(c.vocab_size) * D},
       {"the position table [max_len, D]", "config.max_len",
@@ -186,14 +202,16 @@ void check_config_sizes(const EncoderModelConfig& c, std::size_t num_labels, con
       {"head.weight [C, D]", "labels", double(num_labels) * D}};
   for (const auto& a : arrays)
     if (4 * a.floats > double(limits.max_array_bytes))
-      throw io_error(where + ": \"" + a.key + "\" makes " + a.what + " " + detail::bytes_text(4 * a.floats) +
-                     ", more than LoadLimits::max_array_bytes = " + detail::bytes_text(double(limits.max_array_bytes)) +
-                     " (raise the limit to load it)");
+      throw io_error(
+          where + ": \"" + a.key + "\" makes " + a.what + " " + detail::bytes_text(4 * a.floats) +
+          ", more than LoadLimits::max_array_bytes = " +
+          detail::bytes_text(double(limits.max_array_bytes)) + " (raise the limit to load it)");
   const double total = 4 * checkpoint_parameter_count(c, num_labels);
   if (total > double(limits.max_total_bytes))
     throw io_error(where + ": \"config\" needs " + detail::bytes_text(total) +
                    " of parameters, more than LoadLimits::max_total_bytes = " +
-                   detail::bytes_text(double(limits.max_total_bytes)) + " (raise the limit to load it)");
+                   detail::bytes_text(double(limits.max_total_bytes)) +
+                   " (raise the limit to load it)");
 }
 
 }  // namespace
@@ -218,8 +236,8 @@ json parse_meta_text(const char* first, const char* last, const std::string& whe
       check_config_sizes(c, 1, where, limits);
       vocab_size = c.vocab_size;
     }
-    if (event == json::parse_event_t::value && depth == 2 && top_key == "vocab" && vocab_size != 0 &&
-        ++vocab_seen > vocab_size)
+    if (event == json::parse_event_t::value && depth == 2 && top_key == "vocab" &&
+        vocab_size != 0 && ++vocab_seen > vocab_size)
       throw io_error(where + ": \"vocab\" has more than config.vocab_size = " +
                      std::to_string(vocab_size) + " tokens");
     return true;
@@ -230,7 +248,8 @@ json parse_meta_text(const char* first, const char* last, const std::string& whe
     throw io_error(where + ": is not valid JSON (UTF-8): the parser stopped at byte " +
                    std::to_string(e.byte) + " of " + std::to_string(last - first));
   } catch (const json::exception&) {  // out_of_range 406: a number beyond double, e.g. 1e400
-    throw io_error(where + ": is not valid JSON for xencoder: it holds a number out of range "
+    throw io_error(where +
+                   ": is not valid JSON for xencoder: it holds a number out of range "
                    "(beyond a double)");
   }
 }
@@ -293,18 +312,20 @@ EncoderModelConfig config_from_json(const nlohmann::json& j, const std::string& 
 void save_checkpoint(const std::string& path, TokenClassifier& model, const Vocabulary& vocab,
                      const std::vector<std::string>& labels, const nlohmann::json& extra) {
   check_config(labels.size() == model.num_labels(), "save_checkpoint",
-               "labels has " + std::to_string(labels.size()) + " names, expected num_labels = " +
-                   std::to_string(model.num_labels()));
-  check_config(vocab.size() == model.config().vocab_size, "save_checkpoint",
-               "vocabulary has " + std::to_string(vocab.size()) +
-                   " tokens, expected config.vocab_size = " +
-                   std::to_string(model.config().vocab_size));
+               "labels has " + std::to_string(labels.size()) +
+                   " names, expected num_labels = " + std::to_string(model.num_labels()));
+  check_config(
+      vocab.size() == model.config().vocab_size, "save_checkpoint",
+      "vocabulary has " + std::to_string(vocab.size()) +
+          " tokens, expected config.vocab_size = " + std::to_string(model.config().vocab_size));
   // 1. the weights, one float32 member per parameter
   std::map<std::string, std::string> members;
   for (const auto& kv : model.state_dict()) members[kv.first] = format_npy(kv.second);
   // 2. the metadata as UTF-8 JSON bytes
-  nlohmann::json meta = {{"format", kFormat}, {"version", kVersion},
-                         {"config", config_to_json(model.config())}, {"labels", labels},
+  nlohmann::json meta = {{"format", kFormat},
+                         {"version", kVersion},
+                         {"config", config_to_json(model.config())},
+                         {"labels", labels},
                          {"extra", extra}};
   std::vector<std::string> tokens;
   for (std::size_t i = 0; i < vocab.size(); ++i) tokens.push_back(vocab.token(std::int64_t(i)));
@@ -318,13 +339,14 @@ void save_checkpoint(const std::string& path, TokenClassifier& model, const Voca
 
 double checkpoint_parameter_count(const EncoderModelConfig& c, std::size_t num_labels) {
   const double V = double(c.vocab_size), D = double(c.layer.d_model),
-               F = double(c.layer.dim_feedforward), L = double(c.num_layers), C = double(num_labels);
+               F = double(c.layer.dim_feedforward), L = double(c.num_layers),
+               C = double(num_labels);
   const double layer = 3 * D * D + 3 * D        // in_proj
                        + D * D + D              // out_proj
                        + F * D + F + D * F + D  // linear1, linear2
                        + 4 * D;                 // norm1, norm2
-  return V * D + (c.position == PositionKind::learned ? double(c.max_len) * D : 0.0) +
-         L * layer + (c.final_norm ? 2 * D : 0.0) + C * D + C;
+  return V * D + (c.position == PositionKind::learned ? double(c.max_len) * D : 0.0) + L * layer +
+         (c.final_norm ? 2 * D : 0.0) + C * D + C;
 }
 
 namespace {
@@ -334,15 +356,17 @@ using ReadArchive = std::function<std::map<std::string, std::string>(const detai
 
 // Pass 1: the metadata whole, the weights' headers; everything checked that can be without the
 // weights' data.
-CheckpointMeta read_meta(const ReadArchive& read, const std::string& where, const LoadLimits& limits) {
+CheckpointMeta read_meta(const ReadArchive& read, const std::string& where,
+                         const LoadLimits& limits) {
   const std::string meta_where = where + ": " + kMetaKey;
   // 1. The metadata's size, from the zip directory, before a byte of it is read.
   const detail::WholeMember meta_whole = [&](const std::string& key, std::uint64_t claim) {
     if (key != kMetaKey) return false;
     if (claim > limits.max_meta_bytes + limits.max_header_bytes + 12)
-      throw io_error(meta_where + ": the zip directory claims " + detail::bytes_text(double(claim)) +
-                     ", more than LoadLimits::max_meta_bytes = " +
-                     detail::bytes_text(double(limits.max_meta_bytes)) + " (raise the limit to load it)");
+      throw io_error(
+          meta_where + ": the zip directory claims " + detail::bytes_text(double(claim)) +
+          ", more than LoadLimits::max_meta_bytes = " +
+          detail::bytes_text(double(limits.max_meta_bytes)) + " (raise the limit to load it)");
     return true;
   };
   const std::map<std::string, std::string> members = read(meta_whole);
@@ -354,7 +378,8 @@ CheckpointMeta read_meta(const ReadArchive& read, const std::string& where, cons
   if (mh.size() > limits.max_meta_bytes)
     throw io_error(meta_where + ": holds " + detail::bytes_text(double(mh.size())) +
                    " of JSON, more than LoadLimits::max_meta_bytes = " +
-                   detail::bytes_text(double(limits.max_meta_bytes)) + " (raise the limit to load it)");
+                   detail::bytes_text(double(limits.max_meta_bytes)) +
+                   " (raise the limit to load it)");
   // uint8, one dimension, all of it there; parsed in place (a 4 MiB text is not copied twice).
   if (mh.descr != "|u1" || mh.shape.size() != 1 || mh.fortran_order ||
       it->second.size() - mh.data_offset != mh.size())
@@ -364,11 +389,13 @@ CheckpointMeta read_meta(const ReadArchive& read, const std::string& where, cons
   // 2. The JSON, field by field.
   const json j = parse_meta_text(text, text + mh.size(), meta_where, limits);
   const MetaReader r(meta_where);
-  if (!j.is_object()) r.fail("(top level)", "is a " + std::string(j.type_name()) + ", expected an object");
+  if (!j.is_object())
+    r.fail("(top level)", "is a " + std::string(j.type_name()) + ", expected an object");
   const json& format = r.member(j, "", "format");
   if (!format.is_string() || format.get<std::string>() != kFormat)
     r.fail("format", "is not \"" + std::string(kFormat) + "\"");
-  const std::int64_t version = r.integer(j, "", "version", 0, std::numeric_limits<std::int32_t>::max());
+  const std::int64_t version =
+      r.integer(j, "", "version", 0, std::numeric_limits<std::int32_t>::max());
   if (version != kVersion)
     r.fail("version", "is " + std::to_string(version) + ", expected " + std::to_string(kVersion) +
                           " (a checkpoint from another xencoder version)");
@@ -381,8 +408,9 @@ CheckpointMeta read_meta(const ReadArchive& read, const std::string& where, cons
   check_config_sizes(meta.config, meta.labels.size(), meta_where, limits);
   const json& vocab = r.member(j, "", "vocab");
   if (vocab.is_array() && vocab.size() != meta.config.vocab_size)
-    r.fail("vocab", "has " + std::to_string(vocab.size()) + " tokens, expected config.vocab_size = " +
-                        std::to_string(meta.config.vocab_size));
+    r.fail("vocab",
+           "has " + std::to_string(vocab.size()) +
+               " tokens, expected config.vocab_size = " + std::to_string(meta.config.vocab_size));
   meta.vocab = r.strings(j, "vocab");
   if (meta.vocab[0] != Vocabulary::pad_token || meta.vocab[1] != Vocabulary::unk_token)
     r.fail("vocab", "must start with \"<pad>\", \"<unk>\"");
@@ -395,7 +423,8 @@ CheckpointMeta read_meta(const ReadArchive& read, const std::string& where, cons
     const std::string source = where + ": key \"" + kv.first + "\"";
     const NpyHeader h = parse_npy_header(kv.second, source, limits);
     if (h.descr != "<f4" && h.descr != "<f8")
-      throw io_error(source + ": dtype is '" + h.descr + "', expected float32 '<f4' or float64 '<f8'");
+      throw io_error(source + ": dtype is '" + h.descr +
+                     "', expected float32 '<f4' or float64 '<f8'");
     stored += double(h.size());
   }
   const double expected = checkpoint_parameter_count(meta.config, meta.labels.size());
@@ -423,7 +452,8 @@ LoadedCheckpoint load(const ReadArchive& read, const std::string& where, const L
     out.model->load_state_dict(state, true, where);
   } catch (const std::bad_alloc&) {
     throw io_error(where + ": out of memory loading " +
-                   detail::bytes_text(4 * checkpoint_parameter_count(out.meta.config, out.meta.labels.size())) +
+                   detail::bytes_text(
+                       4 * checkpoint_parameter_count(out.meta.config, out.meta.labels.size())) +
                    " of parameters");
   }
   out.model->eval();
@@ -434,24 +464,30 @@ LoadedCheckpoint load(const ReadArchive& read, const std::string& where, const L
 
 CheckpointMeta read_checkpoint_meta(const std::string& path, const LoadLimits& limits) {
   const std::string where = "read_checkpoint_meta: " + path;
-  return read_meta([&](const detail::WholeMember& whole) {
-    return detail::read_npz_file(path, where, limits, whole);
-  }, where, limits);
+  return read_meta(
+      [&](const detail::WholeMember& whole) {
+        return detail::read_npz_file(path, where, limits, whole);
+      },
+      where, limits);
 }
 
 LoadedCheckpoint load_checkpoint(const std::string& path, const LoadLimits& limits) {
   const std::string where = "load_checkpoint: " + path;
-  return load([&](const detail::WholeMember& whole) {
-    return detail::read_npz_file(path, where, limits, whole);
-  }, where, limits);
+  return load(
+      [&](const detail::WholeMember& whole) {
+        return detail::read_npz_file(path, where, limits, whole);
+      },
+      where, limits);
 }
 
 LoadedCheckpoint parse_checkpoint(const std::string& bytes, const std::string& source,
                                   const LoadLimits& limits) {
   const std::string where = "parse_checkpoint: " + source;
-  return load([&](const detail::WholeMember& whole) {
-    return detail::read_npz_bytes(bytes, where, limits, whole);
-  }, where, limits);
+  return load(
+      [&](const detail::WholeMember& whole) {
+        return detail::read_npz_bytes(bytes, where, limits, whole);
+      },
+      where, limits);
 }
 
 }  // namespace xenc

@@ -15,12 +15,13 @@
 
 #include <sys/stat.h>
 
-#include "xenc/core/tensor.hpp"
 #include "npz_detail.hpp"
+#include "xenc/core/tensor.hpp"
 
 // The data is little-endian; reading it with memcpy is correct only on a little-endian host.
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-              "xenc/io/npy.cpp reads little-endian data with memcpy: add byte swapping for this host");
+static_assert(
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+    "xenc/io/npy.cpp reads little-endian data with memcpy: add byte swapping for this host");
 
 namespace xenc {
 
@@ -28,7 +29,7 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";  // 6 bytes
 constexpr std::size_t kMagicLen = 6;
-constexpr std::size_t kAlign = 64;      // NumPy >= 1.14 aligns the data to 64 bytes
+constexpr std::size_t kAlign = 64;  // NumPy >= 1.14 aligns the data to 64 bytes
 
 [[noreturn]] void fail(const std::string& source, const std::string& message) {
   throw io_error(source + ": " + message);
@@ -63,7 +64,8 @@ std::string visible(const std::string& text) {
 // one (a dict literal), which we refuse: one file must not mean two arrays.
 class HeaderParser {
  public:
-  HeaderParser(const std::string& header, const std::string& source) : h_(header), source_(source) {}
+  HeaderParser(const std::string& header, const std::string& source)
+      : h_(header), source_(source) {}
 
   void parse(NpyHeader& out) {
     skip_space();
@@ -75,10 +77,12 @@ class HeaderParser {
       const std::string key = quoted("a quoted key such as 'descr'");
       if (key != "descr" && key != "fortran_order" && key != "shape")
         fail("npy header has the key '" + visible(key) +
-             "', expected only 'descr', 'fortran_order' and 'shape' (numpy.load refuses other keys too)");
+             "', expected only 'descr', 'fortran_order' and 'shape' (numpy.load refuses other keys "
+             "too)");
       if (std::find(seen.begin(), seen.end(), key) != seen.end())
         fail("npy header has the key '" + key +
-             "' twice (numpy.load would silently take the last one; one file must not describe two arrays)");
+             "' twice (numpy.load would silently take the last one; one file must not describe two "
+             "arrays)");
       seen.push_back(key);
       skip_space();
       expect(':', "':' after '" + key + "'");
@@ -91,8 +95,9 @@ class HeaderParser {
         ++pos_;
         continue;
       }
-      if (peek() != '}') fail("npy header: expected ',' or '}' after the value of '" + key + "' at byte " +
-                              std::to_string(pos_) + " (header: " + visible(h_) + ")");
+      if (peek() != '}')
+        fail("npy header: expected ',' or '}' after the value of '" + key + "' at byte " +
+             std::to_string(pos_) + " (header: " + visible(h_) + ")");
     }
     ++pos_;  // '}'
     skip_space();
@@ -104,22 +109,25 @@ class HeaderParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& message) const { throw io_error(source_ + ": " + message); }
+  [[noreturn]] void fail(const std::string& message) const {
+    throw io_error(source_ + ": " + message);
+  }
   char peek() const { return pos_ < h_.size() ? h_[pos_] : '\0'; }
   void skip_space() {
     while (pos_ < h_.size() && std::isspace(static_cast<unsigned char>(h_[pos_]))) ++pos_;
   }
   void expect(char c, const std::string& what) {
     if (peek() != c)
-      fail("npy header is not a dict literal: expected " + what + " at byte " + std::to_string(pos_) +
-           " (header: " + visible(h_) + ")");
+      fail("npy header is not a dict literal: expected " + what + " at byte " +
+           std::to_string(pos_) + " (header: " + visible(h_) + ")");
     ++pos_;
   }
   std::string quoted(const std::string& what) {
     const char q = peek();
     if (q != '\'' && q != '"') expect('\'', what);
     const std::size_t end = h_.find(q, pos_ + 1);
-    if (end == std::string::npos) fail("npy header has a string that is not closed (header: " + visible(h_) + ")");
+    if (end == std::string::npos)
+      fail("npy header has a string that is not closed (header: " + visible(h_) + ")");
     std::string text = h_.substr(pos_ + 1, end - pos_ - 1);
     pos_ = end + 1;
     return text;
@@ -177,8 +185,8 @@ class HeaderParser {
         if (!too_big) value = value * 10 + digit;
       }
       if (too_big)
-        fail("npy header 'shape' (" + visible(tuple) + ") has dimension " + tuple.substr(first, i - first) +
-             ", larger than NumPy allows (2^63 - 1)");
+        fail("npy header 'shape' (" + visible(tuple) + ") has dimension " +
+             tuple.substr(first, i - first) + ", larger than NumPy allows (2^63 - 1)");
       if (i < tuple.size() && tuple[i] == 'L') ++i;  // Python 2 longs
       out.shape.push_back(value);
       while (i < tuple.size() && std::isspace(static_cast<unsigned char>(tuple[i]))) ++i;
@@ -215,7 +223,6 @@ std::size_t element_count(const std::vector<std::size_t>& shape) {
   return n;
 }
 
-
 // An allocation of `bytes` for `what`, with std::bad_alloc turned into an io_error naming the size.
 template <class T>
 xt::xarray<T> allocate_array(const std::vector<std::size_t>& shape, std::size_t bytes,
@@ -223,8 +230,8 @@ xt::xarray<T> allocate_array(const std::vector<std::size_t>& shape, std::size_t 
   try {
     return xt::xarray<T>::from_shape(shape);
   } catch (const std::bad_alloc&) {
-    fail(source, "out of memory allocating " + detail::bytes_text(double(bytes)) + " for an array of shape " +
-                     shape_str(shape));
+    fail(source, "out of memory allocating " + detail::bytes_text(double(bytes)) +
+                     " for an array of shape " + shape_str(shape));
   }
 }
 
@@ -233,7 +240,7 @@ void check_layout(const NpyHeader& h, const std::string& bytes, const std::strin
                   const std::vector<std::string>& accepted, const std::string& accepted_text,
                   const LoadLimits& limits) {
   // Big-endian data gets its own message: the dtype is right, the byte order is not.
-  if (!h.descr.empty() && h.descr[0] == '>' )
+  if (!h.descr.empty() && h.descr[0] == '>')
     fail(source, "dtype " + describe_dtype(h.descr) + " is big-endian, expected little-endian " +
                      accepted_text);
   bool ok = false;
@@ -246,8 +253,10 @@ void check_layout(const NpyHeader& h, const std::string& bytes, const std::strin
   const std::size_t expected = h.size() * h.itemsize();
   if (expected > limits.max_array_bytes)
     fail(source, "array of shape " + shape_str(h.shape) + " and dtype " + describe_dtype(h.descr) +
-                     " has " + detail::bytes_text(double(expected)) + ", more than LoadLimits::max_array_bytes = " +
-                     detail::bytes_text(double(limits.max_array_bytes)) + " (raise the limit to load it)");
+                     " has " + detail::bytes_text(double(expected)) +
+                     ", more than LoadLimits::max_array_bytes = " +
+                     detail::bytes_text(double(limits.max_array_bytes)) +
+                     " (raise the limit to load it)");
   const std::size_t actual = bytes.size() - h.data_offset;
   if (actual < expected)
     fail(source, "truncated: data has " + std::to_string(actual) + " bytes, expected " +
@@ -349,7 +358,8 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& source,
   if (header_len > limits.max_header_bytes)
     fail(source, "npy header is " + std::to_string(header_len) +
                      " bytes, more than LoadLimits::max_header_bytes = " +
-                     std::to_string(limits.max_header_bytes) + " (as numpy.load's max_header_size)");
+                     std::to_string(limits.max_header_bytes) +
+                     " (as numpy.load's max_header_size)");
   if (bytes.size() < prefix + header_len)
     fail(source, "truncated: the npy header says " + std::to_string(header_len) +
                      " bytes, the file has " + std::to_string(bytes.size() - prefix) + " after it");
@@ -365,8 +375,9 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& source,
   std::size_t count = std::max<std::size_t>(1, h.itemsize());
   for (auto d : h.shape)
     if (d != 0 && (__builtin_mul_overflow(count, d, &count) || count > kMaxIntp))
-      fail(source, "npy header 'shape' " + shape_str(h.shape) + " with dtype " + describe_dtype(h.descr) +
-                       " is too large: more bytes than a signed 64-bit size holds (NumPy refuses it too)");
+      fail(source,
+           "npy header 'shape' " + shape_str(h.shape) + " with dtype " + describe_dtype(h.descr) +
+               " is too large: more bytes than a signed 64-bit size holds (NumPy refuses it too)");
   return h;
 }
 
@@ -377,7 +388,8 @@ xt::xarray<float> parse_npy(const std::string& bytes, const std::string& source,
   xt::xarray<float> a = allocate_array<float>(h.shape, h.size() * sizeof(float), source);
   const char* data = bytes.data() + h.data_offset;
   if (h.descr == "<f4") {
-    if (a.size() != 0) std::memcpy(a.data(), data, a.size() * sizeof(float));  // data() may be null when empty
+    if (a.size() != 0)
+      std::memcpy(a.data(), data, a.size() * sizeof(float));  // data() may be null when empty
   } else {
     // float64 -> float32, element by element (memcpy: the data need not be 8-byte aligned)
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -400,7 +412,7 @@ xt::xarray<bool> parse_npy_bool(const std::string& bytes, const std::string& sou
 }
 
 xt::xarray<std::int64_t> parse_npy_int64(const std::string& bytes, const std::string& source,
-                                            const LoadLimits& limits) {
+                                         const LoadLimits& limits) {
   const NpyHeader h = parse_npy_header(bytes, source, limits);
   check_layout(h, bytes, source, {"<i8"}, "int64 '<i8'", limits);
   xt::xarray<std::int64_t> a = xt::xarray<std::int64_t>::from_shape(h.shape);
@@ -409,7 +421,7 @@ xt::xarray<std::int64_t> parse_npy_int64(const std::string& bytes, const std::st
 }
 
 xt::xarray<std::uint8_t> parse_npy_uint8(const std::string& bytes, const std::string& source,
-                                            const LoadLimits& limits) {
+                                         const LoadLimits& limits) {
   const NpyHeader h = parse_npy_header(bytes, source, limits);
   check_layout(h, bytes, source, {"|u1"}, "uint8 '|u1'", limits);
   xt::xarray<std::uint8_t> a = xt::xarray<std::uint8_t>::from_shape(h.shape);
@@ -428,7 +440,8 @@ std::string format_npy_uint8(const xt::xarray<std::uint8_t>& array) {
 }
 
 xt::xarray<std::int64_t> load_npy_int64(const std::string& path, const LoadLimits& limits) {
-  return parse_npy_int64(read_file_bytes(path, "load_npy_int64"), "load_npy_int64: " + path, limits);
+  return parse_npy_int64(read_file_bytes(path, "load_npy_int64"), "load_npy_int64: " + path,
+                         limits);
 }
 
 void save_npy_int64(const std::string& path, const xt::xarray<std::int64_t>& array) {
@@ -451,39 +464,45 @@ std::string format_npy_bool(const xt::xarray<bool>& array) {
 std::size_t regular_file_size(const std::string& path, const std::string& where) {
   // stat first: an ifstream opens a directory without complaint and fails only on reading
   // ("basic_filebuf::underflow"), which names neither the path nor the problem.
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0)
     throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode))
     throw io_error(where + ": \"" + path + "\" is a directory, expected a file");
   if (!S_ISREG(st.st_mode))
-    throw io_error(where + ": \"" + path + "\" is not a regular file (a device, pipe or socket), expected a file");
+    throw io_error(where + ": \"" + path +
+                   "\" is not a regular file (a device, pipe or socket), expected a file");
   return static_cast<std::size_t>(st.st_size);
 }
 
-std::string read_file_bytes(const std::string& path, const std::string& where, std::size_t max_bytes) {
+std::string read_file_bytes(const std::string& path, const std::string& where,
+                            std::size_t max_bytes) {
   const std::size_t size = regular_file_size(path, where);
   if (size > max_bytes)
-    throw io_error(where + ": \"" + path + "\" has " + detail::bytes_text(double(size)) + ", more than the limit of " +
-                   detail::bytes_text(double(max_bytes)) + " (LoadLimits::max_array_bytes plus the header)");
+    throw io_error(where + ": \"" + path + "\" has " + detail::bytes_text(double(size)) +
+                   ", more than the limit of " + detail::bytes_text(double(max_bytes)) +
+                   " (LoadLimits::max_array_bytes plus the header)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
+  if (!in)
+    throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
   std::string bytes;
   try {
     bytes.resize(size);
   } catch (const std::bad_alloc&) {
-    throw io_error(where + ": out of memory reading \"" + path + "\" (" + detail::bytes_text(double(size)) + ")");
+    throw io_error(where + ": out of memory reading \"" + path + "\" (" +
+                   detail::bytes_text(double(size)) + ")");
   }
   in.read(&bytes[0], static_cast<std::streamsize>(size));
   if (in.bad() || static_cast<std::size_t>(in.gcount()) != size)
-    throw io_error(where + ": error while reading \"" + path + "\" (read " + std::to_string(in.gcount()) +
-                   " of " + std::to_string(size) + " bytes)");
+    throw io_error(where + ": error while reading \"" + path + "\" (read " +
+                   std::to_string(in.gcount()) + " of " + std::to_string(size) + " bytes)");
   return bytes;
 }
 
 void write_file_bytes(const std::string& path, const std::string& bytes, const std::string& where) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw io_error(where + ": cannot open \"" + path + "\" for writing: " + std::strerror(errno));
+  if (!out)
+    throw io_error(where + ": cannot open \"" + path + "\" for writing: " + std::strerror(errno));
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
   if (!out) throw io_error(where + ": error while writing \"" + path + "\"");
@@ -500,7 +519,8 @@ std::size_t max_npy_file(const LoadLimits& limits) {
 }  // namespace
 
 xt::xarray<float> load_npy(const std::string& path, const LoadLimits& limits) {
-  return parse_npy(read_file_bytes(path, "load_npy", max_npy_file(limits)), "load_npy: " + path, limits);
+  return parse_npy(read_file_bytes(path, "load_npy", max_npy_file(limits)), "load_npy: " + path,
+                   limits);
 }
 
 xt::xarray<bool> load_npy_bool(const std::string& path, const LoadLimits& limits) {
@@ -513,7 +533,8 @@ NpyHeader load_npy_header(const std::string& path, const LoadLimits& limits) {
   const std::string where = "load_npy_header";
   const std::size_t size = regular_file_size(path, where);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
+  if (!in)
+    throw io_error(where + ": cannot open \"" + path + "\" for reading: " + std::strerror(errno));
   std::string bytes(std::min(size, limits.max_header_bytes + 12), '\0');
   in.read(&bytes[0], static_cast<std::streamsize>(bytes.size()));
   if (in.bad() || static_cast<std::size_t>(in.gcount()) != bytes.size())

@@ -12,8 +12,8 @@
 #include <set>
 #include <vector>
 
-#include "xenc/core/tensor.hpp"
 #include "npz_detail.hpp"
+#include "xenc/core/tensor.hpp"
 
 #include <zip.h>
 
@@ -41,7 +41,8 @@ struct ZipFileCloser {
 
 std::string key_of(const std::string& member) {
   const std::string ext = ".npy";
-  if (member.size() > ext.size() && member.compare(member.size() - ext.size(), ext.size(), ext) == 0)
+  if (member.size() > ext.size() &&
+      member.compare(member.size() - ext.size(), ext.size(), ext) == 0)
     return member.substr(0, member.size() - ext.size());
   return member;
 }
@@ -55,7 +56,8 @@ using ReadAt = std::function<std::string(std::uint64_t offset, std::size_t n)>;
 
 std::uint64_t le(const std::string& b, std::size_t at, int n) {
   std::uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
+  for (int i = n - 1; i >= 0; --i)
+    v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
   return v;
 }
 
@@ -135,8 +137,9 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
     // numpy.savez stores, numpy.savez_compressed deflates; other methods (bzip2, xz, zstd) can
     // expand far beyond deflate's bound, so they are refused rather than trusted.
     if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-      throw io_error(source + ": compression method " + std::to_string(st.comp_method) +
-                     " is not supported, expected stored (0) or deflated (8) as numpy.savez writes");
+      throw io_error(
+          source + ": compression method " + std::to_string(st.comp_method) +
+          " is not supported, expected stored (0) or deflated (8) as numpy.savez writes");
     if (st.comp_method == ZIP_CM_STORE && claim != packed)
       throw io_error(source + ": " + claims + " for a stored (uncompressed) member of " +
                      std::to_string(packed) + " bytes");
@@ -147,9 +150,11 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
     // A header-only read allocates no data: the size limits are for the caller to apply.
     if (read_whole && claim > max_member)
       throw io_error(source + ": the zip directory claims " + bytes_text(double(claim)) +
-                     ", more than LoadLimits::max_array_bytes = " + bytes_text(double(limits.max_array_bytes)) +
+                     ", more than LoadLimits::max_array_bytes = " +
+                     bytes_text(double(limits.max_array_bytes)) +
                      " allows (raise the limit to load it)");
-    if (read_whole && (__builtin_add_overflow(total, claim, &total) || total > limits.max_total_bytes))
+    if (read_whole &&
+        (__builtin_add_overflow(total, claim, &total) || total > limits.max_total_bytes))
       throw io_error(source + ": the members so far claim " + bytes_text(double(total)) +
                      ", more than LoadLimits::max_total_bytes = " +
                      bytes_text(double(limits.max_total_bytes)) + " (raise the limit to load it)");
@@ -157,13 +162,15 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
     // 2. Read the member in chunks: memory grows with the data that really arrives. Once the
     //    .npy header is in, its own size (header + prod(shape) · itemsize) must match the claim;
     //    a header-only read stops there.
-    std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(zip, static_cast<zip_uint64_t>(i), 0));
+    std::unique_ptr<zip_file_t, ZipFileCloser> file(
+        zip_fopen_index(zip, static_cast<zip_uint64_t>(i), 0));
     if (!file) throw io_error(source + ": cannot open the member: " + zip_strerror(zip));
     std::string bytes;
     bool header_checked = false;
     try {
       const std::uint64_t first = read_whole ? claim : limits.max_header_bytes + 12;
-      bytes.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(first, std::uint64_t(64) << 20)));
+      bytes.reserve(
+          static_cast<std::size_t>(std::min<std::uint64_t>(first, std::uint64_t(64) << 20)));
       std::vector<char> chunk(read_whole ? 1 << 16 : 1 << 10);
       while (read_whole || !header_checked) {
         const zip_int64_t got = zip_fread(file.get(), chunk.data(), chunk.size());
@@ -180,16 +187,18 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
           try {
             h = parse_npy_header(bytes, source, limits);
           } catch (const io_error&) {
-            if (bytes.size() < claim && bytes.size() < limits.max_header_bytes + 12) continue;  // header not complete yet
+            if (bytes.size() < claim && bytes.size() < limits.max_header_bytes + 12)
+              continue;              // header not complete yet
             if (!read_whole) throw;  // a header-only read: the header is the answer
-            header_checked = true;  // not an .npy member: the parser reports it later
+            header_checked = true;   // not an .npy member: the parser reports it later
             continue;
           }
           header_checked = true;
           const std::size_t expected = h.file_size();
           if (expected != 0 && expected != claim)
             throw io_error(source + ": the .npy header says " + std::to_string(expected) +
-                           " bytes (shape " + shape_str(h.shape) + ", dtype '" + h.descr + "'), " + claims);
+                           " bytes (shape " + shape_str(h.shape) + ", dtype '" + h.descr + "'), " +
+                           claims);
           if (!read_whole) bytes.resize(h.data_offset);
         }
       }
@@ -199,7 +208,8 @@ std::map<std::string, std::string> read_members(zip_t* zip, std::uint64_t file_s
     if (read_whole && bytes.size() != claim)
       throw io_error(source + ": member has " + std::to_string(bytes.size()) +
                      " bytes, the zip directory says " + std::to_string(claim));
-    if (!read_whole && !header_checked) parse_npy_header(bytes, source, limits);  // throws: cut short
+    if (!read_whole && !header_checked)
+      parse_npy_header(bytes, source, limits);  // throws: cut short
     members.emplace(key, std::move(bytes));
   }
   return members;
@@ -241,7 +251,8 @@ ZipPtr open_archive(zip_source_t* src, const ReadAt& read_at, std::uint64_t file
 namespace detail {
 
 std::map<std::string, std::string> read_npz_file(const std::string& path, const std::string& where,
-                                                 const LoadLimits& limits, const WholeMember& whole) {
+                                                 const LoadLimits& limits,
+                                                 const WholeMember& whole) {
   const std::uint64_t file_size = regular_file_size(path, where);
   zip_error_t error;
   zip_error_init(&error);
@@ -264,15 +275,18 @@ std::map<std::string, std::string> read_npz_file(const std::string& path, const 
   return read_members(zip.get(), file_size, where, limits, whole);
 }
 
-std::map<std::string, std::string> read_npz_bytes(const std::string& bytes, const std::string& where,
-                                                  const LoadLimits& limits, const WholeMember& whole) {
+std::map<std::string, std::string> read_npz_bytes(const std::string& bytes,
+                                                  const std::string& where,
+                                                  const LoadLimits& limits,
+                                                  const WholeMember& whole) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
   zip_error_fini(&error);
   if (!src) throw io_error(where + ": cannot create a zip source");
   const ReadAt read_at = [&](std::uint64_t offset, std::size_t n) {
-    return offset >= bytes.size() ? std::string() : bytes.substr(static_cast<std::size_t>(offset), n);
+    return offset >= bytes.size() ? std::string()
+                                  : bytes.substr(static_cast<std::size_t>(offset), n);
   };
   ZipPtr zip = open_archive(src, read_at, bytes.size(), where);
   return read_members(zip.get(), bytes.size(), where, limits, whole);
@@ -291,7 +305,8 @@ std::map<std::string, NpyHeader> parse_headers(const std::map<std::string, std::
                                                const std::string& where, const LoadLimits& limits) {
   std::map<std::string, NpyHeader> headers;
   for (const auto& kv : members)
-    headers.emplace(kv.first, parse_npy_header(kv.second, where + ": key \"" + kv.first + "\"", limits));
+    headers.emplace(kv.first,
+                    parse_npy_header(kv.second, where + ": key \"" + kv.first + "\"", limits));
   return headers;
 }
 
@@ -301,11 +316,13 @@ namespace {
 const detail::WholeMember kHeadersOnly = [](const std::string&, std::uint64_t) { return false; };
 }  // namespace
 
-std::map<std::string, std::string> load_npz_members(const std::string& path, const LoadLimits& limits) {
+std::map<std::string, std::string> load_npz_members(const std::string& path,
+                                                    const LoadLimits& limits) {
   return detail::read_npz_file(path, "load_npz: " + path, limits, nullptr);
 }
 
-std::map<std::string, std::string> parse_npz_members(const std::string& bytes, const std::string& source,
+std::map<std::string, std::string> parse_npz_members(const std::string& bytes,
+                                                     const std::string& source,
                                                      const LoadLimits& limits) {
   return detail::read_npz_bytes(bytes, "parse_npz: " + source, limits, nullptr);
 }
@@ -317,18 +334,23 @@ StateDict load_npz(const std::string& path, const LoadLimits& limits) {
 
 StateDict parse_npz(const std::string& bytes, const std::string& source, const LoadLimits& limits) {
   const std::string where = "parse_npz: " + source;
-  return detail::parse_members(detail::read_npz_bytes(bytes, where, limits, nullptr), where, limits);
+  return detail::parse_members(detail::read_npz_bytes(bytes, where, limits, nullptr), where,
+                               limits);
 }
 
-std::map<std::string, NpyHeader> load_npz_headers(const std::string& path, const LoadLimits& limits) {
+std::map<std::string, NpyHeader> load_npz_headers(const std::string& path,
+                                                  const LoadLimits& limits) {
   const std::string where = "load_npz_headers: " + path;
-  return detail::parse_headers(detail::read_npz_file(path, where, limits, kHeadersOnly), where, limits);
+  return detail::parse_headers(detail::read_npz_file(path, where, limits, kHeadersOnly), where,
+                               limits);
 }
 
-std::map<std::string, NpyHeader> parse_npz_headers(const std::string& bytes, const std::string& source,
+std::map<std::string, NpyHeader> parse_npz_headers(const std::string& bytes,
+                                                   const std::string& source,
                                                    const LoadLimits& limits) {
   const std::string where = "parse_npz_headers: " + source;
-  return detail::parse_headers(detail::read_npz_bytes(bytes, where, limits, kHeadersOnly), where, limits);
+  return detail::parse_headers(detail::read_npz_bytes(bytes, where, limits, kHeadersOnly), where,
+                               limits);
 }
 
 void save_npz_members(const std::string& path, const std::map<std::string, std::string>& members,
@@ -355,8 +377,8 @@ void save_npz_members(const std::string& path, const std::map<std::string, std::
     }
     if (zip_set_file_compression(zip.get(), static_cast<zip_uint64_t>(index),
                                  compressed ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
-      throw io_error(where + ": key \"" + kv.first + "\": cannot set compression: " +
-                     zip_strerror(zip.get()));
+      throw io_error(where + ": key \"" + kv.first +
+                     "\": cannot set compression: " + zip_strerror(zip.get()));
   }
   // zip_close writes the archive (to a temporary file, renamed over `path` on success).
   zip_t* z = zip.release();

@@ -1,6 +1,7 @@
-// Inside xencoder::io (not installed): sizes in messages, and reading an archive's members with a choice, member by
-// member, between the whole member and its .npy header only. npz.cpp and checkpoint.cpp use it:
-// a checkpoint reads its metadata whole and, before any weight, only the weights' headers.
+// Inside xencoder::io (not installed): sizes in messages, and reading an archive's members with a
+// choice, member by member, between the whole member and its .npy header only. npz.cpp and
+// checkpoint.cpp use it: a checkpoint reads its metadata whole and, before any weight, only the
+// weights' headers.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +25,12 @@ using WholeMember = std::function<bool(const std::string& key, std::uint64_t cla
 /// The members' bytes by key (".npy" dropped), from a file or from bytes in memory; every
 /// message starts with `where`.
 std::map<std::string, std::string> read_npz_file(const std::string& path, const std::string& where,
-                                                 const LoadLimits& limits, const WholeMember& whole);
-std::map<std::string, std::string> read_npz_bytes(const std::string& bytes, const std::string& where,
-                                                  const LoadLimits& limits, const WholeMember& whole);
+                                                 const LoadLimits& limits,
+                                                 const WholeMember& whole);
+std::map<std::string, std::string> read_npz_bytes(const std::string& bytes,
+                                                  const std::string& where,
+                                                  const LoadLimits& limits,
+                                                  const WholeMember& whole);
 
 /// Every member parsed as float32 (freeing each member's bytes once parsed).
 StateDict parse_members(std::map<std::string, std::string>&& members, const std::string& where,

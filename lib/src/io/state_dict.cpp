@@ -61,7 +61,8 @@ bool split_layer_key(const std::string& k, std::size_t& index, std::string& name
   std::size_t i = 7;
   index = 0;
   if (i >= k.size() || !std::isdigit(static_cast<unsigned char>(k[i]))) return false;
-  if (k[i] == '0' && i + 1 < k.size() && std::isdigit(static_cast<unsigned char>(k[i + 1]))) return false;
+  if (k[i] == '0' && i + 1 < k.size() && std::isdigit(static_cast<unsigned char>(k[i + 1])))
+    return false;
   while (i < k.size() && std::isdigit(static_cast<unsigned char>(k[i]))) {
     if (index < 1000000000000ull) index = index * 10 + static_cast<std::size_t>(k[i] - '0');
     ++i;
@@ -83,18 +84,20 @@ std::size_t check_stack_keys(const StateDict& state, const std::string& where) {
     std::size_t index = 0;
     std::string name;
     if (!split_layer_key(k, index, name) || !names.count(name))
-      throw io_error(where + ": unexpected key \"" + k + "\" with shape " + shape_str(kv.second.shape()) +
-                     " (a TransformerEncoder state_dict has only \"layers.{i}.<parameter>\" keys, i = 0, "
-                     "1, ..., num_layers - 1, with parameters such as \"self_attn.in_proj_weight\", "
-                     "and \"norm.weight\" / \"norm.bias\")");
+      throw io_error(
+          where + ": unexpected key \"" + k + "\" with shape " + shape_str(kv.second.shape()) +
+          " (a TransformerEncoder state_dict has only \"layers.{i}.<parameter>\" keys, i = 0, "
+          "1, ..., num_layers - 1, with parameters such as \"self_attn.in_proj_weight\", "
+          "and \"norm.weight\" / \"norm.bias\")");
     layers.emplace(index, k);
   }
   // The smallest absent index below the largest present one is a gap.
   std::size_t expected = 0;
   for (const auto& layer : layers) {
     if (layer.first != expected)
-      throw io_error(where + ": layer indices are not contiguous: key \"" + layer.second + "\" is in layer " +
-                     std::to_string(layer.first) + ", but there is no layer " + std::to_string(expected) +
+      throw io_error(where + ": layer indices are not contiguous: key \"" + layer.second +
+                     "\" is in layer " + std::to_string(layer.first) + ", but there is no layer " +
+                     std::to_string(expected) +
                      " (a TransformerEncoder's layers are numbered 0, 1, ..., num_layers - 1)");
     ++expected;
   }
@@ -111,7 +114,8 @@ std::size_t state_bytes(const StateDict& state) {
 
 EncoderStateInfo inspect_encoder_state(const StateDict& state, const std::string& source) {
   const std::string where = std::string(kWhere) + ": " + source;
-  if (state.empty()) throw io_error(where + ": has no keys, expected a TransformerEncoder state_dict");
+  if (state.empty())
+    throw io_error(where + ": has no keys, expected a TransformerEncoder state_dict");
   EncoderStateInfo info;
 
   // 1. Which module: a stack ("layers.{i}." keys) or a single layer (no prefix).
@@ -132,9 +136,11 @@ EncoderStateInfo inspect_encoder_state(const StateDict& state, const std::string
   const std::string in_proj = prefix + "self_attn.in_proj_weight";
   auto it = state.find(in_proj);
   if (it == state.end())
-    throw io_error(where + ": missing key \"" + in_proj +
-                   "\" (expected shape [3D, D]); not a TransformerEncoder or TransformerEncoderLayer "
-                   "state_dict? keys: " + key_list(state));
+    throw io_error(
+        where + ": missing key \"" + in_proj +
+        "\" (expected shape [3D, D]); not a TransformerEncoder or TransformerEncoderLayer "
+        "state_dict? keys: " +
+        key_list(state));
   const auto w = shape_of(it->second);
   if (w.size() != 2 || w[1] == 0 || w[0] != 3 * w[1])
     throw shape_error(where + ": key \"" + in_proj + "\" has shape " + shape_str(w) +
@@ -145,8 +151,8 @@ EncoderStateInfo inspect_encoder_state(const StateDict& state, const std::string
   const std::string lin1 = prefix + "linear1.weight";
   it = state.find(lin1);
   if (it == state.end())
-    throw io_error(where + ": missing key \"" + lin1 + "\" (expected shape [F, D] with D = " +
-                   std::to_string(info.d_model) + ")");
+    throw io_error(where + ": missing key \"" + lin1 +
+                   "\" (expected shape [F, D] with D = " + std::to_string(info.d_model) + ")");
   const auto l = shape_of(it->second);
   if (l.size() != 2 || l[0] == 0 || l[1] != info.d_model)
     throw shape_error(where + ": key \"" + lin1 + "\" has shape " + shape_str(l) +
@@ -172,11 +178,13 @@ TransformerEncoder load_transformer_encoder(const StateDict& state, std::size_t 
   try {
     info = inspect_encoder_state(state, source);
   } catch (const std::bad_alloc&) {
-    throw io_error(where + ": out of memory checking the state_dict's " + std::to_string(state.size()) + " keys");
+    throw io_error(where + ": out of memory checking the state_dict's " +
+                   std::to_string(state.size()) + " keys");
   }
   check_config(nhead > 0 && info.d_model % nhead == 0, where,
                "d_model (" + std::to_string(info.d_model) +
-                   ", from in_proj_weight) must be divisible by nhead (" + std::to_string(nhead) + ")");
+                   ", from in_proj_weight) must be divisible by nhead (" + std::to_string(nhead) +
+                   ")");
   check_config(layer_norm_eps > 0.0f, where,
                "layer_norm_eps is " + std::to_string(layer_norm_eps) + ", expected > 0");
 
@@ -195,7 +203,8 @@ TransformerEncoder load_transformer_encoder(const StateDict& state, std::size_t 
   const std::size_t param_bytes = state_bytes(state);
   auto out_of_memory = [&] {
     return io_error(where + ": out of memory building a TransformerEncoder with num_layers = " +
-                    std::to_string(info.num_layers) + ", d_model = " + std::to_string(info.d_model) +
+                    std::to_string(info.num_layers) +
+                    ", d_model = " + std::to_string(info.d_model) +
                     ", dim_feedforward = " + std::to_string(info.dim_feedforward) + " (" +
                     std::to_string(param_bytes) + " bytes of parameters)");
   };
@@ -232,23 +241,27 @@ MultiheadAttention load_multihead_attention(const StateDict& state, std::size_t 
   const char* where = "load_multihead_attention";
   auto it = state.find("in_proj_weight");
   if (it == state.end())
-    throw io_error(std::string(where) + ": " + source +
-                   ": missing key \"in_proj_weight\" (expected shape [3D, D]); keys: " + key_list(state));
+    throw io_error(
+        std::string(where) + ": " + source +
+        ": missing key \"in_proj_weight\" (expected shape [3D, D]); keys: " + key_list(state));
   const auto w = shape_of(it->second);
   if (w.size() != 2 || w[1] == 0 || w[0] != 3 * w[1])
     throw shape_error(std::string(where) + ": " + source + ": key \"in_proj_weight\" has shape " +
                       shape_str(w) + ", expected [3D, D]");
   const std::size_t D = w[1];
   check_config(num_heads > 0 && D % num_heads == 0, std::string(where) + ": " + source,
-               "d_model (" + std::to_string(D) + ", from in_proj_weight) must be divisible by nhead (" +
+               "d_model (" + std::to_string(D) +
+                   ", from in_proj_weight) must be divisible by nhead (" +
                    std::to_string(num_heads) + ")");
   try {
     MultiheadAttention mha(D, num_heads, 0.0f, state.count("in_proj_bias") > 0);
     mha.load_state_dict(state, true, std::string(where) + ": " + source);
     return mha;
   } catch (const std::bad_alloc&) {
-    throw io_error(std::string(where) + ": " + source + ": out of memory building a MultiheadAttention with d_model = " +
-                   std::to_string(D) + " (" + std::to_string(state_bytes(state)) + " bytes of parameters)");
+    throw io_error(
+        std::string(where) + ": " + source +
+        ": out of memory building a MultiheadAttention with d_model = " + std::to_string(D) + " (" +
+        std::to_string(state_bytes(state)) + " bytes of parameters)");
   }
 }
 

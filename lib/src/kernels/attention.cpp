@@ -107,8 +107,8 @@ void attention_head_backward(const HeadInputs& in, float scale, ConstMatView pro
                              const HeadGrads& g) {
   const std::size_t Tq = in.q.rows, Tk = in.k.rows;
   const char* where = "attention_head_backward";
-  require(probs.rows == Tq && probs.cols == Tk && scratch.rows == Tq && scratch.cols == Tk,
-          where, "probs and scratch must be [Tq, Tk]");
+  require(probs.rows == Tq && probs.cols == Tk && scratch.rows == Tq && scratch.cols == Tk, where,
+          "probs and scratch must be [Tq, Tk]");
   require(dout.rows == Tq && dout.cols == in.v.cols, where, "dout is not [Tq, Dv]");
   require_shape(dropout, Tq, Tk, where, "dropout is not [Tq, Tk]");
   // dV = P_usedᵀ dO : [Tk, Tq] x [Tq, Dh]   (P_used = P ⊙ dropout in training)

@@ -28,7 +28,8 @@ void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, 
   const bool ta = op_a == Op::transpose, tb = op_b == Op::transpose;
   const std::size_t M = ta ? a.cols : a.rows, K = ta ? a.rows : a.cols;
   const std::size_t N = tb ? b.rows : b.cols;
-  require((tb ? b.cols : b.rows) == K, "gemm_portable", "inner dimensions of op(A) and op(B) differ");
+  require((tb ? b.cols : b.rows) == K, "gemm_portable",
+          "inner dimensions of op(A) and op(B) differ");
   require(c.rows == M && c.cols == N, "gemm_portable", "C is not [M, N]");
 
   // 1. C = beta · C (beta = 0 overwrites: C may hold NaN or garbage, as BLAS allows)

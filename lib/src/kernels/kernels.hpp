@@ -44,7 +44,9 @@ struct Matrix {
   }
   /// A mutable view converts to a const one.
   template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
-  operator Matrix<const float>() const { return {data, rows, cols, stride}; }
+  operator Matrix<const float>() const {
+    return {data, rows, cols, stride};
+  }
 };
 using MatView = Matrix<float>;
 using ConstMatView = Matrix<const float>;
@@ -144,8 +146,8 @@ struct RowStats {
 };
 /// dx = rstd · (g - mean(g) - x̂ · mean(g ⊙ x̂)), g = dy ⊙ weight;
 /// dweight += Σ_rows dy ⊙ x̂, dbias += Σ_rows dy (accumulated: zero them first).
-void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight,
-                              RowStats stats, MatView dx, float* dweight, float* dbias);
+void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight, RowStats stats,
+                              MatView dx, float* dweight, float* dbias);
 
 void relu_inplace(float* x, std::size_t n);
 /// g = g where x > 0, else 0 (relu's backward, in place in the gradient).
@@ -176,16 +178,17 @@ void scatter_add_rows(ConstMatView grad, const std::int64_t* ids, std::int64_t s
 
 // ---- Linear (linear.cpp) ------------------------------------------------------------------
 
-/// y = x wᵀ + b     x: [N, in]   w: [out, in] (PyTorch layout)   b: out floats or null   y: [N, out]
+/// y = x wᵀ + b     x: [N, in]   w: [out, in] (PyTorch layout)   b: out floats or null   y: [N,
+/// out]
 void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y);
 
 /// Where linear_rows_backward writes; an empty view or a null bias skips that gradient.
 struct LinearGradViews {
-  MatView dx;                 ///< [N, in] = dy w
-  MatView dw;                 ///< [out, in] = dyᵀ x
-  float* db;                  ///< out floats = Σ_rows dy
-  bool accumulate;            ///< dw and db: add to them (true) or overwrite (false)
-  bool accumulate_dx = false; ///< dx: add to it (true) or overwrite (false)
+  MatView dx;                  ///< [N, in] = dy w
+  MatView dw;                  ///< [out, in] = dyᵀ x
+  float* db;                   ///< out floats = Σ_rows dy
+  bool accumulate;             ///< dw and db: add to them (true) or overwrite (false)
+  bool accumulate_dx = false;  ///< dx: add to it (true) or overwrite (false)
 };
 void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
                           const LinearGradViews& grads);
@@ -220,11 +223,11 @@ inline float attention_scale(std::size_t head_dim) {
 
 /// What is added to the scores S = scale · Q Kᵀ before the softmax; empty/null/0 = nothing.
 struct ScoreTerms {
-  float scale;                   ///< 1/√Dh
-  const bool* key_padding;       ///< Tk flags, true = padding: S[:, j] = -inf
-  ConstMatView attn_mask;        ///< [Tq, Tk], added
-  ConstMatView bias;             ///< [Tq, Tk], added (a position scheme's per-head bias)
-  float distance_slope = 0.0f;   ///< ALiBi: −slope·|i − j| added (computed, no tensor)
+  float scale;                  ///< 1/√Dh
+  const bool* key_padding;      ///< Tk flags, true = padding: S[:, j] = -inf
+  ConstMatView attn_mask;       ///< [Tq, Tk], added
+  ConstMatView bias;            ///< [Tq, Tk], added (a position scheme's per-head bias)
+  float distance_slope = 0.0f;  ///< ALiBi: −slope·|i − j| added (computed, no tensor)
 };
 
 /// P = softmax(S + terms) into probs [Tq, Tk]; out [Tq, Dh] = P V, or (P ⊙ dropout) V when
@@ -288,9 +291,9 @@ void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
 
 /// What the tiled backward reads from the forward.
 struct TiledSaved {
-  ConstMatView out;      ///< O [Tq, Dv]
-  const float* lse;      ///< Tq floats
-  HeadDropout dropout;   ///< the forward's dropout (the same factors or key), or none
+  ConstMatView out;     ///< O [Tq, Dv]
+  const float* lse;     ///< Tq floats
+  HeadDropout dropout;  ///< the forward's dropout (the same factors or key), or none
 };
 /// Backward of attention_head_forward_tiled: recomputes each tile of P as exp(S − lse).
 /// dout: [Tq, Dv]; dq, dk, dv are overwritten.

@@ -12,9 +12,9 @@ namespace xenc::kernels {
 XENC_VECTOR_KERNEL
 void rotate_pairs(MatView x, std::size_t num_heads, const PairRotation& r) {
   const std::size_t T = r.cos.rows, half = r.cos.cols, Dh = 2 * half;
-  require(r.sin.rows == T && r.sin.cols == half && T > 0 && x.rows % T == 0 &&
-              x.cols == num_heads * Dh,
-          "rotate_pairs", "expected x [B·T, H·Dh] and cos, sin [T, Dh/2]");
+  require(
+      r.sin.rows == T && r.sin.cols == half && T > 0 && x.rows % T == 0 && x.cols == num_heads * Dh,
+      "rotate_pairs", "expected x [B·T, H·Dh] and cos, sin [T, Dh/2]");
   for (std::size_t n = 0; n < x.rows; ++n) {
     const float* c = r.cos.row(n % T);  // row n of x is token n mod T of its sentence
     const float* s = r.sin.row(n % T);

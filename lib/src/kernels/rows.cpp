@@ -122,8 +122,8 @@ void layer_norm_rows(ConstMatView x, MatView y, const float* weight, const float
 }
 
 XENC_VECTOR_KERNEL
-void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight,
-                              RowStats stats, MatView dx, float* dweight, float* dbias) {
+void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight, RowStats stats,
+                              MatView dx, float* dweight, float* dbias) {
   require(dy.rows == x.rows && dy.cols == x.cols && dx.rows == x.rows && dx.cols == x.cols,
           "layer_norm_rows_backward", "dy, x and dx differ in shape");
   const std::size_t D = x.cols;

@@ -24,12 +24,13 @@ double parameter_count(const EncoderModelConfig& c, std::size_t num_labels) {
                        + D * D + D              // self_attn.out_proj
                        + F * D + F + D * F + D  // linear1, linear2
                        + 4 * D;                 // norm1, norm2
-  const double table = c.vocab_size > 0 && c.position == PositionKind::learned ? double(c.max_len) * D : 0.0;
+  const double table =
+      c.vocab_size > 0 && c.position == PositionKind::learned ? double(c.max_len) * D : 0.0;
   return V * D + table + L * layer + (c.final_norm ? 2 * D : 0.0) + C * D + (C > 0 ? C : 0.0);
 }
 
-PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::size_t T_,
-                            Pass pass, std::size_t num_labels) {
+PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::size_t T_, Pass pass,
+                            std::size_t num_labels) {
   const double B = double(B_), T = double(T_), D = double(c.layer.d_model),
                F = double(c.layer.dim_feedforward), H = double(c.layer.nhead),
                L = double(c.num_layers), C = double(num_labels);

@@ -21,8 +21,8 @@ Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim, Rng&
                "num_embeddings (" + std::to_string(num_embeddings) + ") and embedding_dim (" +
                    std::to_string(embedding_dim) + ") must be > 0");
   check_config(padding_idx < static_cast<std::int64_t>(num_embeddings), "Embedding",
-               "padding_idx is " + std::to_string(padding_idx) + ", expected < num_embeddings = " +
-                   std::to_string(num_embeddings));
+               "padding_idx is " + std::to_string(padding_idx) +
+                   ", expected < num_embeddings = " + std::to_string(num_embeddings));
   weight = Tensor2::from_shape({num_embeddings, embedding_dim});
   fill_normal(weight, rng);
   // the padding row starts at zero, as in PyTorch

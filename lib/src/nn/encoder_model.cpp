@@ -24,8 +24,8 @@ void EncoderModelConfig::validate(const std::string& where) const {
                      ", expected an even head dimension for rope positions (rotated pairs)");
   }
   check_config(padding_idx < static_cast<std::int64_t>(vocab_size), where,
-               "padding_idx is " + std::to_string(padding_idx) + ", expected < vocab_size = " +
-                   std::to_string(vocab_size));
+               "padding_idx is " + std::to_string(padding_idx) +
+                   ", expected < vocab_size = " + std::to_string(vocab_size));
 }
 
 namespace {
@@ -59,7 +59,7 @@ Tensor3 EncoderModel::forward(const Index2& ids, const Mask2& key_padding_mask, 
   // (asked at every forward, so a replaced `position` takes effect); the additive schemes
   // return null and act here, on the embeddings.
   encoder.set_attention_position(position->attention_position());
-  x = position->forward(x);            // + position information (identity for schemes in attention)
+  x = position->forward(x);  // + position information (identity for schemes in attention)
   if (trace) trace->with_positions = x;
   return encoder.forward(x, key_padding_mask, Tensor2(), trace ? &trace->encoder : nullptr);
 }

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "xenc/core/error.hpp"
 
@@ -42,18 +42,19 @@ StateDict Module::state_dict() {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The glossary form of a parameter's shape, from its name ("[3D, D]" for in_proj_weight); empty
 // when the name does not tell.
 std::string symbolic_shape(const std::string& name) {
   const std::pair<const char*, const char*> forms[] = {
-      {"in_proj_weight", "[3D, D]"}, {"in_proj_bias", "[3D]"},   {"out_proj.weight", "[D, D]"},
+      {"in_proj_weight", "[3D, D]"}, {"in_proj_bias", "[3D]"},     {"out_proj.weight", "[D, D]"},
       {"out_proj.bias", "[D]"},      {"linear1.weight", "[F, D]"}, {"linear1.bias", "[F]"},
-      {"linear2.weight", "[D, F]"},  {"linear2.bias", "[D]"},    {"norm1.weight", "[D]"},
-      {"norm1.bias", "[D]"},         {"norm2.weight", "[D]"},    {"norm2.bias", "[D]"},
-      {"norm.weight", "[D]"},        {"norm.bias", "[D]"},       {"embedding.weight", "[V, D]"},
+      {"linear2.weight", "[D, F]"},  {"linear2.bias", "[D]"},      {"norm1.weight", "[D]"},
+      {"norm1.bias", "[D]"},         {"norm2.weight", "[D]"},      {"norm2.bias", "[D]"},
+      {"norm.weight", "[D]"},        {"norm.bias", "[D]"},         {"embedding.weight", "[V, D]"},
       {"head.weight", "[C, D]"},     {"head.bias", "[C]"}};
   for (const auto& f : forms)
     if (ends_with(name, f.first)) return f.second;
@@ -96,10 +97,14 @@ void check_state_dict(const ParameterList& params, const StateDict& state, const
     // 3. Finite: a NaN weight would make every output NaN (or, hidden by a later step, a
     //    plausible-looking wrong answer).
     const auto& values = it->second.storage();
-    const auto bad = std::find_if(values.cbegin(), values.cend(), [](float x) { return !std::isfinite(x); });
+    const auto bad =
+        std::find_if(values.cbegin(), values.cend(), [](float x) { return !std::isfinite(x); });
     if (bad != values.cend())
       throw io_error(where + ": key \"" + key + "\" holds " +
-                     (std::isnan(*bad) ? std::string("nan") : *bad > 0 ? "inf" : "-inf") + " at index " +
+                     (std::isnan(*bad) ? std::string("nan")
+                      : *bad > 0       ? "inf"
+                                       : "-inf") +
+                     " at index " +
                      index_text(static_cast<std::size_t>(bad - values.cbegin()), p.shape) +
                      " (weights must be finite)");
   }

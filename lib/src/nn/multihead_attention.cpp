@@ -109,11 +109,11 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
     const std::uint64_t high = dropout_rng_.next_u32();
     tile_dropout = {dropout, (high << 32) | dropout_rng_.next_u32()};
   }
-  Tensor4 drop = dropping && !tiled ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk},
-                                                   dropout, dropout_rng_)
-                                    : Tensor4();
-  const AttentionInputs in{H, key_padding_mask, attn_mask, drop, attention_position(),
-                           tile_dropout};
+  Tensor4 drop = dropping && !tiled
+                     ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk}, dropout, dropout_rng_)
+                     : Tensor4();
+  const AttentionInputs in{H,    key_padding_mask,     attn_mask,
+                           drop, attention_position(), tile_dropout};
   MultiHeadAttentionResult heads;
   TiledAttentionResult tiled_heads;
   if (tiled)
@@ -156,8 +156,8 @@ Projections MultiheadAttention::projections_backward(const char* where,
   Tensor3 d_heads = out_proj.backward(grad_output);
   // 3'. Attention: dq, dk, dv through every head
   //     (the plain path reads the saved P; in tiles P is recomputed, so the masks are needed)
-  const AttentionInputs in{num_heads_, cache_.key_padding_mask, cache_.attn_mask,
-                           cache_.dropout_mask, attention_position(), cache_.tile_dropout};
+  const AttentionInputs in{num_heads_,          cache_.key_padding_mask, cache_.attn_mask,
+                           cache_.dropout_mask, attention_position(),    cache_.tile_dropout};
   auto d = cache_.tiled ? multi_head_attention_backward_tiled(d_heads, cache_.qkv.q, cache_.qkv.k,
                                                               cache_.qkv.v, cache_.heads, in)
                         : multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k,

@@ -38,7 +38,11 @@ void SGD::step() {
 }
 
 Adam::Adam(ParameterList params, float lr, float beta1, float beta2, float eps, float weight_decay)
-    : Optimizer(std::move(params)), lr(lr), beta1(beta1), beta2(beta2), eps(eps),
+    : Optimizer(std::move(params)),
+      lr(lr),
+      beta1(beta1),
+      beta2(beta2),
+      eps(eps),
       weight_decay(weight_decay) {
   for (const auto& p : params_) {
     m_.push_back(xt::zeros<float>({p.size()}));
@@ -77,10 +81,11 @@ AdamW::AdamW(ParameterList params, float lr, float beta1, float beta2, float eps
 WarmupCosine::WarmupCosine(float base_lr, std::size_t warmup_steps, std::size_t total_steps,
                            float min_lr)
     : base_lr(base_lr), warmup_steps(warmup_steps), total_steps(total_steps), min_lr(min_lr) {
-  check_config(base_lr > 0.0f, "WarmupCosine", "base_lr is " + std::to_string(base_lr) + ", expected > 0");
+  check_config(base_lr > 0.0f, "WarmupCosine",
+               "base_lr is " + std::to_string(base_lr) + ", expected > 0");
   check_config(min_lr >= 0.0f && min_lr <= base_lr, "WarmupCosine",
-               "min_lr is " + std::to_string(min_lr) + ", expected 0 <= min_lr <= base_lr = " +
-                   std::to_string(base_lr));
+               "min_lr is " + std::to_string(min_lr) +
+                   ", expected 0 <= min_lr <= base_lr = " + std::to_string(base_lr));
   check_config(total_steps > 0 && warmup_steps <= total_steps, "WarmupCosine",
                "warmup_steps (" + std::to_string(warmup_steps) + ") and total_steps (" +
                    std::to_string(total_steps) + ") must satisfy warmup <= total, total > 0");

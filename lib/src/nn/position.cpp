@@ -29,11 +29,16 @@ PositionKind parse_position_kind(const std::string& name) {
 
 std::string to_string(PositionKind kind) {
   switch (kind) {
-    case PositionKind::none: return "none";
-    case PositionKind::sinusoidal: return "sinusoidal";
-    case PositionKind::learned: return "learned";
-    case PositionKind::rope: return "rope";
-    case PositionKind::alibi: return "alibi";
+    case PositionKind::none:
+      return "none";
+    case PositionKind::sinusoidal:
+      return "sinusoidal";
+    case PositionKind::learned:
+      return "learned";
+    case PositionKind::rope:
+      return "rope";
+    case PositionKind::alibi:
+      return "alibi";
   }
   return "?";
 }
@@ -66,8 +71,8 @@ Tensor3 SinusoidalPosition::forward(const Tensor3& x) {
 
 LearnedPosition::LearnedPosition(std::size_t max_len, std::size_t d_model, Rng& rng) {
   check_config(max_len > 0 && d_model > 0, "LearnedPosition",
-               "max_len (" + std::to_string(max_len) + ") and d_model (" +
-                   std::to_string(d_model) + ") must be > 0");
+               "max_len (" + std::to_string(max_len) + ") and d_model (" + std::to_string(d_model) +
+                   ") must be > 0");
   weight = Tensor2::from_shape({max_len, d_model});
   fill_normal(weight, rng);
 }
@@ -137,11 +142,16 @@ float ALiBiPosition::Bias::distance_bias_slope(std::size_t head, std::size_t num
 std::unique_ptr<PositionScheme> make_position_scheme(PositionKind kind, std::size_t d_model,
                                                      std::size_t max_len, Rng& rng) {
   switch (kind) {
-    case PositionKind::none: return std::make_unique<NoPosition>();
-    case PositionKind::sinusoidal: return std::make_unique<SinusoidalPosition>(d_model);
-    case PositionKind::learned: return std::make_unique<LearnedPosition>(max_len, d_model, rng);
-    case PositionKind::rope: return std::make_unique<RotaryPosition>();
-    case PositionKind::alibi: return std::make_unique<ALiBiPosition>();
+    case PositionKind::none:
+      return std::make_unique<NoPosition>();
+    case PositionKind::sinusoidal:
+      return std::make_unique<SinusoidalPosition>(d_model);
+    case PositionKind::learned:
+      return std::make_unique<LearnedPosition>(max_len, d_model, rng);
+    case PositionKind::rope:
+      return std::make_unique<RotaryPosition>();
+    case PositionKind::alibi:
+      return std::make_unique<ALiBiPosition>();
   }
   throw config_error("make_position_scheme: unknown position kind");
 }

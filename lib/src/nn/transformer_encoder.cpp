@@ -65,11 +65,15 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
   Tensor3 u = linear1.forward(x);  // [B, T, F]
   if (GradMode::is_enabled()) cache_.ff_pre = u;
   activation_inplace(config_.activation, u);
-  if (training_) u = dropout_apply(u, cache_.drop_ff);
-  else cache_.drop_ff = Tensor3();
+  if (training_)
+    u = dropout_apply(u, cache_.drop_ff);
+  else
+    cache_.drop_ff = Tensor3();
   Tensor3 y = linear2.forward(u);  // [B, T, D]
-  if (training_) y = dropout_apply(y, cache_.drop2);
-  else cache_.drop2 = Tensor3();
+  if (training_)
+    y = dropout_apply(y, cache_.drop2);
+  else
+    cache_.drop2 = Tensor3();
   return y;
 }
 
@@ -83,9 +87,9 @@ Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
     for (std::size_t t0 = 0; t0 < T; t0 += kFeedForwardChunkRows) {
       const std::size_t t1 = std::min(T, t0 + kFeedForwardChunkRows);
       const Tensor2 chunk = xt::view(x, b, xt::range(t0, t1), xt::all());  // [C, D]
-      Tensor2 u = linear1.forward(chunk);                                   // [C, F]
+      Tensor2 u = linear1.forward(chunk);                                  // [C, F]
       activation_inplace(config_.activation, u);
-      xt::view(y, b, xt::range(t0, t1), xt::all()) = linear2.forward(u);   // [C, D]
+      xt::view(y, b, xt::range(t0, t1), xt::all()) = linear2.forward(u);  // [C, D]
     }
   }
   return y;
@@ -109,8 +113,10 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
     // post-norm: h = norm1(x + dropout(sa(x))); y = norm2(h + ff(h))
     // (residual sums are added in place into the branch output: no temporaries)
     Tensor3 sa = self_attn.forward(x, src_key_padding_mask, mask, attention_weights);
-    if (training_) sa = dropout_apply(sa, cache_.drop1);
-    else cache_.drop1 = Tensor3();
+    if (training_)
+      sa = dropout_apply(sa, cache_.drop1);
+    else
+      cache_.drop1 = Tensor3();
     sa += x;
     Tensor3 h = norm1.forward(sa);
     Tensor3 f = feed_forward(h);
@@ -119,8 +125,10 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
   }
   // pre-norm: h = x + dropout(sa(norm1(x))); y = h + ff(norm2(h))
   Tensor3 h = self_attn.forward(norm1.forward(x), src_key_padding_mask, mask, attention_weights);
-  if (training_) h = dropout_apply(h, cache_.drop1);
-  else cache_.drop1 = Tensor3();
+  if (training_)
+    h = dropout_apply(h, cache_.drop1);
+  else
+    cache_.drop1 = Tensor3();
   h += x;
   Tensor3 y = feed_forward(norm2.forward(h));
   y += h;
@@ -181,12 +189,12 @@ TransformerEncoder::TransformerEncoder(const EncoderLayerConfig& layer_config,
   check_config(num_layers > 0, "TransformerEncoder", "num_layers must be > 0");
   layers.reserve(num_layers);
   for (std::size_t i = 0; i < num_layers; ++i) layers.emplace_back(layer_config, rng);
-  if (final_norm) norm = std::make_unique<LayerNorm>(layer_config.d_model, layer_config.layer_norm_eps);
+  if (final_norm)
+    norm = std::make_unique<LayerNorm>(layer_config.d_model, layer_config.layer_norm_eps);
 }
 
 TransformerEncoder::TransformerEncoder(const EncoderLayerConfig& layer_config,
-                                       std::size_t num_layers, bool final_norm,
-                                       std::uint32_t seed)
+                                       std::size_t num_layers, bool final_norm, std::uint32_t seed)
     : TransformerEncoder(layer_config, num_layers, as_lvalue(Rng(seed)), final_norm) {}
 
 Tensor3 TransformerEncoder::forward(const Tensor3& x, const Mask2& src_key_padding_mask,

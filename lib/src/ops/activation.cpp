@@ -11,14 +11,16 @@ namespace xenc {
 Activation parse_activation(const std::string& name) {
   if (name == "relu") return Activation::relu;
   if (name == "gelu") return Activation::gelu;
-  throw config_error("parse_activation: activation is \"" + name + "\", expected \"relu\" or \"gelu\"");
+  throw config_error("parse_activation: activation is \"" + name +
+                     "\", expected \"relu\" or \"gelu\"");
 }
 
 std::string to_string(Activation a) { return a == Activation::relu ? "relu" : "gelu"; }
 
 namespace {
 template <std::size_t R>
-void check_same(const char* where, const xt::xtensor<float, R>& dy, const xt::xtensor<float, R>& x) {
+void check_same(const char* where, const xt::xtensor<float, R>& dy,
+                const xt::xtensor<float, R>& x) {
   if (dy.shape() != x.shape())
     throw shape_error(std::string(where) + ": grad_y has shape " + shape_str(dy.shape()) +
                       ", expected x's shape " + shape_str(x.shape()));

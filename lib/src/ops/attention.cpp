@@ -21,7 +21,8 @@ Dims check_attention_args(const char* where, const Tensor4& q, const Tensor4& k,
   const Dims d{q.shape(0), q.shape(1), q.shape(2), k.shape(2), q.shape(3)};
   const std::string bhd = "with B = " + std::to_string(d.B) + ", H = " + std::to_string(d.H) +
                           ", Dh = " + std::to_string(d.Dh) + " (from query)";
-  check_shape(where, "key", k, {long(d.B), long(d.H), any_dim, long(d.Dh)}, "[B, H, Tk, Dh] " + bhd);
+  check_shape(where, "key", k, {long(d.B), long(d.H), any_dim, long(d.Dh)},
+              "[B, H, Tk, Dh] " + bhd);
   check_shape(where, "value", v, {long(d.B), long(d.H), long(d.Tk), long(d.Dh)},
               "[B, H, Tk, Dh] " + bhd + ", Tk = " + std::to_string(d.Tk) + " (from key)");
   if (key_padding_mask.size() != 0)

@@ -20,8 +20,8 @@ void check_inner(const char* where, const Tensor2& a, const Tensor2& b) {
 Tensor2 matmul(const Tensor2& a, const Tensor2& b) {
   check_inner("matmul", a, b);
   Tensor2 c = Tensor2::from_shape({a.shape(0), b.shape(1)});
-  kernels::gemm(kernels::as_matrix(a), kernels::Op::none, kernels::as_matrix(b),
-                kernels::Op::none, kernels::as_matrix(c));
+  kernels::gemm(kernels::as_matrix(a), kernels::Op::none, kernels::as_matrix(b), kernels::Op::none,
+                kernels::as_matrix(c));
   return c;
 }
 

@@ -325,18 +325,17 @@ struct TiledHead {
   kernels::HeadDropout dropout;
 };
 TiledHead tiled_head(const Tensor3& q, const Tensor3& k, const Tensor3& v,
-                     const AttentionInputs& in, const std::vector<HeadBias>& biases,
-                     const Dims& d, std::size_t b, std::size_t h) {
+                     const AttentionInputs& in, const std::vector<HeadBias>& biases, const Dims& d,
+                     std::size_t b, std::size_t h) {
   const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
   static const HeadBias no_bias;
   const HeadBias& bias = biases.empty() ? no_bias : biases[h];
-  return {{head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
-           head_of(vm, b, d.Tk, h, d.Dh)},
-          {kernels::attention_scale(d.Dh), kernels::row_of(in.key_padding_mask, b),
-           in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
-           bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{},
-           bias.slope},
-          head_dropout(in, d, b, h)};
+  return {
+      {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh), head_of(vm, b, d.Tk, h, d.Dh)},
+      {kernels::attention_scale(d.Dh), kernels::row_of(in.key_padding_mask, b),
+       in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
+       bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{}, bias.slope},
+      head_dropout(in, d, b, h)};
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ double sinusoidal_value(double position, std::size_t dim, std::size_t d_model) {
   check_d_model("sinusoidal_value", d_model);
   if (dim >= d_model)
     throw index_error("sinusoidal_value: dim is " + std::to_string(dim) +
-                            ", expected dim < d_model = " + std::to_string(d_model));
+                      ", expected dim < d_model = " + std::to_string(d_model));
   // dim 2i and 2i+1 share the frequency ω_i: sin for the even one, cos for the odd one
   return kernels::sinusoidal_value(position, dim, d_model);
 }

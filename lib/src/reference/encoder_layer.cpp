@@ -89,16 +89,19 @@ LayerWeights zero_layer_weights(const Config& c) {
 namespace {
 template <class W>
 void load_named(W& w, const StateDict& state, const std::string& prefix) {
-  for_each_weight(w, [&](const std::string& name, auto& t) {
-    const auto it = state.find(name);
-    if (it == state.end())
-      throw std::invalid_argument("reference::load_state_dict: missing key \"" + name +
-                                  "\" (expected shape " + shape_str(t.shape()) + ")");
-    const auto& src = it->second;
-    const std::vector<long> want(t.shape().begin(), t.shape().end());
-    expect_shape("load_state_dict", name.c_str(), shape_of(src), want, shape_str(t.shape()));
-    std::copy(src.begin(), src.end(), t.begin());
-  }, prefix);
+  for_each_weight(
+      w,
+      [&](const std::string& name, auto& t) {
+        const auto it = state.find(name);
+        if (it == state.end())
+          throw std::invalid_argument("reference::load_state_dict: missing key \"" + name +
+                                      "\" (expected shape " + shape_str(t.shape()) + ")");
+        const auto& src = it->second;
+        const std::vector<long> want(t.shape().begin(), t.shape().end());
+        expect_shape("load_state_dict", name.c_str(), shape_of(src), want, shape_str(t.shape()));
+        std::copy(src.begin(), src.end(), t.begin());
+      },
+      prefix);
 }
 }  // namespace
 
@@ -121,8 +124,7 @@ void embedding_forward(Tensor3& out, const Index2& ids, const Tensor2& weight) {
       const std::int64_t id = ids(b, t);
       if (id < 0 || static_cast<std::size_t>(id) >= V)
         throw index_error("reference::embedding_forward: ids[" + num(b) + ", " + num(t) +
-                          "] = " + std::to_string(id) + ", expected 0 <= id < " + num(V) +
-                          " (V)");
+                          "] = " + std::to_string(id) + ", expected 0 <= id < " + num(V) + " (V)");
       for (std::size_t i = 0; i < D; ++i) out(b, t, i) = weight(id, i);
     }
   }
@@ -225,7 +227,8 @@ void linear_backward(Tensor3& dinp, Tensor2& dweight, Tensor1& dbias, const Tens
 void layernorm_forward(Tensor3& out, Tensor2& mean, Tensor2& rstd, const Tensor3& inp,
                        const Tensor1& weight, const Tensor1& bias, float eps) {
   const std::size_t B = inp.shape(0), T = inp.shape(1), D = inp.shape(2);
-  expect_shape("layernorm_forward", "weight", shape_of(weight), {long(D)}, "[D] with D = " + num(D));
+  expect_shape("layernorm_forward", "weight", shape_of(weight), {long(D)},
+               "[D] with D = " + num(D));
   out = Tensor3::from_shape({B, T, D});
   mean = Tensor2::from_shape({B, T});
   rstd = Tensor2::from_shape({B, T});
@@ -279,8 +282,8 @@ void layernorm_backward(Tensor3& dinp, Tensor1& dweight, Tensor1& dbias, const T
       dnorm_mean /= double(D);
       dnorm_norm_mean /= double(D);
       for (std::size_t i = 0; i < D; ++i)
-        dinp(b, t, i) += static_cast<float>(
-            rstd(b, t) * (dnorm[i] - dnorm_mean - norm[i] * dnorm_norm_mean));
+        dinp(b, t, i) +=
+            static_cast<float>(rstd(b, t) * (dnorm[i] - dnorm_mean - norm[i] * dnorm_norm_mean));
     }
   }
 }
@@ -296,8 +299,8 @@ void activation_forward(Tensor3& out, const Tensor3& inp, Activation act) {
   for (std::size_t n = 0; n < inp.size(); ++n) {
     const double x = inp.data()[n];
     // relu keeps positive values; gelu weights x by Φ(x), the chance that N(0, 1) is below x.
-    const double y = act == Activation::relu ? (x > 0.0 ? x : 0.0)
-                                             : 0.5 * x * (1.0 + std::erf(x / kSqrt2));
+    const double y =
+        act == Activation::relu ? (x > 0.0 ? x : 0.0) : 0.5 * x * (1.0 + std::erf(x / kSqrt2));
     out.data()[n] = static_cast<float>(y);
   }
 }
@@ -307,10 +310,9 @@ void activation_backward(Tensor3& dinp, const Tensor3& dout, const Tensor3& inp,
   for (std::size_t n = 0; n < inp.size(); ++n) {
     const double x = inp.data()[n];
     // relu'(x) = 1 for x > 0, else 0; gelu'(x) = Φ(x) + x φ(x) with φ the normal density.
-    const double slope = act == Activation::relu
-                             ? (x > 0.0 ? 1.0 : 0.0)
-                             : 0.5 * (1.0 + std::erf(x / kSqrt2)) +
-                                   x * kInvSqrt2Pi * std::exp(-0.5 * x * x);
+    const double slope = act == Activation::relu ? (x > 0.0 ? 1.0 : 0.0)
+                                                 : 0.5 * (1.0 + std::erf(x / kSqrt2)) +
+                                                       x * kInvSqrt2Pi * std::exp(-0.5 * x * x);
     dinp.data()[n] += static_cast<float>(dout.data()[n] * slope);
   }
 }
@@ -340,7 +342,8 @@ void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
             continue;
           }
           double dot = 0.0;
-          for (std::size_t i = 0; i < Dh; ++i) dot += double(qkv(b, t, q0 + i)) * qkv(b, t2, k0 + i);
+          for (std::size_t i = 0; i < Dh; ++i)
+            dot += double(qkv(b, t, q0 + i)) * qkv(b, t2, k0 + i);
           score[t2] = dot * scale;
         }
         // 2. Softmax over the keys (reference/ops.cpp's softmax_row: the row maximum is
@@ -360,8 +363,8 @@ void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
 }
 
 // dout: [B, T, D]   qkv, dqkv: [B, T, 3D]   att: [B, H, T, T]
-void attention_backward(Tensor3& dqkv, const Tensor3& dout, const Tensor3& qkv,
-                        const Tensor4& att, std::size_t H) {
+void attention_backward(Tensor3& dqkv, const Tensor3& dout, const Tensor3& qkv, const Tensor4& att,
+                        std::size_t H) {
   const std::size_t B = qkv.shape(0), T = qkv.shape(1), D = qkv.shape(2) / 3, Dh = D / H;
   const double scale = 1.0 / std::sqrt(double(Dh));
   std::vector<double> datt(T), dscore(T);
@@ -456,8 +459,7 @@ void residual_backward(Tensor3& da, Tensor3& db, const Tensor3& dout) {
 
 // x, y: [B, T, D]   key_padding_mask: [B, T] or empty
 void encoder_layer_forward(Tensor3& y, LayerActivations& a, const Tensor3& x,
-                           const Mask2& key_padding_mask, const LayerWeights& w,
-                           const Config& c) {
+                           const Mask2& key_padding_mask, const LayerWeights& w, const Config& c) {
   c.validate("reference::encoder_layer_forward");
   expect_shape("encoder_layer_forward", "x", shape_of(x), {-1, -1, long(c.d_model)},
                "[B, T, D] with D = " + num(c.d_model));

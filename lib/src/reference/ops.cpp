@@ -488,8 +488,10 @@ OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Te
   const std::size_t Tq = scores.shape(0), Tk = scores.shape(1), Dv = values.shape(1);
   check_shape(where("online_softmax_tile"), "values", values, {long(Tk), any_dim},
               "[Tk, Dv] with Tk = " + num(Tk) + " (scores' columns)");
-  check_shape(where("online_softmax_tile"), "state.m", state.m, {long(Tq)}, "[Tq] with Tq = " + num(Tq));
-  check_shape(where("online_softmax_tile"), "state.l", state.l, {long(Tq)}, "[Tq] with Tq = " + num(Tq));
+  check_shape(where("online_softmax_tile"), "state.m", state.m, {long(Tq)},
+              "[Tq] with Tq = " + num(Tq));
+  check_shape(where("online_softmax_tile"), "state.l", state.l, {long(Tq)},
+              "[Tq] with Tq = " + num(Tq));
   check_shape(where("online_softmax_tile"), "state.acc", state.acc, {long(Tq), long(Dv)},
               "[Tq, Dv] with Tq = " + num(Tq) + ", Dv = " + num(Dv));
   OnlineSoftmaxState next = state;

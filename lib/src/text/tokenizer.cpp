@@ -26,15 +26,28 @@ enum class CharClass { word, mark, separator };
 // Letters, marks and numbers build words; punctuation and symbols stand alone; the rest separates.
 CharClass classify(utf8proc_int32_t cp) {
   switch (utf8proc_category(cp)) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
       return CharClass::word;
-    case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
-    case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
     case UTF8PROC_CATEGORY_PO:
-    case UTF8PROC_CATEGORY_SM: case UTF8PROC_CATEGORY_SC: case UTF8PROC_CATEGORY_SK:
+    case UTF8PROC_CATEGORY_SM:
+    case UTF8PROC_CATEGORY_SC:
+    case UTF8PROC_CATEGORY_SK:
     case UTF8PROC_CATEGORY_SO:
       return CharClass::mark;
     default:  // Z* separators, C* controls, format, private use, unassigned
@@ -61,8 +74,8 @@ void check_utf8(const std::string& text, const std::string& where) {
   std::size_t offset = 0;
   while (offset < text.size()) {
     utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(bytes_of(text) + offset,
-                                                static_cast<utf8proc_ssize_t>(text.size() - offset), &cp);
+    const utf8proc_ssize_t n = utf8proc_iterate(
+        bytes_of(text) + offset, static_cast<utf8proc_ssize_t>(text.size() - offset), &cp);
     if (n < 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(text[offset]));

@@ -46,8 +46,8 @@ bool Vocabulary::contains(const std::string& token) const { return ids_.count(to
 
 const std::string& Vocabulary::token(std::int64_t id) const {
   if (id < 0 || static_cast<std::size_t>(id) >= tokens_.size())
-    throw index_error("Vocabulary.token: id is " + std::to_string(id) +
-                            ", expected 0 <= id < " + std::to_string(tokens_.size()));
+    throw index_error("Vocabulary.token: id is " + std::to_string(id) + ", expected 0 <= id < " +
+                      std::to_string(tokens_.size()));
   return tokens_[static_cast<std::size_t>(id)];
 }
 
@@ -58,8 +58,10 @@ Index1 Vocabulary::encode(const std::vector<std::string>& tokens) const {
 }
 
 Vocabulary::Batch Vocabulary::encode_batch(const std::vector<std::string>& texts,
-                                            std::size_t max_length) const {
-  if (texts.empty()) throw std::invalid_argument("Vocabulary.encode_batch: texts is empty, expected at least one sentence");
+                                           std::size_t max_length) const {
+  if (texts.empty())
+    throw std::invalid_argument(
+        "Vocabulary.encode_batch: texts is empty, expected at least one sentence");
   Batch batch;
   std::size_t T = 0;
   for (const auto& text : texts) {
@@ -67,10 +69,12 @@ Vocabulary::Batch Vocabulary::encode_batch(const std::vector<std::string>& texts
     const std::size_t n = batch.tokens.back().size();
     // the length decided before the [B, T] ids and whatever a model makes of them
     if (n > max_length)
-      throw shape_error("Vocabulary.encode_batch: texts[" + std::to_string(batch.tokens.size() - 1) + "] has " +
-                        std::to_string(n) + " tokens, expected at most max_length = " + std::to_string(max_length) +
-                        (max_length == kMaxSequenceLength ? " (kMaxSequenceLength" : " (the caller's limit") +
-                        "; pass a larger max_length to encode it)");
+      throw shape_error(
+          "Vocabulary.encode_batch: texts[" + std::to_string(batch.tokens.size() - 1) + "] has " +
+          std::to_string(n) +
+          " tokens, expected at most max_length = " + std::to_string(max_length) +
+          (max_length == kMaxSequenceLength ? " (kMaxSequenceLength" : " (the caller's limit") +
+          "; pass a larger max_length to encode it)");
     T = std::max(T, n);
   }
   const std::size_t B = texts.size();

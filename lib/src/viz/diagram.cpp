@@ -32,22 +32,27 @@ struct Residual {
 // Layout constants (px).
 constexpr double kBoxWidth = 230.0;
 constexpr double kBoxHeight = 30.0;
-constexpr double kGap = 36.0;           // between consecutive nodes (the arrows)
-constexpr double kLaneX = 34.0;         // residual lane
-constexpr double kBoxLeft = 70.0;       // left edge of the boxes
+constexpr double kGap = 36.0;      // between consecutive nodes (the arrows)
+constexpr double kLaneX = 34.0;    // residual lane
+constexpr double kBoxLeft = 70.0;  // left edge of the boxes
 constexpr double kAddRadius = 11.0;
-constexpr double kHead = 6.0;           // arrowhead length
+constexpr double kHead = 6.0;  // arrowhead length
 constexpr double kBoxFont = 12.5;
 constexpr const char* kLineColor = "#333333";
 constexpr const char* kResidualColor = "#7b3294";
 
 const char* fill_of(NodeKind k) {
   switch (k) {
-    case NodeKind::io: return "#eeeeee";
-    case NodeKind::attention: return "#d6e6f5";
-    case NodeKind::norm: return "#dcefd6";
-    case NodeKind::feed_forward: return "#fde3c8";
-    case NodeKind::add: return "#ffffff";
+    case NodeKind::io:
+      return "#eeeeee";
+    case NodeKind::attention:
+      return "#d6e6f5";
+    case NodeKind::norm:
+      return "#dcefd6";
+    case NodeKind::feed_forward:
+      return "#fde3c8";
+    case NodeKind::add:
+      return "#ffffff";
   }
   return "#ffffff";
 }
@@ -65,9 +70,8 @@ std::string shape_label(const std::vector<std::pair<std::string, std::size_t>>& 
 
 // A downward arrowhead whose tip is at (x, y).
 std::string arrowhead_down(double x, double y, const char* color) {
-  return "<polygon class=\"arrowhead\" points=\"" + px(x) + "," + px(y) + " " + px(x - 4.5) +
-         "," + px(y - kHead) + " " + px(x + 4.5) + "," + px(y - kHead) + "\" fill=\"" + color +
-         "\"/>\n";
+  return "<polygon class=\"arrowhead\" points=\"" + px(x) + "," + px(y) + " " + px(x - 4.5) + "," +
+         px(y - kHead) + " " + px(x + 4.5) + "," + px(y - kHead) + "\" fill=\"" + color + "\"/>\n";
 }
 // A rightward arrowhead whose tip is at (x, y).
 std::string arrowhead_right(double x, double y, const char* color) {
@@ -82,10 +86,11 @@ std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
   const std::string where = "encoder_layer_diagram_svg";
   check_config(opt.batch > 0 && opt.seq_len > 0 && opt.d_model > 0 && opt.nhead > 0 &&
                    opt.dim_feedforward > 0,
-               where, "every size must be positive, got B = " + std::to_string(opt.batch) +
-                          ", T = " + std::to_string(opt.seq_len) + ", D = " +
-                          std::to_string(opt.d_model) + ", H = " + std::to_string(opt.nhead) +
-                          ", F = " + std::to_string(opt.dim_feedforward));
+               where,
+               "every size must be positive, got B = " + std::to_string(opt.batch) +
+                   ", T = " + std::to_string(opt.seq_len) + ", D = " + std::to_string(opt.d_model) +
+                   ", H = " + std::to_string(opt.nhead) +
+                   ", F = " + std::to_string(opt.dim_feedforward));
   check_config(opt.d_model % opt.nhead == 0, where,
                "d_model (" + std::to_string(opt.d_model) + ") must be divisible by nhead (" +
                    std::to_string(opt.nhead) + ")");
@@ -146,9 +151,11 @@ std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
   auto node_top = [&](std::size_t i) { return top + double(i) * (kBoxHeight + kGap); };
   const double cx = kBoxLeft + kBoxWidth / 2;
   double label_right = 0;
-  for (const auto& l : labels) label_right = std::max(label_right, cx + 10 + text_width(l, kTickFont));
+  for (const auto& l : labels)
+    label_right = std::max(label_right, cx + 10 + text_width(l, kTickFont));
   if (!residuals.empty())
-    label_right = std::max(label_right, kBoxLeft + kBoxWidth + 10 + text_width("residual", kTickFont));
+    label_right =
+        std::max(label_right, kBoxLeft + kBoxWidth + 10 + text_width("residual", kTickFont));
   const double width = std::max(label_right, kBoxLeft + kBoxWidth) + kMargin + 6;
   const double bottom = node_top(nodes.size() - 1) + kBoxHeight;
   const std::string note = "dropout (training only) follows out_proj, the activation and linear2";
@@ -164,25 +171,25 @@ std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
     const double y1 = node_top(r.to_node) + kBoxHeight / 2;
     const double x_end = cx - kAddRadius;
     svg += "<polyline class=\"residual\" points=\"" + px(cx) + "," + px(y0) + " " + px(kLaneX) +
-           "," + px(y0) + " " + px(kLaneX) + "," + px(y1) + " " + px(x_end - kHead) + "," +
-           px(y1) + "\" fill=\"none\" stroke=\"" + kResidualColor + "\" stroke-width=\"1.6\"/>\n";
+           "," + px(y0) + " " + px(kLaneX) + "," + px(y1) + " " + px(x_end - kHead) + "," + px(y1) +
+           "\" fill=\"none\" stroke=\"" + kResidualColor + "\" stroke-width=\"1.6\"/>\n";
     svg += arrowhead_right(x_end, y1, kResidualColor);
     svg += "<circle cx=\"" + px(cx) + "\" cy=\"" + px(y0) + "\" r=\"2.5\" fill=\"" +
            kResidualColor + "\"/>\n";
     // the shape it carries, written along the lane
     const double ym = (y0 + y1) / 2;
-    svg += text_el(kLaneX - 6, ym, btd, kTickFont, "middle",
-                   " class=\"shape\" transform=\"rotate(-90 " + px(kLaneX - 6) + " " + px(ym) +
-                       ")\"");
+    svg +=
+        text_el(kLaneX - 6, ym, btd, kTickFont, "middle",
+                " class=\"shape\" transform=\"rotate(-90 " + px(kLaneX - 6) + " " + px(ym) + ")\"");
   }
 
   // Arrows between consecutive nodes, each with its shape label right of the line.
   for (std::size_t i = 0; i + 1 < nodes.size(); ++i) {
     const double y0 = node_top(i) + kBoxHeight, y1 = node_top(i + 1);
-    const double start = nodes[i].kind == NodeKind::add ? node_top(i) + kBoxHeight / 2 + kAddRadius : y0;
-    const double end = nodes[i + 1].kind == NodeKind::add
-                           ? node_top(i + 1) + kBoxHeight / 2 - kAddRadius
-                           : y1;
+    const double start =
+        nodes[i].kind == NodeKind::add ? node_top(i) + kBoxHeight / 2 + kAddRadius : y0;
+    const double end =
+        nodes[i + 1].kind == NodeKind::add ? node_top(i + 1) + kBoxHeight / 2 - kAddRadius : y1;
     svg += "<line class=\"arrow\" x1=\"" + px(cx) + "\" y1=\"" + px(start) + "\" x2=\"" + px(cx) +
            "\" y2=\"" + px(end - kHead) + "\" stroke=\"" + kLineColor +
            "\" stroke-width=\"1.4\"/>\n";

@@ -21,33 +21,33 @@ namespace {
 using namespace detail;
 
 // --- layout constants (px) ----------------------------------------------------------------------
-constexpr double kFigureWidth = 640.0;      // target width of a heatmap figure
-constexpr double kMaxPlotHeight = 480.0;    // tallest plot area of a figure (shared by grid rows)
-constexpr double kMinGridRowHeight = 200.0; // ... but each grid row may be this tall
-constexpr double kMaxCell = 56.0;           // largest automatic cell edge
-constexpr double kMinCell = 1.0;            // smallest cell edge
-constexpr double kMinGridCell = 8.0;        // fewer panels per row rather than narrower cells
-constexpr std::size_t kMaxGridColumns = 4;  // panels per row, at most (automatic layout)
-constexpr double kPanelGap = 24.0;          // between panels in a row
-constexpr double kPanelRowGap = 8.0;        // between rows of panels
+constexpr double kFigureWidth = 640.0;       // target width of a heatmap figure
+constexpr double kMaxPlotHeight = 480.0;     // tallest plot area of a figure (shared by grid rows)
+constexpr double kMinGridRowHeight = 200.0;  // ... but each grid row may be this tall
+constexpr double kMaxCell = 56.0;            // largest automatic cell edge
+constexpr double kMinCell = 1.0;             // smallest cell edge
+constexpr double kMinGridCell = 8.0;         // fewer panels per row rather than narrower cells
+constexpr std::size_t kMaxGridColumns = 4;   // panels per row, at most (automatic layout)
+constexpr double kPanelGap = 24.0;           // between panels in a row
+constexpr double kPanelRowGap = 8.0;         // between rows of panels
 constexpr double kBottomMargin = 4.0;
-constexpr double kTitleGapBelow = 12.0;     // figure title to the first panel
+constexpr double kTitleGapBelow = 12.0;              // figure title to the first panel
 constexpr double kPanelTitleBand = kLabelFont + 10;  // a panel's title above its plot
 constexpr double kAxisLabelBand = kLabelFont + 10;   // a rotated y-axis label
-constexpr double kXLabelGap = 4.0;          // x tick labels to the x-axis label
+constexpr double kXLabelGap = 4.0;                   // x tick labels to the x-axis label
 constexpr double kXLabelBand = kLabelFont + 14;      // the x-axis label, with its descent
-constexpr double kNoXLabelPad = 6.0;        // under the tick labels when there is no x label
-constexpr double kTickBandPad = 8.0;        // tick mark + gap + spare, beside tick labels
+constexpr double kNoXLabelPad = 6.0;          // under the tick labels when there is no x label
+constexpr double kTickBandPad = 8.0;          // tick mark + gap + spare, beside tick labels
 constexpr double kMinNumericXTickGap = 28.0;  // numeric x ticks at least this far apart
 constexpr double kNumericXTickPad = 10.0;     // ... or their widest label plus this
 constexpr double kNumericYTickGap = kTickFont + 6;  // numeric y ticks at least this far apart
 constexpr double kLabelLineHeight = kTickFont + 2;  // named ticks: every k-th when cells are
                                                     // thinner than a line of text
-constexpr double kLabelFitPad = 4.0;        // a named x label stays upright if it fits the
-                                            // cell with this to spare
+constexpr double kLabelFitPad = 4.0;                // a named x label stays upright if it fits the
+                                                    // cell with this to spare
 // colour bar
 constexpr int kColorbarSwatches = 64;
-constexpr double kColorbarGap = 20.0;       // last panel to the bar
+constexpr double kColorbarGap = 20.0;  // last panel to the bar
 constexpr double kColorbarWidth = 16.0;
 constexpr double kColorbarMinHeight = 120.0;
 constexpr double kColorbarTickSpacing = 40.0;  // about one tick per this many px
@@ -72,11 +72,11 @@ Rgb colormap(const std::array<Rgb, N>& anchors, double t) {
 }
 
 // ColorBrewer RdBu reversed: blue (low) - white (0) - red (high).
-const std::array<Rgb, 5> kDiverging = {{{33, 102, 172}, {146, 197, 222}, {247, 247, 247},
-                                        {244, 165, 130}, {178, 24, 43}}};
+const std::array<Rgb, 5> kDiverging = {
+    {{33, 102, 172}, {146, 197, 222}, {247, 247, 247}, {244, 165, 130}, {178, 24, 43}}};
 // viridis, sampled at 0, 0.25, 0.5, 0.75, 1.
-const std::array<Rgb, 5> kSequential = {{{68, 1, 84}, {59, 82, 139}, {33, 145, 140},
-                                         {94, 201, 98}, {253, 231, 37}}};
+const std::array<Rgb, 5> kSequential = {
+    {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}};
 const Rgb kNotFiniteColor = {200, 200, 200};  // NaN and inf cells: grey
 constexpr double kLightCellLuma = 140.0;      // cells brighter than this get dark annotations
 
@@ -189,7 +189,8 @@ std::vector<std::size_t> index_ticks(std::size_t n, double cell, double min_gap)
 
 // Every k-th named label, so that labels of kLabelLineHeight never overlap on cells of `cell` px.
 std::vector<std::size_t> every_kth(std::size_t n, double cell) {
-  const std::size_t step = std::max<std::size_t>(1, std::size_t(std::ceil(kLabelLineHeight / cell)));
+  const std::size_t step =
+      std::max<std::size_t>(1, std::size_t(std::ceil(kLabelLineHeight / cell)));
   std::vector<std::size_t> t;
   for (std::size_t i = 0; i < n; i += step) t.push_back(i);
   return t;
@@ -197,10 +198,10 @@ std::vector<std::size_t> every_kth(std::size_t n, double cell) {
 
 // How one heatmap panel's axes are labelled, computed once for all panels of a figure.
 struct AxisPlan {
-  std::vector<std::size_t> ticks;  // indices that get a tick label
-  std::vector<std::string> labels; // their text
-  bool rotated = false;            // x labels at -45 degrees
-  double extent = 0;               // px the labels need away from the axis
+  std::vector<std::size_t> ticks;   // indices that get a tick label
+  std::vector<std::string> labels;  // their text
+  bool rotated = false;             // x labels at -45 degrees
+  double extent = 0;                // px the labels need away from the axis
 };
 
 AxisPlan plan_x(std::size_t n, double cell, const std::vector<std::string>& names) {
@@ -258,7 +259,9 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
   // one rect per value; crispEdges avoids hairline seams between fractional-width cells
   out << "<g shape-rendering=\"crispEdges\">\n";
   // cell edges snapped to whole pixels so neighbouring cells share an edge exactly
-  auto edge = [](double origin, double size, std::size_t k) { return std::round(origin + size * double(k)); };
+  auto edge = [](double origin, double size, std::size_t k) {
+    return std::round(origin + size * double(k));
+  };
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
       const double xa = edge(x0, cw, c), xb = edge(x0, cw, c + 1);
@@ -269,8 +272,9 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
     }
   out << "</g>\n";
   if (annotate) {  // each value rounded to 2 decimals, centred in its cell
-    const double fs = std::clamp(std::min(cw / kAnnotationEmsPerCellWidth, ch / kAnnotationEmsPerCellHeight),
-                                 kAnnotationMinFont, kAnnotationMaxFont);
+    const double fs =
+        std::clamp(std::min(cw / kAnnotationEmsPerCellWidth, ch / kAnnotationEmsPerCellHeight),
+                   kAnnotationMinFont, kAnnotationMaxFont);
     for (std::size_t r = 0; r < rows; ++r)
       for (std::size_t c = 0; c < cols; ++c)
         out << "<text x=\"" << px(x0 + (double(c) + 0.5) * cw) << "\" y=\""
@@ -295,8 +299,8 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
   for (std::size_t k = 0; k < ya.ticks.size(); ++k) {
     const double y = y0 + (double(ya.ticks[k]) + 0.5) * ch;
     out << line_el(x0 - kTickLength, y, x0, y);
-    out << text_el(x0 - kTickLabelGap, y + kTickFont * kBaselineShift, ya.labels[k], kTickFont, "end",
-                   " class=\"ytick\"");
+    out << text_el(x0 - kTickLabelGap, y + kTickFont * kBaselineShift, ya.labels[k], kTickFont,
+                   "end", " class=\"ytick\"");
   }
 }
 
@@ -309,9 +313,8 @@ void draw_colorbar(std::ostringstream& out, double x, double y, double h, const 
   for (int i = 0; i < n; ++i) {
     const double v = s.vmax - (double(i) + 0.5) / n * (s.vmax - s.vmin);  // top = vmax
     // each swatch overlaps the next by half a pixel, so no seam shows between them
-    out << "<rect class=\"colorbar\" x=\"" << px(x) << "\" y=\"" << px(y + i * sh)
-        << "\" width=\"" << px(w) << "\" height=\"" << px(sh + 0.5) << "\" fill=\""
-        << hex(s.color(v)) << "\"/>\n";
+    out << "<rect class=\"colorbar\" x=\"" << px(x) << "\" y=\"" << px(y + i * sh) << "\" width=\""
+        << px(w) << "\" height=\"" << px(sh + 0.5) << "\" fill=\"" << hex(s.color(v)) << "\"/>\n";
   }
   out << "</g>\n";
   out << frame_el(x, y, w, h);
@@ -319,7 +322,8 @@ void draw_colorbar(std::ostringstream& out, double x, double y, double h, const 
   for (double t : nice_ticks(s.vmin, s.vmax, std::max(2, int(h / kColorbarTickSpacing)))) {
     const double yy = y + (s.vmax - t) / (s.vmax - s.vmin) * h;
     out << line_el(x + w, yy, x + w + kTickLength, yy);
-    out << text_el(x + w + kTickLabelGap, yy + kTickFont * kBaselineShift, fmt(t), kTickFont, "start");
+    out << text_el(x + w + kTickLabelGap, yy + kTickFont * kBaselineShift, fmt(t), kTickFont,
+                   "start");
     widest = std::max(widest, text_width(fmt(t), kTickFont));
   }
   if (!label.empty()) {  // reads bottom to top, like the y axis label
@@ -332,7 +336,8 @@ void draw_colorbar(std::ostringstream& out, double x, double y, double h, const 
 double colorbar_width(const ColorScale& s, const std::string& label) {
   double widest = 0;  // over every tick count draw_colorbar may choose
   for (int n = 2; n <= 14; ++n)
-    for (double t : nice_ticks(s.vmin, s.vmax, n)) widest = std::max(widest, text_width(fmt(t), kTickFont));
+    for (double t : nice_ticks(s.vmin, s.vmax, n))
+      widest = std::max(widest, text_width(fmt(t), kTickFont));
   return (kColorbarGap + kColorbarWidth + kTickLength + kTickLabelGap) + widest +
          (label.empty() ? kColorbarRightPad : kAxisLabelBand);
 }
@@ -340,7 +345,8 @@ double colorbar_width(const ColorScale& s, const std::string& label) {
 std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
                          const std::vector<std::string>& panel_titles, const HeatmapOptions& opt,
                          int columns, const char* where) {
-  if (panels.empty()) throw shape_error(std::string(where) + ": no panels to draw, expected at least one");
+  if (panels.empty())
+    throw shape_error(std::string(where) + ": no panels to draw, expected at least one");
   const std::size_t rows = panels[0]->shape()[0], cols = panels[0]->shape()[1];
   if (rows == 0 || cols == 0)
     throw shape_error(std::string(where) + ": values has shape " + shape_str(panels[0]->shape()) +
@@ -366,23 +372,24 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   // 1. panels per row. The y tick labels' width depends only on the labels (and the cell
   //    height, for thinning): a first estimate of a panel's left part, fixed once cells are known.
   double widest_y = 0;
-  if (opt.y_ticks.empty())
-    widest_y = text_width(std::to_string(rows - 1), kTickFont);
+  if (opt.y_ticks.empty()) widest_y = text_width(std::to_string(rows - 1), kTickFont);
   for (auto& s : opt.y_ticks) widest_y = std::max(widest_y, text_width(s, kTickFont));
   const double y_label_w = opt.y_label.empty() ? 0 : kAxisLabelBand;
   const double left = kMargin + y_label_w + widest_y + kTickBandPad;
   double cbar_w = 0;  // the widest colour bar: one for the figure, or one beside every panel
   for (const auto& sc : scales) cbar_w = std::max(cbar_w, colorbar_width(sc, opt.colorbar_label));
   const double panel_gap = np > 1 ? kPanelGap : 0;
-  const double panel_cbar_w = per_panel ? cbar_w : 0;  // inside each panel
+  const double panel_cbar_w = per_panel ? cbar_w : 0;                      // inside each panel
   const double avail = kFigureWidth - kMargin - (per_panel ? 0 : cbar_w);  // for the panels
   // as asked, or automatically as many as fit with cells of at least kMinGridCell
   std::size_t ncol = std::min<std::size_t>(np, kMaxGridColumns);
   if (columns > 0) {
     ncol = std::min<std::size_t>(std::size_t(columns), np);
   } else {
-    while (ncol > 1 && (avail - double(ncol) * (left + panel_cbar_w) - double(ncol - 1) * panel_gap) /
-                               double(ncol) / double(cols) < kMinGridCell)
+    while (ncol > 1 &&
+           (avail - double(ncol) * (left + panel_cbar_w) - double(ncol - 1) * panel_gap) /
+                   double(ncol) / double(cols) <
+               kMinGridCell)
       --ncol;
   }
   const std::size_t nrow = (np + ncol - 1) / ncol;
@@ -393,11 +400,13 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
     cw = ch = opt.cell_size;
   } else {
     const double panel_room =
-        (avail - double(ncol) * (left + panel_cbar_w) - double(ncol - 1) * panel_gap) / double(ncol);
+        (avail - double(ncol) * (left + panel_cbar_w) - double(ncol - 1) * panel_gap) /
+        double(ncol);
     cw = std::min(kMaxCell, std::max(kMinCell, panel_room / double(cols)));
     // each grid row gets its share of the height cap, but at least kMinGridRowHeight
-    ch = std::min(cw, std::max(kMinCell, std::max(kMaxPlotHeight / double(nrow), kMinGridRowHeight) /
-                                             double(rows)));
+    ch =
+        std::min(cw, std::max(kMinCell, std::max(kMaxPlotHeight / double(nrow), kMinGridRowHeight) /
+                                            double(rows)));
   }
   const AxisPlan xa = plan_x(cols, cw, opt.x_ticks);
   const AxisPlan ya = plan_y(rows, ch, opt.y_ticks);
@@ -412,7 +421,8 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   const double grid_w = double(ncol) * panel_w + double(ncol - 1) * panel_gap;
   double width = grid_w + (per_panel ? 0 : cbar_w);
   width = std::max(width, std::min(kFigureWidth, text_width(opt.title, kTitleFont) + 2 * kMargin));
-  const double height = title_h + double(nrow) * panel_h + double(nrow - 1) * kPanelRowGap + kBottomMargin;
+  const double height =
+      title_h + double(nrow) * panel_h + double(nrow - 1) * kPanelRowGap + kBottomMargin;
 
   std::ostringstream out;
   out << svg_open(width, height);
@@ -429,16 +439,18 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
     // axis titles once per grid row / column: x under the bottom row, y left of the first column
     const bool bottom_row = p + ncol >= np;
     if (!opt.x_label.empty() && bottom_row)
-      out << text_el(x0 + plot_w / 2, y0 + plot_h + xa.extent + kLabelFont + kXLabelGap, opt.x_label,
-                     kLabelFont);
+      out << text_el(x0 + plot_w / 2, y0 + plot_h + xa.extent + kLabelFont + kXLabelGap,
+                     opt.x_label, kLabelFont);
     if (!opt.y_label.empty() && p % ncol == 0)
       out << vertical_text_el(ox + kMargin + kLabelFont, y0 + plot_h / 2, opt.y_label, kLabelFont);
   }
   // the colour bar spans the first row's plot height (at least kColorbarMinHeight when the plot
   // is short and the figure has room)
-  const double cb_h = std::max(plot_h, std::min(kColorbarMinHeight, height - title_h - ptitle_h - kMargin));
+  const double cb_h =
+      std::max(plot_h, std::min(kColorbarMinHeight, height - title_h - ptitle_h - kMargin));
   if (!per_panel)
-    draw_colorbar(out, grid_w + kColorbarGap, title_h + ptitle_h, cb_h, scales[0], opt.colorbar_label);
+    draw_colorbar(out, grid_w + kColorbarGap, title_h + ptitle_h, cb_h, scales[0],
+                  opt.colorbar_label);
   out << "</svg>\n";
   return out.str();
 }

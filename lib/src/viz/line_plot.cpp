@@ -24,39 +24,39 @@ namespace {
 using namespace detail;
 
 // --- layout constants (px) ----------------------------------------------------------------------
-constexpr int kYTickSpacing = 45;         // about one y tick per this many px of plot height
+constexpr int kYTickSpacing = 45;        // about one y tick per this many px of plot height
 constexpr int kMinTicks = 3;             // on either axis
-constexpr double kXTickSpacing = 70.0;    // about one numeric x tick per this many px
-constexpr double kXTickLabelPad = 12.0;   // ... or the widest label plus this
+constexpr double kXTickSpacing = 70.0;   // about one numeric x tick per this many px
+constexpr double kXTickLabelPad = 12.0;  // ... or the widest label plus this
 constexpr double kMinPlotWidth = 80.0, kMinPlotHeight = 60.0;
-constexpr double kReadableShare = 0.5;    // the plot keeps at least this share of the figure size
-constexpr double kYPadShare = 0.04;       // frame this share of the y range beyond it
-constexpr double kAxisLabelBand = kLabelFont + 10;   // a rotated y-axis label
+constexpr double kReadableShare = 0.5;  // the plot keeps at least this share of the figure size
+constexpr double kYPadShare = 0.04;     // frame this share of the y range beyond it
+constexpr double kAxisLabelBand = kLabelFont + 10;          // a rotated y-axis label
 constexpr double kYTickBand = kTickLength + kTickLabelGap;  // y tick mark and gap to its label
 constexpr double kRightMargin = 16.0;
-constexpr double kOverhangPad = 4.0;      // right of the last x tick label's end
+constexpr double kOverhangPad = 4.0;  // right of the last x tick label's end
 constexpr double kTopNoTitle = 14.0;
-constexpr double kTitleBand = kTitleFont + 26;      // title with its margins
-constexpr double kXTickBandPad = 10.0;    // x tick labels: font size plus this (tick, gap)
-constexpr double kXLabelBand = kLabelFont + 14;     // the x-axis label, with its descent
-constexpr double kXLabelGap = 2.0;        // x tick labels to the x-axis label
-constexpr double kNoXLabelPad = 8.0;      // under the tick labels when there is no x label
-constexpr double kMinCategoryGap = 6.0;   // categorical labels closer than this get rotated
+constexpr double kTitleBand = kTitleFont + 26;   // title with its margins
+constexpr double kXTickBandPad = 10.0;           // x tick labels: font size plus this (tick, gap)
+constexpr double kXLabelBand = kLabelFont + 14;  // the x-axis label, with its descent
+constexpr double kXLabelGap = 2.0;               // x tick labels to the x-axis label
+constexpr double kNoXLabelPad = 8.0;             // under the tick labels when there is no x label
+constexpr double kMinCategoryGap = 6.0;          // categorical labels closer than this get rotated
 // legend: a short line in the series' colour, then the label
-constexpr double kLegendGap = 14.0;       // plot to legend
-constexpr double kLegendTopPad = 8.0;     // frame top to the first entry
-constexpr double kLegendSwatch = 20.0;    // length of the sample line
-constexpr double kLegendTextGap = 6.0;    // sample line to label
-constexpr double kLegendChrome = 44.0;    // gap + swatch + text gap + spare, beside the labels
+constexpr double kLegendGap = 14.0;     // plot to legend
+constexpr double kLegendTopPad = 8.0;   // frame top to the first entry
+constexpr double kLegendSwatch = 20.0;  // length of the sample line
+constexpr double kLegendTextGap = 6.0;  // sample line to label
+constexpr double kLegendChrome = 44.0;  // gap + swatch + text gap + spare, beside the labels
 constexpr double kLegendRowHeight = kTickFont + 8;  // one entry
-constexpr double kLegendBottomPad = 6.0;  // under a legend placed below the plot
-constexpr double kMaxLegendShare = 0.3;   // a wider legend goes under the plot
+constexpr double kLegendBottomPad = 6.0;            // under a legend placed below the plot
+constexpr double kMaxLegendShare = 0.3;             // a wider legend goes under the plot
 // series
 constexpr const char* kYGridColor = "#e4e4e4";
 constexpr const char* kXGridColor = "#f0f0f0";
-constexpr const char* kHiddenColor = "#c8c8c8";   // lines left out of a full legend
+constexpr const char* kHiddenColor = "#c8c8c8";  // lines left out of a full legend
 constexpr const char* kReferenceColor = "#555555";
-constexpr const char* kDashPattern = "7 4";       // LineSeries::dashed
+constexpr const char* kDashPattern = "7 4";  // LineSeries::dashed
 constexpr const char* kReferenceDash = "4 3";
 constexpr double kMarkerRadius = 3.5;
 
@@ -70,7 +70,7 @@ const std::array<const char*, 4> kCycleDash = {"", "2 3", "9 3 2 3", "12 4"};
 // How one series or reference line is drawn, and whether the legend lists it.
 struct Style {
   std::string color;
-  std::string dash;     // stroke-dasharray, empty = solid
+  std::string dash;  // stroke-dasharray, empty = solid
   double width = 2.0;
   bool in_legend = false;
   bool hidden = false;  // labelled but left out of a full legend: thin and grey
@@ -116,8 +116,8 @@ std::vector<Style> plan_styles(const std::vector<LineSeries>& series,
       continue;
     }
     st[i].color = kPalette[rank % kPalette.size()];
-    st[i].dash = series[i].dashed ? kDashPattern
-                                  : kCycleDash[(rank / kPalette.size()) % kCycleDash.size()];
+    st[i].dash =
+        series[i].dashed ? kDashPattern : kCycleDash[(rank / kPalette.size()) % kCycleDash.size()];
     ++rank;
   }
   return st;
@@ -153,7 +153,8 @@ CategoryPlan plan_categories(const std::vector<std::string>& labels, double spac
 
 std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt) {
   const char* where = "line_plot_svg";
-  if (series.empty()) throw shape_error(std::string(where) + ": no series to draw, expected at least one");
+  if (series.empty())
+    throw shape_error(std::string(where) + ": no series to draw, expected at least one");
   // 1. data range (series and reference lines), then padded so no line lies on the frame
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
   for (std::size_t s = 0; s < series.size(); ++s) {
@@ -226,7 +227,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
       any_legend && widest_label + kLegendChrome > kMaxLegendShare * double(opt.width);
   const double legend_w = any_legend && !legend_below ? widest_label + kLegendChrome : 0;
   // y ticks: about one per kYTickSpacing px of the (estimated) plot height
-  const int max_y_ticks = std::max(kMinTicks, int(std::max(min_plot_h, double(opt.height) - 140) / kYTickSpacing));
+  const int max_y_ticks =
+      std::max(kMinTicks, int(std::max(min_plot_h, double(opt.height) - 140) / kYTickSpacing));
   const double ystep = nice_step(y_tick_hi - y_tick_lo, max_y_ticks);
   const std::vector<double> yt = nice_ticks(y_tick_lo, y_tick_hi, max_y_ticks);
   double widest_y = 0;
@@ -236,7 +238,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   double widest_x = 0;
   for (auto& s : opt.x_tick_labels) widest_x = std::max(widest_x, text_width(s, kTickFont));
   if (opt.x_tick_labels.empty())
-    for (double v : {xlo, xhi}) widest_x = std::max(widest_x, text_width(fmt(v), kTickFont) + kTickFont);
+    for (double v : {xlo, xhi})
+      widest_x = std::max(widest_x, text_width(fmt(v), kTickFont) + kTickFont);
   const double overhang = widest_x / 2 + kOverhangPad;
   const double legend_gap = std::max(kLegendGap, overhang);
   const double right = legend_w > 0 ? legend_gap + legend_w - kLegendGap + kRightMargin
@@ -245,7 +248,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   const double width = left + plot_w + right;
   // x ticks: categorical labels (rotated or thinned when they would overlap) or nice numbers
   const CategoryPlan cat = plan_categories(opt.x_tick_labels, plot_w / (xhi - xlo));
-  const int max_x_ticks = std::max(kMinTicks, int(plot_w / std::max(kXTickSpacing, widest_x + kXTickLabelPad)));
+  const int max_x_ticks =
+      std::max(kMinTicks, int(plot_w / std::max(kXTickSpacing, widest_x + kXTickLabelPad)));
   const double xstep = nice_step(xhi - xlo, max_x_ticks);
 
   // 4. vertical layout: title, plot, x tick labels, x label, legend below; a legend right of
@@ -258,7 +262,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
         1, std::size_t((width - 2 * kMargin) / (widest_label + kLegendChrome - kLegendGap)));
   legend_cols = std::min(legend_cols, std::max<std::size_t>(1, legend_rows_total));
   const std::size_t legend_rows = (legend_rows_total + legend_cols - 1) / legend_cols;
-  const double legend_h = legend_below ? double(legend_rows) * kLegendRowHeight + kLegendBottomPad : 0;
+  const double legend_h =
+      legend_below ? double(legend_rows) * kLegendRowHeight + kLegendBottomPad : 0;
   double plot_h = std::max(min_plot_h, double(opt.height) - top - bottom);
   if (any_legend && !legend_below)
     plot_h = std::max(plot_h, kLegendTopPad + double(legend_rows_total) * kLegendRowHeight);
@@ -288,8 +293,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
       if (cat.rotate)
         out << rotated_tick_label_el(x, yb, opt.x_tick_labels[i]);
       else
-        out << text_el(x, yb + kTickLabelGap + kTickFont, opt.x_tick_labels[i], kTickFont,
-                       "middle", " class=\"xtick\"");
+        out << text_el(x, yb + kTickLabelGap + kTickFont, opt.x_tick_labels[i], kTickFont, "middle",
+                       " class=\"xtick\"");
     }
   } else {
     for (double t : nice_ticks(xlo, xhi, max_x_ticks)) {
@@ -336,7 +341,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   // frame and axis labels
   out << frame_el(left, top, plot_w, plot_h);
   if (!opt.x_label.empty())
-    out << text_el(left + plot_w / 2, yb + cat.extent + kLabelFont + kXLabelGap, opt.x_label, kLabelFont);
+    out << text_el(left + plot_w / 2, yb + cat.extent + kLabelFont + kXLabelGap, opt.x_label,
+                   kLabelFont);
   if (!opt.y_label.empty())
     out << vertical_text_el(kMargin + kLabelFont, top + plot_h / 2, opt.y_label, kLabelFont);
   // legend: the shown entries in order (series, then reference lines), then the note; right of
@@ -355,9 +361,9 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
       if (!style[i].in_legend) continue;
       double lx, ly;
       slot(&lx, &ly);
-      out << "<line class=\"legend-swatch\" x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + kLegendSwatch)
-          << "\" y2=\"" << px(ly) << "\" stroke=\"" << style[i].color << "\" stroke-width=\"2.5\""
-          << dash_attr(style[i].dash) << "/>\n";
+      out << "<line class=\"legend-swatch\" x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\""
+          << px(lx + kLegendSwatch) << "\" y2=\"" << px(ly) << "\" stroke=\"" << style[i].color
+          << "\" stroke-width=\"2.5\"" << dash_attr(style[i].dash) << "/>\n";
       out << text_el(lx + (kLegendSwatch + kLegendTextGap), ly + kTickFont * kBaselineShift,
                      label_of(i), kTickFont, "start", " class=\"legend\"");
     }

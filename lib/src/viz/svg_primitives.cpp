@@ -18,11 +18,21 @@ std::string xml_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // control characters other than tab/newline are not allowed in XML 1.0
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
@@ -121,8 +131,7 @@ std::string text_el(double x, double y, const std::string& s, double size, const
 }
 
 std::string vertical_text_el(double x, double y, const std::string& s, double size) {
-  return text_el(x, y, s, size, "middle",
-                 " transform=\"rotate(-90 " + px(x) + " " + px(y) + ")\"");
+  return text_el(x, y, s, size, "middle", " transform=\"rotate(-90 " + px(x) + " " + px(y) + ")\"");
 }
 
 std::string rotated_tick_label_el(double x, double y_frame, const std::string& s) {
@@ -132,13 +141,13 @@ std::string rotated_tick_label_el(double x, double y_frame, const std::string& s
 }
 
 std::string line_el(double x1, double y1, double x2, double y2, const char* color, double width) {
-  return "<line x1=\"" + px(x1) + "\" y1=\"" + px(y1) + "\" x2=\"" + px(x2) + "\" y2=\"" +
-         px(y2) + "\" stroke=\"" + color + "\" stroke-width=\"" + px(width) + "\"/>\n";
+  return "<line x1=\"" + px(x1) + "\" y1=\"" + px(y1) + "\" x2=\"" + px(x2) + "\" y2=\"" + px(y2) +
+         "\" stroke=\"" + color + "\" stroke-width=\"" + px(width) + "\"/>\n";
 }
 
 std::string frame_el(double x, double y, double w, double h) {
-  return "<rect x=\"" + px(x) + "\" y=\"" + px(y) + "\" width=\"" + px(w) + "\" height=\"" +
-         px(h) + "\" fill=\"none\" stroke=\"" + kAxisColor + "\" stroke-width=\"1\"/>\n";
+  return "<rect x=\"" + px(x) + "\" y=\"" + px(y) + "\" width=\"" + px(w) + "\" height=\"" + px(h) +
+         "\" fill=\"none\" stroke=\"" + kAxisColor + "\" stroke-width=\"1\"/>\n";
 }
 
 std::string title_el(double width, const std::string& title) {
@@ -161,8 +170,8 @@ std::string title_el(double width, const std::string& title) {
 std::string svg_open(double w, double h) {
   const std::string W = px(std::ceil(w)), H = px(std::ceil(h));
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-         "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + W +
-         "\" height=\"" + H + "\" viewBox=\"0 0 " + W + " " + H +
+         "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" +
+         W + "\" height=\"" + H + "\" viewBox=\"0 0 " + W + " " + H +
          "\">\n<rect x=\"0\" y=\"0\" width=\"" + W + "\" height=\"" + H + "\" fill=\"#ffffff\"/>\n";
 }
 

@@ -13,12 +13,12 @@
 namespace xenc::viz::detail {
 
 // --- fonts and text ------------------------------------------------------------------------------
-inline constexpr double kTickFont = 11.0;   // tick labels, legend entries
-inline constexpr double kLabelFont = 13.0;  // axis labels, panel titles
-inline constexpr double kTitleFont = 15.0;  // figure titles
-inline constexpr double kMinTitleFont = 11.0;  // a long title shrinks down to this, then is cut
-inline constexpr double kCharWidthEm = 0.6;    // average glyph width / font size (sans-serif)
-inline constexpr double kBaselineShift = 0.35; // × font size: vertically centres text on a y
+inline constexpr double kTickFont = 11.0;       // tick labels, legend entries
+inline constexpr double kLabelFont = 13.0;      // axis labels, panel titles
+inline constexpr double kTitleFont = 15.0;      // figure titles
+inline constexpr double kMinTitleFont = 11.0;   // a long title shrinks down to this, then is cut
+inline constexpr double kCharWidthEm = 0.6;     // average glyph width / font size (sans-serif)
+inline constexpr double kBaselineShift = 0.35;  // × font size: vertically centres text on a y
 // Latin first, then CJK families (Linux: fonts-noto-cjk, Adobe's Source Han Sans, WenQuanYi;
 // macOS: PingFang; Windows: Microsoft YaHei), then the generic family. A renderer takes each
 // glyph from the first family that has it, so "猫" is not drawn as an empty box.
@@ -28,13 +28,14 @@ inline constexpr const char* kFont =
 inline constexpr const char* kTextColor = "#222222";
 inline constexpr const char* kAxisColor = "#444444";  // frames, ticks
 
-// --- common layout ---------------------------------------------------------------------------------
-inline constexpr double kMargin = 10.0;         // figure edge to content
-inline constexpr double kTickLength = 4.0;      // tick marks outside the frame
-inline constexpr double kTickLabelGap = 6.0;    // frame to the near edge of a tick label
-inline constexpr double kCos45 = 0.7071;        // rotated (-45°) labels: extent per px of text
-inline constexpr double kRotatedLabelDx = 3.0;  // anchor of a rotated x label, right of its tick
-inline constexpr double kRotatedLabelDy = 12.0; // ... and below the frame
+// --- common layout
+// ---------------------------------------------------------------------------------
+inline constexpr double kMargin = 10.0;          // figure edge to content
+inline constexpr double kTickLength = 4.0;       // tick marks outside the frame
+inline constexpr double kTickLabelGap = 6.0;     // frame to the near edge of a tick label
+inline constexpr double kCos45 = 0.7071;         // rotated (-45°) labels: extent per px of text
+inline constexpr double kRotatedLabelDx = 3.0;   // anchor of a rotated x label, right of its tick
+inline constexpr double kRotatedLabelDy = 12.0;  // ... and below the frame
 
 /// Estimated width in px of `s` at `font_size`: kCharWidthEm per terminal column
 /// (xenc::display_width: East Asian wide characters count two, combining marks none).

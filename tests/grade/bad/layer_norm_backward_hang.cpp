@@ -3,7 +3,8 @@
 
 namespace assignment {
 
-xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2&, const Tensor1&, float) {
+xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2&, const Tensor1&,
+                                            float) {
   volatile std::size_t spin = 0;
   for (std::size_t i = 0; i != grad_y.size() + 1; i += 0) spin = spin + 1;
   return {};

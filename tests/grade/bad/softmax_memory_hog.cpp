@@ -1,5 +1,6 @@
 // A softmax that asks for a scratch buffer of N·C·2^28 floats (an index mixed up with a size):
-// 32 GiB for the smallest input, zero-filled, so without a limit it would take the machine's memory.
+// 32 GiB for the smallest input, zero-filled, so without a limit it would take the machine's
+// memory.
 #include "exercises.hpp"
 
 #include <vector>

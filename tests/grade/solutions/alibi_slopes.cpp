@@ -11,7 +11,8 @@ std::vector<double> alibi_slopes(std::size_t num_heads) {
   std::size_t n = 1;
   while (2 * n <= num_heads) n *= 2;
   std::vector<double> slopes;
-  for (std::size_t h = 0; h < n; ++h) slopes.push_back(std::pow(2.0, -8.0 * double(h + 1) / double(n)));
+  for (std::size_t h = 0; h < n; ++h)
+    slopes.push_back(std::pow(2.0, -8.0 * double(h + 1) / double(n)));
   // the other H - n heads: every other slope of 2n heads, from the first (they fall between)
   for (std::size_t h = 0; slopes.size() < num_heads; h += 2)
     slopes.push_back(std::pow(2.0, -8.0 * double(h + 1) / double(2 * n)));

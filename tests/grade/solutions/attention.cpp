@@ -34,7 +34,8 @@ xenc::AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor
         for (std::size_t j = 0; j < Tk; ++j) sum += (s[j] = std::exp(s[j] - m));
         for (std::size_t j = 0; j < Tk; ++j) {
           r.weights(b, h, i, j) = s[j] / sum;
-          for (std::size_t e = 0; e < Dh; ++e) r.output(b, h, i, e) += r.weights(b, h, i, j) * v(b, h, j, e);
+          for (std::size_t e = 0; e < Dh; ++e)
+            r.output(b, h, i, e) += r.weights(b, h, i, j) * v(b, h, j, e);
         }
       }
   return r;

@@ -25,7 +25,8 @@ xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index
     total += m + std::log(s) - logits(n, std::size_t(targets(n)));
     for (std::size_t c = 0; c < C; ++c) {
       const double p = std::exp(logits(n, c) - m) / s;
-      out.grad_logits(n, c) = float((p - (std::int64_t(c) == targets(n) ? 1.0 : 0.0)) / double(kept));
+      out.grad_logits(n, c) =
+          float((p - (std::int64_t(c) == targets(n) ? 1.0 : 0.0)) / double(kept));
     }
   }
   // no row counts: 0/0, NaN as PyTorch

@@ -30,7 +30,8 @@ xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2
       g.weight(d) += float(grad_y(r, d) * xhat[d]);
       g.bias(d) += grad_y(r, d);
     }
-    for (std::size_t d = 0; d < D; ++d) g.input(r, d) = float(rstd * (gw[d] - mean_g - xhat[d] * mean_gx));
+    for (std::size_t d = 0; d < D; ++d)
+      g.input(r, d) = float(rstd * (gw[d] - mean_g - xhat[d] * mean_gx));
   }
   return g;
 }

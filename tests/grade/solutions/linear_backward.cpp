@@ -3,7 +3,8 @@
 
 namespace assignment {
 
-xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight) {
+xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x,
+                                     const Tensor2& weight) {
   const std::size_t N = x.shape()[0], in = x.shape()[1], out = weight.shape()[0];
   xenc::LinearGrads<2> g;
   g.input = xt::zeros<float>({N, in});

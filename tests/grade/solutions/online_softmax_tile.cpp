@@ -9,7 +9,7 @@
 namespace assignment {
 
 xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,
-                                                     const Tensor2& scores, const Tensor2& values) {
+                                                    const Tensor2& scores, const Tensor2& values) {
   const std::size_t Tq = scores.shape()[0], Tk = scores.shape()[1], Dv = values.shape()[1];
   xenc::grade::OnlineSoftmaxState next = state;
   for (std::size_t r = 0; r < Tq; ++r) {

@@ -8,8 +8,9 @@ namespace assignment {
 Tensor4 split_heads(const Tensor3& x, std::size_t num_heads) {
   const std::size_t B = x.shape()[0], T = x.shape()[1], D = x.shape()[2];
   if (num_heads == 0 || D % num_heads != 0)
-    throw xenc::config_error("split_heads: D (" + std::to_string(D) + ") must be divisible by num_heads (" +
-                             std::to_string(num_heads) + ")");
+    throw xenc::config_error("split_heads: D (" + std::to_string(D) +
+                             ") must be divisible by num_heads (" + std::to_string(num_heads) +
+                             ")");
   const std::size_t Dh = D / num_heads;
   Tensor4 out = Tensor4::from_shape({B, num_heads, T, Dh});
   // head h takes columns h·Dh .. h·Dh + Dh - 1 of every token

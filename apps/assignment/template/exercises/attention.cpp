@@ -1,5 +1,6 @@
 // Exercise: attention. Replace the throw with your code (see ../exercises.hpp and README.md).
-//     S = Q Kᵀ / sqrt(Dh), S[.., i, j] = -inf where key_padding_mask[b, j];  P = softmax(S);  O = P V
+//     S = Q Kᵀ / sqrt(Dh), S[.., i, j] = -inf where key_padding_mask[b, j];  P = softmax(S);  O = P
+//     V
 #include "exercises.hpp"
 
 #include <stdexcept>

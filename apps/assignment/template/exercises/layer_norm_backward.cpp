@@ -1,4 +1,5 @@
-// Exercise: layer_norm_backward. Replace the throw with your code (see ../exercises.hpp and README.md).
+// Exercise: layer_norm_backward. Replace the throw with your code (see ../exercises.hpp and
+// README.md).
 //     x̂ = (x - mean) · rstd,  g = dy · weight
 //     dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))   dweight = Σ_rows dy · x̂   dbias = Σ_rows dy
 #include "exercises.hpp"

@@ -1,4 +1,5 @@
-// Exercise: layer_norm_forward. Replace the throw with your code (see ../exercises.hpp and README.md).
+// Exercise: layer_norm_forward. Replace the throw with your code (see ../exercises.hpp and
+// README.md).
 //     y = (x - mean) / sqrt(var + eps) · weight + bias,   var = Σ (x - mean)² / D
 #include "exercises.hpp"
 
@@ -6,7 +7,8 @@
 
 namespace assignment {
 
-Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps) {
+Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias,
+                           float eps) {
   throw std::logic_error("layer_norm_forward: not implemented");
 }
 

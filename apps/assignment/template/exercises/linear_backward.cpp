@@ -6,7 +6,8 @@
 
 namespace assignment {
 
-xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight) {
+xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x,
+                                     const Tensor2& weight) {
   throw std::logic_error("linear_backward: not implemented");
 }
 

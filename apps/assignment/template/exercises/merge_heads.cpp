@@ -6,8 +6,6 @@
 
 namespace assignment {
 
-Tensor3 merge_heads(const Tensor4& x) {
-  throw std::logic_error("merge_heads: not implemented");
-}
+Tensor3 merge_heads(const Tensor4& x) { throw std::logic_error("merge_heads: not implemented"); }
 
 }  // namespace assignment

@@ -1,4 +1,5 @@
-// Exercise: online_softmax_tile. Replace the throw with your code (see ../exercises.hpp and README.md).
+// Exercise: online_softmax_tile. Replace the throw with your code (see ../exercises.hpp and
+// README.md).
 //     m' = max(m, max_j s_j)   c = exp(m - m')
 //     l' = c·l + Σ_j exp(s_j - m')   acc' = c·acc + Σ_j exp(s_j - m')·v_j   (per query row)
 #include "exercises.hpp"

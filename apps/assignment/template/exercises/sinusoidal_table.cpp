@@ -1,4 +1,5 @@
-// Exercise: sinusoidal_table. Replace the throw with your code (see ../exercises.hpp and README.md).
+// Exercise: sinusoidal_table. Replace the throw with your code (see ../exercises.hpp and
+// README.md).
 //     PE(p, 2i) = sin(p / 10000^(2i/D)),  PE(p, 2i+1) = cos(p / 10000^(2i/D))
 #include "exercises.hpp"
 

@@ -73,7 +73,8 @@ inline auto flat_value(const ParameterRef& p) {
 }
 /// Only for an allocated gradient (p.grad.allocated()).
 inline auto flat_grad(const ParameterRef& p) {
-  return xt::adapt(p.grad.data(), p.size(), xt::no_ownership(), std::array<std::size_t, 1>{p.size()});
+  return xt::adapt(p.grad.data(), p.size(), xt::no_ownership(),
+                   std::array<std::size_t, 1>{p.size()});
 }
 
 /// Parameter values by name, as torch.nn.Module.state_dict() (copies, not views).

@@ -55,10 +55,10 @@ const std::vector<PositionRule>& all_position_rules();
 
 struct PositionTaskConfig {
   PositionRule rule = PositionRule::neighbour_sum;
-  std::size_t num_symbols = 8;     ///< V, 2...1000; the labels are 0..V-1
-  std::size_t offset = 1;          ///< k, 1...64
-  std::size_t min_length = 8;      ///< shortest sequence; must leave at least one labelled position
-  std::size_t max_length = 16;     ///< longest sequence, min_length...100000
+  std::size_t num_symbols = 8;  ///< V, 2...1000; the labels are 0..V-1
+  std::size_t offset = 1;       ///< k, 1...64
+  std::size_t min_length = 8;   ///< shortest sequence; must leave at least one labelled position
+  std::size_t max_length = 16;  ///< longest sequence, min_length...100000
   std::size_t num_sequences = 1000;  ///< 1...10,000,000
   std::uint32_t seed = 0;
 
@@ -69,11 +69,11 @@ struct PositionTaskConfig {
 
 struct PositionTaskDataset {
   PositionTaskConfig config;
-  std::vector<LabelledSentence> sequences;          ///< tokens "t<s>", labels per the rule
-  std::vector<std::vector<std::int64_t>> symbols;   ///< the same sequences as numbers 0..V-1
-  Vocabulary vocab;                                 ///< position_task_vocabulary(V)
-  std::size_t labelled_positions = 0;               ///< labels != kIgnoreIndex, all sequences
-  std::vector<std::string> label_names() const;     ///< "t0", ..., "t{V-1}"
+  std::vector<LabelledSentence> sequences;         ///< tokens "t<s>", labels per the rule
+  std::vector<std::vector<std::int64_t>> symbols;  ///< the same sequences as numbers 0..V-1
+  Vocabulary vocab;                                ///< position_task_vocabulary(V)
+  std::size_t labelled_positions = 0;              ///< labels != kIgnoreIndex, all sequences
+  std::vector<std::string> label_names() const;    ///< "t0", ..., "t{V-1}"
   /// Accuracy of guessing: 1 / V.
   double chance() const { return 1.0 / double(config.num_symbols); }
 };

@@ -2,7 +2,8 @@
 //
 // Sentences come from two templates over a fixed word list (no download, seeded):
 //     active   the [adj] AGENT  <verb, past>        the [adj] PATIENT   "the cat chased the mouse"
-//     passive  the [adj] PATIENT was <participle> by the [adj] AGENT    "the mouse was chased by the cat"
+//     passive  the [adj] PATIENT was <participle> by the [adj] AGENT    "the mouse was chased by
+//     the cat"
 // Each noun is labelled agent (0) or patient (1); every other token ("the", adjectives, the
 // verb, "was", "by") gets kIgnoreIndex, so the loss and the accuracy count nouns only.
 //
@@ -31,12 +32,12 @@ namespace xenc {
 enum class Role : std::int64_t { agent = 0, patient = 1 };
 
 struct WordRolesConfig {
-  std::size_t num_nouns = 24;            ///< taken from a fixed list (at most 24)
-  std::size_t num_verbs = 12;            ///< taken from a fixed list (at most 12)
-  std::size_t sentences_per_pair = 4;    ///< per ordered (agent, patient) pair, before mirroring
-  double heldout_fraction = 0.2;         ///< share of unordered noun pairs kept for the test set
-  double passive_probability = 0.5;      ///< per sentence
-  double adjective_probability = 0.3;    ///< per noun phrase
+  std::size_t num_nouns = 24;          ///< taken from a fixed list (at most 24)
+  std::size_t num_verbs = 12;          ///< taken from a fixed list (at most 12)
+  std::size_t sentences_per_pair = 4;  ///< per ordered (agent, patient) pair, before mirroring
+  double heldout_fraction = 0.2;       ///< share of unordered noun pairs kept for the test set
+  double passive_probability = 0.5;    ///< per sentence
+  double adjective_probability = 0.3;  ///< per noun phrase
   std::uint32_t seed = 0;
 
   /// Throws config_error naming the rule and the value.

@@ -50,16 +50,16 @@ ExerciseResult check_softmax(const SoftmaxFn& student);
 /// Layer norm over the last axis:  y = (x - mean) / sqrt(var + eps) · weight + bias,
 /// var = Σ (x - mean)² / D (biased, as torch.nn.LayerNorm).
 /// Shapes:  x, y: [N, D]   weight, bias: [D]
-using LayerNormFn = std::function<Tensor2(const Tensor2& x, const Tensor1& weight,
-                                          const Tensor1& bias, float eps)>;
+using LayerNormFn =
+    std::function<Tensor2(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps)>;
 ExerciseResult check_layer_norm_forward(const LayerNormFn& student);
 
 /// Layer norm backward, given dy = dL/dy of the forward above:
 ///     x̂ = (x - mean) · rstd,  rstd = 1 / sqrt(var + eps),  g = dy · weight
 ///     dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))   dweight = Σ_rows dy · x̂   dbias = Σ_rows dy
 /// Shapes:  grad_y, x: [N, D]   weight: [D]   returns input [N, D], weight [D], bias [D]
-using LayerNormBackwardFn = std::function<LayerNormGrads<2>(
-    const Tensor2& grad_y, const Tensor2& x, const Tensor1& weight, float eps)>;
+using LayerNormBackwardFn = std::function<LayerNormGrads<2>(const Tensor2& grad_y, const Tensor2& x,
+                                                            const Tensor1& weight, float eps)>;
 ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student);
 
 /// Scaled dot-product attention with a key-padding mask:
@@ -85,8 +85,8 @@ ExerciseResult check_merge_heads(const MergeHeadsFn& student);
 /// Linear backward for y = x Wᵀ + b:   dx = dy W   dW = dyᵀ x   db = Σ_rows dy
 /// Shapes:  grad_y: [N, out]   x: [N, in]   weight: [out, in]
 ///          returns input [N, in], weight [out, in], bias [out]
-using LinearBackwardFn = std::function<LinearGrads<2>(const Tensor2& grad_y, const Tensor2& x,
-                                                      const Tensor2& weight)>;
+using LinearBackwardFn =
+    std::function<LinearGrads<2>(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight)>;
 ExerciseResult check_linear_backward(const LinearBackwardFn& student);
 
 /// Cross-entropy with an ignore index, as torch.nn.functional.cross_entropy (reduction 'mean'):
@@ -136,7 +136,8 @@ ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student);
 /// acc[r] = Σ_j exp(s_j − m[r]) v_j; nothing seen yet is m = −inf, l = 0, acc = 0. A new tile of
 /// scores s [Tq, Tk] and values v [Tk, Dv] updates it:
 ///     m'[r] = max(m[r], max_j s[r, j]),   c = exp(m[r] − m'[r])
-///     l'[r] = c · l[r] + Σ_j exp(s[r, j] − m'[r]),   acc'[r] = c · acc[r] + Σ_j exp(s[r, j] − m'[r]) · v[j]
+///     l'[r] = c · l[r] + Σ_j exp(s[r, j] − m'[r]),   acc'[r] = c · acc[r] + Σ_j exp(s[r, j] −
+///     m'[r]) · v[j]
 /// A row whose scores so far are all −inf (masked keys) stays m = −inf, l = 0, acc = 0 (no NaN).
 /// After the last tile, acc / l = softmax(s) V over every key.
 /// Shapes:  m, l: [Tq]   acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]

@@ -27,34 +27,34 @@ namespace xenc::pitfalls {
 
 /// The catalogue. Each value names one exhibit below.
 enum class Pitfall {
-  pe_doubled_exponent,             ///< pe_doubled_exponent
-  pe_batch_axis,                   ///< BatchAxisPosition, add_positions_along_batch
-  pe_odd_d_overflow,               ///< pe_odd_d_unchecked
-  layer_norm_unbiased_variance,    ///< layer_norm_unbiased_variance
-  layer_norm_eps_outside_sqrt,     ///< layer_norm_eps_outside_sqrt
+  pe_doubled_exponent,                  ///< pe_doubled_exponent
+  pe_batch_axis,                        ///< BatchAxisPosition, add_positions_along_batch
+  pe_odd_d_overflow,                    ///< pe_odd_d_unchecked
+  layer_norm_unbiased_variance,         ///< layer_norm_unbiased_variance
+  layer_norm_eps_outside_sqrt,          ///< layer_norm_eps_outside_sqrt
   layer_norm_unbiased_std_eps_outside,  ///< layer_norm_unbiased_std_eps_outside (both at once)
   layer_norm_backward_no_mean_terms,    ///< layer_norm_backward_no_mean_terms
-  softmax_without_max,             ///< softmax_without_max
-  mask_inverted,                   ///< keep_mask_from_lengths, attention_inverted_mask
-  mask_after_softmax,              ///< attention_mask_after_softmax
-  attention_without_scale,         ///< attention_without_scale
-  split_heads_without_transpose,   ///< split_heads_without_transpose
-  merge_heads_without_transpose,   ///< merge_heads_without_transpose
-  linear_backward_bias_mean,       ///< linear_backward_bias_mean
-  cross_entropy_counts_ignored,    ///< cross_entropy_counts_ignored(_backward)
-  rope_rotate_half,                ///< rope_rotate_half
-  rope_exponent_without_2,         ///< rope_exponent_without_2
-  rope_clockwise,                  ///< rope_clockwise
-  rope_positions_from_one,         ///< rope_positions_from_one
-  alibi_start_2_pow_minus_8,       ///< alibi_slopes_start_2_pow_minus_8
-  alibi_plain_formula,             ///< alibi_slopes_plain_formula
-  attention_scale_by_dh,           ///< attention_scale_by_dh
-  pe_sin_cos_swapped,              ///< pe_sin_cos_swapped
-  softmax_wrong_axis,              ///< softmax_wrong_axis
-  rope_doubled_exponent,           ///< rope_doubled_exponent
-  online_softmax_acc_not_rescaled, ///< online_softmax_acc_not_rescaled
-  online_softmax_sum_wrong_factor, ///< online_softmax_sum_wrong_factor
-  online_softmax_old_max,          ///< online_softmax_old_max
+  softmax_without_max,                  ///< softmax_without_max
+  mask_inverted,                        ///< keep_mask_from_lengths, attention_inverted_mask
+  mask_after_softmax,                   ///< attention_mask_after_softmax
+  attention_without_scale,              ///< attention_without_scale
+  split_heads_without_transpose,        ///< split_heads_without_transpose
+  merge_heads_without_transpose,        ///< merge_heads_without_transpose
+  linear_backward_bias_mean,            ///< linear_backward_bias_mean
+  cross_entropy_counts_ignored,         ///< cross_entropy_counts_ignored(_backward)
+  rope_rotate_half,                     ///< rope_rotate_half
+  rope_exponent_without_2,              ///< rope_exponent_without_2
+  rope_clockwise,                       ///< rope_clockwise
+  rope_positions_from_one,              ///< rope_positions_from_one
+  alibi_start_2_pow_minus_8,            ///< alibi_slopes_start_2_pow_minus_8
+  alibi_plain_formula,                  ///< alibi_slopes_plain_formula
+  attention_scale_by_dh,                ///< attention_scale_by_dh
+  pe_sin_cos_swapped,                   ///< pe_sin_cos_swapped
+  softmax_wrong_axis,                   ///< softmax_wrong_axis
+  rope_doubled_exponent,                ///< rope_doubled_exponent
+  online_softmax_acc_not_rescaled,      ///< online_softmax_acc_not_rescaled
+  online_softmax_sum_wrong_factor,      ///< online_softmax_sum_wrong_factor
+  online_softmax_old_max,               ///< online_softmax_old_max
 };
 
 struct PitfallInfo {
@@ -71,8 +71,8 @@ const std::vector<Pitfall>& all_pitfalls();
 
 // ---- positional encodings ---------------------------------------------------------------------
 
-/// cos in the even columns and sin in the odd ones: PE(p, 2i) = cos(p ω_i), PE(p, 2i+1) = sin(p ω_i)
-/// (the two lines of the formula swapped). Shapes: [P, D] (even D).
+/// cos in the even columns and sin in the odd ones: PE(p, 2i) = cos(p ω_i), PE(p, 2i+1) = sin(p
+/// ω_i) (the two lines of the formula swapped). Shapes: [P, D] (even D).
 Tensor2 pe_sin_cos_swapped(std::size_t num_positions, std::size_t d_model);
 
 /// The published loop `for i in range(0, D, 2): angle = p / 10000^(2*i/D)`: i already is the
@@ -200,14 +200,17 @@ std::vector<double> alibi_slopes_plain_formula(std::size_t num_heads);
 
 // ---- the online softmax: one tile of keys (grade::OnlineSoftmaxState, rows of queries) --------
 
-/// The old terms not rescaled: l is moved to the new maximum, but acc' = acc + Σ_j exp(s_j − m') v_j
-/// keeps the old terms in the old base, so the output overweights the tiles seen before a new max.
+/// The old terms not rescaled: l is moved to the new maximum, but acc' = acc + Σ_j exp(s_j − m')
+/// v_j keeps the old terms in the old base, so the output overweights the tiles seen before a new
+/// max.
 grade::OnlineSoftmaxState online_softmax_acc_not_rescaled(const grade::OnlineSoftmaxState& state,
-                                                          const Tensor2& scores, const Tensor2& values);
+                                                          const Tensor2& scores,
+                                                          const Tensor2& values);
 /// The running sum rescaled by the inverted factor: l' = exp(m' − m) · l + Σ_j exp(s_j − m') (acc
 /// is right), so l grows where it should shrink and every output is too small.
 grade::OnlineSoftmaxState online_softmax_sum_wrong_factor(const grade::OnlineSoftmaxState& state,
-                                                          const Tensor2& scores, const Tensor2& values);
+                                                          const Tensor2& scores,
+                                                          const Tensor2& values);
 /// The new maximum used before it is computed: the tile's exponentials exp(s_j − m) are taken
 /// against the old maximum m (then m, l and acc are updated as they should be). Overflows to inf on
 /// the first tile (m = −inf) and whenever the tile raises the maximum by more than 88.

@@ -18,15 +18,15 @@ namespace xenc::grade {
 
 /// One check of one exercise.
 struct CheckResult {
-  std::string name;             ///< "hand example", "edge case: large logits", ...
+  std::string name;  ///< "hand example", "edge case: large logits", ...
   bool passed = false;
-  std::string input;            ///< the input, in words and values
-  std::string expected;         ///< the expected values (or behaviour)
-  std::string computed;         ///< what the student's function gave (or threw)
-  std::string first_difference; ///< "y[0, 2]: expected 0.665241, computed nan" (empty if none)
-  std::string hint;             ///< what to do; names the known mistake when one matched
-  std::string known_mistake;    ///< the pitfall's title when the output equals an exhibit's
-  bool hidden = false;          ///< a hidden check (teacher's seed): its input is not shown
+  std::string input;             ///< the input, in words and values
+  std::string expected;          ///< the expected values (or behaviour)
+  std::string computed;          ///< what the student's function gave (or threw)
+  std::string first_difference;  ///< "y[0, 2]: expected 0.665241, computed nan" (empty if none)
+  std::string hint;              ///< what to do; names the known mistake when one matched
+  std::string known_mistake;     ///< the pitfall's title when the output equals an exhibit's
+  bool hidden = false;           ///< a hidden check (teacher's seed): its input is not shown
 };
 
 /// All checks of one exercise.
@@ -35,7 +35,7 @@ struct ExerciseResult {
   std::string signature;  ///< the function the student writes
   std::vector<CheckResult> checks;
 
-  bool passed() const;             ///< every check passed (false when there are none)
+  bool passed() const;  ///< every check passed (false when there are none)
   std::size_t num_passed() const;
   /// Every check failed because the function threw "... not implemented" (the stub as handed out).
   bool still_stub() const;

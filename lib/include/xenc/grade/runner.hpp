@@ -31,7 +31,8 @@ namespace xenc::grade {
 enum class HintLevel { full, brief, off };
 
 /// The teacher's settings. As a file (JSON), every key optional:
-///     { "exercises": {"softmax": 2, "attention": 3},   // which, with their points (default: all, 1 each)
+///     { "exercises": {"softmax": 2, "attention": 3},   // which, with their points (default: all,
+///     1 each)
 ///       "hints": "full" | "brief" | "off",
 ///       "hidden_seed": 1234,                          // adds hidden checks drawn from this seed
 ///       "library_calls": false,                       // student code may not call xenc:: ops/nn
@@ -45,7 +46,8 @@ struct Settings {
 };
 
 /// Reads a settings file. Throws xenc::config_error naming the file, the key and the value
-/// expected (unknown keys and unknown exercise names are errors too: a typo must not pass silently).
+/// expected (unknown keys and unknown exercise names are errors too: a typo must not pass
+/// silently).
 Settings read_settings(const std::string& path);
 
 /// One exercise as graded in its own process.
@@ -82,14 +84,14 @@ int child_main(const std::function<ExerciseResult()>& grade);
 
 /// Where the parent finds the template's source and build trees and CMake.
 struct Project {
-  std::string source_dir;   ///< holds exercises/<name>.cpp and (optionally) grading.json
-  std::string build_dir;    ///< where `cmake --build` makes grade-<name>
-  std::string cmake;        ///< the cmake program (absolute path)
+  std::string source_dir;  ///< holds exercises/<name>.cpp and (optionally) grading.json
+  std::string build_dir;   ///< where `cmake --build` makes grade-<name>
+  std::string cmake;       ///< the cmake program (absolute path)
 };
 
 /// The parent program: `grade [--format F] [--output FILE] [--text-output FILE] [--settings FILE]
-/// [--time-limit S] [--memory-limit MIB] [--list] [exercise ...]`. Exit code 0 when every check of every chosen
-/// exercise passed, 1 when one did not, 2 for a usage or settings error.
+/// [--time-limit S] [--memory-limit MIB] [--list] [exercise ...]`. Exit code 0 when every check of
+/// every chosen exercise passed, 1 when one did not, 2 for a usage or settings error.
 int grade_main(int argc, char** argv, const Project& project);
 
 }  // namespace xenc::grade

@@ -18,23 +18,23 @@ namespace xenc::grade {
 
 /// The limits of one child process.
 struct Limits {
-  double time_seconds = 10.0;         ///< wall-clock limit (the CPU limit is this, rounded up, + 1 s)
-  std::size_t memory_mib = 512;       ///< address-space limit (RLIMIT_AS)
-  std::size_t output_bytes = 16384;   ///< captured stdout + stderr kept (the rest is read, dropped)
+  double time_seconds = 10.0;    ///< wall-clock limit (the CPU limit is this, rounded up, + 1 s)
+  std::size_t memory_mib = 512;  ///< address-space limit (RLIMIT_AS)
+  std::size_t output_bytes = 16384;  ///< captured stdout + stderr kept (the rest is read, dropped)
 };
 
 /// What happened to the child.
 struct Outcome {
-  bool started = false;      ///< false: fork or exec failed (see failure)
-  bool exited = false;       ///< exited normally, with exit_code
+  bool started = false;  ///< false: fork or exec failed (see failure)
+  bool exited = false;   ///< exited normally, with exit_code
   int exit_code = 0;
-  int signal = 0;            ///< the signal that ended it (0 if none)
-  bool timed_out = false;    ///< killed at the wall-clock limit
-  double seconds = 0.0;      ///< wall-clock time
-  std::string verdict;       ///< what the child wrote on the verdict channel
-  std::string output;        ///< captured stdout + stderr (at most Limits::output_bytes)
+  int signal = 0;          ///< the signal that ended it (0 if none)
+  bool timed_out = false;  ///< killed at the wall-clock limit
+  double seconds = 0.0;    ///< wall-clock time
+  std::string verdict;     ///< what the child wrote on the verdict channel
+  std::string output;      ///< captured stdout + stderr (at most Limits::output_bytes)
   bool output_truncated = false;
-  std::string failure;       ///< why it could not start
+  std::string failure;  ///< why it could not start
 };
 
 /// Runs program with args (argv[0] is program) under limits. env_extra ("NAME=value") is added

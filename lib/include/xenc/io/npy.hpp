@@ -84,11 +84,11 @@ struct LoadLimits {
 /// What an .npy header says.
 struct NpyHeader {
   int major_version = 1;
-  std::string descr;                ///< NumPy dtype string, e.g. "<f4", "<f8", "|b1"
+  std::string descr;  ///< NumPy dtype string, e.g. "<f4", "<f8", "|b1"
   bool fortran_order = false;
-  std::vector<std::size_t> shape;   ///< empty for a 0-d array
-  std::size_t data_offset = 0;      ///< bytes from the start of the file to the data
-  std::size_t size() const;         ///< number of elements, prod(shape)
+  std::vector<std::size_t> shape;  ///< empty for a 0-d array
+  std::size_t data_offset = 0;     ///< bytes from the start of the file to the data
+  std::size_t size() const;        ///< number of elements, prod(shape)
   /// Bytes per element from descr ('<f4' -> 4, '|b1' -> 1), 0 when descr is not "<kind><n>".
   std::size_t itemsize() const;
   /// data_offset + prod(shape) · itemsize(): the length of a well-formed file (0 if unknown).
@@ -127,9 +127,9 @@ xt::xarray<bool> parse_npy_bool(const std::string& bytes, const std::string& sou
 std::string format_npy(const xt::xarray<float>& array);
 std::string format_npy_bool(const xt::xarray<bool>& array);
 xt::xarray<std::int64_t> parse_npy_int64(const std::string& bytes, const std::string& source,
-                                          const LoadLimits& limits = {});
+                                         const LoadLimits& limits = {});
 xt::xarray<std::uint8_t> parse_npy_uint8(const std::string& bytes, const std::string& source,
-                                          const LoadLimits& limits = {});
+                                         const LoadLimits& limits = {});
 std::string format_npy_int64(const xt::xarray<std::int64_t>& array);
 std::string format_npy_uint8(const xt::xarray<std::uint8_t>& array);
 

@@ -58,10 +58,13 @@ std::map<std::string, NpyHeader> load_npz_headers(const std::string& path,
                                                   const LoadLimits& limits = {});
 
 /// The same on an archive's bytes in memory; `source` names it in messages.
-StateDict parse_npz(const std::string& bytes, const std::string& source, const LoadLimits& limits = {});
-std::map<std::string, std::string> parse_npz_members(const std::string& bytes, const std::string& source,
+StateDict parse_npz(const std::string& bytes, const std::string& source,
+                    const LoadLimits& limits = {});
+std::map<std::string, std::string> parse_npz_members(const std::string& bytes,
+                                                     const std::string& source,
                                                      const LoadLimits& limits = {});
-std::map<std::string, NpyHeader> parse_npz_headers(const std::string& bytes, const std::string& source,
+std::map<std::string, NpyHeader> parse_npz_headers(const std::string& bytes,
+                                                   const std::string& source,
                                                    const LoadLimits& limits = {});
 
 /// Writes raw .npy bytes (from format_npy / format_npy_bool) as members "<key>.npy".

@@ -19,7 +19,8 @@
 //     np.savez("w.npz", **{k: v.numpy() for k, v in enc.state_dict().items()})
 //
 //     xenc::TransformerEncoder enc = xenc::load_transformer_encoder("w.npz", 2);  // nhead = 2
-//     xenc::Tensor3 y = enc.forward(x, padding_mask);   // = PyTorch's enc(x, src_key_padding_mask=...)
+//     xenc::Tensor3 y = enc.forward(x, padding_mask);   // = PyTorch's enc(x,
+//     src_key_padding_mask=...)
 //
 // Before anything is built, the key set is checked (inspect_encoder_state: no stray key, layer
 // indices 0, 1, ..., n - 1) and then every layer's keys and shapes against one layer of the sizes
@@ -63,7 +64,8 @@ struct EncoderStateInfo {
 /// "norm.weight"/"norm.bias" with i = 0, 1, ..., n - 1 without gaps (a stray key is named as
 /// unexpected; "layers.100000.linear1.weight" alone is refused because there is no layer 0).
 /// Shapes beyond D and F are checked by load_transformer_encoder. `source` names the origin.
-EncoderStateInfo inspect_encoder_state(const StateDict& state, const std::string& source = "state_dict");
+EncoderStateInfo inspect_encoder_state(const StateDict& state,
+                                       const std::string& source = "state_dict");
 
 /// A TransformerEncoder with the sizes read from `state` and its values copied in
 /// (evaluation mode, dropout 0). Every key must be present with the right shape and no other

@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "xenc/core/random.hpp"
 #include "xenc/core/error.hpp"
+#include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
 #include "xenc/nn/module.hpp"
 

@@ -25,14 +25,14 @@
 namespace xenc {
 
 struct EncoderModelConfig {
-  std::size_t vocab_size = 0;      ///< V
-  EncoderLayerConfig layer;        ///< D, H, F, dropout, activation, eps, norm_first
-  std::size_t num_layers = 2;      ///< N
+  std::size_t vocab_size = 0;  ///< V
+  EncoderLayerConfig layer;    ///< D, H, F, dropout, activation, eps, norm_first
+  std::size_t num_layers = 2;  ///< N
   PositionKind position = PositionKind::sinusoidal;
-  std::size_t max_len = 512;       ///< learned positions only
-  bool scale_embedding = false;    ///< multiply token embeddings by √D (the paper does)
-  bool final_norm = false;         ///< a LayerNorm after the last layer
-  std::int64_t padding_idx = 0;    ///< the <pad> id (its embedding row stays 0)
+  std::size_t max_len = 512;     ///< learned positions only
+  bool scale_embedding = false;  ///< multiply token embeddings by √D (the paper does)
+  bool final_norm = false;       ///< a LayerNorm after the last layer
+  std::int64_t padding_idx = 0;  ///< the <pad> id (its embedding row stays 0)
   std::uint32_t seed = 0;
 
   void validate(const std::string& where) const;

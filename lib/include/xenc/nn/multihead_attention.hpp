@@ -113,14 +113,14 @@ class MultiheadAttention : public Module {
   struct Cache {
     bool valid = false;
     bool self_attention = false;
-    Tensor3 query, key, value;  ///< the inputs (only query for self-attention)
-    Projections qkv;            ///< q, k, v as the heads saw them (after transform_qk)
-    Tensor4 probs;              ///< P [B, H, Tq, Tk], before dropout (plain path)
-    Tensor4 dropout_mask;       ///< [B, H, Tq, Tk] or empty (plain path)
+    Tensor3 query, key, value;      ///< the inputs (only query for self-attention)
+    Projections qkv;                ///< q, k, v as the heads saw them (after transform_qk)
+    Tensor4 probs;                  ///< P [B, H, Tq, Tk], before dropout (plain path)
+    Tensor4 dropout_mask;           ///< [B, H, Tq, Tk] or empty (plain path)
     AttentionDropout tile_dropout;  ///< the seed the tiled path drew its factors from
-    bool tiled = false;         ///< the forward ran in tiles: the backward recomputes P from
-    TiledAttentionResult heads; ///< O [B, Tq, D] and lse [B, H, Tq] (tiled path)
-    Mask2 key_padding_mask;     ///< the masks, which the tiled backward needs again
+    bool tiled = false;             ///< the forward ran in tiles: the backward recomputes P from
+    TiledAttentionResult heads;     ///< O [B, Tq, D] and lse [B, H, Tq] (tiled path)
+    Mask2 key_padding_mask;         ///< the masks, which the tiled backward needs again
     Tensor2 attn_mask;
   } cache_;
 };

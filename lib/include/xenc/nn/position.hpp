@@ -20,7 +20,8 @@
 // Neither has parameters; the words of a sentence separate only inside attention.
 //
 // Shapes:  x, y: [B, T, D]
-// Throws:  config_error for an odd D (sinusoidal), an odd Dh = D / H (rope) or an unknown name; shape_error when T
+// Throws:  config_error for an odd D (sinusoidal), an odd Dh = D / H (rope) or an unknown name;
+// shape_error when T
 //          exceeds max_len (learned) or D does not match.
 #pragma once
 

@@ -36,13 +36,13 @@ namespace xenc {
 
 /// Hyper-parameters of one encoder layer, with PyTorch's names and defaults.
 struct EncoderLayerConfig {
-  std::size_t d_model = 512;          ///< D
-  std::size_t nhead = 8;              ///< H
-  std::size_t dim_feedforward = 2048; ///< F
-  float dropout = 0.1f;               ///< active only in training mode
+  std::size_t d_model = 512;           ///< D
+  std::size_t nhead = 8;               ///< H
+  std::size_t dim_feedforward = 2048;  ///< F
+  float dropout = 0.1f;                ///< active only in training mode
   Activation activation = Activation::relu;
   float layer_norm_eps = 1e-5f;
-  bool norm_first = false;            ///< false: post-norm (paper); true: pre-norm
+  bool norm_first = false;  ///< false: post-norm (paper); true: pre-norm
 
   /// Throws config_error naming the rule and the numbers.
   void validate(const std::string& where) const;
@@ -91,9 +91,9 @@ class TransformerEncoderLayer : public Module {
   Rng dropout_rng_;
   struct Cache {
     bool valid = false;
-    Tensor3 ff_pre;       ///< linear1 output before the activation [B, T, F]
-    Tensor3 drop_ff;      ///< dropout mask inside the feed-forward, or empty
-    Tensor3 drop1, drop2; ///< residual-branch dropout masks, or empty
+    Tensor3 ff_pre;        ///< linear1 output before the activation [B, T, F]
+    Tensor3 drop_ff;       ///< dropout mask inside the feed-forward, or empty
+    Tensor3 drop1, drop2;  ///< residual-branch dropout masks, or empty
   } cache_;
 };
 

@@ -93,10 +93,10 @@ struct AttentionDropout {
 
 /// What the attention step needs besides q, k, v.
 struct AttentionInputs {
-  std::size_t num_heads;                     ///< H (D must be divisible by it)
-  const Mask2& key_padding_mask;             ///< [B, Tk] or empty
-  const Tensor2& attn_mask;                  ///< [Tq, Tk] or empty
-  const Tensor4& dropout_mask;               ///< [B, H, Tq, Tk] factors 0 or 1/(1-p), or empty
+  std::size_t num_heads;          ///< H (D must be divisible by it)
+  const Mask2& key_padding_mask;  ///< [B, Tk] or empty
+  const Tensor2& attn_mask;       ///< [Tq, Tk] or empty
+  const Tensor4& dropout_mask;    ///< [B, H, Tq, Tk] factors 0 or 1/(1-p), or empty
   /// The position scheme acting inside attention; the default adds nothing.
   const AttentionPosition& position = no_attention_position();
   /// Dropout drawn per tile (tiled path only; not together with dropout_mask).
@@ -115,13 +115,12 @@ struct MultiHeadAttentionGrads {
 /// The heads' attention on q, k, v (already transformed by position, if a scheme does that).
 /// keep_weights = false (inference) reuses one [Tq, Tk] buffer for every head.
 MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Tensor3& k,
-                                                      const Tensor3& v,
-                                                      const AttentionInputs& in,
+                                                      const Tensor3& v, const AttentionInputs& in,
                                                       bool keep_weights);
 /// weights: P from the forward (kept). Masks and bias need no backward (they are constants).
-MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output,
-                                                      const Tensor3& q, const Tensor3& k,
-                                                      const Tensor3& v, const Tensor4& weights,
+MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output, const Tensor3& q,
+                                                      const Tensor3& k, const Tensor3& v,
+                                                      const Tensor4& weights,
                                                       const AttentionInputs& in);
 
 }  // namespace xenc

@@ -22,8 +22,7 @@ namespace xenc {
 double sinusoidal_value(double position, std::size_t dim, std::size_t d_model);
 
 /// The table PE(offset + t, j) for t < num_positions, j < d_model.
-Tensor2 sinusoidal_encoding(std::size_t num_positions, std::size_t d_model,
-                            std::size_t offset = 0);
+Tensor2 sinusoidal_encoding(std::size_t num_positions, std::size_t d_model, std::size_t offset = 0);
 
 /// ω_i = 10000^(-2i/D) for i = 0 .. D/2 - 1.
 Tensor1 sinusoidal_frequencies(std::size_t d_model);

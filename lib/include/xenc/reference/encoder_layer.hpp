@@ -47,12 +47,12 @@ enum class Activation { relu, gelu };
 // ---- 1. hyper-parameters ---------------------------------------------------------------------
 
 struct Config {
-  std::size_t d_model = 8;          ///< D
-  std::size_t nhead = 2;            ///< H (D must be divisible by H; Dh = D / H)
-  std::size_t dim_feedforward = 16; ///< F
+  std::size_t d_model = 8;           ///< D
+  std::size_t nhead = 2;             ///< H (D must be divisible by H; Dh = D / H)
+  std::size_t dim_feedforward = 16;  ///< F
   Activation activation = Activation::relu;
   float layer_norm_eps = 1e-5f;
-  bool norm_first = false;          ///< false: post-norm; true: pre-norm
+  bool norm_first = false;  ///< false: post-norm; true: pre-norm
 
   /// Throws config_error naming the rule and the numbers.
   void validate(const std::string& where) const;
@@ -116,27 +116,27 @@ void load_state_dict(LayerWeights& w, const StateDict& state, const std::string&
 // ---- 3. activations: what forward keeps for backward -----------------------------------------
 
 struct AttentionActivations {
-  Tensor3 x;     ///< input [B, T, D]
+  Tensor3 x;               ///< input [B, T, D]
   Mask2 key_padding_mask;  ///< [B, T] (true = padding) or empty
-  Tensor3 qkv;   ///< [Q | K | V] = x W_inᵀ + b_in: [B, T, 3D]
-  Tensor4 att;   ///< attention probabilities [B, H, T, T] (query row, key column)
-  Tensor3 ctx;   ///< the heads' outputs side by side [B, T, D] (out_proj's input)
+  Tensor3 qkv;             ///< [Q | K | V] = x W_inᵀ + b_in: [B, T, 3D]
+  Tensor4 att;             ///< attention probabilities [B, H, T, T] (query row, key column)
+  Tensor3 ctx;             ///< the heads' outputs side by side [B, T, D] (out_proj's input)
 };
 
 struct LayerActivations {
-  Tensor3 x;                  ///< layer input [B, T, D]
-  Tensor3 ln1;                ///< norm1's output [B, T, D]
-  Tensor2 ln1_mean, ln1_rstd; ///< norm1's row mean and 1/sqrt(var + eps) [B, T]
-  AttentionActivations attn;  ///< inside self_attn
-  Tensor3 attn_out;           ///< self_attn's output [B, T, D]
-  Tensor3 res1;               ///< x + attn_out [B, T, D] (post-norm: norm1's input)
-  Tensor3 h;                  ///< the attention block's output [B, T, D]
-  Tensor3 ln2;                ///< norm2's output [B, T, D]
-  Tensor2 ln2_mean, ln2_rstd; ///< [B, T]
-  Tensor3 fc1;                ///< linear1's output, before the activation [B, T, F]
-  Tensor3 fc1_act;            ///< act(fc1) [B, T, F]
-  Tensor3 fc2;                ///< linear2's output [B, T, D]
-  Tensor3 res2;               ///< h + fc2 [B, T, D] (post-norm: norm2's input)
+  Tensor3 x;                   ///< layer input [B, T, D]
+  Tensor3 ln1;                 ///< norm1's output [B, T, D]
+  Tensor2 ln1_mean, ln1_rstd;  ///< norm1's row mean and 1/sqrt(var + eps) [B, T]
+  AttentionActivations attn;   ///< inside self_attn
+  Tensor3 attn_out;            ///< self_attn's output [B, T, D]
+  Tensor3 res1;                ///< x + attn_out [B, T, D] (post-norm: norm1's input)
+  Tensor3 h;                   ///< the attention block's output [B, T, D]
+  Tensor3 ln2;                 ///< norm2's output [B, T, D]
+  Tensor2 ln2_mean, ln2_rstd;  ///< [B, T]
+  Tensor3 fc1;                 ///< linear1's output, before the activation [B, T, F]
+  Tensor3 fc1_act;             ///< act(fc1) [B, T, F]
+  Tensor3 fc2;                 ///< linear2's output [B, T, D]
+  Tensor3 res2;                ///< h + fc2 [B, T, D] (post-norm: norm2's input)
 };
 
 // ---- 4. the steps, each a forward/backward pair ----------------------------------------------
@@ -175,8 +175,8 @@ void activation_backward(Tensor3& dinp, const Tensor3& dout, const Tensor3& inp,
 /// gets zero probabilities and a zero output (PyTorch 1.13 gives NaN there).
 void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
                        const Mask2& key_padding_mask, std::size_t nhead);
-void attention_backward(Tensor3& dqkv, const Tensor3& dout, const Tensor3& qkv,
-                        const Tensor4& att, std::size_t nhead);
+void attention_backward(Tensor3& dqkv, const Tensor3& dout, const Tensor3& qkv, const Tensor4& att,
+                        std::size_t nhead);
 
 /// Multi-head self-attention: in-projection, attention, out-projection.   x, out: [B, T, D]
 void multihead_attention_forward(Tensor3& out, AttentionActivations& a, const Tensor3& x,
@@ -192,7 +192,6 @@ void encoder_layer_forward(Tensor3& y, LayerActivations& a, const Tensor3& x,
                            const Config& config);
 /// dx and every tensor of dw receive += their gradient; dx must have x's shape.
 void encoder_layer_backward(Tensor3& dx, LayerWeights& dw, const Tensor3& dy,
-                            const LayerActivations& a, const LayerWeights& w,
-                            const Config& config);
+                            const LayerActivations& a, const LayerWeights& w, const Config& config);
 
 }  // namespace xenc::reference

@@ -52,8 +52,8 @@ class Vocabulary {
   Index1 encode(const std::vector<std::string>& tokens) const;
 
   struct Batch {
-    Index2 ids;           ///< [B, T] padded with pad_id
-    Mask2 padding_mask;   ///< [B, T], true = padding
+    Index2 ids;                                    ///< [B, T] padded with pad_id
+    Mask2 padding_mask;                            ///< [B, T], true = padding
     std::vector<std::vector<std::string>> tokens;  ///< each sentence's tokens
   };
   /// Tokenizes and encodes sentences, padded to the longest. Throws std::invalid_argument for

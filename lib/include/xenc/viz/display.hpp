@@ -44,14 +44,13 @@ struct Table {
   std::vector<std::string> row_labels;  ///< one per row, or empty (rows are numbered)
   std::vector<std::string> col_labels;  ///< one per column, or empty (columns are numbered)
   std::string caption;
-  int precision = 4;                    ///< digits after the decimal point
+  int precision = 4;  ///< digits after the decimal point
 };
 
 /// A Table of `values` [rows, cols]. Throws xenc::shape_error if a non-empty label list
 /// does not have one label per row / column.
 Table table(const Tensor2& values, std::vector<std::string> row_labels = {},
-            std::vector<std::string> col_labels = {}, std::string caption = {},
-            int precision = 4);
+            std::vector<std::string> col_labels = {}, std::string caption = {}, int precision = 4);
 /// A vector [n] as a one-row table.
 Table table(const Tensor1& values, std::vector<std::string> col_labels = {},
             std::string caption = {}, int precision = 4);

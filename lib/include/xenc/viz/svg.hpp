@@ -68,10 +68,10 @@ struct HeatmapOptions {
 std::string heatmap_svg(const Tensor2& values, const HeatmapOptions& opt);
 
 /// Several heatmaps of the same shape side by side, e.g. the attention weights of every head
-/// of every layer: one shared colour scale and colour bar, or one per panel (opt.panel_scale). `panel_titles` has one title
-/// per panel (or is empty); `columns` = panels per row (0 = automatic: at most 4, and only as
-/// many as fit about 640 px with cells of at least 8 px).
-/// opt.title is the figure title; the axis labels and ticks apply to every panel.
+/// of every layer: one shared colour scale and colour bar, or one per panel (opt.panel_scale).
+/// `panel_titles` has one title per panel (or is empty); `columns` = panels per row (0 = automatic:
+/// at most 4, and only as many as fit about 640 px with cells of at least 8 px). opt.title is the
+/// figure title; the axis labels and ticks apply to every panel.
 std::string heatmap_grid_svg(const std::vector<Tensor2>& panels,
                              const std::vector<std::string>& panel_titles,
                              const HeatmapOptions& opt, int columns = 0);

@@ -1,6 +1,6 @@
-// Exercise layer_norm_backward: layer norm backward. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
+// Exercise layer_norm_backward: layer norm backward. This file is the whole exercise: it registers
+// itself (name, signature, points, teaching order), then holds its checks, their inputs, references
+// and the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
 // comment.
 #include "../exercise_support.hpp"
 
@@ -10,9 +10,10 @@ using namespace support;
 
 namespace {
 const RegisterExercise registered{{"layer_norm_backward",
-                                    "LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor1& weight, "
-       "float eps)",
-                                    1.0, 3}};
+                                   "LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, "
+                                   "const Tensor2& x, const Tensor1& weight, "
+                                   "float eps)",
+                                   1.0, 3}};
 }  // namespace
 
 // ---- layer norm backward ----------------------------------------------------------------------
@@ -22,48 +23,61 @@ ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student) {
   auto grads_output = [](const LayerNormGrads<2>& g) {
     return Output{field("dx", g.input), field("dweight", g.weight), field("dbias", g.bias)};
   };
-  auto call = [student, grads_output](const Tensor2& dy, const Tensor2& x, const Tensor1& w, float eps) {
+  auto call = [student, grads_output](const Tensor2& dy, const Tensor2& x, const Tensor1& w,
+                                      float eps) {
     return [=] { return grads_output(student(dy, x, w, eps)); };
   };
   auto reference = [](const Tensor2& dy, const Tensor2& x, const Tensor1& w, float eps) {
-    const ref::LayerNormGrads g = ref::layer_norm_backward(ref::from(dy), ref::from(x), to_vec(w), eps);
-    return Output{from_ref("dx", g.input), from_vec("dweight", g.weight), from_vec("dbias", g.bias)};
+    const ref::LayerNormGrads g =
+        ref::layer_norm_backward(ref::from(dy), ref::from(x), to_vec(w), eps);
+    return Output{from_ref("dx", g.input), from_vec("dweight", g.weight),
+                  from_vec("dbias", g.bias)};
   };
   auto no_mean = [grads_output](const Tensor2& dy, const Tensor2& x, const Tensor1& w, float eps) {
-    return Exhibit{Pitfall::layer_norm_backward_no_mean_terms,
-                   [=] { return grads_output(pitfalls::layer_norm_backward_no_mean_terms(dy, x, w, eps)); }};
+    return Exhibit{
+        Pitfall::layer_norm_backward_no_mean_terms,
+        [=] { return grads_output(pitfalls::layer_norm_backward_no_mean_terms(dy, x, w, eps)); }};
   };
   auto inputs = [](const Tensor2& dy, const Tensor2& x, const Tensor1& w) {
     return show("grad_y", dy) + "; " + show("x", x) + "; " + show("weight", w) + "; eps = 1e-05";
   };
   const std::string formula_hint =
-      "with x̂ = (x - mean) · rstd, rstd = 1 / sqrt(var + eps) and g = dy · weight: dx = rstd · (g - mean(g) - "
+      "with x̂ = (x - mean) · rstd, rstd = 1 / sqrt(var + eps) and g = dy · weight: dx = rstd · (g "
+      "- mean(g) - "
       "x̂ · mean(g · x̂)) per row; dweight = Σ_rows dy · x̂; dbias = Σ_rows dy.";
 
   // Hand example: x = [1, 2, 3, 4], weight 1, dy = [1, 0, 0, 0]. x̂ = [-1.341635, -0.447212,
   // 0.447212, 1.341635], rstd = 0.894424, mean(g) = 0.25, mean(g · x̂) = -0.335409, so
-  // dx = 0.894424 · ([1, 0, 0, 0] - 0.25 + 0.335409 · x̂) = [0.268330, -0.357768, -0.089443, 0.178882]
-  // (NumPy gives the same); dweight = dy · x̂ = [-1.341635, 0, 0, 0]; dbias = dy = [1, 0, 0, 0].
+  // dx = 0.894424 · ([1, 0, 0, 0] - 0.25 + 0.335409 · x̂) = [0.268330, -0.357768, -0.089443,
+  // 0.178882] (NumPy gives the same); dweight = dy · x̂ = [-1.341635, 0, 0, 0]; dbias = dy = [1, 0,
+  // 0, 0].
   const Tensor2 hx = {{1, 2, 3, 4}}, hdy = {{1, 0, 0, 0}};
   const Tensor1 ones4 = xt::ones<float>({4});
-  add(r, {"hand example: x = [1, 2, 3, 4], dy = [1, 0, 0, 0], weight 1", inputs(hdy, hx, ones4),
-          call(hdy, hx, ones4, 1e-5f),
-          {Field{"dx", {1, 4}, {0.2683303, -0.35776837, -0.08944343, 0.1788815}},
-           Field{"dweight", {4}, {-1.34163542, 0, 0, 0}}, Field{"dbias", {4}, {1, 0, 0, 0}}}},
+  add(r,
+      {"hand example: x = [1, 2, 3, 4], dy = [1, 0, 0, 0], weight 1",
+       inputs(hdy, hx, ones4),
+       call(hdy, hx, ones4, 1e-5f),
+       {Field{"dx", {1, 4}, {0.2683303, -0.35776837, -0.08944343, 0.1788815}},
+        Field{"dweight", {4}, {-1.34163542, 0, 0, 0}}, Field{"dbias", {4}, {1, 0, 0, 0}}}},
       {no_mean(hdy, hx, ones4, 1e-5f)}, formula_hint);
 
   const Tensor2 rx = randn<Tensor2>(std::array<std::size_t, 2>{3, 6}, 31, 2.0f, 0.5f);
   const Tensor2 rdy = randn<Tensor2>(std::array<std::size_t, 2>{3, 6}, 32);
   const Tensor1 rw = randn<Tensor1>(std::array<std::size_t, 1>{6}, 33, 0.5f, 1.0f);
-  add(r, {"reference values: x [3, 6], random weight (the formula in double)", inputs(rdy, rx, rw),
-          call(rdy, rx, rw, 1e-5f), reference(rdy, rx, rw, 1e-5f)},
+  add(r,
+      {"reference values: x [3, 6], random weight (the formula in double)", inputs(rdy, rx, rw),
+       call(rdy, rx, rw, 1e-5f), reference(rdy, rx, rw, 1e-5f)},
       {no_mean(rdy, rx, rw, 1e-5f)}, formula_hint);
 
-  ValueCheck inv{"invariant: each row of dx sums to 0 (adding a constant to a row of x does not change y)",
-                 inputs(rdy, rx, rw), call(rdy, rx, rw, 1e-5f), {Field{"row sums of dx", {3}, {0, 0, 0}}}};
+  ValueCheck inv{
+      "invariant: each row of dx sums to 0 (adding a constant to a row of x does not change y)",
+      inputs(rdy, rx, rw),
+      call(rdy, rx, rw, 1e-5f),
+      {Field{"row sums of dx", {3}, {0, 0, 0}}}};
   inv.measure = [](const Output& o) { return row_sums(o, "row sums of dx"); };
   add(r, inv, {no_mean(rdy, rx, rw, 1e-5f)},
-      "the mean and the variance depend on every x of the row, so dx has the two mean terms: " + formula_hint);
+      "the mean and the variance depend on every x of the row, so dx has the two mean terms: " +
+          formula_hint);
 
   // Finite differences of L = Σ dy ⊙ layer_norm(x) (reference forward in double).
   const std::vector<double> dyv(rdy.begin(), rdy.end()), wv = to_vec(rw), xv(rx.begin(), rx.end());
@@ -74,24 +88,50 @@ ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student) {
     return s;
   };
   const std::vector<std::size_t> xs = {3, 6};
-  GradCheck fdx{"finite differences: dx", inputs(rdy, rx, rw) + "; L = Σ grad_y ⊙ layer_norm(x)", "dx", xs,
+  GradCheck fdx{"finite differences: dx",
+                inputs(rdy, rx, rw) + "; L = Σ grad_y ⊙ layer_norm(x)",
+                "dx",
+                xs,
                 call(rdy, rx, rw, 1e-5f),
-                [=](const std::vector<double>& p) { return loss_of(ref::layer_norm(ref::Array{xs, p}, wv, bv, 1e-5)); },
-                xv, {no_mean(rdy, rx, rw, 1e-5f)}, formula_hint};
+                [=](const std::vector<double>& p) {
+                  return loss_of(ref::layer_norm(ref::Array{xs, p}, wv, bv, 1e-5));
+                },
+                xv,
+                {no_mean(rdy, rx, rw, 1e-5f)},
+                formula_hint};
   r.checks.push_back(run(fdx));
-  GradCheck fdw{"finite differences: dweight", fdx.input, "dweight", {6}, call(rdy, rx, rw, 1e-5f),
-                [=](const std::vector<double>& p) { return loss_of(ref::layer_norm(ref::Array{xs, xv}, p, bv, 1e-5)); },
-                wv, {}, "dweight[d] = Σ_rows dy[r, d] · x̂[r, d]: sum over the rows, with the normalised x̂."};
+  GradCheck fdw{
+      "finite differences: dweight",
+      fdx.input,
+      "dweight",
+      {6},
+      call(rdy, rx, rw, 1e-5f),
+      [=](const std::vector<double>& p) {
+        return loss_of(ref::layer_norm(ref::Array{xs, xv}, p, bv, 1e-5));
+      },
+      wv,
+      {},
+      "dweight[d] = Σ_rows dy[r, d] · x̂[r, d]: sum over the rows, with the normalised x̂."};
   r.checks.push_back(run(fdw));
-  GradCheck fdb{"finite differences: dbias", fdx.input, "dbias", {6}, call(rdy, rx, rw, 1e-5f),
-                [=](const std::vector<double>& p) { return loss_of(ref::layer_norm(ref::Array{xs, xv}, wv, p, 1e-5)); },
-                bv, {}, "dbias[d] = Σ_rows dy[r, d]: the bias is added to every row."};
+  GradCheck fdb{"finite differences: dbias",
+                fdx.input,
+                "dbias",
+                {6},
+                call(rdy, rx, rw, 1e-5f),
+                [=](const std::vector<double>& p) {
+                  return loss_of(ref::layer_norm(ref::Array{xs, xv}, wv, p, 1e-5));
+                },
+                bv,
+                {},
+                "dbias[d] = Σ_rows dy[r, d]: the bias is added to every row."};
   r.checks.push_back(run(fdb));
 
-  const Tensor2 ox = randn<Tensor2>(std::array<std::size_t, 2>{1, 5}, 34), ody = randn<Tensor2>(std::array<std::size_t, 2>{1, 5}, 35);
+  const Tensor2 ox = randn<Tensor2>(std::array<std::size_t, 2>{1, 5}, 34),
+                ody = randn<Tensor2>(std::array<std::size_t, 2>{1, 5}, 35);
   const Tensor1 ow = randn<Tensor1>(std::array<std::size_t, 1>{5}, 36, 0.5f, 1.0f);
-  add(r, {"edge case: odd D = 5, one row (T = 1)", inputs(ody, ox, ow), call(ody, ox, ow, 1e-5f),
-          reference(ody, ox, ow, 1e-5f)},
+  add(r,
+      {"edge case: odd D = 5, one row (T = 1)", inputs(ody, ox, ow), call(ody, ox, ow, 1e-5f),
+       reference(ody, ox, ow, 1e-5f)},
       {no_mean(ody, ox, ow, 1e-5f)}, formula_hint);
   if (std::optional<Rng> rng = hidden_rng("layer_norm_backward")) {
     const std::size_t N = hidden_size(*rng, 1, 4), D = hidden_size(*rng, 2, 8);
@@ -99,8 +139,9 @@ ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student) {
     const Tensor2 x = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, D}, 2.0f, mean);
     const Tensor2 dy = hidden_randn<Tensor2>(*rng, std::array<std::size_t, 2>{N, D});
     const Tensor1 w = hidden_randn<Tensor1>(*rng, std::array<std::size_t, 1>{D}, 0.5f, 1.0f);
-    add_hidden(r, {"hidden: reference values on the teacher's inputs", "", call(dy, x, w, 1e-5f),
-                   reference(dy, x, w, 1e-5f)},
+    add_hidden(r,
+               {"hidden: reference values on the teacher's inputs", "", call(dy, x, w, 1e-5f),
+                reference(dy, x, w, 1e-5f)},
                {no_mean(dy, x, w, 1e-5f)}, formula_hint);
   }
   return r;

@@ -1,7 +1,7 @@
-// Exercise sinusoidal_table: the sinusoidal positional-encoding table. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
-// comment.
+// Exercise sinusoidal_table: the sinusoidal positional-encoding table. This file is the whole
+// exercise: it registers itself (name, signature, points, teaching order), then holds its checks,
+// their inputs, references and the museum exhibits that could explain a failure. Hand examples
+// carry their arithmetic in a comment.
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,9 +9,9 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{{"sinusoidal_table",
-                                    "Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)",
-                                    1.0, 0}};
+const RegisterExercise registered{
+    {"sinusoidal_table", "Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)",
+     1.0, 0}};
 }  // namespace
 
 // ---- sinusoidal table -------------------------------------------------------------------------
@@ -22,46 +22,61 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
     return [f, P, D] { return Output{field("PE", f(P, D))}; };
   };
   auto swapped = [](std::size_t P, std::size_t D) {
-    return Exhibit{Pitfall::pe_sin_cos_swapped, [P, D] { return Output{field("PE", pitfalls::pe_sin_cos_swapped(P, D))}; }};
+    return Exhibit{Pitfall::pe_sin_cos_swapped,
+                   [P, D] { return Output{field("PE", pitfalls::pe_sin_cos_swapped(P, D))}; }};
   };
   auto doubled = [](std::size_t P, std::size_t D) {
-    return Exhibit{Pitfall::pe_doubled_exponent, [P, D] { return Output{field("PE", pitfalls::pe_doubled_exponent(P, D))}; }};
+    return Exhibit{Pitfall::pe_doubled_exponent,
+                   [P, D] { return Output{field("PE", pitfalls::pe_doubled_exponent(P, D))}; }};
   };
   const std::string formula_hint =
-      "compare with the formula PE(p, 2i) = sin(p / 10000^(2i/D)), PE(p, 2i+1) = cos(p / 10000^(2i/D)): "
+      "compare with the formula PE(p, 2i) = sin(p / 10000^(2i/D)), PE(p, 2i+1) = cos(p / "
+      "10000^(2i/D)): "
       "even columns sin, odd columns cos, pair i shares one angle; compute the angle in double.";
 
   // Hand example, P = 2, D = 4: the frequencies are 10000^(-0/4) = 1 and 10000^(-2/4) = 0.01.
   // PE(0) = [sin 0, cos 0, sin 0, cos 0] = [0, 1, 0, 1]
   // PE(1) = [sin 1, cos 1, sin 0.01, cos 0.01] = [0.841471, 0.540302, 0.00999983, 0.99995]
-  add(r, {"hand example: P = 2, D = 4", "num_positions = 2, d_model = 4", call(student, 2, 4),
-          {Field{"PE", {2, 4}, {0, 1, 0, 1, 0.8414709848, 0.5403023059, 0.0099998333, 0.9999500004}}}},
+  add(r,
+      {"hand example: P = 2, D = 4",
+       "num_positions = 2, d_model = 4",
+       call(student, 2, 4),
+       {Field{"PE", {2, 4}, {0, 1, 0, 1, 0.8414709848, 0.5403023059, 0.0099998333, 0.9999500004}}}},
       {doubled(2, 4), swapped(2, 4)}, formula_hint);
 
-  add(r, {"reference values: P = 50, D = 16 (the formula in double)",
-          "num_positions = 50, d_model = 16", call(student, 50, 16),
-          {from_ref("PE", ref::sinusoidal_table(50, 16))}},
+  add(r,
+      {"reference values: P = 50, D = 16 (the formula in double)",
+       "num_positions = 50, d_model = 16",
+       call(student, 50, 16),
+       {from_ref("PE", ref::sinusoidal_table(50, 16))}},
       {doubled(50, 16), swapped(50, 16)}, formula_hint);
 
   // Invariant: each pair (sin, cos) of one angle lies on the unit circle.
   ValueCheck circle{"invariant: PE(p, 2i)² + PE(p, 2i+1)² = 1 for every p and pair i",
-                    "num_positions = 20, d_model = 8", call(student, 20, 8),
+                    "num_positions = 20, d_model = 8",
+                    call(student, 20, 8),
                     {Field{"sin² + cos²", {20, 4}, std::vector<double>(80, 1.0)}}};
   circle.measure = [](const Output& o) {
     const Field& pe = o.at(0);
-    if (pe.shape.size() != 2 || pe.shape[1] % 2) throw std::invalid_argument("PE has shape " + shape_str(pe.shape) + ", expected [20, 8]");
+    if (pe.shape.size() != 2 || pe.shape[1] % 2)
+      throw std::invalid_argument("PE has shape " + shape_str(pe.shape) + ", expected [20, 8]");
     Field s{"sin² + cos²", {pe.shape[0], pe.shape[1] / 2}, {}};
-    for (std::size_t i = 0; i + 1 < pe.data.size(); i += 2) s.data.push_back(pe.data[i] * pe.data[i] + pe.data[i + 1] * pe.data[i + 1]);
+    for (std::size_t i = 0; i + 1 < pe.data.size(); i += 2)
+      s.data.push_back(pe.data[i] * pe.data[i] + pe.data[i + 1] * pe.data[i + 1]);
     return Output{s};
   };
-  add(r, circle, {}, "column 2i must be the sin and column 2i+1 the cos of the same angle p / 10000^(2i/D).");
+  add(r, circle, {},
+      "column 2i must be the sin and column 2i+1 the cos of the same angle p / 10000^(2i/D).");
 
   // Invariant: PE(p) · PE(p + 3) = Σ_i cos(3 ω_i) does not depend on p (relative positions).
   ValueCheck relative{"invariant: PE(p) · PE(p + 3) is the same for p = 0 .. 9",
-                      "num_positions = 13, d_model = 8", call(student, 13, 8), {}};
+                      "num_positions = 13, d_model = 8",
+                      call(student, 13, 8),
+                      {}};
   relative.measure = [](const Output& o) {
     const Field& pe = o.at(0);
-    if (pe.shape.size() != 2 || pe.shape[0] < 13) throw std::invalid_argument("PE has shape " + shape_str(pe.shape) + ", expected [13, 8]");
+    if (pe.shape.size() != 2 || pe.shape[0] < 13)
+      throw std::invalid_argument("PE has shape " + shape_str(pe.shape) + ", expected [13, 8]");
     const std::size_t D = pe.shape[1];
     Field dots{"PE(p) · PE(p + 3)", {10}, {}};
     for (std::size_t p = 0; p < 10; ++p) {
@@ -77,27 +92,42 @@ ExerciseResult check_sinusoidal_table(const SinusoidalTableFn& student) {
     return dots;
   };
   relative.expected_text = "your PE(0) · PE(3), for every p";
-  add(r, relative, {}, "the angle of pair i must be p · ω_i with ω_i = 10000^(-2i/D), the same ω_i for every position p.");
+  add(r, relative, {},
+      "the angle of pair i must be p · ω_i with ω_i = 10000^(-2i/D), the same ω_i for every "
+      "position p.");
 
-  add(r, {"edge case: T = 1 (a single position)", "num_positions = 1, d_model = 6",
-          call(student, 1, 6), {Field{"PE", {1, 6}, {0, 1, 0, 1, 0, 1}}}},
-      {swapped(1, 6)}, "position 0 has every angle 0: sin 0 = 0 in even columns, cos 0 = 1 in odd columns.");
+  add(r,
+      {"edge case: T = 1 (a single position)",
+       "num_positions = 1, d_model = 6",
+       call(student, 1, 6),
+       {Field{"PE", {1, 6}, {0, 1, 0, 1, 0, 1}}}},
+      {swapped(1, 6)},
+      "position 0 has every angle 0: sin 0 = 0 in even columns, cos 0 = 1 in odd columns.");
 
-  add(r, {"edge case: D = 2 (one pair: sin p, cos p)", "num_positions = 5, d_model = 2",
-          call(student, 5, 2), {from_ref("PE", ref::sinusoidal_table(5, 2))}},
+  add(r,
+      {"edge case: D = 2 (one pair: sin p, cos p)",
+       "num_positions = 5, d_model = 2",
+       call(student, 5, 2),
+       {from_ref("PE", ref::sinusoidal_table(5, 2))}},
       {}, formula_hint);
 
-  ThrowCheck odd{"edge case: odd D = 5 is refused", "num_positions = 3, d_model = 5",
-                 [student] { student(3, 5); },
-                 "throws std::invalid_argument (e.g. xenc::config_error): the pairs (2i, 2i+1) need an even D",
-                 "check that d_model is even (and not 0) first and throw std::invalid_argument "
-                 "(xenc::config_error is one); for odd D a loop over pairs writes column D, past the row's end.",
-                 {{Pitfall::pe_odd_d_overflow, [] { pitfalls::pe_odd_d_unchecked(3, 5); }}}};
+  ThrowCheck odd{
+      "edge case: odd D = 5 is refused",
+      "num_positions = 3, d_model = 5",
+      [student] { student(3, 5); },
+      "throws std::invalid_argument (e.g. xenc::config_error): the pairs (2i, 2i+1) need an even D",
+      "check that d_model is even (and not 0) first and throw std::invalid_argument "
+      "(xenc::config_error is one); for odd D a loop over pairs writes column D, past the row's "
+      "end.",
+      {{Pitfall::pe_odd_d_overflow, [] { pitfalls::pe_odd_d_unchecked(3, 5); }}}};
   r.checks.push_back(run(odd));
   if (std::optional<Rng> rng = hidden_rng("sinusoidal_table")) {
     const std::size_t P = hidden_size(*rng, 3, 40), D = 2 * hidden_size(*rng, 1, 12);
-    add_hidden(r, {"hidden: reference values on the teacher's sizes", "", call(student, P, D),
-                   {from_ref("PE", ref::sinusoidal_table(P, D))}},
+    add_hidden(r,
+               {"hidden: reference values on the teacher's sizes",
+                "",
+                call(student, P, D),
+                {from_ref("PE", ref::sinusoidal_table(P, D))}},
                {doubled(P, D), swapped(P, D)}, formula_hint);
   }
   return r;

@@ -40,7 +40,8 @@ struct has_mime_bundle<T, std::void_t<decltype(mime_bundle_repr(std::declval<con
 template <class T, class = void>
 struct has_stream_output : std::false_type {};
 template <class T>
-struct has_stream_output<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
+struct has_stream_output<
+    T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
     : std::true_type {};
 
 /// {"text/plain": text} as JSON text.
