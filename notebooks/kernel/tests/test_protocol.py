@@ -44,6 +44,30 @@ def execute(kc, code, timeout=120):
     return reply["content"], messages
 
 
+def wait_for_iopub(kc, timeout=60):
+    """Returns once the IOPub channel carries this kernel's messages.
+
+    jupyter_client's wait_for_ready takes any IOPub message as proof that IOPub is connected;
+    after a restart that can be a stale one of the old kernel (the busy status of the cell that
+    crashed), and the new kernel's first idle status is then lost (ZeroMQ's slow joiner), so
+    execute() would wait forever. Here a kernel_info request is repeated until its own status
+    message arrives on IOPub, and every older message is dropped."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        msg_id = kc.kernel_info()
+        while kc.get_shell_msg(timeout=30)["parent_header"].get("msg_id") != msg_id:
+            pass
+        try:
+            while True:
+                msg = kc.get_iopub_msg(timeout=1)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status" \
+                        and msg["content"]["execution_state"] == "idle":
+                    return
+        except queue.Empty:
+            pass
+    raise RuntimeError("no IOPub message from the kernel in %d s" % timeout)
+
+
 def of_type(messages, kind):
     return [m["content"] for m in messages if m["msg_type"] == kind]
 
@@ -55,6 +79,7 @@ def stream_text(messages, name):
 def main():
     km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=60)
     try:
+        wait_for_iopub(kc)
         info = kc.kernel_info(reply=True, timeout=30)["content"]
         check(info["status"] == "ok" and info["language_info"]["name"] == "c++"
               and info["implementation"] == "xenc-kernel",
@@ -203,6 +228,7 @@ def main():
         # restart: a fresh interpreter (a variable of before is gone)
         km.restart_kernel(now=True)
         kc.wait_for_ready(timeout=60)
+        wait_for_iopub(kc)
         reply, msgs = execute(kc, "int answer = 1;")
         check(reply["status"] == "ok",
               "after a restart, redefining a variable of the old session compiles (fresh interpreter)",
@@ -217,6 +243,7 @@ def main():
         check(not km.is_alive(), "a segfault in a cell ends the kernel process")
         km.restart_kernel(now=True)
         kc.wait_for_ready(timeout=60)
+        wait_for_iopub(kc)
         reply, msgs = execute(kc, 'std::puts("back");')
         check(reply["status"] == "ok" and "back" in stream_text(msgs, "stdout"),
               "after the crash, a restart gives a kernel that runs cells", [reply, msgs])
