@@ -1,7 +1,9 @@
 # The teacher's settings (grading.json) and the report formats, on compiled student code:
 #   - "library_calls": false: a softmax that wraps xenc::softmax_forward fails to link, with the
 #     policy message naming the call; code that calls nothing passes the policy;
-#   - "hidden_seed": hidden checks run, and a failed one shows no input and no values;
+#   - "hidden_seed": hidden checks run, and a failed one shows no input and no values; student
+#     code cannot read the seed (split_heads_reads_seed aborts if the variable or
+#     /proc/self/environ shows it, so it passes only when the seed is out of sight);
 #   - "hints": "brief": the known mistake's title instead of the full hint;
 #   - "exercises" with points: 2 + 3, in the report and in Gradescope's results.json, which
 #     validates against the documented fields (score, tests[]: name, score, max_score, status,
@@ -10,9 +12,10 @@ include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
 set(copy ${WORK_DIR}/assignment)
 prepare_copy(${copy}
-  KEEP softmax merge_heads
+  KEEP softmax merge_heads split_heads
   BAD softmax=softmax_library_call.cpp merge_heads=merge_heads_without_transpose.cpp
-  SETTINGS "{\"exercises\": {\"softmax\": 2, \"merge_heads\": 3}, \"library_calls\": false,
+      split_heads=split_heads_reads_seed.cpp
+  SETTINGS "{\"exercises\": {\"softmax\": 2, \"merge_heads\": 3, \"split_heads\": 1}, \"library_calls\": false,
              \"hidden_seed\": 7, \"hints\": \"brief\", \"time_limit_seconds\": 3}")
 
 execute_process(COMMAND ${copy}/build/grade RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
@@ -23,7 +26,7 @@ expect_in("${text}" "the text report"
   "✘ softmax: error: library calls are not allowed in this assignment (grading.json: \"library_calls\": false): exercises/softmax.cpp calls xenc::softmax_forward"
   "✘ merge_heads: "
   "✘ hidden: reference values on the teacher's inputs\n      a hidden check (inputs drawn from the teacher's seed; not shown)\n      hint: a known mistake: "
-  " of 3 points)" "0 of 2 exercises passed")
+  " of 3 points)" "✔ split_heads: " "1 of 3 exercises passed")
 # brief hints: no full hint text ("Fix: ..."), and the hidden check shows no values
 expect_not_in("${text}" "the text report" "Fix:")
 string(REGEX MATCH "✘ hidden: [^\n]*\n([^✘✔]*)" hidden_block "${text}")

@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -73,21 +75,35 @@ ExerciseResult parse_verdict(const std::string& text) {
 // ---- the child
 // --------------------------------------------------------------------------------------
 
+namespace {
+
+// The value of an environment variable, then gone from sight: unsetenv only drops the pointer,
+// and the bytes stay in the block the process started with, which /proc/self/environ shows to
+// anyone in the process (student code included). So the whole "NAME=value" is zeroed first.
+std::optional<std::string> take_env(const char* name) {
+  char* value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  std::string taken(value);
+  char* entry = value - std::strlen(name) - 1;  // getenv points just past "NAME="
+  std::memset(entry, 0, std::strlen(name) + 1 + taken.size());
+  ::unsetenv(name);
+  return taken;
+}
+
+}  // namespace
+
 int child_main(const std::function<ExerciseResult()>& grade) {
-  // Take the channel out of sight before any student code runs: erase the variable and move the
-  // descriptor to a number drawn at run time.
+  // Take the channel and the seed out of sight before any student code runs: erase both
+  // variables and move the descriptor to a number drawn at run time.
   int fd = -1;
-  if (const char* v = std::getenv("XENC_GRADE_VERDICT_FD")) {
-    const int given = std::atoi(v);
+  if (const auto v = take_env("XENC_GRADE_VERDICT_FD")) {
+    const int given = std::atoi(v->c_str());
     std::random_device rd;
     fd = ::fcntl(given, F_DUPFD_CLOEXEC, 100 + int(rd() % 800));
     ::close(given);
-    ::unsetenv("XENC_GRADE_VERDICT_FD");
   }
-  if (const char* s = std::getenv("XENC_GRADE_HIDDEN_SEED")) {
-    set_hidden_seed(std::strtoull(s, nullptr, 10));
-    ::unsetenv("XENC_GRADE_HIDDEN_SEED");
-  }
+  if (const auto s = take_env("XENC_GRADE_HIDDEN_SEED"))
+    set_hidden_seed(std::strtoull(s->c_str(), nullptr, 10));
   const ExerciseResult r = grade();
   if (fd < 0) {  // started by hand: the text report
     print_report(std::cout, r);
