@@ -17,11 +17,11 @@
 #include <xenc/io.hpp>
 #include <xenc/xenc.hpp>
 
-#include "../../apps/common/progress.hpp"
-#include "../io/zip_builder.hpp"
-#include "../support/run_limited.hpp"
-#include "../support/run_program.hpp"
-#include "../support/tolerances.hpp"
+#include "common/progress.hpp"
+#include "io/zip_builder.hpp"
+#include "support/run_limited.hpp"
+#include "support/run_program.hpp"
+#include "support/tolerances.hpp"
 
 namespace {
 

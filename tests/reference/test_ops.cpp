@@ -337,6 +337,21 @@ TEST(ReferenceOps, SinusoidalMatchesNumPy) {
         << "position " << positions[r];
 }
 
+TEST(ReferenceOps, PairFrequencyIsTenThousandToTheMinusTwoIOverWidth) {
+  // width 8: 10000^(-2i/8) = 10^(-i) exactly in decimal, so 1, 0.1, 0.01, 0.001
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(ref::pair_frequency(i, 8), std::pow(10.0, -double(i)), 1e-15) << "i = " << i;
+  // shared by the sinusoidal encoding and RoPE: PE(p, 2i) = sin(p ω_i), and RoPE turns pair i of
+  // position p by p ω_i, so rotating (0, 1) gives (-sin(p ω_i), cos(p ω_i))
+  const ref::Tensor2d pe = ref::sinusoidal_encoding(8, 8);
+  const ref::Tensor2d turned = ref::rope_forward(ref::Tensor2d{{0, 1, 0, 1, 0, 1, 0, 1}}, {7.0});
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_NEAR(pe(7, 2 * i), std::sin(7.0 * std::pow(10.0, -double(i))), 1e-15);
+    EXPECT_NEAR(turned(0, 2 * i), -pe(7, 2 * i), 1e-15);
+    EXPECT_NEAR(turned(0, 2 * i + 1), pe(7, 2 * i + 1), 1e-15);
+  }
+}
+
 TEST(ReferenceOps, AlibiSlopesMatchThePapersCode) {
   const json j = load_reference("position_in_attention");
   for (auto it = j["alibi_slopes"].begin(); it != j["alibi_slopes"].end(); ++it) {

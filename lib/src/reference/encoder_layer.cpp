@@ -149,7 +149,7 @@ double sinusoidal_position(std::size_t p, std::size_t j, std::size_t D) {
   // Dimensions 2i and 2i+1 share the frequency ω_i = 10000^(-2i/D): sin on the even one, cos on
   // the odd one. Low i turn fast (period 2π tokens), high i slowly (period up to 2π·10000).
   const std::size_t i = j / 2;
-  const double angle = double(p) / std::pow(10000.0, 2.0 * double(i) / double(D));
+  const double angle = double(p) * pair_frequency(i, D);
   return j % 2 == 0 ? std::sin(angle) : std::cos(angle);
 }
 

@@ -408,6 +408,11 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor4d& grad_output
 
 // ---- 6. positions -------------------------------------------------------------------------
 
+// The one place for the frequency the sinusoidal encoding and RoPE share.
+double pair_frequency(std::size_t i, std::size_t width) {
+  return std::pow(10000.0, -2.0 * double(i) / double(width));
+}
+
 // returns [num_positions, d_model]
 Tensor2d sinusoidal_encoding(std::size_t num_positions, std::size_t d_model, std::size_t offset) {
   check_config(d_model > 0 && d_model % 2 == 0, where("sinusoidal_encoding"),
@@ -436,8 +441,7 @@ Tensor2d rotate_pairs(const char* function, const Tensor2d& x, const std::vector
   Tensor2d y = Tensor2d::from_shape({T, Dh});
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t i = 0; i < Dh / 2; ++i) {
-      const double theta = std::pow(10000.0, -2.0 * double(i) / double(Dh));
-      const double a = sign * positions[t] * theta;
+      const double a = sign * positions[t] * pair_frequency(i, Dh);
       const double x0 = x(t, 2 * i), x1 = x(t, 2 * i + 1);
       y(t, 2 * i) = x0 * std::cos(a) - x1 * std::sin(a);
       y(t, 2 * i + 1) = x0 * std::sin(a) + x1 * std::cos(a);

@@ -139,6 +139,10 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor4d& grad_output
 
 // ---- positions ---------------------------------------------------------------------------
 
+/// ω_i = 10000^(−2i/width): the angular frequency of pair i (dimensions 2i and 2i+1) in the
+/// sinusoidal encoding (width = d_model) and in RoPE (width = Dh).   i < width / 2
+double pair_frequency(std::size_t i, std::size_t width);
+
 /// PE(offset + t, j) for t < num_positions, j < d_model (encoder_layer.hpp's
 /// sinusoidal_position).   returns [num_positions, d_model]; d_model even
 Tensor2d sinusoidal_encoding(std::size_t num_positions, std::size_t d_model,

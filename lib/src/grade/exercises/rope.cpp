@@ -83,11 +83,10 @@ ExerciseResult check_rope(const RopeFn& student) {
   auto against_formula = [&](const std::string& name, const Tensor2& x, const Positions& p,
                              const std::string& hint, bool hidden = false) {
     const std::size_t Dh = x.shape()[1];
-    double max_angle = 0, max_x = 0;
-    for (std::size_t t = 0; t < p.size(); ++t)
-      for (std::size_t i = 1; 2 * i < Dh; ++i)
-        max_angle = std::max(
-            max_angle, double(p[t]) * std::pow(10000.0, -2.0 * double(i) / double(Dh)));  // scalar
+    // θ_i falls with i, so the largest angle outside pair 0 is max |p| · θ_1
+    double max_p = 0, max_x = 0;
+    for (std::size_t v : p) max_p = std::max(max_p, double(v));
+    const double max_angle = Dh >= 4 ? max_p * xenc::reference::pair_frequency(1, Dh) : 0.0;
     for (float v : x) max_x = std::max(max_x, double(std::fabs(v)));
     ValueCheck c{name, inputs(x, p), call(x, p), reference(x, p)};
     c.tol.atol = 1e-5 + 4.0 * max_angle * std::ldexp(1.0, -23) * max_x;
