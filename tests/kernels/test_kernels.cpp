@@ -20,6 +20,9 @@ using namespace xenc;
 using namespace xenc::test;
 namespace k = xenc::kernels;
 
+extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_num_threads(void);
+
 namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 using Shape2 = std::array<std::size_t, 2>;
@@ -68,6 +71,53 @@ TEST(KernelsGemm, TransposesStridesAlphaBetaMatchLoops) {
               op_b, block(C, 0, 0, M, N), 0.5f, 2.0f);
       EXPECT_TRUE(AllClose(C, expected, kNaiveAtol, kNaiveRtol));
     }
+}
+
+// With split_large_gemms on (the layers turn it on where attention runs in tiles), products of
+// at least 2^26 multiply-adds are cut into one block of C per thread (by rows when C is tall, by
+// columns when it is wide), each a 1-thread sgemm: on 2 threads the result must be the 1-thread
+// result bit for bit, and match the loops, for every transpose, on strided views, with blocks of
+// unequal size (520 rows = 320 + 200, 520 columns = 320 + 200).
+TEST(KernelsGemm, LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops) {
+  struct Case {
+    std::size_t M, N, K;
+  };
+  Rng rng(5);
+  const int before = openblas_get_num_threads();
+  const bool was_on = k::split_large_gemms(true);
+  for (const Case& sz : {Case{520, 400, 330}, Case{400, 520, 330}})
+    for (k::Op op_a : {k::Op::none, k::Op::transpose})
+      for (k::Op op_b : {k::Op::none, k::Op::transpose}) {
+        const bool ta = op_a == k::Op::transpose, tb = op_b == k::Op::transpose;
+        const std::size_t M = sz.M, N = sz.N, K = sz.K;
+        SCOPED_TRACE(::testing::Message()
+                     << "M " << M << ", N " << N << ", trans_a " << ta << ", trans_b " << tb);
+        ASSERT_GE(M * N * K, std::size_t(1) << 26);
+        auto A = random_tensor<Tensor2>(Shape2{ta ? K : M, (ta ? M : K) + 7}, rng);
+        auto B = random_tensor<Tensor2>(Shape2{tb ? N : K, (tb ? K : N) + 5}, rng);
+        const auto C0 = random_tensor<Tensor2>(Shape2{M, N + 3}, rng);
+        auto run = [&](int threads) {
+          Tensor2 C = C0;
+          openblas_set_num_threads(threads);
+          k::gemm(block(A, 0, 0, ta ? K : M, ta ? M : K), op_a,
+                  block(B, 0, 0, tb ? N : K, tb ? K : N), op_b, block(C, 0, 0, M, N), 0.5f, 2.0f);
+          return C;
+        };
+        const Tensor2 one = run(1), two = run(2);
+        EXPECT_EQ(openblas_get_num_threads(), 2);
+        EXPECT_TRUE(AllClose(two, one, 0.0, 0.0));
+        Tensor2 expected = C0;
+        for (std::size_t i = 0; i < M; ++i)
+          for (std::size_t j = 0; j < N; ++j) {
+            double s = 0.0;
+            for (std::size_t q = 0; q < K; ++q)
+              s += double(ta ? A(q, i) : A(i, q)) * double(tb ? B(j, q) : B(q, j));
+            expected(i, j) = float(0.5 * s + 2.0 * C0(i, j));
+          }
+        EXPECT_TRUE(AllClose(two, expected, 1e-4, 1e-4));
+      }
+  openblas_set_num_threads(before);
+  k::split_large_gemms(was_on);
 }
 
 // K = 0: the product is an empty sum, so C = beta · C (BLAS alone would leave C untouched).

@@ -166,6 +166,44 @@ TEST(AttentionPath, TwoThreadsGiveTheNumbersOfOne) {
   EXPECT_TRUE(AllClose(two.dx, one.dx, 0.0, 0.0));
 }
 
+// A whole layer where attention runs in tiles (T = 1024): there xencoder also splits the large
+// GEMMs (projections, feed-forward; 1024 x 768 x 256 multiply-adds and up) over its own two
+// threads instead of OpenBLAS's. Forward, input gradient and parameter gradients on 2 threads are
+// those of 1 thread, bit for bit, and OpenBLAS's thread count is restored.
+TEST(AttentionPath, LayerInTilesOnTwoThreadsGivesTheNumbersOfOne) {
+  EncoderLayerConfig c;
+  c.d_model = 256;
+  c.nhead = 4;
+  c.dim_feedforward = 1024;
+  Rng rng(21);
+  const Tensor3 x = random_tensor<Tensor3>(Shape3{1, 1024, 256}, rng);
+  const Tensor3 dy = random_tensor<Tensor3>(Shape3{1, 1024, 256}, rng);
+  ASSERT_TRUE(attention_uses_tiles(AttentionPath::automatic, 1024, 1024, false));
+  struct Run {
+    Tensor3 y, dx;
+    Tensor2 d_in_proj, d_linear1;
+  };
+  auto run = [&](int threads) {
+    openblas_set_num_threads(threads);
+    TransformerEncoderLayer layer(c, /*seed=*/3);
+    layer.eval();
+    Run r;
+    r.y = layer.forward(x);
+    r.dx = layer.backward(dy);
+    r.d_in_proj = layer.self_attn.in_proj_weight_grad;
+    r.d_linear1 = layer.linear1.weight_grad;
+    return r;
+  };
+  const int before = openblas_get_num_threads();
+  const Run one = run(1), two = run(2);
+  EXPECT_EQ(openblas_get_num_threads(), 2);
+  openblas_set_num_threads(before);
+  EXPECT_TRUE(AllClose(two.y, one.y, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(two.dx, one.dx, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(two.d_in_proj, one.d_in_proj, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(two.d_linear1, one.d_linear1, 0.0, 0.0));
+}
+
 // Attention dropout drawn tile by tile from a seed (the tiled path's, AttentionInputs::dropout)
 // equals the plain path given the same factors as a [B, H, T, T] mask (attention_dropout_mask),
 // forward within 1e-5 and gradients within 1e-4 (relative), with key padding and an attention

@@ -7,9 +7,9 @@
 // (columns h·Dh .. (h+1)·Dh) has stride D too, so a head is multiplied in place, without a
 // [B, T, D] -> [B, H, T, Dh] copy. Shapes below are [rows, cols] of the views.
 //
-// Threads: every GEMM runs OpenBLAS's cblas_sgemm, which splits the work across
-// OPENBLAS_NUM_THREADS threads; the row loops here run on the calling thread. The one exception
-// is parallel_for (threads.cpp), which attention in tiles uses to run heads side by side.
+// Threads: OPENBLAS_NUM_THREADS is the budget. A large GEMM is cut into one block of C per
+// thread, each a 1-thread cblas_sgemm run by parallel_for (threads.cpp), which attention in tiles
+// also uses to run heads side by side; small GEMMs and the row loops run on the calling thread.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
@@ -115,9 +115,13 @@ inline void require(bool ok, const char* where, const char* what) {
 enum class Op { none, transpose };
 
 /// C = alpha · op(A) · op(B) + beta · C     op(A): [M, K]   op(B): [K, N]   C: [M, N]
-/// OpenBLAS's cblas_sgemm on the views (their strides are BLAS's leading dimensions).
+/// OpenBLAS's cblas_sgemm on the views (their strides are BLAS's leading dimensions). While
+/// split_large_gemms is on (on this thread), a product of 2^26 multiply-adds or more runs as one
+/// block of C's rows or columns per thread of thread_budget(), each a 1-thread sgemm (gemm.cpp).
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
           float beta = 0.0f);
+/// Turns the splitting of large GEMMs on or off for the calling thread; returns the old setting.
+bool split_large_gemms(bool on);
 /// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
 /// (WebAssembly), checked against the formula and sgemm in the native tests.
 void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,

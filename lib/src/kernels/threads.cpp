@@ -1,5 +1,5 @@
-// parallel_for: the one place xencoder starts threads of its own (for attention in tiles, whose
-// GEMMs are too small for OpenBLAS to split well).
+// parallel_for: the one place xencoder starts threads of its own: for attention in tiles, whose
+// GEMMs are too small for OpenBLAS to split well, and for large GEMMs (gemm.cpp says why).
 //
 // The thread budget is OpenBLAS's: OPENBLAS_NUM_THREADS (or openblas_set_num_threads) says how
 // many cores xencoder may use, for its own threads as for BLAS's. While the workers run, OpenBLAS
@@ -36,6 +36,15 @@ void set_blas_threads([[maybe_unused]] int n) {
   openblas_set_num_threads(n);
 #endif
 }
+
+// OpenBLAS at one thread for the scope's lifetime, the old setting restored after it.
+struct OneBlasThread {
+  const int saved = blas_threads();
+  OneBlasThread() { set_blas_threads(1); }
+  ~OneBlasThread() { set_blas_threads(saved); }
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+};
 }  // namespace
 
 std::size_t thread_budget() { return static_cast<std::size_t>(std::max(1, blas_threads())); }
@@ -46,8 +55,7 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
     for (std::size_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  const int saved_blas_threads = blas_threads();
-  set_blas_threads(1);
+  const OneBlasThread one_blas_thread;
   std::atomic<std::size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
@@ -66,7 +74,6 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();  // the calling thread is one of the workers
   for (std::thread& t : pool) t.join();
-  set_blas_threads(saved_blas_threads);
   if (error) std::rethrow_exception(error);
 }
 

@@ -9,6 +9,7 @@
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/dropout.hpp"
+#include "xenc/ops/gemm.hpp"
 
 namespace xenc {
 
@@ -92,6 +93,8 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
                          (Tq == Tk ? "" : ", Tk = " + std::to_string(Tk)));
     });
   const bool keep = GradMode::is_enabled();
+  // attention in tiles runs on xencoder's threads: then so do the large projection GEMMs
+  const GemmThreadsScope gemm_threads(attention_uses_tiles(path_, Tq, Tk, need_weights));
 
   // 1. Projections: q, k, v = query W_qᵀ + b_q, key W_kᵀ + b_k, value W_vᵀ + b_v   [B, T, D]
   Projections qkv = in_projection_forward(query, key, value, in_proj_weight, in_proj_bias);
@@ -171,6 +174,7 @@ Projections MultiheadAttention::projections_backward(const char* where,
 }
 
 MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_output) {
+  const GemmThreadsScope gemm_threads(cache_.valid && cache_.tiled);
   Projections d = projections_backward("MultiheadAttention.backward", grad_output);
   // 1'. Projections: parameter gradients accumulate in place (ParameterRef.grad points into
   //     in_proj_weight_grad), input gradients are returned
@@ -184,6 +188,7 @@ MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_out
 
 Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
   require_cache(cache_.valid, "MultiheadAttention.backward");
+  const GemmThreadsScope gemm_threads(cache_.tiled);
   if (cache_.query.shape(1) != cache_.qkv.k.shape(1))
     throw std::logic_error(
         "MultiheadAttention.backward: the last forward had different query and key lengths "

@@ -25,7 +25,8 @@
 //          in T (the backward recomputes P from a saved log-sum-exp per query; in training the
 //          attention dropout is drawn tile by tile from one seed per forward, where the plain
 //          path draws a [B, H, Tq, Tk] mask from the module's Rng), and heads run on
-//          OPENBLAS_NUM_THREADS threads of xencoder's own (ops/multi_head_attention.hpp).
+//          OPENBLAS_NUM_THREADS threads of xencoder's own (ops/multi_head_attention.hpp), as
+//          do the large projection GEMMs then (GemmThreadsScope, ops/gemm.hpp).
 // PyTorch: torch.nn.MultiheadAttention(D, H, batch_first=True)
 // Throws:  config_error if embed_dim % num_heads != 0; shape_error naming the argument and
 //          both shapes.
