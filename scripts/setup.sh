@@ -24,6 +24,11 @@ packages=(
   # the WebAssembly build (cmake/XencWasm.cmake; tests/wasm)
   emscripten
 )
+# npm, for Playwright in the browser tests: Debian's package, unless the Node.js already installed
+# brings its own (NodeSource's nodejs provides npm and conflicts with Debian's npm package)
+if ! command -v npm > /dev/null; then
+  packages+=(npm)
+fi
 if [[ "${1:-}" == "--with-python" ]]; then
   packages+=(python3 python3-numpy python3-torch)
 fi
