@@ -5,9 +5,17 @@
 //
 // CLANG_ARGs (from kernel.json: -I<dir> for the kernel's headers, xencoder and its dependencies)
 // are added to the interpreter's command line.
+//
+// The cells are code a student wrote, run in this process (not in Jupyter's server), under a
+// memory limit: XENC_KERNEL_MEMORY_MIB, or three quarters of the machine's memory when it is not
+// set. A cell that asks for more gets std::bad_alloc, shown as its error, and the kernel lives on;
+// without the limit, one `std::vector<float>(1e11)` would push the whole machine into swap.
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -19,6 +27,35 @@
 #include <zmq.hpp>
 
 #include "cell_interpreter.hpp"
+
+namespace {
+
+// The address-space limit for the cells, in bytes (0: leave the limit as it is).
+rlim_t memory_limit_bytes() {
+  const rlim_t mib = 1024 * 1024;
+  if (const char* v = std::getenv("XENC_KERNEL_MEMORY_MIB")) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (end != v && *end == '\0' && n > 0) return rlim_t(n) * mib;
+    std::cerr << "xenc-kernel: XENC_KERNEL_MEMORY_MIB is '" << v
+              << "', expected a number of MiB > 0; using the default\n";
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return rlim_t(pages) / 4 * 3 * rlim_t(page);
+}
+
+void limit_memory() {
+  const rlim_t want = memory_limit_bytes();
+  rlimit now{};
+  if (want == 0 || getrlimit(RLIMIT_AS, &now) != 0) return;
+  if (now.rlim_cur != RLIM_INFINITY && now.rlim_cur <= want) return;  // a lower limit stays
+  if (now.rlim_max != RLIM_INFINITY && now.rlim_max < want) return;
+  now.rlim_cur = want;
+  setrlimit(RLIMIT_AS, &now);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string connection_file;
@@ -45,6 +82,7 @@ int main(int argc, char** argv) {
   // printf and std::cout are line-buffered, as on a terminal: each line reaches the captured fd 1
   // when it is printed, so the kernel can send it while the cell runs (see cell_output.hpp).
   std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+  limit_memory();
   // SIGINT stays blocked except while a compiled cell runs (see CellInterpreter::run). Blocking
   // it here, before xeus and ZeroMQ start their threads, makes them inherit the block, so
   // Jupyter's Interrupt is always delivered to this (the cells') thread.

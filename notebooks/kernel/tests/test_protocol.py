@@ -77,7 +77,9 @@ def stream_text(messages, name):
 
 
 def main():
-    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=60)
+    # the whole session runs under a 3 GiB memory limit: the notebooks' setup and cells fit in it
+    env = dict(os.environ, XENC_KERNEL_MEMORY_MIB="3072")
+    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=60, env=env)
     try:
         wait_for_iopub(kc)
         info = kc.kernel_info(reply=True, timeout=30)["content"]
@@ -155,6 +157,17 @@ def main():
         reply, msgs = execute(kc, 'std::cout << "after the exception" << std::endl;')
         check(reply["status"] == "ok" and "after the exception" in stream_text(msgs, "stdout"),
               "the cell after an exception runs", msgs)
+
+        # memory: a cell asking for more than the kernel's limit gets std::bad_alloc as its error
+        # (the machine does not swap), and the kernel lives on
+        reply, msgs = execute(kc, "std::vector<float> huge(std::size_t(1) << 31);  // 8 GiB")
+        errors = of_type(msgs, "error")
+        check(reply["status"] == "error" and errors and "bad_alloc" in errors[0]["ename"],
+              "a cell allocating 8 GiB under XENC_KERNEL_MEMORY_MIB=3072 gets std::bad_alloc",
+              [reply, msgs])
+        reply, msgs = execute(kc, 'std::cout << "after bad_alloc" << std::endl;')
+        check(reply["status"] == "ok" and "after bad_alloc" in stream_text(msgs, "stdout"),
+              "the cell after a std::bad_alloc runs", msgs)
 
         # rich display: a table shown with xenc::viz::show is display_data with HTML
         reply, msgs = execute(kc, 'xenc::viz::show(xenc::viz::table(xenc::Tensor2({{1.5f, 2.0f}}), {}, {}, "t"));')
