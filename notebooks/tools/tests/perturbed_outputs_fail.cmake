@@ -1,10 +1,12 @@
 # Shows that the tolerance of a trained-model cell does not hide a real change: copies notebook
-# NB, moves one committed number of its trained-accuracy table by +0.03 (tolerance 0.025) and
-# one point of its accuracy plot by +5 px (tolerance 4.5 px), and expects `nbtool check` against
-# the fresh outputs OUT to fail on both cells.
+# NB, moves one committed number of its trained-accuracy table by +0.06 (tolerance 0.025) and
+# one point of its accuracy plot by +10 px (tolerance 4.5 px), and expects `nbtool check` against
+# the fresh outputs OUT to fail on both cells. The moves are the tolerance plus more than twice the
+# drift measured between OpenBLAS kernel sets (0.006, 1 px), because OUT may come from any kernel
+# set (scripts/test.sh --kernels): +0.03 and +5 px were not caught under Sandybridge in CI.
 #   cmake -DNBTOOL=... -DNB=07_....ipynb -DOUT=...outputs.json -DWORK=dir -P perturbed_outputs_fail.cmake
 
-# "0.931" + 30 units of its last digit -> "0.961" (the same number of decimals)
+# "0.931" + 60 units of its last digit -> "0.991" (the same number of decimals)
 function(shift_decimal text units out)
   string(FIND "${text}" "." dot)
   string(LENGTH "${text}" len)
@@ -31,7 +33,7 @@ if(NOT row)
   message(FATAL_ERROR "no trained-accuracy row for rope in ${NB}")
 endif()
 set(number "${CMAKE_MATCH_1}")
-shift_decimal("${number}" 30 moved_number)
+shift_decimal("${number}" 60 moved_number)
 string(REGEX REPLACE "${number}$" "${moved_number}" moved_row "${row}")
 string(REPLACE "${row}" "${moved_row}" text "${text}")
 
@@ -43,7 +45,7 @@ endif()
 string(SUBSTRING "${text}" ${title} -1 after)
 string(REGEX MATCH "points=\\\\\"[0-9.]+,([0-9]+\\.[0-9]+)" point "${after}")
 set(y "${CMAKE_MATCH_1}")
-shift_decimal("${y}" 500 moved_y)
+shift_decimal("${y}" 1000 moved_y)
 string(REGEX REPLACE "${y}$" "${moved_y}" moved_point "${point}")
 string(SUBSTRING "${text}" 0 ${title} before)
 string(REPLACE "${point}" "${moved_point}" after "${after}")
