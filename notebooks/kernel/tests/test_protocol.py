@@ -226,8 +226,18 @@ def main():
               "inspect: xenc::MultiheadAttention shows the comment block from its header", reply)
 
         # interrupt: a runaway loop stops within a few seconds, and the kernel goes on
-        msg_id = kc.execute("volatile long spins = 0;\nwhile (true) { ++spins; }")
-        time.sleep(3)
+        # (the Interrupt is sent once the loop runs: the cell prints a line first and the test waits
+        # for it. An Interrupt that lands while clang still JIT-links the cell can leave the JIT's
+        # lock held, and a later cell hangs: notebooks/README.md says to Restart then.)
+        msg_id = kc.execute('volatile long spins = 0;\nstd::cout << "spinning" << std::endl;\n'
+                            "while (true) { ++spins; }")
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            msg = kc.get_iopub_msg(timeout=120)
+            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream" \
+                    and "spinning" in msg["content"]["text"]:
+                break
+        time.sleep(0.5)
         started = time.time()
         km.interrupt_kernel()
         reply = kc.get_shell_msg(timeout=30)["content"]
