@@ -9,7 +9,8 @@
 3. the server lists the kernelspec (GET /api/kernelspecs);
 4. a kernel of it starts (POST /api/kernels) and, over the websocket the notebook page uses, runs
    a cell that includes the notebooks' setup header and prints 6 * 7: the reply is "ok" and "42"
-   arrives as a stream message; then the kernel is shut down (DELETE).
+   arrives as a stream message before the kernel's idle status; then the kernel is shut down
+   (DELETE).
 Each step prints a line; exit 1 at the first that fails. Used by `scripts/notebooks.sh --check`.
 """
 import argparse
@@ -63,8 +64,11 @@ def run_cell(server, kernel_id, code, timeout):
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
             "content": {"code": code, "silent": False, "store_history": True,
                         "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
-        out, status = "", None
-        while status is None:
+        # The reply comes on the shell channel and the output on IOPub: Jupyter forwards both
+        # over this one websocket in no set order, so the printed text may arrive after the
+        # reply. The cell is over when both the reply and IOPub's idle status have arrived.
+        out, status, idle = "", None, False
+        while status is None or not idle:
             text = await ws.read_message()
             if text is None:
                 break
@@ -75,6 +79,8 @@ def run_cell(server, kernel_id, code, timeout):
                 out += msg["content"]["text"]
             elif msg["msg_type"] == "execute_reply":
                 status = msg["content"]["status"]
+            elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                idle = True
         ws.close()
         return status, out
 
