@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A teacher's grading.json makes the class's notebooks (issue 19, point 3; ctest
-grade.class_notebooks). The steps of the teacher README's walk-through, on a copy of notebooks/:
-
-  1. grading.json chooses two exercises with points that are not the default (softmax 2.5 in
-     notebook 03, merge_heads 3 in notebook 05, whose split_heads is left out) and hints "off";
-  2. `xenc-grade-all --exercises --settings grading.json > registry.json`;
-  3. `course_cells.py --registry registry.json COPY`, then `--check` on the copy.
+grade.class_notebooks). The commands of the teacher README's walk-through (apps/assignment/
+README.md, the block after `<!-- class-notebooks: commands -->`), run by bash as printed there,
+in WORK_DIR: `notebooks` is a link to the source tree's, and HOME a folder whose
+xencoder-install/bin/xenc-grade-all is this build's. Its grading.json chooses two exercises with
+points that are not the default (softmax 2.5 in notebook 03, merge_heads 3 in notebook 05, whose
+split_heads is left out) and hints "off". The commands make registry.json
+(`xenc-grade-all --exercises --settings grading.json`) and class-notebooks/ (course_cells.py
+--registry on a copy of the notebooks), and check it (--check).
 
 Checked: the cells of every other exercise (heading, stub, check) are gone, a notebook left with
 no exercise loses its exercise intro and the "(exercises)" line of its objectives, the chosen
@@ -19,6 +21,8 @@ of the same stub shows one.
     check_class_notebooks.py --grade-all XENC_GRADE_ALL --source SOURCE_DIR --work WORK_DIR
                              [--run COMMAND... (with @NB@ and @OUT@ where the notebook and the
                               outputs file go)]
+The README block is found in SOURCE_DIR/apps/assignment/README.md; notebooks/README.md must print
+the same.
 """
 import argparse
 import json
@@ -63,29 +67,38 @@ def main():
     tool = os.path.join(a.source, "notebooks", "tools", "course_cells.py")
     committed = os.path.join(a.source, "notebooks")
     shutil.rmtree(a.work, ignore_errors=True)
-    copy = os.path.join(a.work, "notebooks")
-    os.makedirs(copy)
-
-    # 1-3: grading.json -> registry.json -> the class's notebooks
+    copy = os.path.join(a.work, "class-notebooks")
+    home_bin = os.path.join(a.work, "home", "xencoder-install", "bin")
+    os.makedirs(home_bin)
+    os.symlink(os.path.abspath(a.grade_all), os.path.join(home_bin, "xenc-grade-all"))
+    os.symlink(committed, os.path.join(a.work, "notebooks"))
     with open(os.path.join(a.work, "grading.json"), "w") as f:
         json.dump(SETTINGS, f)
-    rc, out = run([a.grade_all, "--exercises", "--settings", "grading.json"], cwd=a.work)
+
+    # the README's commands, as printed: grading.json -> registry.json -> class-notebooks/
+    def readme_block(path):
+        m = re.search(r"<!-- class-notebooks: commands -->\s*```[a-z]*\n(.*?)\n\s*```",
+                      open(os.path.join(a.source, path)).read(), re.S)
+        if not m:
+            sys.exit(path + ": no ``` block after <!-- class-notebooks: commands -->")
+        return "\n".join(l.strip() for l in m.group(1).split("\n"))
+    commands = readme_block(os.path.join("apps", "assignment", "README.md"))
+    expect(readme_block(os.path.join("notebooks", "README.md")) == commands,
+           "notebooks/README.md prints other commands than apps/assignment/README.md")
+    rc, out = run(["bash", "-euo", "pipefail", "-c", commands], cwd=a.work,
+                  env=dict(os.environ, HOME=os.path.join(a.work, "home")))
     if rc:
-        sys.exit("xenc-grade-all --exercises --settings grading.json exited %d:\n%s" % (rc, out))
+        sys.exit("the README's commands failed (exit %d):\n%s\n%s" % (rc, commands, out))
+    expect("the exercise cells of class-notebooks match the registry: 2 exercises" in out,
+           "the README's --check did not say it passed:\n" + out)
     registry = os.path.join(a.work, "registry.json")
-    with open(registry, "w") as f:
-        f.write(out)
-    reg = json.loads(out)
+    reg = json.load(open(registry))
     expect(reg["hints"] == "off", "registry: hints %r, expected \"off\"" % reg["hints"])
     expect({e["name"]: e["points"] for e in reg["exercises"]} == {"softmax": 2.5, "merge_heads": 3},
            "registry: exercises %r" % reg["exercises"])
     expect("split_heads" in reg.get("not_selected", []), "registry: split_heads not in not_selected")
     names = sorted(f for f in os.listdir(committed) if re.match(r"\d\d_.*\.ipynb$", f))
-    for n in names:
-        shutil.copy(os.path.join(committed, n), copy)
-    rc, out = run([sys.executable, tool, "--registry", registry, copy])
-    if rc:
-        sys.exit("course_cells.py --registry registry.json failed:\n" + out)
+    expect(sorted(os.listdir(copy)) == names, "class-notebooks/ holds %s" % os.listdir(copy))
 
     # the cells, notebook by notebook
     seen = {}
@@ -128,9 +141,8 @@ def main():
                    for c in json.load(open(os.path.join(copy, "05_word_order.ipynb")))["cells"]),
            "05_word_order: split_heads (not chosen) is still there")
 
-    # --check: passes on the copy, fails on the committed notebooks (default points, full hints)
-    rc, out = run([sys.executable, tool, "--registry", registry, "--check", copy])
-    expect(rc == 0, "course_cells.py --check on the copy failed:\n" + out)
+    # --check passed on the copy (the README's last command); it fails on the committed notebooks
+    # (default points, full hints)
     rc, out = run([sys.executable, tool, "--registry", registry, "--check", committed])
     expect(rc != 0 and "the registry says (2.5 points)" in out and 'hint level "off"' in out,
            "course_cells.py --check of the committed notebooks against the class's registry:\n" + out)
