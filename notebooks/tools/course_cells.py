@@ -7,21 +7,48 @@
 # `cmake --build build --target notebooks_update`.  Usage: python3 notebooks/tools/course_cells.py [notebooks]
 #
 # The registry is the one list of exercises: `xenc-grade-all --exercises > registry.json` prints it
-# (name, signature, points, teaching order), and `--registry registry.json` makes this script refuse
-# an exercise the grader does not know or a stub whose signature is not the registry's.
-# `--check` writes nothing: it only compares the notebooks' exercise cells with the registry (the
-# ctest grade.notebook_cells_match_registry).
+# (name, signature, points, teaching order, hint level), and `--registry registry.json` makes this
+# script refuse an exercise the grader does not know or a stub whose signature is not the registry's.
+# With the teacher's settings, `xenc-grade-all --exercises --settings grading.json > registry.json`,
+# the same grading.json that grades the class makes its notebooks: an exercise the settings leave
+# out ("not_selected") loses its cells (heading, stub, check; the exercise intro too when a notebook
+# keeps none), each heading shows the exercise's points ("(2 points)") and each check cell prints
+# its report at the settings' hint level (print_report(..., xenc::grade::HintLevel::off)). Without
+# --registry: every exercise, DEFAULT_POINTS each (the registry's default), full hints.
+# `--check` writes nothing: it only compares the notebooks' exercise cells with the registry (names,
+# signatures, points, hint level; the ctest grade.notebook_cells_match_registry).
 #   Usage: python3 notebooks/tools/course_cells.py [--registry FILE] [--check] [notebooks_dir]
 import json, os, re, sys
 args = sys.argv[1:]
-REGISTRY = None
+REGISTRY = None        # the chosen exercises: name -> {name, signature, points, order}
+NOT_SELECTED = set()   # registered exercises the teacher's settings leave out
+HINTS = 'full'         # full | brief | off
+DEFAULT_POINTS = 1     # every exercise's points in the registry without settings (--check says so)
 CHECK = '--check' in args
 if CHECK: args.remove('--check')
 if '--registry' in args:
     i = args.index('--registry')
-    REGISTRY = {e['name']: e for e in json.load(open(args[i + 1]))['exercises']}
+    registry = json.load(open(args[i + 1]))
+    REGISTRY = {e['name']: e for e in registry['exercises']}
+    NOT_SELECTED = set(registry.get('not_selected', []))
+    HINTS = registry.get('hints', 'full')
+    if HINTS not in ('full', 'brief', 'off'):
+        sys.exit('%s: "hints" is "%s", expected "full", "brief" or "off"' % (args[i + 1], HINTS))
     del args[i:i + 2]
 D = args[0] if args else 'notebooks'
+
+def points_of(exercise):
+    return REGISTRY[exercise]['points'] if REGISTRY is not None else DEFAULT_POINTS
+
+def points_text(p):
+    """(1 point), (2 points), (2.5 points)"""
+    return '(%s point%s)' % ('%g' % p, '' if p == 1 else 's')
+
+def selected(exercise):
+    """Whether the notebooks get this exercise's cells; a name the registry does not know is refused."""
+    if REGISTRY is None or exercise in REGISTRY: return True
+    if exercise in NOT_SELECTED: return False
+    sys.exit('exercise "%s" is not in the registry (known: %s)' % (exercise, ', '.join(sorted(set(REGISTRY) | NOT_SELECTED))))
 
 def normalised(signature):
     """A signature without namespaces and whitespace: the registry's and a stub's compare equal."""
@@ -32,12 +59,18 @@ def stub_signature(source):
     body = '\n'.join(l for l in source.split('\n') if not l.strip().startswith('//') and l.strip() != 'namespace assignment {')
     return body[:body.index('{')].strip()
 
-def md(text, part):
-    return {"cell_type": "markdown", "metadata": {"xenc": {"part": part}}, "source": lines(text)}
+# Cell metadata "xenc": {"part": ...}: the cells this script owns (re-applying removes them first).
+# "exercise": the stub cell of that exercise (nbtool substitutes solutions there); "belongs_to": the
+# exercise's heading and check cells, which leave with it.
+def md(text, part, belongs_to=None):
+    meta = {"xenc": {"part": part}}
+    if belongs_to: meta["xenc"]["belongs_to"] = belongs_to
+    return {"cell_type": "markdown", "metadata": meta, "source": lines(text)}
 
-def code(text, part, exercise=None):
+def code(text, part, exercise=None, belongs_to=None):
     meta = {"xenc": {"part": part}}
     if exercise: meta["xenc"]["exercise"] = exercise
+    if belongs_to: meta["xenc"]["belongs_to"] = belongs_to
     return {"cell_type": "code", "execution_count": None, "metadata": meta, "outputs": [], "source": lines(text)}
 
 def lines(s):
@@ -61,10 +94,15 @@ using xenc::Tensor3;
 using xenc::Tensor4;
 }  // namespace assignment'''
 
+HINTS_SAID = {
+    'full': 'the first index that differs and a hint (when your output equals a known mistake, the hint names it)',
+    'brief': "the first index that differs and a short hint (a known mistake's name when your output equals one, else the hint's first sentence)",
+    'off': 'and the first index that differs (hints are turned off in this course)'}
+
 def exercises_intro(extra):
     return ('''## Exercises
 
-Write each function yourself in the cell marked *your code here*, run it, then run the check below it. The check is the grader of `xenc/grade/exercises.hpp`: it tries a hand example, reference values, invariants and edge cases, and prints one ✔ or ✘ per check; for a failed check it shows the input, the expected and the computed values, the first index that differs and a hint (when your output equals a known mistake, the hint names it). As handed out, every function only throws "not implemented", so every check fails: that is the starting point.
+Write each function yourself in the cell marked *your code here*, run it, then run the check below it. The check is the grader of `xenc/grade/exercises.hpp`: it tries a hand example, reference values, invariants and edge cases, and prints one ✔ or ✘ per check; for a failed check it shows the input, the expected and the computed values, ''' + HINTS_SAID[HINTS] + '''. Each exercise's heading shows its points. As handed out, every function only throws "not implemented", so every check fails: that is the starting point.
 
 If you change an exercise cell after running it, restart the kernel and run all cells again (a C++ function cannot be defined twice in one session).
 ''' + extra)
@@ -79,88 +117,94 @@ def stub(exercise, doc, signature, ret_note=''):
 }  // namespace assignment''' % (doc, signature, signature.split('(')[0].split()[-1]), 'exercise', exercise)
 
 def check(fn, name):
-    return code('''// Prints each check with its expected and computed values.
-xenc::grade::print_report(std::cout, xenc::grade::check_%s(assignment::%s));''' % (fn, name), 'exercise-check')
+    return code('''// Prints each check with its expected and computed values; hints: %s (the course's setting).
+xenc::grade::print_report(std::cout, xenc::grade::check_%s(assignment::%s),
+                          xenc::grade::HintLevel::%s);''' % (HINTS, fn, name, HINTS), 'exercise-check', belongs_to=fn)
+
+def heading(exercise, text):
+    """The exercise's heading cell: '### Exercise: title' gets the exercise's points."""
+    first, _, rest = text.partition('\n')
+    return md(first + ' ' + points_text(points_of(exercise)) + '\n' + rest, 'exercise', belongs_to=exercise)
 
 EX = {
  'linear_backward': lambda: [
-    md('''### Exercise: linear backward
+    heading('linear_backward', '''### Exercise: linear backward
 
-For $y = x W^\\top + b$ and the upstream gradient $dy = \\partial L/\\partial y$: $\\;dx = dy\\,W$, $\\;dW = dy^\\top x$, $\\;db = \\sum_{\\text{rows}} dy$. Return them in `xenc::LinearGrads<2>` (fields `input`, `weight`, `bias`). The check includes a finite-difference gradient check.''', 'exercise'),
+For $y = x W^\\top + b$ and the upstream gradient $dy = \\partial L/\\partial y$: $\\;dx = dy\\,W$, $\\;dW = dy^\\top x$, $\\;db = \\sum_{\\text{rows}} dy$. Return them in `xenc::LinearGrads<2>` (fields `input`, `weight`, `bias`). The check includes a finite-difference gradient check.'''),
     stub('linear_backward', '// grad_y: [N, out]   x: [N, in]   weight: [out, in]\n// returns .input [N, in], .weight [out, in], .bias [out]',
          'xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight)'),
     check('linear_backward', 'linear_backward')],
  'cross_entropy': lambda: [
-    md('''### Exercise: cross-entropy with an ignore index
+    heading('cross_entropy', '''### Exercise: cross-entropy with an ignore index
 
-A classifier on top of a linear layer turns logits $z_n$ `[C]` into a loss, as `torch.nn.functional.cross_entropy`: $\\text{loss} = \\frac{1}{N'}\\sum_{n:\\,t_n \\ne \\text{ignore}} \\big(\\operatorname{logsumexp}(z_n) - z_n[t_n]\\big)$ over the $N'$ rows whose target is not `ignore_index` (padding), and the gradient $(\\operatorname{softmax}(z_n) - \\text{onehot}(t_n))/N'$ for kept rows, 0 for ignored rows. Keep it stable for large logits (subtract the row maximum). When every row is ignored, the loss is NaN (0/0, as PyTorch) and the gradient 0.''', 'exercise'),
+A classifier on top of a linear layer turns logits $z_n$ `[C]` into a loss, as `torch.nn.functional.cross_entropy`: $\\text{loss} = \\frac{1}{N'}\\sum_{n:\\,t_n \\ne \\text{ignore}} \\big(\\operatorname{logsumexp}(z_n) - z_n[t_n]\\big)$ over the $N'$ rows whose target is not `ignore_index` (padding), and the gradient $(\\operatorname{softmax}(z_n) - \\text{onehot}(t_n))/N'$ for kept rows, 0 for ignored rows. Keep it stable for large logits (subtract the row maximum). When every row is ignored, the loss is NaN (0/0, as PyTorch) and the gradient 0.'''),
     stub('cross_entropy', '// logits: [N, C]   targets: [N], each a class in [0, C) or ignore_index\n// returns .loss and .grad_logits [N, C]',
          'xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets,\n                                              std::int64_t ignore_index)'),
     check('cross_entropy', 'cross_entropy')],
  'sinusoidal_table': lambda: [
-    md('''### Exercise: the sinusoidal table
+    heading('sinusoidal_table', '''### Exercise: the sinusoidal table
 
-Write the table of section 1 yourself: $PE(p, 2i) = \\sin(p / 10000^{2i/D})$, $PE(p, 2i+1) = \\cos(p / 10000^{2i/D})$ for positions $p = 0, \\dots, P-1$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D$ is odd or 0. Compare with the pitfall of section 4: the grader recognises it.''', 'exercise'),
+Write the table of section 1 yourself: $PE(p, 2i) = \\sin(p / 10000^{2i/D})$, $PE(p, 2i+1) = \\cos(p / 10000^{2i/D})$ for positions $p = 0, \\dots, P-1$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D$ is odd or 0. Compare with the pitfall of section 4: the grader recognises it.'''),
     stub('sinusoidal_table', '// returns [num_positions, d_model]; row p is position p',
          'Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)'),
     check('sinusoidal_table', 'sinusoidal_table')],
  'softmax': lambda: [
-    md('''### Exercise: a stable row softmax
+    heading('softmax', '''### Exercise: a stable row softmax
 
-$y[r, c] = e^{x[r, c] - m_r} / \\sum_{c'} e^{x[r, c'] - m_r}$ with $m_r = \\max_c x[r, c]$. Subtracting the maximum changes nothing mathematically and keeps $e^{x}$ from overflowing for large scores. An entry of $-\\infty$ (a masked key) gets probability exactly 0; a row of only $-\\infty$ gives a row of zeros, as the library does.''', 'exercise'),
+$y[r, c] = e^{x[r, c] - m_r} / \\sum_{c'} e^{x[r, c'] - m_r}$ with $m_r = \\max_c x[r, c]$. Subtracting the maximum changes nothing mathematically and keeps $e^{x}$ from overflowing for large scores. An entry of $-\\infty$ (a masked key) gets probability exactly 0; a row of only $-\\infty$ gives a row of zeros, as the library does.'''),
     stub('softmax', '// x, y: [N, C]', 'Tensor2 softmax(const Tensor2& x)'),
     check('softmax', 'softmax')],
  'attention': lambda: [
-    md('''### Exercise: attention with a key-padding mask
+    heading('attention', '''### Exercise: attention with a key-padding mask
 
-$S = QK^\\top/\\sqrt{D_h}$; where `key_padding_mask[b, j]` is `true`, key $j$ gets score $-\\infty$ *before* the softmax; $P = \\operatorname{softmax}(S)$ over the keys (a query whose keys are all masked gets $P = 0$ and $O = 0$); $O = PV$. Return `xenc::AttentionResult` (fields `output` and `weights`).''', 'exercise'),
+$S = QK^\\top/\\sqrt{D_h}$; where `key_padding_mask[b, j]` is `true`, key $j$ gets score $-\\infty$ *before* the softmax; $P = \\operatorname{softmax}(S)$ over the keys (a query whose keys are all masked gets $P = 0$ and $O = 0$); $O = PV$. Return `xenc::AttentionResult` (fields `output` and `weights`).'''),
     stub('attention', '// q: [B, H, Tq, Dh]   k, v: [B, H, Tk, Dh]   key_padding_mask: [B, Tk] (true = padding)\n// returns .output [B, H, Tq, Dh] and .weights [B, H, Tq, Tk]',
          'xenc::AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,\n                                const Mask2& key_padding_mask)'),
     check('attention', 'attention')],
  'layer_norm_forward': lambda: [
-    md('''### Exercise: layer norm forward
+    heading('layer_norm_forward', '''### Exercise: layer norm forward
 
-Per row: $y = (x - \\mu)/\\sqrt{\\sigma^2 + \\varepsilon}\\cdot\\gamma + \\beta$ with the *biased* variance $\\sigma^2 = \\frac1D\\sum (x - \\mu)^2$ and $\\varepsilon$ inside the square root, as `torch.nn.LayerNorm`.''', 'exercise'),
+Per row: $y = (x - \\mu)/\\sqrt{\\sigma^2 + \\varepsilon}\\cdot\\gamma + \\beta$ with the *biased* variance $\\sigma^2 = \\frac1D\\sum (x - \\mu)^2$ and $\\varepsilon$ inside the square root, as `torch.nn.LayerNorm`.'''),
     stub('layer_norm_forward', '// x, y: [N, D]   weight, bias: [D]',
          'Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps)'),
     check('layer_norm_forward', 'layer_norm_forward')],
  'layer_norm_backward': lambda: [
-    md('''### Exercise: layer norm backward
+    heading('layer_norm_backward', '''### Exercise: layer norm backward
 
-With $\\hat x = (x - \\mu)\\cdot r$, $r = 1/\\sqrt{\\sigma^2 + \\varepsilon}$ and $g = dy\\cdot\\gamma$ per row: $dx = r\\,\\big(g - \\operatorname{mean}(g) - \\hat x\\,\\operatorname{mean}(g\\,\\hat x)\\big)$, $\\;d\\gamma = \\sum_{\\text{rows}} dy\\,\\hat x$, $\\;d\\beta = \\sum_{\\text{rows}} dy$. Return `xenc::LayerNormGrads<2>` (fields `input`, `weight`, `bias`). The check compares with finite differences.''', 'exercise'),
+With $\\hat x = (x - \\mu)\\cdot r$, $r = 1/\\sqrt{\\sigma^2 + \\varepsilon}$ and $g = dy\\cdot\\gamma$ per row: $dx = r\\,\\big(g - \\operatorname{mean}(g) - \\hat x\\,\\operatorname{mean}(g\\,\\hat x)\\big)$, $\\;d\\gamma = \\sum_{\\text{rows}} dy\\,\\hat x$, $\\;d\\beta = \\sum_{\\text{rows}} dy$. Return `xenc::LayerNormGrads<2>` (fields `input`, `weight`, `bias`). The check compares with finite differences.'''),
     stub('layer_norm_backward', '// grad_y, x: [N, D]   weight: [D]\n// returns .input [N, D], .weight [D], .bias [D]',
          'xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x,\n                                            const Tensor1& weight, float eps)'),
     check('layer_norm_backward', 'layer_norm_backward')],
  'split_heads': lambda: [
-    md('''### Exercise: splitting heads
+    heading('split_heads', '''### Exercise: splitting heads
 
-Multi-head attention cuts the width $D$ into $H$ heads of $D_h = D/H$: `out[b, h, t, e] = x[b, t, h·Dh + e]` (PyTorch: `x.view(B, T, H, Dh).transpose(1, 2)`). Throw `std::invalid_argument` when $D$ is not divisible by $H$.''', 'exercise'),
+Multi-head attention cuts the width $D$ into $H$ heads of $D_h = D/H$: `out[b, h, t, e] = x[b, t, h·Dh + e]` (PyTorch: `x.view(B, T, H, Dh).transpose(1, 2)`). Throw `std::invalid_argument` when $D$ is not divisible by $H$.'''),
     stub('split_heads', '// x: [B, T, D] -> [B, H, T, Dh], Dh = D / H', 'Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)'),
     check('split_heads', 'split_heads')],
  'merge_heads': lambda: [
-    md('''### Exercise: merging heads
+    heading('merge_heads', '''### Exercise: merging heads
 
-The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `x.transpose(1, 2).reshape(B, T, H * Dh)`).''', 'exercise'),
+The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `x.transpose(1, 2).reshape(B, T, H * Dh)`).'''),
     stub('merge_heads', '// x: [B, H, T, Dh] -> [B, T, H·Dh]', 'Tensor3 merge_heads(const Tensor4& x)'),
     check('merge_heads', 'merge_heads')],
  'rope': lambda: [
-    md('''### Exercise: the RoPE rotation
+    heading('rope', '''### Exercise: the RoPE rotation
 
-Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position `positions[t]`, and its pair $i$ (the columns $2i, 2i+1$, interleaved as in section 1) turns by $a = \\text{positions}[t]\\cdot\\theta_i$ with $\\theta_i = 10000^{-2i/D_h}$: $\\;y_{2i} = x_{2i}\\cos a - x_{2i+1}\\sin a$, $\\;y_{2i+1} = x_{2i}\\sin a + x_{2i+1}\\cos a$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D_h$ is odd or 0. The check includes the two facts of section 2: norms are kept, and a score depends only on $m - n$.''', 'exercise'),
+Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position `positions[t]`, and its pair $i$ (the columns $2i, 2i+1$, interleaved as in section 1) turns by $a = \\text{positions}[t]\\cdot\\theta_i$ with $\\theta_i = 10000^{-2i/D_h}$: $\\;y_{2i} = x_{2i}\\cos a - x_{2i+1}\\sin a$, $\\;y_{2i+1} = x_{2i}\\sin a + x_{2i+1}\\cos a$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D_h$ is odd or 0. The check includes the two facts of section 2: norms are kept, and a score depends only on $m - n$.'''),
     stub('rope', '// x, y: [T, Dh]   positions: T entries (row t is at position positions[t])',
          'Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)'),
     check('rope', 'rope')],
  'online_softmax_tile': lambda: [
-    md('''### Exercise: the online-softmax update for one tile
+    heading('online_softmax_tile', '''### Exercise: the online-softmax update for one tile
 
-Write the update of section 2 for a block of queries at once. The state of query row $r$ after the tiles seen so far is `state.m[r]` $= m$ (the running maximum), `state.l[r]` $= \\ell$ (the running sum) and the row `state.acc[r]` $= o$ (the unnormalised output); before any tile $m = -\\infty$, $\\ell = 0$, $o = 0$. A tile of `scores` `[Tq, Tk]` and `values` `[Tk, Dv]` updates each row: $m' = \\max(m, \\max_j s_j)$, $c = e^{m - m'}$, $\\ell' = c\\,\\ell + \\sum_j e^{s_j - m'}$, $o' = c\\,o + \\sum_j e^{s_j - m'} v_j$. A row whose scores are all $-\\infty$ so far (masked keys) stays as it is: $e^{-\\infty - (-\\infty)}$ would be NaN. The check feeds your function three tiles in a row and compares $o/\\ell$ with the plain softmax; when your output is a known mistake (the output not rescaled, the sum rescaled the wrong way, the new maximum used before it is computed), it says which.''', 'exercise'),
+Write the update of section 2 for a block of queries at once. The state of query row $r$ after the tiles seen so far is `state.m[r]` $= m$ (the running maximum), `state.l[r]` $= \\ell$ (the running sum) and the row `state.acc[r]` $= o$ (the unnormalised output); before any tile $m = -\\infty$, $\\ell = 0$, $o = 0$. A tile of `scores` `[Tq, Tk]` and `values` `[Tk, Dv]` updates each row: $m' = \\max(m, \\max_j s_j)$, $c = e^{m - m'}$, $\\ell' = c\\,\\ell + \\sum_j e^{s_j - m'}$, $o' = c\\,o + \\sum_j e^{s_j - m'} v_j$. A row whose scores are all $-\\infty$ so far (masked keys) stays as it is: $e^{-\\infty - (-\\infty)}$ would be NaN. The check feeds your function three tiles in a row and compares $o/\\ell$ with the plain softmax; when your output is a known mistake (the output not rescaled, the sum rescaled the wrong way, the new maximum used before it is computed), it says which.'''),
     stub('online_softmax_tile', '// state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]\n// returns the state after this tile',
          'xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,\n                                                     const Tensor2& scores, const Tensor2& values)'),
     check('online_softmax_tile', 'online_softmax_tile')],
  'alibi_slopes': lambda: [
-    md('''### Exercise: the ALiBi slopes
+    heading('alibi_slopes', '''### Exercise: the ALiBi slopes
 
-Return the $H$ slopes $m_0, \\dots, m_{H-1}$ of section 3: for $H$ a power of two, $m_h = 2^{-8(h+1)/H}$; otherwise, with $n$ the largest power of two below $H$, the $n$ slopes for $n$ heads, then every other slope of the sequence for $2n$ heads (the first, the third, ...), $H - n$ of them. Throw `std::invalid_argument` when $H = 0$.''', 'exercise'),
+Return the $H$ slopes $m_0, \\dots, m_{H-1}$ of section 3: for $H$ a power of two, $m_h = 2^{-8(h+1)/H}$; otherwise, with $n$ the largest power of two below $H$, the $n$ slopes for $n$ heads, then every other slope of the sequence for $2n$ heads (the first, the third, ...), $H - n$ of them. Throw `std::invalid_argument` when $H = 0$.'''),
     stub('alibi_slopes', '// returns H slopes, head 0 first', 'std::vector<double> alibi_slopes(std::size_t num_heads)'),
     check('alibi_slopes', 'alibi_slopes')],
 }
@@ -255,32 +299,60 @@ NB = {
 }
 
 def check_against_registry(path, nb):
-    """Every exercise cell of nb: known to the registry, with the registry's signature."""
+    """Every exercise cell of nb: known to the registry and chosen, with the registry's signature;
+    its heading shows the registry's points and its check cell passes the registry's hint level."""
     errors = []
     for c in nb['cells']:
-        name = c.get('metadata', {}).get('xenc', {}).get('exercise')
-        if not name: continue
-        if name not in REGISTRY:
-            errors.append('%s: exercise "%s" is not in the registry' % (path, name)); continue
-        got, want = stub_signature(''.join(c['source'])), REGISTRY[name]['signature']
-        if normalised(got) != normalised(want):
-            errors.append('%s: the stub of "%s" is `%s`, the registry says `%s`' % (path, name, got, want))
+        x = c.get('metadata', {}).get('xenc', {})
+        name, owner = x.get('exercise'), x.get('belongs_to')
+        source = ''.join(c['source'])
+        if name:
+            if name in NOT_SELECTED:
+                errors.append('%s: exercise "%s" has cells, but the settings leave it out' % (path, name)); continue
+            if name not in REGISTRY:
+                errors.append('%s: exercise "%s" is not in the registry' % (path, name)); continue
+            got, want = stub_signature(source), REGISTRY[name]['signature']
+            if normalised(got) != normalised(want):
+                errors.append('%s: the stub of "%s" is `%s`, the registry says `%s`' % (path, name, got, want))
+            for kind in ('markdown', 'code'):
+                if not any(o.get('cell_type') == kind and o.get('metadata', {}).get('xenc', {}).get('belongs_to') == name
+                           for o in nb['cells']):
+                    errors.append('%s: exercise "%s" has no %s' % (path, name, 'heading' if kind == 'markdown' else 'check cell'))
+        elif owner in REGISTRY and c['cell_type'] == 'markdown':
+            want = points_text(REGISTRY[owner]['points'])
+            if want not in source.split('\n')[0]:
+                errors.append('%s: the heading of "%s" is `%s`, the registry says %s' % (path, owner, source.split('\n')[0], want))
+        elif owner in REGISTRY and c['cell_type'] == 'code':
+            if 'xenc::grade::HintLevel::%s)' % HINTS not in source:
+                errors.append('%s: the check cell of "%s" does not pass the hint level "%s": `%s`' % (path, owner, HINTS, source))
+        elif owner:
+            errors.append('%s: a cell of exercise "%s", which the registry does not choose' % (path, owner))
     return errors
+
+def without_exercise_sentences(text):
+    """Objectives and summary without what they say about the exercises (a notebook without any)."""
+    text = '\n'.join(l for l in text.split('\n') if not l.startswith('* (exercise'))
+    text = re.sub(r', and \(exercises?\) [^.;\n]*', '', text)
+    return re.sub(r'; the exercises above [^.\n]*', '', text)
 
 def apply(name):
     path = os.path.join(D, name + '.ipynb')
     if not os.path.exists(path): return
     nb = json.load(open(path))
     cells = [c for c in nb['cells'] if 'part' not in c.get('metadata', {}).get('xenc', {})]
-    spec = NB[name]
+    spec = dict(NB[name])
+    chosen = [e for e in spec['exercises'] if selected(e)]
+    if spec['exercises'] and not chosen:  # the settings leave out every exercise of this notebook
+        spec['objectives'] = spec['objectives'] and without_exercise_sentences(spec['objectives'])
+        spec['summary'] = spec['summary'] and without_exercise_sentences(spec['summary'])
     top = []
     if spec['objectives']:
         top.append(md('### Learning objectives\n\nAfter this notebook you can\n\n' + spec['objectives'], 'objectives'))
     bottom = []
-    if spec['exercises']:
+    if chosen:
         bottom.append(md(exercises_intro(''), 'exercise'))
         bottom.append(code(ALIASES, 'exercise'))
-        for e in spec['exercises']: bottom += EX[e]()
+        for e in chosen: bottom += EX[e]()
     summary = '## Summary\n\n' + (spec['summary'] or '')
     if name in NEXT:
         nxt, title = NEXT[name]
@@ -303,7 +375,7 @@ if CHECK:
             nb = json.load(open(os.path.join(D, f)))
             errors += check_against_registry(f, nb)
             names |= {c['metadata']['xenc']['exercise'] for c in nb['cells'] if c.get('metadata', {}).get('xenc', {}).get('exercise')}
-    missing = sorted(set(REGISTRY) - names)
+    missing = sorted(set(REGISTRY) - names)  # a chosen exercise without a cell
     if missing: errors.append('registered exercises without a notebook cell: ' + ', '.join(missing))
     if errors: sys.exit('\n'.join(errors))
     print('the exercise cells of %s match the registry: %d exercises' % (D, len(names)))

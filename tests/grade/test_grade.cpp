@@ -583,6 +583,111 @@ TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
       << text;
 }
 
+// The report at the teacher's hint level (grading.json's "hints", which the notebooks' check
+// cells pass too): the same checks, values and first differences at every level; full shows the
+// whole hint (a known mistake's explanation and fix, or the formula), brief the mistake's title
+// or the hint's first sentence, off no hint at all.
+TEST(GradeReport, HintLevelsFullBriefOff) {
+  const grade::ExerciseResult r = grade::check_softmax(pitfalls::softmax_without_max);
+  const std::string full = grade::report(r, grade::HintLevel::full);
+  const std::string brief = grade::report(r, grade::HintLevel::brief);
+  const std::string off = grade::report(r, grade::HintLevel::off);
+  EXPECT_EQ(full, grade::report(r));  // full is the default
+  std::ostringstream two_args;
+  grade::print_report(two_args, r);
+  EXPECT_EQ(two_args.str(), full);
+  const std::string title = pitfalls::describe(Pitfall::softmax_without_max).title;
+  const std::string masked_first =
+      "      hint: a row whose every entry is -inf has nothing to attend to: return a row of zeros "
+      "for it (xencoder's convention; PyTorch gives NaN).";
+  // full: the known mistake with its fix; the formula hint whole (its second sentence too)
+  EXPECT_NE(full.find("hint: this is a known mistake, " + title), std::string::npos) << full;
+  EXPECT_NE(full.find("Fix: subtract the row maximum first"), std::string::npos) << full;
+  EXPECT_NE(full.find(masked_first + " Computed blindly it is NaN"), std::string::npos) << full;
+  // brief: the mistake's title only, and the first sentence of the formula hint
+  EXPECT_NE(brief.find("      hint: a known mistake: " + title + ".\n"), std::string::npos)
+      << brief;
+  EXPECT_EQ(brief.find("Fix:"), std::string::npos) << brief;
+  EXPECT_NE(brief.find(masked_first + "\n"), std::string::npos) << brief;
+  EXPECT_EQ(brief.find("Computed blindly"), std::string::npos) << brief;
+  // off: no hint line, nothing of either hint
+  EXPECT_EQ(off.find("hint:"), std::string::npos) << off;
+  EXPECT_EQ(off.find(title), std::string::npos) << off;
+  EXPECT_EQ(off.find("nothing to attend to"), std::string::npos) << off;
+  // every level keeps the values: only the hint lines differ
+  for (const std::string* text : {&full, &brief, &off}) {
+    EXPECT_EQ(text->rfind("✘ softmax: 6 of 8 checks passed\n", 0), 0u) << *text;
+    EXPECT_NE(text->find("      first difference: y[0, 0]: expected 0.0900306, computed nan\n"),
+              std::string::npos)
+        << *text;
+  }
+  auto without_hints = [](const std::string& text) {
+    std::istringstream in(text);
+    std::string out;
+    for (std::string line; std::getline(in, line);)
+      if (line.find("      hint: ") != 0) out += line + "\n";
+    return out;
+  };
+  EXPECT_EQ(without_hints(full), off);
+  EXPECT_EQ(without_hints(brief), off);
+  // a passing exercise reads the same at every level
+  const auto passed = grade::check_merge_heads(assignment::merge_heads);
+  EXPECT_EQ(grade::report(passed, grade::HintLevel::off), grade::report(passed));
+}
+
+// A hidden check that names a known mistake keeps that name at full and brief, and drops it at
+// off; its values stay hidden at every level.
+TEST(GradeReport, HintLevelsOfAFailedHiddenCheck) {
+  grade::set_hidden_seed(11);
+  const grade::ExerciseResult r =
+      grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled);
+  grade::set_hidden_seed(std::nullopt);
+  ASSERT_TRUE(r.checks.back().hidden);
+  const std::string title = pitfalls::describe(Pitfall::online_softmax_acc_not_rescaled).title;
+  const std::string hidden_line =
+      "a hidden check (inputs drawn from the teacher's seed; not shown)\n";
+  for (grade::HintLevel level :
+       {grade::HintLevel::full, grade::HintLevel::brief, grade::HintLevel::off}) {
+    const std::string text = grade::report(r, level);
+    SCOPED_TRACE(grade::hint_level_name(level));
+    const std::string block = text.substr(text.find(hidden_line));
+    EXPECT_EQ(block.find("computed:"), std::string::npos) << block;
+    EXPECT_EQ(block.find(title) != std::string::npos, level != grade::HintLevel::off) << block;
+  }
+  EXPECT_NE(grade::report(r, grade::HintLevel::brief)
+                .find(hidden_line + "      hint: a known mistake: " + title + ".\n"),
+            std::string::npos);
+}
+
+// A bad level is refused with a message, before anything is printed; names round-trip.
+TEST(GradeReport, HintLevelErrors) {
+  const grade::ExerciseResult r = grade::check_softmax(pitfalls::softmax_without_max);
+  std::ostringstream os;
+  const auto bad = static_cast<grade::HintLevel>(7);
+  try {
+    grade::print_report(os, r, bad);
+    FAIL() << "print_report accepted hint level 7";
+  } catch (const xenc::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("hint level 7 is not one of HintLevel::full (0), brief "
+                                         "(1) or off (2)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(os.str().empty()) << os.str();
+  EXPECT_THROW(grade::report(r, bad), xenc::config_error);
+  EXPECT_THROW(grade::hint_text(r.checks.back(), bad), std::invalid_argument);
+  for (const char* name : {"full", "brief", "off"})
+    EXPECT_EQ(grade::hint_level_name(grade::parse_hint_level(name)), name);
+  try {
+    grade::parse_hint_level("Full");
+    FAIL() << "parse_hint_level accepted \"Full\"";
+  } catch (const xenc::config_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "parse_hint_level: \"Full\" is not a hint level, expected \"full\", \"brief\" or "
+                 "\"off\"");
+  }
+}
+
 TEST(GradeReport, PassingExerciseAndSummary) {
   const auto r = grade::check_merge_heads(assignment::merge_heads);
   EXPECT_EQ(grade::report(r).rfind("✔ merge_heads: 5 of 5 checks passed\n", 0), 0u)

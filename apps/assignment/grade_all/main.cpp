@@ -5,9 +5,12 @@
 //                    [--template DIR] [--prefix XENCODER_PREFIX]
 //     xenc-grade-all --exercises [--settings grading.json]
 //
-// --exercises prints the grader's registry as JSON, with the teacher's settings applied (which
-// exercises, their points, the hint level): the one list the notebooks' exercise cells are made
-// from and checked against (notebooks/tools/course_cells.py --registry).
+// --exercises prints the grader's registry as JSON, with the teacher's settings applied: the one
+// list the notebooks' exercise cells are made from and checked against
+// (notebooks/tools/course_cells.py --registry), so one grading.json makes the class's notebooks:
+//     {"exercises": [{"name": "softmax", "signature": "...", "points": 2, "order": 1}, ...],
+//      "not_selected": ["sinusoidal_table", ...],   // registered, left out by the settings
+//      "hints": "full" | "brief" | "off"}
 //
 // A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
 // an exercise a student did not hand in is graded as the template's stub. The template is copied
@@ -92,8 +95,8 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   app.add_flag("--exercises", list_exercises,
                "print the registered exercises as JSON (name, signature, points, "
-               "teaching order; with --settings: the chosen ones, their points "
-               "and the hint level) and exit");
+               "teaching order; with --settings: the chosen ones, their points, "
+               "the ones left out and the hint level) and exit");
   app.add_option("--settings", settings,
                  "the teacher's grading.json (exercises, points, hints, hidden checks, "
                  "library calls, limits)")
@@ -116,7 +119,9 @@ int main(int argc, char** argv) {
       std::cerr << "xenc-grade-all: " << e.what() << "\n";
       return 2;
     }
-    json list = json::array();
+    // the chosen exercises with their points, and the names of the others: a notebook leaves
+    // those out, and still refuses a name the registry does not know
+    json list = json::array(), not_selected = json::array();
     for (const xenc::grade::ExerciseInfo& e : xenc::grade::exercises()) {
       double points = e.points;
       bool wanted = chosen.exercises.empty();
@@ -125,9 +130,14 @@ int main(int argc, char** argv) {
       if (wanted)
         list.push_back(
             {{"name", e.name}, {"signature", e.signature}, {"points", points}, {"order", e.order}});
+      else
+        not_selected.push_back(e.name);
     }
-    const char* hints[] = {"full", "brief", "off"};
-    std::cout << json{{"exercises", list}, {"hints", hints[int(chosen.hints)]}}.dump(1) << "\n";
+    std::cout << json{{"exercises", list},
+                      {"not_selected", not_selected},
+                      {"hints", xenc::grade::hint_level_name(chosen.hints)}}
+                     .dump(1)
+              << "\n";
     return 0;
   }
   if (submissions.empty()) {

@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include "xenc/core/error.hpp"
+
 namespace xenc::grade {
 
 bool ExerciseResult::passed() const { return !checks.empty() && num_passed() == checks.size(); }
@@ -20,29 +22,69 @@ bool ExerciseResult::still_stub() const {
   return true;
 }
 
-void print_report(std::ostream& os, const ExerciseResult& r) {
+HintLevel parse_hint_level(const std::string& text) {
+  if (text == "full") return HintLevel::full;
+  if (text == "brief") return HintLevel::brief;
+  if (text == "off") return HintLevel::off;
+  throw config_error("parse_hint_level: \"" + text + "\" is not a hint level, expected \"full\", " +
+                     "\"brief\" or \"off\"");
+}
+
+std::string hint_level_name(HintLevel level) {
+  switch (level) {
+    case HintLevel::full:
+      return "full";
+    case HintLevel::brief:
+      return "brief";
+    case HintLevel::off:
+      return "off";
+  }
+  throw config_error("hint level " + std::to_string(int(level)) +
+                     " is not one of HintLevel::full (0), brief (1) or off (2)");
+}
+
+std::string hint_text(const CheckResult& c, HintLevel level) {
+  hint_level_name(level);  // throws for a level outside the enum
+  if (level == HintLevel::off) return "";
+  if (level == HintLevel::brief) {
+    if (!c.known_mistake.empty()) return "a known mistake: " + c.known_mistake + ".";
+    const std::size_t end = c.hint.find(". ");
+    return end == std::string::npos ? c.hint : c.hint.substr(0, end + 1);
+  }
+  return c.hint;
+}
+
+void print_report(std::ostream& os, const ExerciseResult& r, HintLevel hints) {
+  hint_level_name(hints);  // a bad level throws before anything is printed
   os << (r.passed() ? "✔ " : "✘ ") << r.exercise << ": " << r.num_passed() << " of "
      << r.checks.size() << " checks passed\n";
   os << "  " << r.signature << "\n";
   for (const CheckResult& c : r.checks) {
     os << "  " << (c.passed ? "✔ " : "✘ ") << c.name << "\n";
     if (c.passed) continue;
-    if (c.hidden) {  // a hidden check keeps its input and values to itself (the runner's rule too)
+    // a hidden check keeps its input and values to itself, and shows a hint only when it names a
+    // known mistake (the runner's rule too)
+    if (c.hidden) {
       os << "      a hidden check (inputs drawn from the teacher's seed; not shown)\n";
-      if (!c.known_mistake.empty()) os << "      hint: " << c.hint << "\n";
-      continue;
+    } else {
+      os << "      input:    " << c.input << "\n";
+      os << "      expected: " << c.expected << "\n";
+      os << "      computed: " << c.computed << "\n";
+      if (!c.first_difference.empty())
+        os << "      first difference: " << c.first_difference << "\n";
     }
-    os << "      input:    " << c.input << "\n";
-    os << "      expected: " << c.expected << "\n";
-    os << "      computed: " << c.computed << "\n";
-    if (!c.first_difference.empty()) os << "      first difference: " << c.first_difference << "\n";
-    if (!c.hint.empty()) os << "      hint: " << c.hint << "\n";
+    const std::string h = c.hidden && c.known_mistake.empty() ? "" : hint_text(c, hints);
+    if (!h.empty()) os << "      hint: " << h << "\n";
   }
 }
 
-std::string report(const ExerciseResult& r) {
+void print_report(std::ostream& os, const ExerciseResult& r) {
+  print_report(os, r, HintLevel::full);
+}
+
+std::string report(const ExerciseResult& r, HintLevel hints) {
   std::ostringstream os;
-  print_report(os, r);
+  print_report(os, r, hints);
   return os.str();
 }
 

@@ -205,17 +205,6 @@ std::string points_str(double p) {
   return buf;
 }
 
-// The hint as the hint level shows it.
-std::string shown_hint(const CheckResult& c, HintLevel level) {
-  if (level == HintLevel::off) return "";
-  if (level == HintLevel::brief) {
-    if (!c.known_mistake.empty()) return "a known mistake: " + c.known_mistake + ".";
-    const std::size_t end = c.hint.find(". ");
-    return end == std::string::npos ? c.hint : c.hint.substr(0, end + 1);
-  }
-  return c.hint;
-}
-
 // What a failed check says, as lines; a hidden check keeps its values to itself.
 std::vector<std::string> check_details(const CheckResult& c, HintLevel hints) {
   std::vector<std::string> lines;
@@ -228,7 +217,7 @@ std::vector<std::string> check_details(const CheckResult& c, HintLevel hints) {
     lines.push_back("computed: " + c.computed);
     if (!c.first_difference.empty()) lines.push_back("first difference: " + c.first_difference);
   }
-  const std::string h = c.hidden && c.known_mistake.empty() ? "" : shown_hint(c, hints);
+  const std::string h = c.hidden && c.known_mistake.empty() ? "" : hint_text(c, hints);
   if (!h.empty()) lines.push_back("hint: " + h);
   return lines;
 }
@@ -293,7 +282,7 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
                   {"expected", c.expected},
                   {"computed", c.computed},
                   {"first_difference", c.first_difference}});
-      if (!c.passed) k["hint"] = c.hidden && c.known_mistake.empty() ? "" : shown_hint(c, hints);
+      if (!c.passed) k["hint"] = c.hidden && c.known_mistake.empty() ? "" : hint_text(c, hints);
       if (!c.passed && !c.known_mistake.empty() && hints != HintLevel::off)
         k["known_mistake"] = c.known_mistake;
       checks.push_back(k);

@@ -6,6 +6,7 @@
 //
 //     auto r = xenc::grade::check_softmax(my_softmax);
 //     xenc::grade::print_report(std::cout, r);     // ✔/✘ per check, values, hints
+//     xenc::grade::print_report(std::cout, r, xenc::grade::HintLevel::off);  // values, no hints
 //     return r.passed() ? 0 : 1;
 #pragma once
 
@@ -15,6 +16,19 @@
 #include <vector>
 
 namespace xenc::grade {
+
+/// How much a failed check says beyond its values: the hint (full), its short form (brief: the
+/// known mistake's title, or the hint's first sentence), or nothing (off). The teacher's
+/// settings choose it ("hints" in grading.json, xenc/grade/runner.hpp); the grade program's
+/// reports and the notebooks' check cells show the same.
+enum class HintLevel { full, brief, off };
+
+/// "full", "brief" or "off" -> the level. Throws xenc::config_error (a std::invalid_argument)
+/// naming the text and the three levels.
+HintLevel parse_hint_level(const std::string& text);
+/// The level's name ("full", "brief", "off"). Throws xenc::config_error for a value outside the
+/// enum (a cast from a bad integer).
+std::string hint_level_name(HintLevel level);
 
 /// One check of one exercise.
 struct CheckResult {
@@ -41,11 +55,20 @@ struct ExerciseResult {
   bool still_stub() const;
 };
 
+/// The hint of a failed check as `level` shows it: the whole hint (full), the known mistake's title
+/// or the hint's first sentence (brief), "" (off). Throws xenc::config_error for a level outside
+/// the enum.
+std::string hint_text(const CheckResult& check, HintLevel level);
+
 /// The report: a heading with the signature and "k of n checks passed", then one ✔/✘ line per
 /// check; for a failed check its input, expected and computed values, the first difference and
-/// the hint.
+/// the hint as `hints` shows it (hint_text; the grade program's text report says the same). A
+/// failed hidden check shows no input and no values, and a hint only when it names a known
+/// mistake. Throws xenc::config_error for a level outside the enum, before printing anything.
+void print_report(std::ostream& os, const ExerciseResult& result, HintLevel hints);
+/// The same with full hints.
 void print_report(std::ostream& os, const ExerciseResult& result);
-std::string report(const ExerciseResult& result);
+std::string report(const ExerciseResult& result, HintLevel hints = HintLevel::full);
 
 /// One line per exercise ("✔ softmax  6 of 6 checks passed") and a total line.
 void print_summary(std::ostream& os, const std::vector<ExerciseResult>& results);

@@ -26,9 +26,8 @@
 
 namespace xenc::grade {
 
-/// How much a failed check says beyond its values: the hint, the known mistake's title only, or
-/// nothing.
-enum class HintLevel { full, brief, off };
+// HintLevel (full, brief, off) is in xenc/grade/result.hpp, beside print_report, which shows it
+// as the reports below do.
 
 /// The teacher's settings. As a file (JSON), every key optional:
 ///     { "exercises": {"softmax": 2, "attention": 3},   // which, with their points (default: all,
