@@ -51,22 +51,27 @@ def request(server, method, path, body=None):
 
 
 def run_cell(server, kernel_id, code, timeout):
-    """Sends one execute_request over the kernel's websocket; returns (reply status, stdout)."""
+    """Sends one execute_request over the kernel's websocket; returns (reply status, stdout, the
+    message types seen, in order)."""
     url = server["url"].replace("http", "ws", 1).rstrip("/") + \
         "/api/kernels/%s/channels?token=%s" % (kernel_id, server["token"])
-    msg_id = uuid.uuid4().hex
+    session = uuid.uuid4().hex
+    seen = []
 
-    async def exchange():
-        ws = await websocket.websocket_connect(url)
+    def send(ws, msg_type, content):
+        msg_id = uuid.uuid4().hex
         ws.write_message(json.dumps({
-            "header": {"msg_id": msg_id, "session": uuid.uuid4().hex, "username": "check",
-                       "msg_type": "execute_request", "version": "5.3"},
+            "header": {"msg_id": msg_id, "session": session, "username": "check",
+                       "msg_type": msg_type, "version": "5.3"},
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-            "content": {"code": code, "silent": False, "store_history": True,
-                        "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
-        # The reply comes on the shell channel and the output on IOPub: Jupyter forwards both
-        # over this one websocket in no set order, so the printed text may arrive after the
-        # reply. The cell is over when both the reply and IOPub's idle status have arrived.
+            "content": content}))
+        return msg_id
+
+    async def until_done(ws, msg_id, reply_type):
+        """Reads the websocket until the request msg_id has its reply and its idle status. The
+        reply comes on the shell channel and the output on IOPub: Jupyter forwards both over
+        this one websocket in no set order, so printed text may arrive after the reply; on IOPub
+        it comes before the idle status."""
         out, status, idle = "", None, False
         while status is None or not idle:
             text = await ws.read_message()
@@ -75,16 +80,34 @@ def run_cell(server, kernel_id, code, timeout):
             msg = json.loads(text)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
+            seen.append(msg["msg_type"])
             if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
                 out += msg["content"]["text"]
-            elif msg["msg_type"] == "execute_reply":
+            elif msg["msg_type"] == reply_type:
                 status = msg["content"]["status"]
             elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 idle = True
+        return status, out
+
+    async def exchange():
+        ws = await websocket.websocket_connect(url)
+        # First a kernel_info request, as a notebook page sends: its idle status proves that this
+        # websocket's IOPub subscription is live (Jupyter skips its own check, the "nudge", when
+        # it thinks the new kernel is busy), so the cell's output cannot be lost to ZeroMQ's
+        # slow joiner.
+        await until_done(ws, send(ws, "kernel_info_request", {}), "kernel_info_reply")
+        seen.clear()
+        status, out = await until_done(ws, send(ws, "execute_request", {
+            "code": code, "silent": False, "store_history": True, "user_expressions": {},
+            "allow_stdin": False, "stop_on_error": True}), "execute_reply")
         ws.close()
         return status, out
 
-    return ioloop.IOLoop.current().run_sync(exchange, timeout=timeout)
+    try:
+        status, out = ioloop.IOLoop.current().run_sync(exchange, timeout=timeout)
+    except TimeoutError:
+        fail("no reply and idle status within %d s; the cell's messages so far: %s" % (timeout, seen))
+    return status, out, seen
 
 
 def main():
@@ -111,11 +134,11 @@ def main():
     _, kernel = request(server, "POST", "/api/kernels", {"name": args.kernel})
     try:
         started = time.time()
-        status, out = run_cell(server, kernel["id"],
+        status, out, seen = run_cell(server, kernel["id"],
                                '#include "xenc/xenc_cling.hpp"\n#include <cstdio>\nstd::printf("%d\\n", 6 * 7);',
                                args.timeout)
         if status != "ok" or "42" not in out:
-            fail("the kernel ran the cell with status %s and printed %r" % (status, out))
+            fail("the kernel ran the cell with status %s and printed %r (messages: %s)" % (status, out, seen))
         print("PASS a %s kernel started by Jupyter ran the setup header and printed 42 (%.1f s)"
               % (args.kernel, time.time() - started))
     finally:
