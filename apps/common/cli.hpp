@@ -13,7 +13,9 @@
 #include <xenc/config.hpp>
 #include <xenc/nn/cost.hpp>
 
+#include <algorithm>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -239,6 +241,36 @@ struct Guard {
     check_time(flops / kFastFlopsPerSecond, max_minutes, what,
                human_flops(flops) + " at " + human_flops(kFastFlopsPerSecond) +
                    "/s, a fast machine's rate; " + sizes,
+               advice);
+  }
+  /// The rate time() assumes is a lower bound of the real time, and far too low where attention's
+  /// per-score work outweighs the GEMMs (small Dh, long T: xenc-encode with D = 8 on T = 100,000
+  /// took 53 s where 200 GFLOP/s says 8 s). So a long single pass (T >= 4 kSamplePositions)
+  /// whose lower bound is over 1/60 of --max-minutes (a second of a minute) is measured first:
+  /// `sample` runs the same kind of work on a prefix of the input (kSamplePositions positions of
+  /// one row, in tiles as the whole pass), `sample_flops` is its FLOPs, and the whole pass is
+  /// checked against --max-minutes at the measured rate (the faster of two runs of the sample).
+  /// The sample's rate errs low, so the check errs towards refusing: on the idle 2-core machine
+  /// of bench/README.md, xenc-encode's T = 100,000 at D = 8 is estimated at 14-15 s and runs 7 s.
+  static constexpr std::size_t kSamplePositions = 2048;
+  bool worth_measuring(double flops, std::size_t T) const {
+    return flops / kFastFlopsPerSecond > max_minutes && T >= 4 * kSamplePositions;
+  }
+  template <class Sample>
+  void time_measured(double flops, double sample_flops, Sample&& sample, const std::string& what,
+                     const std::string& sizes, const std::string& advice = "") const {
+    // the faster of two runs: the first also pays for the thread pool's start and first touches
+    double seconds = 1e300;
+    for (int run = 0; run < 2; ++run) {
+      const auto start = std::chrono::steady_clock::now();
+      sample();
+      seconds = std::min(
+          seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    const double rate = sample_flops / std::max(seconds, 1e-6);
+    check_time(flops / rate, max_minutes, what,
+               human_flops(flops) + " at " + human_flops(rate) + "/s, measured here on its first " +
+                   std::to_string(kSamplePositions) + " positions; " + sizes,
                advice);
   }
 };

@@ -12,13 +12,15 @@
 // Before loading either file, the memory and the time of the whole run are estimated from their
 // headers (the weights' shapes, X's [B, T, D]) and a run over --max-memory-mb (default 1024) or
 // --max-minutes (default 1, at a fast machine's rate) is refused with the estimate, the limit
-// and the sizes that cause it.
+// and the sizes that cause it. A long input whose estimate is over a second is then timed on its
+// first 2048 positions and checked again at the rate measured there.
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <xtensor/xview.hpp>
 
 #include "../common/cli.hpp"
 #include "../common/weights.hpp"
@@ -46,8 +48,18 @@ struct Options {
 // the weights twice (the loaded state_dict and the encoder), X as read and as [B, T, D], Y and
 // its copy, and the forward pass itself (xenc/nn/cost.hpp: in tiles from T = 512, so memory
 // grows as T and time as T²). Throws resource_error over either limit.
-void check_resources(const Options& opt, const xenc::NpyHeader& x,
-                     const xenc_app::WeightsShape& w) {
+const char* const kTimeAdvice =
+    "a shorter --input (attention takes T² time per head), smaller weights, or a higher "
+    "--max-minutes";
+
+struct RunCost {
+  xenc::EncoderModelConfig config;
+  double flops = 0;
+  std::string sizes;
+};
+
+RunCost check_resources(const Options& opt, const xenc::NpyHeader& x,
+                        const xenc_app::WeightsShape& w) {
   const std::size_t rank = x.shape.size(), T = rank >= 2 ? x.shape[rank - 2] : 1;
   const std::size_t B = rank == 3 ? x.shape[0] : 1;
   xenc::EncoderModelConfig cfg;
@@ -66,17 +78,16 @@ void check_resources(const Options& opt, const xenc::NpyHeader& x,
       xenc::shape_str(x.shape) + ": B = " + std::to_string(B) + ", T = " + std::to_string(T);
   opt.guard.memory(cost.peak_bytes + 4 * w.parameters + io, "this run", sizes,
                    "a shorter or smaller --input, smaller weights, or a higher --max-memory-mb");
-  opt.guard.time(cost.flops, "this run", sizes,
-                 "a shorter --input (attention takes T² time per head), smaller weights, or a "
-                 "higher --max-minutes");
+  opt.guard.time(cost.flops, "this run", sizes, kTimeAdvice);
+  return {cfg, cost.flops, sizes};
 }
 
 int run(const Options& opt) {
   // 0. What the run will need, from the files' headers (nothing loaded yet).
   const xenc::Activation activation = xenc::parse_activation(opt.activation);
   const xenc::LoadLimits limits = xenc_app::limits_for_memory(opt.guard.max_memory_mb);
-  check_resources(opt, xenc::load_npy_header(opt.input, limits),
-                  xenc_app::weights_shape(opt.weights, limits));
+  const RunCost cost = check_resources(opt, xenc::load_npy_header(opt.input, limits),
+                                       xenc_app::weights_shape(opt.weights, limits));
 
   // 1. The encoder: num_layers, D, F and the final norm come from the weights' keys and shapes.
   xenc::TransformerEncoder encoder = xenc::load_transformer_encoder(
@@ -110,10 +121,21 @@ int run(const Options& opt) {
       for (std::size_t t = 0; t < T; ++t) mask(b, t) = row ? m(t) : m(b, t);
   }
 
-  // 4. Forward in evaluation mode without the backward caches.
+  // 4. Forward in evaluation mode without the backward caches. A long input is first timed on
+  // its first positions (Guard::time_measured), so a run far slower than the estimate is refused
+  // in a second instead of running for many minutes.
   xenc::Tensor3 y;
   {
     xenc::NoGradGuard no_grad;
+    if (opt.guard.worth_measuring(cost.flops, T)) {
+      const std::size_t T0 = xenc_app::Guard::kSamplePositions;
+      const xenc::Tensor3 x0 = xt::view(x, xt::range(0, 1), xt::range(0, T0), xt::all());
+      xenc::Mask2 mask0;
+      if (mask.size() != 0) mask0 = xt::view(mask, xt::range(0, 1), xt::range(0, T0));
+      opt.guard.time_measured(
+          cost.flops, xenc::estimate_pass_cost(cost.config, 1, T0, xenc::Pass::inference).flops,
+          [&] { encoder.forward(x0, mask0); }, "this run", cost.sizes, kTimeAdvice);
+    }
     y = encoder.forward(x, mask);
   }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+#include <xtensor/xview.hpp>
 
 #include <xenc/config.hpp>
 #include <xenc/core/grad_mode.hpp>
@@ -90,6 +91,12 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
                   std::size_t max_memory_mb, double max_minutes) {
   const std::vector<std::string> words = xenc::tokenize(sentence);
   if (words.empty()) throw std::invalid_argument("--sentence is empty, expected at least one word");
+  xenc_app::Guard guard;
+  guard.max_memory_mb = max_memory_mb;
+  guard.max_minutes = max_minutes;
+  const char* const time_advice = "a shorter --sentence, or a higher --max-minutes";
+  double flops = 0;
+  std::string sizes;
   {
     // the sentence's cost decided from the checkpoint's metadata, before its weights are loaded:
     // the weights twice (the state_dict and the model) and one forward pass on [1, T] (in tiles
@@ -98,18 +105,15 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
     const std::size_t T = words.size(), C = meta.labels.size();
     const xenc::PassCost cost =
         xenc::estimate_pass_cost(meta.config, 1, T, xenc::Pass::inference, C);
-    const std::string sizes = "T = " + std::to_string(T) +
-                              " tokens through D = " + std::to_string(meta.config.layer.d_model) +
-                              ", F = " + std::to_string(meta.config.layer.dim_feedforward) + ", " +
-                              std::to_string(meta.config.num_layers) + " layers, " +
-                              std::to_string(meta.config.layer.nhead) + " heads";
-    xenc_app::Guard guard;
-    guard.max_memory_mb = max_memory_mb;
-    guard.max_minutes = max_minutes;
+    sizes = "T = " + std::to_string(T) +
+            " tokens through D = " + std::to_string(meta.config.layer.d_model) +
+            ", F = " + std::to_string(meta.config.layer.dim_feedforward) + ", " +
+            std::to_string(meta.config.num_layers) + " layers, " +
+            std::to_string(meta.config.layer.nhead) + " heads: attention takes T² time per head";
+    flops = cost.flops;
     guard.memory(cost.peak_bytes + 4 * xenc::parameter_count(meta.config, C), "this sentence",
                  sizes, "a shorter --sentence, or a higher --max-memory-mb");
-    guard.time(cost.flops, "this sentence", sizes + ": attention takes T² time per head",
-               "a shorter --sentence, or a higher --max-minutes");
+    guard.time(flops, "this sentence", sizes, time_advice);
   }
   const xenc::LoadedCheckpoint ck = xenc::load_checkpoint(load);
   const auto& c = ck.meta.config;
@@ -134,6 +138,15 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
   xenc::Tensor3 probs;
   {
     xenc::NoGradGuard no_grad;
+    if (guard.worth_measuring(flops, words.size())) {
+      // timed on its first positions first (Guard::time_measured): refused in a second when the
+      // whole sentence would take far longer than the estimate at a fast machine's rate
+      const std::size_t T0 = xenc_app::Guard::kSamplePositions;
+      const xenc::Index2 ids0 = xt::view(ids, xt::all(), xt::range(0, T0));
+      guard.time_measured(
+          flops, xenc::estimate_pass_cost(c, 1, T0, xenc::Pass::inference, 2).flops,
+          [&] { ck.model->forward(ids0); }, "this sentence", sizes, time_advice);
+    }
     const xenc::Tensor3 logits = ck.model->forward(ids);  // [1, T, 2]
     xenc_app::require_finite_logits(logits, "--load " + load);
     probs = xenc::softmax_forward(logits);

@@ -9,14 +9,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <xenc/io.hpp>
 #include <xenc/xenc.hpp>
 
+#include "common/cli.hpp"
 #include "common/progress.hpp"
 #include "io/zip_builder.hpp"
 #include "support/run_limited.hpp"
@@ -191,6 +195,53 @@ TEST(EncodeLimits, ALongInputIsRefusedByItsTime) {
   r = e.run();
   expect_refusal(r, "xenc-encode",
                  {"T = 312000", "more than the limit of 1 min (--max-minutes 1)"});
+}
+
+// The estimate at a fast machine's rate is meant as a lower bound of the real time, but it was
+// several times too low on a busy machine (T = 100,000 with D = 8 took 53 s where it says 8 s),
+// and then a 9.6 MB input (T = 300,000) it lets through would run for minutes. So a long input
+// is timed on its first 2048 positions (Guard::time_measured) and checked at that rate. With the
+// limit 1 % over the lower bound, the decision is checked both ways, so the test holds on any
+// machine: refused at the measured rate within seconds (this machine: the sample runs at about
+// 110 GFLOP/s), or, where the sample passes, the whole run ends within 1.5 times the limit.
+void expect_measured_decision(const LimitedRun& r, const std::string& program, double limit_s,
+                              const std::vector<std::string>& refusal) {
+  if (r.status == 0) {
+    EXPECT_LT(r.seconds, 1.5 * limit_s) << program << " accepted a run it could not do in time";
+    std::printf("  accepted: %.1f s for a limit of %.1f s\n", r.seconds, limit_s);
+    return;
+  }
+  expect_refusal(r, program, refusal);
+  EXPECT_TRUE(has(r.err, "measured here on its first 2048 positions")) << r.err;
+  EXPECT_LT(r.seconds, 5.0);
+  std::printf("  refused after %.2f s: %s", r.seconds, r.err.c_str());
+}
+
+// --max-minutes 1 % over `lower_bound_s`, rounded up (printed with 6 decimals).
+std::string minutes_just_over(double lower_bound_s) {
+  char minutes[32];
+  std::snprintf(minutes, sizeof minutes, "%.6f", std::ceil(1.01 * lower_bound_s / 60 * 1e6) / 1e6);
+  return minutes;
+}
+
+TEST(EncodeLimits, ALongInputIsCheckedAtTheRateMeasuredOnItsStart) {
+  const EncodeRun e;
+  const std::size_t T = 65536;
+  e.input(xt::zeros<float>({T, std::size_t(8)}));
+  xenc::EncoderModelConfig cfg;
+  cfg.vocab_size = 0;
+  cfg.layer.d_model = 8;
+  cfg.layer.nhead = 2;
+  cfg.layer.dim_feedforward = 16;
+  cfg.num_layers = 1;
+  cfg.final_norm = false;
+  const double lower_bound_s =
+      xenc::estimate_pass_cost(cfg, 1, T, xenc::Pass::inference).flops / 200e9;
+  const std::string minutes = minutes_just_over(lower_bound_s);
+  const LimitedRun r = e.run({"--max-minutes", minutes});
+  expect_measured_decision(r, "xenc-encode", 60 * std::stod(minutes),
+                           {"this run would take about", "T = 65536", "(--max-minutes 0.0"});
+  if (r.status != 0) EXPECT_FALSE(fs::exists(e.dir + "/y.npy"));
 }
 
 // The T = 20,000 (1.56 GB before the tiles) runs under the default limits in a small
@@ -395,6 +446,36 @@ TEST(ExtrapolateLimits, TheMeasuredRateStopsARunOverTheLimit) {
       {"this run of 240000 training steps would take about", "measured: ", "(--max-minutes 0.05)"});
 }
 
+// Guard::time_measured on a sample whose speed the test sets: 1 GFLOP in at least 20 ms is at
+// most 50 GFLOP/s, so 2 TFLOP take at least 40 s, over a 30 s limit, and 0.1 TFLOP at most a
+// few seconds even if the sleep overruns tenfold. The sample runs twice (the faster counts).
+// Only a long pass whose lower bound is over 1/60 of the limit is worth measuring.
+TEST(TimeGuard, TheRateMeasuredOnASampleDecides) {
+  xenc_app::Guard guard;
+  guard.max_minutes = 0.5;
+  int runs = 0;
+  const auto slow = [&runs] {
+    ++runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  try {
+    guard.time_measured(2e12, 1e9, slow, "this run", "T = 9999", "a shorter --input");
+    ADD_FAILURE() << "2 TFLOP at 50 GFLOP/s or less were not refused";
+  } catch (const xenc_app::resource_error& e) {
+    for (const char* part : {"this run would take about",
+                             "GFLOP/s, measured here on its first 2048 "
+                             "positions; T = 9999",
+                             "more than the limit of 0.5 min (--max-minutes 0.5): "
+                             "a shorter --input"})
+      EXPECT_TRUE(has(e.what(), part)) << e.what();
+  }
+  EXPECT_EQ(runs, 2);
+  EXPECT_NO_THROW(guard.time_measured(1e11, 1e9, slow, "this run", "T = 9999"));
+  EXPECT_TRUE(guard.worth_measuring(200e9 * 31, 8192));
+  EXPECT_FALSE(guard.worth_measuring(200e9 * 31, 8191));     // short: the estimate stands
+  EXPECT_FALSE(guard.worth_measuring(200e9 * 0.4, 100000));  // 0.4 s: not worth a sample
+}
+
 // Piped, a long epoch printed nothing until it ended: now a plain line every plain_every
 // (10 s in the apps; 0 here, so every step but the epoch's last prints one).
 TEST(ProgressDisplay, APipeGetsLinesWithinALongEpoch) {
@@ -513,6 +594,22 @@ TEST(TrainOrderLimits, ALongSentenceIsRefusedByItsTime) {
   expect_refusal(r, "xenc-train-order",
                  {"this sentence would take about", "T = 131000 tokens",
                   "attention takes T² time per head", "(--max-minutes 0.01)"});
+}
+
+// The same measured check for a --sentence: 131,000 tokens through the tiny checkpoint, at a
+// limit 1 % over the lower bound of its time.
+TEST(TrainOrderLimits, ALongSentenceIsCheckedAtTheRateMeasuredOnItsStart) {
+  const std::string dir = out_dir();
+  tiny_checkpoint(dir);
+  const xenc::CheckpointMeta meta = xenc::read_checkpoint_meta(dir + "/ck/none.npz");
+  const double lower_bound_s =
+      xenc::estimate_pass_cost(meta.config, 1, 131000, xenc::Pass::inference, 2).flops / 200e9;
+  const std::string minutes = minutes_just_over(lower_bound_s);
+  const LimitedRun r = run_limited({XENC_APP_TRAIN_ORDER, "--load", "ck/none.npz", "--sentence",
+                                    longest_sentence(), "--max-minutes", minutes},
+                                   dir);
+  expect_measured_decision(r, "xenc-train-order", 60 * std::stod(minutes),
+                           {"this sentence would take about", "T = 131000 tokens"});
 }
 
 // Weights that make the logits overflow (3e38 everywhere in the head: finite, so the loader
