@@ -330,7 +330,8 @@ def check_against_registry(path, nb):
     return errors
 
 def without_exercise_sentences(text):
-    """Objectives and summary without what they say about the exercises (a notebook without any)."""
+    """Objectives and summary without what they say about the exercises (a notebook that keeps
+    only some of them, or none)."""
     text = '\n'.join(l for l in text.split('\n') if not l.startswith('* (exercise'))
     text = re.sub(r', and \(exercises?\) [^.;\n]*', '', text)
     return re.sub(r'; the exercises above [^.\n]*', '', text)
@@ -342,9 +343,14 @@ def apply(name):
     cells = [c for c in nb['cells'] if 'part' not in c.get('metadata', {}).get('xenc', {})]
     spec = dict(NB[name])
     chosen = [e for e in spec['exercises'] if selected(e)]
-    if spec['exercises'] and not chosen:  # the settings leave out every exercise of this notebook
+    if chosen != spec['exercises']:  # the settings leave out some or all of this notebook's
+        # exercises: their sentences go, and an objective generated from the chosen names replaces
+        # them, so no sentence speaks of an exercise that is not there
         spec['objectives'] = spec['objectives'] and without_exercise_sentences(spec['objectives'])
         spec['summary'] = spec['summary'] and without_exercise_sentences(spec['summary'])
+        if chosen and spec['objectives']:
+            spec['objectives'] += '\n* (exercise%s) write %s yourself.' % (
+                's' if len(chosen) > 1 else '', ' and '.join('`%s`' % e for e in chosen))
     top = []
     if spec['objectives']:
         top.append(md('### Learning objectives\n\nAfter this notebook you can\n\n' + spec['objectives'], 'objectives'))

@@ -10,7 +10,8 @@ split_heads is left out) and hints "off". The commands make registry.json
 --registry on a copy of the notebooks), and check it (--check).
 
 Checked: the cells of every other exercise (heading, stub, check) are gone, a notebook left with
-no exercise loses its exercise intro and the "(exercises)" line of its objectives, the chosen
+no exercise loses its exercise intro and the "(exercises)" line of its objectives, one that keeps
+some of them speaks of those only (an objective generated from their names), the chosen
 exercises keep theirs with the teacher's points in the heading and HintLevel::off in the check
 cell, every cell that is not an exercise cell is unchanged, `--check` passes on the copy and
 fails on the committed notebooks (whose points and hints are the defaults). With --run, the
@@ -140,6 +141,17 @@ def main():
     expect(not any(xenc(c).get("exercise") == "split_heads"
                    for c in json.load(open(os.path.join(copy, "05_word_order.ipynb")))["cells"]),
            "05_word_order: split_heads (not chosen) is still there")
+    # a notebook that keeps some of its exercises speaks of those only: 03 keeps softmax (not
+    # attention), 05 merge_heads (not split_heads)
+    for n, kept, gone in [("03_attention.ipynb", "`softmax`", "masked attention yourself"),
+                          ("05_word_order.ipynb", "`merge_heads`", "those two reshapes")]:
+        texts = [source(c) for c in json.load(open(os.path.join(copy, n)))["cells"]
+                 if c["cell_type"] == "markdown"]
+        objectives = [t for t in texts if t.startswith("### Learning objectives")]
+        expect(len(objectives) == 1 and "* (exercise) write %s yourself." % kept in objectives[0],
+               "%s: the objectives do not name the one exercise kept, %s:\n%s" % (n, kept, objectives))
+        expect(not any(gone in t or "split a `[B, T, D]`" in t for t in texts),
+               "%s: a sentence still speaks of an exercise that is not there (%s)" % (n, gone))
 
     # --check passed on the copy (the README's last command); it fails on the committed notebooks
     # (default points, full hints)
