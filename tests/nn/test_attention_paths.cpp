@@ -169,7 +169,10 @@ TEST(AttentionPath, TwoThreadsGiveTheNumbersOfOne) {
 // A whole layer where attention runs in tiles (T = 1024): there xencoder also splits the large
 // GEMMs (projections, feed-forward; 1024 x 768 x 256 multiply-adds and up) over its own two
 // threads instead of OpenBLAS's. Forward, input gradient and parameter gradients on 2 threads are
-// those of 1 thread, bit for bit, and OpenBLAS's thread count is restored.
+// those of 1 thread up to float rounding (bit for bit under OpenBLAS's AVX-512 and Sandybridge
+// kernels; under Haswell's, a block of rows rounds a few elements one unit in the last place
+// differently, 3.8e-6 at 9.8 in the feed-forward's weight gradient), and OpenBLAS's thread count is
+// restored.
 TEST(AttentionPath, LayerInTilesOnTwoThreadsGivesTheNumbersOfOne) {
   EncoderLayerConfig c;
   c.d_model = 256;
@@ -198,10 +201,10 @@ TEST(AttentionPath, LayerInTilesOnTwoThreadsGivesTheNumbersOfOne) {
   const Run one = run(1), two = run(2);
   EXPECT_EQ(openblas_get_num_threads(), 2);
   openblas_set_num_threads(before);
-  EXPECT_TRUE(AllClose(two.y, one.y, 0.0, 0.0));
-  EXPECT_TRUE(AllClose(two.dx, one.dx, 0.0, 0.0));
-  EXPECT_TRUE(AllClose(two.d_in_proj, one.d_in_proj, 0.0, 0.0));
-  EXPECT_TRUE(AllClose(two.d_linear1, one.d_linear1, 0.0, 0.0));
+  EXPECT_TRUE(AllClose(two.y, one.y, kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(two.dx, one.dx, kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(two.d_in_proj, one.d_in_proj, kNaiveAtol, kNaiveRtol));
+  EXPECT_TRUE(AllClose(two.d_linear1, one.d_linear1, kNaiveAtol, kNaiveRtol));
 }
 
 // Attention dropout drawn tile by tile from a seed (the tiled path's, AttentionInputs::dropout)
