@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
     // 1. tokens
     const auto tokens = xenc::tokenize(sentence);
     if (tokens.empty())
-      throw std::invalid_argument("--sentence is empty: no words in \"" + sentence + "\"");
+      throw std::invalid_argument("--sentence is empty: no words in \"" + xenc::visible(sentence) +
+                                  "\"");
     const auto vocab = xenc::Vocabulary::from_tokens(tokens);
     const std::size_t T = tokens.size();
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include <xenc/text/display_width.hpp>
 #include <xenc/viz/svg.hpp>
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
@@ -51,7 +52,7 @@ std::string table_text(const Run& r) {
   const std::size_t T = r.tokens.size(), w0 = column_width(r.tokens);
   const int w = int(w0);
   std::string s =
-      "Sentence: \"" + r.sentence + "\" (" + std::to_string(T) + " tokens); " +
+      "Sentence: \"" + xenc::visible(r.sentence) + "\" (" + std::to_string(T) + " tokens); " +
       (r.weights.empty() ? "random encoder" : "encoder layers from " + r.weights + ",") +
       " D = " + std::to_string(r.d_model) + ", " + std::to_string(r.heads) + " heads, " +
       std::to_string(r.layers) + " layers, " + r.position + " positions, seed " +

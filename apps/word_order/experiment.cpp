@@ -68,9 +68,11 @@ Result run_experiment(const Options& o) {
   const auto& tok_a = r.tokens_a;
   const auto& tok_b = r.tokens_b;
   if (tok_a.empty())
-    throw std::invalid_argument("--a is empty: sentence A has no words (got \"" + o.a + "\")");
+    throw std::invalid_argument("--a is empty: sentence A has no words (got \"" +
+                                xenc::visible(o.a) + "\")");
   if (tok_b.empty())
-    throw std::invalid_argument("--b is empty: sentence B has no words (got \"" + o.b + "\")");
+    throw std::invalid_argument("--b is empty: sentence B has no words (got \"" +
+                                xenc::visible(o.b) + "\")");
   r.identical = tok_a == tok_b;
   r.reversed = !r.identical && std::equal(tok_a.begin(), tok_a.end(), tok_b.rbegin(), tok_b.rend());
   // Each word of A is paired with a position of B by the permutation between the sentences, not
@@ -100,8 +102,8 @@ Result run_experiment(const Options& o) {
   for (std::size_t q = 0; q < tok_b.size(); ++q)
     if (!used_b[q]) r.only_b.push_back(keys_b[q]);
   if (r.matches.empty())
-    throw std::invalid_argument("sentences \"" + o.a + "\" and \"" + o.b +
-                                "\" share no word: nothing to compare");
+    throw std::invalid_argument("sentences \"" + xenc::visible(o.a) + "\" and \"" +
+                                xenc::visible(o.b) + "\" share no word: nothing to compare");
   r.permutation = r.only_a.empty() && r.only_b.empty();
 
   // 2. one model (built without positions); each run swaps in a position scheme, nothing else

@@ -359,7 +359,7 @@ Context context_of(const Result& r) {
 void print_text(std::ostream& out, const Result& r) {
   const Options& o = r.options;
   const Context ctx = context_of(r);
-  out << "A: \"" << o.a << "\"\nB: \"" << o.b << "\"\n"
+  out << "A: \"" << xenc::visible(o.a) << "\"\nB: \"" << xenc::visible(o.b) << "\"\n"
       << "One encoder (D = " << o.d_model << ", " << o.heads
       << (o.heads == 1 ? " head, " : " heads, ") << o.layers << " layers, seed " << o.seed
       << (o.scale_embedding ? ", embeddings x sqrt(D)" : "")

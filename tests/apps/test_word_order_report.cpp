@@ -209,3 +209,32 @@ TEST(WordOrderExperiment, LargeModelAdviceNamesTheModelOptions) {
     EXPECT_TRUE(has(e.what(), "smaller --d-model, --layers or --ff")) << e.what();
   }
 }
+
+// ---- what was typed, shown as typed --------------------------------------------------------
+
+// The A and B lines echo the sentences with every invisible or terminal-controlling code point
+// written out, so a zero-width space that splits two words (the tokenizer reads it as a space)
+// can be seen, and an escape sequence cannot colour or move the terminal.
+TEST(WordOrderReport, TheEchoedSentencesShowWhatIsInvisible) {
+  const auto r = word_order::run_experiment(
+      options("the cat\u200Bchased the mouse", "the mouse chased the\x1B[31m cat", "none"));
+  std::ostringstream out;
+  word_order::print_text(out, r);
+  const std::string t = out.str();
+  EXPECT_TRUE(has(t, "A: \"the cat<U+200B>chased the mouse\"\n")) << t;
+  EXPECT_TRUE(has(t, "B: \"the mouse chased the<U+001B>[31m cat\"\n")) << t;
+  EXPECT_FALSE(has(t, "\u200B")) << t;
+  EXPECT_FALSE(has(t, "\x1B")) << t;
+  EXPECT_EQ(r.tokens_a.size(), 5u);  // cat and chased are two words
+}
+
+// A sentence of invisible characters only has no words; the error shows what it did hold.
+TEST(WordOrderExperiment, AnInvisibleSentenceIsShownInTheError) {
+  try {
+    word_order::run_experiment(options("\u200B\u200D", "mouse chased cat", "none"));
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(has(e.what(), "--a is empty: sentence A has no words (got \"<U+200B><U+200D>\")"))
+        << e.what();
+  }
+}

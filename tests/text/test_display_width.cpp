@@ -56,3 +56,35 @@ TEST(DisplayWidth, InvalidUtf8IsRefusedWithTheFunctionName) {
         << e.what();
   }
 }
+
+// visible(): what prints nothing or acts on a terminal is written out as <U+XXXX>. The classes
+// are Unicode's (UnicodeData.txt: U+001B, U+000A, U+0085 Cc; U+200B, U+00AD, U+202E, U+FEFF Cf;
+// U+2028 Zl; DerivedCoreProperties.txt: U+FE0F and U+3164 Default_Ignorable_Code_Point).
+TEST(Visible, InvisibleAndControlCodePointsAreWrittenOut) {
+  using xenc::visible;
+  EXPECT_EQ(visible("cat\u200Bchased"), "cat<U+200B>chased");
+  EXPECT_EQ(visible("cat\x1B[31m"), "cat<U+001B>[31m");
+  EXPECT_EQ(visible("a\nb\tc\x7F"), "a<U+000A>b<U+0009>c<U+007F>");
+  EXPECT_EQ(visible("a\u0085b"), "a<U+0085>b");          // C1 next line
+  EXPECT_EQ(visible("co\u00ADop"), "co<U+00AD>op");      // soft hyphen
+  EXPECT_EQ(visible("\u202Etac"), "<U+202E>tac");        // right-to-left override
+  EXPECT_EQ(visible("\uFEFFcat"), "<U+FEFF>cat");        // byte order mark
+  EXPECT_EQ(visible("a\u2028b"), "a<U+2028>b");          // line separator
+  EXPECT_EQ(visible("\u2764\uFE0F"), "\u2764<U+FE0F>");  // variation selector 16
+  EXPECT_EQ(visible("\u3164"), "<U+3164>");              // Hangul filler
+}
+
+TEST(Visible, EverythingThatPrintsIsKeptAsTyped) {
+  using xenc::visible;
+  EXPECT_EQ(visible(""), "");
+  EXPECT_EQ(visible("the cat chased the mouse"), "the cat chased the mouse");
+  EXPECT_EQ(visible("CAFE\u0301 猫 \uFF21 <U+200B>"), "CAFE\u0301 猫 \uFF21 <U+200B>");
+}
+
+TEST(Visible, BytesThatAreNotUtf8AreWrittenOutAndNothingThrows) {
+  EXPECT_EQ(xenc::visible("a\xFF"
+                          "b"),
+            "a<0xFF>b");
+  EXPECT_EQ(xenc::visible("\xC3"), "<0xC3>");                      // a lead byte cut off
+  EXPECT_EQ(xenc::visible("\xED\xA0\x80"), "<0xED><0xA0><0x80>");  // a UTF-16 surrogate
+}

@@ -29,4 +29,17 @@ std::string pad_right(const std::string& text, std::size_t width);
 /// Throws xenc::encoding_error for invalid UTF-8.
 std::string pad_left(const std::string& text, std::size_t width);
 
+/// `text` as a terminal should show what was typed: each code point that prints nothing or acts
+/// on the terminal is written as <U+XXXX>, every other one is kept as it is.
+///
+///     visible("cat\u200Bchased")  == "cat<U+200B>chased"   (zero width space)
+///     visible("cat\x1B[31m")      == "cat<U+001B>[31m"     (the escape that starts a colour)
+///     visible("a\nb")             == "a<U+000A>b"
+///
+/// Written out: controls (C0, DEL, C1: newlines, tabs, escapes), format characters (zero-width
+/// space and joiners, soft hyphen, bidi overrides, BOM), line and paragraph separators, and the
+/// other default-ignorable code points (variation selectors, Hangul fillers). A byte that is not
+/// valid UTF-8 is written <0xNN>. Never throws: error messages quote user input through it.
+std::string visible(const std::string& text);
+
 }  // namespace xenc
