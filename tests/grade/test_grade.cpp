@@ -60,6 +60,16 @@ using xenc::Tensor4;
                                        << grade::report(r);
 }
 
+// The online-softmax tile with its accumulator not rescaled, graded under the hidden seed 11:
+// its last check is the hidden one, and it fails naming that known mistake.
+grade::ExerciseResult graded_with_a_failed_hidden_check() {
+  grade::set_hidden_seed(11);
+  grade::ExerciseResult r =
+      grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled);
+  grade::set_hidden_seed(std::nullopt);
+  return r;
+}
+
 // The check named `check` passed.
 bool Passed(const grade::ExerciseResult& r, const std::string& check) {
   for (const grade::CheckResult& c : r.checks)
@@ -638,10 +648,7 @@ TEST(GradeReport, HintLevelsFullBriefOff) {
 // A hidden check that names a known mistake keeps that name at full and brief, and drops it at
 // off; its values stay hidden at every level.
 TEST(GradeReport, HintLevelsOfAFailedHiddenCheck) {
-  grade::set_hidden_seed(11);
-  const grade::ExerciseResult r =
-      grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled);
-  grade::set_hidden_seed(std::nullopt);
+  const grade::ExerciseResult r = graded_with_a_failed_hidden_check();
   ASSERT_TRUE(r.checks.back().hidden);
   const std::string title = pitfalls::describe(Pitfall::online_softmax_acc_not_rescaled).title;
   const std::string hidden_line =
@@ -870,10 +877,7 @@ TEST(GradeHidden, EveryExerciseHasHiddenChecksDrawnFromTheSeed) {
 // A failed hidden check prints no input and no values in the student's report (print_report, as
 // the notebooks and a child started by hand show it), only that it failed and the known mistake.
 TEST(GradeHidden, AFailedHiddenCheckPrintsNoValues) {
-  grade::set_hidden_seed(11);
-  const grade::ExerciseResult r =
-      grade::check_online_softmax_tile(pitfalls::online_softmax_acc_not_rescaled);
-  grade::set_hidden_seed(std::nullopt);
+  const grade::ExerciseResult r = graded_with_a_failed_hidden_check();
   ASSERT_TRUE(r.checks.back().hidden);
   ASSERT_FALSE(r.checks.back().passed);
   const std::string text = grade::report(r);

@@ -45,7 +45,8 @@ std::string hint_level_name(HintLevel level) {
 
 std::string hint_text(const CheckResult& c, HintLevel level) {
   hint_level_name(level);  // throws for a level outside the enum
-  if (level == HintLevel::off) return "";
+  // a hidden check shows a hint only when it names a known mistake
+  if (level == HintLevel::off || (c.hidden && c.known_mistake.empty())) return "";
   if (level == HintLevel::brief) {
     if (!c.known_mistake.empty()) return "a known mistake: " + c.known_mistake + ".";
     const std::size_t end = c.hint.find(". ");
@@ -62,8 +63,7 @@ void print_report(std::ostream& os, const ExerciseResult& r, HintLevel hints) {
   for (const CheckResult& c : r.checks) {
     os << "  " << (c.passed ? "✔ " : "✘ ") << c.name << "\n";
     if (c.passed) continue;
-    // a hidden check keeps its input and values to itself, and shows a hint only when it names a
-    // known mistake (the runner's rule too)
+    // a hidden check keeps its input and values to itself (the runner's rule too)
     if (c.hidden) {
       os << "      a hidden check (inputs drawn from the teacher's seed; not shown)\n";
     } else {
@@ -73,7 +73,7 @@ void print_report(std::ostream& os, const ExerciseResult& r, HintLevel hints) {
       if (!c.first_difference.empty())
         os << "      first difference: " << c.first_difference << "\n";
     }
-    const std::string h = c.hidden && c.known_mistake.empty() ? "" : hint_text(c, hints);
+    const std::string h = hint_text(c, hints);
     if (!h.empty()) os << "      hint: " << h << "\n";
   }
 }

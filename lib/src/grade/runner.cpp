@@ -158,15 +158,11 @@ Settings read_settings(const std::string& path) {
           throw config_error("read_settings: '" + path + "': unknown exercise \"" + e.key() + "\"");
       }
     } else if (key == "hints") {
-      const std::string h = v.is_string() ? v.get<std::string>() : "";
-      if (h == "full")
-        s.hints = HintLevel::full;
-      else if (h == "brief")
-        s.hints = HintLevel::brief;
-      else if (h == "off")
-        s.hints = HintLevel::off;
-      else
+      try {
+        s.hints = parse_hint_level(v.is_string() ? v.get<std::string>() : "");
+      } catch (const config_error&) {
         throw bad(key, "\"full\", \"brief\" or \"off\"");
+      }
     } else if (key == "hidden_seed") {
       if (!v.is_number_unsigned()) throw bad(key, "an integer >= 0");
       s.hidden_seed = v.get<std::uint64_t>();
@@ -217,7 +213,7 @@ std::vector<std::string> check_details(const CheckResult& c, HintLevel hints) {
     lines.push_back("computed: " + c.computed);
     if (!c.first_difference.empty()) lines.push_back("first difference: " + c.first_difference);
   }
-  const std::string h = c.hidden && c.known_mistake.empty() ? "" : hint_text(c, hints);
+  const std::string h = hint_text(c, hints);
   if (!h.empty()) lines.push_back("hint: " + h);
   return lines;
 }
@@ -282,7 +278,7 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
                   {"expected", c.expected},
                   {"computed", c.computed},
                   {"first_difference", c.first_difference}});
-      if (!c.passed) k["hint"] = c.hidden && c.known_mistake.empty() ? "" : hint_text(c, hints);
+      if (!c.passed) k["hint"] = hint_text(c, hints);
       if (!c.passed && !c.known_mistake.empty() && hints != HintLevel::off)
         k["known_mistake"] = c.known_mistake;
       checks.push_back(k);

@@ -56,15 +56,15 @@ struct ExerciseResult {
 };
 
 /// The hint of a failed check as `level` shows it: the whole hint (full), the known mistake's title
-/// or the hint's first sentence (brief), "" (off). Throws xenc::config_error for a level outside
-/// the enum.
+/// or the hint's first sentence (brief), "" (off). A hidden check's hint is "" unless it names a
+/// known mistake. Throws xenc::config_error for a level outside the enum.
 std::string hint_text(const CheckResult& check, HintLevel level);
 
 /// The report: a heading with the signature and "k of n checks passed", then one ✔/✘ line per
 /// check; for a failed check its input, expected and computed values, the first difference and
 /// the hint as `hints` shows it (hint_text; the grade program's text report says the same). A
-/// failed hidden check shows no input and no values, and a hint only when it names a known
-/// mistake. Throws xenc::config_error for a level outside the enum, before printing anything.
+/// failed hidden check shows no input and no values. Throws xenc::config_error for a level outside
+/// the enum, before printing anything.
 void print_report(std::ostream& os, const ExerciseResult& result, HintLevel hints);
 /// The same with full hints.
 void print_report(std::ostream& os, const ExerciseResult& result);
