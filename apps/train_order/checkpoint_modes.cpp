@@ -144,7 +144,8 @@ int run_inference(const std::string& load, const std::string& sentence, bool as_
       const std::size_t T0 = xenc_app::Guard::kSamplePositions;
       const xenc::Index2 ids0 = xt::view(ids, xt::all(), xt::range(0, T0));
       guard.time_measured(
-          flops, xenc::estimate_pass_cost(c, 1, T0, xenc::Pass::inference, 2).flops,
+          flops,
+          xenc::estimate_pass_cost(c, 1, T0, xenc::Pass::inference, ck.meta.labels.size()).flops,
           [&] { ck.model->forward(ids0); }, "this sentence", sizes, time_advice);
     }
     const xenc::Tensor3 logits = ck.model->forward(ids);  // [1, T, 2]
