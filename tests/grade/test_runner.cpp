@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -34,6 +35,25 @@ TEST(Sandbox, TheVerdictChannelIsNotStdout) {
   EXPECT_EQ(o.verdict, "verdict\n");
   EXPECT_EQ(o.output, "printed\n{\"fake\": 1}\n");
   EXPECT_EQ(grade::describe_outcome(o, {}), "");
+}
+
+// A descriptor the grader inherited from whoever started it (here a pipe without close-on-exec,
+// as a course platform's log or a terminal would be) is closed in the child: the student's code
+// can write only to its captured output and to the verdict channel.
+TEST(Sandbox, InheritedDescriptorsAreClosedInTheChild) {
+  int inherited[2];
+  ASSERT_EQ(::pipe(inherited), 0);
+  const std::string fd = std::to_string(inherited[1]);
+  const grade::Outcome o = sh("if { echo leaked >&" + fd +
+                              "; } 2>/dev/null; then echo open; else echo closed; fi; "
+                              "echo verdict >&$XENC_GRADE_VERDICT_FD");
+  ::close(inherited[1]);
+  char buf[16];
+  const ssize_t n = ::read(inherited[0], buf, sizeof buf);
+  ::close(inherited[0]);
+  EXPECT_EQ(n, 0) << "the child wrote to descriptor " << fd;
+  EXPECT_EQ(o.output, "closed\n");
+  EXPECT_EQ(o.verdict, "verdict\n");
 }
 
 TEST(Sandbox, ASegfaultIsNamed) {

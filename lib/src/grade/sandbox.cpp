@@ -33,10 +33,22 @@ bool drain(int fd, std::string& out, std::size_t keep, bool& truncated) {
   return true;
 }
 
+// Closes every descriptor from `first` to `last` (both included); close_range where the kernel
+// has it, else one close per number. Async-signal-safe.
+void close_fds(int first, int last) {
+  if (first > last) return;
+#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+  if (::close_range(unsigned(first), unsigned(last), 0) == 0) return;
+#endif
+  for (int fd = first; fd <= last; ++fd) ::close(fd);
+}
+
 // In the child, between fork and exec: limits, descriptors, then exec. Only async-signal-safe
-// calls (no allocation): everything it needs was prepared before fork.
+// calls (no allocation): everything it needs was prepared before fork. The child keeps stdin
+// (/dev/null), stdout and stderr (the capture pipe) and the verdict pipe, and nothing else the
+// grader inherited from whoever started it (a terminal, a log, a results file being written).
 [[noreturn]] void exec_child(const char* program, char* const* argv, char* const* envp, int out_fd,
-                             const Limits& limits) {
+                             int verdict_fd, int max_fd, const Limits& limits) {
   ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
   const rlim_t bytes = rlim_t(limits.memory_mib) * 1024 * 1024;
   const rlimit as{bytes, bytes};
@@ -50,6 +62,8 @@ bool drain(int fd, std::string& out, std::size_t keep, bool& truncated) {
   if (devnull >= 0) ::dup2(devnull, 0);
   ::dup2(out_fd, 1);
   ::dup2(out_fd, 2);
+  close_fds(3, verdict_fd - 1);
+  close_fds(verdict_fd + 1, max_fd);
   ::execve(program, argv, envp);
   const char msg[] = "xenc grade sandbox: exec failed\n";
   (void)!::write(2, msg, sizeof msg - 1);
@@ -102,13 +116,22 @@ Outcome run_isolated(const std::string& program, const std::vector<std::string>&
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
+  // the highest descriptor number the child may hold, for closing the inherited ones
+  rlimit files{};
+  const int max_fd = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+                             files.rlim_cur < rlim_t(1) << 30
+                         ? int(files.rlim_cur) - 1
+                         : (1 << 20);
+
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], verdict_pipe[0], verdict_pipe[1]}) ::close(fd);
     return o.failure = std::string("fork failed: ") + std::strerror(errno), o;
   }
-  if (pid == 0) exec_child(program.c_str(), argv.data(), envp.data(), out_pipe[1], limits);
+  if (pid == 0)
+    exec_child(program.c_str(), argv.data(), envp.data(), out_pipe[1], verdict_pipe[1], max_fd,
+               limits);
   o.started = true;
   ::setpgid(pid, pid);  // also here, so that the kill below cannot race the child's own call
   ::close(out_pipe[1]);
