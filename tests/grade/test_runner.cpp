@@ -224,16 +224,24 @@ TEST(Report, JunitCountsFailures) {
 
 // ---- settings ---------------------------------------------------------------------------------
 
-std::string settings_file(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "grading.json";
+// read_settings on `text`, written to a file of this test's own and removed after (ctest runs
+// the tests side by side, and a teacher's /tmp/grading.json is not ours to overwrite).
+grade::Settings read_settings_text(const std::string& text) {
+  const std::string path = ::testing::TempDir() + "xenc_test_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(::getpid()) + ".json";
   std::ofstream(path) << text;
-  return path;
+  struct Remove {
+    const std::string& path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove{path};
+  return grade::read_settings(path);
 }
 
 TEST(Settings, ReadsEveryKey) {
-  const grade::Settings s = grade::read_settings(settings_file(
+  const grade::Settings s = read_settings_text(
       R"({"exercises": {"attention": 3, "softmax": 2}, "hints": "off", "hidden_seed": 7,
-          "library_calls": false, "time_limit_seconds": 2.5, "memory_limit_mib": 128})"));
+          "library_calls": false, "time_limit_seconds": 2.5, "memory_limit_mib": 128})");
   ASSERT_EQ(s.exercises.size(), 2u);
   EXPECT_EQ(s.exercises[0].first, "softmax");  // teaching order, not the file's
   EXPECT_EQ(s.exercises[1].second, 3.0);
@@ -247,7 +255,7 @@ TEST(Settings, ReadsEveryKey) {
 TEST(Settings, RefusesTyposWithTheKeyAndTheExpectation) {
   auto message = [](const std::string& text) {
     try {
-      grade::read_settings(settings_file(text));
+      read_settings_text(text);
     } catch (const xenc::config_error& e) {
       return std::string(e.what());
     }
