@@ -158,7 +158,8 @@ TEST(PositionTasks, RuleNamesRoundTrip) {
     EXPECT_NE(std::string(e.what()).find("unknown rule \"reverse\", expected one of neighbour_sum, "
                                          "copy_left, reverse_string, duplicate_string, "
                                          "missing_duplicate_string, odds_first, parity_check, "
-                                         "bucket_sort, binary_addition"),
+                                         "bucket_sort, binary_addition, even_pairs, "
+                                         "cycle_navigation"),
               std::string::npos)
         << e.what();
   }
@@ -200,16 +201,17 @@ const PositionRule kReverse = PositionRule::reverse_string,
                    kDuplicate = PositionRule::duplicate_string,
                    kMissing = PositionRule::missing_duplicate_string,
                    kOdds = PositionRule::odds_first, kParity = PositionRule::parity_check,
-                   kSort = PositionRule::bucket_sort, kAdd = PositionRule::binary_addition;
-const std::vector<PositionRule> kPaperRules = {kReverse, kDuplicate, kMissing, kOdds,
-                                               kParity,  kSort,      kAdd};
+                   kSort = PositionRule::bucket_sort, kAdd = PositionRule::binary_addition,
+                   kPairs = PositionRule::even_pairs, kCycle = PositionRule::cycle_navigation;
+const std::vector<PositionRule> kPaperRules = {kReverse, kDuplicate, kMissing, kOdds, kParity,
+                                               kSort,    kAdd,       kPairs,   kCycle};
 
-// The config of a paper rule: its alphabet (V = 2, or 5 for bucket_sort as in the paper).
+// The config of a paper rule: its alphabet (V = 2; 5 for bucket_sort, 3 for cycle_navigation).
 PositionTaskConfig paper_config(PositionRule rule, std::size_t min_len, std::size_t max_len,
                                 std::size_t n, std::uint32_t seed) {
   PositionTaskConfig c;
   c.rule = rule;
-  c.num_symbols = rule == kSort ? 5 : 2;
+  c.num_symbols = rule == kSort ? 5 : rule == kCycle ? 3 : 2;
   c.min_length = min_len;
   c.max_length = max_len;
   c.num_sequences = n;
@@ -270,6 +272,10 @@ std::string output_error(PositionRule rule, const Seq& x, std::size_t V) {
 //                                               <end>, then 0s up to m = n + 1 = 10
 //                     1 0 0 1 + 0 0 0 0 0 1  -> 9 + 32 = 41 = 101001b, little-endian 1 0 0 1 0 1,
 //                                               <end>, 0s up to m = 12
+//   even_pairs        0 0 1 1 1 0            -> one 01, one 10: two unequal pairs, even: 0
+//                     0 1 0 1 0 0 1          -> three 01, two 10: five, odd: 1
+//   cycle_navigation  2 0 1 0 0              -> moves +1 -1 0 -1 -1 = -2, state -2 mod 5 = 3
+//                     2 2 2 0                -> moves +1 +1 +1 -1 = 2, state 2
 TEST(PaperTasks, HandExamples) {
   EXPECT_EQ(position_task_output(kReverse, {0, 1, 1, 0, 1, 0}, 2), (Seq{0, 1, 0, 1, 1, 0}));
   EXPECT_EQ(position_task_output(kDuplicate, {1, 0, 1}, 2), (Seq{1, 0, 1, 1, 0, 1}));
@@ -287,6 +293,10 @@ TEST(PaperTasks, HandExamples) {
             (Seq{0, 1, 0, 1, 1, 2, 0, 0, 0, 0}));
   EXPECT_EQ(position_task_output(kAdd, {1, 0, 0, 1, 2, 0, 0, 0, 0, 0, 1}, 2),
             (Seq{1, 0, 0, 1, 0, 1, 2, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(position_task_output(kPairs, {0, 0, 1, 1, 1, 0}, 2), (Seq{0}));
+  EXPECT_EQ(position_task_output(kPairs, {0, 1, 0, 1, 0, 0, 1}, 2), (Seq{1}));
+  EXPECT_EQ(position_task_output(kCycle, {2, 0, 1, 0, 0}, 3), (Seq{3}));
+  EXPECT_EQ(position_task_output(kCycle, {2, 2, 2, 0}, 3), (Seq{2}));
 }
 
 // position_task_label reads the same answers at the <out>s: reverse_string 0 1 1 has tokens
@@ -322,6 +332,8 @@ TEST(PaperTasks, LabelsAtThePlaceholders) {
   EXPECT_EQ(position_task_output_length(kParity, 7), 1u);
   EXPECT_EQ(position_task_output_length(kMissing, 7), 1u);
   EXPECT_EQ(position_task_output_length(kAdd, 7), 8u);
+  EXPECT_EQ(position_task_output_length(kPairs, 7), 1u);
+  EXPECT_EQ(position_task_output_length(kCycle, 7), 1u);
   EXPECT_EQ(position_task_output_length(PositionRule::copy_left, 7), 0u);
 }
 
@@ -335,6 +347,8 @@ TEST(PaperTasks, LabelsAtThePlaceholders) {
 //   missing_duplicate putting the answer in place of "?" makes the input w w (+ "#" if n odd)
 //   binary_addition   the answer's bits before <end> are the sum of the two numbers, ends in a 1
 //                     (no trailing zero), and nothing after <end> is scored
+//   even_pairs        the answer is 1 exactly when the first and last bits differ
+//   cycle_navigation  the answer is (count of t2 - count of t0) mod 5
 TEST(PaperTasks, GeneratedSequencesSatisfyTheirTask) {
   for (PositionRule rule : kPaperRules) {
     SCOPED_TRACE(to_string(rule));
@@ -400,6 +414,14 @@ TEST(PaperTasks, GeneratedSequencesSatisfyTheirTask) {
         EXPECT_EQ(sum, a + b);
         EXPECT_EQ(y[end - 1], 1);  // the most significant bit
         for (std::size_t i = end + 1; i < y.size(); ++i) EXPECT_EQ(y[i], kIgnoreIndex) << i;
+      } else if (rule == kPairs) {
+        ASSERT_EQ(y.size(), 1u);
+        EXPECT_EQ(y[0], p.input.front() != p.input.back() ? 1 : 0);
+      } else if (rule == kCycle) {
+        ASSERT_EQ(y.size(), 1u);
+        const std::ptrdiff_t right = std::count(p.input.begin(), p.input.end(), "t2");
+        const std::ptrdiff_t left = std::count(p.input.begin(), p.input.end(), "t0");
+        EXPECT_EQ(y[0], ((right - left) % 5 + 5) % 5);
       }
     }
     EXPECT_EQ(d.labelled_positions, labelled);
@@ -465,6 +487,9 @@ TEST(PaperTasks, VocabularyClassesAndBatching) {
   EXPECT_EQ(s.num_classes(), 5u);
   EXPECT_DOUBLE_EQ(s.chance(), 0.2);
   EXPECT_EQ(make_position_task(paper_config(kParity, 5, 5, 4, 2)).num_classes(), 2u);
+  EXPECT_EQ(make_position_task(paper_config(kPairs, 5, 5, 4, 2)).num_classes(), 2u);
+  EXPECT_EQ(make_position_task(paper_config(kCycle, 5, 5, 4, 2)).num_classes(), 5u);
+  EXPECT_EQ(position_task_vocabulary(kCycle, 3).size(), 6u);  // <pad> <unk> t0 t1 t2 <out>
   // the vocabulary does not depend on the length or the seed
   EXPECT_EQ(make_position_task(paper_config(kAdd, 30, 30, 2, 9)).vocab.size(), a.vocab.size());
 
@@ -501,6 +526,11 @@ TEST(PaperTasks, BadConfigNamesRuleAndValue) {
   c.num_symbols = 3;
   EXPECT_EQ(message_of(c),
             "make_position_task: num_symbols is 3, expected 2 (binary_addition reads bits)");
+  c = paper_config(kCycle, 1, 10, 5, 0);
+  c.num_symbols = 2;
+  EXPECT_EQ(message_of(c),
+            "make_position_task: num_symbols is 2, expected 3 (cycle_navigation reads 3 actions: "
+            "t0 left, t1 stay, t2 right)");
   c = paper_config(kMissing, 1, 10, 5, 0);
   EXPECT_EQ(message_of(c),
             "make_position_task: min_length is 1, expected >= 2 (missing_duplicate_string needs a "
@@ -552,6 +582,9 @@ TEST(PaperTasks, BadInputNamesArgumentAndValue) {
   EXPECT_EQ(output_error(kAdd, {1, 2, 1, 2, 1}, 2),
             "position_task_output: x[3] is 2, expected 0 or 1 (a second \"+\") (binary_addition: a "
             "+ b)");
+  EXPECT_EQ(output_error(kCycle, {0, 3}, 3),
+            "position_task_output: x[1] is 3, expected 0...2 (cycle_navigation with num_symbols = "
+            "3)");
   EXPECT_EQ(output_error(PositionRule::copy_left, {0, 1}, 2),
             "position_task_output: rule is copy_left, expected a rule with <out> placeholders "
             "(copy_left labels its input: use position_task_label)");

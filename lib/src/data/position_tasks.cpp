@@ -25,10 +25,25 @@ constexpr std::int64_t kMissing = 2, kEmpty = 3;  // missing_duplicate_string: "
 constexpr std::int64_t kPlus = 2;                 // binary_addition: "+"
 constexpr std::int64_t kEnd = 2;                  // binary_addition's answer: <end>
 
-// The rules that read bits only (the paper's fixed alphabets).
-bool reads_bits(PositionRule rule) {
-  return rule == PositionRule::parity_check || rule == PositionRule::missing_duplicate_string ||
-         rule == PositionRule::binary_addition;
+// The paper's fixed input alphabets: the symbols a rule reads (0: any V), and why.
+std::size_t fixed_alphabet(PositionRule rule) {
+  switch (rule) {
+    case PositionRule::parity_check:
+    case PositionRule::missing_duplicate_string:
+    case PositionRule::binary_addition:
+    case PositionRule::even_pairs:
+      return 2;
+    case PositionRule::cycle_navigation:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+std::string alphabet_note(PositionRule rule) {
+  if (rule == PositionRule::cycle_navigation)
+    return "cycle_navigation reads 3 actions: t0 left, t1 stay, t2 right";
+  return to_string(rule) + " reads bits";
 }
 
 // The token of input code v: "t<v>" for a symbol, else the rule's own token.
@@ -159,7 +174,7 @@ std::vector<std::int64_t> draw_input(PositionRule rule, std::size_t n, std::size
       x.insert(x.end(), b.begin(), b.end());
       return x;
     }
-    default:  // n symbols, uniform in [0, V) (V = 2 for parity_check)
+    default:  // n symbols, uniform in [0, V) (V = 2 or 3 for the fixed alphabets)
       x.resize(n);
       for (auto& v : x) v = std::int64_t(pick(rng, V));
       return x;
@@ -197,6 +212,10 @@ std::string to_string(PositionRule rule) {
       return "bucket_sort";
     case PositionRule::binary_addition:
       return "binary_addition";
+    case PositionRule::even_pairs:
+      return "even_pairs";
+    case PositionRule::cycle_navigation:
+      return "cycle_navigation";
   }
   return "?";
 }
@@ -210,7 +229,9 @@ const std::vector<PositionRule>& all_position_rules() {
                                                   PositionRule::odds_first,
                                                   PositionRule::parity_check,
                                                   PositionRule::bucket_sort,
-                                                  PositionRule::binary_addition};
+                                                  PositionRule::binary_addition,
+                                                  PositionRule::even_pairs,
+                                                  PositionRule::cycle_navigation};
   return rules;
 }
 
@@ -234,10 +255,18 @@ std::size_t position_task_min_length(PositionRule rule, std::size_t k) {
 }
 
 std::size_t position_task_num_classes(PositionRule rule, std::size_t num_symbols) {
-  if (rule == PositionRule::binary_addition) return 3;
-  if (rule == PositionRule::parity_check || rule == PositionRule::missing_duplicate_string)
-    return 2;
-  return num_symbols;
+  switch (rule) {
+    case PositionRule::binary_addition:
+      return 3;
+    case PositionRule::cycle_navigation:
+      return 5;
+    case PositionRule::parity_check:
+    case PositionRule::missing_duplicate_string:
+    case PositionRule::even_pairs:
+      return 2;
+    default:
+      return num_symbols;
+  }
 }
 
 std::size_t position_task_output_length(PositionRule rule, std::size_t n) {
@@ -249,6 +278,8 @@ std::size_t position_task_output_length(PositionRule rule, std::size_t n) {
       return 2 * n;
     case PositionRule::parity_check:
     case PositionRule::missing_duplicate_string:
+    case PositionRule::even_pairs:
+    case PositionRule::cycle_navigation:
       return 1;
     case PositionRule::binary_addition:
       return n + 1;
@@ -261,9 +292,10 @@ void PositionTaskConfig::validate() const {
   const char* where = "make_position_task";
   check_config(num_symbols >= 2 && num_symbols <= 1000, where,
                "num_symbols is " + std::to_string(num_symbols) + ", expected 2...1000");
-  check_config(!reads_bits(rule) || num_symbols == 2, where,
-               "num_symbols is " + std::to_string(num_symbols) + ", expected 2 (" +
-                   to_string(rule) + " reads bits)");
+  const std::size_t alphabet = fixed_alphabet(rule);
+  check_config(alphabet == 0 || num_symbols == alphabet, where,
+               "num_symbols is " + std::to_string(num_symbols) + ", expected " +
+                   std::to_string(alphabet) + " (" + alphabet_note(rule) + ")");
   check_config(offset >= 1 && offset <= 64, where,
                "offset is " + std::to_string(offset) + ", expected 1...64");
   const std::size_t shortest = position_task_min_length(rule, offset);
@@ -353,6 +385,20 @@ std::vector<std::int64_t> position_task_output(PositionRule rule,
       std::int64_t ones = 0;
       for (auto v : x) ones += v;
       return {ones % 2};
+    }
+    case PositionRule::even_pairs: {
+      // the number of unequal neighbours (01 and 10) mod 2
+      check_symbols(rule, x, 2);
+      std::int64_t unequal = 0;
+      for (std::size_t i = 0; i + 1 < n; ++i) unequal += x[i] != x[i + 1];
+      return {unequal % 2};
+    }
+    case PositionRule::cycle_navigation: {
+      // start at state 0 of a cycle of 5; action a moves by a - 1 (left, stay, right)
+      check_symbols(rule, x, 3);
+      std::int64_t state = 0;
+      for (auto a : x) state = (state + a - 1 + 5) % 5;
+      return {state};
     }
     case PositionRule::missing_duplicate_string:
       return {missing_bit(x)};

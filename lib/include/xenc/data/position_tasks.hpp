@@ -44,9 +44,15 @@
 //                             The paper pads y with 0s after <end> and its accuracy ignores
 //                             them; here those positions are kIgnoreIndex (neither loss nor
 //                             accuracy): the accuracy is the paper's, the loss skips the padding.
-//   The paper's alphabets: binary for all but bucket_sort (V = 5). parity_check,
-//   missing_duplicate_string and binary_addition read bits only and need num_symbols = 2; the
-//   others take any V. These tasks ignore the offset k.
+//   even_pairs                x: n bits                y = (number of 01 and 10 pairs) mod 2
+//                             (= 1 when the first and last bits differ)               m = 1
+//   cycle_navigation          x: n actions t0 t1 t2 = left, stay, right on a cycle of 5 states,
+//                             starting at 0; y = the final state                      m = 1
+//                             e.g. t2 t0 t1 t0 t0: +1 -1 0 -1 -1 = -2 -> state 3
+//   The paper's alphabets: binary for all but bucket_sort (V = 5) and cycle_navigation (3
+//   actions). parity_check, missing_duplicate_string, binary_addition and even_pairs read bits
+//   only and need num_symbols = 2, cycle_navigation needs 3; the others take any V. These tasks
+//   ignore the offset k.
 //
 // Why `none` (no positions) cannot solve the position tasks: without positions the encoder is
 // permutation-equivariant, so the output at p depends only on the token at p and on the
@@ -55,9 +61,9 @@
 // (1/V). It is not exactly at chance on short sequences: a symbol that occurs often in the bag
 // is a likelier neighbour. That edge shrinks as T grows (the bag of a long sequence is close to
 // uniform). The same argument holds at the <out> placeholders of family 2, which all look
-// alike: without positions they all get the same answer. parity_check and bucket_sort are the
-// exceptions: the parity and the sorted string depend on the bag only (bucket_sort still needs
-// each placeholder's rank).
+// alike: without positions they all get the same answer. parity_check, cycle_navigation and
+// bucket_sort are the exceptions: the parity, the final state and the sorted string depend on
+// the bag only (bucket_sort still needs each placeholder's rank).
 //
 // The labels are class indices 0..C-1 (C = num_classes(); label_names() gives their names);
 // the loss ignores the positions without one. Input lengths are drawn per sequence, uniformly in
@@ -96,7 +102,9 @@ enum class PositionRule {
   odds_first,
   parity_check,
   bucket_sort,
-  binary_addition
+  binary_addition,
+  even_pairs,
+  cycle_navigation
 };
 
 /// The rule's name as to_string writes it ("neighbour_sum", "reverse_string", ...). Throws
@@ -150,8 +158,9 @@ Vocabulary position_task_vocabulary(std::size_t num_symbols);
 /// of family 2. The same for every length and seed.
 Vocabulary position_task_vocabulary(PositionRule rule, std::size_t num_symbols);
 
-/// C, the number of classes: V for the symbol tasks, 2 for parity_check and
-/// missing_duplicate_string, 3 for binary_addition (0, 1, <end>).
+/// C, the number of classes: V for the symbol tasks, 2 for parity_check,
+/// missing_duplicate_string and even_pairs, 3 for binary_addition (0, 1, <end>), 5 for
+/// cycle_navigation (the states).
 std::size_t position_task_num_classes(PositionRule rule, std::size_t num_symbols);
 
 /// m, the number of answer positions (<out> placeholders) after an input of n tokens: 0 for
