@@ -76,8 +76,8 @@ SimdTier cpu_tier(const CpuFeatures& cpu) {
   // each tier needs the one below it: OpenBLAS's AVX-512 kernels also use AVX2 and FMA
   const bool avx = cpu.avx && cpu.os_saves_ymm;
   const bool avx2 = avx && cpu.avx2 && cpu.fma;
-  const bool avx512 = avx2 && cpu.avx512f && cpu.avx512bw && cpu.avx512dq && cpu.avx512vl &&
-                      cpu.os_saves_zmm;
+  const bool avx512 =
+      avx2 && cpu.avx512f && cpu.avx512bw && cpu.avx512dq && cpu.avx512vl && cpu.os_saves_zmm;
   if (avx512) return SimdTier::avx512;
   if (avx2) return SimdTier::avx2;
   if (avx) return SimdTier::avx;

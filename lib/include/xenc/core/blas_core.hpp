@@ -93,7 +93,8 @@ BlasReport make_blas_report(const std::string& config, const std::string& core, 
 BlasReport blas_report();
 
 /// One line for --version: the BLAS, its core set (and why that one), its thread count.
-///   "BLAS: OpenBLAS 0.3.21, core set Zen (OpenBLAS's choice; the CPU's best tier: AVX2), 2 threads"
+///   "BLAS: OpenBLAS 0.3.21, core set Zen (OpenBLAS's choice; the CPU's best tier: AVX2), 2
+///   threads"
 std::string blas_summary(const BlasReport& report);
 
 /// The core set a program should re-execute itself with, or "" (OPENBLAS_CORETYPE already set,
