@@ -172,7 +172,11 @@ fetch_utf8proc_source() {
     "${sudo_cmd[@]}" apt-get update -qq
   fi
   mkdir -p "$deps" && (cd "$deps" && apt-get source -qq --download-only utf8proc 2> /dev/null &&
-                       tar -xzf utf8proc_*.orig.tar.gz && rm -f utf8proc_*)
+                       tar -xzf utf8proc_*.orig.tar.gz && rm -f utf8proc_*) || true
+  if ! compgen -G "$deps/utf8proc-*/utf8proc.c" > /dev/null; then
+    echo "setup: could not fetch utf8proc's source into $deps (apt-get source utf8proc)" >&2
+    return 1
+  fi
   echo "setup: utf8proc's source is in $(ls -d "$deps"/utf8proc-*)"
 }
 
