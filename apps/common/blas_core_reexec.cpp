@@ -11,6 +11,8 @@
 // OpenBLAS is found by name: the programs link it (through libxencoder); xenc-kernel does not
 // (its cells load the library), so there this file opens XENC_REEXEC_BLAS_LIBRARY, the OpenBLAS
 // the cells will load, to ask it.
+#include "blas_core_reexec.hpp"
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -21,14 +23,18 @@
 namespace {
 
 using NameFunction = char* (*)();
+using CountFunction = int (*)();
 
-NameFunction openblas_function(const char* name) {
+void* openblas_symbol(const char* name) {
   void* f = dlsym(RTLD_DEFAULT, name);
 #ifdef XENC_REEXEC_BLAS_LIBRARY
   if (f == nullptr && dlopen(XENC_REEXEC_BLAS_LIBRARY, RTLD_NOW | RTLD_GLOBAL) != nullptr)
     f = dlsym(RTLD_DEFAULT, name);
 #endif
-  return reinterpret_cast<NameFunction>(f);
+  return f;
+}
+NameFunction openblas_function(const char* name) {
+  return reinterpret_cast<NameFunction>(openblas_symbol(name));
 }
 
 // glibc calls the functions of .init_array with (argc, argv, envp); argv is main's own.
@@ -52,3 +58,17 @@ __attribute__((constructor)) void reexec_on_better_blas_core(int, char** argv, c
 }
 
 }  // namespace
+
+namespace xenc_app {
+
+std::string blas_summary_of_loaded_openblas() {
+  const NameFunction config = openblas_function("openblas_get_config");
+  const NameFunction corename = openblas_function("openblas_get_corename");
+  const auto threads = reinterpret_cast<CountFunction>(openblas_symbol("openblas_get_num_threads"));
+  if (config == nullptr || corename == nullptr || threads == nullptr)
+    return "BLAS: no OpenBLAS found";
+  return xenc::blas_summary(
+      xenc::make_blas_report(config(), corename(), threads(), xenc::cpu_features()));
+}
+
+}  // namespace xenc_app

@@ -129,6 +129,29 @@ TEST(BlasCoreProgram, UserProgramIsWarnedOnceWithTheValue) {
   EXPECT_TRUE(contains(fixed.out, "core set " + best + " (OPENBLAS_CORETYPE=" + best)) << fixed.out;
 }
 
+#ifdef XENC_KERNEL
+// xenc-kernel, which does not link the library (its cells load it): the same re-execution, seen
+// in its --version line, and an explicit OPENBLAS_CORETYPE kept.
+TEST(BlasCoreProgram, KernelReexecutesToo) {
+  const std::string best = best_set_from_proc_cpuinfo();
+  ASSERT_FALSE(best.empty());
+  const RunResult r = run_with(kFellBack, XENC_KERNEL, "--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("xenc-kernel ", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nBLAS: OpenBLAS ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "core set " + best + " (OPENBLAS_CORETYPE=" + best +
+                                  ", set by xencoder: OpenBLAS chose Prescott on this "))
+      << r.out;
+  const RunResult own = run_with(
+      "-u XENC_BLAS_REEXEC XENC_TEST_BLAS_CORE=Prescott "
+      "OPENBLAS_CORETYPE=Sandybridge",
+      XENC_KERNEL, "--version");
+  ASSERT_EQ(own.status, 0) << own.err;
+  EXPECT_TRUE(contains(own.out, "core set Sandybridge (OPENBLAS_CORETYPE=Sandybridge; this CPU "))
+      << own.out;
+}
+#endif
+
 // Every xenc-* program's --version says which BLAS, which core set and how many threads.
 TEST(BlasCoreProgram, EveryProgramsVersionNamesTheBlas) {
   std::istringstream programs(XENC_PROGRAMS);  // paths separated by spaces
