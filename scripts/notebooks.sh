@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's third command: opens the notebooks in Jupyter on xenc-kernel.
 #   bash scripts/notebooks.sh [--port N] [--check]
-# Installs what is missing (apt, through scripts/setup.sh), builds the library and the kernel in
+# Installs what is missing (apt, through scripts/setup.sh --notebooks: the library's
+# dependencies, xeus, LLVM/clang 19's libraries and Jupyter), builds the library and the kernel in
 # build/, installs the kernelspec for this user (~/.local/share/jupyter/kernels/xenc-cpp17,
 # pointing at build/), then runs Debian's `jupyter notebook` on notebooks/ and prints its URL.
 # Stop it with Ctrl+C.
@@ -19,8 +20,14 @@ while [[ $# -gt 0 ]]; do
     *) echo "usage: bash scripts/notebooks.sh [--port N] [--check]" >&2; exit 2 ;;
   esac
 done
-bash scripts/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+bash scripts/setup.sh --notebooks
+# A new build/ without the tests and the benchmarks (their dependencies are test.sh's); the
+# notebooks' folder holds the kernel, so it is always on.
+without_tests=()
+if [[ ! -f build/CMakeCache.txt ]]; then
+  without_tests=(-DXENC_BUILD_TESTS=OFF -DXENC_BUILD_BENCH=OFF)
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DXENC_BUILD_NOTEBOOK_TESTS=ON "${without_tests[@]}"
 cmake --build build -j"$(nproc)" --target xenc-kernel xencoder xencoder_io xencoder_viz
 spec=build/notebooks/kernel/jupyter/kernels/xenc-cpp17
 if [[ ! -f "$spec/kernel.json" ]]; then

@@ -8,10 +8,12 @@
 #                                     runs it too: a printed number must hold on every CPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --all
 
 dir=build
-flags=(-DCMAKE_BUILD_TYPE=Release)
+# every part on, also in a build/ that demo.sh or notebooks.sh configured without the tests
+flags=(-DCMAKE_BUILD_TYPE=Release -DXENC_BUILD_TESTS=ON -DXENC_BUILD_BENCH=ON
+       -DXENC_BUILD_NOTEBOOK_TESTS=ON)
 mode="${1:-}"
 if [[ "$mode" == "--sanitize" ]]; then
   dir=build-asan

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The lesson in a browser: builds the library to WebAssembly (emscripten, cmake/XencWasm.cmake)
 # with the page of apps/web/ into one static folder, build/wasm/web/, and serves that folder on
-# localhost. Installs what is missing with apt first (scripts/setup.sh: emscripten, and
-# utf8proc's source from Debian's source package). Nothing is downloaded from anywhere else, and
-# the page fetches nothing but its own files.
+# localhost. Installs what is missing with apt first (scripts/setup.sh --web: the library's
+# dependencies, emscripten, and utf8proc's source from Debian's source package). Nothing is
+# downloaded from anywhere else, and the page fetches nothing but its own files.
 #
 #   bash scripts/web.sh                 # build, then serve on http://127.0.0.1:8000/ (Ctrl-C stops)
 #   bash scripts/web.sh --port 8080     # another port
@@ -25,7 +25,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 
-bash "$root/scripts/setup.sh"
+bash "$root/scripts/setup.sh" --web
 utf8proc=$(ls -d "$root"/.deps/utf8proc-* | head -n 1)
 build="$root/build/wasm"
 mkdir -p "$root/build"

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <xenc/config.hpp>
+#include <xenc/core/blas_core.hpp>
 #include <xenc/nn/cost.hpp>
 
 #include <algorithm>
@@ -27,9 +28,17 @@
 
 namespace xenc_app {
 
-/// --version prints "<program> <XENC_VERSION>" and exits with status 0.
+/// --version prints "<program> <XENC_VERSION>", then the BLAS, its core set (and why that one)
+/// and its thread count as the program runs (xenc::blas_summary), and exits with status 0:
+///   xenc-word-order 0.1.0
+///   BLAS: OpenBLAS 0.3.21, core set Zen (OpenBLAS's choice; the CPU's best tier: AVX2), 2 threads
 inline void add_version(CLI::App& app, const std::string& program) {
-  app.set_version_flag("--version", program + " " + XENC_VERSION, "print the version and exit");
+  app.set_version_flag(
+      "--version",
+      [program] {
+        return program + " " + XENC_VERSION + "\n" + xenc::blas_summary(xenc::blas_report());
+      },
+      "print the version, the BLAS and its kernels, and exit");
 }
 
 /// A whole number in [lo, hi] (both inclusive). "-1", "2.5" and "1e3" are refused with

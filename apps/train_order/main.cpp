@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   train_order::Options o;
   Output out;
   std::string load, sentence_text, evaluate;
-  app.set_version_flag("--version", std::string("xenc-train-order ") + XENC_VERSION);
+  xenc_app::add_version(app, "xenc-train-order");
   xenc_app::add_checked(app, "--nouns", o.nouns, "nouns in the task (3..24)", CLI::Range(3, 24));
   xenc_app::add_checked(app, "--verbs", o.verbs, "verbs in the task (1..12)", CLI::Range(1, 12));
   xenc_app::add_checked(app, "--sentences-per-pair", o.sentences_per_pair,

@@ -26,6 +26,7 @@
 #include <xeus/xserver_zmq.hpp>
 #include <zmq.hpp>
 
+#include "blas_core_reexec.hpp"  // apps/common: the --version line of the BLAS
 #include "cell_interpreter.hpp"
 
 namespace {
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
     if (a == "-f" && i + 1 < argc) {
       connection_file = argv[++i];
     } else if (a == "--version") {
-      std::cout << "xenc-kernel 1.0 (xeus, clang " << XENC_CLANG_VERSION << ")\n";
+      std::cout << "xenc-kernel 1.0 (xeus, clang " << XENC_CLANG_VERSION << ")\n"
+                << xenc_app::blas_summary_of_loaded_openblas() << "\n";
       return 0;
     } else {
       clang_args.push_back(a);

@@ -20,7 +20,13 @@
 #include "support/svg_xpath.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/config.hpp"
+#include "xenc/core/blas_core.hpp"
 #include "xenc/io.hpp"  // the math (xenc.hpp) and save_state_dict
+
+// OpenBLAS's own account of itself (declared in its cblas.h; xencoder links OpenBLAS publicly)
+extern "C" char* openblas_get_config(void);
+extern "C" char* openblas_get_corename(void);
+extern "C" int openblas_get_num_threads(void);
 
 namespace {
 
@@ -521,11 +527,27 @@ const std::vector<App> kApps = {
     {XENC_APP_ATTENTION_MAP, "xenc-attention-map"}, {XENC_APP_ENCODE, "xenc-encode"},
     {XENC_APP_INIT_ENCODER, "xenc-init-encoder"}};
 
-TEST(EveryApp, VersionPrintsNameAndLibraryVersion) {
+// The second line is the BLAS: this process's OpenBLAS (the same library and environment as the
+// program's), its core set and its thread count, asked from OpenBLAS directly.
+TEST(EveryApp, VersionPrintsNameLibraryVersionAndBlas) {
+  const std::string config = openblas_get_config();  // "OpenBLAS 0.3.21 ... DYNAMIC_ARCH ..."
+  const std::string library = config.substr(0, config.find(' ', config.find(' ') + 1));
+  const int threads = openblas_get_num_threads();
+  // where OpenBLAS fell back here, the program runs the set its re-execution asked for
+  const std::string better = xenc::blas_report().better;
+  const std::string core = better.empty() ? openblas_get_corename() : better;
+  const std::string blas = "BLAS: " + library + ", core set " + core + " (";
+  const std::string tail =
+      "), " + std::to_string(threads) + (threads == 1 ? " thread\n" : " threads\n");
   for (const App& app : kApps) {
     const RunResult r = run_program(app.path, "--version", out_dir());
     EXPECT_EQ(r.status, 0) << app.name << ": " << r.err;
-    EXPECT_EQ(r.out, std::string(app.name) + " " + XENC_VERSION + "\n") << app.name;
+    const std::string first = std::string(app.name) + " " + XENC_VERSION + "\n";
+    ASSERT_EQ(r.out.substr(0, first.size()), first) << app.name;
+    const std::string second = r.out.substr(first.size());
+    EXPECT_EQ(second.substr(0, blas.size()), blas) << app.name << ": " << second;
+    ASSERT_GE(second.size(), tail.size()) << app.name;
+    EXPECT_EQ(second.substr(second.size() - tail.size()), tail) << app.name << ": " << second;
   }
 }
 

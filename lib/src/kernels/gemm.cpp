@@ -19,6 +19,7 @@
 
 #include <algorithm>
 
+#include "blas_probe.hpp"
 #include "kernels.hpp"
 
 namespace xenc::kernels {
@@ -35,6 +36,7 @@ void sgemm(ConstMatView a, bool ta, ConstMatView b, bool tb, MatView c, std::siz
 #ifdef XENC_NO_BLAS
   gemm_portable(a, ta ? Op::transpose : Op::none, b, tb ? Op::transpose : Op::none, c, alpha, beta);
 #else
+  warn_once_if_blas_fallback();  // OpenBLAS on a weaker core set than the CPU runs says so, once
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(c.rows), static_cast<blasint>(c.cols), static_cast<blasint>(K),
               alpha, a.data, static_cast<blasint>(a.stride), b.data, static_cast<blasint>(b.stride),

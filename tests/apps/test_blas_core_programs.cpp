@@ -1,0 +1,171 @@
+// The OpenBLAS core-set mechanism as programs see it (xenc/core/blas_core.hpp): an xenc-* program
+// re-executes itself with OPENBLAS_CORETYPE when OpenBLAS fell back, a user's program gets one
+// warning, an explicit OPENBLAS_CORETYPE is respected, and no program runs a fallback set without
+// saying so. The fallback is made up with the test-only switch XENC_TEST_BLAS_CORE=Prescott (the
+// set OpenBLAS 0.3.21 chooses on an Emerald Rapids Xeon), on whatever CPU runs the test; the set
+// each run must end on comes from /proc/cpuinfo's flags, not from the library.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "support/run_program.hpp"
+
+namespace {
+
+using xenc::test::RunResult;
+
+// Runs `program args` with the environment changed by `env` (env(1) arguments: "-u NAME" unsets,
+// "NAME=value" sets), in a fresh directory.
+RunResult run_with(const std::string& env, const std::string& program, const std::string& args) {
+  const std::string dir = xenc::test::fresh_test_dir(XENC_TEST_OUT_DIR);
+  return xenc::test::run_program("/usr/bin/env", env + " '" + program + "' " + args, dir);
+}
+
+// OpenBLAS chose alone, and (the test switch) chose Prescott; no earlier re-execution.
+const std::string kFellBack =
+    "-u OPENBLAS_CORETYPE -u XENC_BLAS_REEXEC XENC_TEST_BLAS_CORE=Prescott";
+
+// The set this CPU should run, from Linux's feature flags: "SkylakeX" with AVX-512 F/BW/DQ/VL,
+// "Haswell" with AVX2 + FMA, "Sandybridge" with AVX, "" otherwise (Prescott is then right).
+std::string best_set_from_proc_cpuinfo() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::set<std::string> flags;
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;) flags.insert(w);
+      break;
+    }
+  auto has = [&](const char* f) { return flags.count(f) == 1; };
+  if (has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl") && has("fma"))
+    return "SkylakeX";
+  if (has("avx2") && has("fma")) return "Haswell";
+  if (has("avx")) return "Sandybridge";
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(BlasCoreProgram, FallbackIsReplacedByReexecution) {
+  const std::string best = best_set_from_proc_cpuinfo();
+  ASSERT_FALSE(best.empty()) << "this CPU runs no AVX: OpenBLAS's Prescott is its best set";
+  const RunResult r = run_with(kFellBack, XENC_APP_WORD_ORDER, "--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // the line of the re-executed process: OpenBLAS loaded with the variable and runs that set
+  EXPECT_TRUE(contains(r.out, "core set " + best + " (OPENBLAS_CORETYPE=" + best +
+                                  ", set by xencoder: OpenBLAS chose Prescott on this "))
+      << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(BlasCoreProgram, ReexecutedProgramComputesWithoutAWarning) {
+  const RunResult plain =
+      run_with("-u OPENBLAS_CORETYPE -u XENC_TEST_BLAS_CORE", XENC_APP_WORD_ORDER, "");
+  const RunResult r = run_with(kFellBack, XENC_APP_WORD_ORDER, "");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // the demo's narration does not depend on the kernels beyond its printed digits
+  EXPECT_TRUE(contains(r.out, "Without positional information (--position none)")) << r.out;
+  EXPECT_EQ(count(r.out, "\n"), count(plain.out, "\n"));
+}
+
+TEST(BlasCoreProgram, NoSecondReexecutionAndNeverSilent) {
+  // as if a re-execution had happened and OpenBLAS still chose Prescott: no loop, and the
+  // program says what runs, in --version and on stderr at its first matrix product
+  const std::string best = best_set_from_proc_cpuinfo();
+  ASSERT_FALSE(best.empty());
+  const std::string env = kFellBack + " XENC_BLAS_REEXEC=Prescott";
+  const RunResult v = run_with(env, XENC_APP_WORD_ORDER, "--version");
+  ASSERT_EQ(v.status, 0) << v.err;
+  EXPECT_TRUE(contains(v.out, "core set Prescott (a fallback: this CPU runs ")) << v.out;
+  EXPECT_TRUE(contains(v.out, "; set OPENBLAS_CORETYPE=" + best + ")")) << v.out;
+  const RunResult r = run_with(env, XENC_APP_WORD_ORDER, "");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(count(r.err, "xencoder: OpenBLAS runs its Prescott kernels"), 1u) << r.err;
+  EXPECT_TRUE(contains(r.err, "Set OPENBLAS_CORETYPE=" + best + " in the environment")) << r.err;
+}
+
+TEST(BlasCoreProgram, ExplicitCoretypeIsRespected) {
+  const std::string best = best_set_from_proc_cpuinfo();
+  ASSERT_FALSE(best.empty());
+  // Sandybridge runs on every CPU with AVX; the test switch is ignored once the variable is set
+  const RunResult r = run_with(
+      "-u XENC_BLAS_REEXEC XENC_TEST_BLAS_CORE=Prescott "
+      "OPENBLAS_CORETYPE=Sandybridge",
+      XENC_APP_WORD_ORDER, "--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(
+      contains(r.out, "core set Sandybridge (OPENBLAS_CORETYPE=Sandybridge; this CPU runs "))
+      << r.out;
+  EXPECT_FALSE(contains(r.out, "set by xencoder")) << r.out;
+}
+
+TEST(BlasCoreProgram, UserProgramIsWarnedOnceWithTheValue) {
+  const std::string best = best_set_from_proc_cpuinfo();
+  ASSERT_FALSE(best.empty());
+  const RunResult r = run_with(kFellBack, XENC_BLAS_USER_PROGRAM, "");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "118\n")) << r.out;  // [[1,2],[3,4]]^3 = [[37, 54], [81, 118]]
+  // two products, one warning, naming the variable and the value; no re-execution
+  EXPECT_EQ(count(r.err, "xencoder: OpenBLAS runs its Prescott kernels, but this CPU runs "), 1u)
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "Set OPENBLAS_CORETYPE=" + best + " in the environment")) << r.err;
+  EXPECT_TRUE(contains(r.out, "core set Prescott (a fallback")) << r.out;
+  // the same program with the variable set as the warning says: no warning
+  const RunResult fixed =
+      run_with("-u XENC_BLAS_REEXEC OPENBLAS_CORETYPE=" + best, XENC_BLAS_USER_PROGRAM, "");
+  ASSERT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_EQ(fixed.err, "");
+  EXPECT_TRUE(contains(fixed.out, "core set " + best + " (OPENBLAS_CORETYPE=" + best)) << fixed.out;
+}
+
+#ifdef XENC_KERNEL
+// xenc-kernel, which does not link the library (its cells load it): the same re-execution, seen
+// in its --version line, and an explicit OPENBLAS_CORETYPE kept.
+TEST(BlasCoreProgram, KernelReexecutesToo) {
+  const std::string best = best_set_from_proc_cpuinfo();
+  ASSERT_FALSE(best.empty());
+  const RunResult r = run_with(kFellBack, XENC_KERNEL, "--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("xenc-kernel ", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nBLAS: OpenBLAS ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "core set " + best + " (OPENBLAS_CORETYPE=" + best +
+                                  ", set by xencoder: OpenBLAS chose Prescott on this "))
+      << r.out;
+  const RunResult own = run_with(
+      "-u XENC_BLAS_REEXEC XENC_TEST_BLAS_CORE=Prescott "
+      "OPENBLAS_CORETYPE=Sandybridge",
+      XENC_KERNEL, "--version");
+  ASSERT_EQ(own.status, 0) << own.err;
+  EXPECT_TRUE(contains(own.out, "core set Sandybridge (OPENBLAS_CORETYPE=Sandybridge; this CPU "))
+      << own.out;
+}
+#endif
+
+// Every xenc-* program's --version says which BLAS, which core set and how many threads.
+TEST(BlasCoreProgram, EveryProgramsVersionNamesTheBlas) {
+  std::istringstream programs(XENC_PROGRAMS);  // paths separated by spaces
+  int seen = 0;
+  for (std::string path; programs >> path; ++seen) {
+    const RunResult r = run_with("-u XENC_TEST_BLAS_CORE", path, "--version");
+    EXPECT_EQ(r.status, 0) << path << ": " << r.err;
+    const std::string name = path.substr(path.rfind('/') + 1);
+    EXPECT_EQ(r.out.rfind(name + " ", 0), 0u) << r.out;
+    EXPECT_TRUE(contains(r.out, "\nBLAS: OpenBLAS ")) << path << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, ", core set ")) << path << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, " thread")) << path << ": " << r.out;
+  }
+  EXPECT_EQ(seen, 10);
+}
+
+}  // namespace
