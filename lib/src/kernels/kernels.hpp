@@ -333,6 +333,10 @@ std::size_t thread_budget();
 /// or while another thread runs a region, the items run on the calling thread.
 void parallel_for(std::size_t n, std::size_t threads,
                   const std::function<void(std::size_t, std::size_t)>& fn);
+/// CPU time the calling threads have spent inside parallel_for regions of 2 or more threads,
+/// since the process started: a thread's CPU time minus this is what it ran alone (the serial
+/// part, bench/serial_fraction.cpp).
+double region_cpu_seconds();
 /// The same on every thread of the budget, fn(item) only.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 /// OpenBLAS at one thread for the object's lifetime, the old setting restored after it: every

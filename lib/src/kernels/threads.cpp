@@ -25,6 +25,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <ctime>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -46,6 +47,14 @@ void set_blas_threads([[maybe_unused]] int n) {
 #ifndef XENC_NO_BLAS
   openblas_set_num_threads(n);
 #endif
+}
+
+// CPU time the calling threads spent inside regions (nanoseconds), for region_cpu_seconds.
+std::atomic<std::uint64_t> caller_region_ns{0};
+std::uint64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::uint64_t(t.tv_sec) * 1000000000u + std::uint64_t(t.tv_nsec);
 }
 
 // True on a thread while it runs a region's items: a parallel_for there runs serially.
@@ -160,8 +169,12 @@ void parallel_for(std::size_t n, std::size_t threads,
     return;
   }
   const BlasOnOneThread one_blas_thread;
+  const std::uint64_t start = thread_cpu_ns();
   pool().run(n, threads, fn);
+  caller_region_ns += thread_cpu_ns() - start;
 }
+
+double region_cpu_seconds() { return double(caller_region_ns.load()) * 1e-9; }
 
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   parallel_for(n, thread_budget(), [&fn](std::size_t i, std::size_t) { fn(i); });
