@@ -11,6 +11,7 @@
 #include "xenc/nn/multihead_attention.hpp"
 #include "xenc/nn/position.hpp"
 #include "xenc/nn/transformer_encoder.hpp"
+#include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc::bench {
 namespace {
@@ -53,6 +54,38 @@ void BM_MultiheadAttention(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
 }
 BENCHMARK(BM_MultiheadAttention)->Apply(encoder_grid)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The attention op alone (q, k, v in, heads out; forward, then backward from a saved state), on
+// the path the sizes choose, with a plan made for a thread budget of `plan` threads (1: the
+// caller's thread alone; 0: OPENBLAS_NUM_THREADS): the measurement behind
+// kThreadedAttentionMinWork (bench/README.md, "One pool"). CPU time is the process's.
+void BM_AttentionOp(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1)),
+             H = static_cast<std::size_t>(state.range(2)),
+             budget = static_cast<std::size_t>(state.range(3));
+  const std::vector<std::size_t> shape{1, T, D};
+  const Tensor3 q = random_tensor<Tensor3>(shape), k = random_tensor<Tensor3>(shape),
+                v = random_tensor<Tensor3>(shape), g = random_tensor<Tensor3>(shape);
+  const AttentionPlan plan =
+      plan_attention({1, H, T, T, D / H}, false, 0.0f, AttentionPath::automatic, budget);
+  const Mask2 no_padding;
+  const Tensor2 no_mask;
+  Rng rng(1);
+  for (auto _ : state) {
+    AttentionForward f =
+        attention_forward(plan, q, k, v, no_padding, no_mask, no_attention_position(), rng, true);
+    benchmark::DoNotOptimize(attention_backward(g, q, k, v, f.saved, no_attention_position()));
+  }
+  state.counters["threads"] = double(plan.threads);
+  state.counters["items"] = double(plan.forward_items());
+}
+BENCHMARK(BM_AttentionOp)
+    ->ArgNames({"T", "D", "H", "plan"})
+    ->ArgsProduct({{32, 64, 128, 256, 512, 1024}, {256}, {8}, {1, 0}})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // One forward of the layer on a [B, T, D] input with the attention path given: the automatic
 // choice (BM_EncoderLayerForward), or forced (issue 21) to plain (one [T, T] score matrix per

@@ -9,13 +9,21 @@ cmake_minimum_required(VERSION 3.20)  # if() compares quoted strings as strings 
 include(${CMAKE_CURRENT_LIST_DIR}/../support/read_lines.cmake)
 
 # nn/: modules that take and return tensors. No kernel code: no GEMM or CBLAS call, no pointer
-# arithmetic on .data(), no float pointer, not the kernels header.
+# arithmetic on .data(), no float pointer, not the kernels header. No attention path and no
+# threading either (issue #28): the attention op plans both (plan_attention, attention_forward,
+# attention_backward in ops/multi_head_attention.hpp); a module only forwards a user's forced
+# AttentionPath.
 set(nn_rules
   "gemm[ \t]*\\("                 "a GEMM call"
   "cblas_"                        "a CBLAS call"
   "\\.data\\(\\)[ \t]*[-+]"       "pointer arithmetic on .data()"
   "float[ \t]*\\*"                "a float pointer"
-  "kernels/kernels\\.hpp"         "the kernels header")
+  "kernels/kernels\\.hpp"         "the kernels header"
+  "attention_uses_tiles"          "the attention path's choice (the op's plan makes it)"
+  "multi_head_attention_(forward|backward)" "one path's attention entry point (use attention_forward)"
+  "(Tiled|MultiHead)AttentionResult" "one path's saved state (AttentionSaved is the op's)"
+  "AttentionPath::(plain|tiled)"  "a named attention path"
+  "GemmThreadsScope|split_large_gemms|parallel_for|thread_budget|openblas_|std::thread" "threading (the op's plan and the kernels decide it)")
 set(nn_scope line)
 set(nn_verdict "nn/ must take and return tensors; kernel code found:")
 

@@ -2,11 +2,15 @@
 // transposes, strides, alpha and beta; the row softmax and layer norm (in place, strided rows,
 // fully masked rows); linear_rows and its backward (weight blocks, accumulation, bias sums);
 // and the per-head attention kernel (strided heads, masks, a score bias, dropout), each against
-// loops written here, plus a finite-difference check of the attention kernel's backward.
+// loops written here, plus a finite-difference check of the attention kernel's backward; and the
+// thread pool (parallel_for): every item once, worker indices in range, errors rethrown,
+// nested regions, OpenBLAS's setting restored.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -73,11 +77,11 @@ TEST(KernelsGemm, TransposesStridesAlphaBetaMatchLoops) {
     }
 }
 
-// With split_large_gemms on (the layers turn it on where attention runs in tiles), products of
-// at least 2^26 multiply-adds are cut into one block of C per thread (by rows when C is tall, by
-// columns when it is wide), each a 1-thread sgemm: on 2 threads the result must be the 1-thread
-// result up to float rounding, and match the loops, for every transpose, on strided views, with
-// blocks of unequal size (520 rows = 320 + 200, 520 columns = 320 + 200). Bit for bit under
+// Products of at least kSplitGemmWork multiply-adds are cut into blocks of C (2 per thread along
+// the rows, 64-multiples, then along the columns where the rows give too few), each a 1-thread
+// sgemm on the pool: on 2 threads the result must be the 1-thread result up to float rounding,
+// and match the loops, for every transpose, on strided views, with blocks of unequal size
+// (520 rows = 3 · 128 + 136, 400 rows = 3 · 128 + 16). Bit for bit under
 // OpenBLAS's AVX-512 (Cooperlake, SkylakeX) and Sandybridge kernels; under Haswell's, sgemm on a
 // block of rows rounds some elements one or two units in the last place away from sgemm on the
 // whole (1.4e-6 at 6.3). A block cut one row short leaves a row of beta · C: far outside.
@@ -87,7 +91,6 @@ TEST(KernelsGemm, LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops) {
   };
   Rng rng(5);
   const int before = openblas_get_num_threads();
-  const bool was_on = k::split_large_gemms(true);
   for (const Case& sz : {Case{520, 400, 330}, Case{400, 520, 330}})
     for (k::Op op_a : {k::Op::none, k::Op::transpose})
       for (k::Op op_b : {k::Op::none, k::Op::transpose}) {
@@ -95,7 +98,7 @@ TEST(KernelsGemm, LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops) {
         const std::size_t M = sz.M, N = sz.N, K = sz.K;
         SCOPED_TRACE(::testing::Message()
                      << "M " << M << ", N " << N << ", trans_a " << ta << ", trans_b " << tb);
-        ASSERT_GE(M * N * K, std::size_t(1) << 26);
+        ASSERT_GE(M * N * K, k::kSplitGemmWork);
         auto A = random_tensor<Tensor2>(Shape2{ta ? K : M, (ta ? M : K) + 7}, rng);
         auto B = random_tensor<Tensor2>(Shape2{tb ? N : K, (tb ? K : N) + 5}, rng);
         const auto C0 = random_tensor<Tensor2>(Shape2{M, N + 3}, rng);
@@ -120,7 +123,6 @@ TEST(KernelsGemm, LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops) {
         EXPECT_TRUE(AllClose(two, expected, 1e-4, 1e-4));
       }
   openblas_set_num_threads(before);
-  k::split_large_gemms(was_on);
 }
 
 // K = 0: the product is an empty sum, so C = beta · C (BLAS alone would leave C untouched).
@@ -371,4 +373,49 @@ TEST(KernelsAttention, DistanceSlopeAndNoTermsMatchLoops) {
       }
     }
   }
+}
+
+// The persistent pool: every item runs exactly once, on a worker index below the thread count;
+// inside an item the budget is 1 and a nested parallel_for runs its items on that thread; the
+// first exception is rethrown and the pool keeps working; many regions in a row (the workers
+// sleep and wake); a single item runs on the caller with the budget as it is; a budget above the
+// core count (16 threads here on 2 cores) works the same; OpenBLAS's thread count is what it was
+// after every region.
+TEST(KernelsThreads, PoolRunsEveryItemOnceAndRestoresOpenBlas) {
+  const int before = openblas_get_num_threads();
+  for (int threads : {2, 16}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    openblas_set_num_threads(threads);
+    for (int round = 0; round < 200; ++round) {
+      const std::size_t n = 1 + std::size_t(round) * 7 % 300;
+      std::vector<std::atomic<int>> runs(n);
+      std::atomic<std::size_t> bad_worker{0}, bad_budget{0}, nested{0};
+      k::parallel_for(n, std::size_t(threads), [&](std::size_t i, std::size_t w) {
+        if (w >= std::size_t(threads)) ++bad_worker;
+        if (n > 1 && k::thread_budget() != 1) ++bad_budget;  // a region of 2 or more threads
+        if (i % 50 == 0) k::parallel_for(5, [&](std::size_t) { ++nested; });
+        ++runs[i];
+      });
+      std::size_t wrong = 0;
+      for (const auto& r : runs) wrong += r.load() != 1;
+      ASSERT_EQ(wrong, 0u) << "round " << round;
+      ASSERT_EQ(bad_worker.load(), 0u);
+      ASSERT_EQ(bad_budget.load(), 0u);
+      ASSERT_EQ(nested.load(), 5 * ((n + 49) / 50));
+      ASSERT_EQ(openblas_get_num_threads(), threads);
+    }
+    try {
+      k::parallel_for(100, [](std::size_t i) {
+        if (i == 37) throw std::runtime_error("item 37");
+      });
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "item 37");
+    }
+    EXPECT_EQ(openblas_get_num_threads(), threads);
+    std::atomic<int> after{0};
+    k::parallel_for(64, [&](std::size_t) { ++after; });
+    EXPECT_EQ(after.load(), 64);
+  }
+  openblas_set_num_threads(before);
 }

@@ -49,7 +49,7 @@ bool write_score_terms(const ScoreTerms& t, MatView s) {
   const int cols = static_cast<int>(s.cols);  // an int index converts to float in SIMD
   for (std::size_t i = 0; i < s.rows; ++i) {
     float* r = s.row(i);
-    const float fi = static_cast<float>(i);
+    const float fi = static_cast<float>(t.first_row + i);
     // −slope·|i − j| (zeros without ALiBi), then the tensors, row by row (in L1)
 #pragma omp simd
     for (int j = 0; j < cols; ++j) r[j] = -slope * std::fabs(fi - static_cast<float>(j));

@@ -66,7 +66,7 @@ bool write_tile_terms(const ScoreTerms& t, TileAt at, MatView s) {
   const float fj0 = static_cast<float>(at.j0);
   for (std::size_t i = 0; i < s.rows; ++i) {
     float* r = s.row(i);
-    const float fi = static_cast<float>(at.i0 + i);
+    const float fi = static_cast<float>(t.first_row + at.i0 + i);
     // −slope·|i − j| in global positions (zeros without ALiBi), then the tensors' tiles
 #pragma omp simd
     for (int j = 0; j < cols; ++j) r[j] = -slope * std::fabs(fi - (fj0 + static_cast<float>(j)));
@@ -208,11 +208,12 @@ inline std::uint32_t mix32(std::uint32_t x) {
 }
 
 // The tile's dropout factors: a view into the given [Tq, Tk] factors, or drawn into buf.
-ConstMatView tile_dropout(const HeadDropout& d, TileAt at, std::size_t br, std::size_t bc,
-                          std::vector<float>& buf) {
+// Drawn factors count rows from first_row (the block's first query in the head).
+ConstMatView tile_dropout(const HeadDropout& d, std::size_t first_row, TileAt at, std::size_t br,
+                          std::size_t bc, std::vector<float>& buf) {
   if (!d.factors.empty()) return d.factors.block(at.i0, at.j0, br, bc);
   const MatView z{buf.data(), br, bc, bc};
-  dropout_factors(d.key, at.i0, at.j0, z);
+  dropout_factors(d.key, first_row + at.i0, at.j0, z);
   return z;
 }
 
@@ -285,7 +286,8 @@ void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
       // P̃ = exp(S − m_new); ℓ and o rescaled to the new max
       online_softmax_step(s, {m.data(), l.data()}, o);
       // o += (P̃ ⊙ Z) V_j : [Br, Bc] x [Bc, Dv]   (ℓ counts P̃ before dropout, as the plain path)
-      if (dropout.active()) multiply_inplace(s, tile_dropout(dropout, {i0, j0}, br, bc, z_buf));
+      if (dropout.active())
+        multiply_inplace(s, tile_dropout(dropout, terms.first_row, {i0, j0}, br, bc, z_buf));
       gemm(s, Op::none, in.v.block(j0, 0, bc, Dv), Op::none, o, 1.0f, 1.0f);
     }
     // O = o / ℓ; lse = m + log ℓ
@@ -295,7 +297,7 @@ void attention_head_forward_tiled(const HeadInputs& in, const ScoreTerms& terms,
 
 void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
                                    const TiledSaved& saved, ConstMatView dout, const HeadGrads& g,
-                                   TileSizes tiles) {
+                                   TileSizes tiles, const TiledBackwardPart& part) {
   const char* where = "attention_head_backward_tiled";
   check_inputs(in, terms, saved.dropout, saved.out, where);
   require(tiles.queries > 0 && tiles.keys > 0, where, "tile sizes must be positive");
@@ -304,28 +306,34 @@ void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms
   require(g.dq.rows == Tq && g.dq.cols == Dh && g.dk.rows == Tk && g.dk.cols == Dh &&
               g.dv.rows == Tk && g.dv.cols == Dv,
           where, "expected dq [Tq, Dh], dk [Tk, Dh], dv [Tk, Dv]");
-  // δ_i = rowsum(dO ⊙ O) = rowsum(dP ⊙ P), for every query row, before any tile
+  const std::size_t q0 = std::min(part.q0, Tq), q1 = std::min(part.q1, Tq);
+  const std::size_t k0 = std::min(part.k0, Tk), k1 = std::min(part.k1, Tk);
+  require(q0 <= q1 && k0 <= k1 && k0 % tiles.keys == 0, where,
+          "part: expected q0 <= q1, k0 <= k1, k0 a multiple of the key tile");
+  // δ_i = rowsum(dO ⊙ O) = rowsum(dP ⊙ P), for every query row of the part, before any tile
   std::vector<float> delta(Tq);
-  for (std::size_t i = 0; i < Tq; ++i) {
+  for (std::size_t i = q0; i < q1; ++i) {
     const float* d = dout.row(i);
     const float* o = saved.out.row(i);
     float sum = 0.0f;
     for (std::size_t c = 0; c < Dv; ++c) sum += d[c] * o[c];
     delta[i] = sum;
   }
-  zero(g.dq);
-  zero(g.dk);
-  zero(g.dv);
+  if (part.dq) zero(g.dq.block(q0, 0, q1 - q0, Dh));
+  if (part.dk_dv) {
+    zero(g.dk.block(k0, 0, k1 - k0, Dh));
+    zero(g.dv.block(k0, 0, k1 - k0, Dv));
+  }
   const bool dropped = saved.dropout.active();
   // Two tiles: P (and P ⊙ Z) and dP, then dS in place; a third for drawn dropout factors
   std::vector<float> p_buf(tiles.queries * tiles.keys), dp_buf(tiles.queries * tiles.keys);
   std::vector<float> z_buf(saved.dropout.factors.empty() && dropped ? p_buf.size() : 0);
-  for (std::size_t i0 = 0; i0 < Tq; i0 += tiles.queries) {
-    const std::size_t br = std::min(tiles.queries, Tq - i0);
+  for (std::size_t i0 = q0; i0 < q1; i0 += tiles.queries) {
+    const std::size_t br = std::min(tiles.queries, q1 - i0);
     const ConstMatView q_i = in.q.block(i0, 0, br, Dh), do_i = dout.block(i0, 0, br, Dv);
     const MatView dq_i = g.dq.block(i0, 0, br, Dh);
-    for (std::size_t j0 = 0; j0 < Tk; j0 += tiles.keys) {
-      const std::size_t bc = std::min(tiles.keys, Tk - j0);
+    for (std::size_t j0 = k0; j0 < k1; j0 += tiles.keys) {
+      const std::size_t bc = std::min(tiles.keys, k1 - j0);
       const MatView p{p_buf.data(), br, bc, bc}, dp{dp_buf.data(), br, bc, bc};
       const ConstMatView k_j = in.k.block(j0, 0, bc, Dh), v_j = in.v.block(j0, 0, bc, Dv);
       // P = exp(S − lse) : [Br, Bc], recomputed from the scores
@@ -333,22 +341,24 @@ void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms
       probabilities_from_lse(p, saved.lse + i0);
       // dV_j += (P ⊙ Z)ᵀ dO_i : [Bc, Br] x [Br, Dv]   (P ⊙ Z in dp for the moment)
       ConstMatView p_used = p, z;
-      if (dropped) {
-        z = tile_dropout(saved.dropout, {i0, j0}, br, bc, z_buf);
+      if (dropped) z = tile_dropout(saved.dropout, terms.first_row, {i0, j0}, br, bc, z_buf);
+      if (dropped && part.dk_dv) {
         for (std::size_t r = 0; r < br; ++r) std::copy(p.row(r), p.row(r) + bc, dp.row(r));
         multiply_inplace(dp, z);
         p_used = dp;
       }
-      gemm(p_used, Op::transpose, do_i, Op::none, g.dv.block(j0, 0, bc, Dv), 1.0f, 1.0f);
+      if (part.dk_dv)
+        gemm(p_used, Op::transpose, do_i, Op::none, g.dv.block(j0, 0, bc, Dv), 1.0f, 1.0f);
       // dP = (dO_i V_jᵀ) ⊙ Z : [Br, Dv] x [Dv, Bc]
       gemm(do_i, Op::none, v_j, Op::transpose, dp);
       if (dropped) multiply_inplace(dp, z);
       // dS = P ⊙ (dP − δ_i), in place in dp
       softmax_tile_backward(p, delta.data() + i0, dp);
-      // dQ_i += scale · dS K_j : [Br, Bc] x [Bc, Dh];  dK_j += scale · dSᵀ Q_i : [Bc, Br] x [Br,
-      // Dh]
-      gemm(dp, Op::none, k_j, Op::none, dq_i, terms.scale, 1.0f);
-      gemm(dp, Op::transpose, q_i, Op::none, g.dk.block(j0, 0, bc, Dh), terms.scale, 1.0f);
+      // dQ_i += scale · dS K_j : [Br, Bc] x [Bc, Dh]
+      // dK_j += scale · dSᵀ Q_i : [Bc, Br] x [Br, Dh]
+      if (part.dq) gemm(dp, Op::none, k_j, Op::none, dq_i, terms.scale, 1.0f);
+      if (part.dk_dv)
+        gemm(dp, Op::transpose, q_i, Op::none, g.dk.block(j0, 0, bc, Dh), terms.scale, 1.0f);
     }
   }
 }

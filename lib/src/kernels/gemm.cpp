@@ -1,18 +1,15 @@
 // GEMM on matrix views: the one place xencoder calls BLAS (OpenBLAS's cblas_sgemm). A build
 // without BLAS (WebAssembly: XENC_NO_BLAS) runs the plain C++ gemm_portable instead.
 //
-// Threads: where attention runs in tiles (on xencoder's own threads, parallel_for), a large
-// product is cut into one block of C's rows (or columns) per thread, each a 1-thread sgemm run by
-// parallel_for, instead of letting OpenBLAS split it (split_large_gemms, set by the layers). The
-// numbers are the same (every element of C is the same dot product over K, in the same order), and
-// the time is better: after each threaded call OpenBLAS's worker spin-waits for the next one, for
-// up to 2^28 TSC ticks (its THREAD_TIMEOUT), and on a 2-core machine that spinning takes the second
-// core from whatever runs next (layer norms, the softmax, the tiles' own threads). Measured on the
-// 2-core EPYC at T = 2048 (bench/README.md, "Two threads"): the layer's forward took 1.58x less
-// time than on 1 thread with OpenBLAS splitting, and used 25% more CPU time than on 1 thread. Where
-// attention is plain (small T), its per-head GEMMs are OpenBLAS's to split, and mixing the two
-// kinds of threads was slower than either (the spinning worker meets our threads), so there the
-// flag stays off and every GEMM is OpenBLAS's, as before.
+// Threads: OpenBLAS always runs on one thread here (BlasOnOneThread, threads.cpp). A product of
+// kSplitGemmWork multiply-adds or more is cut into blocks of C, one 1-thread sgemm each, run on
+// xencoder's pool (parallel_for): the numbers are the same (every element of C is the same dot
+// product over K, in the same order), and OpenBLAS's own workers are never woken, so none of them
+// spin-waits after the call (for up to 2^28 TSC ticks, its THREAD_TIMEOUT) and takes a core from
+// the pool's next region (attention's heads, bench/README.md, "One pool"). Blocks are whole
+// multiples of 64 rows or columns (OpenBLAS's register blocks divide 64, so no block ends inside
+// one), at least 2 per thread where C is large enough, along both sides of C when one side alone
+// gives too few (16 threads on a 512-row C).
 #ifndef XENC_NO_BLAS
 #include <cblas.h>
 #endif
@@ -25,11 +22,6 @@
 namespace xenc::kernels {
 
 namespace {
-thread_local bool split_large = false;
-
-// Below this many multiply-adds a product runs as one sgemm call (starting a thread costs tens of
-// µs); above it, in a layer with tiled attention, every projection and feed-forward GEMM.
-constexpr std::size_t kSplitWork = std::size_t(1) << 26;
 
 void sgemm(ConstMatView a, bool ta, ConstMatView b, bool tb, MatView c, std::size_t K, float alpha,
            float beta) {
@@ -53,12 +45,6 @@ ConstMatView op_cols(ConstMatView b, bool tb, std::size_t c0, std::size_t n) {
 }
 }  // namespace
 
-bool split_large_gemms(bool on) {
-  const bool before = split_large;
-  split_large = on;
-  return before;
-}
-
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha, float beta) {
   const bool ta = op_a == Op::transpose, tb = op_b == Op::transpose;
   const std::size_t M = ta ? a.cols : a.rows, K = ta ? a.rows : a.cols;
@@ -73,22 +59,25 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
     return;
   }
   const std::size_t threads = thread_budget();
-  if (!split_large || threads <= 1 || M * N * K < kSplitWork) {
+  if (threads <= 1 || M * N * K < kSplitGemmWork) {
+    const BlasOnOneThread one;
     sgemm(a, ta, b, tb, c, K, alpha, beta);
     return;
   }
-  // one block per thread along the longer side of C, in multiples of 64 (OpenBLAS's register
-  // blocks divide 64, so no block ends inside one)
-  const bool by_rows = M >= N;
-  const std::size_t side = by_rows ? M : N;
-  const std::size_t step = std::max<std::size_t>(64, (side / threads + 63) / 64 * 64);
-  const std::size_t parts = (side + step - 1) / step;
-  parallel_for(parts, [&](std::size_t p) {
-    const std::size_t lo = p * step, n = std::min(step, side - lo);
-    if (by_rows)
-      sgemm(op_rows(a, ta, lo, n), ta, b, tb, c.block(lo, 0, n, N), K, alpha, beta);
-    else
-      sgemm(a, ta, op_cols(b, tb, lo, n), tb, c.block(0, lo, M, n), K, alpha, beta);
+  // blocks of 64-multiples: up to 2 per thread along M, then along N if that gives too few
+  const auto cut = [](std::size_t side, std::size_t parts) {
+    return std::max<std::size_t>(64, (side / std::max<std::size_t>(parts, 1) + 63) / 64 * 64);
+  };
+  const std::size_t want = 2 * threads;
+  const std::size_t row_step = cut(M, want);
+  const std::size_t row_parts = (M + row_step - 1) / row_step;
+  const std::size_t col_step = cut(N, (want + row_parts - 1) / row_parts);
+  const std::size_t col_parts = (N + col_step - 1) / col_step;
+  parallel_for(row_parts * col_parts, [&](std::size_t p) {
+    const std::size_t r0 = (p / col_parts) * row_step, c0 = (p % col_parts) * col_step;
+    const std::size_t m = std::min(row_step, M - r0), n = std::min(col_step, N - c0);
+    sgemm(op_rows(a, ta, r0, m), ta, op_cols(b, tb, c0, n), tb, c.block(r0, c0, m, n), K, alpha,
+          beta);
   });
 }
 

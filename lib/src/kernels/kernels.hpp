@@ -7,9 +7,10 @@
 // (columns h·Dh .. (h+1)·Dh) has stride D too, so a head is multiplied in place, without a
 // [B, T, D] -> [B, H, T, Dh] copy. Shapes below are [rows, cols] of the views.
 //
-// Threads: OPENBLAS_NUM_THREADS is the budget. A large GEMM is cut into one block of C per
-// thread, each a 1-thread cblas_sgemm run by parallel_for (threads.cpp), which attention in tiles
-// also uses to run heads side by side; small GEMMs and the row loops run on the calling thread.
+// Threads: OPENBLAS_NUM_THREADS is the budget, and one persistent pool (threads.cpp) its only
+// user: a large GEMM is cut into blocks of C, each a 1-thread cblas_sgemm run by parallel_for,
+// which attention also uses to run heads × query blocks side by side (ops/multi_head_attention.cpp
+// decides how many threads); small GEMMs and the row loops run on the calling thread.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
@@ -115,13 +116,13 @@ inline void require(bool ok, const char* where, const char* what) {
 enum class Op { none, transpose };
 
 /// C = alpha · op(A) · op(B) + beta · C     op(A): [M, K]   op(B): [K, N]   C: [M, N]
-/// OpenBLAS's cblas_sgemm on the views (their strides are BLAS's leading dimensions). While
-/// split_large_gemms is on (on this thread), a product of 2^26 multiply-adds or more runs as one
-/// block of C's rows or columns per thread of thread_budget(), each a 1-thread sgemm (gemm.cpp).
+/// OpenBLAS's cblas_sgemm on the views (their strides are BLAS's leading dimensions), always on
+/// one OpenBLAS thread. A product of kSplitGemmWork multiply-adds or more, with a thread budget
+/// above 1, runs as blocks of C on the pool (parallel_for), each a 1-thread sgemm (gemm.cpp).
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
           float beta = 0.0f);
-/// Turns the splitting of large GEMMs on or off for the calling thread; returns the old setting.
-bool split_large_gemms(bool on);
+/// From this many multiply-adds a GEMM is split over the pool (bench/README.md, "One pool").
+inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 24;
 /// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
 /// (WebAssembly), checked against the formula and sgemm in the native tests.
 void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
@@ -232,6 +233,9 @@ struct ScoreTerms {
   ConstMatView attn_mask;       ///< [Tq, Tk], added
   ConstMatView bias;            ///< [Tq, Tk], added (a position scheme's per-head bias)
   float distance_slope = 0.0f;  ///< ALiBi: −slope·|i − j| added (computed, no tensor)
+  /// The global index of the first query row (a block of a head's queries): ALiBi's i and the
+  /// drawn dropout's row count from it; attn_mask and bias are views of the block's rows.
+  std::size_t first_row = 0;
 };
 
 /// P = softmax(S + terms) into probs [Tq, Tk]; out [Tq, Dh] = P V, or (P ⊙ dropout) V when
@@ -299,20 +303,54 @@ struct TiledSaved {
   const float* lse;     ///< Tq floats
   HeadDropout dropout;  ///< the forward's dropout (the same factors or key), or none
 };
+/// Which part of a head's tiled backward to compute: query rows [q0, q1) and key rows [k0, k1)
+/// (clamped to Tq, Tk), and which gradients. The whole (the default) writes dq, dk, dv. Parts
+/// let threads share one head: dk, dv for a block of keys over every query (q0 = 0, q1 = Tq,
+/// dq = false), then dq for a block of queries over every key (dk_dv = false); only the rows a
+/// part writes are overwritten. Key blocks must start at multiples of TileSizes::keys.
+struct TiledBackwardPart {
+  std::size_t q0 = 0, q1 = static_cast<std::size_t>(-1);
+  std::size_t k0 = 0, k1 = static_cast<std::size_t>(-1);
+  bool dq = true, dk_dv = true;
+};
 /// Backward of attention_head_forward_tiled: recomputes each tile of P as exp(S − lse).
-/// dout: [Tq, Dv]; dq, dk, dv are overwritten.
+/// dout: [Tq, Dv]; dq, dk, dv are overwritten (the rows `part` writes).
 void attention_head_backward_tiled(const HeadInputs& in, const ScoreTerms& terms,
                                    const TiledSaved& saved, ConstMatView dout,
-                                   const HeadGrads& grads, TileSizes tiles = {});
+                                   const HeadGrads& grads, TileSizes tiles = {},
+                                   const TiledBackwardPart& part = {});
 
 // ---- Threads (threads.cpp) -----------------------------------------------------------------
 
 /// How many threads xencoder may use: OpenBLAS's setting (OPENBLAS_NUM_THREADS), at least 1.
+/// 1 inside the items of a parallel_for that runs on 2 or more threads (OpenBLAS is set to one
+/// thread there).
 std::size_t thread_budget();
-/// fn(0) .. fn(n − 1), spread over min(thread_budget(), n) threads (the caller is one of them),
-/// with OpenBLAS set to 1 thread meanwhile (no threads inside threads), restored afterwards.
-/// Items must write disjoint memory. The first exception thrown by fn is rethrown here.
+/// fn(item, worker) for item = 0 .. n − 1 on min(threads, thread_budget(), n) threads of the
+/// persistent pool (the caller is worker 0; worker < that count, for per-thread scratch), with
+/// OpenBLAS set to 1 thread meanwhile (no threads inside threads), restored afterwards. Items
+/// must write disjoint memory. The first exception thrown by fn is rethrown here. Inside an item,
+/// or while another thread runs a region, the items run on the calling thread.
+void parallel_for(std::size_t n, std::size_t threads,
+                  const std::function<void(std::size_t, std::size_t)>& fn);
+/// CPU time the calling threads have spent inside parallel_for regions of 2 or more threads,
+/// since the process started: a thread's CPU time minus this is what it ran alone (the serial
+/// part, bench/serial_fraction.cpp).
+double region_cpu_seconds();
+/// The same on every thread of the budget, fn(item) only.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
+/// OpenBLAS at one thread for the object's lifetime, the old setting restored after it: every
+/// sgemm runs so (gemm.cpp), and OpenBLAS never wakes a worker of its own.
+class BlasOnOneThread {
+ public:
+  BlasOnOneThread();
+  ~BlasOnOneThread();
+  BlasOnOneThread(const BlasOnOneThread&) = delete;
+  BlasOnOneThread& operator=(const BlasOnOneThread&) = delete;
+
+ private:
+  int saved_;
+};
 
 // ---- Position tables (positions.cpp): double precision, stored as float ---------------------
 

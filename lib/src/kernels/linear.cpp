@@ -1,4 +1,6 @@
 // A linear layer on row matrices: bias broadcast, then one GEMM; and its backward.
+#include <algorithm>
+
 #include "kernels.hpp"
 
 namespace xenc::kernels {
@@ -6,16 +8,32 @@ namespace xenc::kernels {
 void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
   require(x.cols == w.cols && y.rows == x.rows && y.cols == w.rows, "linear_rows",
           "expected x [N, in], w [out, in], y [N, out]");
-  // Start from the bias in every row, then add x wᵀ to it (beta = 1).
-  if (bias) {
-    for (std::size_t n = 0; n < y.rows; ++n) {
-      float* yr = y.row(n);
+  // Rows r0 .. r0+n: start from the bias in every row, then add x wᵀ to it (beta = 1);
+  // [n, in] x [in, out]: w is stored [out, in], so multiply by its transpose.
+  const auto rows = [&](std::size_t r0, std::size_t n) {
+    if (bias) {
+      for (std::size_t r = r0; r < r0 + n; ++r) {
+        float* yr = y.row(r);
 #pragma omp simd
-      for (std::size_t o = 0; o < y.cols; ++o) yr[o] = bias[o];
+        for (std::size_t o = 0; o < y.cols; ++o) yr[o] = bias[o];
+      }
     }
+    gemm(x.block(r0, 0, n, x.cols), Op::none, w, Op::transpose, y.block(r0, 0, n, y.cols), 1.0f,
+         bias ? 1.0f : 0.0f);
+  };
+  // A large product on several threads: each block of rows writes its bias and runs its GEMM on
+  // one thread of the pool, so the bias pass (and the first touch of y's pages) is not a serial
+  // step beside the split GEMM (bench/README.md, "One pool"). 2 blocks of 64-multiples per
+  // thread; where the rows give fewer, gemm splits the product itself (along the columns too).
+  const std::size_t threads = thread_budget();
+  const std::size_t step =
+      std::max<std::size_t>(64, (y.rows / std::max<std::size_t>(2 * threads, 1) + 63) / 64 * 64);
+  const std::size_t parts = (y.rows + step - 1) / step;
+  if (threads > 1 && x.rows * x.cols * w.rows >= kSplitGemmWork && parts >= 2 * threads) {
+    parallel_for(parts, [&](std::size_t p) { rows(p * step, std::min(step, y.rows - p * step)); });
+    return;
   }
-  // [N, in] x [in, out]: w is stored [out, in], so multiply by its transpose.
-  gemm(x, Op::none, w, Op::transpose, y, 1.0f, bias ? 1.0f : 0.0f);
+  rows(0, y.rows);
 }
 
 void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,

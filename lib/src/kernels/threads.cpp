@@ -1,19 +1,31 @@
-// parallel_for: the one place xencoder starts threads of its own: for attention in tiles, whose
-// GEMMs are too small for OpenBLAS to split well, and for large GEMMs (gemm.cpp says why).
+// The one pool of threads xencoder runs on: attention's work items (heads × query blocks × batch,
+// ops/multi_head_attention.cpp) and the blocks of a large GEMM (gemm.cpp).
 //
-// The thread budget is OpenBLAS's: OPENBLAS_NUM_THREADS (or openblas_set_num_threads) says how
-// many cores xencoder may use, for its own threads as for BLAS's. While the workers run, OpenBLAS
-// is set to one thread, so that a GEMM inside a worker does not start threads of its own (2
-// workers × 2 BLAS threads on 2 cores would oversubscribe them); the old setting is restored
-// afterwards. Items are handed out one at a time from an atomic counter, so a slow item (a head
-// with a long mask row) does not leave the other thread idle. A build without BLAS
-// (WebAssembly: XENC_NO_BLAS) has a budget of one thread: everything runs on the caller's.
+// The thread budget is OpenBLAS's setting: OPENBLAS_NUM_THREADS (or openblas_set_num_threads)
+// says how many cores xencoder may use. OpenBLAS itself never runs threads of its own for
+// xencoder: every sgemm is called with OpenBLAS set to one thread (BlasOnOneThread), and the pool
+// splits the large ones. Why: after a threaded call, OpenBLAS 0.3.21's idle worker spin-waits for
+// the next one for 2^28 TSC ticks (its THREAD_TIMEOUT, read only when the library loads), and
+// takes a core from whatever runs next; on the plain path at T = 128 that doubled the CPU time
+// (bench/README.md, "One pool"). So at any moment one of the two holds the cores: the pool.
+//
+// The pool is persistent: budget − 1 workers are started once (more when the budget grows) and
+// sleep on a condition variable between regions, so an idle worker costs no CPU. A region hands
+// out items from one atomic counter (no lock per item; a slow item does not leave the others
+// idle); the caller is worker 0. The mutex is taken twice per region (start, end), never per
+// item. One region at a time: a second caller (another thread of the user's, or a parallel_for
+// nested inside an item) runs its items on its own thread. A build without BLAS (WebAssembly:
+// XENC_NO_BLAS) has a budget of one thread: everything runs on the caller's.
 #ifndef XENC_NO_BLAS
 #include <cblas.h>
 #endif
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <ctime>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -37,44 +49,135 @@ void set_blas_threads([[maybe_unused]] int n) {
 #endif
 }
 
-// OpenBLAS at one thread for the scope's lifetime, the old setting restored after it.
-struct OneBlasThread {
-  const int saved = blas_threads();
-  OneBlasThread() { set_blas_threads(1); }
-  ~OneBlasThread() { set_blas_threads(saved); }
-  OneBlasThread(const OneBlasThread&) = delete;
-  OneBlasThread& operator=(const OneBlasThread&) = delete;
+// CPU time the calling threads spent inside regions (nanoseconds), for region_cpu_seconds.
+std::atomic<std::uint64_t> caller_region_ns{0};
+std::uint64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::uint64_t(t.tv_sec) * 1000000000u + std::uint64_t(t.tv_nsec);
+}
+
+// True on a thread while it runs a region's items: a parallel_for there runs serially.
+thread_local bool in_region = false;
+
+using ItemFn = std::function<void(std::size_t, std::size_t)>;
+
+class Pool {
+ public:
+  // Runs fn(item, worker) for item < n on `threads` threads (this one is worker 0).
+  void run(std::size_t n, std::size_t threads, const ItemFn& fn) {
+    std::unique_lock<std::mutex> region(region_, std::try_to_lock);
+    if (!region.owns_lock()) {  // another region is running: this caller works alone
+      for (std::size_t i = 0; i < n; ++i) fn(i, 0);
+      return;
+    }
+    while (workers_.size() + 1 < threads) {
+      // a new worker waits for the generation after the current one (this region's), however
+      // late it starts
+      const std::size_t w = workers_.size() + 1;
+      const std::uint64_t seen = generation_;
+      workers_.emplace_back([this, w, seen] { work_loop(w, seen); });
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      fn_ = &fn;
+      n_ = n;
+      next_ = 0;
+      participants_ = threads;
+      running_ = threads - 1;
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    run_items(0);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return running_ == 0; });
+    fn_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void run_items(std::size_t worker) {
+    in_region = true;
+    for (std::size_t i = next_++; i < n_; i = next_++) {
+      try {
+        (*fn_)(i, worker);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+        next_ = n_;  // stop handing out items
+      }
+    }
+    in_region = false;
+  }
+
+  void work_loop(std::size_t w, std::uint64_t seen) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (w >= participants_) continue;  // this region asked for fewer threads
+      lock.unlock();
+      run_items(w);
+      lock.lock();
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex region_;  // one region at a time
+  std::mutex mutex_;   // guards the fields below, at a region's start and end only
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  const ItemFn* fn_ = nullptr;
+  std::size_t n_ = 0, participants_ = 0, running_ = 0;
+  std::uint64_t generation_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::mutex error_mutex_;  // taken only when an item throws
+  std::exception_ptr error_;
 };
+
+// The process's pool, made on first use and never destroyed (its workers sleep until the process
+// ends; no static destructor joins threads at exit). A child after fork() has none of the parent's
+// workers: it gets a pool of its own.
+Pool& pool() {
+  static Pool* p = nullptr;
+  static pid_t owner = 0;
+  static std::mutex made;
+  const std::lock_guard<std::mutex> lock(made);
+  if (p == nullptr || owner != getpid()) {
+    p = new Pool();  // NOLINT: intentionally never freed (see above)
+    owner = getpid();
+  }
+  return *p;
+}
 }  // namespace
+
+BlasOnOneThread::BlasOnOneThread() : saved_(blas_threads()) {
+  if (saved_ != 1) set_blas_threads(1);
+}
+BlasOnOneThread::~BlasOnOneThread() {
+  if (saved_ != 1) set_blas_threads(saved_);
+}
 
 std::size_t thread_budget() { return static_cast<std::size_t>(std::max(1, blas_threads())); }
 
-void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
-  const std::size_t threads = std::min(thread_budget(), n);
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < n; ++i) fn(i);
+void parallel_for(std::size_t n, std::size_t threads,
+                  const std::function<void(std::size_t, std::size_t)>& fn) {
+  threads = std::min({threads, thread_budget(), n});
+  if (threads <= 1 || in_region) {
+    for (std::size_t i = 0; i < n; ++i) fn(i, 0);
     return;
   }
-  const OneBlasThread one_blas_thread;
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) {
-      try {
-        fn(i);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        next = n;  // stop handing out items
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();  // the calling thread is one of the workers
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  const BlasOnOneThread one_blas_thread;
+  const std::uint64_t start = thread_cpu_ns();
+  pool().run(n, threads, fn);
+  caller_region_ns += thread_cpu_ns() - start;
+}
+
+double region_cpu_seconds() { return double(caller_region_ns.load()) * 1e-9; }
+
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
+  parallel_for(n, thread_budget(), [&fn](std::size_t i, std::size_t) { fn(i); });
 }
 
 }  // namespace xenc::kernels

@@ -37,7 +37,8 @@ PassCost estimate_pass_cost(const EncoderModelConfig& c, std::size_t B_, std::si
   const double N = B * T, ND = N * D, NF = N * F, A = B * H * T * T, TT = T * T;
   // MultiheadAttention's automatic path: attention in tiles from T · T = 512², which keeps one
   // log-sum-exp per query (B·H·T) instead of the probabilities (A) for the backward
-  const bool tiles = attention_uses_tiles(AttentionPath::automatic, T_, T_, /*need_weights=*/false);
+  const bool tiles =
+      !plan_attention({1, 1, T_, T_, 1}, /*need_weights=*/false, 0.0f).saves_probabilities();
   PassCost r;
   r.parameters = parameter_count(c, num_labels);
   const double head = 2 * N * C;  // logits [B, T, C] (and their gradient in training)

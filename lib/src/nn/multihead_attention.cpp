@@ -8,8 +8,6 @@
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
-#include "xenc/ops/dropout.hpp"
-#include "xenc/ops/gemm.hpp"
 
 namespace xenc {
 
@@ -93,39 +91,20 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
                          (Tq == Tk ? "" : ", Tk = " + std::to_string(Tk)));
     });
   const bool keep = GradMode::is_enabled();
-  // attention in tiles runs on xencoder's threads: then so do the large projection GEMMs
-  const GemmThreadsScope gemm_threads(attention_uses_tiles(path_, Tq, Tk, need_weights));
 
   // 1. Projections: q, k, v = query W_qᵀ + b_q, key W_kᵀ + b_k, value W_vᵀ + b_v   [B, T, D]
   Projections qkv = in_projection_forward(query, key, value, in_proj_weight, in_proj_bias);
   // 2. A position scheme acting inside attention may rotate q and k by position.
   if (position_) position_->transform_qk(qkv.q, qkv.k, H);
   // 3. Attention, head h on columns h·Dh .. (h+1)·Dh: softmax(q_h k_hᵀ / √Dh + masks) v_h,
-  //    the probabilities through dropout in training.
-  //    In tiles (no [Tq, Tk] matrix) or plain, by size unless forced (set_attention_path).
-  const bool tiled = attention_uses_tiles(path_, Tq, Tk, need_weights);
-  //    Dropout: in tiles, drawn tile by tile from a seed (no [B, H, Tq, Tk] mask: memory stays
-  //    linear in T); plain, a [B, H, Tq, Tk] mask from the module's Rng.
-  const bool dropping = training_ && dropout > 0.0f;
-  AttentionDropout tile_dropout;
-  if (dropping && tiled) {
-    const std::uint64_t high = dropout_rng_.next_u32();
-    tile_dropout = {dropout, (high << 32) | dropout_rng_.next_u32()};
-  }
-  Tensor4 drop = dropping && !tiled
-                     ? dropout_mask(std::array<std::size_t, 4>{B, H, Tq, Tk}, dropout, dropout_rng_)
-                     : Tensor4();
-  const AttentionInputs in{H,    key_padding_mask,     attn_mask,
-                           drop, attention_position(), tile_dropout};
-  MultiHeadAttentionResult heads;
-  TiledAttentionResult tiled_heads;
-  if (tiled)
-    tiled_heads = multi_head_attention_forward_tiled(qkv.q, qkv.k, qkv.v, in);
-  else
-    heads = multi_head_attention_forward(qkv.q, qkv.k, qkv.v, in, keep || need_weights);
+  //    the probabilities through dropout in training. How it runs (path, threads, dropout's
+  //    form) is the op's plan, made from the sizes (ops/multi_head_attention.hpp).
+  const AttentionPlan plan =
+      plan_attention({B, H, Tq, Tk, D / H}, need_weights, training_ ? dropout : 0.0f, path_);
+  AttentionForward heads = attention_forward(plan, qkv.q, qkv.k, qkv.v, key_padding_mask, attn_mask,
+                                             attention_position(), dropout_rng_, keep);
   // 4. Output projection: concat of heads [B, Tq, D] -> [B, Tq, D]
-  MultiheadAttentionOutput result;
-  result.output = out_proj.forward(tiled ? tiled_heads.output : heads.output);
+  MultiheadAttentionOutput result{out_proj.forward(heads.output), std::move(heads.weights)};
 
   cache_.valid = keep;
   if (keep) {
@@ -134,16 +113,7 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
     cache_.key = self ? Tensor3() : key;
     cache_.value = self ? Tensor3() : value;
     cache_.qkv = std::move(qkv);
-    cache_.dropout_mask = std::move(drop);
-    cache_.tile_dropout = tile_dropout;
-    cache_.tiled = tiled;
-    if (need_weights) result.weights = heads.weights;
-    cache_.probs = std::move(heads.weights);
-    cache_.heads = std::move(tiled_heads);
-    cache_.key_padding_mask = tiled ? key_padding_mask : Mask2();
-    cache_.attn_mask = tiled ? attn_mask : Tensor2();
-  } else if (need_weights) {
-    result.weights = std::move(heads.weights);
+    cache_.saved = std::move(heads.saved);
   }
   return result;
 }
@@ -157,14 +127,9 @@ Projections MultiheadAttention::projections_backward(const char* where,
               [&] { return "[B, T, D] = " + shape_str(q.shape()) + " (the forward output)"; });
   // 4'. Output projection (accumulates out_proj's gradients)
   Tensor3 d_heads = out_proj.backward(grad_output);
-  // 3'. Attention: dq, dk, dv through every head
-  //     (the plain path reads the saved P; in tiles P is recomputed, so the masks are needed)
-  const AttentionInputs in{num_heads_,          cache_.key_padding_mask, cache_.attn_mask,
-                           cache_.dropout_mask, attention_position(),    cache_.tile_dropout};
-  auto d = cache_.tiled ? multi_head_attention_backward_tiled(d_heads, cache_.qkv.q, cache_.qkv.k,
-                                                              cache_.qkv.v, cache_.heads, in)
-                        : multi_head_attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k,
-                                                        cache_.qkv.v, cache_.probs, in);
+  // 3'. Attention: dq, dk, dv through every head, from what the forward saved
+  auto d = attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k, cache_.qkv.v, cache_.saved,
+                              attention_position());
   // 2'. Back through the position transform of q and k
   if (position_) position_->transform_qk_backward(d.q, d.k, num_heads_);
   // gradient buffers are allocated by the first backward (core/parameter.hpp)
@@ -174,7 +139,6 @@ Projections MultiheadAttention::projections_backward(const char* where,
 }
 
 MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_output) {
-  const GemmThreadsScope gemm_threads(cache_.valid && cache_.tiled);
   Projections d = projections_backward("MultiheadAttention.backward", grad_output);
   // 1'. Projections: parameter gradients accumulate in place (ParameterRef.grad points into
   //     in_proj_weight_grad), input gradients are returned
@@ -188,7 +152,6 @@ MultiheadAttentionGrads MultiheadAttention::backward_qkv(const Tensor3& grad_out
 
 Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
   require_cache(cache_.valid, "MultiheadAttention.backward");
-  const GemmThreadsScope gemm_threads(cache_.tiled);
   if (cache_.query.shape(1) != cache_.qkv.k.shape(1))
     throw std::logic_error(
         "MultiheadAttention.backward: the last forward had different query and key lengths "

@@ -10,7 +10,6 @@
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/dropout.hpp"
-#include "xenc/ops/gemm.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc {
@@ -111,10 +110,6 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
   check_shape("TransformerEncoderLayer.forward", "x", x, {any_dim, any_dim, long(config_.d_model)},
               [&] { return "[B, T, D] with D = " + std::to_string(config_.d_model); });
   cache_.valid = GradMode::is_enabled();
-  // attention in tiles runs on xencoder's threads: then so do the layer's large GEMMs
-  cache_.own_threads = attention_uses_tiles(self_attn.attention_path(), x.shape(1), x.shape(1),
-                                            attention_weights != nullptr);
-  const GemmThreadsScope gemm_threads(cache_.own_threads);
   if (!config_.norm_first) {
     // post-norm: h = norm1(x + dropout(sa(x))); y = norm2(h + ff(h))
     // (residual sums are added in place into the branch output: no temporaries)
@@ -143,7 +138,6 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
 
 Tensor3 TransformerEncoderLayer::backward(const Tensor3& grad_y) {
   require_cache(cache_.valid, "TransformerEncoderLayer.backward");
-  const GemmThreadsScope gemm_threads(cache_.own_threads);
   // (each residual sum is added in place into the branch's fresh gradient: no temporaries)
   if (!config_.norm_first) {
     // through norm2, then the feed-forward branch and the residual path into h:

@@ -25,8 +25,4 @@ Tensor2 matmul(const Tensor2& a, const Tensor2& b) {
   return c;
 }
 
-GemmThreadsScope::GemmThreadsScope(bool own_threads)
-    : saved_(kernels::split_large_gemms(own_threads)) {}
-GemmThreadsScope::~GemmThreadsScope() { kernels::split_large_gemms(saved_); }
-
 }  // namespace xenc

@@ -2,10 +2,12 @@
 // The per-head work (two GEMMs around a row softmax) is the kernel in lib/src/kernels/.
 #include "xenc/ops/multi_head_attention.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
+#include "xenc/ops/dropout.hpp"
 
 namespace xenc {
 
@@ -227,6 +229,237 @@ void check_dropout(const char* where, const AttentionInputs& in) {
                    ") are both given; pass one");
 }
 
+// ---- The work items, on the pool ---------------------------------------------------------
+//
+// Every function below runs its items with kernels::parallel_for on `threads` threads; an item
+// writes rows no other item writes. Scratch is per worker (allocated once per call), so no item
+// allocates or locks.
+
+// Head (b, h)'s score terms for query rows i0 .. i0+rows: the masks' and bias's rows, ALiBi's
+// slope and the global index of the first row.
+kernels::ScoreTerms score_terms(const AttentionInputs& in, const HeadBias& bias, const Dims& d,
+                                std::size_t b, std::size_t i0, std::size_t rows) {
+  return {kernels::attention_scale(d.Dh),
+          kernels::row_of(in.key_padding_mask, b),
+          in.attn_mask.size() ? kernels::as_matrix(in.attn_mask).block(i0, 0, rows, d.Tk)
+                              : kernels::ConstMatView{},
+          bias.tensor.size() ? kernels::as_matrix(bias.tensor).block(i0, 0, rows, d.Tk)
+                             : kernels::ConstMatView{},
+          bias.slope,
+          i0};
+}
+
+const HeadBias& bias_of(const std::vector<HeadBias>& biases, std::size_t h) {
+  static const HeadBias no_bias;
+  return biases.empty() ? no_bias : biases[h];
+}
+
+// How the threads share the work.
+struct Split {
+  std::size_t threads = 1;
+  std::size_t query_block;  // query rows per forward item (and per dQ item)
+  bool by_key_blocks = false;
+  std::size_t key_block = 0;
+};
+
+// Item → (b, h, block) for B·H·blocks items, blocks fastest.
+struct ItemAt {
+  std::size_t b, h, block;
+};
+ItemAt item_at(std::size_t item, std::size_t H, std::size_t blocks) {
+  return {item / (H * blocks), (item / blocks) % H, item % blocks};
+}
+
+std::size_t blocks_of(std::size_t n, std::size_t block) { return (n + block - 1) / block; }
+
+// Plain forward: items (b, h, query block); P rows into `probs` (kept) or a worker's scratch.
+MultiHeadAttentionResult plain_forward(const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                                       const AttentionInputs& in, bool keep_weights, const Dims& d,
+                                       const Split& split) {
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
+  const bool dropped = in.dropout_mask.size() != 0 || in.dropout.p > 0.0f;
+  const std::size_t qb = std::min(split.query_block, d.Tq), blocks = blocks_of(d.Tq, qb);
+  const std::size_t items = d.B * d.H * blocks;
+  const std::size_t workers = std::max<std::size_t>(1, std::min(split.threads, items));
+  MultiHeadAttentionResult r;
+  r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
+  Tensor4 probs = keep_weights ? Tensor4::from_shape({d.B, d.H, d.Tq, d.Tk}) : Tensor4();
+  // per worker: P rows (inference), P ⊙ dropout rows, drawn factors
+  const auto buffers = [&](bool needed) {
+    return std::vector<Tensor2>(needed ? workers : 0, Tensor2::from_shape({qb, d.Tk}));
+  };
+  std::vector<Tensor2> p_buf = buffers(!keep_weights), scratch = buffers(dropped),
+                       drawn = buffers(in.dropout.p > 0.0f);
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  const auto om = kernels::as_matrix(r.output);
+  kernels::parallel_for(items, split.threads, [&](std::size_t item, std::size_t w) {
+    const ItemAt at = item_at(item, d.H, blocks);
+    const std::size_t i0 = at.block * qb, rows = std::min(qb, d.Tq - i0);
+    const kernels::HeadInputs head{head_of(qm, at.b, d.Tq, at.h, d.Dh).block(i0, 0, rows, d.Dh),
+                                   head_of(km, at.b, d.Tk, at.h, d.Dh),
+                                   head_of(vm, at.b, d.Tk, at.h, d.Dh)};
+    const auto p = keep_weights ? kernels::as_matrix(probs, at.b, at.h).block(i0, 0, rows, d.Tk)
+                                : kernels::as_matrix(p_buf[w]).block(0, 0, rows, d.Tk);
+    kernels::ConstMatView factors;
+    if (in.dropout_mask.size() != 0) {
+      factors = kernels::as_matrix(in.dropout_mask, at.b, at.h).block(i0, 0, rows, d.Tk);
+    } else if (in.dropout.p > 0.0f) {
+      const auto z = kernels::as_matrix(drawn[w]).block(0, 0, rows, d.Tk);
+      kernels::dropout_factors({in.dropout.p, in.dropout.seed, at.b * d.H + at.h}, i0, 0, z);
+      factors = z;
+    }
+    kernels::attention_head_forward(
+        head, score_terms(in, bias_of(biases, at.h), d, at.b, i0, rows), p, factors,
+        dropped ? kernels::as_matrix(scratch[w]).block(0, 0, rows, d.Tk) : kernels::MatView{},
+        head_of(om, at.b, d.Tq, at.h, d.Dh).block(i0, 0, rows, d.Dh));
+  });
+  r.weights = std::move(probs);
+  return r;
+}
+
+// Plain backward: items (b, h): dK, dV of a head sum over all its queries.
+MultiHeadAttentionGrads plain_backward(const Tensor3& grad_output, const Tensor3& q,
+                                       const Tensor3& k, const Tensor3& v, const Tensor4& weights,
+                                       const AttentionInputs& in, const Dims& d,
+                                       const Split& split) {
+  MultiHeadAttentionGrads g;
+  g.q = Tensor3::from_shape(q.shape());
+  g.k = Tensor3::from_shape(k.shape());
+  g.v = Tensor3::from_shape(v.shape());
+  const std::size_t items = d.B * d.H;
+  const std::size_t workers = std::max<std::size_t>(1, std::min(split.threads, items));
+  std::vector<Tensor2> scratch(workers, Tensor2::from_shape({d.Tq, d.Tk}));
+  std::vector<Tensor2> drawn(in.dropout.p > 0.0f ? workers : 0, Tensor2::from_shape({d.Tq, d.Tk}));
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  const auto dom = kernels::as_matrix(grad_output);
+  const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
+             dvm = kernels::as_matrix(g.v);
+  const float scale = kernels::attention_scale(d.Dh);
+  kernels::parallel_for(items, split.threads, [&](std::size_t item, std::size_t w) {
+    const std::size_t b = item / d.H, h = item % d.H;
+    Tensor2 none;
+    kernels::attention_head_backward(
+        {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
+         head_of(vm, b, d.Tk, h, d.Dh)},
+        scale, kernels::as_matrix(weights, b, h),
+        plain_dropout(in, d, b, h, drawn.empty() ? none : drawn[w]), head_of(dom, b, d.Tq, h, d.Dh),
+        kernels::as_matrix(scratch[w]),
+        {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
+         head_of(dvm, b, d.Tk, h, d.Dh)});
+  });
+  return g;
+}
+
+// Head (b, h)'s dropout for query rows from i0: its mask's rows, or its key (rows counted from
+// score_terms' first_row), or none.
+kernels::HeadDropout block_dropout(const AttentionInputs& in, const Dims& d, std::size_t b,
+                                   std::size_t h, std::size_t i0, std::size_t rows) {
+  if (in.dropout_mask.size() != 0)
+    return kernels::as_matrix(in.dropout_mask, b, h).block(i0, 0, rows, d.Tk);
+  return head_dropout(in, d, b, h);
+}
+
+// Tiled forward: items (b, h, query block); each block is an independent run of the kernel.
+TiledAttentionResult tiled_forward(const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                                   const AttentionInputs& in, const Dims& d, const Split& split) {
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
+  const std::size_t qb = std::min(split.query_block, d.Tq), blocks = blocks_of(d.Tq, qb);
+  TiledAttentionResult r;
+  r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
+  r.lse = Tensor3::from_shape({d.B, d.H, d.Tq});
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  const auto om = kernels::as_matrix(r.output);
+  kernels::parallel_for(d.B * d.H * blocks, split.threads, [&](std::size_t item, std::size_t) {
+    const ItemAt at = item_at(item, d.H, blocks);
+    const std::size_t i0 = at.block * qb, rows = std::min(qb, d.Tq - i0);
+    kernels::attention_head_forward_tiled(
+        {head_of(qm, at.b, d.Tq, at.h, d.Dh).block(i0, 0, rows, d.Dh),
+         head_of(km, at.b, d.Tk, at.h, d.Dh), head_of(vm, at.b, d.Tk, at.h, d.Dh)},
+        score_terms(in, bias_of(biases, at.h), d, at.b, i0, rows),
+        block_dropout(in, d, at.b, at.h, i0, rows),
+        head_of(om, at.b, d.Tq, at.h, d.Dh).block(i0, 0, rows, d.Dh),
+        kernels::as_vector(r.lse).block((at.b * d.H + at.h) * d.Tq + i0, rows));
+  });
+  return r;
+}
+
+// Tiled backward: items (b, h), or (b, h, key block) for dK, dV then (b, h, query block) for dQ.
+MultiHeadAttentionGrads tiled_backward(const Tensor3& grad_output, const Tensor3& q,
+                                       const Tensor3& k, const Tensor3& v,
+                                       const TiledAttentionResult& saved, const AttentionInputs& in,
+                                       const Dims& d, const Split& split) {
+  const std::vector<HeadBias> biases = score_biases(in.position, d);
+  MultiHeadAttentionGrads g;
+  g.q = Tensor3::from_shape(q.shape());
+  g.k = Tensor3::from_shape(k.shape());
+  g.v = Tensor3::from_shape(v.shape());
+  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
+  const auto dom = kernels::as_matrix(grad_output), om = kernels::as_matrix(saved.output);
+  const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
+             dvm = kernels::as_matrix(g.v);
+  // a part of head (b, h)'s backward (the whole head by default)
+  const auto run = [&](std::size_t b, std::size_t h, const kernels::TiledBackwardPart& part) {
+    const std::size_t item = b * d.H + h;
+    kernels::attention_head_backward_tiled(
+        {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
+         head_of(vm, b, d.Tk, h, d.Dh)},
+        score_terms(in, bias_of(biases, h), d, b, 0, d.Tq),
+        {head_of(om, b, d.Tq, h, d.Dh), kernels::as_vector(saved.lse).block(item * d.Tq, d.Tq),
+         head_dropout(in, d, b, h)},
+        head_of(dom, b, d.Tq, h, d.Dh),
+        {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
+         head_of(dvm, b, d.Tk, h, d.Dh)},
+        {}, part);
+  };
+  if (!split.by_key_blocks) {
+    kernels::parallel_for(d.B * d.H, split.threads,
+                          [&](std::size_t item, std::size_t) { run(item / d.H, item % d.H, {}); });
+    return g;
+  }
+  // dK, dV: every query against a block of keys; then dQ: a block of queries against every key
+  const std::size_t kb = split.key_block, k_blocks = blocks_of(d.Tk, kb);
+  kernels::parallel_for(d.B * d.H * k_blocks, split.threads, [&](std::size_t item, std::size_t) {
+    const ItemAt at = item_at(item, d.H, k_blocks);
+    kernels::TiledBackwardPart part;
+    part.k0 = at.block * kb;
+    part.k1 = part.k0 + kb;
+    part.dq = false;
+    run(at.b, at.h, part);
+  });
+  const std::size_t qb = std::min(split.query_block, d.Tq), q_blocks = blocks_of(d.Tq, qb);
+  kernels::parallel_for(d.B * d.H * q_blocks, split.threads, [&](std::size_t item, std::size_t) {
+    const ItemAt at = item_at(item, d.H, q_blocks);
+    kernels::TiledBackwardPart part;
+    part.q0 = at.block * qb;
+    part.q1 = part.q0 + qb;
+    part.dk_dv = false;
+    run(at.b, at.h, part);
+  });
+  return g;
+}
+
+// The split for sizes d on `threads` threads (AttentionPlan's rules, in one place).
+Split split_for(const Dims& d, bool tiled, std::size_t budget) {
+  Split s;
+  const std::size_t work = d.B * d.H * d.Tq * d.Tk * d.Dh;
+  s.threads = work >= kThreadedAttentionMinWork ? std::max<std::size_t>(1, budget) : 1;
+  s.query_block = std::max<std::size_t>(d.Tq, 1);
+  if (s.threads == 1) return s;
+  // forward: at least 4 items per thread, in blocks of 64 query rows or more
+  const std::size_t heads = d.B * d.H, want = 4 * s.threads;
+  const std::size_t per_head = (want + heads - 1) / heads;
+  const std::size_t rows = (d.Tq + per_head - 1) / per_head;
+  s.query_block = std::min(s.query_block, std::max<std::size_t>(64, (rows + 63) / 64 * 64));
+  // tiled backward: by key blocks when whole heads are too few and a head has several key tiles
+  const std::size_t key_tile = kernels::TileSizes{}.keys;
+  if (tiled && heads < want && d.Tk > key_tile) {
+    s.by_key_blocks = true;
+    const std::size_t k_rows = (d.Tk + per_head - 1) / per_head;
+    s.key_block = std::max(key_tile, (k_rows + key_tile - 1) / key_tile * key_tile);
+  }
+  return s;
+}
+
 }  // namespace
 
 MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Tensor3& k,
@@ -234,39 +467,7 @@ MultiHeadAttentionResult multi_head_attention_forward(const Tensor3& q, const Te
                                                       bool keep_weights) {
   const Dims d = check_attention("multi_head_attention_forward", q, k, v, in);
   check_dropout("multi_head_attention_forward", in);
-  const std::vector<HeadBias> biases = score_biases(in.position, d);
-  const bool dropped = in.dropout_mask.size() != 0 || in.dropout.p > 0.0f;
-  // factors drawn from in.dropout, one head at a time (a mask tensor is read in place)
-  Tensor2 drawn = in.dropout.p > 0.0f ? Tensor2::from_shape({d.Tq, d.Tk}) : Tensor2();
-  MultiHeadAttentionResult r;
-  r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
-  // P for every head when kept (backward, need_weights), else one [Tq, Tk] buffer reused.
-  Tensor4 probs = Tensor4::from_shape({keep_weights ? d.B : 1, keep_weights ? d.H : 1, d.Tq, d.Tk});
-  Tensor2 scratch = dropped ? Tensor2::from_shape({d.Tq, d.Tk}) : Tensor2();
-  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
-  const auto om = kernels::as_matrix(r.output);
-  // Heads run one after another; OpenBLAS's threads split each GEMM inside (bench/README.md,
-  // "Two threads": whole heads on threads of our own measured slower).
-  const HeadBias no_bias;
-  for (std::size_t b = 0; b < d.B; ++b) {
-    for (std::size_t h = 0; h < d.H; ++h) {
-      const kernels::HeadInputs head{head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
-                                     head_of(vm, b, d.Tk, h, d.Dh)};
-      const HeadBias& bias = biases.empty() ? no_bias : biases[h];
-      const kernels::ScoreTerms terms{
-          kernels::attention_scale(d.Dh), kernels::row_of(in.key_padding_mask, b),
-          in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
-          bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{},
-          bias.slope};
-      const auto p = kernels::as_matrix(probs, keep_weights ? b : 0, keep_weights ? h : 0);
-      const auto out = head_of(om, b, d.Tq, h, d.Dh);
-      kernels::attention_head_forward(head, terms, p, plain_dropout(in, d, b, h, drawn),
-                                      dropped ? kernels::as_matrix(scratch) : kernels::MatView{},
-                                      out);
-    }
-  }
-  if (keep_weights) r.weights = std::move(probs);
-  return r;
+  return plain_forward(q, k, v, in, keep_weights, d, split_for(d, false, kernels::thread_budget()));
 }
 
 MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output, const Tensor3& q,
@@ -280,65 +481,14 @@ MultiHeadAttentionGrads multi_head_attention_backward(const Tensor3& grad_output
   check_shape(where, "weights", weights, {long(d.B), long(d.H), long(d.Tq), long(d.Tk)},
               "[B, H, Tq, Tk] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq, d.Tk}));
   check_dropout(where, in);
-  MultiHeadAttentionGrads g;
-  g.q = Tensor3::from_shape(q.shape());
-  g.k = Tensor3::from_shape(k.shape());
-  g.v = Tensor3::from_shape(v.shape());
-  Tensor2 scratch = Tensor2::from_shape({d.Tq, d.Tk});
-  Tensor2 drawn = in.dropout.p > 0.0f ? Tensor2::from_shape({d.Tq, d.Tk}) : Tensor2();
-  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
-  const auto dom = kernels::as_matrix(grad_output);
-  const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
-             dvm = kernels::as_matrix(g.v);
-  const float scale = kernels::attention_scale(d.Dh);
-  for (std::size_t b = 0; b < d.B; ++b) {
-    for (std::size_t h = 0; h < d.H; ++h) {
-      kernels::attention_head_backward(
-          {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
-           head_of(vm, b, d.Tk, h, d.Dh)},
-          scale, kernels::as_matrix(weights, b, h), plain_dropout(in, d, b, h, drawn),
-          head_of(dom, b, d.Tq, h, d.Dh), kernels::as_matrix(scratch),
-          {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
-           head_of(dvm, b, d.Tk, h, d.Dh)});
-    }
-  }
-  return g;
+  return plain_backward(grad_output, q, k, v, weights, in, d,
+                        split_for(d, false, kernels::thread_budget()));
 }
-
-}  // namespace xenc
-
-// ---- Attention in tiles --------------------------------------------------------------------
-
-namespace xenc {
 
 bool attention_uses_tiles(AttentionPath path, std::size_t Tq, std::size_t Tk, bool need_weights) {
   if (need_weights || path == AttentionPath::plain) return false;
   return path == AttentionPath::tiled || Tq * Tk >= kTiledAttentionMinScores;
 }
-
-namespace {
-
-// The kernel's view of head (b, h): its q, k, v slices, its score terms and its dropout.
-struct TiledHead {
-  kernels::HeadInputs in;
-  kernels::ScoreTerms terms;
-  kernels::HeadDropout dropout;
-};
-TiledHead tiled_head(const Tensor3& q, const Tensor3& k, const Tensor3& v,
-                     const AttentionInputs& in, const std::vector<HeadBias>& biases, const Dims& d,
-                     std::size_t b, std::size_t h) {
-  const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
-  static const HeadBias no_bias;
-  const HeadBias& bias = biases.empty() ? no_bias : biases[h];
-  return {
-      {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh), head_of(vm, b, d.Tk, h, d.Dh)},
-      {kernels::attention_scale(d.Dh), kernels::row_of(in.key_padding_mask, b),
-       in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{},
-       bias.tensor.size() ? kernels::as_matrix(bias.tensor) : kernels::ConstMatView{}, bias.slope},
-      head_dropout(in, d, b, h)};
-}
-
-}  // namespace
 
 Tensor4 attention_dropout_mask(const AttentionDropout& dropout, std::size_t B, std::size_t H,
                                std::size_t Tq, std::size_t Tk) {
@@ -357,21 +507,20 @@ TiledAttentionResult multi_head_attention_forward_tiled(const Tensor3& q, const 
                                                         const AttentionInputs& in) {
   const Dims d = check_attention("multi_head_attention_forward_tiled", q, k, v, in);
   check_dropout("multi_head_attention_forward_tiled", in);
-  const std::vector<HeadBias> biases = score_biases(in.position, d);
-  TiledAttentionResult r;
-  r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
-  r.lse = Tensor3::from_shape({d.B, d.H, d.Tq});
-  const auto om = kernels::as_matrix(r.output);
-  // one item per (batch, head): heads write disjoint columns of the output
-  kernels::parallel_for(d.B * d.H, [&](std::size_t item) {
-    const std::size_t b = item / d.H, h = item % d.H;
-    const TiledHead head = tiled_head(q, k, v, in, biases, d, b, h);
-    kernels::attention_head_forward_tiled(head.in, head.terms, head.dropout,
-                                          head_of(om, b, d.Tq, h, d.Dh),
-                                          kernels::as_vector(r.lse).block(item * d.Tq, d.Tq));
-  });
-  return r;
+  return tiled_forward(q, k, v, in, d, split_for(d, true, kernels::thread_budget()));
 }
+
+namespace {
+void check_tiled_saved(const char* where, const Tensor3& grad_output, const Tensor3& q,
+                       const TiledAttentionResult& saved, const Dims& d) {
+  check_shape(where, "grad_output", grad_output, {long(d.B), long(d.Tq), long(d.D)},
+              "q's shape " + shape_str(q.shape()));
+  check_shape(where, "saved.output", saved.output, {long(d.B), long(d.Tq), long(d.D)},
+              "q's shape " + shape_str(q.shape()));
+  check_shape(where, "saved.lse", saved.lse, {long(d.B), long(d.H), long(d.Tq)},
+              "[B, H, Tq] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq}));
+}
+}  // namespace
 
 MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_output,
                                                             const Tensor3& q, const Tensor3& k,
@@ -380,33 +529,141 @@ MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_
                                                             const AttentionInputs& in) {
   const char* where = "multi_head_attention_backward_tiled";
   const Dims d = check_attention(where, q, k, v, in);
-  check_shape(where, "grad_output", grad_output, {long(d.B), long(d.Tq), long(d.D)},
-              "q's shape " + shape_str(q.shape()));
-  check_shape(where, "saved.output", saved.output, {long(d.B), long(d.Tq), long(d.D)},
-              "q's shape " + shape_str(q.shape()));
-  check_shape(where, "saved.lse", saved.lse, {long(d.B), long(d.H), long(d.Tq)},
-              "[B, H, Tq] = " + shape_str(std::vector<std::size_t>{d.B, d.H, d.Tq}));
+  check_tiled_saved(where, grad_output, q, saved, d);
   check_dropout(where, in);
-  const std::vector<HeadBias> biases = score_biases(in.position, d);
-  MultiHeadAttentionGrads g;
-  g.q = Tensor3::from_shape(q.shape());
-  g.k = Tensor3::from_shape(k.shape());
-  g.v = Tensor3::from_shape(v.shape());
-  const auto dom = kernels::as_matrix(grad_output), om = kernels::as_matrix(saved.output);
-  const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
-             dvm = kernels::as_matrix(g.v);
-  kernels::parallel_for(d.B * d.H, [&](std::size_t item) {
-    const std::size_t b = item / d.H, h = item % d.H;
-    const TiledHead head = tiled_head(q, k, v, in, biases, d, b, h);
-    kernels::attention_head_backward_tiled(
-        head.in, head.terms,
-        {head_of(om, b, d.Tq, h, d.Dh), kernels::as_vector(saved.lse).block(item * d.Tq, d.Tq),
-         head.dropout},
-        head_of(dom, b, d.Tq, h, d.Dh),
-        {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
-         head_of(dvm, b, d.Tk, h, d.Dh)});
-  });
-  return g;
+  return tiled_backward(grad_output, q, k, v, saved, in, d,
+                        split_for(d, true, kernels::thread_budget()));
+}
+
+// ---- The plan ------------------------------------------------------------------------------
+
+std::size_t AttentionPlan::forward_items() const {
+  return shape.batch * shape.heads * ((shape.queries + query_block - 1) / query_block);
+}
+
+AttentionPlan plan_attention(const AttentionShape& shape, bool need_weights, float dropout,
+                             AttentionPath path, std::size_t thread_budget) {
+  const char* where = "plan_attention";
+  check_config(dropout >= 0.0f && dropout < 1.0f, where,
+               "dropout is " + std::to_string(dropout) + ", expected 0 <= dropout < 1");
+  check_config(shape.heads > 0 && shape.head_dim > 0, where,
+               "heads (" + std::to_string(shape.heads) + ") and head_dim (" +
+                   std::to_string(shape.head_dim) + ") must be > 0");
+  const bool tiled = attention_uses_tiles(path, shape.queries, shape.keys, need_weights);
+  const Dims d{shape.batch, shape.queries, shape.keys, shape.heads * shape.head_dim,
+               shape.heads, shape.head_dim};
+  const Split s = split_for(d, tiled, thread_budget ? thread_budget : kernels::thread_budget());
+  AttentionPlan plan;
+  plan.shape = shape;
+  plan.path = tiled ? AttentionPath::tiled : AttentionPath::plain;
+  plan.need_weights = need_weights;
+  plan.dropout = dropout;
+  plan.threads = s.threads;
+  plan.query_block = s.query_block;
+  plan.backward_by_key_blocks = s.by_key_blocks;
+  plan.key_block = s.key_block;
+  return plan;
+}
+
+// The two functions that run a plan; AttentionSaved's friend.
+struct AttentionOp {
+  static Split split_of(const AttentionPlan& p) {
+    return {p.threads, std::max<std::size_t>(p.query_block, 1), p.backward_by_key_blocks,
+            p.key_block};
+  }
+
+  static AttentionForward forward(const AttentionPlan& plan, const Tensor3& q, const Tensor3& k,
+                                  const Tensor3& v, const Mask2& key_padding_mask,
+                                  const Tensor2& attn_mask, const AttentionPosition& position,
+                                  Rng& rng, bool save) {
+    const char* where = "attention_forward";
+    const AttentionShape& sh = plan.shape;
+    check_shape(where, "q", q, {long(sh.batch), long(sh.queries), long(sh.heads * sh.head_dim)},
+                "the plan's [B, Tq, H·Dh] = " + shape_str(std::vector<std::size_t>{
+                                                    sh.batch, sh.queries, sh.heads * sh.head_dim}));
+    check_shape(where, "k", k, {long(sh.batch), long(sh.keys), long(sh.heads * sh.head_dim)},
+                "the plan's [B, Tk, H·Dh] = " +
+                    shape_str(std::vector<std::size_t>{sh.batch, sh.keys, sh.heads * sh.head_dim}));
+    const bool tiled = plan.path == AttentionPath::tiled;
+    // the dropout's form: a seed (tiles: factors drawn per tile) or a mask from the Rng (plain)
+    AttentionDropout seed;
+    Tensor4 mask;
+    if (plan.dropout > 0.0f && tiled) {
+      const std::uint64_t high = rng.next_u32();
+      seed = {plan.dropout, (high << 32) | rng.next_u32()};
+    } else if (plan.dropout > 0.0f) {
+      mask = dropout_mask(std::array<std::size_t, 4>{sh.batch, sh.heads, sh.queries, sh.keys},
+                          plan.dropout, rng);
+    }
+    const AttentionInputs in{sh.heads, key_padding_mask, attn_mask, mask, position, seed};
+    const Dims d = check_attention(where, q, k, v, in);
+    AttentionForward r;
+    if (tiled) {
+      TiledAttentionResult t = tiled_forward(q, k, v, in, d, split_of(plan));
+      r.output = save ? t.output : std::move(t.output);
+      if (save) {
+        r.saved.tiles_ = std::move(t);
+        r.saved.seed_ = seed;
+        r.saved.key_padding_mask_ = key_padding_mask;
+        r.saved.attn_mask_ = attn_mask;
+      }
+    } else {
+      MultiHeadAttentionResult m =
+          plain_forward(q, k, v, in, save || plan.need_weights, d, split_of(plan));
+      r.output = std::move(m.output);
+      if (save) {
+        if (plan.need_weights) r.weights = m.weights;
+        r.saved.probs_ = std::move(m.weights);
+        r.saved.dropout_mask_ = std::move(mask);
+      } else if (plan.need_weights) {
+        r.weights = std::move(m.weights);
+      }
+    }
+    r.saved.valid_ = save;
+    r.saved.plan_ = plan;
+    return r;
+  }
+
+  static MultiHeadAttentionGrads backward(const Tensor3& grad_output, const Tensor3& q,
+                                          const Tensor3& k, const Tensor3& v,
+                                          const AttentionSaved& saved,
+                                          const AttentionPosition& position) {
+    const char* where = "attention_backward";
+    if (!saved.valid_)
+      throw std::logic_error(std::string(where) +
+                             ": the saved state is empty (the forward ran with save = false)");
+    const AttentionPlan& plan = saved.plan_;
+    const AttentionInputs in{plan.shape.heads, saved.key_padding_mask_,
+                             saved.attn_mask_, saved.dropout_mask_,
+                             position,         saved.seed_};
+    const Dims d = check_attention(where, q, k, v, in);
+    check_shape(where, "q", q,
+                {long(plan.shape.batch), long(plan.shape.queries),
+                 long(plan.shape.heads * plan.shape.head_dim)},
+                "the forward's q shape");
+    if (plan.path == AttentionPath::tiled) {
+      check_tiled_saved(where, grad_output, q, saved.tiles_, d);
+      return tiled_backward(grad_output, q, k, v, saved.tiles_, in, d, split_of(plan));
+    }
+    check_shape(where, "grad_output", grad_output, {long(d.B), long(d.Tq), long(d.D)},
+                "q's shape " + shape_str(q.shape()));
+    return plain_backward(grad_output, q, k, v, saved.probs_, in, d, split_of(plan));
+  }
+};
+
+AttentionForward attention_forward(const AttentionPlan& plan, const Tensor3& q, const Tensor3& k,
+                                   const Tensor3& v, const Mask2& key_padding_mask,
+                                   const Tensor2& attn_mask, const AttentionPosition& position,
+                                   Rng& dropout_rng, bool save) {
+  return AttentionOp::forward(plan, q, k, v, key_padding_mask, attn_mask, position, dropout_rng,
+                              save);
+}
+
+MultiHeadAttentionGrads attention_backward(const Tensor3& grad_output, const Tensor3& q,
+                                           const Tensor3& k, const Tensor3& v,
+                                           const AttentionSaved& saved,
+                                           const AttentionPosition& position) {
+  return AttentionOp::backward(grad_output, q, k, v, saved, position);
 }
 
 }  // namespace xenc

@@ -16,17 +16,12 @@
 //          key_padding_mask: [B, Tk] bool, true = padding (ignored key), or empty
 //          attn_mask: [Tq, Tk] float, added to the scores, or empty
 //          weights (need_weights): [B, H, Tq, Tk], per head (PyTorch's average_attn_weights=False)
-// Path:    set_attention_path(p) chooses how the heads' attention is computed (same result
-//          within float rounding; tests/kernels/test_attention_tiled.cpp, tests/nn):
-//          automatic (the default) runs in tiles with an online softmax when Tq · Tk >=
-//          kTiledAttentionMinScores = 512 · 512, else the plain [Tq, Tk] score matrix;
-//          AttentionPath::plain or ::tiled forces one. need_weights always runs the plain path
-//          (the weights are the [Tq, Tk] matrix), as PyTorch does. In tiles, memory is linear
-//          in T (the backward recomputes P from a saved log-sum-exp per query; in training the
-//          attention dropout is drawn tile by tile from one seed per forward, where the plain
-//          path draws a [B, H, Tq, Tk] mask from the module's Rng), and heads run on
-//          OPENBLAS_NUM_THREADS threads of xencoder's own (ops/multi_head_attention.hpp), as
-//          do the large projection GEMMs then (GemmThreadsScope, ops/gemm.hpp).
+// Path:    how the heads' attention runs (plain [Tq, Tk] scores or tiles with an online
+//          softmax, on how many threads, the dropout's form) is the attention op's plan, made
+//          from the sizes (plan_attention, ops/multi_head_attention.hpp); both paths give the
+//          same result within float rounding (tests/nn/test_attention_paths.cpp).
+//          set_attention_path(p) forces one path (see AttentionPath); need_weights
+//          always runs the plain path (the weights are the [Tq, Tk] matrix), as PyTorch does.
 // PyTorch: torch.nn.MultiheadAttention(D, H, batch_first=True)
 // Throws:  config_error if embed_dim % num_heads != 0; shape_error naming the argument and
 //          both shapes.
@@ -114,15 +109,9 @@ class MultiheadAttention : public Module {
   struct Cache {
     bool valid = false;
     bool self_attention = false;
-    Tensor3 query, key, value;      ///< the inputs (only query for self-attention)
-    Projections qkv;                ///< q, k, v as the heads saw them (after transform_qk)
-    Tensor4 probs;                  ///< P [B, H, Tq, Tk], before dropout (plain path)
-    Tensor4 dropout_mask;           ///< [B, H, Tq, Tk] or empty (plain path)
-    AttentionDropout tile_dropout;  ///< the seed the tiled path drew its factors from
-    bool tiled = false;             ///< the forward ran in tiles: the backward recomputes P from
-    TiledAttentionResult heads;     ///< O [B, Tq, D] and lse [B, H, Tq] (tiled path)
-    Mask2 key_padding_mask;         ///< the masks, which the tiled backward needs again
-    Tensor2 attn_mask;
+    Tensor3 query, key, value;  ///< the inputs (only query for self-attention)
+    Projections qkv;            ///< q, k, v as the heads saw them (after transform_qk)
+    AttentionSaved saved;       ///< what the attention op keeps for its backward
   } cache_;
 };
 

@@ -91,10 +91,9 @@ class TransformerEncoderLayer : public Module {
   Rng dropout_rng_;
   struct Cache {
     bool valid = false;
-    bool own_threads = false;  ///< the forward split its large GEMMs itself (attention in tiles)
-    Tensor3 ff_pre;            ///< linear1 output before the activation [B, T, F]
-    Tensor3 drop_ff;           ///< dropout mask inside the feed-forward, or empty
-    Tensor3 drop1, drop2;      ///< residual-branch dropout masks, or empty
+    Tensor3 ff_pre;        ///< linear1 output before the activation [B, T, F]
+    Tensor3 drop_ff;       ///< dropout mask inside the feed-forward, or empty
+    Tensor3 drop1, drop2;  ///< residual-branch dropout masks, or empty
   } cache_;
 };
 

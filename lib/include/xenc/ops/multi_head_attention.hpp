@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
 
 namespace xenc {
@@ -136,8 +137,8 @@ namespace xenc {
 // general score_bias is a [Tq, Tk] tensor, read tile by tile). Dropout is drawn tile by tile
 // from a counter-based generator (AttentionInputs::dropout), so training with attention
 // dropout stays linear in memory; a [B, H, Tq, Tk] dropout_mask is also read tile by tile.
-// Heads run side by side on as many threads as OpenBLAS may use (OPENBLAS_NUM_THREADS), with
-// OpenBLAS itself set to one thread meanwhile (no threads inside threads), then restored.
+// Both paths run heads × query blocks (× batch) side by side on xencoder's thread pool when the
+// plan below says so (AttentionPlan::threads), with OpenBLAS on one thread meanwhile.
 
 /// Which computation of attention runs. Both give the same output within float rounding.
 enum class AttentionPath {
@@ -174,5 +175,105 @@ MultiHeadAttentionGrads multi_head_attention_backward_tiled(const Tensor3& grad_
                                                             const Tensor3& v,
                                                             const TiledAttentionResult& saved,
                                                             const AttentionInputs& in);
+
+}  // namespace xenc
+
+namespace xenc {
+
+// ---- Attention as one op with a plan (issue #28) ------------------------------------------
+//
+// What a module needs: plan_attention decides, from the sizes alone, the path (plain or tiles),
+// how many threads run it and in what work items, and the form of the attention dropout;
+// attention_forward runs the plan and returns one opaque saved state, on which
+// attention_backward dispatches. A module calls these two and never names a path or a thread:
+//
+//     const AttentionPlan plan = plan_attention({B, H, Tq, Tk, Dh}, need_weights, dropout_p);
+//     AttentionForward att = attention_forward(plan, q, k, v, masks, position, rng, keep);
+//     ... att.output ...
+//     MultiHeadAttentionGrads g = attention_backward(d_output, q, k, v, att.saved, position);
+//
+// The decisions, each measured (bench/README.md, "One pool"):
+//   - path: tiles when Tq · Tk >= kTiledAttentionMinScores and no weights are asked for
+//     (attention_uses_tiles), unless forced;
+//   - threads: the whole thread budget (OPENBLAS_NUM_THREADS) when the heads' work, B·H·Tq·Tk·Dh
+//     multiply-adds, is at least kThreadedAttentionMinWork, else one: below it, waking a thread
+//     costs more than it gives;
+//   - work items: heads × query blocks × batch for the forward (every query row is independent),
+//     at least 4 per thread where the queries allow (blocks of 64 rows or more); for the
+//     backward, heads × batch (each head's dK, dV sum over all its queries), or, in tiles when
+//     those are fewer than 4 per thread, heads × key blocks for dK, dV, then heads × query
+//     blocks for dQ (which recomputes S and dP once more: 7 tile GEMMs instead of 5);
+//   - dropout: a [B, H, Tq, Tk] mask drawn from the module's Rng on the plain path, a seed drawn
+//     from it (two numbers) and factors drawn tile by tile on the tiled path (memory linear in T).
+
+/// The sizes attention is planned from.
+struct AttentionShape {
+  std::size_t batch, heads, queries, keys, head_dim;
+};
+
+/// From this many multiply-adds (B·H·Tq·Tk·Dh) attention runs on more than one thread.
+inline constexpr std::size_t kThreadedAttentionMinWork = std::size_t(1) << 23;
+
+/// Where, how and on how many threads attention runs; made by plan_attention.
+struct AttentionPlan {
+  AttentionShape shape;
+  AttentionPath path;           ///< plain or tiled (never automatic)
+  bool need_weights;            ///< P is returned (the plain path)
+  float dropout;                ///< p of the attention dropout (0: none)
+  std::size_t threads;          ///< threads of the pool (1: the caller's thread alone)
+  std::size_t query_block;      ///< query rows per forward work item
+  bool backward_by_key_blocks;  ///< tiled backward in two passes (key blocks, then query blocks)
+  std::size_t key_block;        ///< key rows per backward work item of the first pass
+
+  /// Work items of the forward: batch · heads · ⌈queries / query_block⌉.
+  std::size_t forward_items() const;
+  /// True if the saved state holds P [B, H, Tq, Tk] (the plain path), false if one log-sum-exp
+  /// per query (tiles): what a memory estimate needs to know.
+  bool saves_probabilities() const { return path == AttentionPath::plain; }
+};
+
+/// The plan for these sizes. thread_budget = 0: the current budget (OPENBLAS_NUM_THREADS).
+/// Throws:  config_error unless 0 <= dropout < 1, or if a size is 0 (heads, head_dim).
+AttentionPlan plan_attention(const AttentionShape& shape, bool need_weights, float dropout,
+                             AttentionPath path = AttentionPath::automatic,
+                             std::size_t thread_budget = 0);
+
+/// What the backward needs from the forward, whichever path ran: P and the dropout mask (plain),
+/// or O, the log-sum-exp per query, the dropout seed and the masks (tiles). Opaque: only
+/// attention_backward reads it.
+class AttentionSaved {
+ public:
+  bool empty() const { return !valid_; }
+
+ private:
+  friend struct AttentionOp;
+  bool valid_ = false;
+  AttentionPlan plan_{};
+  Tensor4 probs_, dropout_mask_;  // plain path
+  TiledAttentionResult tiles_;    // tiled path: O and lse
+  AttentionDropout seed_;         // tiled path
+  Mask2 key_padding_mask_;        // tiled path: the backward recomputes the scores
+  Tensor2 attn_mask_;
+};
+
+struct AttentionForward {
+  Tensor3 output;        ///< concat of the heads, [B, Tq, D] (before the output projection)
+  Tensor4 weights;       ///< P [B, H, Tq, Tk] when plan.need_weights, else empty
+  AttentionSaved saved;  ///< for attention_backward (empty unless save)
+};
+
+/// Runs the plan on q, k, v [B, T, D] (already transformed by position). The dropout (when
+/// plan.dropout > 0) is drawn from dropout_rng; save = true keeps what the backward needs.
+/// Throws:  shape_error naming the argument and both shapes (q, k, v, the masks against the plan).
+AttentionForward attention_forward(const AttentionPlan& plan, const Tensor3& q, const Tensor3& k,
+                                   const Tensor3& v, const Mask2& key_padding_mask,
+                                   const Tensor2& attn_mask, const AttentionPosition& position,
+                                   Rng& dropout_rng, bool save);
+/// dL/d(q, k, v) from dL/d(output) and the forward's saved state, on the forward's plan.
+/// Throws:  std::logic_error if saved is empty; shape_error for grad_output or q, k, v.
+MultiHeadAttentionGrads attention_backward(const Tensor3& grad_output, const Tensor3& q,
+                                           const Tensor3& k, const Tensor3& v,
+                                           const AttentionSaved& saved,
+                                           const AttentionPosition& position);
 
 }  // namespace xenc
