@@ -41,11 +41,10 @@ int main(int argc, char** argv) {
   std::string svg_dir;
   bool json = false;
   app.add_option("--a", o.a, "sentence A")->capture_default_str();
-  app.add_option(
-         "--b", o.b,
-         "sentence B (a repeated word is paired by the permutation from A to B: mirror images when "
-         "B is "
-         "A reversed, else the copy at the same position, else in order; shown as the, the#2, ...)")
+  app.add_option("--b", o.b,
+                 "sentence B (a repeated word is paired by the permutation from A to B: mirror "
+                 "images when B is A reversed, else the copy at the same position, else in order; "
+                 "shown as the, the#2, ...)")
       ->capture_default_str();
   xenc_app::add_checked(
       app, "--position", o.position,
@@ -63,12 +62,10 @@ int main(int argc, char** argv) {
                         xenc_app::whole_range(0, 65536));
   xenc_app::add_checked(app, "--seed", o.seed, "seed of the random weights",
                         xenc_app::whole_range(0, 4294967295LL));
-  app.add_flag(
-      "--scale-embedding", o.scale_embedding,
-      "multiply token embeddings by sqrt(D) as in the paper; this model's embeddings are N(0, 1), "
-      "so "
-      "they become about sqrt(2D) times longer than sinusoidal positions, which then barely change "
-      "the cosines (the output measures it)");
+  app.add_flag("--scale-embedding", o.scale_embedding,
+               "multiply token embeddings by sqrt(D) as in the paper; this model's embeddings are "
+               "N(0, 1), so they become about sqrt(2D) times longer than sinusoidal positions, "
+               "which then barely change the cosines (the output measures it)");
   app.add_flag("--json", json, "print one JSON object instead of the tables");
   app.add_option("--svg-dir", svg_dir,
                  "write SVG figures of the cosines and the final-layer differences here");
