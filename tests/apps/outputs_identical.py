@@ -11,10 +11,10 @@ their output.
     python3 tests/apps/outputs_identical.py compare /tmp/out_before /tmp/out_after
 
 BUILD is a CMake build directory holding apps/<name>/xenc-<name> (targets word_order,
-extrapolate, train_order, pe_properties, attention_map, pe_heatmap). Both captures must run on the same machine (the same
-OpenBLAS kernels): trained numbers are compared byte for byte. Only measured times (the
-"time" column, "total 1.2 s", JSON "seconds"/"total_seconds") are blanked: they differ from run to
-run. The training apps use one BLAS thread (their default), so a run repeats exactly.
+extrapolate, train_order, pe_properties, attention_map, pe_heatmap). Both captures must run on
+the same machine (the same OpenBLAS kernels): trained numbers are compared byte for byte. Only
+measured times (the "time" column, "total 1.2 s", JSON "seconds"/"total_seconds") are blanked:
+they differ from run to run. The training apps use one BLAS thread (their default), so a run repeats exactly.
 """
 import hashlib
 import json
