@@ -48,8 +48,7 @@ inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
        "write SVG figures of the cosines and the final-layer differences here", text(), absent(),
        XENC_FIELD(C, svg_dir)},
   };
-  return records_of<C>(
-      {sentences, model_records<C>(Use::inference), rest, memory_records<C>()});
+  return records_of<C>({sentences, model_records<C>(Use::inference), rest, memory_records<C>()});
 }
 
 }  // namespace word_order
