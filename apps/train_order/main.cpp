@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
       "xenc-train-order: train an encoder to tell agent from patient, once per position "
       "scheme (the model without positions cannot beat 50%)"};
   train_order::CommandLine c;
-  app.set_version_flag("--version", std::string("xenc-train-order ") + XENC_VERSION);
+  xenc_app::add_version(app, "xenc-train-order");
   const auto records = train_order::option_records();
   xenc_app::add_options(app, c, records);
   CLI11_PARSE(app, argc, argv);
