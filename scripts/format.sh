@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Formats xencoder's C++ sources with the project's .clang-format and the clang-format the project
-# installs (clang-format-19, Debian 12; scripts/setup.sh installs it).
+# installs (clang-format-19, Debian 12; scripts/setup.sh installs it), and the web page's
+# JavaScript (apps/web/*.js, *.mjs) with prettier as .prettierrc.json says (prettier 3.6.2, pinned
+# in scripts/prettier/package.json; install it with `npm ci --prefix scripts/prettier`).
 #   bash scripts/format.sh                 rewrite every C++ file of the tree in place
 #   bash scripts/format.sh --check         change nothing; list the files clang-format would
 #                                          change and exit 1 if there is one (ctest
 #                                          source_is_formatted runs this)
-#   bash scripts/format.sh [--check] F...  the same for the files F only
+#   bash scripts/format.sh [--check] F...  the same for the files F only (*.js and *.mjs go to
+#                                          prettier, the others to clang-format)
+# Without FILE arguments the JavaScript is formatted or checked when prettier is installed, and
+# skipped with a note on stderr when it is not (ctest js_is_formatted checks it where it is).
 # The tree's C++ files are the tracked *.cpp, *.hpp, *.h and *.cc (git ls-files; outside a git
 # checkout, the same names found under apps/ bench/ lib/ notebooks/ tests/). Never formatted:
 #   *.in                   templates CMake fills in (config.hpp.in, xenc_cling.hpp.in: @VARS@)
@@ -25,6 +30,51 @@ elif [[ "${1:-}" == -* ]]; then
   exit 2
 fi
 
+# ---- JavaScript: prettier -------------------------------------------------------------------------
+prettier=scripts/prettier/node_modules/.bin/prettier
+js=()
+cpp=()
+js_status=0
+for f in "$@"; do
+  case "$f" in
+    *.js | *.mjs) js+=("$f") ;;
+    *) cpp+=("$f") ;;
+  esac
+done
+if [[ $# -eq 0 ]]; then
+  if [[ -x "$prettier" ]]; then
+    if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+      mapfile -t js < <(git ls-files -- 'apps/web/*.js' 'apps/web/*.mjs')
+    else
+      mapfile -t js < <(find apps/web -maxdepth 1 -type f \( -name '*.js' -o -name '*.mjs' \) | sort)
+    fi
+  else
+    echo "format.sh: $prettier not installed (npm ci --prefix scripts/prettier):" \
+         "the JavaScript is not formatted or checked" >&2
+  fi
+elif [[ ${#js[@]} -gt 0 && ! -x "$prettier" ]]; then
+  echo "format.sh: $prettier not found; install it with npm ci --prefix scripts/prettier" >&2
+  exit 2
+fi
+if [[ ${#js[@]} -gt 0 ]]; then
+  if [[ $check -eq 0 ]]; then
+    "$prettier" --log-level warn --write "${js[@]}"
+    echo "format.sh: ${#js[@]} JavaScript files formatted with prettier $("$prettier" --version)"
+  elif ! unformatted_js=$("$prettier" --list-different "${js[@]}"); then
+    [[ -n "$unformatted_js" ]] || exit 2  # prettier itself failed (a missing file, a syntax error)
+    echo "$unformatted_js"
+    echo "format.sh --check: $(wc -l <<< "$unformatted_js") of ${#js[@]} JavaScript files are" \
+         "not formatted as .prettierrc.json says; run bash scripts/format.sh" >&2
+    js_status=1
+  else
+    echo "format.sh --check: all ${#js[@]} JavaScript files are formatted"
+  fi
+fi
+if [[ $# -gt 0 && ${#cpp[@]} -eq 0 ]]; then
+  exit $js_status
+fi
+
+# ---- C++: clang-format ----------------------------------------------------------------------------
 clang_format="${CLANG_FORMAT:-clang-format-19}"
 if ! command -v "$clang_format" > /dev/null; then
   echo "format.sh: $clang_format not found; install it with bash scripts/setup.sh" \
@@ -34,7 +84,7 @@ fi
 
 files=()
 if [[ $# -gt 0 ]]; then
-  files=("$@")
+  files=("${cpp[@]}")
 elif git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
   mapfile -t files < <(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cc')
 else
@@ -50,7 +100,7 @@ fi
 if [[ $check -eq 0 ]]; then
   "$clang_format" -i --style=file "${files[@]}"
   echo "format.sh: ${#files[@]} files formatted with $("$clang_format" --version)"
-  exit 0
+  exit 0  # (formatting never fails on style)
 fi
 
 # --dry-run --Werror reports each place a file differs from its formatted form as
@@ -71,3 +121,4 @@ if [[ -n "$unformatted" ]]; then
   exit 1
 fi
 echo "format.sh --check: all ${#files[@]} C++ files are formatted"
+exit $js_status

@@ -1,6 +1,6 @@
 // Shared by the demo apps that build an encoder (included as "../common/model_options.hpp"):
-// the model's size options turned into an EncoderModelConfig, and the memory guard that
-// refuses a model before it is allocated.
+// the model's size options (declared once, in options.hpp's model_records) turned into an
+// EncoderModelConfig, and the memory guard that refuses a model before it is allocated.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include <xenc/nn/encoder_model.hpp>
 
@@ -15,25 +17,30 @@
 
 namespace xenc_app {
 
-/// The model options every encoder app has (--d-model, --heads, --ff, --layers, --dropout).
-struct ModelOptions {
-  std::size_t d_model = 16, heads = 2, ff = 64, layers = 2;
-  float dropout = 0.0f;
-};
+namespace detail {
+template <class O, class = void>
+struct has_dropout : std::false_type {};
+template <class O>
+struct has_dropout<O, std::void_t<decltype(std::declval<const O&>().dropout)>> : std::true_type {};
+}  // namespace detail
 
-/// An EncoderModelConfig from the options: post-norm, relu, the given position scheme;
-/// max_len is the rows of a learned position table (unused by the other schemes).
-inline xenc::EncoderModelConfig encoder_config(const ModelOptions& m, std::size_t vocab_size,
-                                               xenc::PositionKind position, std::size_t max_len,
-                                               std::uint32_t seed) {
+/// The one conversion from a program's model options to an EncoderModelConfig: the members
+/// d_model, heads, ff, layers (options.hpp's model_records) and dropout where the program has
+/// it (0 where it has not); post-norm, relu, the given position scheme; max_len is the rows of a
+/// learned position table (unused by the other schemes).
+template <class O>
+xenc::EncoderModelConfig encoder_config(const O& o, std::size_t vocab_size,
+                                        xenc::PositionKind position, std::size_t max_len,
+                                        std::uint32_t seed) {
   xenc::EncoderModelConfig c;
   c.vocab_size = vocab_size;
-  c.layer.d_model = m.d_model;
-  c.layer.nhead = m.heads;
-  c.layer.dim_feedforward = m.ff;
-  c.layer.dropout = m.dropout;
+  c.layer.d_model = std::size_t(o.d_model);
+  c.layer.nhead = std::size_t(o.heads);
+  c.layer.dim_feedforward = std::size_t(o.ff);
+  c.layer.dropout = 0.0f;  // without a --dropout option, none (not the layer's default)
+  if constexpr (detail::has_dropout<O>::value) c.layer.dropout = float(o.dropout);
   c.layer.activation = xenc::Activation::relu;
-  c.num_layers = m.layers;
+  c.num_layers = std::size_t(o.layers);
   c.position = position;
   c.max_len = max_len;
   c.seed = seed;

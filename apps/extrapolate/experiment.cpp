@@ -46,12 +46,7 @@ xenc::PositionTaskDataset test_set(const Options& o, std::size_t length) {
 }
 
 xenc::EncoderModelConfig model_config(const Options& o, xenc::PositionKind kind, std::size_t V) {
-  xenc_app::ModelOptions m;
-  m.d_model = std::size_t(o.d_model);
-  m.heads = std::size_t(o.heads);
-  m.ff = std::size_t(o.ff);
-  m.layers = std::size_t(o.layers);
-  return xenc_app::encoder_config(m, V, kind, learned_max_len(o), o.seed);
+  return xenc_app::encoder_config(o, V, kind, learned_max_len(o), o.seed);
 }
 
 struct Eval {

@@ -14,24 +14,28 @@
 #include <xenc/nn/encoder_model.hpp>
 
 #include "../common/budget.hpp"
+#include "../common/options.hpp"
 #include "../common/progress.hpp"
 
 namespace extrapolate {
 
-struct Options {
+/// The model and the training are the shared groups of apps/common/options.hpp; this program's
+/// defaults: d_model 64, heads 8, ff 128, layers 2; epochs 6, batch_size 32, warmup 50, lr 3e-3,
+/// weight_decay 0.01, clip 1, seed 0.
+struct Options : xenc_app::TrainedModelOptions, xenc_app::FitGroupOptions {
+  Options() {
+    d_model = 64;
+    heads = 8;
+    ff = 128;
+    warmup = 50;
+  }
   // task
   std::string rule = "neighbour_sum";
   int symbols = 8, offset = 1, train_length = 16, min_train_length = 0;  // 0: L_train / 2
   int train_sequences = 8000, test_sequences = 200;
   std::vector<int> test_lengths = {8, 16, 32, 64, 128};
-  bool test_lengths_given = false;  // false: the defaults too short for the rule are dropped
-  int learned_max_len = 0;          // 0: train_length
-  // model
-  int d_model = 64, heads = 8, ff = 128, layers = 2;
-  // training
-  int epochs = 6, batch_size = 32, warmup = 50;
-  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
-  unsigned seed = 0;
+  bool test_lengths_given = false;   // false: the defaults too short for the rule are dropped
+  int learned_max_len = 0;           // 0: train_length
   std::vector<std::string> schemes;  // empty = every registered scheme
   // conclusions
   double tolerance = 5.0;  // percentage points

@@ -2,6 +2,8 @@
 // and the figure, each a pure function of a Result.
 #include "report.hpp"
 
+#include "options.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -251,27 +253,13 @@ namespace {
 json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json options_json(const Options& o) {
-  return {{"rule", o.rule},
-          {"symbols", o.symbols},
-          {"offset", o.offset},
-          {"train_length", o.train_length},
-          {"min_train_length", min_train_length(o)},
-          {"train_sequences", o.train_sequences},
-          {"test_sequences", o.test_sequences},
-          {"test_lengths", o.test_lengths},
-          {"learned_max_len", learned_max_len(o)},
-          {"d_model", o.d_model},
-          {"nhead", o.heads},
-          {"dim_feedforward", o.ff},
-          {"num_layers", o.layers},
-          {"epochs", o.epochs},
-          {"batch_size", o.batch_size},
-          {"warmup_steps", o.warmup},
-          {"lr", o.lr},
-          {"weight_decay", o.weight_decay},
-          {"clip_grad_norm", o.clip},
-          {"seed", o.seed},
-          {"tolerance_points", o.tolerance}};
+  // the records' echo (options.hpp): every option with a JSON key, under that key
+  CommandLine c;
+  static_cast<Options&>(c) = o;
+  json j = xenc_app::echo_options(c, option_records());
+  j["min_train_length"] = min_train_length(o);  // 0 on the command line: the rows it resolves to
+  j["learned_max_len"] = learned_max_len(o);
+  return j;
 }
 
 json scheme_json(const SchemeResult& r) {

@@ -23,14 +23,8 @@ using Clock = std::chrono::steady_clock;
 using xenc_app::Progress;
 
 xenc::EncoderModelConfig model_config(const Options& o, xenc::PositionKind kind, std::size_t V) {
-  xenc_app::ModelOptions m;
-  m.d_model = std::size_t(o.d_model);
-  m.heads = std::size_t(o.heads);
-  m.ff = std::size_t(o.ff);
-  m.layers = std::size_t(o.layers);
-  m.dropout = float(o.dropout);
   // max_len 16: the longest sentence has 9 tokens; learned positions need a row for each
-  return xenc_app::encoder_config(m, V, kind, 16, o.seed);
+  return xenc_app::encoder_config(o, V, kind, 16, o.seed);
 }
 
 SchemeResult train_scheme(const Options& o, xenc::PositionKind kind,

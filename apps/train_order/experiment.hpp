@@ -12,21 +12,20 @@
 #include <xenc/nn/token_classifier.hpp>
 
 #include "../common/budget.hpp"
+#include "../common/options.hpp"
 #include "../common/progress.hpp"
 
 namespace train_order {
 
-struct Options {
+/// The model (d_model 32, heads 4, ff 64, layers 2) and the training (epochs 6, batch_size 32,
+/// warmup 100, lr 3e-3, weight_decay 0.01, clip 1, seed 0) are the shared groups of
+/// apps/common/options.hpp, at their defaults.
+struct Options : xenc_app::TrainedModelOptions, xenc_app::FitGroupOptions {
   // task
   int nouns = 24, verbs = 12, sentences_per_pair = 4;
   double heldout = 0.2, passive = 0.5, adjectives = 0.3;
   // model
-  int d_model = 32, heads = 4, ff = 64, layers = 2;
   double dropout = 0.0;
-  // training
-  int epochs = 6, batch_size = 32, warmup = 100;
-  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
-  unsigned seed = 0;
   std::vector<std::string> schemes;  // empty = every registered scheme
 };
 

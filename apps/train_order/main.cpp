@@ -35,20 +35,12 @@
 #include "../common/progress.hpp"
 #include "checkpoint_modes.hpp"
 #include "experiment.hpp"
+#include "options.hpp"
 #include "report.hpp"
 
 namespace {
 
-struct Output {
-  bool quiet = false, json = false;
-  std::string svg_dir = ".";
-  bool svg_dir_given = false;
-  std::string save_dir;
-  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
-  double max_minutes = 10;
-};
-
-int run_training(const train_order::Options& o, const Output& out) {
+int run_training(const train_order::Options& o, const train_order::Output& out) {
   const bool text = !out.json, figures = !out.svg_dir.empty() && (!out.json || out.svg_dir_given);
   // the output directories are made (or refused, naming them) before anything trains
   if (figures) std::filesystem::create_directories(out.svg_dir);
@@ -113,71 +105,24 @@ int main(int argc, char** argv) {
   CLI::App app{
       "xenc-train-order: train an encoder to tell agent from patient, once per position "
       "scheme (the model without positions cannot beat 50%)"};
-  train_order::Options o;
-  Output out;
-  std::string load, sentence_text, evaluate;
+  train_order::CommandLine c;
   xenc_app::add_version(app, "xenc-train-order");
-  xenc_app::add_checked(app, "--nouns", o.nouns, "nouns in the task (3..24)", CLI::Range(3, 24));
-  xenc_app::add_checked(app, "--verbs", o.verbs, "verbs in the task (1..12)", CLI::Range(1, 12));
-  xenc_app::add_checked(app, "--sentences-per-pair", o.sentences_per_pair,
-                        "sentences per (agent, patient) pair, each with its mirror",
-                        CLI::Range(1, 100));
-  xenc_app::add_checked(app, "--heldout", o.heldout,
-                        "share of noun pairs held out for the test set", CLI::Range(0.01, 0.9));
-  xenc_app::add_checked(app, "--passive", o.passive, "probability of a passive sentence",
-                        CLI::Range(0.0, 1.0));
-  xenc_app::add_checked(app, "--adjectives", o.adjectives,
-                        "probability of an adjective before a noun", CLI::Range(0.0, 1.0));
-  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the vector size", CLI::Range(2, 512));
-  xenc_app::add_checked(app, "--heads", o.heads, "H, attention heads (must divide D)",
-                        CLI::Range(1, 64));
-  xenc_app::add_checked(app, "--ff", o.ff, "F, feed-forward width", CLI::Range(1, 4096));
-  xenc_app::add_checked(app, "--layers", o.layers, "N, encoder layers", CLI::Range(1, 12));
-  xenc_app::add_checked(app, "--dropout", o.dropout, "dropout while training",
-                        CLI::Range(0.0, 0.9));
-  xenc_app::add_checked(app, "--epochs", o.epochs, "passes over the training set",
-                        CLI::Range(1, 1000));
-  xenc_app::add_checked(app, "--batch-size", o.batch_size, "sentences per step",
-                        CLI::Range(1, 4096));
-  xenc_app::add_checked(app, "--warmup", o.warmup, "learning-rate warm-up steps",
-                        CLI::Range(0, 100000));
-  xenc_app::add_checked(app, "--lr", o.lr, "peak learning rate (AdamW)", CLI::Range(1e-6, 1.0));
-  xenc_app::add_checked(app, "--weight-decay", o.weight_decay, "AdamW's decoupled weight decay",
-                        CLI::Range(0.0, 1.0));
-  xenc_app::add_checked(app, "--clip", o.clip, "clip the gradient norm to this",
-                        CLI::Range(1e-6, 1e6));
-  xenc_app::add_checked(app, "--seed", o.seed, "seed of the data, the weights and the batches",
-                        xenc_app::whole_range(0, 4294967295LL));
-  app.add_option("--schemes", o.schemes,
-                 "position schemes to train (default: every registered one)")
-      ->delimiter(',');
-  app.add_flag("--quiet", out.quiet, "no progress display");
-  app.add_flag("--json", out.json, "print everything as JSON (curves included) instead of text");
-  auto* svg =
-      app.add_option("--svg-dir", out.svg_dir,
-                     "directory for the SVG figures (\"\" = none; with --json only when given)")
-          ->capture_default_str();
-  app.add_option("--save", out.save_dir, "write each trained model as DIR/<scheme>.npz");
-  app.add_option("--load", load, "a checkpoint written by --save (use with --sentence)");
-  app.add_option("--evaluate", evaluate,
-                 "with --load: write the checkpoint's held-out set and its logits to this .npz");
-  auto* sentence = app.add_option("--sentence", sentence_text,
-                                  "a sentence whose roles the loaded model predicts");
-  xenc_app::add_memory_limit(app, out.max_memory_mb);
-  auto* max_minutes = xenc_app::add_time_limit(app, out.max_minutes);
+  const auto records = train_order::option_records();
+  xenc_app::add_options(app, c, records);
   CLI11_PARSE(app, argc, argv);
-  out.svg_dir_given = svg->count() > 0;
-  const bool sentence_given = sentence->count() > 0;
+  c.svg_dir_given = app.get_option("--svg-dir")->count() > 0;
+  const bool sentence_given = app.get_option("--sentence")->count() > 0;
+  const bool max_minutes_given = app.get_option("--max-minutes")->count() > 0;
 
   try {
-    if (sentence_given && load.empty())
+    if (sentence_given && c.load.empty())
       throw std::invalid_argument("--sentence needs --load CKPT (a checkpoint written by --save)");
-    if (load.empty()) return run_training(o, out);
-    if (!evaluate.empty())
-      train_order::run_evaluate(load, evaluate);
+    if (c.load.empty()) return run_training(c, c);
+    if (!c.evaluate.empty())
+      train_order::run_evaluate(c.load, c.evaluate);
     else if (sentence_given)  // one forward pass: 1 minute unless --max-minutes is given
-      train_order::run_inference(load, sentence_text, out.json, out.max_memory_mb,
-                                 max_minutes->count() > 0 ? out.max_minutes : 1.0);
+      train_order::run_inference(c.load, c.sentence, c.json, c.max_memory_mb,
+                                 max_minutes_given ? c.max_minutes : 1.0);
     else
       throw std::invalid_argument("--load needs --sentence \"...\" (or --evaluate OUT.npz)");
     return xenc_app::finish_stdout("xenc-train-order");

@@ -1,6 +1,8 @@
 // xenc-train-order's report (see report.hpp): each function a pure function of a Result.
 #include "report.hpp"
 
+#include "options.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -104,24 +106,11 @@ json eval_json(const Eval& e) {
 }
 
 json options_json(const Options& o) {
-  return {{"nouns", o.nouns},
-          {"verbs", o.verbs},
-          {"sentences_per_pair", o.sentences_per_pair},
-          {"heldout_fraction", o.heldout},
-          {"passive_probability", o.passive},
-          {"adjective_probability", o.adjectives},
-          {"d_model", o.d_model},
-          {"nhead", o.heads},
-          {"dim_feedforward", o.ff},
-          {"num_layers", o.layers},
-          {"dropout", o.dropout},
-          {"epochs", o.epochs},
-          {"batch_size", o.batch_size},
-          {"warmup_steps", o.warmup},
-          {"lr", o.lr},
-          {"weight_decay", o.weight_decay},
-          {"clip_grad_norm", o.clip},
-          {"seed", o.seed}};
+  // the records' echo (options.hpp): every option with a JSON key, under that key
+  CommandLine c;
+  static_cast<Options&>(c) = o;
+  json j = xenc_app::echo_options(c, option_records());
+  return j;
 }
 
 std::string ceiling_line(const SchemeResult& r) {

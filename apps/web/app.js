@@ -24,16 +24,26 @@ for (const button of document.querySelectorAll('[role=tab]')) {
 
 function debounce(f, ms) {
   let timer;
-  return () => { clearTimeout(timer); timer = setTimeout(f, ms); };
+  return () => {
+    clearTimeout(timer);
+    timer = setTimeout(f, ms);
+  };
 }
 
-function numberOf(id) { return Number($(id).value); }
+function numberOf(id) {
+  return Number($(id).value);
+}
 
 // ---- word order ---------------------------------------------------------------------------------
 function renderWordOrder(lib) {
   const options = {
-    a: $('sentence-a').value, b: $('sentence-b').value, position: $('scheme').value,
-    d_model: numberOf('d-model'), heads: numberOf('heads'), layers: numberOf('layers'), seed: numberOf('seed'),
+    a: $('sentence-a').value,
+    b: $('sentence-b').value,
+    position: $('scheme').value,
+    d_model: numberOf('d-model'),
+    heads: numberOf('heads'),
+    layers: numberOf('layers'),
+    seed: numberOf('seed'),
   };
   const r = JSON.parse(lib.wordOrder(JSON.stringify(options)));
   showError('order-error', r.error);
@@ -41,7 +51,8 @@ function renderWordOrder(lib) {
   if (r.error) return;
   $('command').textContent = r.command;
   $('demo-text').textContent = r.text;
-  const runs = $('runs'), attention = $('attention');
+  const runs = $('runs'),
+    attention = $('attention');
   runs.replaceChildren();
   attention.replaceChildren();
   for (const run of r.runs) {
@@ -60,11 +71,14 @@ function renderWordOrder(lib) {
     const figures = document.createElement('div');
     figures.className = 'attention-run';
     figures.dataset.scheme = run.scheme;
-    for (const [which, svg] of [['A', run.attention_a], ['B', run.attention_b]]) {
+    for (const [which, svg] of [
+      ['A', run.attention_a],
+      ['B', run.attention_b],
+    ]) {
       const f = document.createElement('div');
       f.className = 'figure';
       f.dataset.sentence = which;
-      f.innerHTML = svg;  // the library's SVG (its text is XML-escaped there)
+      f.innerHTML = svg; // the library's SVG (its text is XML-escaped there)
       figures.append(f);
     }
     attention.append(figures);
@@ -102,7 +116,7 @@ function cosineTable(run, words) {
   return table;
 }
 
-// ---- the sinusoidal table ------------------------------------------------------------------------
+// ---- the sinusoidal table -----------------------------------------------------------------------
 function renderTable(lib) {
   const r = JSON.parse(lib.sinusoidalTable(numberOf('pe-positions'), numberOf('pe-d-model')));
   showError('pe-error', r.error);
@@ -125,15 +139,20 @@ function renderTable(lib) {
   });
 }
 
-// ---- training, in a Web Worker ---------------------------------------------------------------------
+// ---- training, in a Web Worker ------------------------------------------------------------------
 let worker = null;
 
 function trainingOptions() {
   return {
     schemes: ['none', $('train-scheme').value],
-    epochs: numberOf('train-epochs'), nouns: numberOf('train-nouns'), verbs: numberOf('train-verbs'),
-    sentences_per_pair: numberOf('train-per-pair'), d_model: numberOf('train-d-model'),
-    heads: numberOf('train-heads'), layers: numberOf('train-layers'), seed: numberOf('train-seed'),
+    epochs: numberOf('train-epochs'),
+    nouns: numberOf('train-nouns'),
+    verbs: numberOf('train-verbs'),
+    sentences_per_pair: numberOf('train-per-pair'),
+    d_model: numberOf('train-d-model'),
+    heads: numberOf('train-heads'),
+    layers: numberOf('train-layers'),
+    seed: numberOf('train-seed'),
   };
 }
 
@@ -161,9 +180,12 @@ function startTraining() {
       $('train-header').textContent = m.header;
     } else if (m.type === 'step') {
       $('train-progress').value = (m.scheme_index * m.steps + m.step) / (m.schemes * m.steps);
-      $('train-status').textContent = `${m.scheme}: step ${m.step} of ${m.steps}` +
-        (m.heldout_accuracy !== undefined ? `, held-out accuracy ${(100 * m.heldout_accuracy).toFixed(1)}%` +
-                                           ` at epoch ${m.epoch.toFixed(2)}` : '');
+      $('train-status').textContent =
+        `${m.scheme}: step ${m.step} of ${m.steps}` +
+        (m.heldout_accuracy !== undefined
+          ? `, held-out accuracy ${(100 * m.heldout_accuracy).toFixed(1)}%` +
+            ` at epoch ${m.epoch.toFixed(2)}`
+          : '');
       if (m.curves_svg) $('train-curves').innerHTML = m.curves_svg;
     } else if (m.type === 'trained') {
       $('train-curves').innerHTML = m.curves_svg;
@@ -182,13 +204,15 @@ function startTraining() {
         $('train-status').textContent = 'Stopped by an error.';
         return;
       }
-      window.xencLastTraining = m.result;  // for the browser test (tests/wasm/browser)
+      window.xencLastTraining = m.result; // for the browser test (tests/wasm/browser)
       $('train-progress').value = 1;
       $('train-status').textContent = 'Done.';
       $('train-curves').innerHTML = m.result.curves_svg;
       $('train-table').textContent = m.result.table;
-      $('train-time').textContent = `In this browser: ${seconds.toFixed(1)} s from pressing Train to this table ` +
-        `(${m.result.results.map(s => `${s.scheme} ${s.seconds.toFixed(1)} s`).join(', ')} of training).`;
+      const perScheme = m.result.results.map(s => `${s.scheme} ${s.seconds.toFixed(1)} s`);
+      $('train-time').textContent =
+        `In this browser: ${seconds.toFixed(1)} s from pressing Train to this table ` +
+        `(${perScheme.join(', ')} of training).`;
       $('train-time').dataset.seconds = seconds.toFixed(2);
     }
   };
@@ -200,7 +224,10 @@ function startTraining() {
   worker.postMessage(options);
 }
 
-$('train-form').addEventListener('submit', e => { e.preventDefault(); startTraining(); });
+$('train-form').addEventListener('submit', e => {
+  e.preventDefault();
+  startTraining();
+});
 $('train-stop').addEventListener('click', () => {
   if (worker) worker.terminate();
   worker = null;
@@ -210,20 +237,27 @@ $('train-stop').addEventListener('click', () => {
 });
 
 // ---- start --------------------------------------------------------------------------------------
-XencWeb().then(lib => {
-  $('loading').hidden = true;
-  const order = debounce(() => renderWordOrder(lib), 120);
-  $('order-form').addEventListener('input', order);
-  $('order-form').addEventListener('submit', e => e.preventDefault());
-  const table = debounce(() => renderTable(lib), 120);
-  $('pe-form').addEventListener('input', table);
-  $('pe-form').addEventListener('submit', e => e.preventDefault());
-  renderWordOrder(lib);
-  renderTable(lib);
-  document.body.dataset.ready = 'true';
-}, error => {
-  $('loading').textContent = 'The library did not load: ' + error +
-    (location.protocol === 'file:' ? ' (the page was opened from disk: browsers load its .wasm and its Web Worker ' +
-                                     'only from a web server, for example bash scripts/web.sh)' : '');
-  $('loading').className = 'error';
-});
+XencWeb().then(
+  lib => {
+    $('loading').hidden = true;
+    const order = debounce(() => renderWordOrder(lib), 120);
+    $('order-form').addEventListener('input', order);
+    $('order-form').addEventListener('submit', e => e.preventDefault());
+    const table = debounce(() => renderTable(lib), 120);
+    $('pe-form').addEventListener('input', table);
+    $('pe-form').addEventListener('submit', e => e.preventDefault());
+    renderWordOrder(lib);
+    renderTable(lib);
+    document.body.dataset.ready = 'true';
+  },
+  error => {
+    $('loading').textContent =
+      'The library did not load: ' +
+      error +
+      (location.protocol === 'file:'
+        ? ' (the page was opened from disk: browsers load its .wasm and its Web Worker ' +
+          'only from a web server, for example bash scripts/web.sh)'
+        : '');
+    $('loading').className = 'error';
+  },
+);

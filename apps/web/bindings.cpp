@@ -33,8 +33,10 @@
 #include <xenc/viz/svg.hpp>
 
 #include "../train_order/experiment.hpp"
+#include "../train_order/options.hpp"
 #include "../train_order/report.hpp"
 #include "../word_order/experiment.hpp"
+#include "../word_order/options.hpp"
 #include "../word_order/report.hpp"
 
 namespace {
@@ -53,29 +55,6 @@ std::string guarded(F&& f) {
   } catch (...) {
     return error_json("unknown C++ exception");
   }
-}
-
-// A whole number option of the page: `key` of `in`, else `fallback`; refused outside [lo, hi],
-// naming the option as the command line does.
-template <class T>
-T whole(const json& in, const std::string& key, T fallback, long long lo, long long hi,
-        const std::string& flag) {
-  if (!in.contains(key)) return fallback;
-  const json& v = in[key];
-  if (!v.is_number_integer())
-    throw std::invalid_argument(flag + ": expected a whole number, got " + v.dump());
-  const long long x = v.get<long long>();
-  if (x < lo || x > hi)
-    throw std::invalid_argument(flag + ": " + std::to_string(x) + " is out of range, expected " +
-                                std::to_string(lo) + " .. " + std::to_string(hi));
-  return T(x);
-}
-
-std::string text_of(const json& in, const std::string& key, const std::string& fallback) {
-  if (!in.contains(key)) return fallback;
-  if (!in[key].is_string())
-    throw std::invalid_argument("--" + key + ": expected text, got " + in[key].dump());
-  return in[key].get<std::string>();
 }
 
 std::string fixed6(double v) {
@@ -135,17 +114,13 @@ std::string attention_svg(const word_order::Run& run, std::size_t row,
 
 std::string word_order_page(const std::string& options_text) {
   const json in = json::parse(options_text);
-  word_order::Options o;
-  o.a = text_of(in, "a", o.a);
-  o.b = text_of(in, "b", o.b);
-  o.position = text_of(in, "position", o.position);
+  // the keys and their page ranges are the records' (apps/word_order/options.hpp)
+  word_order::CommandLine c;
+  xenc_app::read_page_options(in, c, word_order::option_records());
+  word_order::Options o = c;
   if (o.position == "all")
     throw std::invalid_argument(
         "--position: the page compares none with one scheme at a time, got \"all\"");
-  o.d_model = whole<std::size_t>(in, "d_model", o.d_model, 1, 256, "--d-model");
-  o.heads = whole<std::size_t>(in, "heads", o.heads, 1, 16, "--heads");
-  o.layers = whole<std::size_t>(in, "layers", o.layers, 1, 8, "--layers");
-  o.seed = whole<std::uint32_t>(in, "seed", o.seed, 0, 4294967295LL, "--seed");
   o.keep_attention = true;
   for (const auto& [flag, text] : {std::pair<std::string, std::string>{"--a", o.a}, {"--b", o.b}}) {
     const std::size_t words = xenc::tokenize(text).size();
@@ -248,19 +223,10 @@ constexpr double kPageMaxMinutes = 10;
 
 std::string train_page(const std::string& options_text, emscripten::val on_progress) {
   const json in = json::parse(options_text);
-  train_order::Options o;
-  o.nouns = whole<int>(in, "nouns", o.nouns, 2, 60, "--nouns");
-  o.verbs = whole<int>(in, "verbs", o.verbs, 1, 30, "--verbs");
-  o.sentences_per_pair =
-      whole<int>(in, "sentences_per_pair", o.sentences_per_pair, 1, 16, "--sentences-per-pair");
-  o.epochs = whole<int>(in, "epochs", o.epochs, 1, 30, "--epochs");
-  o.d_model = whole<int>(in, "d_model", o.d_model, 2, 128, "--d-model");
-  o.heads = whole<int>(in, "heads", o.heads, 1, 16, "--heads");
-  o.ff = whole<int>(in, "ff", o.ff, 1, 512, "--ff");
-  o.layers = whole<int>(in, "layers", o.layers, 1, 6, "--layers");
-  o.batch_size = whole<int>(in, "batch_size", o.batch_size, 1, 256, "--batch-size");
-  o.seed = whole<unsigned>(in, "seed", o.seed, 0, 4294967295LL, "--seed");
-  if (in.contains("schemes")) o.schemes = in["schemes"].get<std::vector<std::string>>();
+  // the keys and their page ranges are the records' (apps/train_order/options.hpp)
+  train_order::CommandLine c;
+  xenc_app::read_page_options(in, c, train_order::option_records());
+  const train_order::Options& o = c;
   if (o.schemes.empty())
     throw std::invalid_argument("--schemes: name at least one position scheme");
 

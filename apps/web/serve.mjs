@@ -2,15 +2,19 @@
 // (application/wasm for .wasm, so browsers compile it while it downloads). Used by
 // scripts/web.sh and by the browser test; any web server does the same job.
 //
-//   node serve.mjs FOLDER [PORT]     (PORT 0 or none: a free port) -> prints "serving FOLDER at URL"
+//   node serve.mjs FOLDER [PORT]   (PORT 0 or none: a free port) -> prints "serving FOLDER at URL"
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 
 const types = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.wasm': 'application/wasm', '.svg': 'image/svg+xml',
-  '.json': 'application/json', '.png': 'image/png',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+  '.png': 'image/png',
 };
 
 export function serve(folder, port = 0) {
@@ -24,14 +28,18 @@ export function serve(folder, port = 0) {
     }
     try {
       const body = await readFile(file);
-      res.writeHead(200, { 'Content-Type': types[extname(file)] || 'application/octet-stream' }).end(body);
+      res
+        .writeHead(200, { 'Content-Type': types[extname(file)] || 'application/octet-stream' })
+        .end(body);
     } catch {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: ' + path);
     }
   });
   return new Promise((ok, fail) => {
     server.on('error', fail);
-    server.listen(port, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${server.address().port}/` }));
+    server.listen(port, '127.0.0.1', () =>
+      ok({ server, url: `http://127.0.0.1:${server.address().port}/` }),
+    );
   });
 }
 

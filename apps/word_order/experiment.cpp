@@ -115,13 +115,9 @@ Result run_experiment(const Options& o) {
                                    F, o.layers, 2, T, o.max_memory_mb, "sentences (--a, --b)");
   const auto batch =
       vocab.encode_batch({o.a, o.b}, T);  // ids [2, T], padding mask [2, T]: T checked above
-  xenc_app::ModelOptions mo;
-  mo.d_model = o.d_model;
-  mo.heads = o.heads;
-  mo.ff = F;
-  mo.layers = o.layers;
   xenc::EncoderModelConfig cfg = xenc_app::encoder_config(
-      mo, vocab.size(), xenc::PositionKind::none, xenc::EncoderModelConfig{}.max_len, o.seed);
+      o, vocab.size(), xenc::PositionKind::none, xenc::EncoderModelConfig{}.max_len, o.seed);
+  cfg.layer.dim_feedforward = F;  // --ff 0: 4 D
   cfg.scale_embedding = o.scale_embedding;
 
   std::vector<std::string> schemes = {"none"};

@@ -28,6 +28,7 @@
 
 #include "../common/cli.hpp"
 #include "experiment.hpp"
+#include "options.hpp"
 #include "report.hpp"
 
 int main(int argc, char** argv) {
@@ -37,45 +38,12 @@ int main(int argc, char** argv) {
       "cosine similarity between each word's vector in sentence A and in sentence B.\n"
       "The model is random (seeded, untrained): its words carry no meaning."};
   xenc_app::add_version(app, "xenc-word-order");
-  word_order::Options o;
-  std::string svg_dir;
-  bool json = false;
-  app.add_option("--a", o.a, "sentence A")->capture_default_str();
-  app.add_option(
-         "--b", o.b,
-         "sentence B (a repeated word is paired by the permutation from A to B: mirror images when "
-         "B is "
-         "A reversed, else the copy at the same position, else in order; shown as the, the#2, ...)")
-      ->capture_default_str();
-  xenc_app::add_checked(
-      app, "--position", o.position,
-      "compare no positions with: sinusoidal | learned (untrained, N(0,1)) | rope | alibi "
-      "(these two act inside attention) | all (every scheme); none = only the run without "
-      "positions",
-      CLI::IsMember({"none", "sinusoidal", "learned", "rope", "alibi", "all"}));
-  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the vector size",
-                        xenc_app::whole_range(1, 4096));
-  xenc_app::add_checked(app, "--heads", o.heads, "H, attention heads (must divide D)",
-                        xenc_app::whole_range(1, 256));
-  xenc_app::add_checked(app, "--layers", o.layers, "N, encoder layers",
-                        xenc_app::whole_range(1, 48));
-  xenc_app::add_checked(app, "--ff", o.ff, "F, feed-forward width (0 = 4 D)",
-                        xenc_app::whole_range(0, 65536));
-  xenc_app::add_checked(app, "--seed", o.seed, "seed of the random weights",
-                        xenc_app::whole_range(0, 4294967295LL));
-  app.add_flag(
-      "--scale-embedding", o.scale_embedding,
-      "multiply token embeddings by sqrt(D) as in the paper; this model's embeddings are N(0, 1), "
-      "so "
-      "they become about sqrt(2D) times longer than sinusoidal positions, which then barely change "
-      "the cosines (the output measures it)");
-  app.add_flag("--json", json, "print one JSON object instead of the tables");
-  app.add_option("--svg-dir", svg_dir,
-                 "write SVG figures of the cosines and the final-layer differences here");
-  xenc_app::Guard guard;
-  xenc_app::add_guard_options(app, guard, xenc_app::kMemory);
+  word_order::CommandLine c;
+  xenc_app::add_options(app, c, word_order::option_records());
   CLI11_PARSE(app, argc, argv);
-  o.max_memory_mb = guard.max_memory_mb;
+  const word_order::Options& o = c;
+  const std::string& svg_dir = c.svg_dir;
+  const bool json = c.json;
 
   try {
     const word_order::Result r = word_order::run_experiment(o);

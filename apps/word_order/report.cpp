@@ -145,10 +145,17 @@ std::string all_one_text(const Run& run, const Context& ctx, const std::string& 
 
 }  // namespace
 
-// The two to four sentences under a table, each chosen by the numbers in it.
-std::string explain(const Run& run, const Context& ctx) {
-  const std::size_t kInput = 1, kLayer1 = 2, last = run.stages.size() - 1;
-  const std::string last_name = run.stages[last].name;
+// ---- explain: a list of rules --------------------------------------------------------------
+// Each rule writes its sentences for one run (each but the first starts with a space), or ""
+// when the numbers give it nothing to say; explain joins them in order.
+
+namespace explain_rules {
+
+namespace {
+constexpr std::size_t kInput = 1, kLayer1 = 2;  // the stages "+ positions" and "layer 1"
+}  // namespace
+
+std::string degenerate(const Run& run, const Context& ctx) {
   if (ctx.identical)
     return all_one_text(
         run, ctx,
@@ -169,20 +176,14 @@ std::string explain(const Run& run, const Context& ctx) {
         "without positions the encoder is permutation-equivariant, so each word gets "
         "the same vector whether it comes first or last, and the two sentences are "
         "indistinguishable.");
+  return "";
+}
 
-  std::vector<std::string> undefined;
-  max_deviation(run, &undefined);
-  std::string text;
-  // 1. words at different positions in A and B, and words at the same position
-  std::vector<std::size_t> moved, fixed;
+std::string moved_words(const Run& run, const Context& ctx) {
+  std::vector<std::size_t> moved;
   for (std::size_t i = 0; i < ctx.matches.size(); ++i)
-    (ctx.matches[i].pos_a == ctx.matches[i].pos_b ? fixed : moved).push_back(i);
-  std::vector<std::string> apart, together;
-  for (std::size_t i :
-       ctx.permutation || run.scheme != "none" ? moved : std::vector<std::size_t>{}) {
-    const std::string w = quoted(ctx.matches[i].key) + " (" + at(run, kInput, i) + ")";
-    (below_one(run.stages[kInput].token[i]) ? apart : together).push_back(w);
-  }
+    if (ctx.matches[i].pos_a != ctx.matches[i].pos_b) moved.push_back(i);
+  std::string text;
   if (run.in_attention) {
     // rope / alibi: the "+ positions" stage is the token embedding itself; say so from the numbers
     std::vector<std::string> same, separated;
@@ -207,6 +208,11 @@ std::string explain(const Run& run, const Context& ctx) {
       text += " The words separate only inside attention: after layer 1 " + join(separated) +
               (separated.size() == 1 ? " differs." : " differ.");
   } else if (run.scheme != "none") {
+    std::vector<std::string> apart, together;
+    for (std::size_t i : moved) {
+      const std::string w = quoted(ctx.matches[i].key) + " (" + at(run, kInput, i) + ")";
+      (below_one(run.stages[kInput].token[i]) ? apart : together).push_back(w);
+    }
     if (!apart.empty())
       text += "With " + run.scheme +
               " positions the words at different positions in A and B differ as soon "
@@ -217,115 +223,140 @@ std::string explain(const Run& run, const Context& ctx) {
               (together.size() == 1 ? "its" : "their") +
               " cosine after adding positions still prints as 1.";
   }
+  return text;
+}
+
+std::string fixed_words(const Run& run, const Context& ctx) {
   // a word at the same position gets the same input in both sentences (in a permutation); its
   // vector can then change only through attention, the one step that looks at other tokens
-  if (ctx.permutation && !fixed.empty() && run.stages.size() > kLayer1) {
-    std::vector<std::string> same_input, changed, kept;
-    for (std::size_t i : fixed) {
-      if (is_one(run.stages[kInput].token[i])) same_input.push_back(quoted(ctx.matches[i].key));
-      const std::string w = quoted(ctx.matches[i].key) + " (" + at(run, kLayer1, i) + ")";
-      if (below_one(run.stages[kLayer1].token[i]))
-        changed.push_back(w);
-      else if (is_one(run.stages[kLayer1].token[i]))
-        kept.push_back(w);
-    }
-    if (same_input.size() == fixed.size()) {
-      text += " " + join(same_input) + (fixed.size() == 1 ? " sits" : " sit") +
-              " at the same position in both sentences, so " +
-              (fixed.size() == 1 ? "its" : "their") + " input is identical (cosine 1).";
-      if (!changed.empty())
-        text += " After layer 1 " + join(changed) + (changed.size() == 1 ? " differs" : " differ") +
-                ", and only through attention: every other step of a layer (residual, layer norm, "
-                "feed-forward) works on each token alone, and " +
-                std::string(fixed.size() == 1 ? "its" : "each one's") +
-                " input is the same in A and B.";
-      if (!kept.empty())
-        text += " After layer 1 " + join(kept) + " still " +
-                (kept.size() == 1 ? "prints" : "print") + " as 1.";
-    }
+  std::vector<std::size_t> fixed;
+  for (std::size_t i = 0; i < ctx.matches.size(); ++i)
+    if (ctx.matches[i].pos_a == ctx.matches[i].pos_b) fixed.push_back(i);
+  if (!ctx.permutation || fixed.empty() || run.stages.size() <= kLayer1) return "";
+  std::vector<std::string> same_input, changed, kept;
+  for (std::size_t i : fixed) {
+    if (is_one(run.stages[kInput].token[i])) same_input.push_back(quoted(ctx.matches[i].key));
+    const std::string w = quoted(ctx.matches[i].key) + " (" + at(run, kLayer1, i) + ")";
+    if (below_one(run.stages[kLayer1].token[i]))
+      changed.push_back(w);
+    else if (is_one(run.stages[kLayer1].token[i]))
+      kept.push_back(w);
   }
-  if (ctx.permutation) {
-    // 2. the mean-pooled sentences: identical input, separated by the first non-linear step
-    const double in = run.stages[kInput].sentence, l1 = run.stages[kLayer1].sentence;
-    if (is_one(in) && run.in_attention) {
-      text += " The mean-pooled input is identical (" + fixed6(in) +
-              "): both sentences hold the same "
-              "embeddings in another order, and " +
-              run.scheme + " adds no position vectors.";
-      if (below_one(l1))
-        text +=
-            " Every step of a layer except attention works on each token alone and would keep the "
-            "mean "
-            "of the same vectors in another order, so the pooled sentences separate in layer 1 (" +
-            fixed6(l1) + ") through attention" +
-            (last > kLayer1 ? ", " + fixed6(run.stages[last].sentence) + " after " + last_name
-                            : std::string()) +
-            ".";
-      else if (is_one(l1))
-        text += " It still prints as 1 after layer 1.";
-    } else if (is_one(in)) {
-      text += " The mean-pooled input is identical (" + fixed6(in) +
-              "): averaging is linear, and both "
-              "sentences hold the same embeddings and the same position vectors, only paired "
-              "differently.";
-      if (below_one(l1))
-        text +=
-            " A non-linear step applied to each token on its own (layer norm, the feed-forward's "
-            "ReLU) "
-            "does not commute with the average, so the pooled sentences separate even without "
-            "attention; "
-            "here they separate in layer 1 (" +
-            fixed6(l1) + ")" +
-            (last > kLayer1 ? ", " + fixed6(run.stages[last].sentence) + " after " + last_name
-                            : std::string()) +
-            ".";
-      else if (is_one(l1))
-        text += " It still prints as 1 after layer 1.";
-    } else if (!std::isnan(in)) {
-      text += " The mean-pooled input differs (" + fixed6(in) + ").";
-    }
-  } else {
-    // 3. not a permutation: different context even without positions, different means
-    if (run.scheme == "none") {
-      std::vector<std::string> changed;
-      for (std::size_t i = 0; i < ctx.matches.size(); ++i)
-        if (below_one(run.stages[kLayer1].token[i]))
-          changed.push_back(quoted(ctx.matches[i].key) + " (" + at(run, kLayer1, i) + ")");
-      if (!changed.empty())
-        text +=
-            "The sentences are not permutations of each other, so the shared words see different "
-            "neighbours: even without positions " +
-            join(changed) + (changed.size() == 1 ? " differs" : " differ") +
-            " after layer 1, because attention mixes in the other tokens (it ignores order, not "
-            "content).";
-      else
-        text +=
-            "The sentences are not permutations of each other, yet every shared word still prints "
-            "as 1 "
-            "after layer 1.";
-    }
-    const double e = run.stages[0].sentence;
-    if (below_one(e))
+  if (same_input.size() != fixed.size()) return "";
+  std::string text = " " + join(same_input) + (fixed.size() == 1 ? " sits" : " sit") +
+                     " at the same position in both sentences, so " +
+                     (fixed.size() == 1 ? "its" : "their") + " input is identical (cosine 1).";
+  if (!changed.empty())
+    text += " After layer 1 " + join(changed) + (changed.size() == 1 ? " differs" : " differ") +
+            ", and only through attention: every other step of a layer (residual, layer norm, "
+            "feed-forward) works on each token alone, and " +
+            std::string(fixed.size() == 1 ? "its" : "each one's") +
+            " input is the same in A and B.";
+  if (!kept.empty())
+    text += " After layer 1 " + join(kept) + " still " + (kept.size() == 1 ? "prints" : "print") +
+            " as 1.";
+  return text;
+}
+
+std::string pooled_permutation(const Run& run, const Context& ctx) {
+  // the mean-pooled sentences: identical input, separated by the first non-linear step
+  if (!ctx.permutation) return "";
+  const std::size_t last = run.stages.size() - 1;
+  const double in = run.stages[kInput].sentence, l1 = run.stages[kLayer1].sentence;
+  const std::string after_last =
+      last > kLayer1 ? ", " + fixed6(run.stages[last].sentence) + " after " + run.stages[last].name
+                     : std::string();
+  std::string text;
+  if (is_one(in) && run.in_attention) {
+    text += " The mean-pooled input is identical (" + fixed6(in) +
+            "): both sentences hold the same embeddings in another order, and " + run.scheme +
+            " adds no position vectors.";
+    if (below_one(l1))
       text +=
-          " The sentence cosine compares the mean of all tokens of each sentence, and A and B hold "
-          "different words, so it is below 1 from the token embedding on (" +
-          fixed6(e) + ").";
-    else if (is_one(e))
-      text += " The sentence cosine is 1 at the token embedding (" + fixed6(e) +
-              "): the mean word "
-              "embedding of A equals B's.";
+          " Every step of a layer except attention works on each token alone and would keep "
+          "the mean of the same vectors in another order, so the pooled sentences separate "
+          "in layer 1 (" +
+          fixed6(l1) + ") through attention" + after_last + ".";
+    else if (is_one(l1))
+      text += " It still prints as 1 after layer 1.";
+  } else if (is_one(in)) {
+    text += " The mean-pooled input is identical (" + fixed6(in) +
+            "): averaging is linear, and both sentences hold the same embeddings and the same "
+            "position vectors, only paired differently.";
+    if (below_one(l1))
+      text +=
+          " A non-linear step applied to each token on its own (layer norm, the "
+          "feed-forward's ReLU) does not commute with the average, so the pooled sentences "
+          "separate even without attention; here they separate in layer 1 (" +
+          fixed6(l1) + ")" + after_last + ".";
+    else if (is_one(l1))
+      text += " It still prints as 1 after layer 1.";
+  } else if (!std::isnan(in)) {
+    text += " The mean-pooled input differs (" + fixed6(in) + ").";
   }
+  return text;
+}
+
+std::string not_permutation(const Run& run, const Context& ctx) {
+  // different context even without positions, different means
+  if (ctx.permutation) return "";
+  std::string text;
+  if (run.scheme == "none") {
+    std::vector<std::string> changed;
+    for (std::size_t i = 0; i < ctx.matches.size(); ++i)
+      if (below_one(run.stages[kLayer1].token[i]))
+        changed.push_back(quoted(ctx.matches[i].key) + " (" + at(run, kLayer1, i) + ")");
+    if (!changed.empty())
+      text +=
+          "The sentences are not permutations of each other, so the shared words see "
+          "different neighbours: even without positions " +
+          join(changed) + (changed.size() == 1 ? " differs" : " differ") +
+          " after layer 1, because attention mixes in the other tokens (it ignores order, "
+          "not content).";
+    else
+      text +=
+          "The sentences are not permutations of each other, yet every shared word still "
+          "prints as 1 after layer 1.";
+  }
+  const double e = run.stages[0].sentence;
+  if (below_one(e))
+    text +=
+        " The sentence cosine compares the mean of all tokens of each sentence, and A and B "
+        "hold different words, so it is below 1 from the token embedding on (" +
+        fixed6(e) + ").";
+  else if (is_one(e))
+    text += " The sentence cosine is 1 at the token embedding (" + fixed6(e) +
+            "): the mean word embedding of A equals B's.";
+  return text;
+}
+
+std::string small_d(const Context& ctx) {
   if (ctx.d_model == 1)
-    text +=
-        " D = 1 is degenerate: a vector of one number can only point forwards or backwards, so "
-        "every "
-        "cosine is +1, -1 or n/a.";
+    return " D = 1 is degenerate: a vector of one number can only point forwards or backwards, "
+           "so every cosine is +1, -1 or n/a.";
   if (ctx.d_model == 2)
-    text +=
-        " D = 2 is degenerate: layer normalisation removes the mean of the two numbers, so after "
-        "any "
-        "layer a vector points along (1, -1) or (-1, 1) and every cosine there is +1, -1 or n/a.";
-  text += undefined_sentence(undefined, ctx.d_model);
+    return " D = 2 is degenerate: layer normalisation removes the mean of the two numbers, so "
+           "after any layer a vector points along (1, -1) or (-1, 1) and every cosine there is "
+           "+1, -1 or n/a.";
+  return "";
+}
+
+std::string undefined_cosines(const Run& run, const Context& ctx) {
+  std::vector<std::string> undefined;
+  max_deviation(run, &undefined);
+  return undefined_sentence(undefined, ctx.d_model);
+}
+
+}  // namespace explain_rules
+
+// The two to four sentences under a table, each chosen by the numbers in it: the degenerate
+// cases say everything alone; otherwise the rules in order.
+std::string explain(const Run& run, const Context& ctx) {
+  namespace rules = explain_rules;
+  if (std::string whole = rules::degenerate(run, ctx); !whole.empty()) return whole;
+  std::string text = rules::moved_words(run, ctx) + rules::fixed_words(run, ctx) +
+                     rules::pooled_permutation(run, ctx) + rules::not_permutation(run, ctx) +
+                     rules::small_d(ctx) + rules::undefined_cosines(run, ctx);
   while (!text.empty() && text[0] == ' ') text.erase(0, 1);
   return text;
 }

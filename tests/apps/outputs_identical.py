@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Captures what xenc-word-order, xenc-extrapolate, xenc-train-order, xenc-pe-properties and
-xenc-attention-map print and write (stdout, stderr, exit code, --json, every SVG/CSV/npz they
+"""Captures what xenc-word-order, xenc-extrapolate, xenc-train-order, xenc-pe-properties,
+xenc-attention-map and xenc-pe-heatmap print and write (stdout, stderr, exit code, --json, every SVG/CSV/npz they
 write) at small but representative settings, so a refactoring can be shown to change no byte of
 their output.
 
@@ -11,10 +11,10 @@ their output.
     python3 tests/apps/outputs_identical.py compare /tmp/out_before /tmp/out_after
 
 BUILD is a CMake build directory holding apps/<name>/xenc-<name> (targets word_order,
-extrapolate, train_order, pe_properties, attention_map). Both captures must run on the same machine (the same
-OpenBLAS kernels): trained numbers are compared byte for byte. Only measured times (the
-"time" column, "total 1.2 s", JSON "seconds"/"total_seconds") are blanked: they differ from run to
-run. The training apps use one BLAS thread (their default), so a run repeats exactly.
+extrapolate, train_order, pe_properties, attention_map, pe_heatmap). Both captures must run on
+the same machine (the same OpenBLAS kernels): trained numbers are compared byte for byte. Only
+measured times (the "time" column, "total 1.2 s", JSON "seconds"/"total_seconds") are blanked:
+they differ from run to run. The training apps use one BLAS thread (their default), so a run repeats exactly.
 """
 import hashlib
 import json
@@ -100,8 +100,20 @@ ATTENTION_MAP = [
                         "--max-output-mb", "1", "--svg-dir", "{out}/svg"]),
 ]
 
+PE_HEATMAP = [
+    ("defaults", []),
+    ("d128", ["--positions", "100", "--d-model", "128", "--dims", "0,2,8,32", "--svg", "{out}/pe.svg",
+              "--csv", "{out}/pe.csv", "--lines-svg", "{out}/lines.svg"]),
+    ("tiny", ["--positions", "1", "--d-model", "2"]),
+    ("odd", ["--d-model", "7"]),
+    ("bad_dims", ["--dims", "70"]),
+    ("too_big", ["--positions", "10000", "--d-model", "8192"]),
+    ("too_big_memory", ["--positions", "10000", "--d-model", "8192", "--max-output-mb", "100000",
+                        "--max-memory-mb", "16"]),
+]
+
 APPS = [("word_order", WORD_ORDER), ("extrapolate", EXTRAPOLATE), ("train_order", TRAIN_ORDER),
-        ("pe_properties", PE_PROPERTIES), ("attention_map", ATTENTION_MAP)]
+        ("pe_properties", PE_PROPERTIES), ("attention_map", ATTENTION_MAP), ("pe_heatmap", PE_HEATMAP)]
 
 TIME_TEXT = re.compile(r"(\d+\.\d) s\b|(\d+) steps/s|ETA \d+ s")
 

@@ -280,8 +280,7 @@ TEST(EncodeLimits, HugeWeightsAreRefusedFromTheHeaders) {
   expect_refusal(r, "xenc-encode", {"F = 30000000", "GiB of memory", "(--max-memory-mb 1024)"});
 }
 
-// ---- xenc-attention-map
-// --------------------------------------------------------------------------
+// ---- xenc-attention-map -------------------------------------------------------------------------
 
 // The 4 MB file of the issue took 7.8 GB before "needs 4.4 GiB": now the headers decide.
 TEST(AttentionMapLimits, HugeWeightsAreRefusedFromTheHeaders) {
@@ -340,8 +339,7 @@ TEST(EveryApp, AnUnusableSvgDirIsRefusedFirst) {
   }
 }
 
-// ---- xenc-init-encoder
-// ---------------------------------------------------------------------------
+// ---- xenc-init-encoder --------------------------------------------------------------------------
 
 // 40 layers x 100,000 steps ran for hours printing only "step 1": refused from its FLOPs.
 TEST(InitEncoderLimits, HoursOfTrainingAreRefusedUpFront) {
@@ -371,8 +369,7 @@ TEST(InitEncoderLimits, TheMeasuredRateStopsARunOverTheLimit) {
   EXPECT_FALSE(fs::exists(dir + "/w.npz"));
 }
 
-// ---- xenc-word-order
-// ------------------------------------------------------------------------------
+// ---- xenc-word-order ----------------------------------------------------------------------------
 
 // An 8000-token sentence is refused because of its length (the attention weights), and the
 // advice says so instead of a smaller --d-model.
@@ -405,8 +402,7 @@ TEST(WordOrderLimits, AnOddDimensionSuggestsTheSchemesThatTakeIt) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
-// ---- xenc-extrapolate
-// ------------------------------------------------------------------------------
+// ---- xenc-extrapolate ---------------------------------------------------------------------------
 
 // The issue's command ended in std::bad_alloc after 7.1 GB: refused from the options.
 TEST(ExtrapolateLimits, AStepOverTheMemoryLimitIsRefusedFromTheOptions) {
@@ -501,8 +497,7 @@ TEST(ProgressDisplay, APipeGetsLinesWithinALongEpoch) {
   EXPECT_FALSE(has(text, "\r")) << text;
 }
 
-// ---- xenc-train-order
-// -----------------------------------------------------------------------------
+// ---- xenc-train-order ---------------------------------------------------------------------------
 
 // A tiny task and model: trains in well under a second.
 const std::vector<std::string> kTinyTraining = {

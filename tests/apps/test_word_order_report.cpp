@@ -114,6 +114,100 @@ TEST(WordOrderNarration, AReversalIsNamed) {
   EXPECT_FALSE(has(text_of(r), "reversed")) << text_of(r);
 }
 
+// ---- explain's rules, one at a time -------------------------------------------------------
+
+namespace rules = word_order::explain_rules;
+
+// "cat chased mouse" / "mouse chased cat": cat and mouse moved, chased stayed at position 1.
+Context swap_context() {
+  Context ctx;
+  ctx.matches = {{"cat", 0, 2}, {"chased", 1, 1}, {"mouse", 2, 0}};
+  ctx.permutation = true;
+  ctx.d_model = 16;
+  return ctx;
+}
+
+TEST(WordOrderRules, DegenerateSaysNothingForAnOrdinaryRun) {
+  EXPECT_EQ(rules::degenerate(flat_run("sinusoidal", 3, 0.5), swap_context()), "");
+  EXPECT_TRUE(
+      has(rules::degenerate(flat_run("none", 3, 1.0), swap_context()), "permutation-equivariant"));
+}
+
+TEST(WordOrderRules, MovedWordsSeparateAtTheInputWithAddedPositions) {
+  word_order::Run r = flat_run("sinusoidal", 3, 1.0);
+  r.stages[1].token = {0.25, 1.0, 0.5};  // cat and mouse moved; chased (1.0) did not
+  EXPECT_EQ(rules::moved_words(r, swap_context()),
+            "With sinusoidal positions the words at different positions in A and B differ as "
+            "soon as positions are added: \"cat\" (0.250000) and \"mouse\" (0.500000).");
+  r.stages[1].token = {0.25, 1.0, 1.0};  // mouse's cosine still 1
+  EXPECT_TRUE(has(rules::moved_words(r, swap_context()),
+                  " \"mouse\" (1.000000) moved, but its cosine after adding positions still "
+                  "prints as 1."));
+}
+
+TEST(WordOrderRules, MovedWordsSeparateOnlyInsideAttentionWithRope) {
+  word_order::Run r = flat_run("rope", 3, 1.0, true);
+  r.stages[2].token = {0.75, 1.0, 0.5};
+  const std::string t = rules::moved_words(r, swap_context());
+  EXPECT_TRUE(has(t,
+                  "the words that moved, \"cat\" (1.000000) and \"mouse\" (1.000000), are "
+                  "still identical there."))
+      << t;
+  EXPECT_TRUE(has(t,
+                  " The words separate only inside attention: after layer 1 \"cat\" "
+                  "(0.750000) and \"mouse\" (0.500000) differ."))
+      << t;
+}
+
+TEST(WordOrderRules, FixedWordChangesOnlyThroughAttention) {
+  word_order::Run r = flat_run("sinusoidal", 3, 1.0);
+  r.stages[2].token = {0.5, 0.9, 0.5};  // chased (position 1 in both) differs after layer 1
+  const std::string t = rules::fixed_words(r, swap_context());
+  EXPECT_TRUE(has(t,
+                  " \"chased\" sits at the same position in both sentences, so its input is "
+                  "identical (cosine 1)."))
+      << t;
+  EXPECT_TRUE(has(t, "After layer 1 \"chased\" (0.900000) differs, and only through attention"))
+      << t;
+  Context not_permutation = swap_context();
+  not_permutation.permutation = false;
+  EXPECT_EQ(rules::fixed_words(r, not_permutation), "");
+}
+
+TEST(WordOrderRules, PooledInputIsIdenticalInAPermutation) {
+  word_order::Run r = flat_run("sinusoidal", 3, 1.0);
+  r.stages[2].sentence = 0.8;
+  r.stages[3].sentence = 0.7;
+  const std::string t = rules::pooled_permutation(r, swap_context());
+  EXPECT_TRUE(has(t, " The mean-pooled input is identical (1.000000): averaging is linear")) << t;
+  EXPECT_TRUE(has(t, "here they separate in layer 1 (0.800000), 0.700000 after layer 2.")) << t;
+  Context other = swap_context();
+  other.permutation = false;
+  EXPECT_EQ(rules::pooled_permutation(r, other), "");
+}
+
+TEST(WordOrderRules, NotAPermutationSeesOtherNeighbours) {
+  Context ctx;
+  ctx.matches = {{"chased", 1, 1}};
+  ctx.d_model = 16;
+  word_order::Run r = flat_run("none", 1, 1.0);
+  r.stages[2].token = {0.6};
+  r.stages[0].sentence = 0.4;
+  const std::string t = rules::not_permutation(r, ctx);
+  EXPECT_TRUE(has(t, "even without positions \"chased\" (0.600000) differs after layer 1")) << t;
+  EXPECT_TRUE(has(t, "so it is below 1 from the token embedding on (0.400000).")) << t;
+}
+
+TEST(WordOrderRules, SmallDIsDegenerate) {
+  Context ctx;
+  ctx.d_model = 2;
+  EXPECT_TRUE(has(rules::small_d(ctx), " D = 2 is degenerate: layer normalisation removes"));
+  ctx.d_model = 1;
+  EXPECT_TRUE(has(rules::small_d(ctx), " D = 1 is degenerate"));
+  ctx.d_model = 3;
+  EXPECT_EQ(rules::small_d(ctx), "");
+}
+
 // ---- small real runs (a 16-dimensional random encoder: milliseconds) ------------------------
 
 // Issue #17: "the cat chased the mouse" / "mouse the chased cat the" is a reversal with a

@@ -25,6 +25,7 @@
 #include "xenc/nn/position.hpp"
 #include "xenc/nn/transformer_encoder.hpp"
 #include "xenc/reference/encoder_layer.hpp"
+#include "xenc/reference/ops.hpp"
 
 using namespace xenc;
 using namespace xenc::test;
@@ -148,38 +149,36 @@ INSTANTIATE_TEST_SUITE_P(Cases, ReferenceLayerPyTorch,
                          ::testing::Values("post_relu", "post_gelu", "pre_relu", "pre_gelu"));
 
 TEST(ReferenceSteps, LinearLayerNormActivationEmbeddingPositionsMatchPyTorch) {
+  // Linear and layer norm are reference/ops.hpp's (the layer calls them on its [B·T, C] rows):
+  // here on the same rows, against PyTorch's [B, T, C] tensors.
+  const auto rows = [](const Tensor3& t) { return Tensor2(ref::rows_of(t)); };
   {
     SCOPED_TRACE("linear");
     const json d = load_reference("linear");
     const Tensor3 x = tensor<3>(d["x"]);
     const Tensor2 w = tensor<2>(d["weight"]);
-    Tensor3 y;
-    ref::linear_forward(y, x, w, tensor<1>(d["bias"]));
-    EXPECT_TRUE(AllClose(y, tensor<3>(d["y"]), kOpAtol, kOpRtol));
-    Tensor3 dx = xt::zeros<float>(x.shape());
-    Tensor2 dw = xt::zeros<float>(w.shape());
-    Tensor1 db = xt::zeros<float>({w.shape(0)});
-    ref::linear_backward(dx, dw, db, tensor<3>(d["dy"]), x, w);
-    EXPECT_TRUE(AllClose(dx, tensor<3>(d["dx"]), kOpAtol, kOpRtol));
-    EXPECT_TRUE(AllClose(dw, tensor<2>(d["dweight"]), kOpAtol, kOpRtol));
-    EXPECT_TRUE(AllClose(db, tensor<1>(d["dbias"]), kOpAtol, kOpRtol));
+    const Tensor2 y = ref::linear_forward(ref::rows_of(x), w, tensor<1>(d["bias"]));
+    EXPECT_TRUE(AllClose(y, rows(tensor<3>(d["y"])), kOpAtol, kOpRtol));
+    const ref::LinearGrads g =
+        ref::linear_backward(ref::rows_of(tensor<3>(d["dy"])), ref::rows_of(x), w);
+    EXPECT_TRUE(AllClose(Tensor2(g.input), rows(tensor<3>(d["dx"])), kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(Tensor2(g.weight), tensor<2>(d["dweight"]), kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(Tensor1(g.bias), tensor<1>(d["dbias"]), kOpAtol, kOpRtol));
   }
   for (const char* name : {"plain", "offset"}) {
     SCOPED_TRACE(std::string("layer norm ") + name);
     const json d = load_reference("layer_norm")["cases"][name];
     const Tensor3 x = tensor<3>(d["x"]);
     const Tensor1 w = tensor<1>(d["weight"]);
-    Tensor3 y;
-    Tensor2 mean, rstd;
-    ref::layernorm_forward(y, mean, rstd, x, w, tensor<1>(d["bias"]), d["eps"].get<float>());
-    EXPECT_TRUE(AllClose(y, tensor<3>(d["y"]), kOpAtol, kOpRtol));
-    Tensor3 dx = xt::zeros<float>(x.shape());
-    Tensor1 dw = xt::zeros<float>(w.shape()), db = xt::zeros<float>(w.shape());
-    ref::layernorm_backward(dx, dw, db, tensor<3>(d["dy"]), x, w, mean, rstd);
+    const double eps = d["eps"].get<float>();
+    const Tensor2 y = ref::layer_norm_forward(ref::rows_of(x), w, tensor<1>(d["bias"]), eps);
+    EXPECT_TRUE(AllClose(y, rows(tensor<3>(d["y"])), kOpAtol, kOpRtol));
+    const ref::LayerNormGrads g =
+        ref::layer_norm_backward(ref::rows_of(tensor<3>(d["dy"])), ref::rows_of(x), w, eps);
     // "offset" rows (mean 10, std 0.1) lose digits to float32 in x - mean: kNormOffset
-    EXPECT_TRUE(AllClose(dx, tensor<3>(d["dx"]), kOpAtol, kNormOffsetRtol));
-    EXPECT_TRUE(AllClose(dw, tensor<1>(d["dweight"]), kOpAtol, kNormOffsetRtol));
-    EXPECT_TRUE(AllClose(db, tensor<1>(d["dbias"]), kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(Tensor2(g.input), rows(tensor<3>(d["dx"])), kOpAtol, kNormOffsetRtol));
+    EXPECT_TRUE(AllClose(Tensor1(g.weight), tensor<1>(d["dweight"]), kOpAtol, kNormOffsetRtol));
+    EXPECT_TRUE(AllClose(Tensor1(g.bias), tensor<1>(d["dbias"]), kOpAtol, kOpRtol));
   }
   {
     const json d = load_reference("activation");

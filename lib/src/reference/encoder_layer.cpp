@@ -3,7 +3,9 @@
 // This is the file to read first. It computes what TransformerEncoderLayer (nn/) computes
 // in evaluation mode (and what torch.nn.TransformerEncoderLayer computes with dropout off), but
 // with nothing between you and the arithmetic: no BLAS, no SIMD, no pointers, no modules. Every
-// tensor is indexed with operator(), e.g. x(b, t, i). The file reads top to bottom:
+// tensor is indexed with operator(), e.g. x(b, t, i). Linear, layer norm and the attention core
+// are written once, in reference/ops.cpp: this file calls them (by the same names as ops/) on
+// the [B·T, C] rows of its tensors. The file reads top to bottom:
 //
 //   1. embedding lookup and sinusoidal positions (what feeds the first layer)
 //   2. linear, layer norm, activation (relu, gelu)
@@ -18,8 +20,8 @@
 // Dropout is left out: this is the evaluation-mode (deterministic) layer.
 #include "xenc/reference/encoder_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -174,121 +176,34 @@ void positions_backward(Tensor3& dinp, const Tensor3& dout) {
 }
 
 // ---- 2. linear, layer norm, activation ----------------------------------------------------
-
-// inp: [B, T, C]   weight: [OC, C] (PyTorch's nn.Linear layout)   bias: [OC]   out: [B, T, OC]
-void linear_forward(Tensor3& out, const Tensor3& inp, const Tensor2& weight, const Tensor1& bias) {
-  const std::size_t B = inp.shape(0), T = inp.shape(1), C = inp.shape(2), OC = weight.shape(0);
-  expect_shape("linear_forward", "weight", shape_of(weight), {long(OC), long(C)},
-               "[OC, C] with C = " + num(C));
-  out = Tensor3::from_shape({B, T, OC});
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t t = 0; t < T; ++t) {
-      for (std::size_t o = 0; o < OC; ++o) {
-        // Output feature o is the dot product of the input row with row o of the weight.
-        double sum = bias(o);
-        for (std::size_t i = 0; i < C; ++i) sum += double(inp(b, t, i)) * weight(o, i);
-        out(b, t, o) = static_cast<float>(sum);
-      }
-    }
-  }
-}
-
-// dout: [B, T, OC]   inp, dinp: [B, T, C]   weight, dweight: [OC, C]   dbias: [OC]
-void linear_backward(Tensor3& dinp, Tensor2& dweight, Tensor1& dbias, const Tensor3& dout,
-                     const Tensor3& inp, const Tensor2& weight) {
-  const std::size_t B = inp.shape(0), T = inp.shape(1), C = inp.shape(2), OC = weight.shape(0);
-  // out[o] = bias[o] + Σ_i inp[i] weight[o, i], so
-  //   dinp[i]       += Σ_o dout[o] weight[o, i]   (every output used inp[i])
-  //   dweight[o, i] += Σ_{b,t} dout[o] inp[i]     (weight[o, i] was used at every position)
-  //   dbias[o]      += Σ_{b,t} dout[o]
-  for (std::size_t i = 0; i < C; ++i) {
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < T; ++t) {
-        double sum = 0.0;
-        for (std::size_t o = 0; o < OC; ++o) sum += double(dout(b, t, o)) * weight(o, i);
-        dinp(b, t, i) += static_cast<float>(sum);
-      }
-  }
-  for (std::size_t o = 0; o < OC; ++o) {
-    double db = 0.0;
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < T; ++t) db += dout(b, t, o);
-    dbias(o) += static_cast<float>(db);
-    for (std::size_t i = 0; i < C; ++i) {
-      double dw = 0.0;
-      for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t t = 0; t < T; ++t) dw += double(dout(b, t, o)) * inp(b, t, i);
-      dweight(o, i) += static_cast<float>(dw);
-    }
-  }
-}
-
-// inp, out: [B, T, D]   weight, bias: [D]   mean, rstd: [B, T]
-void layernorm_forward(Tensor3& out, Tensor2& mean, Tensor2& rstd, const Tensor3& inp,
-                       const Tensor1& weight, const Tensor1& bias, float eps) {
-  const std::size_t B = inp.shape(0), T = inp.shape(1), D = inp.shape(2);
-  expect_shape("layernorm_forward", "weight", shape_of(weight), {long(D)},
-               "[D] with D = " + num(D));
-  out = Tensor3::from_shape({B, T, D});
-  mean = Tensor2::from_shape({B, T});
-  rstd = Tensor2::from_shape({B, T});
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t t = 0; t < T; ++t) {
-      // The row's mean,
-      double m = 0.0;
-      for (std::size_t i = 0; i < D; ++i) m += inp(b, t, i);
-      m /= double(D);
-      // its biased variance (divide by D, not D - 1: PyTorch's LayerNorm),
-      double v = 0.0;
-      for (std::size_t i = 0; i < D; ++i) v += (inp(b, t, i) - m) * (inp(b, t, i) - m);
-      v /= double(D);
-      // and 1 / standard deviation, with eps inside the square root.
-      const double s = 1.0 / std::sqrt(v + double(eps));
-      // Normalise to mean 0, variance 1, then scale and shift by the learned weight and bias.
-      for (std::size_t i = 0; i < D; ++i)
-        out(b, t, i) = static_cast<float>((inp(b, t, i) - m) * s * weight(i) + bias(i));
-      // Keep the statistics: backward needs them.
-      mean(b, t) = static_cast<float>(m);
-      rstd(b, t) = static_cast<float>(s);
-    }
-  }
-}
-
-// dout, inp, dinp: [B, T, D]   weight, dweight, dbias: [D]   mean, rstd: [B, T]
-void layernorm_backward(Tensor3& dinp, Tensor1& dweight, Tensor1& dbias, const Tensor3& dout,
-                        const Tensor3& inp, const Tensor1& weight, const Tensor2& mean,
-                        const Tensor2& rstd) {
-  const std::size_t B = inp.shape(0), T = inp.shape(1), D = inp.shape(2);
-  std::vector<double> norm(D), dnorm(D);
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t t = 0; t < T; ++t) {
-      // Recompute the normalised row n = (x - mean) · rstd, and dL/dn = dout · weight.
-      for (std::size_t i = 0; i < D; ++i) {
-        norm[i] = (double(inp(b, t, i)) - mean(b, t)) * rstd(b, t);
-        dnorm[i] = double(dout(b, t, i)) * weight(i);
-      }
-      // out = n · weight + bias: the weight's gradient is dout · n, the bias's is dout.
-      for (std::size_t i = 0; i < D; ++i) {
-        dweight(i) += static_cast<float>(dout(b, t, i) * norm[i]);
-        dbias(i) += dout(b, t, i);
-      }
-      // Every x_i moves the mean and the variance too, which gives the two averages below:
-      //   dx_i = rstd · (dn_i - mean(dn) - n_i · mean(dn ⊙ n))
-      double dnorm_mean = 0.0, dnorm_norm_mean = 0.0;
-      for (std::size_t i = 0; i < D; ++i) {
-        dnorm_mean += dnorm[i];
-        dnorm_norm_mean += dnorm[i] * norm[i];
-      }
-      dnorm_mean /= double(D);
-      dnorm_norm_mean /= double(D);
-      for (std::size_t i = 0; i < D; ++i)
-        dinp(b, t, i) +=
-            static_cast<float>(rstd(b, t) * (dnorm[i] - dnorm_mean - norm[i] * dnorm_norm_mean));
-    }
-  }
-}
+//
+// Linear and layer norm are reference/ops.cpp's linear_forward / layer_norm_forward and their
+// _backward, on the [B·T, C] rows of a [B, T, C] tensor (rows_of): ops.cpp holds their loops,
+// once. The helpers below only move numbers between the layer's float [B, T, C] tensors and
+// those rows (in double).
 
 namespace {
+// [N, C] rows (double) -> the [B, T, C] float tensor `out` (B and T from `like`).
+void store(Tensor3& out, const Tensor2d& rows, const Tensor3& like) {
+  out = Tensor3::from_shape({like.shape(0), like.shape(1), rows.shape(1)});
+  std::copy(rows.begin(), rows.end(), out.begin());
+}
+// grad += rows: the backward convention (a tensor used twice collects both gradients).
+template <class T, std::size_t R, std::size_t S>
+void add_into(xt::xtensor<T, R>& grad, const xt::xtensor<double, S>& rows) {
+  auto g = grad.begin();
+  for (const double v : rows) *g++ += static_cast<T>(v);
+}
+
+// dinp, dweight, dbias += the input, weight and bias gradients that linear_backward or
+// layer_norm_backward returned.
+template <class Weight, class Grads>
+void add_grads(Tensor3& dinp, Weight& dweight, Tensor1& dbias, const Grads& g) {
+  add_into(dinp, g.input);
+  add_into(dweight, g.weight);
+  add_into(dbias, g.bias);
+}
+
 constexpr double kSqrt2 = 1.4142135623730951;
 constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1 / √(2π)
 }  // namespace
@@ -317,88 +232,35 @@ void activation_backward(Tensor3& dinp, const Tensor3& dout, const Tensor3& inp,
   }
 }
 
-// ---- 3. attention -------------------------------------------------------------------------
+// ---- 3. attention ------------------------------------------------------------------------
+//
+// The attention core is reference/ops.cpp's scaled_dot_product_attention_forward / _backward
+// on [B, H, T, Dh]: scores q · k / √Dh, a padded key masked to -inf, softmax (softmax_row), the
+// weighted sum of the values. Here only the layout: the in-projection gives one [B, T, 3D]
+// tensor [Q | K | V], and head h reads columns h·Dh .. (h+1)·Dh - 1 of each third.
 
-// qkv: [B, T, 3D] = [Q | K | V]; head h reads columns h·Dh .. (h+1)·Dh - 1 of each third.
-// key_padding_mask: [B, T] or empty   att: [B, H, T, T]   out: [B, T, D]
-void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
-                       const Mask2& key_padding_mask, std::size_t H) {
-  const std::size_t B = qkv.shape(0), T = qkv.shape(1), D = qkv.shape(2) / 3, Dh = D / H;
-  const bool masked = key_padding_mask.size() > 0;
-  const double scale = 1.0 / std::sqrt(double(Dh));
-  out = Tensor3::from_shape({B, T, D});
-  att = Tensor4::from_shape({B, H, T, T});
-  std::vector<double> score(T);
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t h = 0; h < H; ++h) {
-      const std::size_t q0 = h * Dh, k0 = D + h * Dh, v0 = 2 * D + h * Dh;  // columns in qkv
-      for (std::size_t t = 0; t < T; ++t) {
-        // 1. Scores: how well query t matches each key t2, q · k / √Dh (a sum of Dh products
-        //    grows like √Dh; dividing keeps the softmax from saturating in wide heads).
-        //    A padded key gets -inf: after the softmax its weight is exactly 0.
-        for (std::size_t t2 = 0; t2 < T; ++t2) {
-          if (masked && key_padding_mask(b, t2)) {
-            score[t2] = -std::numeric_limits<double>::infinity();
-            continue;
-          }
-          double dot = 0.0;
-          for (std::size_t i = 0; i < Dh; ++i)
-            dot += double(qkv(b, t, q0 + i)) * qkv(b, t2, k0 + i);
-          score[t2] = dot * scale;
-        }
-        // 2. Softmax over the keys (reference/ops.cpp's softmax_row: the row maximum is
-        //    subtracted first, so exp cannot overflow). If every key is padding there is
-        //    nothing to attend to: weights 0, not 0/0 = NaN. A NaN score makes the row NaN.
-        softmax_row(score);
-        for (std::size_t t2 = 0; t2 < T; ++t2) att(b, h, t, t2) = static_cast<float>(score[t2]);
-        // 3. The output is the weighted average of the values: Σ_t2 att[t, t2] v[t2].
-        for (std::size_t i = 0; i < Dh; ++i) {
-          double o = 0.0;
-          for (std::size_t t2 = 0; t2 < T; ++t2) o += double(att(b, h, t, t2)) * qkv(b, t2, v0 + i);
-          out(b, t, q0 + i) = static_cast<float>(o);  // the heads sit side by side in out
-        }
-      }
-    }
-  }
+namespace {
+// Third `part` (0 = Q, 1 = K, 2 = V) of qkv [B, T, 3D], split into heads: [B, H, T, Dh].
+Tensor4d heads_of(const Tensor3& qkv, std::size_t part, std::size_t H) {
+  const std::size_t B = qkv.shape(0), T = qkv.shape(1), D = qkv.shape(2) / 3;
+  Tensor3d x = Tensor3d::from_shape({B, T, D});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t i = 0; i < D; ++i) x(b, t, i) = qkv(b, t, part * D + i);
+  return split_heads(x, H);
 }
-
-// dout: [B, T, D]   qkv, dqkv: [B, T, 3D]   att: [B, H, T, T]
-void attention_backward(Tensor3& dqkv, const Tensor3& dout, const Tensor3& qkv, const Tensor4& att,
-                        std::size_t H) {
-  const std::size_t B = qkv.shape(0), T = qkv.shape(1), D = qkv.shape(2) / 3, Dh = D / H;
-  const double scale = 1.0 / std::sqrt(double(Dh));
-  std::vector<double> datt(T), dscore(T);
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t h = 0; h < H; ++h) {
-      const std::size_t q0 = h * Dh, k0 = D + h * Dh, v0 = 2 * D + h * Dh;
-      for (std::size_t t = 0; t < T; ++t) {
-        // 3. out[t] = Σ_t2 att[t, t2] v[t2]:
-        //    d att[t, t2] = dout[t] · v[t2]   and   dv[t2] += att[t, t2] dout[t]
-        for (std::size_t t2 = 0; t2 < T; ++t2) {
-          double d = 0.0;
-          for (std::size_t i = 0; i < Dh; ++i) {
-            d += double(dout(b, t, q0 + i)) * qkv(b, t2, v0 + i);
-            dqkv(b, t2, v0 + i) += att(b, h, t, t2) * dout(b, t, q0 + i);
-          }
-          datt[t2] = d;
-        }
-        // 2. Softmax backward: dscore[t2] = att[t2] (datt[t2] - Σ_j att[j] datt[j]).
-        //    Masked keys have att = 0, so they get no gradient.
-        double dot = 0.0;
-        for (std::size_t t2 = 0; t2 < T; ++t2) dot += att(b, h, t, t2) * datt[t2];
-        for (std::size_t t2 = 0; t2 < T; ++t2) dscore[t2] = att(b, h, t, t2) * (datt[t2] - dot);
-        // 1. score[t2] = q[t] · k[t2] · scale:
-        //    dq[t] += Σ_t2 dscore[t2] k[t2] scale   and   dk[t2] += dscore[t2] q[t] scale
-        for (std::size_t t2 = 0; t2 < T; ++t2) {
-          for (std::size_t i = 0; i < Dh; ++i) {
-            dqkv(b, t, q0 + i) += static_cast<float>(dscore[t2] * qkv(b, t2, k0 + i) * scale);
-            dqkv(b, t2, k0 + i) += static_cast<float>(dscore[t2] * qkv(b, t, q0 + i) * scale);
-          }
-        }
-      }
-    }
-  }
+// The three gradients [B, H, T, Dh] side by side again: [B·T, 3D] rows, [dQ | dK | dV].
+Tensor2d qkv_rows(const AttentionGrads& g) {
+  const Tensor3d parts[3] = {merge_heads(g.query), merge_heads(g.key), merge_heads(g.value)};
+  const std::size_t B = parts[0].shape(0), T = parts[0].shape(1), D = parts[0].shape(2);
+  Tensor2d rows = Tensor2d::from_shape({B * T, 3 * D});
+  for (std::size_t p = 0; p < 3; ++p)
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t i = 0; i < D; ++i) rows(b * T + t, p * D + i) = parts[p](b, t, i);
+  return rows;
 }
+}  // namespace
 
 // ---- 4. multi-head self-attention -----------------------------------------------------------
 
@@ -417,11 +279,15 @@ void multihead_attention_forward(Tensor3& out, AttentionActivations& a, const Te
   a.x = x;
   a.key_padding_mask = key_padding_mask;
   // 1. One projection gives queries, keys and values for all heads: [B, T, D] -> [B, T, 3D].
-  linear_forward(a.qkv, x, w.in_proj_weight, w.in_proj_bias);
-  // 2. Each head attends with its own Dh columns; the heads' outputs end up side by side.
-  attention_forward(a.ctx, a.att, a.qkv, key_padding_mask, H);
+  store(a.qkv, linear_forward(rows_of(x), w.in_proj_weight, w.in_proj_bias), x);
+  // 2. Each head attends with its own Dh columns: [B, T, 3D] -> Q, K, V [B, H, T, Dh] -> the
+  //    heads' outputs [B, H, T, Dh], side by side again in ctx [B, T, D].
+  const AttentionResult r = scaled_dot_product_attention_forward(
+      heads_of(a.qkv, 0, H), heads_of(a.qkv, 1, H), heads_of(a.qkv, 2, H), key_padding_mask);
+  a.att = r.weights;
+  store(a.ctx, rows_of(merge_heads(r.output)), x);
   // 3. The output projection mixes the heads: [B, T, D] -> [B, T, D].
-  linear_forward(out, a.ctx, w.out_proj_weight, w.out_proj_bias);
+  store(out, linear_forward(rows_of(a.ctx), w.out_proj_weight, w.out_proj_bias), x);
 }
 
 // dout, dx: [B, T, D]
@@ -433,12 +299,18 @@ void multihead_attention_backward(Tensor3& dx, AttentionWeights& dw, const Tenso
   expect_shape("multihead_attention_backward", "dx", shape_of(dx), shape_long(a.x),
                shape_str(a.x.shape()) + " (the forward input's shape)");
   const std::size_t B = a.x.shape(0), T = a.x.shape(1), D = a.x.shape(2);
-  // The forward steps in reverse: out-projection, attention, in-projection.
+  // The forward steps in reverse: 3. out-projection, 2. attention, 1. in-projection.
   Tensor3 dctx = xt::zeros<float>({B, T, D});
-  linear_backward(dctx, dw.out_proj_weight, dw.out_proj_bias, dout, a.ctx, w.out_proj_weight);
+  add_grads(dctx, dw.out_proj_weight, dw.out_proj_bias,
+            linear_backward(rows_of(dout), rows_of(a.ctx), w.out_proj_weight));
+  const Tensor3d dctx_d = dctx;
+  const AttentionGrads g = scaled_dot_product_attention_backward(
+      split_heads(dctx_d, H), heads_of(a.qkv, 0, H), heads_of(a.qkv, 1, H), heads_of(a.qkv, 2, H),
+      Tensor4d(a.att));
   Tensor3 dqkv = xt::zeros<float>({B, T, 3 * D});
-  attention_backward(dqkv, dctx, a.qkv, a.att, H);
-  linear_backward(dx, dw.in_proj_weight, dw.in_proj_bias, dqkv, a.x, w.in_proj_weight);
+  add_into(dqkv, qkv_rows(g));
+  add_grads(dx, dw.in_proj_weight, dw.in_proj_bias,
+            linear_backward(rows_of(dqkv), rows_of(a.x), w.in_proj_weight));
 }
 
 // ---- 5. the encoder layer -----------------------------------------------------------------
@@ -467,8 +339,7 @@ void encoder_layer_forward(Tensor3& y, LayerActivations& a, const Tensor3& x,
   // Attention block. Post-norm: h = norm1(x + self_attn(x)). Pre-norm: h = x + self_attn(norm1(x)).
   // 1. Pre-norm normalises the attention's input (the residual stream x itself stays raw).
   if (c.norm_first)
-    layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, w.norm1_weight, w.norm1_bias,
-                      c.layer_norm_eps);
+    store(a.ln1, layer_norm_forward(rows_of(x), w.norm1_weight, w.norm1_bias, c.layer_norm_eps), x);
   // 2. Every token looks at every (unpadded) token.
   multihead_attention_forward(a.attn_out, a.attn, c.norm_first ? a.ln1 : x, key_padding_mask,
                               w.self_attn, c.nhead);
@@ -476,25 +347,27 @@ void encoder_layer_forward(Tensor3& y, LayerActivations& a, const Tensor3& x,
   residual_forward(a.res1, x, a.attn_out);
   // 4. Post-norm normalises the sum; pre-norm passes it on as it is.
   if (!c.norm_first)
-    layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, a.res1, w.norm1_weight, w.norm1_bias,
-                      c.layer_norm_eps);
+    store(a.ln1,
+          layer_norm_forward(rows_of(a.res1), w.norm1_weight, w.norm1_bias, c.layer_norm_eps),
+          a.res1);
   a.h = c.norm_first ? a.res1 : a.ln1;
 
   // Feed-forward block. Post-norm: y = norm2(h + ff(h)). Pre-norm: y = h + ff(norm2(h)).
   // 5. Pre-norm normalises the feed-forward's input.
   if (c.norm_first)
-    layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.h, w.norm2_weight, w.norm2_bias,
-                      c.layer_norm_eps);
+    store(a.ln2, layer_norm_forward(rows_of(a.h), w.norm2_weight, w.norm2_bias, c.layer_norm_eps),
+          a.h);
   // 6. Each token on its own (no mixing across positions): widen to F, activate, back to D.
-  linear_forward(a.fc1, c.norm_first ? a.ln2 : a.h, w.linear1_weight, w.linear1_bias);
+  const Tensor3& ff_in = c.norm_first ? a.ln2 : a.h;
+  store(a.fc1, linear_forward(rows_of(ff_in), w.linear1_weight, w.linear1_bias), ff_in);
   activation_forward(a.fc1_act, a.fc1, c.activation);
-  linear_forward(a.fc2, a.fc1_act, w.linear2_weight, w.linear2_bias);
+  store(a.fc2, linear_forward(rows_of(a.fc1_act), w.linear2_weight, w.linear2_bias), a.fc1_act);
   // 7. Second residual connection.
   residual_forward(a.res2, a.h, a.fc2);
   // 8. Post-norm normalises the sum; pre-norm's output is the sum itself.
   if (!c.norm_first)
-    layernorm_forward(y, a.ln2_mean, a.ln2_rstd, a.res2, w.norm2_weight, w.norm2_bias,
-                      c.layer_norm_eps);
+    store(y, layer_norm_forward(rows_of(a.res2), w.norm2_weight, w.norm2_bias, c.layer_norm_eps),
+          a.res2);
   else
     y = a.res2;
 }
@@ -511,8 +384,8 @@ void encoder_layer_backward(Tensor3& dx, LayerWeights& dw, const Tensor3& dy,
   Tensor3 dres2 = xt::zeros<float>({B, T, D});
   // 8. Post-norm: back through norm2 to the sum. Pre-norm: the output was the sum.
   if (!c.norm_first)
-    layernorm_backward(dres2, dw.norm2_weight, dw.norm2_bias, dy, a.res2, w.norm2_weight,
-                       a.ln2_mean, a.ln2_rstd);
+    add_grads(dres2, dw.norm2_weight, dw.norm2_bias,
+              layer_norm_backward(rows_of(dy), rows_of(a.res2), w.norm2_weight, c.layer_norm_eps));
   else
     dres2 = dy;
   // 7. The sum h + fc2 sends its gradient to both terms.
@@ -520,23 +393,26 @@ void encoder_layer_backward(Tensor3& dx, LayerWeights& dw, const Tensor3& dy,
   residual_backward(dh, dfc2, dres2);
   // 6. Back through linear2, the activation and linear1.
   Tensor3 dfc1_act = xt::zeros<float>({B, T, F}), dfc1 = xt::zeros<float>({B, T, F});
-  linear_backward(dfc1_act, dw.linear2_weight, dw.linear2_bias, dfc2, a.fc1_act, w.linear2_weight);
+  add_grads(dfc1_act, dw.linear2_weight, dw.linear2_bias,
+            linear_backward(rows_of(dfc2), rows_of(a.fc1_act), w.linear2_weight));
   activation_backward(dfc1, dfc1_act, a.fc1, c.activation);
   // 5. linear1's input was norm2(h) (pre-norm) or h itself (post-norm); either way the gradient
   //    lands in dh, next to the residual's share from step 7.
   if (c.norm_first) {
     Tensor3 dln2 = xt::zeros<float>({B, T, D});
-    linear_backward(dln2, dw.linear1_weight, dw.linear1_bias, dfc1, a.ln2, w.linear1_weight);
-    layernorm_backward(dh, dw.norm2_weight, dw.norm2_bias, dln2, a.h, w.norm2_weight, a.ln2_mean,
-                       a.ln2_rstd);
+    add_grads(dln2, dw.linear1_weight, dw.linear1_bias,
+              linear_backward(rows_of(dfc1), rows_of(a.ln2), w.linear1_weight));
+    add_grads(dh, dw.norm2_weight, dw.norm2_bias,
+              layer_norm_backward(rows_of(dln2), rows_of(a.h), w.norm2_weight, c.layer_norm_eps));
   } else {
-    linear_backward(dh, dw.linear1_weight, dw.linear1_bias, dfc1, a.h, w.linear1_weight);
+    add_grads(dh, dw.linear1_weight, dw.linear1_bias,
+              linear_backward(rows_of(dfc1), rows_of(a.h), w.linear1_weight));
   }
   // 4. Post-norm: back through norm1 to the sum. Pre-norm: h was the sum.
   Tensor3 dres1 = xt::zeros<float>({B, T, D});
   if (!c.norm_first)
-    layernorm_backward(dres1, dw.norm1_weight, dw.norm1_bias, dh, a.res1, w.norm1_weight,
-                       a.ln1_mean, a.ln1_rstd);
+    add_grads(dres1, dw.norm1_weight, dw.norm1_bias,
+              layer_norm_backward(rows_of(dh), rows_of(a.res1), w.norm1_weight, c.layer_norm_eps));
   else
     dres1 = dh;
   // 3. The sum x + attn_out: dx gets the residual's share directly.
@@ -548,8 +424,9 @@ void encoder_layer_backward(Tensor3& dx, LayerWeights& dw, const Tensor3& dy,
   // 1. Pre-norm: the attention's input was norm1(x), so go back through norm1 into dx.
   //    Post-norm: the attention's input was x itself.
   if (c.norm_first)
-    layernorm_backward(dx, dw.norm1_weight, dw.norm1_bias, dattn_in, a.x, w.norm1_weight,
-                       a.ln1_mean, a.ln1_rstd);
+    add_grads(
+        dx, dw.norm1_weight, dw.norm1_bias,
+        layer_norm_backward(rows_of(dattn_in), rows_of(a.x), w.norm1_weight, c.layer_norm_eps));
   else
     dx += dattn_in;  // x fed both the residual and the attention: it collects both gradients
 }

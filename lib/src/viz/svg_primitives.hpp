@@ -28,8 +28,7 @@ inline constexpr const char* kFont =
 inline constexpr const char* kTextColor = "#222222";
 inline constexpr const char* kAxisColor = "#444444";  // frames, ticks
 
-// --- common layout
-// ---------------------------------------------------------------------------------
+// --- common layout -------------------------------------------------------------------------------
 inline constexpr double kMargin = 10.0;          // figure edge to content
 inline constexpr double kTickLength = 4.0;       // tick marks outside the frame
 inline constexpr double kTickLabelGap = 6.0;     // frame to the near edge of a tick label

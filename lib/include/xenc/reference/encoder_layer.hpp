@@ -3,8 +3,10 @@
 // Read lib/src/reference/encoder_layer.cpp top to bottom: it is the whole encoder in one file,
 // written the way llm.c writes train_gpt2.c (a _forward/_backward pair per step, a shape line
 // per function, one comment per step), on plain tensors indexed with operator(). It uses only
-// core/ (tensors, errors): no ops/, no nn/, no BLAS, no SIMD. It is slow on purpose, and it is
-// the oracle the nn/ modules are tested against (tests/reference/test_encoder_layer.cpp).
+// core/ (tensors, errors) and reference/ops.hpp, whose linear, layer norm and attention it calls
+// (gemma.cpp's LayerVJP calls its ops the same way: one loop per formula in the project): no
+// ops/, no nn/, no BLAS, no SIMD. It is slow on purpose, and it is the oracle the nn/ modules
+// are tested against (tests/reference/test_encoder_layer.cpp).
 //
 // Post-norm (norm_first = false, the paper and PyTorch's default):
 //     h = norm1(x + self_attn(x))
@@ -124,19 +126,17 @@ struct AttentionActivations {
 };
 
 struct LayerActivations {
-  Tensor3 x;                   ///< layer input [B, T, D]
-  Tensor3 ln1;                 ///< norm1's output [B, T, D]
-  Tensor2 ln1_mean, ln1_rstd;  ///< norm1's row mean and 1/sqrt(var + eps) [B, T]
-  AttentionActivations attn;   ///< inside self_attn
-  Tensor3 attn_out;            ///< self_attn's output [B, T, D]
-  Tensor3 res1;                ///< x + attn_out [B, T, D] (post-norm: norm1's input)
-  Tensor3 h;                   ///< the attention block's output [B, T, D]
-  Tensor3 ln2;                 ///< norm2's output [B, T, D]
-  Tensor2 ln2_mean, ln2_rstd;  ///< [B, T]
-  Tensor3 fc1;                 ///< linear1's output, before the activation [B, T, F]
-  Tensor3 fc1_act;             ///< act(fc1) [B, T, F]
-  Tensor3 fc2;                 ///< linear2's output [B, T, D]
-  Tensor3 res2;                ///< h + fc2 [B, T, D] (post-norm: norm2's input)
+  Tensor3 x;                  ///< layer input [B, T, D]
+  Tensor3 ln1;                ///< norm1's output [B, T, D]
+  AttentionActivations attn;  ///< inside self_attn
+  Tensor3 attn_out;           ///< self_attn's output [B, T, D]
+  Tensor3 res1;               ///< x + attn_out [B, T, D] (post-norm: norm1's input)
+  Tensor3 h;                  ///< the attention block's output [B, T, D]
+  Tensor3 ln2;                ///< norm2's output [B, T, D]
+  Tensor3 fc1;                ///< linear1's output, before the activation [B, T, F]
+  Tensor3 fc1_act;            ///< act(fc1) [B, T, F]
+  Tensor3 fc2;                ///< linear2's output [B, T, D]
+  Tensor3 res2;               ///< h + fc2 [B, T, D] (post-norm: norm2's input)
 };
 
 // ---- 4. the steps, each a forward/backward pair ----------------------------------------------
@@ -154,31 +154,17 @@ void positions_forward(Tensor3& out, const Tensor3& inp);
 /// dinp += dout (adding a constant passes the gradient through).
 void positions_backward(Tensor3& dinp, const Tensor3& dout);
 
-/// out = inp weightᵀ + bias.   inp: [B, T, C]   weight: [OC, C]   bias: [OC]   out: [B, T, OC]
-void linear_forward(Tensor3& out, const Tensor3& inp, const Tensor2& weight, const Tensor1& bias);
-void linear_backward(Tensor3& dinp, Tensor2& dweight, Tensor1& dbias, const Tensor3& dout,
-                     const Tensor3& inp, const Tensor2& weight);
-
-/// Layer norm over the last axis (biased variance).   inp, out: [B, T, D]   mean, rstd: [B, T]
-void layernorm_forward(Tensor3& out, Tensor2& mean, Tensor2& rstd, const Tensor3& inp,
-                       const Tensor1& weight, const Tensor1& bias, float eps);
-void layernorm_backward(Tensor3& dinp, Tensor1& dweight, Tensor1& dbias, const Tensor3& dout,
-                        const Tensor3& inp, const Tensor1& weight, const Tensor2& mean,
-                        const Tensor2& rstd);
+// Linear and layer norm are reference/ops.hpp's linear_forward / layer_norm_forward and their
+// _backward (the same loops the ops/ tests and the grader use), called on the [B·T, C] rows.
 
 /// relu(x) = max(x, 0); gelu(x) = x Φ(x) (exact erf form).   inp, out: [B, T, F]
 void activation_forward(Tensor3& out, const Tensor3& inp, Activation act);
 void activation_backward(Tensor3& dinp, const Tensor3& dout, const Tensor3& inp, Activation act);
 
-/// The attention core, per batch and head: softmax(Q_h K_hᵀ / √Dh, padded keys masked) V_h.
-/// qkv: [B, T, 3D]   att: [B, H, T, T]   out: [B, T, D]. A query whose every key is padding
-/// gets zero probabilities and a zero output (PyTorch 1.13 gives NaN there).
-void attention_forward(Tensor3& out, Tensor4& att, const Tensor3& qkv,
-                       const Mask2& key_padding_mask, std::size_t nhead);
-void attention_backward(Tensor3& dqkv, const Tensor3& dout, const Tensor3& qkv, const Tensor4& att,
-                        std::size_t nhead);
-
-/// Multi-head self-attention: in-projection, attention, out-projection.   x, out: [B, T, D]
+/// Multi-head self-attention: in-projection (linear_forward), the attention core per head
+/// (ops.hpp's scaled_dot_product_attention_forward: softmax(Q_h K_hᵀ / √Dh, padded keys
+/// masked) V_h; a query whose every key is padding gets zero probabilities and a zero output,
+/// where PyTorch 1.13 gives NaN), out-projection.   x, out: [B, T, D]
 void multihead_attention_forward(Tensor3& out, AttentionActivations& a, const Tensor3& x,
                                  const Mask2& key_padding_mask, const AttentionWeights& w,
                                  std::size_t nhead);

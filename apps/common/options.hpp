@@ -1,0 +1,297 @@
+// Shared by the demo apps (included as "../common/options.hpp"): one record per option, as
+// llama.cpp's common/arg.cpp declares each option once (flag, help, range and member in one
+// line). A record holds
+//
+//     flag  "--d-model"       the command line's name (CLI11)
+//     key   "d_model"         the web page's JSON key (apps/web/bindings.cpp reads it)
+//     echo  "d_model"         the key under which a report echoes the value (nullptr: not echoed);
+//                             PyTorch's names where they differ ("nhead" for --heads)
+//     help                    the --help text
+//     cli, page               the values accepted on the command line and on the web page
+//     field                   the member of the program's options it fills
+//
+// and three loops read them: add_options (the CLI11 declarations), read_page_options (the web
+// page's JSON) and echo_options (the options as the reports' JSON echoes them). The default is the
+// member's initial value in the program's Options (each program sets its own sizes), shown by
+// --help.
+//
+// The records are grouped: model_records (the encoder's sizes), fit_records (the optimiser and
+// the batches, apps/common/training.hpp's FitOptions), guard_records (the limits of
+// apps/common/cli.hpp's Guard) and output_records (--json, --quiet). A program lists its groups
+// and its own records once (e.g. apps/train_order/options.hpp). A range differs between programs
+// only where a program's limit demands it: `why` says so in the record.
+//
+// Adding an option to every training program (xenc-train-order, xenc-extrapolate and the web
+// page's training tab) is one file: its member in FitGroupOptions (or TrainedModelOptions) and its
+// record in fit_records (or model_records); apps/README.md shows it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace xenc_app {
+
+/// The values an option accepts. whole: an integer in [lo, hi]; real: a number in [lo, hi]
+/// (positive: also finite and > 0 as a float, positive_float); flag: true when given; text: any
+/// text, or one of `choices`; list: comma-separated values, each whole in [lo, hi] when numeric.
+struct Range {
+  enum Kind { whole, real, flag, text, list } kind = whole;
+  double lo = 0, hi = 0;
+  bool positive = false;
+  std::vector<std::string> choices = {};
+  bool on = true;  ///< false: the option is not offered here (a page-only or CLI-only option)
+};
+
+inline Range whole(double lo, double hi) { return {Range::whole, lo, hi}; }
+inline Range real(double lo, double hi, bool positive = false) {
+  return {Range::real, lo, hi, positive};
+}
+inline Range flag() { return {Range::flag}; }
+inline Range text(std::vector<std::string> choices = {}) {
+  return {Range::text, 0, 0, false, std::move(choices)};
+}
+inline Range list(double lo = 0, double hi = 0) { return {Range::list, lo, hi}; }
+/// Not offered (on the web page, or on the command line).
+inline Range absent() {
+  Range r;
+  r.on = false;
+  return r;
+}
+
+/// The member a record fills, reached through the program's options `O` (nested members too:
+/// XENC_FIELD(O, out.json)).
+template <class O>
+using Field = std::variant<int& (*)(O&), unsigned& (*)(O&), std::size_t& (*)(O&), double& (*)(O&),
+                           float& (*)(O&), bool& (*)(O&), std::string& (*)(O&),
+                           std::vector<int>& (*)(O&), std::vector<std::string>& (*)(O&)>;
+#define XENC_FIELD(O, member) +[](O& o) -> decltype(auto) { return (o.member); }
+
+template <class O>
+struct OptionRecord {
+  const char* flag;
+  const char* key;
+  const char* echo;
+  const char* help;
+  Range cli;
+  Range page;
+  Field<O> field;
+  const char* why = "";  ///< why this range differs from the other programs' (empty: it does not)
+};
+
+// ---- the groups ---------------------------------------------------------------------------------
+
+/// The members of the training programs' model and fit groups (model_records(Use::training),
+/// fit_records): their Options derive from these, and each program's constructor sets its own
+/// defaults. The defaults here are xenc-train-order's.
+struct TrainedModelOptions {
+  int d_model = 32, heads = 4, ff = 64, layers = 2;
+};
+struct FitGroupOptions {
+  int epochs = 6, batch_size = 32, warmup = 100;
+  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
+  unsigned seed = 0;
+};
+
+/// Why the training programs take a smaller model than the inference ones (1..4096 D, 256 heads,
+/// 48 layers): every model trains for minutes on two cores, once per position scheme.
+constexpr const char* kTrainingLimit =
+    "trained once per scheme on a CPU: sizes a run finishes in minutes";
+/// Why the web page takes less again: one wasm heap (at most 2 GiB) in a browser tab, on the
+/// page's single thread.
+constexpr const char* kPageLimit = "the web page: one wasm heap in a browser tab";
+
+/// Who builds the model: a program that runs it once (inference: xenc-word-order) or one that
+/// trains it once per scheme (training: xenc-train-order, xenc-extrapolate).
+enum class Use { inference, training };
+
+/// The encoder's sizes. The training programs take a smaller model (kTrainingLimit) and echo
+/// PyTorch's names (nhead, dim_feedforward, num_layers) in their JSON; xenc-word-order's --ff
+/// 0 means 4 D.
+template <class O>
+std::vector<OptionRecord<O>> model_records(Use use) {
+  const bool train = use == Use::training;
+  const char* why = train ? kTrainingLimit : "";
+  return {
+      {"--d-model", "d_model", "d_model", "D, the vector size",
+       train ? whole(2, 512) : whole(1, 4096), train ? whole(2, 128) : whole(1, 256),
+       XENC_FIELD(O, d_model), why},
+      {"--heads", "heads", train ? "nhead" : "heads", "H, attention heads (must divide D)",
+       train ? whole(1, 64) : whole(1, 256), whole(1, 16), XENC_FIELD(O, heads), why},
+      {"--layers", "layers", train ? "num_layers" : "layers", "N, encoder layers",
+       train ? whole(1, 12) : whole(1, 48), train ? whole(1, 6) : whole(1, 8),
+       XENC_FIELD(O, layers), why},
+      {"--ff", "ff", train ? "dim_feedforward" : nullptr,
+       train ? "F, feed-forward width" : "F, feed-forward width (0 = 4 D)",
+       train ? whole(1, 4096) : whole(0, 65536), train ? whole(1, 512) : absent(),
+       XENC_FIELD(O, ff), why},
+  };
+}
+
+/// The optimiser and the batches (training.hpp's FitOptions), and the seed of everything random.
+/// `batch` names what a batch holds ("sentences", "sequences").
+template <class O>
+std::vector<OptionRecord<O>> fit_records(const char* batch_help) {
+  return {
+      {"--epochs", "epochs", "epochs", "passes over the training set", whole(1, 1000), whole(1, 30),
+       XENC_FIELD(O, epochs)},
+      {"--batch-size", "batch_size", "batch_size", batch_help, whole(1, 4096), whole(1, 256),
+       XENC_FIELD(O, batch_size)},
+      {"--warmup", "warmup", "warmup_steps", "learning-rate warm-up steps", whole(0, 100000),
+       absent(), XENC_FIELD(O, warmup)},
+      {"--lr", "lr", "lr", "peak learning rate (AdamW)", real(1e-6, 1.0, true), absent(),
+       XENC_FIELD(O, lr)},
+      {"--weight-decay", "weight_decay", "weight_decay", "AdamW's decoupled weight decay",
+       real(0.0, 1.0), absent(), XENC_FIELD(O, weight_decay)},
+      {"--clip", "clip", "clip_grad_norm", "clip the gradient norm to this", real(1e-6, 1e6, true),
+       absent(), XENC_FIELD(O, clip)},
+      {"--seed", "seed", "seed", "seed of the data, the weights and the batches",
+       whole(0, 4294967295.0), whole(0, 4294967295.0), XENC_FIELD(O, seed)},
+  };
+}
+
+/// --max-memory-mb: member max_memory_mb, as cli.hpp's Guard names it (the page has its own
+/// fixed limits).
+template <class O>
+std::vector<OptionRecord<O>> memory_records() {
+  return {
+      {"--max-memory-mb", "max_memory_mb", nullptr,
+       "refuse work whose estimated memory exceeds this (MiB)", whole(16, 1 << 24), absent(),
+       XENC_FIELD(O, max_memory_mb)},
+  };
+}
+
+/// --max-memory-mb and --max-minutes (a program that trains): members max_memory_mb and
+/// max_minutes.
+template <class O>
+std::vector<OptionRecord<O>> guard_records() {
+  std::vector<OptionRecord<O>> r = memory_records<O>();
+  r.push_back({"--max-minutes", "max_minutes", nullptr,
+               "refuse work whose estimated run time exceeds this (minutes)", real(0, 0, true),
+               absent(), XENC_FIELD(O, max_minutes)});
+  return r;
+}
+
+/// --quiet and --json (the page shows its own progress and reads JSON always).
+template <class O>
+std::vector<OptionRecord<O>> output_records(const char* json_help) {
+  return {
+      {"--quiet", "quiet", nullptr, "no progress display", flag(), absent(), XENC_FIELD(O, quiet)},
+      {"--json", "json", nullptr, json_help, flag(), absent(), XENC_FIELD(O, json)},
+  };
+}
+
+/// The records of several groups, in order.
+template <class O>
+std::vector<OptionRecord<O>> records_of(
+    std::initializer_list<std::vector<OptionRecord<O>>> groups) {
+  std::vector<OptionRecord<O>> all;
+  for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+  return all;
+}
+
+// ---- the three loops ----------------------------------------------------------------------------
+
+/// Loop 1: declares every record offered on the command line (`cli.on`) with CLI11, reading into
+/// `o`; returns the CLI11 options by flag, for the program's count() checks.
+template <class O>
+std::vector<CLI::Option*> add_options(CLI::App& app, O& o,
+                                      const std::vector<OptionRecord<O>>& records) {
+  std::vector<CLI::Option*> added;
+  for (const auto& r : records) {
+    if (!r.cli.on) continue;
+    std::visit(
+        [&](auto get) {
+          auto& value = get(o);
+          using T = std::decay_t<decltype(value)>;
+          CLI::Option* opt = nullptr;
+          if constexpr (std::is_same_v<T, bool>) {
+            opt = app.add_flag(r.flag, value, r.help);
+          } else {
+            opt = app.add_option(r.flag, value, r.help);
+            if constexpr (std::is_same_v<T, std::vector<int>> ||
+                          std::is_same_v<T, std::vector<std::string>>)
+              opt->delimiter(',');
+            if (r.cli.kind == Range::real && r.cli.positive) opt->check(positive_float());
+            if (r.cli.kind == Range::whole || (r.cli.kind == Range::list && r.cli.hi > 0))
+              opt->check(whole_range(std::int64_t(r.cli.lo), std::int64_t(r.cli.hi)));
+            if (r.cli.kind == Range::real && r.cli.hi > 0)
+              opt->check(CLI::Range(r.cli.lo, r.cli.hi));
+            if (!r.cli.choices.empty()) opt->check(CLI::IsMember(r.cli.choices));
+            if constexpr (!std::is_same_v<T, std::vector<std::string>>) opt->capture_default_str();
+          }
+          added.push_back(opt);
+        },
+        r.field);
+  }
+  return added;
+}
+
+/// Loop 2: the web page's options: every record offered on the page (`page.on`) whose key `in`
+/// holds is read into `o`, checked against the page's range. Throws std::invalid_argument naming
+/// the option as the command line does: "--d-model: 300 is out of range, expected 2 .. 128".
+template <class O>
+void read_page_options(const nlohmann::json& in, O& o,
+                       const std::vector<OptionRecord<O>>& records) {
+  for (const auto& r : records) {
+    if (!r.page.on || !in.contains(r.key)) continue;
+    const nlohmann::json& v = in[r.key];
+    std::visit(
+        [&](auto get) {
+          auto& value = get(o);
+          using T = std::decay_t<decltype(value)>;
+          if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            if (!v.is_number_integer())
+              throw std::invalid_argument(std::string(r.flag) + ": expected a whole number, got " +
+                                          v.dump());
+            const long long x = v.get<long long>();
+            if (x < r.page.lo || x > r.page.hi)
+              throw std::invalid_argument(std::string(r.flag) + ": " + std::to_string(x) +
+                                          " is out of range, expected " +
+                                          std::to_string((long long)r.page.lo) + " .. " +
+                                          std::to_string((long long)r.page.hi));
+            value = T(x);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            if (!v.is_string())
+              throw std::invalid_argument(std::string(r.flag) + ": expected text, got " + v.dump());
+            value = v.get<std::string>();
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            value = v.get<std::vector<std::string>>();
+          } else {
+            throw std::logic_error(std::string("read_page_options: ") + r.flag +
+                                   ": the page reads whole numbers, text and lists of text only");
+          }
+        },
+        r.field);
+  }
+}
+
+/// Loop 3: the options as a report echoes them: {echo key: value} for every record with an echo
+/// key.
+template <class O>
+nlohmann::json echo_options(O o, const std::vector<OptionRecord<O>>& records) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& r : records)
+    if (r.echo) std::visit([&](auto get) { j[r.echo] = get(o); }, r.field);
+  return j;
+}
+
+/// The flags of the records offered on the command line (for the test that compares them with
+/// each program's --help).
+template <class O>
+std::vector<std::string> cli_flags(const std::vector<OptionRecord<O>>& records) {
+  std::vector<std::string> flags;
+  for (const auto& r : records)
+    if (r.cli.on) flags.push_back(r.flag);
+  return flags;
+}
+
+}  // namespace xenc_app

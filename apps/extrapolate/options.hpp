@@ -1,0 +1,72 @@
+// xenc-extrapolate's options, one record each (apps/common/options.hpp): the task's own records
+// here, then the shared groups (the model's sizes, the optimiser, the limits, the outputs). The
+// command line (main.cpp) and the JSON echo of the options (report.cpp's options_json) read this
+// list.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../common/cli.hpp"
+#include "../common/options.hpp"
+#include "experiment.hpp"
+
+namespace extrapolate {
+
+/// What the program writes and the limits it checks, beside the experiment's Options.
+struct Output {
+  bool quiet = false, json = false;
+  std::string svg_dir = ".";
+  bool svg_dir_given = false;
+  std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
+  double max_minutes = 10;
+};
+
+/// Everything the command line sets.
+struct CommandLine : Options, Output {};
+
+inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
+  using namespace xenc_app;
+  using C = CommandLine;
+  const std::vector<OptionRecord<C>> task = {
+      {"--rule", "rule", "rule",
+       "the task: neighbour_sum ((s[p-k] + s[p+k]) mod V) or copy_left (s[p-k])",
+       text({"neighbour_sum", "copy_left"}), absent(), XENC_FIELD(C, rule)},
+      {"--symbols", "symbols", "symbols", "V, random symbols (and classes)", whole(2, 1000),
+       absent(), XENC_FIELD(C, symbols)},
+      {"--offset", "offset", "offset", "k, how far away the rule looks", whole(1, 64), absent(),
+       XENC_FIELD(C, offset)},
+      {"--train-length", "train_length", "train_length", "L_train, the longest training sequence",
+       whole(2, 256), absent(), XENC_FIELD(C, train_length)},
+      {"--min-train-length", "min_train_length", "min_train_length",
+       "the shortest training sequence (0: L_train / 2, at least the rule's shortest: 2k + 1 or "
+       "k + 1)",
+       whole(0, 256), absent(), XENC_FIELD(C, min_train_length)},
+      {"--train-sequences", "train_sequences", "train_sequences", "training sequences",
+       whole(1, 100000), absent(), XENC_FIELD(C, train_sequences)},
+      {"--test-sequences", "test_sequences", "test_sequences", "test sequences at each length",
+       whole(1, 10000), absent(), XENC_FIELD(C, test_sequences)},
+      {"--test-lengths", "test_lengths", "test_lengths",
+       "test lengths (L_train is always added; of the defaults, those too short for the rule are "
+       "dropped)",
+       list(2, 1024), absent(), XENC_FIELD(C, test_lengths)},
+      {"--learned-max-len", "learned_max_len", "learned_max_len",
+       "rows of the learned position table (0: L_train; more: rows never trained)", whole(0, 1024),
+       absent(), XENC_FIELD(C, learned_max_len)},
+  };
+  const std::vector<OptionRecord<C>> runs = {
+      {"--schemes", "schemes", nullptr, "position schemes to train (default: every registered one)",
+       list(), absent(), XENC_FIELD(C, schemes)},
+      {"--tolerance", "tolerance", "tolerance_points",
+       "points of accuracy within which the conclusions call two numbers the same", real(0.1, 50.0),
+       absent(), XENC_FIELD(C, tolerance)},
+      {"--svg-dir", "svg_dir", nullptr,
+       "directory for extrapolate_accuracy.svg (\"\" = none; with --json only when given)", text(),
+       absent(), XENC_FIELD(C, svg_dir)},
+  };
+  return records_of<C>({task, model_records<C>(Use::training), fit_records<C>("sequences per step"),
+                        runs, output_records<C>("print everything as JSON instead of text"),
+                        guard_records<C>()});
+}
+
+}  // namespace extrapolate

@@ -1,0 +1,154 @@
+// Every option comes from a record (apps/common/options.hpp): the flags each program's --help
+// lists are exactly its records' flags (plus CLI11's --help and --version), and every key the
+// web page (apps/web/app.js) sends is a record's key offered on the page, read by
+// read_page_options (apps/web/bindings.cpp reads no key by hand). The records' three loops
+// (CLI11, the page's JSON, the echo) are also checked on hand-made options.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "extrapolate/options.hpp"
+#include "support/run_program.hpp"
+#include "train_order/options.hpp"
+#include "word_order/options.hpp"
+
+namespace {
+
+using xenc::test::read_file;
+using xenc::test::run_program;
+
+// The long flags at the start of --help's option lines ("  --d-model INT:INT in [2 - 512] ...").
+std::set<std::string> help_flags(const std::string& exe) {
+  const auto r = run_program(exe, "--help");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::set<std::string> flags;
+  const std::regex line(R"(^\s+(?:-[a-zA-Z],)?(--[a-z][a-z0-9-]*))");
+  std::size_t start = 0;
+  while (start < r.out.size()) {
+    const std::size_t end = std::min(r.out.find('\n', start), r.out.size());
+    std::smatch m;
+    const std::string text = r.out.substr(start, end - start);
+    if (std::regex_search(text, m, line)) flags.insert(m[1]);
+    start = end + 1;
+  }
+  flags.erase("--help");
+  flags.erase("--version");
+  return flags;
+}
+
+template <class O>
+std::set<std::string> record_flags(const std::vector<xenc_app::OptionRecord<O>>& records) {
+  const auto flags = xenc_app::cli_flags(records);
+  EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()).size(), flags.size())
+      << "a flag has two records";
+  return {flags.begin(), flags.end()};
+}
+
+TEST(OptionRecords, EveryHelpFlagIsARecord) {
+  EXPECT_EQ(help_flags(XENC_APP_WORD_ORDER), record_flags(word_order::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_TRAIN_ORDER), record_flags(train_order::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_EXTRAPOLATE), record_flags(extrapolate::option_records()));
+}
+
+// The keys of the object literal that starts at `opening` in app.js ("key: value," lines).
+std::set<std::string> page_keys(const std::string& js, const std::string& opening) {
+  const std::size_t start = js.find(opening);
+  EXPECT_NE(start, std::string::npos) << opening;
+  if (start == std::string::npos) return {};
+  const std::size_t end = js.find("};", start);
+  const std::string body = js.substr(start, end - start);
+  std::set<std::string> keys;
+  const std::regex key(R"(\n\s+([a-z_]+):)");
+  for (std::sregex_iterator it(body.begin(), body.end(), key), stop; it != stop; ++it)
+    keys.insert((*it)[1]);
+  return keys;
+}
+
+template <class O>
+std::set<std::string> page_record_keys(const std::vector<xenc_app::OptionRecord<O>>& records) {
+  std::set<std::string> keys;
+  for (const auto& r : records)
+    if (r.page.on) keys.insert(r.key);
+  return keys;
+}
+
+TEST(OptionRecords, EveryPageKeyIsARecord) {
+  const std::string js = read_file(std::string(XENC_SOURCE_DIR) + "/apps/web/app.js");
+  ASSERT_FALSE(js.empty());
+  const auto word = page_keys(js, "function renderWordOrder");
+  const auto train = page_keys(js, "function trainingOptions");
+  EXPECT_EQ(word,
+            (std::set<std::string>{"a", "b", "position", "d_model", "heads", "layers", "seed"}));
+  EXPECT_EQ(train,
+            (std::set<std::string>{"schemes", "epochs", "nouns", "verbs", "sentences_per_pair",
+                                   "d_model", "heads", "layers", "seed"}));
+  const auto word_records = page_record_keys(word_order::option_records());
+  const auto train_records = page_record_keys(train_order::option_records());
+  for (const auto& k : word) EXPECT_TRUE(word_records.count(k)) << "word order: " << k;
+  for (const auto& k : train) EXPECT_TRUE(train_records.count(k)) << "training: " << k;
+  // the page's C++ reads its JSON through the records only
+  const std::string cpp = read_file(std::string(XENC_SOURCE_DIR) + "/apps/web/bindings.cpp");
+  ASSERT_FALSE(cpp.empty());
+  EXPECT_EQ(cpp.find("in["), std::string::npos);
+  EXPECT_EQ(cpp.find("in.contains("), std::string::npos);
+  EXPECT_NE(cpp.find("read_page_options(in, c, word_order::option_records())"), std::string::npos);
+  EXPECT_NE(cpp.find("read_page_options(in, c, train_order::option_records())"), std::string::npos);
+}
+
+TEST(OptionRecords, CommandLineFillsTheMembersAndChecksTheRange) {
+  train_order::CommandLine c;
+  CLI::App app;
+  xenc_app::add_options(app, c, train_order::option_records());
+  app.parse("--quiet --schemes none,rope --lr 0.5 --d-model 8", false);
+  EXPECT_EQ(c.d_model, 8);
+  EXPECT_EQ(c.lr, 0.5);
+  EXPECT_EQ(c.schemes, (std::vector<std::string>{"none", "rope"}));
+  EXPECT_TRUE(c.quiet);
+  EXPECT_FALSE(c.json);
+  train_order::CommandLine d;
+  CLI::App app2;
+  xenc_app::add_options(app2, d, train_order::option_records());
+  // 513 is over the training programs' limit of 512 (kTrainingLimit)
+  EXPECT_THROW(app2.parse("--d-model 513", false), CLI::ValidationError);
+}
+
+TEST(OptionRecords, PageOptionsAreReadAndCheckedAgainstThePageRange) {
+  train_order::CommandLine c;
+  xenc_app::read_page_options(nlohmann::json{{"d_model", 16}, {"schemes", {"none", "alibi"}}}, c,
+                              train_order::option_records());
+  EXPECT_EQ(c.d_model, 16);
+  EXPECT_EQ(c.schemes, (std::vector<std::string>{"none", "alibi"}));
+  EXPECT_EQ(c.heads, train_order::Options{}.heads);  // absent keys keep the default
+  try {
+    xenc_app::read_page_options(nlohmann::json{{"d_model", 256}}, c, train_order::option_records());
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--d-model: 256 is out of range, expected 2 .. 128");
+  }
+  try {
+    word_order::CommandLine w;
+    xenc_app::read_page_options(nlohmann::json{{"a", 3}}, w, word_order::option_records());
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--a: expected text, got 3");
+  }
+}
+
+TEST(OptionRecords, EchoUsesTheRecordsKeys) {
+  extrapolate::CommandLine c;
+  c.heads = 3;
+  c.clip = 0.25;
+  const nlohmann::json j = xenc_app::echo_options(c, extrapolate::option_records());
+  EXPECT_EQ(j.at("nhead"), 3);
+  EXPECT_EQ(j.at("clip_grad_norm"), 0.25);
+  EXPECT_EQ(j.at("rule"), "neighbour_sum");
+  EXPECT_FALSE(j.contains("json"));  // outputs and limits are not echoed
+  EXPECT_FALSE(j.contains("max_memory_mb"));
+  EXPECT_EQ(j.size(), 21u);  // 9 task, 4 model, 7 fit (seed included), tolerance
+}
+
+}  // namespace
