@@ -199,3 +199,10 @@ fi
 if [[ $command == web || $command == all ]]; then
   fetch_utf8proc_source
 fi
+# The JavaScript formatter that ctest js_is_formatted runs (--all only): prettier at the version
+# scripts/prettier/package-lock.json pins, from the npm registry, into scripts/prettier/.
+prettier_dir="$(cd "$(dirname "$0")" && pwd)/prettier"
+if [[ $command == all && ! -x $prettier_dir/node_modules/.bin/prettier ]]; then
+  echo "setup: installing prettier into $prettier_dir (npm ci)"
+  (cd "$prettier_dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
