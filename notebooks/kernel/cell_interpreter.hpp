@@ -13,7 +13,9 @@
 //      lines, from a second thread: StreamForwarder) and when it ends, in order with the figures
 //      and tables that the cell shows (xcpp::display, see include/xcpp/xdisplay.hpp);
 //   6. an expression ending the cell (no semicolon) is shown as the `execute_result`.
-// A crash in a cell (segfault, abort) ends the process: Jupyter reports "kernel died".
+// A crash in a cell's code (SIGSEGV, SIGBUS, SIGFPE, SIGILL, abort) becomes an error reply and the
+// kernel lives on; a crash while clang links a cell ends the kernel, after an error that says so.
+// Every cell is compiled first in a forked copy: a cell that does not compile changes nothing.
 #pragma once
 
 #include <memory>
@@ -60,6 +62,8 @@ class CellInterpreter : public xeus::xinterpreter {
   std::vector<std::string> clang_completions(const std::string& line);
   /// The -I directories of the interpreter's arguments (xencoder's headers among them).
   std::vector<std::string> include_dirs() const;
+  /// Compiles code in a forked copy of the kernel: null if it compiles, else the error reply.
+  nl::json trial_compile(const std::string& code);
   /// Compiles and runs one piece of code. Returns null on success, else the error reply.
   nl::json run(const std::string& code);
   /// Sends the captured stdout and stderr as stream messages (whole_lines: see OutputCapture).
@@ -72,6 +76,7 @@ class CellInterpreter : public xeus::xinterpreter {
   std::mutex publish_mutex_;   // one sender at a time: the cell's thread or the forwarder's
   StreamForwarder forwarder_;  // sends whole lines while a compiled cell runs
   int execution_count_ = 0;
+  int cells_compiled_ = 0;  // numbers the wrapped cells' functions (wrap_statements)
 };
 
 }  // namespace xenc_kernel
