@@ -15,14 +15,21 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <typeinfo>
 
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/DeclContextInternals.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Interpreter/CodeCompletion.h>
 #include <clang/Interpreter/Interpreter.h>
+#include <clang/Sema/Scope.h>
+#include <clang/Sema/Sema.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
 #include <xeus/xhelper.hpp>
@@ -281,11 +288,88 @@ nl::json compile_error_reply(const std::string& stderr_text, const std::string& 
 }
 }  // namespace
 
+namespace {
+void remove_from_lookup(clang::DeclContext* context, clang::NamedDecl* decl) {
+  clang::StoredDeclsMap* map = context->getPrimaryContext()->getLookupPtr();
+  if (map == nullptr) return;
+  auto entry = map->find(decl->getDeclName());
+  if (entry == map->end()) return;
+  entry->second.remove(decl);
+  if (entry->second.isNull()) map->erase(entry);
+}
+}  // namespace
+
+// Shadowing (as cling's): the declarations of `shadow.names` that earlier cells made, at the top
+// level and in the namespaces `shadow.namespaces`, are taken out of name lookup, so the cell's
+// new ones (in a namespace of the cell's own, see wrap_statements) are the ones later cells see.
+// The earlier ones stay compiled: code compiled before keeps calling them.
+void CellInterpreter::hide_earlier(const Shadow& shadow) {
+  clang::CompilerInstance& ci =
+      *const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance());
+  clang::Sema& sema = ci.getSema();
+  clang::ASTContext& context = ci.getASTContext();
+  clang::TranslationUnitDecl* tu = context.getTranslationUnitDecl();
+  std::vector<clang::DeclContext*> scopes = {tu};
+  for (const auto& ns : shadow.namespaces)
+    for (clang::NamedDecl* d : tu->lookup(clang::DeclarationName(&context.Idents.get(ns))))
+      if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
+  for (clang::DeclContext* scope : scopes)
+    for (const auto& name : shadow.names) {
+      clang::DeclarationName id(&context.Idents.get(name));
+      auto found = scope->lookup(id);
+      std::vector<clang::NamedDecl*> decls(found.begin(), found.end());
+      for (clang::NamedDecl* d : decls) {
+        remove_from_lookup(scope, d);
+        for (clang::DeclContext* c = d->getDeclContext(); c != nullptr && c != scope;
+             c = c->getParent())
+          remove_from_lookup(c, d);
+        bool on_chain = false;
+        for (auto it = sema.IdResolver.begin(id); it != sema.IdResolver.end(); ++it)
+          on_chain = on_chain || *it == d;
+        if (on_chain) sema.IdResolver.RemoveDecl(d);
+        if (sema.TUScope != nullptr) sema.TUScope->RemoveDecl(d);
+      }
+    }
+}
+
+// The names among `names` that now have two declarations of one entity in `scope` (two variables
+// or classes, or two functions of one type): a cell redefined a name an earlier cell's shadowing
+// had moved into a namespace of its own, where clang does not call it a redefinition.
+std::vector<std::string> CellInterpreter::conflicts(const std::vector<std::string>& names,
+                                                    const std::vector<std::string>& namespaces) {
+  clang::ASTContext& context =
+      const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance())->getASTContext();
+  clang::TranslationUnitDecl* tu = context.getTranslationUnitDecl();
+  std::vector<clang::DeclContext*> scopes = {tu};
+  for (const auto& ns : namespaces)
+    for (clang::NamedDecl* d : tu->lookup(clang::DeclarationName(&context.Idents.get(ns))))
+      if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
+  std::vector<std::string> out;
+  for (const auto& name : names)
+    for (clang::DeclContext* scope : scopes) {
+      std::set<std::string> keys;
+      bool twice = false;
+      for (clang::NamedDecl* d : scope->lookup(clang::DeclarationName(&context.Idents.get(name)))) {
+        std::string key = "entity";
+        if (auto* f = llvm::dyn_cast<clang::FunctionDecl>(d))
+          key = "function " + f->getType().getCanonicalType().getAsString();
+        else if (auto* t = llvm::dyn_cast<clang::FunctionTemplateDecl>(d))
+          key = "template " + t->getTemplatedDecl()->getType().getCanonicalType().getAsString();
+        twice = twice || !keys.insert(key).second;
+      }
+      if (twice) {
+        out.push_back(name);
+        break;
+      }
+    }
+  return out;
+}
+
 // Compiles `code` in a forked copy of the kernel (a complete copy of the interpreter), which then
 // ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
 // never reaches the real interpreter. Returns null if it compiles, else the error reply.
-nl::json CellInterpreter::trial_compile(const std::string& code) {
+nl::json CellInterpreter::trial_compile(const std::string& code, const Shadow* shadow) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return nullptr;  // no trial: compile for real
   std::cout.flush();
@@ -304,9 +388,14 @@ nl::json CellInterpreter::trial_compile(const std::string& code) {
     set_cell_handlers(false);
     bool ok = false;
     try {
+      if (shadow != nullptr) hide_earlier(*shadow);
       auto compiled = clang_->Parse(code);
       ok = static_cast<bool>(compiled);
       if (!ok) llvm::consumeError(compiled.takeError());
+      // a name shadowed before, now declared twice: tell the kernel (a line on the pipe)
+      if (ok && shadow == nullptr)
+        for (const auto& name : conflicts(shadowed_names_, namespaces_opened(code)))
+          std::fprintf(stderr, "\x01redeclares %s\n", name.c_str());
     } catch (...) {
     }
     _exit(ok ? 0 : 1);
@@ -323,7 +412,18 @@ nl::json CellInterpreter::trial_compile(const std::string& code) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return nullptr;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    const std::regex redeclares("\x01redeclares ([A-Za-z_0-9]+)");
+    std::vector<std::string> names;
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), redeclares);
+         m != std::sregex_iterator(); ++m)
+      names.push_back((*m)[1]);
+    if (names.empty()) return nullptr;
+    // as clang's own message would say, so that the cell is shadowed (execute_request_impl)
+    std::vector<std::string> trace;
+    for (const auto& n : names) trace.push_back("redefinition of '" + n + "'");
+    return error_reply("CompileError", trace.front(), trace);
+  }
   if (WIFEXITED(status)) return compile_error_reply(text, "the cell did not compile");
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const std::string name =
@@ -339,9 +439,10 @@ nl::json CellInterpreter::trial_compile(const std::string& code) {
 
 // Compiles (first in a throwaway copy, see trial_compile), then runs, one piece of code. Returns
 // null on success, else the error reply.
-nl::json CellInterpreter::run(const std::string& code) {
-  nl::json trial = trial_compile(code);
+nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
+  nl::json trial = trial_compile(code, shadow);
   if (!trial.is_null()) return trial;
+  if (shadow != nullptr) hide_earlier(*shadow);
   auto compiled = clang_->Parse(code);  // clang::Interpreter::Parse: compile to a unit of IR
   if (!compiled) {
     std::string what = llvm::toString(compiled.takeError());  // "Parsing failed."
@@ -448,6 +549,47 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   nl::json failed;
   if (cell.find_first_not_of(" \t\r\n") != std::string::npos)
     failed = run(wrap_statements(cell, ++cells_compiled_));
+  // A cell that redefines what earlier cells defined ("redefinition of 'f'"; it changed nothing):
+  // compiled again with its declarations in a namespace of its own and the earlier ones hidden
+  // (hide_earlier), it replaces them.
+  if (!failed.is_null() &&
+      (failed["ename"] == "CompileError" || failed["ename"] == "CompilerCrash")) {
+    Shadow shadow;
+    const std::regex redefinition("redefinition of '([A-Za-z_][A-Za-z_0-9]*)'");
+    std::set<std::string> names;
+    for (const auto& line : failed["traceback"]) {
+      const std::string text = line.get<std::string>();
+      for (auto m = std::sregex_iterator(text.begin(), text.end(), redefinition);
+           m != std::sregex_iterator(); ++m)
+        names.insert((*m)[1]);
+    }
+    // a call of a name shadowed before, made ambiguous by the cell's own new definition
+    const std::regex ambiguous("(call to|reference to) '([A-Za-z_][A-Za-z_0-9]*)' is ambiguous");
+    for (const auto& line : failed["traceback"]) {
+      const std::string text = line.get<std::string>();
+      std::smatch m;
+      if (std::regex_search(text, m, ambiguous) &&
+          std::find(shadowed_names_.begin(), shadowed_names_.end(), m[2].str()) !=
+              shadowed_names_.end())
+        names.insert(m[2]);
+    }
+    // clang 19 crashes on a redefined class (in the throwaway copy: nothing changed): the
+    // classes the cell defines are shadowed then
+    if (failed["ename"] == "CompilerCrash" || names.empty()) {
+      const std::regex class_head(
+          "(^|[;}\\n])\\s*(template\\s*<[^>]*>\\s*)?(struct|class|union|enum)\\s+(class\\s+)?"
+          "([A-Za-z_][A-Za-z_0-9]*)\\s*(final\\s*)?[:{]");
+      for (auto m = std::sregex_iterator(cell.begin(), cell.end(), class_head);
+           m != std::sregex_iterator(); ++m)
+        if (failed["ename"] == "CompilerCrash") names.insert((*m)[5]);
+    }
+    if (!names.empty()) {
+      shadow.names.assign(names.begin(), names.end());
+      shadow.namespaces = namespaces_opened(cell);
+      shadowed_names_.insert(shadowed_names_.end(), names.begin(), names.end());
+      failed = run(wrap_statements(cell, ++cells_compiled_, true), &shadow);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(publish_mutex_);
     send_streams(false);

@@ -62,10 +62,21 @@ class CellInterpreter : public xeus::xinterpreter {
   std::vector<std::string> clang_completions(const std::string& line);
   /// The -I directories of the interpreter's arguments (xencoder's headers among them).
   std::vector<std::string> include_dirs() const;
-  /// Compiles code in a forked copy of the kernel: null if it compiles, else the error reply.
-  nl::json trial_compile(const std::string& code);
-  /// Compiles and runs one piece of code. Returns null on success, else the error reply.
-  nl::json run(const std::string& code);
+  /// What a redefining cell replaces: names, at the top level and in these namespaces.
+  struct Shadow {
+    std::vector<std::string> names, namespaces;
+  };
+  /// The names among `names` declared twice (one entity) at the top level or in `namespaces`.
+  std::vector<std::string> conflicts(const std::vector<std::string>& names,
+                                     const std::vector<std::string>& namespaces);
+  /// Takes the earlier declarations of shadow's names out of name lookup (see the .cpp).
+  void hide_earlier(const Shadow& shadow);
+  /// Compiles code in a forked copy of the kernel (after hide_earlier(*shadow) there, if given):
+  /// null if it compiles, else the error reply.
+  nl::json trial_compile(const std::string& code, const Shadow* shadow = nullptr);
+  /// Compiles (first in a forked copy) and runs one piece of code; with shadow, hides the earlier
+  /// declarations first. Returns null on success, else the error reply.
+  nl::json run(const std::string& code, const Shadow* shadow = nullptr);
   /// Sends the captured stdout and stderr as stream messages (whole_lines: see OutputCapture).
   /// The caller holds publish_mutex_.
   void send_streams(bool whole_lines);
@@ -76,7 +87,10 @@ class CellInterpreter : public xeus::xinterpreter {
   std::mutex publish_mutex_;   // one sender at a time: the cell's thread or the forwarder's
   StreamForwarder forwarder_;  // sends whole lines while a compiled cell runs
   int execution_count_ = 0;
-  int cells_compiled_ = 0;  // numbers the wrapped cells' functions (wrap_statements)
+  int cells_compiled_ = 0;
+  std::vector<std::string>
+      shadowed_names_;  // names a cell has redefined (hide_earlier)  // numbers the wrapped cells'
+                        // functions (wrap_statements)
 };
 
 }  // namespace xenc_kernel

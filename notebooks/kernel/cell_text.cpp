@@ -452,7 +452,52 @@ bool is_statement(const std::string& chunk) {
   return true;
 }
 
-std::string wrap_statements(const std::string& code, int cell) {
+namespace {
+// The name a declaration declares is qualified (`void A::f()`, `int A::count = 0;`): a member of
+// an earlier class, which a new namespace could not hold.
+bool declares_qualified_name(const std::string& chunk) {
+  std::size_t end = 0;
+  int angle = 0;
+  for (; end < chunk.size(); ++end) {
+    const char c = chunk[end];
+    if (c == '<') ++angle;
+    if (c == '>') --angle;
+    if (angle <= 0 && (c == '(' || c == '=' || c == '{' || c == ';')) break;
+  }
+  std::size_t b = end;
+  while (b > 0 && std::isspace(static_cast<unsigned char>(chunk[b - 1]))) --b;
+  std::size_t e = b;
+  while (b > 0 && (is_name_char(chunk[b - 1]) || chunk[b - 1] == ':' || chunk[b - 1] == '~')) --b;
+  return chunk.substr(b, e - b).find("::") != std::string::npos;
+}
+
+// `namespace NAME {` at the start of a chunk: the offset just after its '{', else npos.
+std::size_t namespace_body(const std::string& chunk, std::string* name = nullptr) {
+  std::size_t i = skip_blank(chunk, 0);
+  std::size_t k = i;
+  if (word_at(chunk, k) == "inline") k = skip_blank(chunk, k + 6);
+  if (word_at(chunk, k) != "namespace") return std::string::npos;
+  std::size_t j = skip_blank(chunk, k + 9);
+  std::string n = word_at(chunk, j);
+  j = skip_blank(chunk, j + n.size());
+  if (n.empty() || n == "std" || j >= chunk.size() || chunk[j] != '{') return std::string::npos;
+  if (name) *name = n;
+  return j + 1;
+}
+}  // namespace
+
+std::vector<std::string> namespaces_opened(const std::string& code) {
+  std::vector<std::string> names;
+  for (const auto& c : chunks_of(code)) {
+    std::string name;
+    if (!c.preprocessor &&
+        namespace_body(code.substr(c.begin, c.end - c.begin), &name) != std::string::npos)
+      names.push_back(name);
+  }
+  return names;
+}
+
+std::string wrap_statements(const std::string& code, int cell, bool shadow) {
   std::vector<Chunk> chunks = chunks_of(code);
   bool has_code = false;
   for (const auto& c : chunks)
@@ -487,6 +532,22 @@ std::string wrap_statements(const std::string& code, int cell) {
       }
     } else {
       close_function();
+      if (shadow) {
+        const std::string ns = "inline namespace __xenc_cell_" + id + " { ";
+        const std::size_t body = namespace_body(text);
+        const std::size_t last = text.rfind('}');
+        if (body != std::string::npos && last != std::string::npos && last >= body) {
+          out +=
+              text.substr(0, body) + ns + text.substr(body, last - body) + " }" + text.substr(last);
+          continue;
+        }
+        const std::string first = word_at(text, skip_blank(text, 0));
+        if (first != "extern" && first != "using" && first != "static_assert" &&
+            first != "namespace" && !declares_qualified_name(text)) {
+          out += ns + text + " }";
+          continue;
+        }
+      }
     }
     out += text;
   }

@@ -29,7 +29,17 @@ CellParts split_trailing_expression(const std::string& code);
 /// Interrupt and crash signals jump out of the cell only between them, never while clang links the
 /// cell. The compiler's line numbers are the cell's. `cell` makes the names unique (one number per
 /// compiled cell).
-std::string wrap_statements(const std::string& code, int cell);
+///
+/// With `shadow` (a cell that redefines what an earlier cell defined, see CellInterpreter::run),
+/// each declaration also goes into a namespace of this cell's own, as cling does:
+///     inline namespace __xenc_cell_C { DECLARATION }
+///     namespace foo { inline namespace __xenc_cell_C { MEMBERS } }
+/// so its name is the same to the cells (the namespace is inline) but its linker symbol is new.
+/// Definitions of an earlier class's members (`void A::f() {...}`) stay as they are.
+std::string wrap_statements(const std::string& code, int cell, bool shadow = false);
+
+/// The names of the namespaces a cell's top-level `namespace NAME {` blocks open ("std" excepted).
+std::vector<std::string> namespaces_opened(const std::string& code);
 
 /// Whether a top-level piece of a cell (a chunk ending in ';' or '}') is a statement, i.e. not a
 /// declaration or a preprocessor line: "std::cout << 1;", "f(2);", "{ ... }", "for (...) ...".
