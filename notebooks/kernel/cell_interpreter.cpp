@@ -221,6 +221,16 @@ namespace xenc_kernel {
 CellInterpreter::CellInterpreter(std::vector<std::string> compiler_args)
     : compiler_args_(std::move(compiler_args)) {
   xeus::register_interpreter(this);
+  // the cap on one cell's output: XENC_KERNEL_OUTPUT_MB (default 4)
+  if (const char* v = std::getenv("XENC_KERNEL_OUTPUT_MB")) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(v, &end, 10);
+    if (end != v && *end == '\0' && mb > 0 && mb < (1ull << 20))
+      capture_.set_limit(static_cast<std::size_t>(mb) << 20);
+    else
+      std::cerr << "xenc-kernel: XENC_KERNEL_OUTPUT_MB is '" << v
+                << "', expected a number of MB > 0; using 4\n";
+  }
 }
 
 CellInterpreter::~CellInterpreter() { g_kernel = nullptr; }
@@ -258,6 +268,13 @@ void CellInterpreter::send_streams(bool whole_lines) {
   std::string err = compiler_message(capture_.take_stderr(whole_lines));
   if (!out.empty()) publish_stream("stdout", out);
   if (!err.empty()) publish_stream("stderr", err);
+  if (capture_.truncated() && !truncation_reported_) {
+    truncation_reported_ = true;
+    const std::size_t mb = capture_.limit() >> 20;
+    publish_stream("stderr", "\n[output truncated after " + std::to_string(mb) +
+                                 " MB: the rest of this cell's output is dropped. Print less, or "
+                                 "start Jupyter with XENC_KERNEL_OUTPUT_MB set higher]\n");
+  }
 }
 
 void CellInterpreter::publish_bundle(const nl::json& bundle, bool is_result) {
@@ -454,10 +471,12 @@ nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
   // land back at sigsetjmp, mask restored. Meanwhile the forwarder sends the whole lines it
   // printed so far (started while SIGINT is still blocked, so its thread never takes the
   // Interrupt).
-  forwarder_.start([this] {
-    std::lock_guard<std::mutex> lock(publish_mutex_);
-    send_streams(true);
-  });
+  forwarder_.start(
+      [this] {
+        std::lock_guard<std::mutex> lock(publish_mutex_);
+        send_streams(true);
+      },
+      [this] { capture_.enforce_limit(); });
   ensure_signal_stack();
   g_cell_thread = pthread_self();
   g_kernel_pid = getpid();
@@ -546,6 +565,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   if (!parts.expression.empty())
     cell += "xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));";
   capture_.start();
+  truncation_reported_ = false;
   nl::json failed;
   if (cell.find_first_not_of(" \t\r\n") != std::string::npos)
     failed = run(wrap_statements(cell, ++cells_compiled_));

@@ -88,6 +88,7 @@ class CellInterpreter : public xeus::xinterpreter {
   StreamForwarder forwarder_;  // sends whole lines while a compiled cell runs
   int execution_count_ = 0;
   int cells_compiled_ = 0;
+  bool truncation_reported_ = false;  // this cell's "output truncated" note was sent
   std::vector<std::string>
       shadowed_names_;  // names a cell has redefined (hide_earlier)  // numbers the wrapped cells'
                         // functions (wrap_statements)

@@ -333,6 +333,28 @@ def main():
         reply, msgs = execute(kc, "std::cout << kept << std::endl;")
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
               "after fork the next cell runs with the earlier state", msgs)
+
+        # 1 GB of output: capped at 4 MB (the default), a note says so, the reply comes
+        reply, msgs = execute(kc, "#include <string>\nstd::string kb(1023, 'x');\n"
+                                  "for (int i = 0; i < (1 << 20); ++i) std::cout << kb << '\\n';")
+        out, err = stream_text(msgs, "stdout"), stream_text(msgs, "stderr")
+        check(reply["status"] == "ok" and len(out) == 4 << 20 and out[:1024] == "x" * 1023 + "\n"
+              and "output truncated after 4 MB" in err and err.count("output truncated") == 1,
+              "a cell printing 1 GB gets 4 MB of it (got %d bytes) and one 'output truncated after "
+              "4 MB' note" % len(out), [reply, err])
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+              "after 1 GB of output the next cell runs with the earlier state", msgs)
+        # an endless printer, interrupted
+        msg_id = kc.execute('while (true) std::printf("spam\\n");')
+        time.sleep(2)
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)["content"]
+        check(reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt",
+              "Interrupt stops an endless printer", reply)
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;", timeout=60)
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+              "after the endless printer the next cell runs with the earlier state", msgs)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
