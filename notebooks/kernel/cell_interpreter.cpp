@@ -487,7 +487,8 @@ nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
   llvm::Error failure = llvm::Error::success();
   const int signal_number = sigsetjmp(g_cell_target, 1);
   if (signal_number == 0) {
-    discard_pending_interrupt();
+    // (an Interrupt that arrived while the cell compiled is still pending: it lands now, and
+    // ends the cell when its code starts)
     set_cell_handlers(true);
     set_interrupt_blocked(false);
     try {
@@ -564,6 +565,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   std::string cell = parts.statements;
   if (!parts.expression.empty())
     cell += "xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));";
+  discard_pending_interrupt();  // an Interrupt of the idle kernel, before this cell was sent
   capture_.start();
   truncation_reported_ = false;
   nl::json failed;
