@@ -551,12 +551,14 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow) {
     }
     out += text;
   }
+  // the closing text on a line of its own: the cell may end in a // comment
+  if (in_function) out += "\n";
   close_function();
   if (!marked) return out;
   // the first initialiser on a line of its own, before the cell; #line 1 numbers the cell's
   // first line 1 again
   return "static int __xenc_begin_" + id + " = xenc_kernel_user_code(1);\n#line 1\n" + out +
-         " static int __xenc_end_" + id + " = xenc_kernel_user_code(0);";
+         "\nstatic int __xenc_end_" + id + " = xenc_kernel_user_code(0);";
 }
 
 }  // namespace xenc_kernel

@@ -285,7 +285,8 @@ def main():
                           ("int counter() { static int n = 0; return ++n; }\ncounter();\n"
                            "{ static int s = 5; std::cout << counter() + s << std::endl; }", "7\n"),
                           ("{ auto [p, q] = std::pair<int, int>(3, 4); std::cout << p * q << std::endl; }",
-                           "12\n")]:
+                           "12\n"),
+                          ("std::cout << 5 << std::endl;  // a comment ends the cell", "5\n")]:
             reply, msgs = execute(kc, code)
             check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
                   "a cell with %r runs and prints %r" % (code[:40], out), [reply, msgs])
