@@ -5,8 +5,8 @@
 
 1. RESTARTS (default 200) restarts of one kernel (Kernel > Restart): after each, a cell runs and
    a variable of the session before is gone (a fresh interpreter).
-2. INTERRUPTS (default 30) interrupts at random points of a cell (0 to 0.6 s after it is sent:
-   while it compiles, while clang links it, while it runs), with two other kernels computing
+2. INTERRUPTS (default 30) interrupts at random points of a cell (0 to 0.6 s after the kernel
+   takes it: while it compiles, while clang links it, while it runs), with two other kernels computing
    beside it. After each, the next cell must finish within 60 s and see the variable an earlier
    cell defined.
 Each check prints one line; any failure makes the exit code 1.
@@ -69,8 +69,15 @@ def interrupts(n):
         execute(kc, "#include <iostream>\n#include <vector>\nint kept = 41;")
         for i in range(n):
             delay = rng.uniform(0.0, 0.6)
-            kc.execute("std::vector<double> v%d(1000, 1.0);\nvolatile double t = 0;\n"
-                       "while (true) { for (double x : v%d) t += x; }" % (i, i))
+            msg_id = kc.execute("std::vector<double> v%d(1000, 1.0);\nvolatile double t = 0;\n"
+                                "while (true) { for (double x : v%d) t += x; }" % (i, i))
+            # from the moment the kernel takes the cell (its busy status): an Interrupt sent
+            # before that, while the cell waits in the kernel's queue, is one of an idle kernel,
+            # which the kernel drops, as Jupyter's Python kernel does
+            while True:
+                msg = kc.get_iopub_msg(timeout=60)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status":
+                    break
             time.sleep(delay)
             km.interrupt_kernel()
             try:
