@@ -8,17 +8,28 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <typeinfo>
 
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/DeclContextInternals.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Interpreter/CodeCompletion.h>
 #include <clang/Interpreter/Interpreter.h>
+#include <clang/Sema/Scope.h>
+#include <clang/Sema/Sema.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
 #include <xeus/xhelper.hpp>
@@ -30,12 +41,44 @@ namespace {
 // The interpreter whose cell is running: the display hook below publishes through it.
 xenc_kernel::CellInterpreter* g_kernel = nullptr;
 
-// Interrupt: while a compiled cell runs, SIGINT (Jupyter's Interrupt) jumps back to the
-// execute loop. At all other times SIGINT is blocked (main.cpp), so it cannot stop the kernel
-// halfway through a Jupyter message or a compilation.
-sigjmp_buf g_interrupt_target;
+// Interrupt and crashes. While a compiled cell runs, SIGINT (Jupyter's Interrupt) and the crash
+// signals jump back to the execute loop (siglongjmp to g_cell_target, with the signal's number).
+// At all other times SIGINT is blocked (main.cpp), so it cannot stop the kernel halfway through a
+// Jupyter message or a compilation, and a crash ends the kernel.
+//
+// Within a cell's run (clang::Interpreter::Execute), clang first links the cell, then runs its
+// initialisers. Jumping out while clang links leaves the JIT's locks held: the next cell hangs
+// (the hang after an Interrupt). So the cell's first and last initialiser (wrap_statements) call
+// xenc_kernel_user_code, which marks the stretch where the cell's own code runs: an Interrupt that
+// arrives outside it waits for the cell's code to start; a crash outside it is a fault in the
+// kernel's compiler, after which the kernel ends (its state cannot be trusted).
+sigjmp_buf g_cell_target;
+pthread_t g_cell_thread;
+pid_t g_kernel_pid = 0;
+volatile sig_atomic_t g_in_user_code = 0;
+volatile sig_atomic_t g_interrupt_pending = 0;
+volatile sig_atomic_t g_unsafe_fault = 0;
 
-void on_interrupt(int) { siglongjmp(g_interrupt_target, 1); }
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+void on_signal(int sig, siginfo_t*, void*) {
+  if (getpid() != g_kernel_pid || !pthread_equal(pthread_self(), g_cell_thread)) {
+    if (sig == SIGINT && getpid() == g_kernel_pid) {  // landed on a thread the cell started
+      pthread_kill(g_cell_thread, SIGINT);
+      return;
+    }
+    // a crash in another thread, or in a process the cell forked: the default action
+    signal(sig, SIG_DFL);
+    if (sig == SIGINT || sig == SIGABRT) raise(sig);
+    return;  // a fault happens again, now with the default action
+  }
+  if (sig == SIGINT && !g_in_user_code) {
+    g_interrupt_pending = 1;  // taken when the cell's code starts (xenc_kernel_user_code)
+    return;
+  }
+  if (sig != SIGINT && !g_in_user_code) g_unsafe_fault = 1;
+  siglongjmp(g_cell_target, sig);
+}
 
 // Drops a SIGINT that arrived while no cell was running (an Interrupt of an idle kernel).
 void discard_pending_interrupt() {
@@ -52,6 +95,54 @@ void set_interrupt_blocked(bool blocked) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+}
+
+// The handlers for the cell's run: on, or back to the default action.
+void set_cell_handlers(bool on) {
+  struct sigaction action{};
+  sigemptyset(&action.sa_mask);
+  if (on) {
+    action.sa_sigaction = on_signal;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;  // own stack: a stack overflow is caught too
+  } else {
+    action.sa_handler = SIG_DFL;
+  }
+  for (int sig : kCrashSignals) sigaction(sig, &action, nullptr);
+  if (on) sigaction(SIGINT, &action, nullptr);
+}
+
+// The cells' thread handles its signals on a stack of its own (a stack overflow leaves none).
+void ensure_signal_stack() {
+  static thread_local bool done = false;
+  if (done) return;
+  static thread_local std::vector<char> memory(1 << 16);
+  stack_t stack{};
+  stack.ss_sp = memory.data();
+  stack.ss_size = memory.size();
+  sigaltstack(&stack, nullptr);
+  done = true;
+}
+
+// What a crash signal means, in one line a student can act on.
+std::string signal_meaning(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "segmentation fault: the cell used memory it does not own (a null or dangling "
+             "pointer, an index past the end, or endless recursion that overflowed the stack)";
+    case SIGBUS:
+      return "bus error: the cell used an address with no memory behind it (a misaligned "
+             "pointer, or a mapped file read past its end)";
+    case SIGFPE:
+      return "arithmetic error: an integer division or remainder by zero (or INT_MIN / -1)";
+    case SIGILL:
+      return "illegal instruction: the processor met an instruction it cannot run (often a "
+             "function that ends without its return, or __builtin_trap)";
+    case SIGABRT:
+      return "abort: the cell, or a library it called, called abort() (a failed assert, or "
+             "std::terminate after an exception nobody caught)";
+    default:
+      return "signal " + std::to_string(sig);
+  }
 }
 
 std::string demangled(const char* name) {
@@ -86,6 +177,25 @@ nl::json error_reply(const std::string& ename, const std::string& evalue,
 
 }  // namespace
 
+// Called by each cell's first (entering 1) and last (entering 0) initialiser: see g_cell_target.
+// A process the cell forked also reaches the last one: it ends there, before it could return into
+// the kernel's loop and answer Jupyter in its place.
+extern "C" __attribute__((visibility("default"))) int xenc_kernel_user_code(int entering) {
+  if (getpid() != g_kernel_pid) {
+    if (entering) return 0;
+    std::cout.flush();
+    std::fflush(nullptr);
+    _exit(0);
+  }
+  g_in_user_code = entering;
+  if (entering && g_interrupt_pending) {
+    g_interrupt_pending = 0;
+    siglongjmp(g_cell_target, SIGINT);
+  }
+  if (!entering) g_interrupt_pending = 0;
+  return 0;
+}
+
 // The display hook the cells call (declared in include/xcpp/xdisplay.hpp; found by the JIT in
 // this executable, linked with -rdynamic). `bundle_json` is a MIME bundle as JSON text.
 // Jupyter's Interrupt waits until the bundle is sent: jumping out halfway would leave the
@@ -111,6 +221,16 @@ namespace xenc_kernel {
 CellInterpreter::CellInterpreter(std::vector<std::string> compiler_args)
     : compiler_args_(std::move(compiler_args)) {
   xeus::register_interpreter(this);
+  // the cap on one cell's output: XENC_KERNEL_OUTPUT_MB (default 4)
+  if (const char* v = std::getenv("XENC_KERNEL_OUTPUT_MB")) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(v, &end, 10);
+    if (end != v && *end == '\0' && mb > 0 && mb < (1ull << 20))
+      capture_.set_limit(static_cast<std::size_t>(mb) << 20);
+    else
+      std::cerr << "xenc-kernel: XENC_KERNEL_OUTPUT_MB is '" << v
+                << "', expected a number of MB > 0; using 4\n";
+  }
 }
 
 CellInterpreter::~CellInterpreter() { g_kernel = nullptr; }
@@ -148,6 +268,13 @@ void CellInterpreter::send_streams(bool whole_lines) {
   std::string err = compiler_message(capture_.take_stderr(whole_lines));
   if (!out.empty()) publish_stream("stdout", out);
   if (!err.empty()) publish_stream("stderr", err);
+  if (capture_.truncated() && !truncation_reported_) {
+    truncation_reported_ = true;
+    const std::size_t mb = capture_.limit() >> 20;
+    publish_stream("stderr", "\n[output truncated after " + std::to_string(mb) +
+                                 " MB: the rest of this cell's output is dropped. Print less, or "
+                                 "start Jupyter with XENC_KERNEL_OUTPUT_MB set higher]\n");
+  }
 }
 
 void CellInterpreter::publish_bundle(const nl::json& bundle, bool is_result) {
@@ -159,39 +286,210 @@ void CellInterpreter::publish_bundle(const nl::json& bundle, bool is_result) {
     display_data(bundle, nl::json::object(), nl::json::object());
 }
 
-// Compiles, then runs, one piece of code. Returns null on success, else the error reply (whose
-// traceback holds the compiler's message, taken from the captured stderr).
-nl::json CellInterpreter::run(const std::string& code) {
+namespace {
+// The error reply for a cell that did not compile: clang's message (from its stderr text), the
+// first error as evalue, and what to do.
+nl::json compile_error_reply(const std::string& stderr_text, const std::string& what) {
+  std::vector<std::string> trace = lines_of(compiler_message(stderr_text));
+  std::string first_error = what;
+  for (const auto& l : trace)
+    if (l.find("error:") != std::string::npos) {
+      first_error = l.substr(l.find("error:") + 7);
+      break;
+    }
+  if (trace.empty()) trace.push_back(what);
+  trace.push_back(
+      "The cell did not compile, so it changed nothing: what earlier cells defined is "
+      "still there. Fix the line the error names and run the cell again.");
+  return error_reply("CompileError", first_error, trace);
+}
+}  // namespace
+
+namespace {
+void remove_from_lookup(clang::DeclContext* context, clang::NamedDecl* decl) {
+  clang::StoredDeclsMap* map = context->getPrimaryContext()->getLookupPtr();
+  if (map == nullptr) return;
+  auto entry = map->find(decl->getDeclName());
+  if (entry == map->end()) return;
+  entry->second.remove(decl);
+  if (entry->second.isNull()) map->erase(entry);
+}
+}  // namespace
+
+// Shadowing (as cling's): the declarations of `shadow.names` that earlier cells made, at the top
+// level and in the namespaces `shadow.namespaces`, are taken out of name lookup, so the cell's
+// new ones (in a namespace of the cell's own, see wrap_statements) are the ones later cells see.
+// The earlier ones stay compiled: code compiled before keeps calling them.
+void CellInterpreter::hide_earlier(const Shadow& shadow) {
+  clang::CompilerInstance& ci =
+      *const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance());
+  clang::Sema& sema = ci.getSema();
+  clang::ASTContext& context = ci.getASTContext();
+  clang::TranslationUnitDecl* tu = context.getTranslationUnitDecl();
+  std::vector<clang::DeclContext*> scopes = {tu};
+  for (const auto& ns : shadow.namespaces)
+    for (clang::NamedDecl* d : tu->lookup(clang::DeclarationName(&context.Idents.get(ns))))
+      if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
+  for (clang::DeclContext* scope : scopes)
+    for (const auto& name : shadow.names) {
+      clang::DeclarationName id(&context.Idents.get(name));
+      auto found = scope->lookup(id);
+      std::vector<clang::NamedDecl*> decls(found.begin(), found.end());
+      for (clang::NamedDecl* d : decls) {
+        remove_from_lookup(scope, d);
+        for (clang::DeclContext* c = d->getDeclContext(); c != nullptr && c != scope;
+             c = c->getParent())
+          remove_from_lookup(c, d);
+        bool on_chain = false;
+        for (auto it = sema.IdResolver.begin(id); it != sema.IdResolver.end(); ++it)
+          on_chain = on_chain || *it == d;
+        if (on_chain) sema.IdResolver.RemoveDecl(d);
+        if (sema.TUScope != nullptr) sema.TUScope->RemoveDecl(d);
+      }
+    }
+}
+
+// The names among `names` that now have two declarations of one entity in `scope` (two variables
+// or classes, or two functions of one type): a cell redefined a name an earlier cell's shadowing
+// had moved into a namespace of its own, where clang does not call it a redefinition.
+std::vector<std::string> CellInterpreter::conflicts(const std::vector<std::string>& names,
+                                                    const std::vector<std::string>& namespaces) {
+  clang::ASTContext& context =
+      const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance())->getASTContext();
+  clang::TranslationUnitDecl* tu = context.getTranslationUnitDecl();
+  std::vector<clang::DeclContext*> scopes = {tu};
+  for (const auto& ns : namespaces)
+    for (clang::NamedDecl* d : tu->lookup(clang::DeclarationName(&context.Idents.get(ns))))
+      if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
+  std::vector<std::string> out;
+  for (const auto& name : names)
+    for (clang::DeclContext* scope : scopes) {
+      std::set<std::string> keys;
+      bool twice = false;
+      for (clang::NamedDecl* d : scope->lookup(clang::DeclarationName(&context.Idents.get(name)))) {
+        std::string key = "entity";
+        if (auto* f = llvm::dyn_cast<clang::FunctionDecl>(d))
+          key = "function " + f->getType().getCanonicalType().getAsString();
+        else if (auto* t = llvm::dyn_cast<clang::FunctionTemplateDecl>(d))
+          key = "template " + t->getTemplatedDecl()->getType().getCanonicalType().getAsString();
+        twice = twice || !keys.insert(key).second;
+      }
+      if (twice) {
+        out.push_back(name);
+        break;
+      }
+    }
+  return out;
+}
+
+// Compiles `code` in a forked copy of the kernel (a complete copy of the interpreter), which then
+// ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
+// redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
+// never reaches the real interpreter. Returns null if it compiles, else the error reply.
+nl::json CellInterpreter::trial_compile(const std::string& code, const Shadow* shadow) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return nullptr;  // no trial: compile for real
+  std::cout.flush();
+  std::fflush(nullptr);
+  pid_t child = fork();
+  if (child < 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return nullptr;
+  }
+  if (child == 0) {  // the copy: compile, write clang's messages to the pipe, exit 0 if it compiled
+    close(pipe_fds[0]);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(pipe_fds[1], 2);
+    set_cell_handlers(false);
+    bool ok = false;
+    try {
+      if (shadow != nullptr) hide_earlier(*shadow);
+      auto compiled = clang_->Parse(code);
+      ok = static_cast<bool>(compiled);
+      if (!ok) llvm::consumeError(compiled.takeError());
+      // a name shadowed before, now declared twice: tell the kernel (a line on the pipe)
+      if (ok && shadow == nullptr)
+        for (const auto& name : conflicts(shadowed_names_, namespaces_opened(code)))
+          std::fprintf(stderr, "\x01redeclares %s\n", name.c_str());
+    } catch (...) {
+    }
+    _exit(ok ? 0 : 1);
+  }
+  close(pipe_fds[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    const std::regex redeclares("\x01redeclares ([A-Za-z_0-9]+)");
+    std::vector<std::string> names;
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), redeclares);
+         m != std::sregex_iterator(); ++m)
+      names.push_back((*m)[1]);
+    if (names.empty()) return nullptr;
+    // as clang's own message would say, so that the cell is shadowed (execute_request_impl)
+    std::vector<std::string> trace;
+    for (const auto& n : names) trace.push_back("redefinition of '" + n + "'");
+    return error_reply("CompileError", trace.front(), trace);
+  }
+  if (WIFEXITED(status)) return compile_error_reply(text, "the cell did not compile");
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  const std::string name =
+      sig ? sigabbrev_np(sig) ? std::string("SIG") + sigabbrev_np(sig) : "a signal" : "?";
+  return error_reply(
+      "CompilerCrash", "clang crashed compiling this cell (" + name + ")",
+      {"clang crashed compiling this cell (" + name +
+           "), in a throwaway copy of the kernel: nothing changed, the kernel and what earlier "
+           "cells defined are intact.",
+       "Rewrite the statement it stumbles on (for example, move it into a function) and run the "
+       "cell again."});
+}
+
+// Compiles (first in a throwaway copy, see trial_compile), then runs, one piece of code. Returns
+// null on success, else the error reply.
+nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
+  nl::json trial = trial_compile(code, shadow);
+  if (!trial.is_null()) return trial;
+  if (shadow != nullptr) hide_earlier(*shadow);
   auto compiled = clang_->Parse(code);  // clang::Interpreter::Parse: compile to a unit of IR
   if (!compiled) {
     std::string what = llvm::toString(compiled.takeError());  // "Parsing failed."
-    std::vector<std::string> trace = lines_of(compiler_message(capture_.take_stderr()));
-    std::string first_error = what;
-    for (const auto& l : trace)
-      if (l.find("error:") != std::string::npos) {
-        first_error = l.substr(l.find("error:") + 7);
-        break;
-      }
-    return error_reply("CompileError", first_error,
-                       trace.empty() ? std::vector<std::string>{what} : trace);
+    return compile_error_reply(capture_.take_stderr(), what);
   }
   clang::PartialTranslationUnit& unit = *compiled;
   // Run it (clang::Interpreter::Execute: JIT-link the unit, run its statements and
-  // initialisers) with SIGINT unblocked; Interrupt lands back at sigsetjmp, mask restored.
-  // Meanwhile the forwarder sends the whole lines it printed so far (started while SIGINT is
-  // still blocked, so its thread never takes the Interrupt).
-  forwarder_.start([this] {
-    std::lock_guard<std::mutex> lock(publish_mutex_);
-    send_streams(true);
-  });
-  volatile bool interrupted = false;
+  // initialisers) with SIGINT unblocked and the crash signals caught (see g_cell_target); they
+  // land back at sigsetjmp, mask restored. Meanwhile the forwarder sends the whole lines it
+  // printed so far (started while SIGINT is still blocked, so its thread never takes the
+  // Interrupt).
+  forwarder_.start(
+      [this] {
+        std::lock_guard<std::mutex> lock(publish_mutex_);
+        send_streams(true);
+      },
+      [this] { capture_.enforce_limit(); });
+  ensure_signal_stack();
+  g_cell_thread = pthread_self();
+  g_kernel_pid = getpid();
+  g_in_user_code = 0;
+  g_interrupt_pending = 0;
+  g_unsafe_fault = 0;
   std::string exception_type, exception_what;
   llvm::Error failure = llvm::Error::success();
-  if (sigsetjmp(g_interrupt_target, 1) == 0) {
-    discard_pending_interrupt();
-    struct sigaction action{};
-    action.sa_handler = on_interrupt;
-    sigaction(SIGINT, &action, nullptr);
+  const int signal_number = sigsetjmp(g_cell_target, 1);
+  if (signal_number == 0) {
+    // (an Interrupt that arrived while the cell compiled is still pending: it lands now, and
+    // ends the cell when its code starts)
+    set_cell_handlers(true);
     set_interrupt_blocked(false);
     try {
       failure = clang_->Execute(unit);
@@ -202,14 +500,42 @@ nl::json CellInterpreter::run(const std::string& code) {
       exception_type = "unknown C++ exception";
     }
     set_interrupt_blocked(true);
-  } else {
-    interrupted = true;
   }
+  set_cell_handlers(false);
+  if (getpid() != g_kernel_pid) {  // a process the cell forked, ended by an exception
+    std::cout.flush();
+    std::fflush(nullptr);
+    _exit(1);
+  }
+  g_in_user_code = 0;
+  g_interrupt_pending = 0;
   forwarder_.stop();
-  if (interrupted) {
+  if (signal_number == SIGINT) {
     std::fflush(nullptr);
     return error_reply("KeyboardInterrupt", "the cell was interrupted",
-                       {"KeyboardInterrupt: the cell was interrupted"});
+                       {"KeyboardInterrupt: the cell was interrupted. What it did before the "
+                        "Interrupt stays done; the kernel is ready for the next cell."});
+  }
+  if (signal_number != 0) {
+    std::fflush(nullptr);
+    const std::string name = std::string("SIG") + sigabbrev_np(signal_number);
+    if (g_unsafe_fault) {
+      // not in the cell's code: in clang, linking the cell. Say so, then end the kernel.
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        std::_Exit(70);
+      }).detach();
+      return error_reply(name, signal_meaning(signal_number) + ", inside the kernel's compiler",
+                         {name + ": " + signal_meaning(signal_number),
+                          "It happened while clang linked the cell, not in the cell's own code: "
+                          "the kernel's state cannot be trusted, so the kernel ends now.",
+                          "Run Kernel > Restart, then the cells above this one."});
+    }
+    return error_reply(name, signal_meaning(signal_number),
+                       {name + ": " + signal_meaning(signal_number),
+                        "The cell stopped there; the kernel lives on, with what earlier cells "
+                        "defined. What this cell changed before the crash stays changed.",
+                        "Fix the cell and run it again."});
   }
   if (failure) {
     std::string what = llvm::toString(std::move(failure));
@@ -218,7 +544,9 @@ nl::json CellInterpreter::run(const std::string& code) {
     return error_reply("ExecutionError", what, trace);
   }
   if (!exception_type.empty())
-    return error_reply(exception_type, exception_what, {exception_type + ": " + exception_what});
+    return error_reply(exception_type, exception_what,
+                       {exception_type + ": " + exception_what,
+                        "The exception ended the cell; the kernel is ready for the next one."});
   return nullptr;
 }
 
@@ -231,15 +559,59 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   // A final expression without a semicolon is shown as the execute_result: it runs as
   //   xenc_kernel::show_result(((EXPRESSION), xenc_kernel::no_value{}));
   // where the comma yields no_value for a void expression (nothing shown).
+  // The statements move into functions (wrap_statements), the expression with them, on its own
+  // lines: the compiler's line numbers are the cell's.
   CellParts parts = split_trailing_expression(code);
+  std::string cell = parts.statements;
+  if (!parts.expression.empty())
+    cell += "xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));";
+  discard_pending_interrupt();  // an Interrupt of the idle kernel, before this cell was sent
   capture_.start();
+  truncation_reported_ = false;
   nl::json failed;
-  if (!parts.statements.empty() &&
-      parts.statements.find_first_not_of(" \t\r\n") != std::string::npos)
-    failed = run(parts.statements);
-  if (failed.is_null() && !parts.expression.empty())
-    failed =
-        run("xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));");
+  if (cell.find_first_not_of(" \t\r\n") != std::string::npos)
+    failed = run(wrap_statements(cell, ++cells_compiled_));
+  // A cell that redefines what earlier cells defined ("redefinition of 'f'"; it changed nothing):
+  // compiled again with its declarations in a namespace of its own and the earlier ones hidden
+  // (hide_earlier), it replaces them.
+  if (!failed.is_null() &&
+      (failed["ename"] == "CompileError" || failed["ename"] == "CompilerCrash")) {
+    Shadow shadow;
+    const std::regex redefinition("redefinition of '([A-Za-z_][A-Za-z_0-9]*)'");
+    std::set<std::string> names;
+    for (const auto& line : failed["traceback"]) {
+      const std::string text = line.get<std::string>();
+      for (auto m = std::sregex_iterator(text.begin(), text.end(), redefinition);
+           m != std::sregex_iterator(); ++m)
+        names.insert((*m)[1]);
+    }
+    // a call of a name shadowed before, made ambiguous by the cell's own new definition
+    const std::regex ambiguous("(call to|reference to) '([A-Za-z_][A-Za-z_0-9]*)' is ambiguous");
+    for (const auto& line : failed["traceback"]) {
+      const std::string text = line.get<std::string>();
+      std::smatch m;
+      if (std::regex_search(text, m, ambiguous) &&
+          std::find(shadowed_names_.begin(), shadowed_names_.end(), m[2].str()) !=
+              shadowed_names_.end())
+        names.insert(m[2]);
+    }
+    // clang 19 crashes on a redefined class (in the throwaway copy: nothing changed): the
+    // classes the cell defines are shadowed then
+    if (failed["ename"] == "CompilerCrash" || names.empty()) {
+      const std::regex class_head(
+          "(^|[;}\\n])\\s*(template\\s*<[^>]*>\\s*)?(struct|class|union|enum)\\s+(class\\s+)?"
+          "([A-Za-z_][A-Za-z_0-9]*)\\s*(final\\s*)?[:{]");
+      for (auto m = std::sregex_iterator(cell.begin(), cell.end(), class_head);
+           m != std::sregex_iterator(); ++m)
+        if (failed["ename"] == "CompilerCrash") names.insert((*m)[5]);
+    }
+    if (!names.empty()) {
+      shadow.names.assign(names.begin(), names.end());
+      shadow.namespaces = namespaces_opened(cell);
+      shadowed_names_.insert(shadowed_names_.end(), names.begin(), names.end());
+      failed = run(wrap_statements(cell, ++cells_compiled_, true), &shadow);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(publish_mutex_);
     send_streams(false);

@@ -13,7 +13,9 @@
 //      lines, from a second thread: StreamForwarder) and when it ends, in order with the figures
 //      and tables that the cell shows (xcpp::display, see include/xcpp/xdisplay.hpp);
 //   6. an expression ending the cell (no semicolon) is shown as the `execute_result`.
-// A crash in a cell (segfault, abort) ends the process: Jupyter reports "kernel died".
+// A crash in a cell's code (SIGSEGV, SIGBUS, SIGFPE, SIGILL, abort) becomes an error reply and the
+// kernel lives on; a crash while clang links a cell ends the kernel, after an error that says so.
+// Every cell is compiled first in a forked copy: a cell that does not compile changes nothing.
 #pragma once
 
 #include <memory>
@@ -60,8 +62,21 @@ class CellInterpreter : public xeus::xinterpreter {
   std::vector<std::string> clang_completions(const std::string& line);
   /// The -I directories of the interpreter's arguments (xencoder's headers among them).
   std::vector<std::string> include_dirs() const;
-  /// Compiles and runs one piece of code. Returns null on success, else the error reply.
-  nl::json run(const std::string& code);
+  /// What a redefining cell replaces: names, at the top level and in these namespaces.
+  struct Shadow {
+    std::vector<std::string> names, namespaces;
+  };
+  /// The names among `names` declared twice (one entity) at the top level or in `namespaces`.
+  std::vector<std::string> conflicts(const std::vector<std::string>& names,
+                                     const std::vector<std::string>& namespaces);
+  /// Takes the earlier declarations of shadow's names out of name lookup (see the .cpp).
+  void hide_earlier(const Shadow& shadow);
+  /// Compiles code in a forked copy of the kernel (after hide_earlier(*shadow) there, if given):
+  /// null if it compiles, else the error reply.
+  nl::json trial_compile(const std::string& code, const Shadow* shadow = nullptr);
+  /// Compiles (first in a forked copy) and runs one piece of code; with shadow, hides the earlier
+  /// declarations first. Returns null on success, else the error reply.
+  nl::json run(const std::string& code, const Shadow* shadow = nullptr);
   /// Sends the captured stdout and stderr as stream messages (whole_lines: see OutputCapture).
   /// The caller holds publish_mutex_.
   void send_streams(bool whole_lines);
@@ -72,6 +87,11 @@ class CellInterpreter : public xeus::xinterpreter {
   std::mutex publish_mutex_;   // one sender at a time: the cell's thread or the forwarder's
   StreamForwarder forwarder_;  // sends whole lines while a compiled cell runs
   int execution_count_ = 0;
+  int cells_compiled_ = 0;
+  bool truncation_reported_ = false;  // this cell's "output truncated" note was sent
+  std::vector<std::string>
+      shadowed_names_;  // names a cell has redefined (hide_earlier)  // numbers the wrapped cells'
+                        // functions (wrap_statements)
 };
 
 }  // namespace xenc_kernel

@@ -1,6 +1,8 @@
 #include "cell_output.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,8 +25,24 @@ OutputCapture::~OutputCapture() {
   close(err_file_);
 }
 
+void OutputCapture::enforce_limit() {
+  if (saved_out_ < 0 || truncated_) return;
+  struct stat out{}, err{};
+  if (fstat(out_file_, &out) != 0 || fstat(err_file_, &err) != 0) return;
+  if (static_cast<std::size_t>(out.st_size) + static_cast<std::size_t>(err.st_size) <= limit_)
+    return;
+  truncated_ = true;
+  int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (devnull < 0) return;
+  dup2(devnull, 1);
+  dup2(devnull, 2);
+  close(devnull);
+}
+
 void OutputCapture::start() {
   if (saved_out_ >= 0) return;
+  taken_total_ = 0;
+  truncated_ = false;
   std::cout.flush();
   std::fflush(nullptr);
   saved_out_ = dup(1);
@@ -59,13 +77,22 @@ std::string OutputCapture::take(int file, off_t& taken, bool whole_lines) {
     std::fflush(stdout);
     std::fflush(stderr);
   }
+  enforce_limit();
+  // at most what the cap leaves (the rest of a truncated cell's output is dropped)
+  const std::size_t budget = limit_ > taken_total_ ? limit_ - taken_total_ : 0;
   std::string text;
   char buffer[65536];
-  for (ssize_t n;
-       (n = pread(file, buffer, sizeof buffer, taken + static_cast<off_t>(text.size()))) > 0;)
+  for (ssize_t n; text.size() < budget &&
+                  (n = pread(file, buffer, std::min(sizeof buffer, budget - text.size()),
+                             taken + static_cast<off_t>(text.size()))) > 0;)
     text.append(buffer, static_cast<std::size_t>(n));
-  if (whole_lines) text.erase(text.rfind('\n') + 1);  // npos + 1 = 0: no whole line yet
+  struct stat size{};
+  if (text.size() >= budget && fstat(file, &size) == 0 &&
+      size.st_size > taken + static_cast<off_t>(text.size()))
+    truncated_ = true;  // more than the cap: the rest is dropped
+  if (whole_lines && !truncated_) text.erase(text.rfind('\n') + 1);  // npos+1 = 0: no line yet
   taken += static_cast<off_t>(text.size());
+  taken_total_ += text.size();
   return valid_utf8(text);
 }
 
@@ -109,14 +136,17 @@ std::string valid_utf8(const std::string& text) {
 }
 
 // ---------------------------------------------------------------------------------------------
-void StreamForwarder::start(std::function<void()> send) {
+void StreamForwarder::start(std::function<void()> send, std::function<void()> watch) {
   stop();
   stopping_ = false;
-  thread_ = std::thread([this, send = std::move(send)] {
+  thread_ = std::thread([this, send = std::move(send), watch = std::move(watch)] {
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; })) {
+    for (int tick = 1;
+         !wake_.wait_for(lock, std::chrono::milliseconds(10), [this] { return stopping_; });
+         ++tick) {
       lock.unlock();
-      send();
+      watch();
+      if (tick % 10 == 0) send();
       lock.lock();
     }
   });

@@ -24,6 +24,15 @@ class OutputCapture {
   OutputCapture(const OutputCapture&) = delete;
   OutputCapture& operator=(const OutputCapture&) = delete;
 
+  /// The cap on what one cell may print (stdout and stderr together), in bytes.
+  void set_limit(std::size_t bytes) { limit_ = bytes; }
+  std::size_t limit() const { return limit_; }
+  /// Past the cap: points fd 1 and 2 at /dev/null for the rest of the cell, so the files (memory
+  /// outside the kernel's memory limit) stop growing. Safe from the forwarder's thread (dup2).
+  void enforce_limit();
+  /// Whether this cell's output was cut at the cap.
+  bool truncated() const { return truncated_; }
+
   void start();  ///< flush, then point fd 1 and 2 at the files
   void stop();   ///< flush, point fd 1 and 2 back at the kernel's own, empty the files
   /// What was written to fd 1 (stdout) or fd 2 (stderr) since the last take. With whole_lines,
@@ -41,19 +50,23 @@ class OutputCapture {
   int out_file_ = -1, err_file_ = -1;    // memfd files
   off_t out_taken_ = 0, err_taken_ = 0;  // how much of each was taken
   int saved_out_ = -1, saved_err_ = -1;  // the kernel's own fd 1 and 2 while capturing
+  std::size_t limit_ = std::size_t(4) << 20;
+  std::size_t taken_total_ = 0;  // taken from both files since start()
+  bool truncated_ = false;
 };
 
 /// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD: Jupyter's messages
 /// are JSON, which cannot carry them (nlohmann::json throws), and a cell may print any bytes.
 std::string valid_utf8(const std::string& text);
 
-/// Calls `send` every 0.1 s from a second thread between start() and stop(). The kernel starts
+/// Calls `send` every 0.1 s, and `watch` every 10 ms, from a second thread between start() and
+/// stop(). The kernel starts
 /// it around each compiled cell's run, with SIGINT blocked, so the thread never takes Jupyter's
 /// Interrupt (see CellInterpreter::run).
 class StreamForwarder {
  public:
   ~StreamForwarder() { stop(); }
-  void start(std::function<void()> send);
+  void start(std::function<void()> send, std::function<void()> watch = [] {});
   void stop();  ///< returns when the thread has ended (after at most one more send)
 
  private:

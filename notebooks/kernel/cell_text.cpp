@@ -230,3 +230,335 @@ std::vector<std::string> declared_names(const std::string& ns, const std::string
 }
 
 }  // namespace xenc_kernel
+
+// ---------------------------------------------------------------------------------------------
+namespace xenc_kernel {
+namespace {
+
+// The first word of s at i (letters, digits, '_'), "" if none.
+std::string word_at(const std::string& s, std::size_t i) {
+  std::size_t e = i;
+  while (e < s.size() && is_name_char(s[e])) ++e;
+  return s.substr(i, e - i);
+}
+
+// i advanced past blanks and comments.
+std::size_t skip_blank(const std::string& s, std::size_t i) {
+  while (i < s.size()) {
+    if (std::isspace(static_cast<unsigned char>(s[i]))) {
+      ++i;
+    } else if (s.compare(i, 2, "//") == 0) {
+      i = s.find('\n', i);
+      if (i == std::string::npos) return s.size();
+    } else if (s.compare(i, 2, "/*") == 0) {
+      std::size_t e = s.find("*/", i + 2);
+      if (e == std::string::npos) return s.size();
+      i = e + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+bool starts_class_like(const std::string& chunk) {
+  std::size_t i = skip_blank(chunk, 0);
+  std::string w = word_at(chunk, i);
+  if (w == "template") {  // template <...> struct ...
+    std::size_t j = chunk.find('<', i);
+    int depth = 0;
+    for (; j != std::string::npos && j < chunk.size(); ++j) {
+      if (chunk[j] == '<') ++depth;
+      if (chunk[j] == '>' && --depth == 0) break;
+    }
+    if (j == std::string::npos || j >= chunk.size()) return false;
+    w = word_at(chunk, skip_blank(chunk, j + 1));
+  }
+  return w == "struct" || w == "class" || w == "union" || w == "enum" || w == "typedef" ||
+         w == "using";
+}
+
+// One top-level piece of a cell: [begin, end) of the text.
+struct Chunk {
+  std::size_t begin, end;
+  bool preprocessor;
+};
+
+// The cell cut into its top-level pieces: preprocessor lines, and pieces of code ending in ';'
+// at depth 0, or in '}' at depth 0 when no ';', else, catch, while or operator continues them
+// (a function body, a block, a loop), with the comments and blanks before each piece.
+std::vector<Chunk> chunks_of(const std::string& s) {
+  std::vector<Chunk> out;
+  std::size_t begin = 0;
+  int depth = 0;
+  bool line_start = true;
+  bool any_code = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    char next = i + 1 < s.size() ? s[i + 1] : '\0';
+    if (c == '/' && next == '/') {
+      i = s.find('\n', i);
+      if (i == std::string::npos) break;
+      line_start = true;
+      continue;
+    }
+    if (c == '/' && next == '*') {
+      std::size_t e = s.find("*/", i + 2);
+      if (e == std::string::npos) break;
+      i = e + 1;
+      continue;
+    }
+    if (c == '#' && line_start && depth == 0) {
+      if (any_code) out.push_back({begin, i, false});
+      std::size_t start = i;
+      while (i < s.size() && !(s[i] == '\n' && s[i - 1] != '\\')) ++i;
+      out.push_back({start, std::min(i + 1, s.size()), true});
+      begin = std::min(i + 1, s.size());
+      any_code = false;
+      line_start = true;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      // a raw string literal R"x( ... )x"
+      if (c == '"' && i > 0 && s[i - 1] == 'R') {
+        std::size_t open = s.find('(', i);
+        if (open != std::string::npos) {
+          std::string close = ")" + s.substr(i + 1, open - i - 1) + "\"";
+          std::size_t e = s.find(close, open);
+          if (e == std::string::npos) break;
+          i = e + close.size() - 1;
+          any_code = true;
+          line_start = false;
+          continue;
+        }
+      }
+      std::size_t j = i + 1;
+      while (j < s.size() && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
+      if (j >= s.size()) break;
+      i = j;
+      any_code = true;
+      line_start = false;
+      continue;
+    }
+    if (c == '\n') {
+      line_start = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    line_start = false;
+    any_code = true;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (depth != 0) continue;
+    if (c == ';') {
+      out.push_back({begin, i + 1, false});
+      begin = i + 1;
+      any_code = false;
+    } else if (c == '}') {
+      std::size_t k = skip_blank(s, i + 1);
+      const std::string w = k < s.size() ? word_at(s, k) : "";
+      const char n = k < s.size() ? s[k] : '\0';
+      if (n == ';') continue;  // ends at that ';'
+      if (w == "else" || w == "catch" || w == "while") continue;
+      if (starts_class_like(s.substr(begin, i + 1 - begin))) continue;
+      if (n == '\0' || n == '#' || n == '{' || n == '}' || n == '~' || !w.empty() ||
+          (n == ':' && k + 1 < s.size() && s[k + 1] == ':')) {
+        out.push_back({begin, i + 1, false});
+        begin = i + 1;
+        any_code = false;
+      }
+    }
+  }
+  if (begin < s.size()) out.push_back({begin, s.size(), false});
+  return out;
+}
+
+}  // namespace
+
+bool is_statement(const std::string& chunk) {
+  std::size_t i = skip_blank(chunk, 0);
+  if (i >= chunk.size()) return false;
+  const char c = chunk[i];
+  if (c == '#') return false;
+  if (c == '{') return true;
+  const std::string w = word_at(chunk, i);
+  static const std::set<std::string> statement_words = {
+      "if",     "for",       "while",       "do",           "switch",     "return",
+      "try",    "break",     "continue",    "goto",         "throw",      "delete",
+      "new",    "this",      "static_cast", "dynamic_cast", "const_cast", "reinterpret_cast",
+      "sizeof", "co_return", "co_await",    "co_yield"};
+  static const std::set<std::string> declaration_words = {
+      "namespace", "template",     "class",         "struct",   "union",    "enum",      "using",
+      "typedef",   "extern",       "static_assert", "inline",   "static",   "constexpr", "const",
+      "volatile",  "thread_local", "friend",        "virtual",  "explicit", "auto",      "typename",
+      "register",  "mutable",      "decltype",      "unsigned", "signed",   "long",      "short",
+      "int",       "char",         "bool",          "float",    "double",   "void",      "wchar_t",
+      "char16_t",  "char32_t",     "operator",      "asm",      "alignas",  "size_t"};
+  if (w.empty()) {
+    if (c == ':' && i + 1 < chunk.size() && chunk[i + 1] == ':') {
+      // ::name ... : read as a name below
+    } else if (c == '[' && i + 1 < chunk.size() && chunk[i + 1] == '[') {
+      return false;  // [[attribute]] declaration
+    } else if (c == ';') {
+      return false;
+    } else {
+      return true;  // ( * & ++ -- ! - ~ : an expression
+    }
+  }
+  if (statement_words.count(w)) return true;
+  if (declaration_words.count(w)) return false;
+  // A (qualified, templated) name: `Type name ...` is a declaration, `name(...)`, `name << ...`,
+  // `name = ...`, `name.f()` an expression. A definition `A::A() {...}` (no ';') is a declaration.
+  std::size_t j = i;
+  for (;;) {
+    j = skip_blank(chunk, j);
+    if (chunk.compare(j, 2, "::") == 0) j = skip_blank(chunk, j + 2);
+    std::string part = word_at(chunk, j);
+    if (part.empty()) break;
+    j = skip_blank(chunk, j + part.size());
+    if (j < chunk.size() && chunk[j] == '<' && chunk.compare(j, 2, "<<") != 0 &&
+        chunk.compare(j, 2, "<=") != 0) {  // template arguments, balanced
+      int depth = 0;
+      std::size_t k = j;
+      for (; k < chunk.size(); ++k) {
+        char d = chunk[k];
+        if (d == '<' || d == '(' || d == '[') ++depth;
+        if (d == '>' || d == ')' || d == ']') --depth;
+        if (d == ';' || d == '{') break;
+        if (depth == 0) break;
+      }
+      if (k < chunk.size() && chunk[k] == '>')
+        j = skip_blank(chunk, k + 1);
+      else
+        return true;  // a comparison: `a < b;`
+    }
+    if (chunk.compare(j, 2, "::") != 0) break;
+  }
+  if (j >= chunk.size()) return true;
+  // after the name
+  while (j < chunk.size() &&
+         (chunk[j] == '*' || chunk[j] == '&' || std::isspace(static_cast<unsigned char>(chunk[j]))))
+    ++j;
+  if (j < chunk.size() && is_name_char(chunk[j]) &&
+      !std::isdigit(static_cast<unsigned char>(chunk[j])))
+    return false;  // Type name, Type* name, Type& name
+  if (j < chunk.size() && chunk[j] == '(') {
+    // `A::A() {}` / `A::~A() {}`: a body and no ';' at the end
+    std::size_t last = chunk.find_last_not_of(" \t\r\n");
+    if (last != std::string::npos && chunk[last] == '}' && word_at(chunk, i).size() &&
+        chunk.find(';') > chunk.find('{'))
+      return false;
+  }
+  return true;
+}
+
+namespace {
+// The name a declaration declares is qualified (`void A::f()`, `int A::count = 0;`): a member of
+// an earlier class, which a new namespace could not hold.
+bool declares_qualified_name(const std::string& chunk) {
+  std::size_t end = 0;
+  int angle = 0;
+  for (; end < chunk.size(); ++end) {
+    const char c = chunk[end];
+    if (c == '<') ++angle;
+    if (c == '>') --angle;
+    if (angle <= 0 && (c == '(' || c == '=' || c == '{' || c == ';')) break;
+  }
+  std::size_t b = end;
+  while (b > 0 && std::isspace(static_cast<unsigned char>(chunk[b - 1]))) --b;
+  std::size_t e = b;
+  while (b > 0 && (is_name_char(chunk[b - 1]) || chunk[b - 1] == ':' || chunk[b - 1] == '~')) --b;
+  return chunk.substr(b, e - b).find("::") != std::string::npos;
+}
+
+// `namespace NAME {` at the start of a chunk: the offset just after its '{', else npos.
+std::size_t namespace_body(const std::string& chunk, std::string* name = nullptr) {
+  std::size_t i = skip_blank(chunk, 0);
+  std::size_t k = i;
+  if (word_at(chunk, k) == "inline") k = skip_blank(chunk, k + 6);
+  if (word_at(chunk, k) != "namespace") return std::string::npos;
+  std::size_t j = skip_blank(chunk, k + 9);
+  std::string n = word_at(chunk, j);
+  j = skip_blank(chunk, j + n.size());
+  if (n.empty() || n == "std" || j >= chunk.size() || chunk[j] != '{') return std::string::npos;
+  if (name) *name = n;
+  return j + 1;
+}
+}  // namespace
+
+std::vector<std::string> namespaces_opened(const std::string& code) {
+  std::vector<std::string> names;
+  for (const auto& c : chunks_of(code)) {
+    std::string name;
+    if (!c.preprocessor &&
+        namespace_body(code.substr(c.begin, c.end - c.begin), &name) != std::string::npos)
+      names.push_back(name);
+  }
+  return names;
+}
+
+std::string wrap_statements(const std::string& code, int cell, bool shadow) {
+  std::vector<Chunk> chunks = chunks_of(code);
+  bool has_code = false;
+  for (const auto& c : chunks)
+    if (!c.preprocessor && skip_blank(code.substr(c.begin, c.end - c.begin), 0) < c.end - c.begin)
+      has_code = true;
+  if (!has_code) return code;
+  const std::string id = std::to_string(cell);
+  std::string out;
+  bool in_function = false, marked = false;
+  int functions = 0;
+  auto close_function = [&] {
+    if (!in_function) return;
+    const std::string name = "__xenc_run_" + id + "_" + std::to_string(functions);
+    out += " } static int __xenc_ran_" + id + "_" + std::to_string(functions) + " = (" + name +
+           "(), 0);";
+    in_function = false;
+  };
+  for (const auto& c : chunks) {
+    const std::string text = code.substr(c.begin, c.end - c.begin);
+    const bool blank = skip_blank(text, 0) >= text.size();
+    if (c.preprocessor || blank) {
+      if (c.preprocessor) close_function();
+      out += text;
+      continue;
+    }
+    if (!marked) marked = true;
+    if (is_statement(text)) {
+      if (!in_function) {
+        ++functions;
+        out += "static void __xenc_run_" + id + "_" + std::to_string(functions) + "() { ";
+        in_function = true;
+      }
+    } else {
+      close_function();
+      if (shadow) {
+        const std::string ns = "inline namespace __xenc_cell_" + id + " { ";
+        const std::size_t body = namespace_body(text);
+        const std::size_t last = text.rfind('}');
+        if (body != std::string::npos && last != std::string::npos && last >= body) {
+          out +=
+              text.substr(0, body) + ns + text.substr(body, last - body) + " }" + text.substr(last);
+          continue;
+        }
+        const std::string first = word_at(text, skip_blank(text, 0));
+        if (first != "extern" && first != "using" && first != "static_assert" &&
+            first != "namespace" && !declares_qualified_name(text)) {
+          out += ns + text + " }";
+          continue;
+        }
+      }
+    }
+    out += text;
+  }
+  // the closing text on a line of its own: the cell may end in a // comment
+  if (in_function) out += "\n";
+  close_function();
+  if (!marked) return out;
+  // the first initialiser on a line of its own, before the cell; #line 1 numbers the cell's
+  // first line 1 again
+  return "static int __xenc_begin_" + id + " = xenc_kernel_user_code(1);\n#line 1\n" + out +
+         "\nstatic int __xenc_end_" + id + " = xenc_kernel_user_code(0);";
+}
+
+}  // namespace xenc_kernel

@@ -16,6 +16,35 @@ struct CellParts {
 };
 CellParts split_trailing_expression(const std::string& code);
 
+/// The cell's code as clang's interpreter gets it. clang 19 crashes on some statements at the top
+/// level (a lambda inside a block, std::thread(...).detach(), a static local), so, as cling does,
+/// statements are moved into functions: each run of consecutive top-level statements becomes
+///     static void __xenc_run_C_K() { STATEMENTS } static int __xenc_ran_C_K = (__xenc_run_C_K(),
+///     0);
+/// while declarations (variables, functions, classes, namespaces, templates, using, ...) and
+/// preprocessor lines stay at the top level, where later cells see them. The initialisers run in
+/// the order of the text, so statements and declarations run in the order they were written.
+/// A cell with code also gets a first (on a line of its own, followed by `#line 1`) and a last
+/// initialiser that call xenc_kernel_user_code(1) and (0) (see prelude.hpp): the kernel lets
+/// Interrupt and crash signals jump out of the cell only between them, never while clang links the
+/// cell. The compiler's line numbers are the cell's. `cell` makes the names unique (one number per
+/// compiled cell).
+///
+/// With `shadow` (a cell that redefines what an earlier cell defined, see CellInterpreter::run),
+/// each declaration also goes into a namespace of this cell's own, as cling does:
+///     inline namespace __xenc_cell_C { DECLARATION }
+///     namespace foo { inline namespace __xenc_cell_C { MEMBERS } }
+/// so its name is the same to the cells (the namespace is inline) but its linker symbol is new.
+/// Definitions of an earlier class's members (`void A::f() {...}`) stay as they are.
+std::string wrap_statements(const std::string& code, int cell, bool shadow = false);
+
+/// The names of the namespaces a cell's top-level `namespace NAME {` blocks open ("std" excepted).
+std::vector<std::string> namespaces_opened(const std::string& code);
+
+/// Whether a top-level piece of a cell (a chunk ending in ';' or '}') is a statement, i.e. not a
+/// declaration or a preprocessor line: "std::cout << 1;", "f(2);", "{ ... }", "for (...) ...".
+bool is_statement(const std::string& chunk);
+
 /// Jupyter's is_complete status: "complete", "incomplete" (an open bracket, string or comment)
 /// or "invalid" (a closing bracket with no opening one).
 std::string completeness(const std::string& code);

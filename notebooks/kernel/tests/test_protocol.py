@@ -226,9 +226,6 @@ def main():
               "inspect: xenc::MultiheadAttention shows the comment block from its header", reply)
 
         # interrupt: a runaway loop stops within a few seconds, and the kernel goes on
-        # (the Interrupt is sent once the loop runs: the cell prints a line first and the test waits
-        # for it. An Interrupt that lands while clang still JIT-links the cell can leave the JIT's
-        # lock held, and a later cell hangs: notebooks/README.md says to Restart then.)
         msg_id = kc.execute('volatile long spins = 0;\nstd::cout << "spinning" << std::endl;\n'
                             "while (true) { ++spins; }")
         deadline = time.time() + 120
@@ -244,17 +241,15 @@ def main():
         took = time.time() - started
         check(reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt" and took < 5,
               "interrupt stops while (true) {} within 5 s (took %.2f s)" % took, reply)
-        # The cell after it: it runs and sees the interrupted cell's variable, or it hangs (an
-        # Interrupt abandons the cell's stack, and in CI's parallel runs the next cell hung in
-        # three runs of three, never here alone), and then Kernel > Restart, the documented
-        # fallback (notebooks/README.md), must give a working kernel: the restart check below.
+        # The cell after it runs and sees the interrupted cell's variable. (It used to hang when
+        # the Interrupt landed while clang JIT-linked the cell, or was dropped when it arrived
+        # during compilation; stress_test.py interrupts at random points with two busy kernels.)
         try:
-            reply, msgs = execute(kc, 'std::cout << "spun " << (spins > 0) << std::endl;', timeout=30)
+            reply, msgs = execute(kc, 'std::cout << "spun " << (spins > 0) << std::endl;', timeout=60)
             check(reply["status"] == "ok" and "spun 1" in stream_text(msgs, "stdout"),
                   "the cell after an interrupt runs and sees the interrupted cell's variable", msgs)
         except queue.Empty:
-            print("NOTE the cell after the interrupt did not finish within 30 s: Kernel > Restart "
-                  "is the documented fallback, checked next")
+            check(False, "the cell after an interrupt runs (it did not finish within 60 s)")
 
         # restart: a fresh interpreter (a variable of before is gone)
         km.restart_kernel(now=True)
@@ -265,19 +260,97 @@ def main():
               "after a restart, redefining a variable of the old session compiles (fresh interpreter)",
               [reply, msgs])
 
-        # a segfault in a cell ends the kernel process (Jupyter then reports "kernel died" and
-        # restarts it); a restart gives a working kernel again
-        kc.execute("*(volatile int*)nullptr = 1;")
-        deadline = time.time() + 30
-        while km.is_alive() and time.time() < deadline:
-            time.sleep(0.1)
-        check(not km.is_alive(), "a segfault in a cell ends the kernel process")
-        km.restart_kernel(now=True)
-        kc.wait_for_ready(timeout=60)
-        wait_for_iopub(kc)
-        reply, msgs = execute(kc, 'std::puts("back");')
-        check(reply["status"] == "ok" and "back" in stream_text(msgs, "stdout"),
-              "after the crash, a restart gives a kernel that runs cells", [reply, msgs])
+        # a crash in a cell's code is an error reply naming the signal; the kernel lives on with
+        # what earlier cells defined
+        execute(kc, "#include <iostream>\n#include <utility>")
+        reply, msgs = execute(kc, "int kept = 41;")
+        for code, signal in [("*(volatile int*)nullptr = 1;", "SIGSEGV"),
+                             ("#include <cstdlib>\nstd::abort();", "SIGABRT"),
+                             ("volatile int zero = 0;\nstd::cout << 1 / zero;", "SIGFPE"),
+                             ("int deep(int n) { volatile char b[512]; b[0] = char(n); "
+                              "return n == 0 ? 0 : deep(n - 1) + b[0]; }\ndeep(1 << 30);", "SIGSEGV")]:
+            reply, msgs = execute(kc, code)
+            errors = of_type(msgs, "error")
+            check(reply["status"] == "error" and errors and errors[0]["ename"] == signal
+                  and "run it again" in "\n".join(errors[0]["traceback"]),
+                  "%s gives a %s error reply that says what to do" % (code.splitlines()[-1], signal),
+                  [reply, msgs])
+            reply, msgs = execute(kc, "std::cout << kept + 1 << std::endl;")
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "42\n",
+                  "after %s the next cell runs and sees the earlier variable" % signal, msgs)
+
+        # statements clang 19 crashed on at the top level run inside a function
+        for code, out in [("{ auto f = [] { return 1; }; std::cout << f() << std::endl; }", "1\n"),
+                          ("#include <thread>\nstd::thread([] {}).detach();\nstd::cout << \"t\\n\";", "t\n"),
+                          ("int counter() { static int n = 0; return ++n; }\ncounter();\n"
+                           "{ static int s = 5; std::cout << counter() + s << std::endl; }", "7\n"),
+                          ("{ auto [p, q] = std::pair<int, int>(3, 4); std::cout << p * q << std::endl; }",
+                           "12\n"),
+                          ("std::cout << 5 << std::endl;  // a comment ends the cell", "5\n")]:
+            reply, msgs = execute(kc, code)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
+                  "a cell with %r runs and prints %r" % (code[:40], out), [reply, msgs])
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+              "after them the kernel still has the earlier variable", msgs)
+
+        # edit and re-run: a failed redefinition changes nothing, a good one replaces
+        cases = [("function", "double f(double x) { return 2 * x; }", "double f(double x) { return 3 * x; }",
+                  "std::cout << f(1) << std::endl;", "2\n", "3\n"),
+                 ("variable", "int v = 1;", "int v = 5;", "std::cout << v << std::endl;", "1\n", "5\n"),
+                 ("class", "struct P { int a = 1; };", "struct P { int a = 2, b = 3; };",
+                  "std::cout << P{}.a << std::endl;", "1\n", "2\n"),
+                 ("namespace member", "namespace ns { int m = 1; int other = 7; }", "namespace ns { int m = 2; }",
+                  "std::cout << ns::m << ns::other << std::endl;", "17\n", "27\n")]
+        for what, first, second, use, before, after in cases:
+            execute(kc, first)
+            reply, msgs = execute(kc, second[:-1] + " broken_name; }" if second.endswith("}") else second + " broken_name;")
+            said = "\n".join(reply.get("traceback", []))
+            check(reply["status"] == "error" and ("changed nothing" in said or "nothing changed" in said),
+                  "a %s redefinition that does not compile is a compile error" % what, [reply, msgs])
+            reply, msgs = execute(kc, use)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == before,
+                  "after it the earlier %s is intact (%r)" % (what, before), [reply, msgs])
+            for attempt in range(2):  # re-run twice: each time it replaces
+                reply, msgs = execute(kc, second)
+                check(reply["status"] == "ok", "re-running an edited %s cell compiles (run %d)" % (what, attempt + 1),
+                      [reply, msgs])
+            reply, msgs = execute(kc, use)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == after,
+                  "later cells see the new %s (%r)" % (what, after), [reply, msgs])
+
+        # fork() in a cell: the child ends at the cell's end, never answering Jupyter
+        reply, msgs = execute(kc, "#include <unistd.h>\n#include <sys/wait.h>\npid_t child = fork();\n"
+                                  "std::cout << (child == 0 ? \"child\" : \"parent\") << std::endl;\n"
+                                  "if (child > 0) waitpid(child, nullptr, 0);")
+        out = stream_text(msgs, "stdout")
+        check(reply["status"] == "ok" and sorted(out.split()) == ["child", "parent"],
+              "a cell that forks: both print, one reply", [reply, msgs])
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+              "after fork the next cell runs with the earlier state", msgs)
+
+        # 1 GB of output: capped at 4 MB (the default), a note says so, the reply comes
+        reply, msgs = execute(kc, "#include <string>\nstd::string kb(1023, 'x');\n"
+                                  "for (int i = 0; i < (1 << 20); ++i) std::cout << kb << '\\n';")
+        out, err = stream_text(msgs, "stdout"), stream_text(msgs, "stderr")
+        check(reply["status"] == "ok" and len(out) == 4 << 20 and out[:1024] == "x" * 1023 + "\n"
+              and "output truncated after 4 MB" in err and err.count("output truncated") == 1,
+              "a cell printing 1 GB gets 4 MB of it (got %d bytes) and one 'output truncated after "
+              "4 MB' note" % len(out), [reply, err])
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+              "after 1 GB of output the next cell runs with the earlier state", msgs)
+        # an endless printer, interrupted
+        msg_id = kc.execute('while (true) std::printf("spam\\n");')
+        time.sleep(2)
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)["content"]
+        check(reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt",
+              "Interrupt stops an endless printer", reply)
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;", timeout=60)
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+              "after the endless printer the next cell runs with the earlier state", msgs)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -22,6 +22,11 @@
 /// display_data (is_result 0) or as the execute_result (is_result 1).
 extern "C" void xenc_kernel_publish(const char* bundle_json, int is_result);
 
+/// Defined in the kernel: called by the first (1) and last (0) initialiser of every cell (see
+/// wrap_statements in cell_text.hpp). Between the two the cell's own code runs, and Interrupt
+/// or a crash may end it; outside them clang links the cell, and they wait or end the kernel.
+extern "C" int xenc_kernel_user_code(int entering);
+
 namespace xenc_kernel {
 
 struct no_value {};
