@@ -1,9 +1,10 @@
-# Isolation, as a class breaks it: one exercise per process, limits, a private verdict channel.
+# Isolation, as a class breaks it: one exercise per sandbox, limits, verdicts computed by grade.
 # A copy of the template holds one correct exercise and six broken ones: a segfault, an infinite
 # loop, an abort, a memory hog, a file that does not compile and code that prints a fake perfect
 # summary. grade (time limit 2 s, memory limit 256 MiB) must name each failure under its exercise,
-# grade the correct one, give the real score and exit 1; a failed rebuild must not run the old
-# binary; no build type given means Release.
+# grade the correct one, give the real score and exit 1 (the fake summary's printout and its
+# writes to every descriptor change nothing: grade computes the verdict from the returned values);
+# a failed rebuild must not run the old binary; no build type given means Release.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
 set(copy ${WORK_DIR}/assignment)
@@ -65,17 +66,7 @@ expect_in("${text}" "the text report" "✘ linear_backward: 1 of 7 checks passed
 expect_not_in("${text}" "the text report" "11 of 11" "linear_backward: 7 of 7")
 message(STATUS "each broken exercise named, the correct one graded:\n${text}")
 
-# 2. grading alone (every exercise already built) is well under a minute
-string(TIMESTAMP t0 "%s")
-execute_process(COMMAND ${copy}/build/grade RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
-string(TIMESTAMP t1 "%s")
-math(EXPR seconds "${t1} - ${t0}")
-if(NOT rc EQUAL 1 OR seconds GREATER 30)
-  message(FATAL_ERROR "the second run exited ${rc} after ${seconds} s (expected 1, under 30 s)")
-endif()
-message(STATUS "a second run (no build) took ${seconds} s")
-
-# 3. a failed rebuild never runs the old binary: break the passing exercise
+# 2. a failed rebuild never runs the old binary: break the passing exercise
 configure_file(${BAD_DIR}/attention_no_compile.cpp ${copy}/exercises/sinusoidal_table.cpp COPYONLY)
 execute_process(COMMAND ${copy}/build/grade sinusoidal_table RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 expect_in("${out}" "grade sinusoidal_table after breaking it" "✘ sinusoidal_table: does not compile: "
