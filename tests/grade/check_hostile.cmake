@@ -1,11 +1,12 @@
 # Hostile students (issue 27), with the installed xenc-grade-all, as a teacher grades a class. Needs
 # bubblewrap (scripts/setup.sh installs it): every compile and run is in its own sandbox.
 # Each hostile submission's softmax returns zeros (tests/grade/hostile/) and attacks the grading:
-# a forged verdict from a global constructor and from a /proc/self/fd scan; a self-written report
+# a forged verdict from a global constructor and from a /proc/self/fd scan (on the answer channel
+# too, which fails the exercise: "sent the grader something that is not an answer"); a self-written report
 # and killing every process it sees; a setsid daemon that rewrites grades.csv later; writing other
 # students' files and the shared build; a fork bomb (process limit 16); reading the seed and
 # grading.json; `#include "/etc/shadow"`, `#include </dev/zero>` and a compile-time bomb.
-# Expected, for each: the score of the plain zeros softmax (b_zeros) or, for the ones that cannot
+# Expected, for the others: the score of the plain zeros softmax (b_zeros) or, for the ones that cannot
 # compile, 0 for softmax with "does not compile"; merge_heads (a correct file) keeps its 3 points;
 # the correct student's and b_zeros's rows equal a run without any hostile student; grading the
 # class twice into the same folder gives the same CSV; the daemon changes nothing after the run;
@@ -26,13 +27,13 @@ function(student class name softmax)
   configure_file(${SOLUTIONS_DIR}/merge_heads.cpp ${class}/${name}/exercises/merge_heads.cpp COPYONLY)
 endfunction()
 
-set(hostile forged_verdict kills_grader daemon writes_others fork_bomb reads_secrets)
+set(hostile kills_grader daemon writes_others fork_bomb reads_secrets)
 set(no_compile include_shadow include_dev_zero template_bomb)
 foreach(class ref hostile)
   student(${WORK_DIR}/${class} a_correct solution)
   student(${WORK_DIR}/${class} b_zeros softmax_zeros.cpp)
 endforeach()
-foreach(h ${hostile} ${no_compile})
+foreach(h forged_verdict ${hostile} ${no_compile})
   student(${WORK_DIR}/hostile h_${h} softmax_${h}.cpp)
 endforeach()
 file(WRITE ${WORK_DIR}/grading.json
@@ -92,6 +93,11 @@ foreach(h ${hostile})
     message(FATAL_ERROR "h_${h} has '${points}', the plain zeros softmax '${zeros}':\n${first}")
   endif()
 endforeach()
+# the forger writes its verdict on the answer channel too: an answer that is not one fails the
+# exercise, whatever its function returns
+row_of("${first}" h_forged_verdict)
+expect_in("${row}" "h_forged_verdict's row" "h_forged_verdict,3,5,0,3,"
+          "softmax: failed: sent the grader something that is not an answer")
 foreach(h ${no_compile})
   row_of("${first}" h_${h})
   expect_in("${row}" "h_${h}'s row" "h_${h},3,5,0,3," "softmax: failed: does not compile: ")

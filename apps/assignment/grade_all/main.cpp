@@ -167,7 +167,10 @@ int main(int argc, char** argv) {
   const fs::path build = out / "work" / "build";
   fs::remove_all(out / "work");
   fs::create_directories(work);
-  fs::permissions(out / "work", fs::perms::owner_all);
+  // others may pass through (the sandbox binds a student's files from here as nobody when root
+  // grades) but not list it
+  fs::permissions(out / "work",
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   fs::copy(template_dir, work, fs::copy_options::recursive);
   fs::remove_all(work / "build");
   fs::remove(work / "grading.json");

@@ -4,7 +4,9 @@
 #include "xenc/grade/runner.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -770,6 +772,13 @@ int grade_main(int argc, char** argv, const Project& project) {
     }
   }
 
+  // Orphans of the sandboxes (bwrap's first process, when the sandbox ends) are reaped here, not
+  // left to a pid 1 that may not reap them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  auto reap_orphans = [] {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  };
   // The hidden seed stays here: the checks run in this process and send the student's process
   // the inputs drawn from it.
   set_hidden_seed(settings.hidden_seed);
@@ -813,6 +822,7 @@ int grade_main(int argc, char** argv, const Project& project) {
       if (!g.failure.empty()) g.result.checks.clear();
     }
     fs::remove_all(scratch / e.name, ec);
+    reap_orphans();
     score(g);
     graded.push_back(g);
   }

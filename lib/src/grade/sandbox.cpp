@@ -423,6 +423,8 @@ std::string describe_outcome(const Outcome& o, const Limits& limits) {
     return s;
   };
   if (!o.started) return "could not be started: " + o.failure;
+  // (killed for it: before the signal)
+  if (o.broke_protocol) return "sent the grader something that is not an answer";
   if (o.timed_out)
     return "exceeded the time limit of " + num(limits.time_seconds) +
            " s (an infinite loop?) and was killed";
@@ -434,7 +436,6 @@ std::string describe_outcome(const Outcome& o, const Limits& limits) {
     return "exceeded the memory limit of " + std::to_string(limits.memory_mib) +
            " MiB (std::bad_alloc) and stopped";
   if (o.signal != 0) return "crashed with " + signal_name(o.signal);
-  if (o.broke_protocol) return "sent the grader something that is not an answer";
   if (!o.answered)
     return "ended with code " + std::to_string(o.exit_code) +
            " before answering every call (did the code call exit() or std::quick_exit?)";

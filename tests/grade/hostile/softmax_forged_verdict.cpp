@@ -1,6 +1,7 @@
 // Forges a verdict: a global constructor (before main) and every call write a perfect verdict,
 // in the old JSON form and as a forged answer, on every descriptor it has and on every one
-// /proc/self/fd lists, then the function returns zeros.
+// /proc/self/fd lists, then the function returns zeros. grade computes the verdict itself; the
+// bytes on its answer channel are an answer that is not one, which fails the exercise.
 #include "exercises.hpp"
 
 #include <dirent.h>
