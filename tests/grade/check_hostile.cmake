@@ -51,7 +51,8 @@ function(grade class output)
   set(out "${out}" PARENT_SCOPE)
 endfunction()
 
-# The CSV row of a student (without the notes when `without_notes`), set as `row`.
+# The CSV row of a student, set as `row`; its four numbers (points, max, softmax, merge_heads),
+# set as `points`.
 function(row_of csv who)
   string(REGEX MATCH "\n${who},[^\n]*" line "${csv}")
   string(STRIP "${line}" line)
@@ -60,7 +61,10 @@ endfunction()
 function(points_of csv who)
   row_of("${csv}" ${who})
   string(REGEX MATCH "^[^,]*,[^,]*,[^,]*,[^,]*,[^,]*" p "${row}")
-  string(REGEX REPLACE "^[^,]*," "" p "${p}")
+  # (not REGEX REPLACE "^[^,]*,": CMake applies a ^ anchor again after each match)
+  string(FIND "${p}" "," comma)
+  math(EXPR comma "${comma} + 1")
+  string(SUBSTRING "${p}" ${comma} -1 p)
   set(points "${p}" PARENT_SCOPE)
 endfunction()
 
@@ -104,9 +108,14 @@ foreach(h ${no_compile})
 endforeach()
 # the forgers' reports are grade's, not theirs
 file(READ ${WORK_DIR}/grades/h_kills_grader.json report)
-expect_not_in("${report}" "h_kills_grader's report" "1000")
+string(JSON total GET "${report}" points)
+if(total GREATER 5)
+  message(FATAL_ERROR "h_kills_grader's report says ${total} points, of 5")
+endif()
 file(READ ${WORK_DIR}/grades/h_forged_verdict.txt report)
-expect_not_in("${report}" "h_forged_verdict's report" "\"passed\":true")
+expect_in("${report}" "h_forged_verdict's report"
+          "✘ softmax: sent the grader something that is not an answer (0 of 2 points)"
+          "1 of 2 exercises passed, 3 of 5 points")
 # no secret in any report or in the CSV
 file(GLOB reports ${WORK_DIR}/grades/*.txt ${WORK_DIR}/grades/*.json)
 execute_process(COMMAND head -n 1 /etc/shadow OUTPUT_VARIABLE shadow ERROR_QUIET)
