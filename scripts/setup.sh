@@ -23,6 +23,8 @@ packages=(
   python3-nbclient python3-jupyter-client jupyter-client jupyter-notebook
   # the WebAssembly build (cmake/XencWasm.cmake; tests/wasm)
   emscripten
+  # the grader's sandbox (xenc/grade/sandbox.hpp: bwrap; prlimit is util-linux's)
+  bubblewrap util-linux
 )
 # npm, for Playwright in the browser tests: Debian's package, unless the Node.js already installed
 # brings its own (NodeSource's nodejs provides npm and conflicts with Debian's npm package)
