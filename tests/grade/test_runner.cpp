@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -15,6 +17,7 @@
 #include "xenc/grade/exercises.hpp"
 #include "xenc/grade/runner.hpp"
 #include "xenc/grade/sandbox.hpp"
+#include "xenc/grade/wire.hpp"
 
 namespace {
 
@@ -27,33 +30,43 @@ grade::Outcome sh(const std::string& script, grade::Limits limits = {}) {
 
 // ---- isolation --------------------------------------------------------------------------------
 
-TEST(Sandbox, TheVerdictChannelIsNotStdout) {
-  const grade::Outcome o =
-      sh("echo printed; echo '{\"fake\": 1}' 1>&2; echo verdict >&$XENC_GRADE_VERDICT_FD");
+// A child that answers each call with the call itself (cat copies descriptor 3 to 4).
+constexpr const char* kEcho = "cat <&3 >&4";
+
+grade::Box sandbox() {
+  grade::Box box;
+  box.namespaces = true;
+  return box;
+}
+
+TEST(Sandbox, TheCallChannelIsNotStdout) {
+  grade::Session s("/bin/sh",
+                   {"/bin/sh", "-c", std::string("echo printed; echo fake 1>&2; ") + kEcho}, {}, {},
+                   {});
+  EXPECT_EQ(s.call("abc"), "abc");
+  EXPECT_EQ(s.call(""), "");
+  const grade::Outcome o = s.finish();
   EXPECT_TRUE(o.exited);
   EXPECT_EQ(o.exit_code, 0);
-  EXPECT_EQ(o.verdict, "verdict\n");
-  EXPECT_EQ(o.output, "printed\n{\"fake\": 1}\n");
+  EXPECT_TRUE(o.answered);
+  EXPECT_EQ(o.output, "printed\nfake\n");
   EXPECT_EQ(grade::describe_outcome(o, {}), "");
 }
 
 // A descriptor the grader inherited from whoever started it (here a pipe without close-on-exec,
-// as a course platform's log or a terminal would be) is closed in the child: the student's code
-// can write only to its captured output and to the verdict channel.
+// as a course platform's log or a terminal would be) is closed in the child.
 TEST(Sandbox, InheritedDescriptorsAreClosedInTheChild) {
   int inherited[2];
   ASSERT_EQ(::pipe(inherited), 0);
   const std::string fd = std::to_string(inherited[1]);
-  const grade::Outcome o = sh("if { echo leaked >&" + fd +
-                              "; } 2>/dev/null; then echo open; else echo closed; fi; "
-                              "echo verdict >&$XENC_GRADE_VERDICT_FD");
+  const grade::Outcome o =
+      sh("if { echo leaked >&" + fd + "; } 2>/dev/null; then echo open; else echo closed; fi");
   ::close(inherited[1]);
   char buf[16];
   const ssize_t n = ::read(inherited[0], buf, sizeof buf);
   ::close(inherited[0]);
   EXPECT_EQ(n, 0) << "the child wrote to descriptor " << fd;
   EXPECT_EQ(o.output, "closed\n");
-  EXPECT_EQ(o.verdict, "verdict\n");
 }
 
 TEST(Sandbox, ASegfaultIsNamed) {
@@ -80,8 +93,17 @@ TEST(Sandbox, AHangIsKilledAtTheWallClockLimit) {
             "exceeded the time limit of 1 s (an infinite loop?) and was killed");
 }
 
+TEST(Sandbox, ACallThatHangsIsKilledAtTheWallClockLimit) {
+  grade::Limits limits;
+  limits.time_seconds = 1.0;
+  grade::Session s("/bin/sh", {"/bin/sh", "-c", "sleep 30"}, limits, {}, {});
+  EXPECT_THROW(s.call("abc"), xenc::grade::wire::WireError);
+  const grade::Outcome o = s.finish();
+  EXPECT_TRUE(o.timed_out);
+  EXPECT_LT(o.seconds, 10.0);
+}
+
 TEST(Sandbox, ASleepingGrandchildDoesNotHoldTheParent) {
-  // the child's process group is killed: a background sleeper keeps no pipe open afterwards
   grade::Limits limits;
   limits.time_seconds = 1.0;
   const grade::Outcome o = sh("sleep 30 & sleep 30", limits);
@@ -90,46 +112,202 @@ TEST(Sandbox, ASleepingGrandchildDoesNotHoldTheParent) {
 }
 
 TEST(Sandbox, TheMemoryLimitIsTheAddressSpace) {
-  // the limit is RLIMIT_AS in MiB, as the child sees it
   grade::Limits limits;
   limits.memory_mib = 300;
   const grade::Outcome o = sh("ulimit -v", limits);
   EXPECT_EQ(o.output, std::to_string(300 * 1024) + "\n");
 }
 
-TEST(Sandbox, ExitingWithoutAVerdictFails) {
-  EXPECT_EQ(grade::describe_outcome(sh("echo '11 of 11 exercises passed'; exit 0"), {}),
-            "exited with code 0 without a verdict (did the code call exit() or std::quick_exit?)");
+TEST(Sandbox, EndingBeforeAnsweringFails) {
+  grade::Session s("/bin/sh", {"/bin/sh", "-c", "echo '11 of 11 exercises passed'; exit 0"}, {}, {},
+                   {});
+  EXPECT_THROW(s.call("abc"), xenc::grade::wire::WireError);
+  EXPECT_EQ(grade::describe_outcome(s.finish(), {}),
+            "ended with code 0 before answering every call (did the code call exit() or "
+            "std::quick_exit?)");
 }
 
 TEST(Sandbox, OutputIsCappedButDrained) {
   grade::Limits limits;
   limits.output_bytes = 100;
-  const grade::Outcome o = sh("yes | head -c 1000000; echo done >&$XENC_GRADE_VERDICT_FD", limits);
+  const grade::Outcome o = sh("yes | head -c 1000000; echo done", limits);
   EXPECT_EQ(o.output.size(), 100u);
   EXPECT_TRUE(o.output_truncated);
-  EXPECT_EQ(o.verdict, "done\n");
+  EXPECT_TRUE(o.exited);
 }
 
-// ---- verdicts ---------------------------------------------------------------------------------
+// ---- the namespaces (these need bubblewrap, which scripts/setup.sh installs) -----------------
 
-TEST(Verdict, RoundTrips) {
-  grade::ExerciseResult r;
-  r.exercise = "softmax";
-  r.signature = "Tensor2 softmax(const Tensor2& x)";
-  grade::CheckResult c;
-  c.name = "hand example";
-  c.input = "x [1] = [\"quoted\"]";
-  c.hint = "ü";
-  c.hidden = true;
-  r.checks = {c};
-  const grade::ExerciseResult back = grade::parse_verdict(grade::verdict_json(r));
-  EXPECT_EQ(back.exercise, r.exercise);
-  ASSERT_EQ(back.checks.size(), 1u);
-  EXPECT_EQ(back.checks[0].input, c.input);
-  EXPECT_EQ(back.checks[0].hint, c.hint);
-  EXPECT_TRUE(back.checks[0].hidden);
-  EXPECT_THROW(grade::parse_verdict("11 of 11 exercises passed"), std::invalid_argument);
+// Each check below fails without the namespaces: run with namespaces = false, the same script
+// sees the machine's processes, files and network.
+TEST(SandboxNamespaces, BubblewrapStartsHere) {
+  EXPECT_EQ(grade::namespaces_unavailable(), "") << "these tests need bwrap (scripts/setup.sh)";
+}
+
+std::string pid_namespace_of(const std::string& pid) {
+  char buf[64] = {0};
+  const std::string link = "/proc/" + pid + "/ns/pid";
+  const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, std::size_t(n)) : "";
+}
+
+TEST(SandboxNamespaces, ThePidNamespaceIsGoneAfterTheRun) {
+  // a daemon started with setsid outlives its process group, not its PID namespace
+  grade::Limits limits;
+  limits.time_seconds = 5;
+  const grade::Outcome o = grade::run_isolated(
+      "/bin/sh",
+      {"/bin/sh", "-c",
+       "readlink /proc/self/ns/pid; setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $$"},
+      limits, {}, sandbox());
+  ASSERT_TRUE(o.sandboxed);
+  const std::string ns = o.output.substr(0, o.output.find('\n'));
+  ASSERT_FALSE(ns.empty());
+  EXPECT_NE(ns, pid_namespace_of("self"));
+  // no process of the machine still runs in that namespace (without the sandbox, the setsid
+  // sleep would: it is in no process group the grader kills)
+  ::usleep(200000);
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || pid_namespace_of(pid) != ns)
+      continue;
+    // a zombie has ended: it waits only for its parent (here, where pid 1 may not reap, the
+    // sandbox's first bwrap can stay one)
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const std::size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') continue;
+    left.push_back(pid);
+  }
+  std::string who;
+  for (const std::string& pid : left) {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    who += line + "\n";
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " processes left in " << ns << ":\n" << who;
+}
+
+TEST(SandboxNamespaces, NoPathOutsideTheBoxCanBeOpened) {
+  const std::string secret = "/tmp/xenc-sandbox-secret-" + std::to_string(::getpid());
+  std::ofstream(secret) << "secret\n";
+  const std::string script = "cat " + secret +
+                             " /etc/hostname /root/.bashrc 2>/dev/null; "
+                             "ls / | tr '\\n' ' '";
+  const grade::Outcome inside =
+      grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {}, {}, sandbox());
+  const grade::Outcome outside = grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {});
+  std::remove(secret.c_str());
+  EXPECT_EQ(inside.output.find("secret"), std::string::npos) << inside.output;
+  EXPECT_NE(outside.output.find("secret"), std::string::npos) << outside.output;
+  // the root holds the read-only system, an empty /tmp, /proc and /dev, nothing of the teacher's
+  EXPECT_EQ(inside.output.find("home"), std::string::npos) << inside.output;
+  EXPECT_EQ(inside.output.find("root"), std::string::npos) << inside.output;
+}
+
+TEST(SandboxNamespaces, TheNetworkIsAbsent) {
+  // /proc/net/dev lists the interfaces the process can use: only the loopback inside
+  const std::string script = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '";
+  const grade::Outcome inside =
+      grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {}, {}, sandbox());
+  EXPECT_EQ(inside.output, "lo ");
+  const grade::Outcome outside = grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {});
+  EXPECT_NE(outside.output, "lo ") << "this machine has no network to take away";
+}
+
+TEST(SandboxNamespaces, TheProcessLimitHolds) {
+  // forks until fork fails (each child sleeps), and prints how many it started
+  const std::string program =
+      "import os, time\n"
+      "n = 0\n"
+      "for i in range(40):\n"
+      "    try:\n"
+      "        p = os.fork()\n"
+      "    except OSError:\n"
+      "        break\n"
+      "    if p == 0:\n"
+      "        time.sleep(2)\n"
+      "        os._exit(0)\n"
+      "    n += 1\n"
+      "print(n)\n";
+  grade::Limits limits;
+  limits.processes = 6;
+  limits.time_seconds = 20;
+  const std::vector<std::string> args = {"/usr/bin/python3", "-c", program};
+  const grade::Outcome inside = grade::run_isolated(args[0], args, limits, {}, sandbox());
+  ASSERT_TRUE(inside.sandboxed);
+  // python itself and the sandbox's first process count too: fewer than 6 children
+  EXPECT_GE(std::stoi("0" + inside.output), 1) << inside.output;
+  EXPECT_LT(std::stoi("0" + inside.output), 6) << inside.output;
+  const grade::Outcome outside = grade::run_isolated(args[0], args, limits);
+  EXPECT_EQ(outside.output, "40\n");
+}
+
+// ---- the call protocol ------------------------------------------------------------------------
+
+namespace wire = xenc::grade::wire;
+
+// A caller that plays the student's process in this one: it decodes the call, runs fn, encodes
+// the answer (what serve does over the descriptors), optionally spoiling it.
+struct LocalCaller : wire::Caller {
+  std::function<std::string(const std::string&)> answer;
+  std::string call(const std::string& request) override { return answer(request); }
+};
+
+TEST(Wire, ACallRoundTripsTensorsAndExceptions) {
+  LocalCaller c;
+  c.answer = [](const std::string& request) {
+    wire::Reader r(request);
+    xenc::Tensor2 x;
+    wire::get(r, x);
+    r.expect_end();
+    wire::Writer w;
+    if (x.shape()[0] == 0) {
+      w.raw(std::uint8_t(wire::Status::invalid_argument));
+      const std::string what = "empty";
+      w.raw(std::uint64_t(what.size()));
+      w.bytes(what.data(), what.size());
+      return w.str();
+    }
+    w.raw(std::uint8_t(wire::Status::returned));
+    wire::put(w, xenc::Tensor2(x * 2.0f));
+    return w.str();
+  };
+  const auto f = wire::Remote<xenc::grade::signature::softmax>::make(c);
+  const xenc::Tensor2 x = {{1.0f, -2.0f, 3.5f}, {0.25f, 0.0f, -0.0f}};
+  const xenc::Tensor2 y = f(x);
+  ASSERT_EQ(y.shape()[0], 2u);
+  ASSERT_EQ(y.shape()[1], 3u);
+  EXPECT_EQ(y(0, 2), 7.0f);
+  EXPECT_EQ(y(1, 0), 0.5f);
+  try {
+    f(xenc::Tensor2::from_shape({0, 3}));
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "empty");
+  }
+}
+
+TEST(Wire, AForgedAnswerIsAWireErrorNotACrash) {
+  LocalCaller c;
+  const auto f = wire::Remote<xenc::grade::signature::softmax>::make(c);
+  const xenc::Tensor2 x = {{1.0f}};
+  // a shape of 2^40 x 2^40 with no values
+  c.answer = [](const std::string&) {
+    wire::Writer w;
+    w.raw(std::uint8_t(0));
+    w.raw(std::uint64_t(1) << 40);
+    w.raw(std::uint64_t(1) << 40);
+    return w.str();
+  };
+  EXPECT_THROW(f(x), wire::WireError);
+  c.answer = [](const std::string&) { return std::string("\0\2", 2); };  // cut short
+  EXPECT_THROW(f(x), wire::WireError);
+  c.answer = [](const std::string&) { return std::string(1, char(99)); };  // unknown status
+  EXPECT_THROW(f(x), wire::WireError);
 }
 
 // ---- reports ----------------------------------------------------------------------------------
@@ -267,9 +445,97 @@ TEST(Settings, RefusesTyposWithTheKeyAndTheExpectation) {
   EXPECT_NE(message(R"({"hints": "some"})")
                 .find("\"hints\" is \"some\", expected \"full\", \"brief\" or \"off\""),
             std::string::npos);
-  EXPECT_NE(message(R"({"memory_limit_mib": 10})").find("expected an integer >= 64 (MiB)"),
+  EXPECT_NE(message(R"({"memory_limit_mib": 10})")
+                .find("\"memory_limit_mib\" is 10, expected an integer in [64, "),
             std::string::npos);
-  EXPECT_NE(message("{").find("is not valid JSON"), std::string::npos);
+  EXPECT_NE(message("{").find("is not valid JSON (the first error is at byte 2)"),
+            std::string::npos);
+}
+
+// Every message names the file and the key; none is a JSON library's own.
+std::string settings_error(const std::string& text) {
+  try {
+    read_settings_text(text);
+  } catch (const xenc::config_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(".json': "), std::string::npos) << m;  // the file
+    EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+    return m;
+  }
+  return "no error";
+}
+
+TEST(Settings, AMemoryLimitThatWouldWrapIsRefused) {
+  // 2^44 MiB = 2^64 bytes: multiplied into bytes it wraps to a limit of 0
+  EXPECT_NE(settings_error(R"({"memory_limit_mib": 17592186044416})")
+                .find("\"memory_limit_mib\" is 17592186044416, expected an integer in [64, "),
+            std::string::npos);
+  // the machine's memory is the upper bound, and the message says how much it has
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const std::size_t mib = std::size_t(pages) / 1024 * std::size_t(page) / 1024;
+  EXPECT_NE(settings_error("{\"memory_limit_mib\": " + std::to_string(mib + 1) + "}")
+                .find("this machine has " + std::to_string(mib) + ")"),
+            std::string::npos);
+  EXPECT_EQ(
+      read_settings_text("{\"memory_limit_mib\": " + std::to_string(mib) + "}").limits.memory_mib,
+      mib);
+}
+
+TEST(Settings, ADuplicatedKeyIsAnError) {
+  EXPECT_NE(settings_error(R"({"hints": "off", "hints": "full"})")
+                .find("the key \"hints\" is written twice"),
+            std::string::npos);
+  EXPECT_NE(settings_error(R"({"exercises": {"softmax": 1, "softmax": 5}})")
+                .find("the key \"softmax\" is written twice"),
+            std::string::npos);
+}
+
+TEST(Settings, PointsMustBeFiniteAndInRange) {
+  EXPECT_NE(settings_error(R"({"exercises": {"softmax": 1e308}})")
+                .find("the points of \"softmax\" are 1e+308, expected a number in [0, 1000000]"),
+            std::string::npos);
+  EXPECT_NE(settings_error(R"({"exercises": {"softmax": -1}})").find("the points of \"softmax\""),
+            std::string::npos);
+  // JSON has no NaN: the word is not valid JSON, and the message says where
+  EXPECT_NE(settings_error(R"({"exercises": {"softmax": NaN}})")
+                .find("is not valid JSON (the first error is at byte 27)"),
+            std::string::npos);
+  EXPECT_EQ(read_settings_text(R"({"exercises": {"softmax": 1000000}})").exercises[0].second, 1e6);
+}
+
+TEST(Settings, TheSeedMustFitSixtyFourBits) {
+  // 2^70: a JSON reader makes it an inexact double
+  EXPECT_NE(settings_error(R"({"hidden_seed": 1180591620717411303424})")
+                .find("\"hidden_seed\" is 1.1805916207174113e+21, expected an integer in [0, "
+                      "18446744073709551615]"),
+            std::string::npos);
+  EXPECT_EQ(read_settings_text(R"({"hidden_seed": 18446744073709551615})").hidden_seed,
+            std::uint64_t(18446744073709551615ull));
+  EXPECT_NE(settings_error(R"({"hidden_seed": -1})").find("\"hidden_seed\" is -1"),
+            std::string::npos);
+}
+
+TEST(Settings, AHugeFileIsRefusedBeforeItIsRead) {
+  // 100 MB of spaces around an object
+  const std::string path =
+      ::testing::TempDir() + "xenc_test_huge_" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream out(path);
+    out << "{";
+    const std::string block(1 << 20, ' ');
+    for (int i = 0; i < 100; ++i) out << block;
+    out << "}";
+  }
+  std::string m;
+  try {
+    grade::read_settings(path);
+  } catch (const xenc::config_error& e) {
+    m = e.what();
+  }
+  std::remove(path.c_str());
+  EXPECT_NE(m.find("the file is 104857602 bytes, more than a settings file may be (1 MiB)"),
+            std::string::npos)
+      << m;
 }
 
 // ---- the registry -----------------------------------------------------------------------------

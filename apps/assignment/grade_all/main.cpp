@@ -14,17 +14,22 @@
 //
 // A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
 // an exercise a student did not hand in is graded as the template's stub. The template is copied
-// once into DIR/work, configured once, and each student's files replace its exercises/ in turn;
-// the template's grade program builds each exercise on its own and runs it in its own process
-// with the time and memory limits of the settings, so one student's crash, hang or compile error
-// touches only that exercise of that student. Written: DIR/grades.csv, DIR/<student>.txt (the
-// report the student reads) and DIR/<student>.json.
+// once into DIR/work and built once (the trusted grade program and each exercise's child object);
+// each student's files are copied into a folder of their own, and grade compiles, links and runs
+// each exercise in its own sandbox (xenc/grade/sandbox.hpp: bubblewrap's namespaces where it
+// starts), sends it each check's inputs and decides every verdict itself, so a student's code can
+// neither forge a grade nor touch another student, the settings or the reports. Two students are
+// graded at a time. grade answers on its stdout only; this program writes DIR/grades.csv,
+// DIR/<student>.txt (the report the student reads) and DIR/<student>.json, after removing the
+// student's reports of an earlier run. A failed build's log: DIR/grade-logs/<student>/<name>.log.
 #include <CLI/CLI.hpp>
 #include <xenc/grade/exercises.hpp>
 #include <xenc/grade/runner.hpp>
 #include <xenc/grade/sandbox.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -32,6 +37,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -153,33 +159,44 @@ int main(int argc, char** argv) {
   }
   const std::string cmake = fs::exists(XENC_CMAKE) ? XENC_CMAKE : "/usr/bin/cmake";
 
-  // 1. one copy of the template, configured and built once
+  // 1. one copy of the template, configured and built once (the trusted half: grade and each
+  // exercise's child object). No student's process ever sees this folder, the settings or the
+  // reports: each exercise is compiled, linked and run in its own sandbox.
   const fs::path out = fs::absolute(output);
   const fs::path work = out / "work" / "assignment";
   const fs::path build = out / "work" / "build";
   fs::remove_all(out / "work");
   fs::create_directories(work);
+  // others may pass through (the sandbox binds a student's files from here as nobody when root
+  // grades) but not list it
+  fs::permissions(out / "work",
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   fs::copy(template_dir, work, fs::copy_options::recursive);
   fs::remove_all(work / "build");
-  if (!settings.empty())
-    fs::copy_file(settings, work / "grading.json", fs::copy_options::overwrite_existing);
+  fs::remove(work / "grading.json");
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(work / "exercises"))
     if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
   std::map<std::string, std::string> stubs;
   for (const std::string& n : names) stubs[n] = read_file(work / "exercises" / (n + ".cpp"));
   std::string log;
-  if (!run_step({cmake, "-S", work.string(), "-B", build.string(), "-DCMAKE_PREFIX_PATH=" + prefix},
+  if (!run_step({cmake, "-S", work.string(), "-B", build.string(), "-G", "Unix Makefiles",
+                 "-DCMAKE_PREFIX_PATH=" + prefix},
                 log) ||
-      !run_step({cmake, "--build", build.string(), "--target", "grade"}, log)) {
+      !run_step({cmake, "--build", build.string(), "--", "-j2"}, log)) {
     std::cerr << "xenc-grade-all: the template does not build against " << prefix << ":\n" << log;
     return 2;
   }
   const std::string grade = (build / "grade").string();
+  std::vector<std::string> settings_args;
+  if (!settings.empty()) settings_args = {"--settings", fs::absolute(settings).string()};
   std::vector<std::string> graded_names;  // the exercises grade grades, in its order
   {
+    std::vector<std::string> args = {grade, "--list"};
+    args.insert(args.end(), settings_args.begin(), settings_args.end());
     std::string list;
-    if (!run_step({grade, "--list"}, list)) {
+    if (!run_step(args, list)) {
       std::cerr << "xenc-grade-all: grade --list failed:\n" << list;
       return 2;
     }
@@ -188,38 +205,92 @@ int main(int argc, char** argv) {
       if (!l.empty()) graded_names.push_back(l);
   }
 
-  // 2. each student in turn
+  // 2. each student: their files (or the stubs) copied into a folder of their own, graded by
+  // grade, which writes nothing but its answer on stdout; the reports are written here.
   std::vector<fs::path> students;
   for (const auto& e : fs::directory_iterator(submissions))
     if (e.is_directory()) students.push_back(e.path());
   std::sort(students.begin(), students.end());
+  struct Row {
+    std::string who, answer, failure;
+  };
+  std::vector<Row> rows(students.size());
+  std::vector<std::string> forwarded;
+  if (const char* off = std::getenv("XENC_GRADE_NO_NAMESPACES"))
+    forwarded.push_back(std::string("XENC_GRADE_NO_NAMESPACES=") + off);
+  auto grade_one = [&](std::size_t i) {
+    const fs::path& student = students[i];
+    Row& row = rows[i];
+    row.who = student.filename().string();
+    // the earlier run's reports go first: a student whose grading fails never keeps them
+    for (const char* ext : {".txt", ".json"}) fs::remove(out / (row.who + ext));
+    const fs::path mine = out / "work" / "students" / row.who;
+    fs::remove_all(mine);
+    fs::create_directories(mine / "src" / "exercises");
+    for (const std::string& n : names) {
+      fs::path handed = student / "exercises" / (n + ".cpp");
+      if (!fs::exists(handed)) handed = student / (n + ".cpp");
+      std::ofstream(mine / "src" / "exercises" / (n + ".cpp"), std::ios::binary)
+          << (fs::exists(handed) && !fs::is_directory(handed) ? read_file(handed) : stubs[n]);
+    }
+    std::vector<std::string> args = {grade,
+                                     "--format",
+                                     "both",
+                                     "--submission",
+                                     (mine / "src").string(),
+                                     "--scratch",
+                                     (mine / "scratch").string(),
+                                     "--logs",
+                                     (out / "grade-logs" / row.who).string()};
+    args.insert(args.end(), settings_args.begin(), settings_args.end());
+    xenc::grade::Limits limits;
+    limits.time_seconds = 3600;
+    limits.memory_mib = std::size_t(1) << 16;
+    limits.output_bytes = std::size_t(1) << 26;
+    limits.file_mib = std::size_t(1) << 20;
+    const xenc::grade::Outcome o = xenc::grade::run_isolated(grade, args, limits, forwarded);
+    if (!o.exited || o.exit_code > 1)
+      row.failure = "grade " + (o.exited ? "exited with code " + std::to_string(o.exit_code)
+                                         : xenc::grade::describe_outcome(o, limits));
+    row.answer = o.output;
+    fs::remove_all(mine / "scratch");
+  };
+  {
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      for (std::size_t i; (i = next++) < students.size();) grade_one(i);
+    };
+    std::thread second(worker);
+    worker();
+    second.join();
+  }
   std::ofstream table(out / "grades.csv");
   table << "student,points,max_points";
   for (const std::string& n : graded_names) table << "," << n;
   table << ",notes\n";
   int failures = 0;
-  for (const fs::path& student : students) {
-    const std::string who = student.filename().string();
-    for (const std::string& n : names) {
-      fs::path handed = student / "exercises" / (n + ".cpp");
-      if (!fs::exists(handed)) handed = student / (n + ".cpp");
-      // rewritten, not copied: a fresh modification time, so the build sees every change
-      std::ofstream(work / "exercises" / (n + ".cpp"), std::ios::binary)
-          << (fs::exists(handed) ? read_file(handed) : stubs[n]);
-    }
-    std::string ignored;
-    run_step({grade, "--format", "json", "--output", (out / (who + ".json")).string(),
-              "--text-output", (out / (who + ".txt")).string()},
-             ignored);
+  for (const Row& row : rows) {
+    const std::string& who = row.who;
     table << csv(who);
     try {
-      const json r = json::parse(read_file(out / (who + ".json")));
-      table << "," << number(r.at("points").get<double>()) << ","
-            << number(r.at("max_points").get<double>());
+      if (!row.failure.empty()) throw std::runtime_error(row.failure);
+      json both;
+      try {
+        both = json::parse(row.answer);
+      } catch (const json::exception&) {
+        throw std::runtime_error("grade's answer is not JSON");
+      }
+      const json& r = both.at("json");
+      const double points = r.at("points").get<double>();
+      const double max_points = r.at("max_points").get<double>();
       std::map<std::string, std::pair<double, std::string>> by_name;
       for (const json& e : r.at("exercises"))
         by_name[e.at("name").get<std::string>()] = {e.at("points").get<double>(),
                                                     e.at("status").get<std::string>()};
+      std::ofstream(out / (who + ".json"))
+          << r.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+      std::ofstream(out / (who + ".txt")) << both.at("text").get<std::string>();
+      table << "," << number(points) << "," << number(max_points);
       std::string notes;
       for (const std::string& n : graded_names) {
         table << "," << number(by_name[n].first);
@@ -227,8 +298,7 @@ int main(int argc, char** argv) {
         if (st != "passed") notes += (notes.empty() ? "" : "; ") + n + ": " + st.substr(0, 160);
       }
       table << "," << csv(notes) << "\n";
-      std::cout << who << ": " << number(r.at("points").get<double>()) << " of "
-                << number(r.at("max_points").get<double>()) << " points\n";
+      std::cout << who << ": " << number(points) << " of " << number(max_points) << " points\n";
     } catch (const std::exception& e) {
       ++failures;
       table << ",,";
@@ -237,6 +307,10 @@ int main(int argc, char** argv) {
       std::cout << who << ": not graded (" << e.what() << ")\n";
     }
   }
+  const std::string& no_namespaces = xenc::grade::namespaces_unavailable();
+  if (!no_namespaces.empty())
+    std::cout << "Sandbox: " << no_namespaces
+              << "; each exercise ran in a process with limits, without namespaces.\n";
   std::cout << "wrote " << (out / "grades.csv").string() << " and " << students.size()
             << " reports (" << (out / "<student>.txt").string() << ")\n";
   return failures ? 1 : 0;

@@ -1,11 +1,16 @@
-// The grade program's two halves: the child that grades one exercise and writes its verdict on
-// the private channel, and the parent that builds, runs and scores each exercise on its own and
-// writes the report (text, JSON, Gradescope results.json, JUnit XML).
+// The grade program: builds each exercise in the sandbox, runs the student's function there
+// through the call channel (xenc/grade/wire.hpp), computes every verdict itself and writes the
+// report (text, JSON, Gradescope results.json, JUnit XML).
 #include "xenc/grade/runner.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -27,136 +32,87 @@ namespace xenc::grade {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// ---- the verdict (child -> parent)
-// ----------------------------------------------------------------
-
-std::string verdict_json(const ExerciseResult& r) {
-  json checks = json::array();
-  for (const CheckResult& c : r.checks)
-    checks.push_back({{"name", c.name},
-                      {"passed", c.passed},
-                      {"input", c.input},
-                      {"expected", c.expected},
-                      {"computed", c.computed},
-                      {"first_difference", c.first_difference},
-                      {"hint", c.hint},
-                      {"known_mistake", c.known_mistake},
-                      {"hidden", c.hidden}});
-  // invalid UTF-8 in a student's exception message is replaced, not a reason to lose the verdict
-  return json{{"exercise", r.exercise}, {"signature", r.signature}, {"checks", checks}}.dump(
-      -1, ' ', false, json::error_handler_t::replace);
-}
-
-ExerciseResult parse_verdict(const std::string& text) {
-  try {
-    const json j = json::parse(text);
-    ExerciseResult r;
-    r.exercise = j.at("exercise").get<std::string>();
-    r.signature = j.at("signature").get<std::string>();
-    for (const json& c : j.at("checks")) {
-      CheckResult k;
-      k.name = c.at("name").get<std::string>();
-      k.passed = c.at("passed").get<bool>();
-      k.input = c.at("input").get<std::string>();
-      k.expected = c.at("expected").get<std::string>();
-      k.computed = c.at("computed").get<std::string>();
-      k.first_difference = c.at("first_difference").get<std::string>();
-      k.hint = c.at("hint").get<std::string>();
-      k.known_mistake = c.at("known_mistake").get<std::string>();
-      k.hidden = c.at("hidden").get<bool>();
-      r.checks.push_back(k);
-    }
-    return r;
-  } catch (const json::exception& e) {
-    throw std::invalid_argument(std::string("parse_verdict: not a verdict: ") + e.what());
-  }
-}
-
-// ---- the child
-// --------------------------------------------------------------------------------------
-
-namespace {
-
-// The value of an environment variable, then gone from sight: unsetenv only drops the pointer,
-// and the bytes stay in the block the process started with, which /proc/self/environ shows to
-// anyone in the process (student code included). So the whole "NAME=value" is zeroed first.
-std::optional<std::string> take_env(const char* name) {
-  char* value = std::getenv(name);
-  if (value == nullptr) return std::nullopt;
-  std::string taken(value);
-  char* entry = value - std::strlen(name) - 1;  // getenv points just past "NAME="
-  std::memset(entry, 0, std::strlen(name) + 1 + taken.size());
-  ::unsetenv(name);
-  return taken;
-}
-
-}  // namespace
-
-int child_main(const std::function<ExerciseResult()>& grade) {
-  // Take the channel and the seed out of sight before any student code runs: erase both
-  // variables and move the descriptor to a number drawn at run time.
-  int fd = -1;
-  if (const auto v = take_env("XENC_GRADE_VERDICT_FD")) {
-    const int given = std::atoi(v->c_str());
-    std::random_device rd;
-    fd = ::fcntl(given, F_DUPFD_CLOEXEC, 100 + int(rd() % 800));
-    ::close(given);
-  }
-  if (const auto s = take_env("XENC_GRADE_HIDDEN_SEED"))
-    set_hidden_seed(std::strtoull(s->c_str(), nullptr, 10));
-  const ExerciseResult r = grade();
-  if (fd < 0) {  // started by hand: the text report
-    print_report(std::cout, r);
-    return r.passed() ? 0 : 1;
-  }
-  const std::string text = verdict_json(r);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n <= 0) return 3;
-    done += std::size_t(n);
-  }
-  ::close(fd);
-  return 0;
-}
-
 // ---- settings
 // ---------------------------------------------------------------------------------------
 
+namespace {
+// The machine's memory in MiB (the largest memory limit a setting may ask for).
+std::size_t machine_mib() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? std::size_t(pages) / 1024 * std::size_t(page) / 1024
+                               : std::size_t(1) << 20;
+}
+}  // namespace
+
 Settings read_settings(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw config_error("read_settings: cannot open '" + path + "'");
+  const std::string where = "read_settings: '" + path + "': ";
+  std::error_code ec;
+  const auto bytes = fs::file_size(path, ec);
+  constexpr std::uintmax_t kMaxBytes = 1 << 20;
+  if (!ec && bytes > kMaxBytes)
+    throw config_error(where + "the file is " + std::to_string(bytes) +
+                       " bytes, more than a settings file may be (1 MiB)");
+  std::string text(std::size_t(ec ? 0 : bytes), '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  // each object's keys, to refuse a key written twice (JSON readers keep the last one silently)
+  std::vector<std::vector<std::string>> keys;
+  std::string duplicate;
+  const json::parser_callback_t no_duplicates = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.empty()) {
+      const std::string k = parsed.get<std::string>();
+      if (std::find(keys.back().begin(), keys.back().end(), k) != keys.back().end() &&
+          duplicate.empty())
+        duplicate = k;
+      keys.back().push_back(k);
+    }
+    return true;
+  };
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    throw config_error("read_settings: '" + path + "' is not valid JSON: " + e.what());
+    j = json::parse(text, no_duplicates);
+  } catch (const json::parse_error& e) {
+    throw config_error(where + "is not valid JSON (the first error is at byte " +
+                       std::to_string(e.byte) + ")");
+  } catch (const json::exception&) {
+    throw config_error(where + "is not valid JSON");
   }
-  if (!j.is_object()) throw config_error("read_settings: '" + path + "' must hold a JSON object");
+  if (!duplicate.empty())
+    throw config_error(where + "the key \"" + duplicate + "\" is written twice");
+  if (!j.is_object()) throw config_error(where + "must hold a JSON object");
   Settings s;
   auto bad = [&](const std::string& key, const std::string& expected) {
-    return config_error("read_settings: '" + path + "': \"" + key + "\" is " + j.at(key).dump() +
-                        ", expected " + expected);
+    return config_error(
+        where + "\"" + key + "\" is " +
+        j.at(key).dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 80) +
+        ", expected " + expected);
   };
+  auto number_in = [](const json& v, double lo, double hi, bool lo_open) {
+    if (!v.is_number()) return false;
+    const double x = v.get<double>();
+    return std::isfinite(x) && (lo_open ? x > lo : x >= lo) && x <= hi;
+  };
+  const std::size_t max_mib = machine_mib();
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     const json& v = it.value();
     if (key == "exercises") {
       if (!v.is_object()) throw bad(key, "an object {\"name\": points, ...}");
+      for (auto e = v.begin(); e != v.end(); ++e)
+        if (!find_exercise(e.key()))
+          throw config_error(where + "\"exercises\": unknown exercise \"" + e.key().substr(0, 80) +
+                             "\"");
       for (const ExerciseInfo& e : exercises())
         if (v.contains(e.name)) {
           const json& p = v.at(e.name);
-          if (!p.is_number() || p.get<double>() < 0)
-            throw config_error("read_settings: '" + path + "': the points of \"" + e.name +
-                               "\" are " + p.dump() + ", expected a number >= 0");
+          if (!number_in(p, 0, 1e6, false))
+            throw config_error(where + "\"exercises\": the points of \"" + e.name + "\" are " +
+                               p.dump().substr(0, 80) + ", expected a number in [0, 1000000]");
           s.exercises.emplace_back(e.name, p.get<double>());
         }
-      for (auto e = v.begin(); e != v.end(); ++e) {
-        bool known = false;
-        for (const ExerciseInfo& x : exercises()) known = known || x.name == e.key();
-        if (!known)
-          throw config_error("read_settings: '" + path + "': unknown exercise \"" + e.key() + "\"");
-      }
     } else if (key == "hints") {
       try {
         s.hints = parse_hint_level(v.is_string() ? v.get<std::string>() : "");
@@ -164,23 +120,35 @@ Settings read_settings(const std::string& path) {
         throw bad(key, "\"full\", \"brief\" or \"off\"");
       }
     } else if (key == "hidden_seed") {
-      if (!v.is_number_unsigned()) throw bad(key, "an integer >= 0");
+      // an integer that fits 64 bits: JSON readers turn a larger one into an inexact double
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+        throw bad(key, "an integer in [0, 18446744073709551615]");
       s.hidden_seed = v.get<std::uint64_t>();
     } else if (key == "library_calls") {
       if (!v.is_boolean()) throw bad(key, "true or false");
       s.library_calls = v.get<bool>();
     } else if (key == "time_limit_seconds") {
-      if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 3600)
-        throw bad(key, "a number of seconds in (0, 3600]");
+      if (!number_in(v, 0, 3600, true)) throw bad(key, "a number of seconds in (0, 3600]");
       s.limits.time_seconds = v.get<double>();
+    } else if (key == "compile_time_limit_seconds") {
+      if (!number_in(v, 0, 3600, true)) throw bad(key, "a number of seconds in (0, 3600]");
+      s.compile_seconds = v.get<double>();
     } else if (key == "memory_limit_mib") {
-      if (!v.is_number_unsigned() || v.get<std::size_t>() < 64)
-        throw bad(key, "an integer >= 64 (MiB)");
+      if (!(v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0)) ||
+          v.get<std::uint64_t>() < 64 || v.get<std::uint64_t>() > max_mib)
+        throw bad(key, "an integer in [64, " + std::to_string(max_mib) +
+                           "] (MiB; this machine has " + std::to_string(max_mib) + ")");
       s.limits.memory_mib = v.get<std::size_t>();
+    } else if (key == "process_limit") {
+      if (!(v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0)) ||
+          v.get<std::uint64_t>() < 1 || v.get<std::uint64_t>() > 4096)
+        throw bad(key, "an integer in [1, 4096]");
+      s.limits.processes = v.get<std::size_t>();
     } else {
-      throw config_error("read_settings: '" + path + "': unknown key \"" + key +
+      throw config_error(where + "unknown key \"" + key.substr(0, 80) +
                          "\" (known: exercises, hints, hidden_seed, library_calls, "
-                         "time_limit_seconds, memory_limit_mib)");
+                         "time_limit_seconds, compile_time_limit_seconds, memory_limit_mib, "
+                         "process_limit)");
     }
   }
   return s;
@@ -432,7 +400,8 @@ std::string first_error(const std::string& log) {
 
 struct Options {
   Format format = Format::text;
-  std::string output, text_output, settings;
+  bool both = false;  // --format both: {"json": ..., "text": ...} for xenc-grade-all
+  std::string output, text_output, settings, submission, scratch, logs;
   std::optional<double> time_limit;
   std::optional<std::size_t> memory_limit;
   bool list = false;
@@ -440,11 +409,15 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: grade [--format text|json|gradescope|junit] [--output FILE] [--text-output FILE]\n"
-    "             [--settings FILE]\n"
+    "usage: grade [--format text|json|gradescope|junit|both] [--output FILE] [--text-output FILE]\n"
+    "             [--settings FILE] [--submission DIR] [--scratch DIR] [--logs DIR]\n"
     "             [--time-limit SECONDS] [--memory-limit MIB] [--list] [exercise ...]\n"
-    "Builds and grades each exercise in its own process. Exit code: 0 when every check of every\n"
-    "chosen exercise passed, 1 when one did not, 2 for a usage or settings error.\n";
+    "Builds and grades each exercise in its own sandbox. --submission: the folder whose\n"
+    "exercises/<name>.cpp are graded (default: this template's); --scratch: where each exercise\n"
+    "is built (default: BUILD/grade-scratch); --logs: where failed builds' logs go (default:\n"
+    "BUILD/grade-logs); --format both: the json and text reports in one JSON object.\n"
+    "Exit code: 0 when every check of every chosen exercise passed, 1 when one did not, 2 for a\n"
+    "usage or settings error.\n";
 
 // Parses the command line; throws std::invalid_argument with the message for the user.
 Options parse(int argc, char** argv) {
@@ -465,14 +438,23 @@ Options parse(int argc, char** argv) {
         o.format = Format::gradescope;
       else if (f == "junit")
         o.format = Format::junit;
+      else if (f == "both")
+        o.format = Format::json, o.both = true;
       else
-        throw std::invalid_argument("--format " + f + ": expected text, json, gradescope or junit");
+        throw std::invalid_argument("--format " + f +
+                                    ": expected text, json, gradescope, junit or both");
     } else if (a == "--output") {
       o.output = value();
     } else if (a == "--text-output") {
       o.text_output = value();
     } else if (a == "--settings") {
       o.settings = value();
+    } else if (a == "--submission") {
+      o.submission = value();
+    } else if (a == "--scratch") {
+      o.scratch = value();
+    } else if (a == "--logs") {
+      o.logs = value();
     } else if (a == "--time-limit") {
       const std::string v = value();
       char* end = nullptr;
@@ -483,9 +465,10 @@ Options parse(int argc, char** argv) {
     } else if (a == "--memory-limit") {
       const std::string v = value();
       char* end = nullptr;
+      errno = 0;
       const unsigned long long m = std::strtoull(v.c_str(), &end, 10);
-      if (*end || m < 64)
-        throw std::invalid_argument("--memory-limit " + v + ": expected MiB >= 64");
+      if (*end || v.empty() || v[0] == '-' || errno == ERANGE || m < 64 || m > (1ull << 24))
+        throw std::invalid_argument("--memory-limit " + v + ": expected MiB in [64, 16777216]");
       o.memory_limit = std::size_t(m);
     } else if (a == "--list") {
       o.list = true;
@@ -500,26 +483,230 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Builds grade-<name>; the failure text when it does not build.
-std::string build_exercise(const Project& p, const std::string& name) {
-  Limits build_limits;
-  build_limits.time_seconds = 900;
-  build_limits.memory_mib = 1 << 16;
-  build_limits.output_bytes = 1 << 20;
-  const Outcome b = run_isolated(
-      p.cmake, {p.cmake, "--build", p.build_dir, "--target", "grade-" + name}, build_limits);
-  if (b.exited && b.exit_code == 0) return "";
-  const fs::path logs = fs::path(p.build_dir) / "grade-logs";
+// Splits a command line as CMake writes it (compile_commands.json, link.txt): words separated by
+// blanks, with "..." and '...' quoting and backslash escapes.
+std::vector<std::string> split_command(const std::string& s) {
+  std::vector<std::string> words;
+  std::string w;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < s.size())
+        w += s[++i];
+      else
+        w += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c, in_word = true;
+    } else if (c == '\\' && i + 1 < s.size()) {
+      w += s[++i], in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_word) words.push_back(w), w.clear(), in_word = false;
+    } else {
+      w += c, in_word = true;
+    }
+  }
+  if (in_word) words.push_back(w);
+  return words;
+}
+
+bool under(const fs::path& p, const fs::path& dir) {
+  const std::string a = p.lexically_normal().string(), d = dir.lexically_normal().string();
+  return a == d || (a.size() > d.size() && a.compare(0, d.size(), d) == 0 &&
+                    (d.back() == '/' || a[d.size()] == '/'));
+}
+
+// Every absolute path a command names (include and library folders, objects, libraries) outside
+// /usr, bound read-only into the sandbox. The template's own folder is not: only its
+// exercises.hpp is (its grading.json stays out of sight).
+void bind_paths(const std::vector<std::string>& words, const std::string& template_dir,
+                const std::string& scratch, Box& box) {
+  std::vector<std::string> paths;
+  for (const std::string& w : words) {
+    // the run-time search path: the folders of the shared libraries
+    if (w.rfind("-Wl,-rpath,", 0) == 0) {
+      std::istringstream dirs(w.substr(11));
+      for (std::string d; std::getline(dirs, d, ':');) paths.push_back(d);
+      continue;
+    }
+    // a shared library: its folder (the loader looks for its soname, a link beside it)
+    if (w.find(".so") != std::string::npos && w[0] == '/') {
+      paths.push_back(fs::path(w).parent_path().string());
+      continue;
+    }
+    paths.push_back(w);
+  }
+  for (const std::string& w : paths) {
+    std::string p = w;
+    for (const char* flag : {"-I", "-L", "-isystem"})
+      if (p.rfind(flag, 0) == 0) p = p.substr(std::strlen(flag));
+    if (p.empty() || p[0] != '/' || under(p, "/usr") || under(p, scratch)) continue;
+    std::error_code ec;
+    if (!fs::exists(p, ec)) continue;
+    if (fs::path(p).lexically_normal() == fs::path(template_dir).lexically_normal()) {
+      const std::string header = (fs::path(template_dir) / "exercises.hpp").string();
+      if (fs::exists(header, ec)) box.read_only.push_back(header);
+      continue;
+    }
+    box.read_only.push_back(fs::path(p).lexically_normal().string());
+  }
+  std::sort(box.read_only.begin(), box.read_only.end());
+  box.read_only.erase(std::unique(box.read_only.begin(), box.read_only.end()), box.read_only.end());
+}
+
+// The compile and link limits: generous for a compiler, but bounded (a template bomb or
+// `#include </dev/zero>` ends at them).
+Limits build_limits() {
+  Limits l;
+  l.time_seconds = 120;  // Settings::compile_seconds, set by the caller
+  l.memory_mib = 2048;
+  l.output_bytes = 1 << 16;
+  l.processes = 16;
+  l.file_mib = 512;
+  return l;
+}
+
+struct Built {
+  std::string program;  ///< the linked grade-<name>
+  std::string failure;  ///< why not: "does not compile: ..." (empty when built)
+  Box box;              ///< what it may read when it runs
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Writes a failed build's log and returns the failure sentence.
+std::string build_failure(const std::string& log, const std::string& step, const Project& p,
+                          const std::string& submission, const fs::path& logs,
+                          const std::string& name) {
   std::error_code ec;
   fs::create_directories(logs, ec);
-  std::ofstream(logs / (name + ".log")) << b.output;
-  // paths relative to the template, as the student sees them
-  std::string err = first_error(b.output);
-  const std::string root = p.source_dir + "/";
-  for (std::size_t at; (at = err.find(root)) != std::string::npos;) err.erase(at, root.size());
+  std::ofstream(logs / (name + ".log")) << log;
+  // paths relative to the submission, as the student sees them
+  std::string err = first_error(log);
+  for (const std::string& root : {submission + "/", p.source_dir + "/"})
+    for (std::size_t at; (at = err.find(root)) != std::string::npos;) err.erase(at, root.size());
   const std::string where = " (the whole log: " + (logs / (name + ".log")).string() + ")";
   if (err.find("library calls are not allowed") != std::string::npos) return err + where;
-  return "does not compile: " + err + where;
+  return step + err + where;
+}
+
+// Compiles the submission's exercises/<name>.cpp and links grade-<name> in the scratch folder,
+// each step in the sandbox, with the commands CMake wrote for the template (compile_commands.json
+// and the link line), the template's child object prebuilt.
+Built build_exercise(const Project& p, const Settings& settings, const std::string& submission,
+                     const fs::path& scratch_root, const fs::path& logs, const std::string& name) {
+  Built b;
+  const fs::path scratch = scratch_root / name;
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  fs::create_directories(scratch, ec);
+  if (::geteuid() == 0 && ::chown(scratch.c_str(), 65534, 65534) != 0) {
+    b.failure = "could not prepare its scratch folder " + scratch.string();
+    return b;
+  }
+  const fs::path source = fs::path(submission) / "exercises" / (name + ".cpp");
+  const fs::path object = scratch / (name + ".o");
+  const fs::path program = scratch / ("grade-" + name);
+  // the compile command of exercises/<name>.cpp
+  std::vector<std::string> compile;
+  try {
+    const json db = json::parse(read_text(fs::path(p.build_dir) / "compile_commands.json"));
+    const fs::path wanted = fs::path(p.source_dir) / "exercises" / (name + ".cpp");
+    for (const json& e : db)
+      if (fs::path(e.at("file").get<std::string>()).lexically_normal() == wanted.lexically_normal())
+        compile = e.contains("arguments") ? e.at("arguments").get<std::vector<std::string>>()
+                                          : split_command(e.at("command").get<std::string>());
+  } catch (const json::exception&) {
+    compile.clear();
+  }
+  const fs::path link_file =
+      fs::path(p.build_dir) / "CMakeFiles" / ("grade-" + name + ".dir") / "link.txt";
+  if (compile.empty() || !fs::exists(link_file)) {
+    b.failure =
+        "cannot be built: the template's build has no compile command or link line for "
+        "it (configure it again with the Unix Makefiles generator)";
+    return b;
+  }
+  std::vector<std::string> cc;
+  for (std::size_t i = 0; i < compile.size(); ++i) {
+    const std::string& w = compile[i];
+    if (i == 0 && fs::path(w).filename().string().find("ccache") != std::string::npos) continue;
+    if (w == "-o" || w == "-c" || w == "-MT" || w == "-MF") {
+      if (w == "-o") cc.insert(cc.end(), {"-o", object.string()});
+      if (w == "-c") cc.insert(cc.end(), {"-c", source.string()});
+      ++i;
+      continue;
+    }
+    if (w == "-MD" || w == "-MMD") continue;
+    cc.push_back(w);
+  }
+  Box box;
+  box.namespaces = true;
+  box.scratch = scratch.string();
+  bind_paths(cc, p.source_dir, scratch.string(), box);
+  box.read_only.push_back(source.string());
+  Limits limits = build_limits();
+  limits.time_seconds = settings.compile_seconds;
+  Outcome o = run_isolated(cc[0], cc, limits, {}, box);
+  if (!(o.exited && o.exit_code == 0)) {
+    b.failure = build_failure(o.output + (o.timed_out ? "\nerror: the compile exceeded its time "
+                                                        "limit\n"
+                                                      : ""),
+                              "does not compile: ", p, submission, logs, name);
+    return b;
+  }
+  // the library-calls policy (cmake/library_calls.cmake looks at the object's symbols)
+  const fs::path policy = fs::path(p.source_dir) / "cmake" / "library_calls.cmake";
+  if (!settings.library_calls && fs::exists(policy)) {
+    Box pbox = box;
+    pbox.read_only = {policy.string(), p.cmake};
+    o = run_isolated(p.cmake,
+                     {p.cmake, "-DNM=nm", "-DEXERCISE=" + name, "-DOBJECTS=" + object.string(),
+                      "-P", policy.string()},
+                     limits, {}, pbox);
+    if (!(o.exited && o.exit_code == 0)) {
+      b.failure = build_failure(o.output, "", p, submission, logs, name);
+      return b;
+    }
+  }
+  // the link line, with the student's object and absolute paths
+  const std::vector<std::string> line = split_command(read_text(link_file));
+  std::vector<std::string> ld;
+  const std::string own_object = "exercise_" + name + ".dir/exercises/" + name + ".cpp.o";
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const std::string& w = line[i];
+    if (w == "-o" && i + 1 < line.size()) {
+      ld.insert(ld.end(), {"-o", program.string()});
+      ++i;
+    } else if (w.size() >= own_object.size() &&
+               w.compare(w.size() - own_object.size(), own_object.size(), own_object) == 0) {
+      ld.push_back(object.string());
+    } else if (!w.empty() && w[0] != '-' && w[0] != '/' && i > 0) {
+      ld.push_back((fs::path(p.build_dir) / w).lexically_normal().string());
+    } else {
+      ld.push_back(w);
+    }
+  }
+  Box lbox;
+  lbox.namespaces = true;
+  lbox.scratch = scratch.string();
+  bind_paths(ld, p.source_dir, scratch.string(), lbox);
+  o = run_isolated(ld[0], ld, limits, {}, lbox);
+  if (!(o.exited && o.exit_code == 0)) {
+    b.failure = build_failure(o.output, "does not link: ", p, submission, logs, name);
+    return b;
+  }
+  b.program = program.string();
+  b.box = lbox;
+  return b;
 }
 
 // The points earned: the passed checks' share, 0 without a verdict.
@@ -552,9 +739,17 @@ int grade_main(int argc, char** argv, const Project& project) {
   }
   if (opt.time_limit) settings.limits.time_seconds = *opt.time_limit;
   if (opt.memory_limit) settings.limits.memory_mib = *opt.memory_limit;
+  const std::string submission =
+      fs::absolute(opt.submission.empty() ? project.source_dir : opt.submission)
+          .lexically_normal()
+          .string();
+  const fs::path scratch = fs::absolute(
+      opt.scratch.empty() ? fs::path(project.build_dir) / "grade-scratch" : fs::path(opt.scratch));
+  const fs::path logs = fs::absolute(opt.logs.empty() ? fs::path(project.build_dir) / "grade-logs"
+                                                      : fs::path(opt.logs));
 
   // The exercises: the settings' (with points) or every registered one, in teaching order, that
-  // has a file in exercises/.
+  // has a file in the template's exercises/.
   std::vector<std::pair<ExerciseInfo, double>> plan;
   for (const ExerciseInfo& e : exercises()) {
     double points = e.points;
@@ -577,12 +772,21 @@ int grade_main(int argc, char** argv, const Project& project) {
     }
   }
 
-  // one BLAS thread: a child's memory is then its own arrays, whatever the student's machine's
-  // cores
-  std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1"};
-  if (settings.hidden_seed)
-    env.push_back("XENC_GRADE_HIDDEN_SEED=" + std::to_string(*settings.hidden_seed));
+  // Orphans of the sandboxes (bwrap's first process, when the sandbox ends) are reaped here, not
+  // left to a pid 1 that may not reap them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  auto reap_orphans = [] {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  };
+  // The hidden seed stays here: the checks run in this process and send the student's process
+  // the inputs drawn from it.
+  set_hidden_seed(settings.hidden_seed);
+  // one BLAS thread: a child's memory is then its own arrays, whatever the machine's cores
+  const std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1"};
   std::vector<Graded> graded;
+  std::error_code ec;
+  fs::create_directories(scratch, ec);
   for (const auto& [e, points] : plan) {
     bool wanted = opt.chosen.empty();
     for (const std::string& name : opt.chosen) wanted = wanted || name == e.name;
@@ -591,22 +795,25 @@ int grade_main(int argc, char** argv, const Project& project) {
     g.exercise = e.name;
     g.signature = e.signature;
     g.max_points = points;
-    g.failure = build_exercise(project, e.name);
+    const fs::path handed = fs::path(submission) / "exercises" / (e.name + ".cpp");
+    Built b;
+    if (!fs::exists(handed))
+      b.failure = "not handed in (no exercises/" + e.name + ".cpp)";
+    else
+      b = build_exercise(project, settings, submission, scratch, logs, e.name);
+    g.failure = b.failure;
     if (g.failure.empty()) {
-      const std::string program = (fs::path(project.build_dir) / ("grade-" + e.name)).string();
-      const Outcome o = run_isolated(program, {program}, settings.limits, env);
+      Session child(b.program, {b.program}, settings.limits, env, b.box);
+      try {
+        g.result = e.check_remote(child);
+      } catch (const std::exception& x) {
+        g.failure = std::string("could not be graded: ") + x.what();
+      }
+      const Outcome o = child.finish();
       g.seconds = o.seconds;
       g.output = o.output;
       if (o.output_truncated) g.output += "\n[output shortened]";
-      g.failure = describe_outcome(o, settings.limits);
-      if (g.failure.empty()) {
-        try {
-          g.result = parse_verdict(o.verdict);
-          if (g.result.exercise != e.name) g.failure = "delivered a verdict for another exercise";
-        } catch (const std::invalid_argument&) {
-          g.failure = "delivered an unreadable verdict";
-        }
-      }
+      if (g.failure.empty()) g.failure = describe_outcome(o, settings.limits);
       // a check that ran out of memory names the limit
       for (const CheckResult& c : g.result.checks)
         if (g.failure.empty() && c.computed.find("std::bad_alloc") != std::string::npos)
@@ -614,20 +821,37 @@ int grade_main(int argc, char** argv, const Project& project) {
                       " MiB (std::bad_alloc) in check '" + c.name + "'";
       if (!g.failure.empty()) g.result.checks.clear();
     }
+    fs::remove_all(scratch / e.name, ec);
+    reap_orphans();
     score(g);
     graded.push_back(g);
   }
 
-  const std::string report = format_report(graded, opt.format, settings.hints);
+  // one line when the sandbox's namespaces are missing: never silently
+  const std::string& no_namespaces = namespaces_unavailable();
+  std::string report = format_report(graded, opt.format, settings.hints);
+  std::string text = opt.text_output.empty() && !opt.both
+                         ? std::string()
+                         : format_report(graded, Format::text, settings.hints);
+  if (!no_namespaces.empty()) {
+    const std::string line = "Sandbox: " + no_namespaces +
+                             "; each exercise ran in a process with limits, without namespaces.\n";
+    text += line;
+    if (opt.format == Format::text) report += line;
+  }
+  if (opt.both) {
+    json j = json::parse(report);
+    if (!no_namespaces.empty()) j["sandbox"] = no_namespaces;
+    report =
+        json{{"json", j}, {"text", text}}.dump(-1, ' ', false, json::error_handler_t::replace) +
+        "\n";
+  }
   if (opt.output.empty()) std::cout << report;
-  for (const auto& [path, text] :
-       {std::pair{opt.output, report},
-        std::pair{opt.text_output, opt.text_output.empty()
-                                       ? ""
-                                       : format_report(graded, Format::text, settings.hints)}}) {
+  for (const auto& [path, body] :
+       {std::pair{opt.output, report}, std::pair{opt.text_output, text}}) {
     if (path.empty()) continue;
     std::ofstream out(path);
-    out << text;
+    out << body;
     if (!out) {
       std::cerr << "grade: cannot write " << path << "\n";
       return 2;

@@ -1,8 +1,9 @@
-// One child process per exercise: fork, limits, captured output, a private verdict pipe, and a
-// SIGKILL at the wall-clock limit. POSIX only (Linux, macOS).
+// Children in a sandbox: fork, limits, captured output, bubblewrap's namespaces when it starts,
+// the call channel of a Session, and a SIGKILL at the wall-clock limit. Linux.
 #include "xenc/grade/sandbox.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -14,12 +15,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-
-extern char** environ;
+#include <filesystem>
 
 namespace xenc::grade {
 
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
 namespace {
+
+// The user a child started by root runs as (nobody): the kernel exempts root from RLIMIT_NPROC.
+constexpr uid_t kNobody = 65534;
 
 // Reads what is available on fd into out (keeping at most `keep` bytes); false at end of file.
 bool drain(int fd, std::string& out, std::size_t keep, bool& truncated) {
@@ -33,8 +39,7 @@ bool drain(int fd, std::string& out, std::size_t keep, bool& truncated) {
   return true;
 }
 
-// Closes every descriptor from `first` to `last` (both included); close_range where the kernel
-// has it, else one close per number. Async-signal-safe.
+// Closes every descriptor from `first` to `last` (both included). Async-signal-safe.
 void close_fds(int first, int last) {
   if (first > last) return;
 #if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
@@ -43,12 +48,79 @@ void close_fds(int first, int last) {
   for (int fd = first; fd <= last; ++fd) ::close(fd);
 }
 
-// In the child, between fork and exec: limits, descriptors, then exec. Only async-signal-safe
-// calls (no allocation): everything it needs was prepared before fork. The child keeps stdin
-// (/dev/null), stdout and stderr (the capture pipe) and the verdict pipe, and nothing else the
-// grader inherited from whoever started it (a terminal, a log, a results file being written).
-[[noreturn]] void exec_child(const char* program, char* const* argv, char* const* envp, int out_fd,
-                             int verdict_fd, int max_fd, const Limits& limits) {
+// bwrap's arguments up to the program: namespaces, the read-only system, the box, and the
+// process limit set inside (prlimit), where it counts the sandbox's processes only.
+std::vector<std::string> bwrap_args(const Box& box, const Limits& limits) {
+  std::vector<std::string> a = {"/usr/bin/bwrap",
+                                "--unshare-all",
+                                "--unshare-user",
+                                "--die-with-parent",
+                                "--new-session",
+                                "--cap-drop",
+                                "ALL",
+                                "--ro-bind",
+                                "/usr",
+                                "/usr"};
+  for (const char* d : {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}) {
+    std::error_code ec;
+    if (fs::is_symlink(d, ec))
+      a.insert(a.end(), {"--symlink", fs::read_symlink(d, ec).string(), d});
+    else if (fs::is_directory(d, ec))
+      a.insert(a.end(), {"--ro-bind", d, d});
+  }
+  // what the dynamic loader and the compiler drivers read in /etc; nothing else of it
+  for (const char* p :
+       {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives"})
+    a.insert(a.end(), {"--ro-bind-try", p, p});
+  a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  for (const std::string& p : box.read_only) a.insert(a.end(), {"--ro-bind", p, p});
+  if (!box.scratch.empty())
+    a.insert(a.end(), {"--bind", box.scratch, box.scratch, "--chdir", box.scratch});
+  a.insert(a.end(),
+           {"--", "/usr/bin/prlimit", "--nproc=" + std::to_string(limits.processes), "--"});
+  return a;
+}
+
+// Everything a child needs, prepared before fork (the child may not allocate).
+struct Plan {
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+  std::string scratch;
+  bool drop_root = false;
+  bool nproc = false;  // set RLIMIT_NPROC before exec (the fallback, as nobody)
+  int max_fd = 1 << 20;
+};
+
+Plan make_plan(const std::string& program, const std::vector<std::string>& args,
+               const Limits& limits, const std::vector<std::string>& env_extra, const Box& box,
+               bool sandboxed, bool channel) {
+  Plan p;
+  if (sandboxed) p.args = bwrap_args(box, limits);
+  p.args.push_back(program);
+  p.args.insert(p.args.end(), args.begin() + (args.empty() ? 0 : 1), args.end());
+  p.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+           "HOME=" + (box.scratch.empty() ? std::string("/tmp") : box.scratch)};
+  if (channel) p.env.push_back("XENC_GRADE_SERVE=1");
+  for (const std::string& e : env_extra) p.env.push_back(e);
+  for (std::string& a : p.args) p.argv.push_back(a.data());
+  p.argv.push_back(nullptr);
+  for (std::string& e : p.env) p.envp.push_back(e.data());
+  p.envp.push_back(nullptr);
+  p.scratch = box.scratch;
+  // a box with namespaces asked for holds untrusted code: as nobody, with a process limit even
+  // where bwrap cannot start (for nobody, RLIMIT_NPROC counts nobody's processes only)
+  p.drop_root = ::geteuid() == 0 && box.namespaces;
+  p.nproc = !sandboxed && p.drop_root;
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+      files.rlim_cur < rlim_t(1) << 30)
+    p.max_fd = int(files.rlim_cur) - 1;
+  return p;
+}
+
+// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void exec_child(const Plan& p, const Limits& limits, int out_fd, int calls_fd,
+                             int answers_fd) {
   ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
   const rlim_t bytes = rlim_t(limits.memory_mib) * 1024 * 1024;
   const rlimit as{bytes, bytes};
@@ -58,19 +130,67 @@ void close_fds(int first, int last) {
   ::setrlimit(RLIMIT_CPU, &cpu_limit);
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
+  const rlim_t fsize = rlim_t(limits.file_mib) * 1024 * 1024;
+  const rlimit file_limit{fsize, fsize};
+  ::setrlimit(RLIMIT_FSIZE, &file_limit);
+  if (p.nproc) {
+    const rlimit procs{rlim_t(limits.processes), rlim_t(limits.processes)};
+    ::setrlimit(RLIMIT_NPROC, &procs);
+  }
+  if (p.drop_root) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)
+      ::_exit(126);
+  }
+  // the descriptors it keeps: /dev/null, the capture pipe (1, 2), the channel (3, 4)
+  const int out_hi = ::fcntl(out_fd, F_DUPFD, 10);
+  const int calls_hi = calls_fd >= 0 ? ::fcntl(calls_fd, F_DUPFD, 10) : -1;
+  const int answers_hi = answers_fd >= 0 ? ::fcntl(answers_fd, F_DUPFD, 10) : -1;
   const int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) ::dup2(devnull, 0);
-  ::dup2(out_fd, 1);
-  ::dup2(out_fd, 2);
-  close_fds(3, verdict_fd - 1);
-  close_fds(verdict_fd + 1, max_fd);
-  ::execve(program, argv, envp);
+  ::dup2(out_hi, 1);
+  ::dup2(out_hi, 2);
+  if (calls_hi >= 0) ::dup2(calls_hi, wire::kCallsFd), ::dup2(answers_hi, wire::kAnswersFd);
+  close_fds(calls_hi >= 0 ? 5 : 3, p.max_fd);
+  if (!p.scratch.empty() && ::chdir(p.scratch.c_str()) != 0) ::_exit(126);
+  ::execve(p.argv[0], p.argv.data(), p.envp.data());
   const char msg[] = "xenc grade sandbox: exec failed\n";
   (void)!::write(2, msg, sizeof msg - 1);
   ::_exit(127);
 }
 
 }  // namespace
+
+const std::string& namespaces_unavailable() {
+  static const std::string why = [] {
+    if (std::getenv("XENC_GRADE_NO_NAMESPACES") != nullptr)
+      return std::string("namespaces turned off (XENC_GRADE_NO_NAMESPACES is set)");
+    if (::access("/usr/bin/bwrap", X_OK) != 0)
+      return std::string("bubblewrap (/usr/bin/bwrap) is not installed");
+    Limits probe;
+    probe.time_seconds = 20;
+    Box box;
+    box.namespaces = true;
+    const Plan p = make_plan("/usr/bin/true", {"/usr/bin/true"}, probe, {}, box, true, false);
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return std::string("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) return std::string("fork failed");
+    if (pid == 0) exec_child(p, probe, out[1], -1, -1);
+    ::close(out[1]);
+    std::string text;
+    bool truncated = false;
+    while (drain(out[0], text, 4096, truncated)) {
+    }
+    ::close(out[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::string();
+    const std::string line = text.substr(0, text.find('\n'));
+    return "bubblewrap cannot start here" + (line.empty() ? std::string() : " (" + line + ")");
+  }();
+  return why;
+}
 
 std::string signal_name(int s) {
   switch (s) {
@@ -93,82 +213,206 @@ std::string signal_name(int s) {
   }
 }
 
-Outcome run_isolated(const std::string& program, const std::vector<std::string>& args,
-                     const Limits& limits, const std::vector<std::string>& env_extra) {
+// ---- a running child ---------------------------------------------------------------------------
+
+struct Session::State {
+  Limits limits;
   Outcome o;
-  int out_pipe[2], verdict_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return o.failure = "pipe failed", o;
-  if (::pipe(verdict_pipe) != 0) {  // no O_CLOEXEC: the child inherits the write end
-    ::close(out_pipe[0]), ::close(out_pipe[1]);
-    return o.failure = "pipe failed", o;
-  }
-  ::fcntl(verdict_pipe[0], F_SETFD, FD_CLOEXEC);
-
-  // argv and envp built before fork (the child may not allocate)
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "XENC_GRADE_VERDICT_FD=", 22) != 0) env.emplace_back(*e);
-  env.push_back("XENC_GRADE_VERDICT_FD=" + std::to_string(verdict_pipe[1]));
-  for (const std::string& e : env_extra) env.push_back(e);
-  std::vector<char*> argv, envp;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
-  // the highest descriptor number the child may hold, for closing the inherited ones
-  rlimit files{};
-  const int max_fd = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
-                             files.rlim_cur < rlim_t(1) << 30
-                         ? int(files.rlim_cur) - 1
-                         : (1 << 20);
-
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], verdict_pipe[0], verdict_pipe[1]}) ::close(fd);
-    return o.failure = std::string("fork failed: ") + std::strerror(errno), o;
-  }
-  if (pid == 0)
-    exec_child(program.c_str(), argv.data(), envp.data(), out_pipe[1], verdict_pipe[1], max_fd,
-               limits);
-  o.started = true;
-  ::setpgid(pid, pid);  // also here, so that the kill below cannot race the child's own call
-  ::close(out_pipe[1]);
-  ::close(verdict_pipe[1]);
-
-  // Read both pipes until both close, or until the wall-clock limit.
-  const auto deadline = start + std::chrono::duration<double>(limits.time_seconds);
-  bool out_open = true, verdict_open = true, verdict_truncated = false;
-  while (out_open || verdict_open) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      o.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    const int wait_ms = int(std::chrono::duration<double, std::milli>(deadline - now).count()) + 1;
-    pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
-                     {verdict_open ? verdict_pipe[0] : -1, POLLIN, 0}};
-    const int ready = ::poll(fds, 2, wait_ms);
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    if (fds[0].revents)
-      out_open = drain(out_pipe[0], o.output, limits.output_bytes, o.output_truncated);
-    if (fds[1].revents)
-      verdict_open = drain(verdict_pipe[0], o.verdict, std::size_t(1) << 26, verdict_truncated);
-  }
-  ::close(out_pipe[0]);
-  ::close(verdict_pipe[0]);
-
+  pid_t pid = -1;
+  int out = -1, calls = -1, answers = -1;
+  Clock::time_point start, deadline;
+  bool out_open = false, exited = false, gone = false;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+
+  void start_child(const std::string& program, const std::vector<std::string>& args,
+                   const std::vector<std::string>& env_extra, const Box& box, bool channel) {
+    o.sandboxed = box.namespaces && namespaces_unavailable().empty();
+    const Plan p = make_plan(program, args, limits, env_extra, box, o.sandboxed, channel);
+    int out_pipe[2], calls_pipe[2] = {-1, -1}, answers_pipe[2] = {-1, -1};
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+      o.failure = "pipe failed", gone = true;
+      return;
+    }
+    if (channel && (::pipe2(calls_pipe, O_CLOEXEC) != 0 || ::pipe2(answers_pipe, O_CLOEXEC) != 0)) {
+      o.failure = "pipe failed", gone = true;
+      return;
+    }
+    start = Clock::now();
+    deadline = start + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(limits.time_seconds));
+    pid = ::fork();
+    if (pid < 0) {
+      o.failure = std::string("fork failed: ") + std::strerror(errno), gone = true;
+      for (int fd : {out_pipe[0], out_pipe[1], calls_pipe[0], calls_pipe[1], answers_pipe[0],
+                     answers_pipe[1]})
+        if (fd >= 0) ::close(fd);
+      return;
+    }
+    if (pid == 0) exec_child(p, limits, out_pipe[1], calls_pipe[0], answers_pipe[1]);
+    o.started = true;
+    ::setpgid(pid, pid);  // also here, so that the kill below cannot race the child's own call
+    ::close(out_pipe[1]);
+    out = out_pipe[0], out_open = true;
+    if (channel) {
+      ::close(calls_pipe[0]);
+      ::close(answers_pipe[1]);
+      calls = calls_pipe[1], answers = answers_pipe[0];
+      ::fcntl(calls, F_SETFL, O_NONBLOCK);
+      ::signal(SIGPIPE, SIG_IGN);  // a child that closed its end: write fails with EPIPE instead
+    }
   }
-  ::kill(-pid, SIGKILL);  // grandchildren the student started, if any
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (WIFEXITED(status)) o.exited = true, o.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
+
+  // Whether the child has exited (reaped once).
+  bool reap(bool block) {
+    if (exited || pid < 0) return true;
+    const pid_t r = ::waitpid(pid, &status, block ? 0 : WNOHANG);
+    if (r == pid) exited = true;
+    return exited;
+  }
+
+  void kill_all() {
+    if (pid > 0) ::kill(-pid, SIGKILL);
+  }
+
+  void time_out() {
+    o.timed_out = true;
+    gone = true;
+    kill_all();
+  }
+
+  // Waits until fd is ready for `events` (reading the captured output meanwhile); false at the
+  // deadline (then the child is killed).
+  bool wait_for(int fd, short events) {
+    for (;;) {
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        time_out();
+        return false;
+      }
+      const int ms = int(std::chrono::duration<double, std::milli>(deadline - now).count()) + 1;
+      pollfd fds[2] = {{fd, events, 0}, {out_open ? out : -1, POLLIN, 0}};
+      const int ready = ::poll(fds, 2, std::min(ms, 100));
+      if (ready < 0 && errno != EINTR) return false;
+      if (ready <= 0) continue;
+      if (fds[1].revents) out_open = drain(out, o.output, limits.output_bytes, o.output_truncated);
+      if (fds[0].revents) return true;
+    }
+  }
+
+  bool send(const char* p, std::size_t n) {
+    while (n > 0) {
+      if (!wait_for(calls, POLLOUT)) return false;
+      const ssize_t k = ::write(calls, p, n);
+      if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (k <= 0) return false;
+      p += k, n -= std::size_t(k);
+    }
+    return true;
+  }
+
+  bool receive(char* p, std::size_t n) {
+    while (n > 0) {
+      if (!wait_for(answers, POLLIN)) return false;
+      const ssize_t k = ::read(answers, p, n);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) return false;
+      p += k, n -= std::size_t(k);
+    }
+    return true;
+  }
+
+  // Closes the channel, reads the output until the child has exited (or the deadline), kills the
+  // rest of its process group (with namespaces: its whole PID namespace is gone with it).
+  Outcome finish() {
+    if (calls >= 0) ::close(calls), calls = -1;
+    if (answers >= 0) ::close(answers), answers = -1;
+    if (pid > 0) {
+      while (!reap(false)) {
+        if (Clock::now() >= deadline) {
+          if (!o.timed_out) o.timed_out = true;
+          kill_all();
+          break;
+        }
+        pollfd f{out_open ? out : -1, POLLIN, 0};
+        if (::poll(&f, 1, 20) > 0 && f.revents)
+          out_open = drain(out, o.output, limits.output_bytes, o.output_truncated);
+      }
+      reap(true);
+      kill_all();  // grandchildren left in its process group, if any
+      // what is already in the pipe; a process that escaped the group may hold it open
+      if (out_open) {
+        ::fcntl(out, F_SETFL, O_NONBLOCK);
+        char buf[4096];
+        for (ssize_t k; (k = ::read(out, buf, sizeof buf)) > 0;) {
+          const std::size_t room =
+              o.output.size() < limits.output_bytes ? limits.output_bytes - o.output.size() : 0;
+          o.output.append(buf, std::min<std::size_t>(room, std::size_t(k)));
+          if (std::size_t(k) > room) o.output_truncated = true;
+        }
+      }
+      o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      if (WIFEXITED(status)) o.exited = true, o.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
+      // bwrap reports a child killed by signal s as exit code 128 + s
+      if (o.sandboxed && o.exited && o.exit_code > 128 && o.exit_code < 128 + 65)
+        o.signal = o.exit_code - 128, o.exited = false, o.exit_code = 0;
+    }
+    if (out >= 0) ::close(out), out = -1;
+    pid = -1;
+    return o;
+  }
+};
+
+Session::Session(const std::string& program, const std::vector<std::string>& args,
+                 const Limits& limits, const std::vector<std::string>& env_extra, const Box& box)
+    : s_(new State) {
+  s_->limits = limits;
+  s_->start_child(program, args, env_extra, box, true);
+}
+
+Session::~Session() {
+  if (s_->pid > 0) {
+    s_->kill_all();
+    s_->finish();
+  }
+  delete s_;
+}
+
+std::string Session::call(const std::string& request) {
+  State& s = *s_;
+  if (s.gone) throw wire::WireError("the program has ended");
+  const std::uint64_t n = request.size();
+  std::string answer;
+  if (s.send(reinterpret_cast<const char*>(&n), sizeof n) && s.send(request.data(), n)) {
+    std::uint64_t len = 0;
+    if (s.receive(reinterpret_cast<char*>(&len), sizeof len)) {
+      if (len > wire::kMaxMessage) {
+        s.o.broke_protocol = true, s.gone = true;
+        s.kill_all();
+        throw wire::WireError("the program sent an answer longer than a message");
+      }
+      answer.resize(len);
+      if (s.receive(answer.data(), len)) return answer;
+    }
+  }
+  s.gone = true;
+  throw wire::WireError("the program ended before answering");
+}
+
+Outcome Session::finish() {
+  Outcome o = s_->finish();
+  o.answered = !s_->gone;
   return o;
+}
+
+Outcome run_isolated(const std::string& program, const std::vector<std::string>& args,
+                     const Limits& limits, const std::vector<std::string>& env_extra,
+                     const Box& box) {
+  Session::State s;
+  s.limits = limits;
+  s.start_child(program, args, env_extra, box, false);
+  if (!s.o.started) return s.o;
+  return s.finish();
 }
 
 std::string describe_outcome(const Outcome& o, const Limits& limits) {
@@ -179,6 +423,8 @@ std::string describe_outcome(const Outcome& o, const Limits& limits) {
     return s;
   };
   if (!o.started) return "could not be started: " + o.failure;
+  // (killed for it: before the signal)
+  if (o.broke_protocol) return "sent the grader something that is not an answer";
   if (o.timed_out)
     return "exceeded the time limit of " + num(limits.time_seconds) +
            " s (an infinite loop?) and was killed";
@@ -190,9 +436,9 @@ std::string describe_outcome(const Outcome& o, const Limits& limits) {
     return "exceeded the memory limit of " + std::to_string(limits.memory_mib) +
            " MiB (std::bad_alloc) and stopped";
   if (o.signal != 0) return "crashed with " + signal_name(o.signal);
-  if (o.verdict.empty())
-    return "exited with code " + std::to_string(o.exit_code) +
-           " without a verdict (did the code call exit() or std::quick_exit?)";
+  if (!o.answered)
+    return "ended with code " + std::to_string(o.exit_code) +
+           " before answering every call (did the code call exit() or std::quick_exit?)";
   if (o.exit_code != 0) return "exited with code " + std::to_string(o.exit_code);
   return "";
 }

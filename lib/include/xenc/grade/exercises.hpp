@@ -33,6 +33,10 @@
 
 namespace xenc::grade {
 
+namespace wire {
+struct Caller;  // xenc/grade/wire.hpp
+}  // namespace wire
+
 /// Sinusoidal positional encoding table (Vaswani et al., 2017, 3.5):
 ///     PE(p, 2i) = sin(p / 10000^(2i/D)),  PE(p, 2i+1) = cos(p / 10000^(2i/D))
 /// Shapes:  returns [num_positions, d_model], row p = position p (from 0)
@@ -184,6 +188,10 @@ struct ExerciseInfo {
   std::string signature;  ///< the function the student writes
   double points = 1.0;    ///< default points (the teacher's settings may change them)
   int order = 0;          ///< teaching order
+  /// Runs the exercise's checks on the student's function in another process: each call of the
+  /// student's function goes through the caller (xenc/grade/wire.hpp), and the verdict is
+  /// computed here. Set by the exercise's registration.
+  std::function<ExerciseResult(wire::Caller&)> check_remote;
 };
 /// The registered exercises, in teaching order.
 const std::vector<ExerciseInfo>& exercises();

@@ -1,21 +1,22 @@
 // Grading a submission exercise by exercise, each in its own process, and the report formats.
 //
-// Two programs share this header:
+// Two programs:
 //   - the child, one per exercise (the assignment template's `grade-<name>`, built from the
-//     student's one file): child_main runs the exercise's checks and writes the verdict, as JSON,
-//     on the private channel of xenc/grade/sandbox.hpp. What the student's code prints goes to a
-//     captured buffer and never counts.
-//   - the parent (the template's `grade`): grade_main builds each exercise's child on its own
-//     (a file that does not compile fails that exercise alone, with the compiler's first error;
-//     a failed build never runs an old binary), runs it under the time and memory limits, and
-//     writes the report as text, JSON, Gradescope results.json or JUnit XML.
+//     student's one file and child.cpp): it only answers calls, with the student's function
+//     (xenc/grade/wire.hpp, serve). It never runs a check and never sees the hidden seed. What the
+//     student's code prints goes to a captured buffer and never counts.
+//   - the parent (the template's `grade`, which never loads student code): grade_main compiles
+//     and links each exercise's child on its own, in the sandbox of xenc/grade/sandbox.hpp (a
+//     file that does not compile fails that exercise alone, with the compiler's first error),
+//     runs the exercise's checks here with each call of the student's function sent to the child
+//     under the time, memory and process limits, decides every verdict, and writes the report as
+//     text, JSON, Gradescope results.json or JUnit XML.
 // The teacher's settings (grading.json next to the template's CMakeLists.txt, see read_settings)
 // choose the exercises and their points, the hint level, hidden checks, the library-calls policy
 // and the limits.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,18 +36,23 @@ namespace xenc::grade {
 ///       "hints": "full" | "brief" | "off",
 ///       "hidden_seed": 1234,                          // adds hidden checks drawn from this seed
 ///       "library_calls": false,                       // student code may not call xenc:: ops/nn
-///       "time_limit_seconds": 10, "memory_limit_mib": 512 }
+///       "time_limit_seconds": 10, "memory_limit_mib": 512,
+///       "compile_time_limit_seconds": 120, "process_limit": 32 }
+/// Every number is range-checked (points finite in [0, 1e6], the memory limit at most the
+/// machine's memory, the seed within 64 bits), a key written twice is an error, and a file over
+/// 1 MiB is refused.
 struct Settings {
   std::vector<std::pair<std::string, double>> exercises;  ///< empty: every registered exercise
   HintLevel hints = HintLevel::full;
   std::optional<std::uint64_t> hidden_seed;
   bool library_calls = true;
   Limits limits;
+  double compile_seconds = 120;  ///< the wall-clock limit of one exercise's compile (and link)
 };
 
 /// Reads a settings file. Throws xenc::config_error naming the file, the key and the value
-/// expected (unknown keys and unknown exercise names are errors too: a typo must not pass
-/// silently).
+/// expected (never a JSON library's own message) (unknown keys and unknown exercise names are
+/// errors too: a typo must not pass silently).
 Settings read_settings(const std::string& path);
 
 /// One exercise as graded in its own process.
@@ -71,15 +77,6 @@ enum class Format { text, json, gradescope, junit };
 /// The report of a whole submission in one format. Hidden checks show no input and no values in
 /// any format; hints follow `hints`.
 std::string format_report(const std::vector<Graded>& graded, Format format, HintLevel hints);
-
-/// The verdict a child writes, and the parent reads back (JSON).
-std::string verdict_json(const ExerciseResult& result);
-/// Throws std::invalid_argument when text is not a verdict.
-ExerciseResult parse_verdict(const std::string& text);
-
-/// In the child: grades one exercise and writes the verdict on the private channel. Started by
-/// hand (no channel), it prints the text report instead. Returns the process's exit code.
-int child_main(const std::function<ExerciseResult()>& grade);
 
 /// Where the parent finds the template's source and build trees and CMake.
 struct Project {

@@ -1,18 +1,27 @@
-// Running untrusted code (a student's exercise) in its own process, with limits.
+// Running untrusted code (a student's exercise, its compile and its link) in a sandbox, with
+// limits.
 //
-// run_isolated forks, sets the child's limits (RLIMIT_AS for memory, RLIMIT_CPU for processor
-// time), sends the child's stdout and stderr into a captured buffer, and gives it one more pipe,
-// the verdict channel, whose descriptor number travels in the environment variable
-// XENC_GRADE_VERDICT_FD. The grading code in the child (xenc/grade/runner.hpp, child_main) reads
-// and erases that variable, moves the descriptor to a number chosen at run time and writes its
-// JSON verdict there; the student's code is never told where. The parent kills the child's
-// process group with SIGKILL at the wall-clock limit. Nothing here throws for what the child does:
-// crashes, hangs and limits are reported in the Outcome.
+// Each child gets its own process group, limits on memory (RLIMIT_AS), processor time
+// (RLIMIT_CPU), file size (RLIMIT_FSIZE) and no core file; stdout and stderr go to a captured
+// buffer, stdin is /dev/null, a clean environment, and no descriptor the grader inherited. When
+// Box::namespaces is set and bubblewrap (bwrap) can start, the child also runs in new user, PID,
+// network, IPC, UTS and mount namespaces (--die-with-parent, --new-session): it sees, read-only,
+// /usr and the paths of Box::read_only, writes only Box::scratch (and an empty /tmp), has no
+// network, at most Limits::processes processes, and when the run ends its PID namespace ends
+// with every process it started, setsid or not. Started by root, the child drops to the user
+// nobody first (the kernel exempts root from the process limit). Where bwrap cannot start,
+// namespaces_unavailable() says why and the child runs with the process limits alone.
+//
+// A Session is a child with the call channel of xenc/grade/wire.hpp: the grader sends calls on
+// the child's descriptor 3 and reads answers on its descriptor 4. Nothing here throws for what
+// the child does: crashes, hangs and limits are reported in the Outcome.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "xenc/grade/wire.hpp"
 
 namespace xenc::grade {
 
@@ -21,33 +30,69 @@ struct Limits {
   double time_seconds = 10.0;    ///< wall-clock limit (the CPU limit is this, rounded up, + 1 s)
   std::size_t memory_mib = 512;  ///< address-space limit (RLIMIT_AS)
   std::size_t output_bytes = 16384;  ///< captured stdout + stderr kept (the rest is read, dropped)
+  std::size_t processes = 32;        ///< processes inside the sandbox (namespaces only)
+  std::size_t file_mib = 256;        ///< the largest file it may write (RLIMIT_FSIZE)
 };
+
+/// Where a child may look and write.
+struct Box {
+  bool namespaces = false;             ///< run in bubblewrap's namespaces (when it can start)
+  std::vector<std::string> read_only;  ///< bound read-only at the same path
+  std::string scratch;                 ///< the one folder it may write (its working directory)
+};
+
+/// Empty when bwrap starts here (tried once per process); else one line saying why not.
+const std::string& namespaces_unavailable();
 
 /// What happened to the child.
 struct Outcome {
   bool started = false;  ///< false: fork or exec failed (see failure)
   bool exited = false;   ///< exited normally, with exit_code
   int exit_code = 0;
-  int signal = 0;          ///< the signal that ended it (0 if none)
-  bool timed_out = false;  ///< killed at the wall-clock limit
-  double seconds = 0.0;    ///< wall-clock time
-  std::string verdict;     ///< what the child wrote on the verdict channel
-  std::string output;      ///< captured stdout + stderr (at most Limits::output_bytes)
+  int signal = 0;               ///< the signal that ended it (0 if none)
+  bool timed_out = false;       ///< killed at the wall-clock limit
+  double seconds = 0.0;         ///< wall-clock time
+  bool sandboxed = false;       ///< ran in bubblewrap's namespaces
+  bool answered = false;        ///< (a Session) every call was answered and the child then ended
+  bool broke_protocol = false;  ///< (a Session) the child sent something that is not an answer
+  std::string output;           ///< captured stdout + stderr (at most Limits::output_bytes)
   bool output_truncated = false;
   std::string failure;  ///< why it could not start
 };
 
-/// Runs program with args (argv[0] is program) under limits. env_extra ("NAME=value") is added
-/// to the environment.
+/// Runs program with args (argv[0] is program) under limits, in box, until it ends. The
+/// environment is PATH, HOME (the scratch folder or /tmp), LANG and env_extra ("NAME=value").
 Outcome run_isolated(const std::string& program, const std::vector<std::string>& args,
-                     const Limits& limits, const std::vector<std::string>& env_extra = {});
+                     const Limits& limits, const std::vector<std::string>& env_extra = {},
+                     const Box& box = {});
+
+/// A child that answers calls (xenc/grade/wire.hpp). The wall-clock limit counts from the start.
+class Session : public wire::Caller {
+ public:
+  Session(const std::string& program, const std::vector<std::string>& args, const Limits& limits,
+          const std::vector<std::string>& env_extra, const Box& box);
+  ~Session() override;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  /// Sends one call, returns the answer. Throws wire::WireError when the child has ended, ran
+  /// out of time or sent something that is not an answer (then it is killed).
+  std::string call(const std::string& request) override;
+  /// Closes the channel, waits for the child to end (until the wall-clock limit), kills what is
+  /// left and returns what happened.
+  Outcome finish();
+
+  struct State;  ///< (internal; run_isolated shares it)
+
+ private:
+  State* s_;
+};
 
 /// "SIGSEGV (segmentation fault)" for a signal number.
 std::string signal_name(int signal);
 
-/// One sentence for an Outcome that carries no verdict: "crashed with SIGSEGV (segmentation
-/// fault)", "exceeded the time limit of 2 s", "exceeded the memory limit of 64 MiB", "exited with
-/// code 0 without a verdict". Empty when the child wrote a verdict and exited with 0.
+/// One sentence for a Session's Outcome that does not count: "crashed with SIGSEGV (segmentation
+/// fault)", "exceeded the time limit of 2 s", "exceeded the memory limit of 64 MiB", "ended with
+/// code 0 before answering every call". Empty when it answered every call and exited with 0.
 std::string describe_outcome(const Outcome& o, const Limits& limits);
 
 }  // namespace xenc::grade

@@ -10,7 +10,8 @@ using namespace support;
 
 namespace {
 const RegisterExercise registered{
-    {"alibi_slopes", "std::vector<double> alibi_slopes(std::size_t num_heads)", 1.0, 10}};
+    remote({"alibi_slopes", "std::vector<double> alibi_slopes(std::size_t num_heads)", 1.0, 10},
+           check_alibi_slopes)};
 }  // namespace
 
 // ---- ALiBi slopes -------------------------------------------------------------------------------

@@ -9,11 +9,12 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
+const RegisterExercise registered{remote(
     {"attention",
      "AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const Mask2& "
      "key_padding_mask)",
-     1.0, 4}};
+     1.0, 4},
+    check_attention)};
 }  // namespace
 
 // ---- attention --------------------------------------------------------------------------------

@@ -9,11 +9,12 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
+const RegisterExercise registered{remote(
     {"cross_entropy",
      "CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets, std::int64_t "
      "ignore_index)",
-     1.0, 8}};
+     1.0, 8},
+    check_cross_entropy)};
 }  // namespace
 
 // ---- cross-entropy ----------------------------------------------------------------------------

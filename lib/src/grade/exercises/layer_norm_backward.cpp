@@ -9,11 +9,13 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{{"layer_norm_backward",
-                                   "LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, "
-                                   "const Tensor2& x, const Tensor1& weight, "
-                                   "float eps)",
-                                   1.0, 3}};
+const RegisterExercise registered{
+    remote({"layer_norm_backward",
+            "LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, "
+            "const Tensor2& x, const Tensor1& weight, "
+            "float eps)",
+            1.0, 3},
+           check_layer_norm_backward)};
 }  // namespace
 
 // ---- layer norm backward ----------------------------------------------------------------------

@@ -9,10 +9,12 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{{"layer_norm_forward",
-                                   "Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& "
-                                   "weight, const Tensor1& bias, float eps)",
-                                   1.0, 2}};
+const RegisterExercise registered{
+    remote({"layer_norm_forward",
+            "Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& "
+            "weight, const Tensor1& bias, float eps)",
+            1.0, 2},
+           check_layer_norm_forward)};
 }  // namespace
 
 // ---- layer norm forward -----------------------------------------------------------------------

@@ -9,10 +9,12 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{{"linear_backward",
-                                   "LinearGrads<2> linear_backward(const Tensor2& grad_y, const "
-                                   "Tensor2& x, const Tensor2& weight)",
-                                   1.0, 7}};
+const RegisterExercise registered{
+    remote({"linear_backward",
+            "LinearGrads<2> linear_backward(const Tensor2& grad_y, const "
+            "Tensor2& x, const Tensor2& weight)",
+            1.0, 7},
+           check_linear_backward)};
 }  // namespace
 
 // ---- linear backward --------------------------------------------------------------------------

@@ -11,11 +11,12 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
+const RegisterExercise registered{remote(
     {"online_softmax_tile",
      "OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Tensor2& "
      "scores, const Tensor2& values)",
-     1.0, 11}};
+     1.0, 11},
+    check_online_softmax_tile)};
 
 // The state before any tile: m = -inf, l = 0, acc = 0.   m, l: [Tq]   acc: [Tq, Dv]
 OnlineSoftmaxState empty_state(std::size_t Tq, std::size_t Dv) {

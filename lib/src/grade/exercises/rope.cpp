@@ -9,8 +9,9 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    {"rope", "Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)", 1.0, 9}};
+const RegisterExercise registered{remote(
+    {"rope", "Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)", 1.0, 9},
+    check_rope)};
 }  // namespace
 
 // ---- RoPE ---------------------------------------------------------------------------------------

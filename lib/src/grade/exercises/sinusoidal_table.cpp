@@ -10,8 +10,9 @@ using namespace support;
 
 namespace {
 const RegisterExercise registered{
-    {"sinusoidal_table", "Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)",
-     1.0, 0}};
+    remote({"sinusoidal_table",
+            "Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)", 1.0, 0},
+           check_sinusoidal_table)};
 }  // namespace
 
 // ---- sinusoidal table -------------------------------------------------------------------------

@@ -10,7 +10,8 @@ using namespace support;
 
 namespace {
 const RegisterExercise registered{
-    {"split_heads", "Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)", 1.0, 5}};
+    remote({"split_heads", "Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)", 1.0, 5},
+           check_split_heads)};
 }  // namespace
 
 // ---- heads ------------------------------------------------------------------------------------
