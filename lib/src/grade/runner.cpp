@@ -714,6 +714,68 @@ void score(Graded& g) {
   g.points = g.failure.empty() ? g.points_per_check() * double(g.result.num_passed()) : 0.0;
 }
 
+// Where one student's grading reads and writes.
+struct Places {
+  std::string submission;
+  fs::path scratch, logs;
+};
+
+// One exercise: built in its sandbox, then checked here through calls answered by the student's
+// process, which never sees a verdict.
+Graded grade_one(const Project& project, const Settings& settings, const Places& at,
+                 const ExerciseInfo& e, double points) {
+  // one BLAS thread: a child's memory is then its own arrays, whatever the machine's cores
+  const std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1"};
+  Graded g;
+  g.exercise = e.name;
+  g.signature = e.signature;
+  g.max_points = points;
+  const fs::path handed = fs::path(at.submission) / "exercises" / (e.name + ".cpp");
+  Built b;
+  if (!fs::exists(handed))
+    b.failure = "not handed in (no exercises/" + e.name + ".cpp)";
+  else
+    b = build_exercise(project, settings, at.submission, at.scratch, at.logs, e.name);
+  g.failure = b.failure;
+  if (g.failure.empty()) {
+    Session child(b.program, {b.program}, settings.limits, env, b.box);
+    try {
+      g.result = e.check_remote(child);
+    } catch (const std::exception& x) {
+      g.failure = std::string("could not be graded: ") + x.what();
+    }
+    const Outcome o = child.finish();
+    g.seconds = o.seconds;
+    g.output = o.output;
+    if (o.output_truncated) g.output += "\n[output shortened]";
+    if (g.failure.empty()) g.failure = describe_outcome(o, settings.limits);
+    // a check that ran out of memory names the limit
+    for (const CheckResult& c : g.result.checks)
+      if (g.failure.empty() && c.computed.find("std::bad_alloc") != std::string::npos)
+        g.failure = "exceeded the memory limit of " + std::to_string(settings.limits.memory_mib) +
+                    " MiB (std::bad_alloc) in check '" + c.name + "'";
+    if (!g.failure.empty()) g.result.checks.clear();
+  }
+  score(g);
+  return g;
+}
+
+// The exercises to grade: the settings' (with their points) or every registered one, in teaching
+// order, that has a file in the template's exercises/.
+std::vector<std::pair<ExerciseInfo, double>> exercise_plan(const Project& project,
+                                                           const Settings& settings) {
+  std::vector<std::pair<ExerciseInfo, double>> plan;
+  for (const ExerciseInfo& e : exercises()) {
+    double points = e.points;
+    bool wanted = settings.exercises.empty();
+    for (const auto& [name, p] : settings.exercises)
+      if (name == e.name) wanted = true, points = p;
+    if (wanted && fs::exists(fs::path(project.source_dir) / "exercises" / (e.name + ".cpp")))
+      plan.emplace_back(e, points);
+  }
+  return plan;
+}
+
 }  // namespace
 
 int grade_main(int argc, char** argv, const Project& project) {
@@ -748,17 +810,7 @@ int grade_main(int argc, char** argv, const Project& project) {
   const fs::path logs = fs::absolute(opt.logs.empty() ? fs::path(project.build_dir) / "grade-logs"
                                                       : fs::path(opt.logs));
 
-  // The exercises: the settings' (with points) or every registered one, in teaching order, that
-  // has a file in the template's exercises/.
-  std::vector<std::pair<ExerciseInfo, double>> plan;
-  for (const ExerciseInfo& e : exercises()) {
-    double points = e.points;
-    bool wanted = settings.exercises.empty();
-    for (const auto& [name, p] : settings.exercises)
-      if (name == e.name) wanted = true, points = p;
-    if (wanted && fs::exists(fs::path(project.source_dir) / "exercises" / (e.name + ".cpp")))
-      plan.emplace_back(e, points);
-  }
+  const auto plan = exercise_plan(project, settings);
   if (opt.list) {
     for (const auto& [e, points] : plan) std::cout << e.name << "\n";
     return 0;
@@ -782,8 +834,6 @@ int grade_main(int argc, char** argv, const Project& project) {
   // The hidden seed stays here: the checks run in this process and send the student's process
   // the inputs drawn from it.
   set_hidden_seed(settings.hidden_seed);
-  // one BLAS thread: a child's memory is then its own arrays, whatever the machine's cores
-  const std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1"};
   std::vector<Graded> graded;
   std::error_code ec;
   fs::create_directories(scratch, ec);
@@ -791,39 +841,9 @@ int grade_main(int argc, char** argv, const Project& project) {
     bool wanted = opt.chosen.empty();
     for (const std::string& name : opt.chosen) wanted = wanted || name == e.name;
     if (!wanted) continue;
-    Graded g;
-    g.exercise = e.name;
-    g.signature = e.signature;
-    g.max_points = points;
-    const fs::path handed = fs::path(submission) / "exercises" / (e.name + ".cpp");
-    Built b;
-    if (!fs::exists(handed))
-      b.failure = "not handed in (no exercises/" + e.name + ".cpp)";
-    else
-      b = build_exercise(project, settings, submission, scratch, logs, e.name);
-    g.failure = b.failure;
-    if (g.failure.empty()) {
-      Session child(b.program, {b.program}, settings.limits, env, b.box);
-      try {
-        g.result = e.check_remote(child);
-      } catch (const std::exception& x) {
-        g.failure = std::string("could not be graded: ") + x.what();
-      }
-      const Outcome o = child.finish();
-      g.seconds = o.seconds;
-      g.output = o.output;
-      if (o.output_truncated) g.output += "\n[output shortened]";
-      if (g.failure.empty()) g.failure = describe_outcome(o, settings.limits);
-      // a check that ran out of memory names the limit
-      for (const CheckResult& c : g.result.checks)
-        if (g.failure.empty() && c.computed.find("std::bad_alloc") != std::string::npos)
-          g.failure = "exceeded the memory limit of " + std::to_string(settings.limits.memory_mib) +
-                      " MiB (std::bad_alloc) in check '" + c.name + "'";
-      if (!g.failure.empty()) g.result.checks.clear();
-    }
+    Graded g = grade_one(project, settings, {submission, scratch, logs}, e, points);
     fs::remove_all(scratch / e.name, ec);
     reap_orphans();
-    score(g);
     graded.push_back(g);
   }
 
