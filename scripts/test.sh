@@ -52,8 +52,13 @@ if [[ ${#sets[@]} -lt 2 ]]; then
 fi
 # Tests whose outcome cannot depend on the kernels are not repeated: installing and linking,
 # the student HTML in a browser, the WebAssembly build (no OpenBLAS), exit codes of README commands,
-# and the checks that read sources only (formatting, layering, one oracle, the README's copy).
-same_on_every_kernel='^(install\.|wasm\.|xenc_kernel_|readme_commands\.|notebooks_html_in_browser|notebook_installed_setup_header|nbtool_|source_is_formatted$|readme_minimal_program_is_apps_minimal$|layering_|one_oracle_|reference\.uses_only_core$)'
+# the checks that read sources only (formatting, layering, one oracle, the README's copy, the
+# notebooks' cross-references, setup.sh's apt entries), the notebook kernel's protocol and stress
+# tests, and the grader's end-to-end runs (grade.*: compiling, sandboxing and scoring student
+# processes; the verdicts' numbers are test_grade's, which does run under every set). A notebook's
+# numbers are checked by notebook_run_* + notebook_outputs_current_*; notebook_solved_* only asks
+# that the reference solutions pass, which test_grade covers too.
+same_on_every_kernel='^(install\.|wasm\.|xenc_kernel_|readme_commands\.|notebooks_html_in_browser|notebook_installed_setup_header|nbtool_|source_is_formatted$|js_is_formatted$|readme_minimal_program_is_apps_minimal$|layering_|one_oracle_|reference\.uses_only_core$|reference\.layer_calls_ops$|notebooks_cross_references$|notebooks_validate$|setup\.|grade\.|notebook_solved_)'
 echo "== ctest with OPENBLAS_CORETYPE=${sets[0]}, OPENBLAS_NUM_THREADS=1"
 OPENBLAS_CORETYPE=${sets[0]} OPENBLAS_NUM_THREADS=1 \
   ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" -E "$same_on_every_kernel"
