@@ -43,7 +43,7 @@ web=(emscripten)
 # the rest of the test suite: tests, benchmarks, formatting and layering checks, fuzzing, the
 # notebooks through clang-repl and nbconvert, SVG rendering, the browser tests
 tests=(
-  git libgtest-dev libgmock-dev libbenchmark-dev
+  git ccache libgtest-dev libgmock-dev libbenchmark-dev
   clang-tools-19 clang-format-19 clang-19 libclang-rt-19-dev
   librsvg2-bin libxml2-dev
   jupyter-nbconvert libjs-mathjax chromium

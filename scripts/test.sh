@@ -26,6 +26,13 @@ elif [[ -n "$mode" && "$mode" != "--kernels" ]]; then
   echo "usage: bash scripts/test.sh [--sanitize | --kernels]" >&2
   exit 2
 fi
+# ccache (setup.sh --all installs it): a second run, or CI after a developer's build on the same
+# machine, compiles only what changed; the results are the compiler's own either way.
+# Paths inside this checkout are hashed relative to it, so another clone hits the same entries.
+if command -v ccache > /dev/null; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+  flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S . -B "$dir" "${flags[@]}"
 cmake --build "$dir" -j"$(nproc)"
 
