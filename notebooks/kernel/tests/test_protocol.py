@@ -15,6 +15,9 @@ import time
 from jupyter_client.manager import start_new_kernel
 
 KERNEL = os.environ.get("XENC_KERNEL_NAME", "xenc-cpp17")
+# a kernel starts in about 2 s, but took 78 to 138 s on the shared 2-core machine at load
+# average 15 to 18 (its first cell compiles the prelude, twice)
+STARTUP_TIMEOUT = 300
 SETUP = '#include "xenc/xenc_cling.hpp"\n#include "xenc/xenc.hpp"\n#include "xenc/viz.hpp"\n#include <cstdio>\n#include <iostream>\n'
 failures = []
 
@@ -79,7 +82,7 @@ def stream_text(messages, name):
 def main():
     # the whole session runs under a 3 GiB memory limit: the notebooks' setup and cells fit in it
     env = dict(os.environ, XENC_KERNEL_MEMORY_MIB="3072")
-    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=60, env=env)
+    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=STARTUP_TIMEOUT, env=env)
     try:
         wait_for_iopub(kc)
         info = kc.kernel_info(reply=True, timeout=30)["content"]
@@ -300,7 +303,7 @@ def main():
 
         # restart: a fresh interpreter (a variable of before is gone)
         km.restart_kernel(now=True)
-        kc.wait_for_ready(timeout=60)
+        kc.wait_for_ready(timeout=STARTUP_TIMEOUT)
         wait_for_iopub(kc)
         reply, msgs = execute(kc, "int answer = 1;")
         check(reply["status"] == "ok",
