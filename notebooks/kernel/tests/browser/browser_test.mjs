@@ -51,7 +51,9 @@ let failures = 0;
 const check = (ok, what) => { console.log((ok ? 'PASS ' : 'FAIL ') + what); if (!ok) failures++; };
 
 async function waitForServer() {
-  for (let i = 0; i < 120; i++) {
+  // (Jupyter and a kernel start in seconds, but took minutes at load average 15 to 18 on the
+  // shared 2-core machine: the waits for them allow 5 minutes)
+  for (let i = 0; i < 600; i++) {
     try { if ((await fetch(`http://127.0.0.1:${port}/api?token=${token}`)).ok) return; } catch {}
     await new Promise(r => setTimeout(r, 500));
   }
@@ -76,7 +78,7 @@ async function openNotebook(context, notebook) {
   await page.goto(`http://127.0.0.1:${port}/notebooks/${notebook}?token=${token}`);
   // No kernel-picker dialog: the notebook's kernelspec (xenc-cpp17) starts xenc-kernel.
   await page.waitForFunction(() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel &&
-                                   Jupyter.notebook.kernel.is_connected(), null, { timeout: 60000 });
+                                   Jupyter.notebook.kernel.is_connected(), null, { timeout: 300000 });
   const kernelName = await page.evaluate(() => Jupyter.notebook.kernel.name);
   check(kernelName === 'xenc-cpp17', `${notebook}: opens on kernel xenc-cpp17 (got ${kernelName})`);
   check(await page.locator('.modal-dialog').count() === 0, `${notebook}: no kernel-picker dialog`);
@@ -206,7 +208,7 @@ async function studentSession(page) {
 async function crash(page) {
   await page.locator('#run_int button').first().click();  // the toolbar's Run
   const error = page.locator('.output_area .output_error', { hasText: 'SIGSEGV' });
-  await error.waitFor({ timeout: 60000 });
+  await error.waitFor({ timeout: 300000 });
   const text = await error.innerText();
   check(text.includes('segmentation fault') && text.includes('at line 1 of the cell') &&
         text.includes('run the cell again'),
@@ -226,6 +228,7 @@ try {
            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     viewport: { width: 1200, height: 900 },
   });
+  browser.setDefaultTimeout(300000);  // page loads and clicks, under load (see waitForServer)
   for (const notebook of notebooks) {
     try {
       const page = await openNotebook(browser, notebook);
