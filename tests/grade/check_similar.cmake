@@ -7,7 +7,7 @@
 # Every sentence the program prints is checked here: the notice that it flags and does not
 # judge, the settings, the one flagged pair (alice and bob), the skipped file, what it wrote;
 # then similarity.json, similarity.html and the side-by-side page; then a template without
-# exercises/.
+# exercises/ and one whose stub is over the size cap.
 # Arguments: PROGRAM (xenc-grade-similar), TEMPLATE_DIR, SIMILARITY_DIR (the fixtures), WORK_DIR.
 set(class ${WORK_DIR}/class)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -111,5 +111,13 @@ execute_process(COMMAND ${PROGRAM} ${class} --template ${WORK_DIR}/empty_templat
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 2 OR NOT err MATCHES "^xenc-grade-similar: no exercises/ folder in the template [^\n]*/empty_template \\(give --template DIR\\)\n$")
   message(FATAL_ERROR "an empty template: exit ${rc}, stderr:\n${err}")
+endif()
+# a stub over the size cap: refused before any comparison, naming it and both sizes
+file(WRITE ${WORK_DIR}/huge_template/exercises/softmax.cpp "${huge}")
+execute_process(COMMAND ${PROGRAM} ${class} --template ${WORK_DIR}/huge_template
+                        --output ${WORK_DIR}/out3
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err STREQUAL "xenc-grade-similar: similar_pairs: the stub has 300000 bytes, expected at most 262144 (max_file_bytes)\n")
+  message(FATAL_ERROR "a stub over the cap: exit ${rc}, stderr:\n${err}")
 endif()
 message(STATUS "xenc-grade-similar: alice and bob flagged, carol, dave and erin not; pages written")

@@ -130,6 +130,123 @@ json regions_json(const std::vector<grade::Region>& regions) {
   return out;
 }
 
+json pair_json(const grade::SimilarPair& p, const std::string& page) {
+  return {{"a", p.a},
+          {"b", p.b},
+          {"overlap_a", p.overlap_a},
+          {"overlap_b", p.overlap_b},
+          {"shared", p.shared},
+          {"fingerprints_a", p.fingerprints_a},
+          {"fingerprints_b", p.fingerprints_b},
+          {"regions_a", regions_json(p.regions_a)},
+          {"regions_b", regions_json(p.regions_b)},
+          {"page", page}};
+}
+
+std::string index_page(const std::string& rows, const grade::SimilarityOptions& options,
+                       std::size_t flagged) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Similar submissions</title>"
+    << kStyle << "</head><body><h1>Similar submissions</h1><p class=\"notice\">" << kNotice
+    << "</p><p>k = " << options.k << ", w = " << options.w << ", threshold "
+    << percent(options.threshold) << ": " << flagged << (flagged == 1 ? " pair" : " pairs")
+    << " flagged.</p><table><tr><th>exercise</th><th>a</th><th>b</th><th>of a's in b</th>"
+    << "<th>of b's in a</th><th></th></tr>" << rows << "</table></body></html>\n";
+  return h.str();
+}
+
+// Steps 1 and 2: the exercises (the template's stubs) and the students, sorted; per exercise the
+// files handed in (each file's size checked before it is read: a larger one is skipped), then
+// the flagged pairs.
+std::vector<ExerciseReport> compare_class(const fs::path& template_dir, const fs::path& class_dir,
+                                          const grade::SimilarityOptions& options,
+                                          std::vector<Skipped>& skipped) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(template_dir / "exercises"))
+    if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::vector<fs::path> students;
+  for (const auto& e : fs::directory_iterator(class_dir))
+    if (e.is_directory()) students.push_back(e.path());
+  std::sort(students.begin(), students.end());
+  std::vector<ExerciseReport> reports;
+  for (const std::string& name : names) {
+    ExerciseReport ex;
+    ex.name = name;
+    for (const fs::path& student : students) {
+      fs::path handed = student / "exercises" / (name + ".cpp");
+      if (!fs::is_regular_file(handed)) handed = student / (name + ".cpp");
+      if (!fs::is_regular_file(handed)) continue;
+      const std::string who = student.filename().string();
+      const std::uintmax_t bytes = fs::file_size(handed);
+      if (bytes > options.max_file_bytes) {
+        skipped.push_back({who, name,
+                           std::to_string(bytes) + " bytes, more than the limit of " +
+                               std::to_string(options.max_file_bytes) + " (--max-bytes)"});
+        continue;
+      }
+      ex.submissions.push_back({who, read_file(handed)});
+    }
+    const std::string stub = read_file(template_dir / "exercises" / (name + ".cpp"));
+    ex.pairs = grade::similar_pairs(ex.submissions, stub, options);
+    reports.push_back(std::move(ex));
+  }
+  return reports;
+}
+
+// Step 3: the report on stdout, similarity.json, similarity.html and one page per pair.
+void write_report(const fs::path& out, const std::vector<ExerciseReport>& reports,
+                  const std::vector<Skipped>& skipped, const grade::SimilarityOptions& options) {
+  fs::remove_all(out / "pairs");
+  fs::create_directories(out / "pairs");
+  std::cout << kNotice << "\n";
+  std::cout << "Settings: k = " << options.k << " tokens, w = " << options.w
+            << " (any shared run of " << options.k + options.w - 1
+            << " tokens or more is found), threshold " << percent(options.threshold)
+            << ", at least " << options.min_shared << " shared fingerprints.\n";
+  json jexercises = json::array();
+  std::ostringstream rows;
+  std::size_t flagged = 0;
+  for (const ExerciseReport& ex : reports) {
+    std::cout << ex.name << ": " << ex.pairs.size() << (ex.pairs.size() == 1 ? " pair" : " pairs")
+              << " flagged among " << ex.submissions.size() << " submissions\n";
+    json jpairs = json::array();
+    for (std::size_t n = 0; n < ex.pairs.size(); ++n, ++flagged) {
+      const grade::SimilarPair& p = ex.pairs[n];
+      const std::string page = "pairs/" + ex.name + "-" + std::to_string(n + 1) + ".html";
+      std::ofstream(out / page) << pair_page(ex, p);
+      std::cout << "  " << p.a << " and " << p.b << ": " << percent(p.overlap_a) << " of " << p.a
+                << "'s fingerprints in " << p.b << "'s, " << percent(p.overlap_b) << " of " << p.b
+                << "'s in " << p.a << "'s (" << page << ")\n";
+      jpairs.push_back(pair_json(p, page));
+      rows << "<tr><td>" << html_escape(ex.name) << "</td><td>" << html_escape(p.a) << "</td><td>"
+           << html_escape(p.b) << "</td><td>" << percent(p.overlap_a) << "</td><td>"
+           << percent(p.overlap_b) << "</td><td><a href=\"" << page
+           << "\">side by side</a></td></tr>";
+    }
+    jexercises.push_back(
+        {{"exercise", ex.name}, {"submissions", ex.submissions.size()}, {"pairs", jpairs}});
+  }
+  json jskipped = json::array();
+  for (const Skipped& s : skipped) {
+    std::cout << "skipped " << s.student << "'s " << s.exercise << ".cpp: " << s.reason << "\n";
+    jskipped.push_back({{"student", s.student}, {"exercise", s.exercise}, {"reason", s.reason}});
+  }
+  const json report = {{"notice", kNotice},
+                       {"k", options.k},
+                       {"w", options.w},
+                       {"threshold", options.threshold},
+                       {"min_shared", options.min_shared},
+                       {"exercises", jexercises},
+                       {"skipped", jskipped}};
+  std::ofstream(out / "similarity.json")
+      << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  std::ofstream(out / "similarity.html") << index_page(rows.str(), options, flagged);
+  std::cout << "wrote " << (out / "similarity.json").string() << ", "
+            << (out / "similarity.html").string() << " and " << flagged << " side-by-side "
+            << (flagged == 1 ? "page" : "pages") << " in " << (out / "pairs").string() << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -180,112 +297,14 @@ int main(int argc, char** argv) {
               << " (give --template DIR)\n";
     return 2;
   }
-
-  // 1. the exercises (the template's stubs) and the students, sorted
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(fs::path(template_dir) / "exercises"))
-    if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  std::vector<fs::path> students;
-  for (const auto& e : fs::directory_iterator(submissions))
-    if (e.is_directory()) students.push_back(e.path());
-  std::sort(students.begin(), students.end());
-
-  // 2. each exercise: the files handed in (sizes checked before reading), then the pairs
-  std::vector<ExerciseReport> reports;
   std::vector<Skipped> skipped;
+  std::vector<ExerciseReport> reports;
   try {
-    for (const std::string& name : names) {
-      ExerciseReport ex;
-      ex.name = name;
-      const std::string stub = read_file(fs::path(template_dir) / "exercises" / (name + ".cpp"));
-      for (const fs::path& student : students) {
-        fs::path handed = student / "exercises" / (name + ".cpp");
-        if (!fs::is_regular_file(handed)) handed = student / (name + ".cpp");
-        if (!fs::is_regular_file(handed)) continue;
-        const std::string who = student.filename().string();
-        const std::uintmax_t bytes = fs::file_size(handed);
-        if (bytes > options.max_file_bytes) {
-          skipped.push_back({who, name,
-                             std::to_string(bytes) + " bytes, more than the limit of " +
-                                 std::to_string(options.max_file_bytes) + " (--max-bytes)"});
-          continue;
-        }
-        ex.submissions.push_back({who, read_file(handed)});
-      }
-      ex.pairs = grade::similar_pairs(ex.submissions, stub, options);
-      reports.push_back(std::move(ex));
-    }
+    reports = compare_class(template_dir, submissions, options, skipped);
   } catch (const std::exception& e) {
     std::cerr << "xenc-grade-similar: " << e.what() << "\n";
     return 2;
   }
-
-  // 3. the report: stdout, similarity.json, similarity.html and one page per pair
-  const fs::path out = output;
-  fs::remove_all(out / "pairs");
-  fs::create_directories(out / "pairs");
-  std::cout << kNotice << "\n";
-  std::cout << "Settings: k = " << options.k << " tokens, w = " << options.w
-            << " (any shared run of " << options.k + options.w - 1
-            << " tokens or more is found), threshold " << percent(options.threshold)
-            << ", at least " << options.min_shared << " shared fingerprints.\n";
-  json jexercises = json::array();
-  std::ostringstream rows;
-  std::size_t flagged = 0;
-  for (const ExerciseReport& ex : reports) {
-    std::cout << ex.name << ": " << ex.pairs.size() << (ex.pairs.size() == 1 ? " pair" : " pairs")
-              << " flagged among " << ex.submissions.size() << " submissions\n";
-    json jpairs = json::array();
-    for (std::size_t n = 0; n < ex.pairs.size(); ++n) {
-      const grade::SimilarPair& p = ex.pairs[n];
-      const std::string page = "pairs/" + ex.name + "-" + std::to_string(n + 1) + ".html";
-      std::ofstream(out / page) << pair_page(ex, p);
-      std::cout << "  " << p.a << " and " << p.b << ": " << percent(p.overlap_a) << " of " << p.a
-                << "'s fingerprints in " << p.b << "'s, " << percent(p.overlap_b) << " of " << p.b
-                << "'s in " << p.a << "'s (" << page << ")\n";
-      jpairs.push_back({{"a", p.a},
-                        {"b", p.b},
-                        {"overlap_a", p.overlap_a},
-                        {"overlap_b", p.overlap_b},
-                        {"shared", p.shared},
-                        {"fingerprints_a", p.fingerprints_a},
-                        {"fingerprints_b", p.fingerprints_b},
-                        {"regions_a", regions_json(p.regions_a)},
-                        {"regions_b", regions_json(p.regions_b)},
-                        {"page", page}});
-      rows << "<tr><td>" << html_escape(ex.name) << "</td><td>" << html_escape(p.a) << "</td><td>"
-           << html_escape(p.b) << "</td><td>" << percent(p.overlap_a) << "</td><td>"
-           << percent(p.overlap_b) << "</td><td><a href=\"" << page
-           << "\">side by side</a></td></tr>";
-      ++flagged;
-    }
-    jexercises.push_back(
-        {{"exercise", ex.name}, {"submissions", ex.submissions.size()}, {"pairs", jpairs}});
-  }
-  json jskipped = json::array();
-  for (const Skipped& s : skipped) {
-    std::cout << "skipped " << s.student << "'s " << s.exercise << ".cpp: " << s.reason << "\n";
-    jskipped.push_back({{"student", s.student}, {"exercise", s.exercise}, {"reason", s.reason}});
-  }
-  const json report = {{"notice", kNotice},
-                       {"k", options.k},
-                       {"w", options.w},
-                       {"threshold", options.threshold},
-                       {"min_shared", options.min_shared},
-                       {"exercises", jexercises},
-                       {"skipped", jskipped}};
-  std::ofstream(out / "similarity.json")
-      << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-  std::ofstream(out / "similarity.html")
-      << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Similar submissions</title>"
-      << kStyle << "</head><body><h1>Similar submissions</h1><p class=\"notice\">" << kNotice
-      << "</p><p>k = " << options.k << ", w = " << options.w << ", threshold "
-      << percent(options.threshold) << ": " << flagged << (flagged == 1 ? " pair" : " pairs")
-      << " flagged.</p><table><tr><th>exercise</th><th>a</th><th>b</th><th>of a's in b</th>"
-      << "<th>of b's in a</th><th></th></tr>" << rows.str() << "</table></body></html>\n";
-  std::cout << "wrote " << (out / "similarity.json").string() << ", "
-            << (out / "similarity.html").string() << " and " << flagged << " side-by-side "
-            << (flagged == 1 ? "page" : "pages") << " in " << (out / "pairs").string() << "\n";
+  write_report(output, reports, skipped, options);
   return 0;
 }
