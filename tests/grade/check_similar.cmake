@@ -35,7 +35,7 @@ expect_line("^This report flags, it does not judge: a flagged pair shares much o
 expect_line("\nSettings: k = 12 tokens, w = 8 \\(any shared run of 19 tokens or more is found\\), threshold 50%, at least 5 shared fingerprints\\.\n")
 expect_line("\nsoftmax: 1 pair flagged among 5 submissions\n  alice and bob: 9[0-9]% of alice's fingerprints in bob's, 9[0-9]% of bob's in alice's \\(pairs/softmax-1\\.html\\)\n")
 expect_line("\nattention: 0 pairs flagged among 0 submissions\n")
-expect_line("\nskipped erin's attention\\.cpp: 300000 bytes, more than the limit of 262144 \\(--max-bytes\\)\n")
+expect_line("\nskipped erin's attention\\.cpp: 300000 bytes, more than the limit of 65536 \\(--max-bytes\\)\n")
 expect_line("\nwrote [^\n]*/out/similarity\\.json, [^\n]*/out/similarity\\.html and 1 side-by-side page in [^\n]*/out/pairs\n$")
 # carol, dave and erin are in no pair: exactly one pair line
 string(REGEX MATCHALL "\n  [a-z]+ and [a-z]+: " pair_lines "${out}")
@@ -117,7 +117,7 @@ file(WRITE ${WORK_DIR}/huge_template/exercises/softmax.cpp "${huge}")
 execute_process(COMMAND ${PROGRAM} ${class} --template ${WORK_DIR}/huge_template
                         --output ${WORK_DIR}/out3
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 2 OR NOT err STREQUAL "xenc-grade-similar: similar_pairs: the stub has 300000 bytes, expected at most 262144 (max_file_bytes)\n")
+if(NOT rc EQUAL 2 OR NOT err STREQUAL "xenc-grade-similar: similar_pairs: the stub has 300000 bytes, expected at most 65536 (max_file_bytes)\n")
   message(FATAL_ERROR "a stub over the cap: exit ${rc}, stderr:\n${err}")
 endif()
 message(STATUS "xenc-grade-similar: alice and bob flagged, carol, dave and erin not; pages written")

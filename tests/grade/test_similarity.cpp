@@ -75,6 +75,15 @@ TEST(Similarity, TokenizerDropsCommentsWhitespaceDirectivesAndNormalisesNamesAnd
   EXPECT_EQ(source.substr(tokens[17].offset, tokens[17].length), "R\"(raw\")\"");
 }
 
+TEST(Similarity, BrokenCodeIsTokenizedToTheEndWithoutAnError) {
+  // an unterminated block comment runs to the end of the file; an unterminated string to the end
+  // of its line (so the next line's directive is still one)
+  const std::vector<std::string> comment = {"int", "ID", ";"};
+  EXPECT_EQ(texts(xenc::grade::tokenize_code("int x; /* never closed int y;")), comment);
+  const std::vector<std::string> string = {"ID", "=", "STR", "ID", ";"};
+  EXPECT_EQ(texts(xenc::grade::tokenize_code("s = \"open\n#include <x>\nz;")), string);
+}
+
 TEST(Similarity, RenamingAndReformattingLeaveTheTokensUnchanged) {
   const std::string a = "float s = 0; for (int i = 0; i < n; ++i) s += x[i];";
   const std::string b =

@@ -4,7 +4,7 @@
 // does not judge: a flagged pair is for a person to read side by side.
 //
 //     xenc-grade-similar SUBMISSIONS_DIR [--template DIR] [--output DIR] [--threshold 0.5]
-//                        [-k 12] [-w 8] [--min-shared 5] [--max-bytes 262144]
+//                        [-k 12] [-w 8] [--min-shared 5] [--max-bytes 65536]
 //
 // The folders are xenc-grade-all's: SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or
 // <student>/<name>.cpp), one exercise per file of the template's exercises/, whose file is the

@@ -82,13 +82,17 @@ std::size_t quoted_end(const std::string& s, std::size_t open) {
   const char quote = s[open];
   std::size_t i = open + 1;
   while (i < s.size() && s[i] != quote && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
-  return std::min(s.size(), i + 1);
+  if (i < s.size() && s[i] == quote) return i + 1;
+  return std::min(s.size(), i);  // the line break is not the literal's
 }
 
 // The end of a raw string literal R"delim( ... )delim" whose quote is at `open`.
 std::size_t raw_end(const std::string& s, std::size_t open) {
+  // the delimiter is at most 16 characters; without an opening parenthesis there, the literal
+  // is malformed and ends like a plain one (and a search for a long delimiter cannot go
+  // quadratic)
   const std::size_t paren = s.find('(', open);
-  if (paren == std::string::npos) return s.size();
+  if (paren == std::string::npos || paren - open - 1 > 16) return quoted_end(s, open);
   const std::string close = ")" + s.substr(open + 1, paren - open - 1) + "\"";
   const std::size_t at = s.find(close, paren);
   return at == std::string::npos ? s.size() : at + close.size();
@@ -107,7 +111,7 @@ void check_k_w(const char* where, std::size_t k, std::size_t w) {
 // One file's fingerprints with the stub's removed: distinct hashes (sorted) and, for the
 // highlighted regions, every position of each.
 struct Prints {
-  std::vector<CodeToken> tokens;
+  std::vector<Region> spans;          // each token's bytes (its text is no longer needed)
   std::vector<std::uint64_t> hashes;  // every k-gram's hash, by position
   std::vector<std::uint64_t> sorted;  // the same, sorted (to look one up)
   std::vector<std::uint64_t> distinct;
@@ -124,8 +128,7 @@ std::vector<Region> shared_regions(const Prints& p, const Prints& other,
   std::vector<Region> regions;
   for (std::size_t i = 0; i < p.hashes.size(); ++i) {
     if (!holds(other.sorted, p.hashes[i]) || holds(stub_grams, p.hashes[i])) continue;
-    const CodeToken& last = p.tokens[i + k - 1];
-    const Region r{p.tokens[i].offset, last.offset + last.length};
+    const Region r{p.spans[i].begin, p.spans[i + k - 1].end};
     if (!regions.empty() && r.begin <= regions.back().end)
       regions.back().end = std::max(regions.back().end, r.end);
     else
@@ -288,8 +291,11 @@ std::vector<SimilarPair> similar_pairs(const std::vector<Submission>& submission
   std::vector<Prints> prints(submissions.size());
   for (std::size_t n = 0; n < submissions.size(); ++n) {
     Prints& p = prints[n];
-    p.tokens = tokenize_code(submissions[n].source, options.max_file_bytes);
-    p.hashes = kgram_hashes(p.tokens, options.k);
+    const std::vector<CodeToken> tokens =
+        tokenize_code(submissions[n].source, options.max_file_bytes);
+    p.hashes = kgram_hashes(tokens, options.k);
+    p.spans.reserve(tokens.size());
+    for (const CodeToken& t : tokens) p.spans.push_back({t.offset, t.offset + t.length});
     p.sorted = p.hashes;
     std::sort(p.sorted.begin(), p.sorted.end());
     for (const Fingerprint& f : winnow(p.hashes, options.w))

@@ -33,9 +33,11 @@ struct CodeToken {
   std::size_t length = 0;
 };
 
-/// The default cap on one source file: an exercise is a few hundred lines; a larger file is not a
-/// submission to compare (and would cost memory and time out of proportion).
-inline constexpr std::size_t kMaxSourceBytes = std::size_t(256) << 10;
+/// The default cap on one source file, 64 KiB: an exercise is a few hundred lines (3 to 5 KiB); a
+/// larger file is not a submission to compare. Comparing keeps at most about 40 bytes per source
+/// byte (a token for every byte, its hashes), so 100 submissions at the cap need about 260 MB,
+/// and the pairs cost time in proportion to the fingerprints of each pair's two files.
+inline constexpr std::size_t kMaxSourceBytes = std::size_t(64) << 10;
 
 /// The tokens of a C++ source (see the file's comment). Never fails on broken code: an
 /// unterminated comment or string runs to the end of the file.
