@@ -32,7 +32,7 @@ function(expect_line regex)
   endif()
 endfunction()
 expect_line("^This report flags, it does not judge: a flagged pair shares much of its code once the template's stub is removed, and two correct solutions of a short exercise can be alike\\. Read each pair side by side before drawing any conclusion\\.\n")
-expect_line("\nSettings: k = 12 tokens, w = 8 \\(any shared run of 19 tokens or more is found\\), threshold 50%, at least 5 shared fingerprints\\.\n")
+expect_line("\nSettings: k = 12 tokens, w = 8 \\(any shared run of 19 tokens or more is found\\), threshold 50%, at least 5 shared fingerprints, fingerprints in more than 10 submissions ignored as common\\.\n")
 expect_line("\nsoftmax: 1 pair flagged among 5 submissions\n  alice and bob: 9[0-9]% of alice's fingerprints in bob's, 9[0-9]% of bob's in alice's \\(pairs/softmax-1\\.html\\)\n")
 expect_line("\nattention: 0 pairs flagged among 0 submissions\n")
 expect_line("\nskipped erin's attention\\.cpp: 300000 bytes, more than the limit of 65536 \\(--max-bytes\\)\n")
@@ -50,11 +50,13 @@ string(JSON notice GET "${json}" notice)
 if(NOT notice MATCHES "^This report flags, it does not judge")
   message(FATAL_ERROR "similarity.json's notice: ${notice}")
 endif()
-foreach(key k w threshold min_shared)
+foreach(key k w threshold min_shared max_common)
   string(JSON value_${key} GET "${json}" ${key})
 endforeach()
-if(NOT value_k EQUAL 12 OR NOT value_w EQUAL 8 OR NOT value_min_shared EQUAL 5)
-  message(FATAL_ERROR "similarity.json settings: k ${value_k}, w ${value_w}, min_shared ${value_min_shared}")
+if(NOT value_k EQUAL 12 OR NOT value_w EQUAL 8 OR NOT value_min_shared EQUAL 5 OR
+   NOT value_max_common EQUAL 10)
+  message(FATAL_ERROR "similarity.json settings: k ${value_k}, w ${value_w}, "
+                      "min_shared ${value_min_shared}, max_common ${value_max_common}")
 endif()
 string(JSON count LENGTH "${json}" exercises)
 set(found OFF)
@@ -103,6 +105,12 @@ if(NOT page MATCHES "<th>alice</th><th>bob</th>" OR
    NOT page MATCHES "<mark>[^<]*biggest = std::max\\(biggest, input\\(i, j\\)\\);[^<]*</mark>")
   message(FATAL_ERROR "the side-by-side page lacks the files or bob's highlighted line:\n${page}")
 endif()
+
+# --max-common 0: the settings line says that nothing is ignored
+execute_process(COMMAND ${PROGRAM} ${class} --template ${TEMPLATE_DIR} --output ${WORK_DIR}/out4
+                        --max-common 0
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+expect_line("\nSettings: [^\n]*, at least 5 shared fingerprints, no fingerprint ignored as common\\.\n")
 
 # a template without exercises/: refused, naming the folder
 file(MAKE_DIRECTORY ${WORK_DIR}/empty_template)

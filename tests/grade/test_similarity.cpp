@@ -218,6 +218,26 @@ TEST(Similarity, TheStubIsRemoved) {
   EXPECT_TRUE(xenc::grade::similar_pairs(around, solution).empty());
 }
 
+TEST(Similarity, CodeMostOfTheClassSharesIsIgnored) {
+  // eleven students hand in the same solution (more than max_common = 10), two others another
+  const std::string everyone = fixture("softmax_original.cpp");
+  const std::string two = fixture("softmax_independent_loops.cpp");
+  std::vector<Submission> class_ = {{"p", two}, {"q", two}};
+  for (int i = 0; i < 11; ++i) class_.push_back({"s" + std::to_string(i), everyone});
+  const std::vector<SimilarPair> pairs = xenc::grade::similar_pairs(class_, softmax_stub());
+  ASSERT_EQ(pairs.size(), 1u);  // the eleven's fingerprints are all common, so ignored
+  EXPECT_EQ(pairs[0].a, "p");
+  EXPECT_EQ(pairs[0].b, "q");
+  EXPECT_EQ(pairs[0].overlap_a, 1.0);
+  // no limit: every pair of the eleven too, 11 * 10 / 2 = 55 of them
+  SimilarityOptions unlimited;
+  unlimited.max_common = 0;
+  EXPECT_EQ(xenc::grade::similar_pairs(class_, softmax_stub(), unlimited).size(), 56u);
+  // ten of them (not more than 10): their 10 * 9 / 2 = 45 pairs are flagged
+  class_.pop_back();
+  EXPECT_EQ(xenc::grade::similar_pairs(class_, softmax_stub()).size(), 46u);
+}
+
 TEST(Similarity, PairsAreSortedByTheLargerOverlap) {
   const std::string original = fixture("softmax_original.cpp");
   const std::string copy = fixture("softmax_renamed_copy.cpp");

@@ -4,7 +4,8 @@
 // does not judge: a flagged pair is for a person to read side by side.
 //
 //     xenc-grade-similar SUBMISSIONS_DIR [--template DIR] [--output DIR] [--threshold 0.5]
-//                        [-k 12] [-w 8] [--min-shared 5] [--max-bytes 65536]
+//                        [-k 12] [-w 8] [--min-shared 5] [--max-common 10]
+//                        [--max-bytes 65536]
 //
 // The folders are xenc-grade-all's: SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or
 // <student>/<name>.cpp), one exercise per file of the template's exercises/, whose file is the
@@ -203,7 +204,11 @@ void write_report(const fs::path& out, const std::vector<ExerciseReport>& report
   std::cout << "Settings: k = " << options.k << " tokens, w = " << options.w
             << " (any shared run of " << options.k + options.w - 1
             << " tokens or more is found), threshold " << percent(options.threshold)
-            << ", at least " << options.min_shared << " shared fingerprints.\n";
+            << ", at least " << options.min_shared << " shared fingerprints, "
+            << (options.max_common == 0
+                    ? std::string("no fingerprint ignored as common.\n")
+                    : "fingerprints in more than " + std::to_string(options.max_common) +
+                          " submissions ignored as common.\n");
   json jexercises = json::array();
   std::ostringstream rows;
   std::size_t flagged = 0;
@@ -237,6 +242,7 @@ void write_report(const fs::path& out, const std::vector<ExerciseReport>& report
                        {"w", options.w},
                        {"threshold", options.threshold},
                        {"min_shared", options.min_shared},
+                       {"max_common", options.max_common},
                        {"exercises", jexercises},
                        {"skipped", jskipped}};
   std::ofstream(out / "similarity.json")
@@ -285,6 +291,11 @@ int main(int argc, char** argv) {
   app.add_option("--min-shared", options.min_shared,
                  "a flagged pair shares at least this many fingerprints")
       ->check(xenc_app::whole_range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--max-common", options.max_common,
+                 "a fingerprint in more than this many submissions of an exercise is ignored, "
+                 "as the stub's (MOSS's -m); 0: no limit")
+      ->check(xenc_app::whole_range(0, 1000000))
       ->capture_default_str();
   app.add_option("--max-bytes", options.max_file_bytes,
                  "a larger file is skipped (and named), not compared")

@@ -304,7 +304,25 @@ std::vector<SimilarPair> similar_pairs(const std::vector<Submission>& submission
     p.distinct.erase(std::unique(p.distinct.begin(), p.distinct.end()), p.distinct.end());
   }
 
-  // 3. every pair: the fingerprints in common, as a share of each side's
+  // 3. fingerprints in more than max_common submissions are the class's idioms (MOSS's -m):
+  // removed as the stub's are
+  if (options.max_common > 0) {
+    std::vector<std::uint64_t> all;
+    for (const Prints& p : prints) all.insert(all.end(), p.distinct.begin(), p.distinct.end());
+    std::sort(all.begin(), all.end());
+    std::vector<std::uint64_t> common;
+    for (std::size_t i = 0, j = 0; i < all.size(); i = j) {
+      while (j < all.size() && all[j] == all[i]) ++j;
+      if (j - i > options.max_common) common.push_back(all[i]);
+    }
+    if (!common.empty())
+      for (Prints& p : prints)
+        p.distinct.erase(std::remove_if(p.distinct.begin(), p.distinct.end(),
+                                        [&](std::uint64_t h) { return holds(common, h); }),
+                         p.distinct.end());
+  }
+
+  // 4. every pair: the fingerprints in common, as a share of each side's
   std::vector<SimilarPair> pairs;
   for (std::size_t x = 0; x < submissions.size(); ++x)
     for (std::size_t y = x + 1; y < submissions.size(); ++y) {
@@ -332,7 +350,7 @@ std::vector<SimilarPair> similar_pairs(const std::vector<Submission>& submission
       pairs.push_back(std::move(pair));
     }
 
-  // 4. the most alike first
+  // 5. the most alike first
   std::sort(pairs.begin(), pairs.end(), [](const SimilarPair& l, const SimilarPair& r) {
     const double lmax = std::max(l.overlap_a, l.overlap_b),
                  rmax = std::max(r.overlap_a, r.overlap_b);

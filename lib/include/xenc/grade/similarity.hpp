@@ -76,11 +76,17 @@ std::vector<Fingerprint> winnow(const std::vector<std::uint64_t>& hashes, std::s
 ///   threshold = 0.5: a pair is flagged when at least half of either file's fingerprints are
 ///     in the other; min_shared = 5: and they share at least 5 (a few fingerprints of a nearly
 ///     empty file are no evidence).
+///   max_common = 10 (MOSS's -m and its default): a fingerprint found in more than 10 of the
+///     exercise's submissions is treated as the stub's. Code that much of a class shares is an
+///     idiom, a lecture's example or the obvious solution; counting it would flag every pair of
+///     students who wrote it. 0: no limit. (So 11 students who all copied one file are flagged
+///     only by what they changed in common; lower it, or set 0, to see them.)
 struct SimilarityOptions {
   std::size_t k = 12;
   std::size_t w = 8;
   double threshold = 0.5;
   std::size_t min_shared = 5;
+  std::size_t max_common = 10;
   std::size_t max_file_bytes = kMaxSourceBytes;
 };
 
@@ -97,9 +103,10 @@ struct Region {
 };
 
 /// A flagged pair. overlap_a = shared / fingerprints of a, overlap_b = shared / fingerprints of b
-/// (each file's fingerprints counted as distinct hashes, the stub's removed). regions_a and
-/// regions_b are the byte ranges of a's and b's k-grams (every k-gram, not only fingerprints)
-/// that the other file has too and the stub has not (sorted, merged): the matched code.
+/// (each file's fingerprints counted as distinct hashes, the stub's and the common ones removed).
+/// regions_a and regions_b are the byte ranges of a's and b's k-grams (every k-gram, not only
+/// fingerprints) that the other file has too and the stub has not (sorted, merged): the matched
+/// code.
 struct SimilarPair {
   std::string a, b;  ///< students, a < b
   double overlap_a = 0.0, overlap_b = 0.0;
@@ -112,7 +119,7 @@ struct SimilarPair {
 /// options.threshold and who share at least options.min_shared fingerprints, sorted by the larger
 /// overlap, then the smaller, descending (then by names). Fingerprints whose k-gram occurs in
 /// `stub` (the handed-out file) are removed first, so a submission equal to the stub has none and
-/// is never flagged.
+/// is never flagged, and so are those found in more than options.max_common submissions.
 /// Throws: xenc::config_error naming the option and its value if k or w is 0, threshold is not in
 /// (0, 1], or a source (the stub's included) is longer than max_file_bytes (naming the student).
 std::vector<SimilarPair> similar_pairs(const std::vector<Submission>& submissions,
