@@ -13,8 +13,10 @@
 //      equal smallest) is a fingerprint. Any run of at least w + k - 1 tokens shared by two files
 //      gives them a common fingerprint (the paper's guarantee threshold t); runs shorter than k
 //      tokens never match (its noise threshold).
-//   4. similar_pairs: every fingerprint whose k-gram also occurs in the stub is dropped; a pair's
-//      overlap is the share of each file's fingerprints that the other has too, both directions.
+//   4. similar_pairs: every fingerprint whose k-gram also occurs in the stub is dropped, and so is
+//      every one found in more than max_common submissions (MOSS's -m); a pair's overlap is the
+//      share of each file's fingerprints that the other has too, both directions.
+// The program xenc-grade-similar (apps/assignment/similar/) runs this on a class's folders.
 #pragma once
 
 #include <cstddef>
