@@ -22,6 +22,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,11 +51,14 @@ struct ExerciseReport {
   std::vector<grade::SimilarPair> pairs;
 };
 
-std::string read_file(const fs::path& p) {
+// At most cap + 1 bytes of a file: one that grows after its size was checked (or reports none,
+// as /proc's do) still cannot make us read more.
+std::string read_at_most(const fs::path& p, std::size_t cap) {
   std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string s(cap + 1, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  s.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return s;
 }
 
 std::string percent(double share) {
@@ -180,15 +184,24 @@ std::vector<ExerciseReport> compare_class(const fs::path& template_dir, const fs
       if (!fs::is_regular_file(handed)) continue;
       const std::string who = student.filename().string();
       const std::uintmax_t bytes = fs::file_size(handed);
-      if (bytes > options.max_file_bytes) {
+      std::string source;
+      if (bytes <= options.max_file_bytes) source = read_at_most(handed, options.max_file_bytes);
+      if (bytes > options.max_file_bytes || source.size() > options.max_file_bytes) {
         skipped.push_back({who, name,
-                           std::to_string(bytes) + " bytes, more than the limit of " +
+                           std::to_string(std::max<std::uintmax_t>(bytes, source.size())) +
+                               " bytes, more than the limit of " +
                                std::to_string(options.max_file_bytes) + " (--max-bytes)"});
         continue;
       }
-      ex.submissions.push_back({who, read_file(handed)});
+      ex.submissions.push_back({who, std::move(source)});
     }
-    const std::string stub = read_file(template_dir / "exercises" / (name + ".cpp"));
+    const fs::path stub_file = template_dir / "exercises" / (name + ".cpp");
+    const std::string stub = read_at_most(stub_file, options.max_file_bytes);
+    if (stub.size() > options.max_file_bytes)
+      throw std::runtime_error("the template's stub " + stub_file.string() + " has " +
+                               std::to_string(fs::file_size(stub_file)) +
+                               " bytes, more than the limit of " +
+                               std::to_string(options.max_file_bytes) + " (--max-bytes)");
     ex.pairs = grade::similar_pairs(ex.submissions, stub, options);
     reports.push_back(std::move(ex));
   }
