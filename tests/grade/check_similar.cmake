@@ -112,6 +112,11 @@ execute_process(COMMAND ${PROGRAM} ${class} --template ${TEMPLATE_DIR} --output 
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 expect_line("\nSettings: [^\n]*, at least 5 shared fingerprints, no fingerprint ignored as common\\.\n")
 
+# the students' code is escaped: its < and > are text, not tags
+if(NOT page MATCHES "std::numeric_limits&lt;float&gt;::infinity\\(\\)" OR page MATCHES "<float>")
+  message(FATAL_ERROR "the side-by-side page does not escape the code:\n${page}")
+endif()
+
 # a template without exercises/: refused, naming the folder
 file(MAKE_DIRECTORY ${WORK_DIR}/empty_template)
 execute_process(COMMAND ${PROGRAM} ${class} --template ${WORK_DIR}/empty_template
