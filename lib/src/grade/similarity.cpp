@@ -4,9 +4,7 @@
 #include "xenc/grade/similarity.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
-#include <map>
 #include <set>
 #include <string_view>
 #include <tuple>
