@@ -29,6 +29,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -48,7 +49,8 @@ struct Range {
   double lo = 0, hi = 0;
   bool positive = false;
   std::vector<std::string> choices = {};
-  bool on = true;  ///< false: the option is not offered here (a page-only or CLI-only option)
+  bool on = true;       ///< false: the option is not offered here (a page-only or CLI-only option)
+  bool needed = false;  ///< the command line must give it (CLI11's required())
 };
 
 inline Range whole(double lo, double hi) { return {Range::whole, lo, hi}; }
@@ -60,6 +62,11 @@ inline Range text(std::vector<std::string> choices = {}) {
   return {Range::text, 0, 0, false, std::move(choices)};
 }
 inline Range list(double lo = 0, double hi = 0) { return {Range::list, lo, hi}; }
+/// `r`, and the command line must give it (e.g. xenc-encode's --weights).
+inline Range required(Range r) {
+  r.needed = true;
+  return r;
+}
 /// Not offered (on the web page, or on the command line).
 inline Range absent() {
   Range r;
@@ -70,9 +77,10 @@ inline Range absent() {
 /// The member a record fills, reached through the program's options `O` (nested members too:
 /// XENC_FIELD(O, out.json)).
 template <class O>
-using Field = std::variant<int& (*)(O&), unsigned& (*)(O&), std::size_t& (*)(O&), double& (*)(O&),
-                           float& (*)(O&), bool& (*)(O&), std::string& (*)(O&),
-                           std::vector<int>& (*)(O&), std::vector<std::string>& (*)(O&)>;
+using Field =
+    std::variant<int& (*)(O&), unsigned& (*)(O&), std::size_t& (*)(O&), double& (*)(O&),
+                 float& (*)(O&), bool& (*)(O&), std::string& (*)(O&), std::vector<int>& (*)(O&),
+                 std::vector<std::size_t>& (*)(O&), std::vector<std::string>& (*)(O&)>;
 #define XENC_FIELD(O, member) +[](O& o) -> decltype(auto) { return (o.member); }
 
 template <class O>
@@ -169,14 +177,32 @@ std::vector<OptionRecord<O>> memory_records() {
   };
 }
 
+/// --max-output-mb: member max_output_mb (Guard's), the largest file or standard output.
+template <class O>
+std::vector<OptionRecord<O>> output_limit_records() {
+  return {
+      {"--max-output-mb", "max_output_mb", nullptr,
+       "refuse to write a file (or print output) larger than this (estimated, MiB)",
+       whole(1, 100000), absent(), XENC_FIELD(O, max_output_mb)},
+  };
+}
+
+/// --max-minutes: member max_minutes (Guard's), the time limit of a program that trains.
+template <class O>
+std::vector<OptionRecord<O>> time_limit_records() {
+  return {
+      {"--max-minutes", "max_minutes", nullptr,
+       "refuse work whose estimated run time exceeds this (minutes)", real(0, 0, true), absent(),
+       XENC_FIELD(O, max_minutes)},
+  };
+}
+
 /// --max-memory-mb and --max-minutes (a program that trains): members max_memory_mb and
 /// max_minutes.
 template <class O>
 std::vector<OptionRecord<O>> guard_records() {
   std::vector<OptionRecord<O>> r = memory_records<O>();
-  r.push_back({"--max-minutes", "max_minutes", nullptr,
-               "refuse work whose estimated run time exceeds this (minutes)", real(0, 0, true),
-               absent(), XENC_FIELD(O, max_minutes)});
+  for (auto& t : time_limit_records<O>()) r.push_back(t);
   return r;
 }
 
@@ -196,6 +222,29 @@ std::vector<OptionRecord<O>> records_of(
   std::vector<OptionRecord<O>> all;
   for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
   return all;
+}
+
+/// A program that takes some records of a group (xenc-attention-map's --d-model, --heads and
+/// --layers of model_records): `flag`, with the program's own `help` where it says more, and
+/// required on the command line where `needed`.
+struct Pick {
+  const char* flag;
+  const char* help = nullptr;
+  bool needed = false;
+};
+template <class O>
+std::vector<OptionRecord<O>> pick(const std::vector<OptionRecord<O>>& group,
+                                  std::initializer_list<Pick> picks) {
+  std::vector<OptionRecord<O>> chosen;
+  for (const Pick& p : picks) {
+    auto it = std::find_if(group.begin(), group.end(),
+                           [&](const OptionRecord<O>& r) { return std::string(r.flag) == p.flag; });
+    if (it == group.end()) throw std::logic_error(std::string("pick: no record ") + p.flag);
+    chosen.push_back(*it);
+    if (p.help) chosen.back().help = p.help;
+    if (p.needed) chosen.back().cli = required(chosen.back().cli);
+  }
+  return chosen;
 }
 
 // ---- the three loops ----------------------------------------------------------------------------
@@ -218,15 +267,19 @@ std::vector<CLI::Option*> add_options(CLI::App& app, O& o,
           } else {
             opt = app.add_option(r.flag, value, r.help);
             if constexpr (std::is_same_v<T, std::vector<int>> ||
+                          std::is_same_v<T, std::vector<std::size_t>> ||
                           std::is_same_v<T, std::vector<std::string>>)
               opt->delimiter(',');
+            if (r.cli.needed) opt->required();
             if (r.cli.kind == Range::real && r.cli.positive) opt->check(positive_float());
             if (r.cli.kind == Range::whole || (r.cli.kind == Range::list && r.cli.hi > 0))
               opt->check(whole_range(std::int64_t(r.cli.lo), std::int64_t(r.cli.hi)));
             if (r.cli.kind == Range::real && r.cli.hi > 0)
               opt->check(CLI::Range(r.cli.lo, r.cli.hi));
             if (!r.cli.choices.empty()) opt->check(CLI::IsMember(r.cli.choices));
-            if constexpr (!std::is_same_v<T, std::vector<std::string>>) opt->capture_default_str();
+            if constexpr (!std::is_same_v<T, std::vector<std::string>> &&
+                          !std::is_same_v<T, std::vector<std::size_t>>)
+              if (!r.cli.needed) opt->capture_default_str();
           }
           added.push_back(opt);
         },

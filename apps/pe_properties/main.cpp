@@ -24,6 +24,7 @@
 
 #include "../common/cli.hpp"
 #include "closest.hpp"
+#include "options.hpp"
 #include "ordinal.hpp"
 
 #include <cmath>
@@ -40,23 +41,14 @@ int main(int argc, char** argv) {
       "xenc-pe-properties: PE(p+k) = R_k PE(p) (a rotation), PE(p).PE(q) depends only on p - q,\n"
       "and how far apart the position vectors are, checked numerically with figures."};
   xenc_app::add_version(app, "xenc-pe-properties");
-  std::size_t d_model = 16, positions = 50, shift = 3;
-  std::string svg = "pe_similarity.svg", offset_svg = "pe_similarity_by_offset.svg";
-  xenc_app::add_checked(app, "--d-model", d_model, "D (even)", xenc_app::whole_range(1, 4096));
-  xenc_app::add_checked(app, "--positions", positions, "positions p = 0 .. positions-1",
-                        xenc_app::whole_range(2, 4000));
-  xenc_app::add_checked(app, "--shift", shift,
-                        "k in PE(p + k) = R_k PE(p): a whole number, 0 <= k < positions",
-                        xenc_app::whole_range(0, 3999));
-  app.add_option("--svg", svg, "similarity-matrix heatmap path")->capture_default_str();
-  app.add_option("--offset-svg", offset_svg, "similarity-by-offset line plot path")
-      ->capture_default_str();
-  xenc_app::Guard guard;
-  xenc_app::add_guard_options(app, guard, xenc_app::kMemory);
+  pe_properties::CommandLine c;
+  xenc_app::add_options(app, c, pe_properties::option_records());
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const std::size_t T = positions, D = d_model, k = shift;
+    const std::string &svg = c.svg, &offset_svg = c.offset_svg;
+    const xenc_app::Guard& guard = c;
+    const std::size_t T = c.positions, D = c.d_model, k = c.shift;
     if (k >= T)
       throw std::invalid_argument("--shift is " + std::to_string(k) +
                                   ", expected a whole number 0 <= k < positions (" +
