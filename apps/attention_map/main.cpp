@@ -31,6 +31,7 @@
 
 #include "../common/cli.hpp"
 #include "../common/weights.hpp"
+#include "options.hpp"
 #include "report.hpp"
 
 #include <algorithm>
@@ -46,46 +47,26 @@ int main(int argc, char** argv) {
       "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view.\n"
       "The model is random (seeded, untrained): its words carry no meaning."};
   xenc_app::add_version(app, "xenc-attention-map");
-  std::string sentence = "the cat chased the mouse", position = "sinusoidal",
-              svg_dir = "attention_maps", weights;
-  std::size_t d_model = 16, heads = 2, layers = 2;
-  std::uint32_t seed = 42;
-  bool json = false;
-  app.add_option("--sentence", sentence, "the input sentence")->capture_default_str();
-  auto* d_model_opt = xenc_app::add_checked(app, "--d-model", d_model, "D (not with --weights)",
-                                            xenc_app::whole_range(1, 4096));
-  xenc_app::add_checked(app, "--heads", heads, "H (must divide D)", xenc_app::whole_range(1, 256));
-  auto* layers_opt = xenc_app::add_checked(app, "--layers", layers, "N (not with --weights)",
-                                           xenc_app::whole_range(1, 48));
-  xenc_app::add_checked(app, "--seed", seed, "seed of the random weights",
-                        xenc_app::whole_range(0, 4294967295LL));
-  std::vector<std::string> scheme_names;  // every registered scheme
-  for (xenc::PositionKind kind : xenc::all_position_kinds())
-    scheme_names.push_back(xenc::to_string(kind));
-  xenc_app::add_checked(
-      app, "--position", position,
-      "none | sinusoidal | learned | rope | alibi (rope and alibi act inside attention)",
-      CLI::IsMember(scheme_names));
-  auto* svg_dir_opt = app.add_option("--svg-dir", svg_dir,
-                                     "directory for the SVG heatmaps (\"\" = none; "
-                                     "with --json only when given)")
-                          ->capture_default_str();
-  app.add_flag("--json", json,
-               "print the weights as JSON (bertviz head_view layout) instead of text; "
-               "writes no SVG unless --svg-dir is given");
-  app.add_option("--weights", weights,
-                 ".npz of a torch.nn.TransformerEncoder(Layer) state_dict (np.savez(path, **sd)); "
-                 "D, F and the number of layers come from the file, --heads must match the model");
-  xenc_app::Guard guard;
-  xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kOutput);
+  attention_map::CommandLine c;
+  xenc_app::add_options(app, c, attention_map::option_records());
   CLI11_PARSE(app, argc, argv);
-  if (json && svg_dir_opt->count() == 0) svg_dir.clear();  // --json alone writes only JSON
+  if (c.json && app.get_option("--svg-dir")->count() == 0)
+    c.svg_dir.clear();  // --json alone writes only JSON
+  const bool d_model_given = app.get_option("--d-model")->count() > 0,
+             layers_given = app.get_option("--layers")->count() > 0;
+  const std::string &sentence = c.sentence, &position = c.position, &svg_dir = c.svg_dir,
+                    &weights = c.weights;
+  std::size_t d_model = c.d_model, layers = c.layers;
+  const std::size_t heads = c.heads;
+  const std::uint32_t seed = c.seed;
+  const bool json = c.json;
+  const xenc_app::Guard& guard = c;
 
   try {
-    if (!weights.empty() && (d_model_opt->count() > 0 || layers_opt->count() > 0))
+    if (!weights.empty() && (d_model_given || layers_given))
       throw std::invalid_argument(
           "--weights " + weights + " sets D and the number of layers; do not give " +
-          std::string(d_model_opt->count() > 0 ? "--d-model" : "--layers") + " with it");
+          std::string(d_model_given ? "--d-model" : "--layers") + " with it");
     // 1. tokens
     const auto tokens = xenc::tokenize(sentence);
     if (tokens.empty())
