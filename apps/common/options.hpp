@@ -22,8 +22,8 @@
 // only where a program's limit demands it: `why` says so in the record.
 //
 // Adding an option to every training program (xenc-train-order, xenc-extrapolate and the web
-// page's training tab) is one file: its member in FitGroupOptions (or TrainedModelOptions) and its
-// record in fit_records (or model_records); apps/README.md shows it.
+// page's training tab) is one line: its line in XENC_FIT_OPTIONS, which makes both the member of
+// FitGroupOptions and the record of fit_records; apps/README.md shows it.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -97,6 +97,25 @@ struct OptionRecord {
 
 // ---- the groups ---------------------------------------------------------------------------------
 
+// The fit group (the optimiser and the batches, training.hpp's FitOptions, and the seed of
+// everything random), one line per option:
+//
+//     X(type, member, default, flag, JSON key, echo key, help, command-line range, page range)
+//
+// FitGroupOptions (the members) and fit_records (the records) are both made from this list, so
+// adding a line here adds the member, the flag, the page key and the echo to every training
+// program (apps/README.md shows it). `batch_help` is fit_records' argument: what a batch holds.
+// clang-format off
+#define XENC_FIT_OPTIONS(X)                                                                                                                                       \
+  X(int,      epochs,       6,    "--epochs",       "epochs",       "epochs",         "passes over the training set",                   whole(1, 1000),         whole(1, 30))       \
+  X(int,      batch_size,   32,   "--batch-size",   "batch_size",   "batch_size",     batch_help,                                       whole(1, 4096),         whole(1, 256))      \
+  X(int,      warmup,       100,  "--warmup",       "warmup",       "warmup_steps",   "learning-rate warm-up steps",                    whole(0, 100000),       absent())           \
+  X(double,   lr,           3e-3, "--lr",           "lr",           "lr",             "peak learning rate (AdamW)",                     real(1e-6, 1.0, true),  absent())           \
+  X(double,   weight_decay, 0.01, "--weight-decay", "weight_decay", "weight_decay",   "AdamW's decoupled weight decay",                 real(0.0, 1.0),         absent())           \
+  X(double,   clip,         1.0,  "--clip",         "clip",         "clip_grad_norm", "clip the gradient norm to this",                 real(1e-6, 1e6, true),  absent())           \
+  X(unsigned, seed,         0,    "--seed",         "seed",         "seed",           "seed of the data, the weights and the batches",  whole(0, 4294967295.0), whole(0, 4294967295.0))
+// clang-format on
+
 /// The members of the training programs' model and fit groups (model_records(Use::training),
 /// fit_records): their Options derive from these, and each program's constructor sets its own
 /// defaults. The defaults here are xenc-train-order's.
@@ -104,9 +123,9 @@ struct TrainedModelOptions {
   int d_model = 32, heads = 4, ff = 64, layers = 2;
 };
 struct FitGroupOptions {
-  int epochs = 6, batch_size = 32, warmup = 100;
-  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
-  unsigned seed = 0;
+#define XENC_FIT_MEMBER(type, member, init, ...) type member = init;
+  XENC_FIT_OPTIONS(XENC_FIT_MEMBER)
+#undef XENC_FIT_MEMBER
 };
 
 /// Why the training programs take a smaller model than the inference ones (1..4096 D, 256 heads,
@@ -144,26 +163,14 @@ std::vector<OptionRecord<O>> model_records(Use use) {
   };
 }
 
-/// The optimiser and the batches (training.hpp's FitOptions), and the seed of everything random.
-/// `batch` names what a batch holds ("sentences", "sequences").
+/// The fit group's records (XENC_FIT_OPTIONS). `batch_help` names what a batch holds
+/// ("sentences per step", "sequences per step").
 template <class O>
 std::vector<OptionRecord<O>> fit_records(const char* batch_help) {
-  return {
-      {"--epochs", "epochs", "epochs", "passes over the training set", whole(1, 1000), whole(1, 30),
-       XENC_FIELD(O, epochs)},
-      {"--batch-size", "batch_size", "batch_size", batch_help, whole(1, 4096), whole(1, 256),
-       XENC_FIELD(O, batch_size)},
-      {"--warmup", "warmup", "warmup_steps", "learning-rate warm-up steps", whole(0, 100000),
-       absent(), XENC_FIELD(O, warmup)},
-      {"--lr", "lr", "lr", "peak learning rate (AdamW)", real(1e-6, 1.0, true), absent(),
-       XENC_FIELD(O, lr)},
-      {"--weight-decay", "weight_decay", "weight_decay", "AdamW's decoupled weight decay",
-       real(0.0, 1.0), absent(), XENC_FIELD(O, weight_decay)},
-      {"--clip", "clip", "clip_grad_norm", "clip the gradient norm to this", real(1e-6, 1e6, true),
-       absent(), XENC_FIELD(O, clip)},
-      {"--seed", "seed", "seed", "seed of the data, the weights and the batches",
-       whole(0, 4294967295.0), whole(0, 4294967295.0), XENC_FIELD(O, seed)},
-  };
+#define XENC_FIT_RECORD(type, member, init, flag, key, echo, help, cli, page) \
+  {flag, key, echo, help, cli, page, XENC_FIELD(O, member)},
+  return {XENC_FIT_OPTIONS(XENC_FIT_RECORD)};
+#undef XENC_FIT_RECORD
 }
 
 /// --max-memory-mb: member max_memory_mb, as cli.hpp's Guard names it (the page has its own
