@@ -30,7 +30,6 @@ ALLOWED = {
     ("lib/src/grade/exercises/online_softmax_tile.cpp", "check_online_softmax_tile"): "grader",
     ("lib/src/grade/exercises/rope.cpp", "check_rope"): "grader: a list of checks",
     # not split yet (issue 29, point 2); each leaves this list when it is split
-    ("apps/extrapolate/report.cpp", "conclusions"): "issue 29: conclusions -> a list of rules",
     ("lib/src/viz/line_plot.cpp", "line_plot_svg"): "not split yet: axes, series, legend",
     ("lib/src/viz/diagram.cpp", "encoder_layer_diagram_svg"): "not split yet: one figure",
 }
