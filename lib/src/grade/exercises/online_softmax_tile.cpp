@@ -75,8 +75,7 @@ In random_in(std::size_t Tq, std::size_t Tk, std::size_t Dv, std::uint32_t seed,
 }
 }  // namespace
 
-// ---- online softmax, one tile
-// ----------------------------------------------------------------------
+// ---- online softmax, one tile -------------------------------------------------------------------
 
 ExerciseResult check_online_softmax_tile(const OnlineSoftmaxTileFn& student) {
   ExerciseResult r = start("online_softmax_tile");
