@@ -564,6 +564,24 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
   EXPECT_EQ(pitfalls::all_pitfalls().size(), 28u);
 }
 
+// The museum is one table (xenc/grade/pitfall_table.hpp): each row's id is the name of its enum
+// value, and it names the exhibit function(s) that compute the mistake; no two rows share an id or
+// a title (a hint names the mistake by its title).
+TEST(GradePitfalls, OneTableRowPerExhibit) {
+  EXPECT_EQ(pitfalls::describe(Pitfall::softmax_wrong_axis).id, "softmax_wrong_axis");
+  EXPECT_EQ(pitfalls::describe(Pitfall::pe_batch_axis).exhibit,
+            "BatchAxisPosition, add_positions_along_batch");
+  EXPECT_EQ(pitfalls::describe(Pitfall::online_softmax_old_max).title,
+            "online softmax: the new maximum used before it is computed");
+  std::set<std::string> ids, titles;
+  for (Pitfall p : pitfalls::all_pitfalls()) {
+    const auto& info = pitfalls::describe(p);
+    EXPECT_FALSE(info.exhibit.empty()) << info.id;
+    EXPECT_TRUE(ids.insert(info.id).second) << info.id;
+    EXPECT_TRUE(titles.insert(info.title).second) << info.title;
+  }
+}
+
 // ---- the report and robustness ----------------------------------------------------------------
 
 TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
