@@ -16,7 +16,8 @@
 # its report at the settings' hint level (print_report(..., xenc::grade::HintLevel::off)). Without
 # --registry: every exercise, DEFAULT_POINTS each (the registry's default), full hints.
 # `--check` writes nothing: it only compares the notebooks' exercise cells with the registry (names,
-# signatures, points, hint level; the ctest grade.notebook_cells_match_registry).
+# signatures, points, hint level) and with what the exercises' files generate (each heading, stub
+# and check cell; the ctest grade.notebook_cells_match_registry).
 #   Usage: python3 notebooks/tools/course_cells.py [--registry FILE] [--check] [notebooks_dir]
 import json, os, re, sys
 
@@ -180,172 +181,43 @@ def heading(exercise, text):
     )
 
 
-EX = {
-    "linear_backward": lambda: [
-        heading(
-            "linear_backward",
-            """### Exercise: linear backward
+# Each exercise's cells come from its file, lib/src/grade/exercises/<name>.cpp, the one place an
+# exercise is written: its `// @notebook` lines are the heading cell (markdown), `// @notebook_stub`
+# the stub cell's comment and `// @function` the function it defines (cmake/XencExercises.cmake
+# describes the keys; it generates the template's exercises.hpp and stubs from the same lines).
+EXERCISES_DIR = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "src", "grade", "exercises"
+)
 
-For $y = x W^\\top + b$ and the upstream gradient $dy = \\partial L/\\partial y$: $\\;dx = dy\\,W$, $\\;dW = dy^\\top x$, $\\;db = \\sum_{\\text{rows}} dy$. Return them in `xenc::LinearGrads<2>` (fields `input`, `weight`, `bias`). The check includes a finite-difference gradient check.""",
-        ),
-        stub(
-            "linear_backward",
-            "// grad_y: [N, out]   x: [N, in]   weight: [out, in]\n// returns .input [N, in], .weight [out, in], .bias [out]",
-            "xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight)",
-        ),
-        check("linear_backward", "linear_backward"),
-    ],
-    "cross_entropy": lambda: [
-        heading(
-            "cross_entropy",
-            """### Exercise: cross-entropy with an ignore index
 
-A classifier on top of a linear layer turns logits $z_n$ `[C]` into a loss, as `torch.nn.functional.cross_entropy`: $\\text{loss} = \\frac{1}{N'}\\sum_{n:\\,t_n \\ne \\text{ignore}} \\big(\\operatorname{logsumexp}(z_n) - z_n[t_n]\\big)$ over the $N'$ rows whose target is not `ignore_index` (padding), and the gradient $(\\operatorname{softmax}(z_n) - \\text{onehot}(t_n))/N'$ for kept rows, 0 for ignored rows. Keep it stable for large logits (subtract the row maximum). When every row is ignored, the loss is NaN (0/0, as PyTorch) and the gradient 0.""",
-        ),
-        stub(
-            "cross_entropy",
-            "// logits: [N, C]   targets: [N], each a class in [0, C) or ignore_index\n// returns .loss and .grad_logits [N, C]",
-            "xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets,\n                                              std::int64_t ignore_index)",
-        ),
-        check("cross_entropy", "cross_entropy"),
-    ],
-    "sinusoidal_table": lambda: [
-        heading(
-            "sinusoidal_table",
-            """### Exercise: the sinusoidal table
+def read_spec(path):
+    """The `// @key value` lines of an exercise file: key -> its lines joined with newlines."""
+    spec = {}
+    for line in open(path, encoding="utf-8").read().split("\n"):
+        m = re.match(r"// @([a-z_]+)(?: (.*))?$", line)
+        if m:
+            spec.setdefault(m.group(1), []).append(m.group(2) or "")
+    return {k: "\n".join(v) for k, v in spec.items()}
 
-Write the table of section 1 yourself: $PE(p, 2i) = \\sin(p / 10000^{2i/D})$, $PE(p, 2i+1) = \\cos(p / 10000^{2i/D})$ for positions $p = 0, \\dots, P-1$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D$ is odd or 0. Compare with the pitfall of section 4: the grader recognises it.""",
-        ),
-        stub(
-            "sinusoidal_table",
-            "// returns [num_positions, d_model]; row p is position p",
-            "Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)",
-        ),
-        check("sinusoidal_table", "sinusoidal_table"),
-    ],
-    "softmax": lambda: [
-        heading(
-            "softmax",
-            """### Exercise: a stable row softmax
 
-$y[r, c] = e^{x[r, c] - m_r} / \\sum_{c'} e^{x[r, c'] - m_r}$ with $m_r = \\max_c x[r, c]$. Subtracting the maximum changes nothing mathematically and keeps $e^{x}$ from overflowing for large scores. An entry of $-\\infty$ (a masked key) gets probability exactly 0; a row of only $-\\infty$ gives a row of zeros, as the library does.""",
-        ),
-        stub("softmax", "// x, y: [N, C]", "Tensor2 softmax(const Tensor2& x)"),
-        check("softmax", "softmax"),
-    ],
-    "attention": lambda: [
-        heading(
-            "attention",
-            """### Exercise: attention with a key-padding mask
+def exercise_cells(name):
+    path = os.path.join(EXERCISES_DIR, name + ".cpp")
+    if not os.path.exists(path):
+        sys.exit('exercise "%s": no file %s' % (name, os.path.normpath(path)))
+    spec = read_spec(path)
+    for key in ("notebook", "function"):
+        if key not in spec:
+            sys.exit(
+                "%s: no `// @%s` line, which the notebook cells need"
+                % (os.path.normpath(path), key)
+            )
+    doc = (
+        "\n".join("// " + l if l else "//" for l in spec.get("notebook_stub", "").split("\n"))
+        if "notebook_stub" in spec
+        else ""
+    )
+    return [heading(name, spec["notebook"]), stub(name, doc, spec["function"]), check(name, name)]
 
-$S = QK^\\top/\\sqrt{D_h}$; where `key_padding_mask[b, j]` is `true`, key $j$ gets score $-\\infty$ *before* the softmax; $P = \\operatorname{softmax}(S)$ over the keys (a query whose keys are all masked gets $P = 0$ and $O = 0$); $O = PV$. Return `xenc::AttentionResult` (fields `output` and `weights`).""",
-        ),
-        stub(
-            "attention",
-            "// q: [B, H, Tq, Dh]   k, v: [B, H, Tk, Dh]   key_padding_mask: [B, Tk] (true = padding)\n// returns .output [B, H, Tq, Dh] and .weights [B, H, Tq, Tk]",
-            "xenc::AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,\n                                const Mask2& key_padding_mask)",
-        ),
-        check("attention", "attention"),
-    ],
-    "layer_norm_forward": lambda: [
-        heading(
-            "layer_norm_forward",
-            """### Exercise: layer norm forward
-
-Per row: $y = (x - \\mu)/\\sqrt{\\sigma^2 + \\varepsilon}\\cdot\\gamma + \\beta$ with the *biased* variance $\\sigma^2 = \\frac1D\\sum (x - \\mu)^2$ and $\\varepsilon$ inside the square root, as `torch.nn.LayerNorm`.""",
-        ),
-        stub(
-            "layer_norm_forward",
-            "// x, y: [N, D]   weight, bias: [D]",
-            "Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps)",
-        ),
-        check("layer_norm_forward", "layer_norm_forward"),
-    ],
-    "layer_norm_backward": lambda: [
-        heading(
-            "layer_norm_backward",
-            """### Exercise: layer norm backward
-
-With $\\hat x = (x - \\mu)\\cdot r$, $r = 1/\\sqrt{\\sigma^2 + \\varepsilon}$ and $g = dy\\cdot\\gamma$ per row: $dx = r\\,\\big(g - \\operatorname{mean}(g) - \\hat x\\,\\operatorname{mean}(g\\,\\hat x)\\big)$, $\\;d\\gamma = \\sum_{\\text{rows}} dy\\,\\hat x$, $\\;d\\beta = \\sum_{\\text{rows}} dy$. Return `xenc::LayerNormGrads<2>` (fields `input`, `weight`, `bias`). The check compares with finite differences.""",
-        ),
-        stub(
-            "layer_norm_backward",
-            "// grad_y, x: [N, D]   weight: [D]\n// returns .input [N, D], .weight [D], .bias [D]",
-            "xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x,\n                                            const Tensor1& weight, float eps)",
-        ),
-        check("layer_norm_backward", "layer_norm_backward"),
-    ],
-    "split_heads": lambda: [
-        heading(
-            "split_heads",
-            """### Exercise: splitting heads
-
-Multi-head attention cuts the width $D$ into $H$ heads of $D_h = D/H$: `out[b, h, t, e] = x[b, t, h·Dh + e]` (PyTorch: `x.view(B, T, H, Dh).transpose(1, 2)`). Throw `std::invalid_argument` when $D$ is not divisible by $H$.""",
-        ),
-        stub(
-            "split_heads",
-            "// x: [B, T, D] -> [B, H, T, Dh], Dh = D / H",
-            "Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)",
-        ),
-        check("split_heads", "split_heads"),
-    ],
-    "merge_heads": lambda: [
-        heading(
-            "merge_heads",
-            """### Exercise: merging heads
-
-The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `x.transpose(1, 2).reshape(B, T, H * Dh)`).""",
-        ),
-        stub(
-            "merge_heads",
-            "// x: [B, H, T, Dh] -> [B, T, H·Dh]",
-            "Tensor3 merge_heads(const Tensor4& x)",
-        ),
-        check("merge_heads", "merge_heads"),
-    ],
-    "rope": lambda: [
-        heading(
-            "rope",
-            """### Exercise: the RoPE rotation
-
-Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position `positions[t]`, and its pair $i$ (the columns $2i, 2i+1$, interleaved as in section 1) turns by $a = \\text{positions}[t]\\cdot\\theta_i$ with $\\theta_i = 10000^{-2i/D_h}$: $\\;y_{2i} = x_{2i}\\cos a - x_{2i+1}\\sin a$, $\\;y_{2i+1} = x_{2i}\\sin a + x_{2i+1}\\cos a$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D_h$ is odd or 0. The check includes the two facts of section 2: norms are kept, and a score depends only on $m - n$.""",
-        ),
-        stub(
-            "rope",
-            "// x, y: [T, Dh]   positions: T entries (row t is at position positions[t])",
-            "Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)",
-        ),
-        check("rope", "rope"),
-    ],
-    "online_softmax_tile": lambda: [
-        heading(
-            "online_softmax_tile",
-            """### Exercise: the online-softmax update for one tile
-
-Write the update of section 2 for a block of queries at once. The state of query row $r$ after the tiles seen so far is `state.m[r]` $= m$ (the running maximum), `state.l[r]` $= \\ell$ (the running sum) and the row `state.acc[r]` $= o$ (the unnormalised output); before any tile $m = -\\infty$, $\\ell = 0$, $o = 0$. A tile of `scores` `[Tq, Tk]` and `values` `[Tk, Dv]` updates each row: $m' = \\max(m, \\max_j s_j)$, $c = e^{m - m'}$, $\\ell' = c\\,\\ell + \\sum_j e^{s_j - m'}$, $o' = c\\,o + \\sum_j e^{s_j - m'} v_j$. A row whose scores are all $-\\infty$ so far (masked keys) stays as it is: $e^{-\\infty - (-\\infty)}$ would be NaN. The check feeds your function three tiles in a row and compares $o/\\ell$ with the plain softmax; when your output is a known mistake (the output not rescaled, the sum rescaled the wrong way, the new maximum used before it is computed), it says which.""",
-        ),
-        stub(
-            "online_softmax_tile",
-            "// state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]\n// returns the state after this tile",
-            "xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,\n                                                     const Tensor2& scores, const Tensor2& values)",
-        ),
-        check("online_softmax_tile", "online_softmax_tile"),
-    ],
-    "alibi_slopes": lambda: [
-        heading(
-            "alibi_slopes",
-            """### Exercise: the ALiBi slopes
-
-Return the $H$ slopes $m_0, \\dots, m_{H-1}$ of section 3: for $H$ a power of two, $m_h = 2^{-8(h+1)/H}$; otherwise, with $n$ the largest power of two below $H$, the $n$ slopes for $n$ heads, then every other slope of the sequence for $2n$ heads (the first, the third, ...), $H - n$ of them. Throw `std::invalid_argument` when $H = 0$.""",
-        ),
-        stub(
-            "alibi_slopes",
-            "// returns H slopes, head 0 first",
-            "std::vector<double> alibi_slopes(std::size_t num_heads)",
-        ),
-        check("alibi_slopes", "alibi_slopes"),
-    ],
-}
 
 NEXT = {
     "01_tensors": ("02_positional_encoding", "02 · Positional encoding"),
@@ -472,6 +344,32 @@ def check_against_registry(path, nb):
                 errors.append(
                     '%s: the stub of "%s" is `%s`, the registry says `%s`' % (path, name, got, want)
                 )
+            # the cells as the exercise's file generates them (heading, stub, check)
+            for made in exercise_cells(name):
+                x = made["metadata"]["xenc"]
+                mine = [
+                    o
+                    for o in nb["cells"]
+                    if o.get("metadata", {})
+                    .get("xenc", {})
+                    .get("exercise" if "exercise" in x else "belongs_to")
+                    == name
+                    and o["cell_type"] == made["cell_type"]
+                    and o["metadata"]["xenc"].get("part") == x["part"]
+                ]
+                if mine and "".join(mine[0]["source"]) != "".join(made["source"]):
+                    errors.append(
+                        '%s: the %s cell of "%s" is not what lib/src/grade/exercises/%s.cpp generates '
+                        "(python3 notebooks/tools/course_cells.py rewrites it):\n%s\n-- expected:\n%s"
+                        % (
+                            path,
+                            x["part"],
+                            name,
+                            name,
+                            "".join(mine[0]["source"]),
+                            "".join(made["source"]),
+                        )
+                    )
             for kind in ("markdown", "code"):
                 if not any(
                     o.get("cell_type") == kind
@@ -541,7 +439,7 @@ def apply(name):
         bottom.append(md(exercises_intro(""), "exercise"))
         bottom.append(code(ALIASES, "exercise"))
         for e in chosen:
-            bottom += EX[e]()
+            bottom += exercise_cells(e)
     summary = "## Summary\n\n" + (spec["summary"] or "")
     if name in NEXT:
         nxt, title = NEXT[name]
@@ -571,9 +469,18 @@ if CHECK:
                 for c in nb["cells"]
                 if c.get("metadata", {}).get("xenc", {}).get("exercise")
             }
-    missing = sorted(set(REGISTRY) - names)  # a chosen exercise without a cell
+    # a chosen exercise without a cell, among those whose file writes notebook cells (`// @notebook`)
+    missing = sorted(
+        n
+        for n in set(REGISTRY) - names
+        if not os.path.exists(os.path.join(EXERCISES_DIR, n + ".cpp"))
+        or "notebook" in read_spec(os.path.join(EXERCISES_DIR, n + ".cpp"))
+    )
     if missing:
-        errors.append("registered exercises without a notebook cell: " + ", ".join(missing))
+        errors.append(
+            "registered exercises without a notebook cell (add each to a notebook's "
+            '"exercises" in NB below): ' + ", ".join(missing)
+        )
     if errors:
         sys.exit("\n".join(errors))
     print("the exercise cells of %s match the registry: %d exercises" % (D, len(names)))
