@@ -21,7 +21,6 @@ LIMIT = 120
 ALLOWED = {
     # lib/src/grade/ and grade_all: the grader's own work (its issue splits them), not edited here
     ("apps/assignment/grade_all/main.cpp", "main"): "the grader's issue splits grade_all",
-    ("lib/src/grade/pitfalls.cpp", "describe"): "the grader's museum text, one case per exhibit",
     ("lib/src/grade/exercises/alibi_slopes.cpp", "check_alibi_slopes"): "grader: a list of checks",
     ("lib/src/grade/exercises/attention.cpp", "check_attention"): "grader: a list of checks",
     ("lib/src/grade/exercises/cross_entropy.cpp", "check_cross_entropy"): "grader: checks",
