@@ -9,7 +9,7 @@
 //      notebook holds;
 //   4. write a screenshot of the first figure or table (OUT_DIR/NN_topic.png).
 // In notebook 02, after its run, a student's session with its exercise, without a restart: the
-// stub's report shows its hint once, after the list of failed checks; the student writes a wrong
+// stub's report lists its failed checks, then each hint once; the student writes a wrong
 // answer (the doubled exponent of section 5) into the stub's cell, runs it and the check cell, and
 // reads the hint, which names the mistake; then writes the right answer and runs the stub and the
 // check cell five times, each time with every check passed and no error
@@ -172,13 +172,20 @@ async function studentSession(page) {
   const stub = cells.indexOf('stub'), checkCell = cells.indexOf('check');
   check(stub > 0 && checkCell > stub, `02: the stub (cell ${stub}) and its check cell (${checkCell})`);
   const count = (text, word) => text.split(word).length - 1;
-  // after the run: the stub's report, its hint once, after the last failed check
+  // after the run: the stub's report lists its 7 failed checks, then its hints, each once. Six
+  // checks share the stub's hint; the odd-D check, which expects std::invalid_argument, keeps its
+  // own (the stub throws a std::logic_error), so print_report names the checks of each hint.
   let report = await page.evaluate(k => Jupyter.notebook.get_cell(k).output_area.element[0].innerText,
                                    checkCell);
-  const once = report.includes('0 of 7 checks passed') && count(report, 'hint') === 1 &&
-               report.trimEnd().endsWith('hint: the function is still the stub: implement it.');
-  check(once, '02: the stub\'s report shows its hint once, after the list of failed checks' +
-              (once ? '' : `; the page shows: ...${JSON.stringify(report.slice(-400))}`));
+  const lines = report.trimEnd().split('\n');
+  const lastFailed = lines.map(l => l.includes('\u2718 ')).lastIndexOf(true);
+  const hints = lines.map((l, i) => (/^\s*hint( for |: )/.test(l) ? i : -1)).filter(i => i >= 0);
+  const once = report.includes('0 of 7 checks passed') && hints.length > 0 &&
+               hints.every(i => i > lastFailed) && count(report, 'hint') === hints.length &&
+               count(report, 'the function is still the stub: implement it.') === 1 &&
+               lines.slice(lastFailed + 1).every(l => /^\s*(hint|input:|expected:|computed:|first difference:)/.test(l));
+  check(once, '02: the stub\'s report lists its failed checks, then each hint once (the stub\'s ' +
+              'among them)' + (once ? '' : `; the page shows: ...${JSON.stringify(report.slice(-600))}`));
   // a wrong answer: the check cell names the mistake in its hint
   await page.evaluate(([k, text]) => Jupyter.notebook.get_cell(k).set_text(text), [stub, wrongAnswer]);
   let out = await runCell(page, stub);
