@@ -201,6 +201,13 @@ Write the update of section 2 for a block of queries at once. The state of query
     stub('online_softmax_tile', '// state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]\n// returns the state after this tile',
          'xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,\n                                                     const Tensor2& scores, const Tensor2& values)'),
     check('online_softmax_tile', 'online_softmax_tile')],
+ 'relative_shift': lambda: [
+    heading('relative_shift', '''### Exercise: the relative shift (Transformer-XL)
+
+Transformer-XL (Dai et al., 2019) adds to each score a position term $(q_i + v)\\cdot r_{i-j}$ that depends on the distance $i - j$. Computing it for every pair would need a $[T, T, D_h]$ table of $r_{i-j}$; instead one product $z = (q + v)\\,r^\\top$ gives a $[T, 2T-1]$ matrix whose column $m$ holds the distance $T-1-m$ (from $T-1$ down to $-(T-1)$), and the *relative shift* moves row $i$ left by $T-1-i$: $\\;y[i, j] = z[i, T-1-i+j]$, the term of distance $i - j$. Write it; throw `std::invalid_argument` unless `z` is $[T, 2T-1]$. When your output is a known mistake (the shift the wrong way, or no shift), the check says which.'''),
+    stub('relative_shift', '// z: [T, 2T-1], column m for distance T-1-m   returns y: [T, T], y[i, j] = z[i, T-1-i+j]',
+         'Tensor2 relative_shift(const Tensor2& z)'),
+    check('relative_shift', 'relative_shift')],
  'alibi_slopes': lambda: [
     heading('alibi_slopes', '''### Exercise: the ALiBi slopes
 
@@ -288,7 +295,7 @@ NB = {
 * show that the symmetric ALiBi of an encoder cannot tell a sentence from its reverse;
 * run "train short, test long" and read which position schemes still work on longer sequences;
 * (exercises) write the RoPE rotation of one head and the ALiBi slopes yourself.''',
-   exercises=['rope', 'alibi_slopes'],
+   exercises=['rope', 'alibi_slopes', 'relative_shift'],
    summary='''* RoPE rotates $q$ and $k$ of every head by $R(p)$, the rotations of notebook 02 ($R_k = R(k)^\\top$). The score $(R(m)q)\\cdot(R(n)k) = q^\\top R(n-m)\\,k$ depends only on $m - n$: shifting every position by up to 1000 changed no score by more than $10^{-5}$, and no norm by more than $10^{-6}$ (relative). The "rotate half" pairing of GPT-NeoX and LLaMA is the same rotation on permuted columns.
 * ALiBi adds $-m_h|i-j|$ to the scores, with slopes $2^{-8/H}, 2^{-16/H}, \\dots$ (and the interleaving rule when $H$ is not a power of two). It needs no embedding and no parameters. Its encoder form is symmetric, so a sentence and its reverse get reversed outputs.
 * Neither adds anything to the token vectors: the words separate only inside attention.

@@ -82,4 +82,9 @@ std::vector<double> alibi_slopes(std::size_t num_heads);
 OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Tensor2& scores,
                                        const Tensor2& values);
 
+/// Transformer-XL's relative shift: z [T, 2T-1], column m for the distance T-1-m;
+/// y[i, j] = z[i, T-1-i+j] (the score of distance i - j).  y: [T, T]
+/// Throws std::invalid_argument unless z is [T, 2T-1].
+Tensor2 relative_shift(const Tensor2& z);
+
 }  // namespace assignment

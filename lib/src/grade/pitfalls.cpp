@@ -158,6 +158,17 @@ const PitfallInfo& describe(Pitfall p) {
         "for H not a power of two, take the n slopes of n = the largest power of two below H, then "
         "every other slope of the 2n sequence (2^(-8·1/(2n)), 2^(-8·3/(2n)), ...) until there are "
         "H"}},
+      {Pitfall::relative_shift_mirrored,
+       {"relative shift the wrong way: distance j - i instead of i - j",
+        "row i takes z[i, T-1+i-j] (shifted right by i instead of left by T-1-i): each query "
+        "reads the mirror image of its distances, R_{j-i} where the paper has R_{i-j}",
+        "y[i, j] = z[i, T-1-i+j]: column m of z is distance T-1-m, so distance i - j is column "
+        "T-1-i+j"}},
+      {Pitfall::relative_shift_not_shifted,
+       {"relative shift forgotten: the first T columns of z",
+        "y[i, j] = z[i, j]: every row keeps columns 0..T-1 (distances T-1 .. 0), so the position "
+        "term no longer depends on the query's own position",
+        "shift row i left by T-1-i: y[i, j] = z[i, T-1-i+j]"}},
       {Pitfall::online_softmax_acc_not_rescaled,
        {"online softmax: the partial output not rescaled",
         "when a tile raises the running maximum from m to m', l is multiplied by exp(m - m') but "
@@ -209,7 +220,9 @@ const std::vector<Pitfall>& all_pitfalls() {
                                            Pitfall::rope_doubled_exponent,
                                            Pitfall::online_softmax_acc_not_rescaled,
                                            Pitfall::online_softmax_sum_wrong_factor,
-                                           Pitfall::online_softmax_old_max};
+                                           Pitfall::online_softmax_old_max,
+                                           Pitfall::relative_shift_mirrored,
+                                           Pitfall::relative_shift_not_shifted};
   return all;
 }
 
@@ -546,6 +559,36 @@ Tensor2 rope_doubled_exponent(const Tensor2& x, const std::vector<std::size_t>& 
 }
 Tensor2 rope_positions_from_one(const Tensor2& x, const std::vector<std::size_t>& positions) {
   return rope_variant(x, positions, {false, 2.0, 1.0, 1.0});  // angle (p + 1) θ_i
+}
+
+// ---- the relative shift -------------------------------------------------------------------------
+
+namespace {
+// z must be [T, 2T−1], as the correct function requires.
+void check_z(const char* function, const Tensor2& z) {
+  const std::size_t T = z.shape(0);
+  if (T == 0 || z.shape(1) != 2 * T - 1)
+    throw shape_error(std::string(function) + ": z has shape " + shape_str(z.shape()) +
+                      ", expected [T, 2T-1]");
+}
+}  // namespace
+
+Tensor2 relative_shift_mirrored(const Tensor2& z) {
+  check_z("relative_shift_mirrored", z);
+  const std::size_t T = z.shape(0);
+  Tensor2 y = Tensor2::from_shape({T, T});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j < T; ++j) y(i, j) = z(i, T - 1 + i - j);  // should be T − 1 − i + j
+  return y;
+}
+
+Tensor2 relative_shift_not_shifted(const Tensor2& z) {
+  check_z("relative_shift_not_shifted", z);
+  const std::size_t T = z.shape(0);
+  Tensor2 y = Tensor2::from_shape({T, T});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j < T; ++j) y(i, j) = z(i, j);  // no shift
+  return y;
 }
 
 // ---- ALiBi --------------------------------------------------------------------------------------

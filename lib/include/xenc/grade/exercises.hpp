@@ -134,6 +134,17 @@ ExerciseResult check_rope(const RopeFn& student);
 using AlibiSlopesFn = std::function<std::vector<double>(std::size_t num_heads)>;
 ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student);
 
+/// Transformer-XL's relative shift (Dai et al., 2019, appendix B; ops/relative_attention.hpp).
+/// z [T, 2T−1] holds one head's position scores (q_i + v)·r_δ, column m for the distance
+/// δ = T − 1 − m (from T − 1 down to −(T − 1)). The shift gives each query i its window:
+///     y[i, j] = z[i, T − 1 − i + j]        (the score of distance i − j)
+/// so row i of z moves left by T − 1 − i, and the diagonal y[i, i] is column T − 1 (δ = 0).
+/// Shapes:  z: [T, 2T−1]   y: [T, T]
+/// Throws:  std::invalid_argument (e.g. xenc::shape_error) unless z is [T, 2T−1].
+/// Library: xenc::relative_shift (xenc/ops/relative_attention.hpp).
+using RelativeShiftFn = std::function<Tensor2(const Tensor2& z)>;
+ExerciseResult check_relative_shift(const RelativeShiftFn& student);
+
 /// The online softmax's update for one tile of keys (attention in tiles, FlashAttention-2;
 /// notebook 09). Per query row r, the state after the tiles seen so far is the running maximum
 /// m[r], the running sum l[r] = Σ_j exp(s_j − m[r]) and the unnormalised output
@@ -178,6 +189,7 @@ using cross_entropy = function_type<CrossEntropyFn>::type;
 using rope = function_type<RopeFn>::type;
 using alibi_slopes = function_type<AlibiSlopesFn>::type;
 using online_softmax_tile = function_type<OnlineSoftmaxTileFn>::type;
+using relative_shift = function_type<RelativeShiftFn>::type;
 }  // namespace signature
 
 /// An exercise as the registry knows it. Each exercise's file (lib/src/grade/exercises/<name>.cpp)
