@@ -1,7 +1,26 @@
-// Exercise relative_shift: Transformer-XL's relative shift. This file is the whole exercise: it
-// registers itself (name, signature, points, teaching order), then holds its checks, their
-// inputs, references and the museum exhibits that could explain a failure. Hand examples carry
-// their arithmetic in a comment.
+// Exercise relative_shift: Transformer-XL's relative shift. This file is the whole exercise and the
+// one place it is written: the `// @` lines are its specification, then come its registration and
+// its checks, named cases (hand example, reference values, invariant, edge case, hidden), each with
+// the museum exhibits that could explain its failure. Hand examples carry their arithmetic in a
+// comment.
+//
+// @exercise relative_shift
+// @order 12
+// @points 1
+// @function Tensor2 relative_shift(const Tensor2& z)
+// @doc Transformer-XL's relative shift (Dai et al., 2019, appendix B; ops/relative_attention.hpp).
+// @doc z [T, 2T−1] holds one head's position scores (q_i + v)·r_δ, column m for the distance
+// @doc δ = T − 1 − m (from T − 1 down to −(T − 1)). The shift gives each query i its window:
+// @doc     y[i, j] = z[i, T − 1 − i + j]        (the score of distance i − j)
+// @doc so row i of z moves left by T − 1 − i, and the diagonal y[i, i] is column T − 1 (δ = 0).
+// @doc Shapes:  z: [T, 2T−1]   y: [T, T]
+// @doc Throws:  std::invalid_argument (e.g. xenc::shape_error) unless z is [T, 2T−1].
+// @doc Library: xenc::relative_shift (xenc/ops/relative_attention.hpp).
+// @stub     column m of z is the distance T-1-m;  y[i, j] = z[i, T-1-i+j] (distance i - j)
+// @notebook ### Exercise: the relative shift (Transformer-XL)
+// @notebook
+// @notebook Transformer-XL (Dai et al., 2019) adds to each score a position term $(q_i + v)\cdot r_{i-j}$ that depends on the distance $i - j$. Computing it for every pair would need a $[T, T, D_h]$ table of $r_{i-j}$; instead one product $z = (q + v)\,r^\top$ gives a $[T, 2T-1]$ matrix whose column $m$ holds the distance $T-1-m$ (from $T-1$ down to $-(T-1)$), and the *relative shift* moves row $i$ left by $T-1-i$: $\;y[i, j] = z[i, T-1-i+j]$, the term of distance $i - j$. Write it; throw `std::invalid_argument` unless `z` is $[T, 2T-1]$. When your output is a known mistake (the shift the wrong way, or no shift), the check says which.
+// @notebook_stub z: [T, 2T-1], column m for distance T-1-m   returns y: [T, T], y[i, j] = z[i, T-1-i+j]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,8 +28,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{remote(
-    {"relative_shift", "Tensor2 relative_shift(const Tensor2& z)", 1.0, 11}, check_relative_shift)};
+const RegisterExercise registered{remote(spec::relative_shift(), check_relative_shift)};
 }  // namespace
 
 // ---- the relative shift -------------------------------------------------------------------------
