@@ -33,8 +33,8 @@ g.rng = np.random.default_rng(20261127)
 
 def sinusoid(d, D):
     """PE(d) for a tensor of (possibly negative) distances d: [...] -> [..., D] (float64)."""
-    w = 10000.0 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)   # [D/2]
-    a = d[..., None] * w                                                # [..., D/2]
+    w = 10000.0 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)  # [D/2]
+    a = d[..., None] * w  # [..., D/2]
     return torch.stack((torch.sin(a), torch.cos(a)), dim=-1).reshape(*d.shape, D)
 
 
@@ -45,10 +45,10 @@ def relative_self_attention(mha, x, kpm, u, vb, w_r, dist):
     H = mha.num_heads
     Dh = D // H
     qkv = F.linear(x, mha.in_proj_weight, mha.in_proj_bias)
-    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]
-    heads = lambda a: a.reshape(B, T, H, Dh).transpose(1, 2)    # [B, T, D] -> [B, H, T, Dh]
+    q, k, v = qkv[..., :D], qkv[..., D : 2 * D], qkv[..., 2 * D :]
+    heads = lambda a: a.reshape(B, T, H, Dh).transpose(1, 2)  # [B, T, D] -> [B, H, T, Dh]
     q, k, v = heads(q), heads(k), heads(v)
-    rel = (sinusoid(dist, D) @ w_r.T).reshape(T, T, H, Dh)       # W_R R_{i-j}: [T, T, H, Dh]
+    rel = (sinusoid(dist, D) @ w_r.T).reshape(T, T, H, Dh)  # W_R R_{i-j}: [T, T, H, Dh]
     content = torch.einsum("bhid,bhjd->bhij", q + u[None, :, None, :], k)
     position = torch.einsum("bhid,ijhd->bhij", q + vb[None, :, None, :], rel)
     s = (content + position) / math.sqrt(Dh)
@@ -79,7 +79,7 @@ def randomized_in_attention(mha, x, scheme, positions, sample):
     H = mha.num_heads
     Dh = D // H
     qkv = F.linear(x, mha.in_proj_weight, mha.in_proj_bias)
-    q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]
+    q, k, v = qkv[..., :D], qkv[..., D : 2 * D], qkv[..., 2 * D :]
     if scheme == "rope":
         q, k = rope_at(q, H, positions), rope_at(k, H, positions)
     heads = lambda a: a.reshape(B, T, H, Dh).transpose(1, 2)
@@ -105,24 +105,41 @@ def main():
     kpm = np.zeros((B, T), dtype=bool)
     kpm[1, 3:] = True
     idx = torch.arange(T, dtype=torch.float64)
-    plain = idx[:, None] - idx[None, :]                            # i - j
-    sample = [0, 3, 4, 9, 15]                                      # s_0 = 0 < s_1 < ... < s_{T-1}
+    plain = idx[:, None] - idx[None, :]  # i - j
+    sample = [0, 3, 4, 9, 15]  # s_0 = 0 < s_1 < ... < s_{T-1}
     noisy = torch.sign(plain) * torch.tensor(sample, dtype=torch.float64)[plain.abs().long()]
-    out = {"embed_dim": D, "num_heads": H, "state_dict": g.state(mha),
-           "content_bias": g.arr(u), "position_bias": g.arr(vb), "position_weight": g.arr(w_r),
-           "randomized_distances": sample}
-    for name, dist, masked in (("plain", plain, False), ("plain_masked", plain, True),
-                               ("randomized", noisy, False)):
+    out = {
+        "embed_dim": D,
+        "num_heads": H,
+        "state_dict": g.state(mha),
+        "content_bias": g.arr(u),
+        "position_bias": g.arr(vb),
+        "position_weight": g.arr(w_r),
+        "randomized_distances": sample,
+    }
+    for name, dist, masked in (
+        ("plain", plain, False),
+        ("plain_masked", plain, True),
+        ("randomized", noisy, False),
+    ):
         m = kpm if masked else np.zeros((B, T), dtype=bool)
         xt_ = g.t64(x).requires_grad_()
         ut, vt, wt = (g.t64(a).requires_grad_() for a in (u, vb, w_r))
         mha.zero_grad()
         y, w = relative_self_attention(mha, xt_, m, ut, vt, wt, dist)
         y.backward(g.t64(dy))
-        out[name] = {"x": g.arr(x), "key_padding_mask": g.arr(m), "output": g.arr(y),
-                     "weights": g.arr(w), "doutput": g.arr(dy), "dx": g.arr(xt_.grad),
-                     "grads": g.grads(mha), "content_bias_grad": g.arr(ut.grad),
-                     "position_bias_grad": g.arr(vt.grad), "position_weight_grad": g.arr(wt.grad)}
+        out[name] = {
+            "x": g.arr(x),
+            "key_padding_mask": g.arr(m),
+            "output": g.arr(y),
+            "weights": g.arr(w),
+            "doutput": g.arr(dy),
+            "dx": g.arr(xt_.grad),
+            "grads": g.grads(mha),
+            "content_bias_grad": g.arr(ut.grad),
+            "position_bias_grad": g.arr(vt.grad),
+            "position_weight_grad": g.arr(wt.grad),
+        }
     # Randomized positions (Ruoss et al., 2023) in RoPE and ALiBi, with given samples: RoPE
     # rotates token t by its position p_t (complex form, as Meta's LLaMA code); ALiBi's distance
     # |i - j| = n becomes s_n (the authors' NOISY_ALIBI without its +0.5 on one side: xencoder's
@@ -133,16 +150,26 @@ def main():
         mha.zero_grad()
         y, w = randomized_in_attention(mha, xt_, name.split("_")[0], positions, sample)
         y.backward(g.t64(dy))
-        out[name] = {"x": g.arr(x), "output": g.arr(y), "weights": g.arr(w), "doutput": g.arr(dy),
-                     "dx": g.arr(xt_.grad), "grads": g.grads(mha)}
+        out[name] = {
+            "x": g.arr(x),
+            "output": g.arr(y),
+            "weights": g.arr(w),
+            "doutput": g.arr(dy),
+            "dx": g.arr(xt_.grad),
+            "grads": g.grads(mha),
+        }
     out["randomized_positions"] = positions
-    content = {"description": "self-attention with torch.nn.MultiheadAttention(8, 2)'s projections "
-               "(float64, random weights) and Transformer-XL's relative positions written from "
-               "the paper ([T, T, D] table of W_R R_{i-j}, no shift); plain, with a key padding "
-               "mask, and with randomized distances (|i - j| = n -> s_n); and RoPE at given positions "
-               "p_t, ALiBi with randomized distances s_|i-j| (Ruoss et al., 2023)",
-               "generator": "tests/reference/generate_relative.py", "torch": torch.__version__,
-               "numpy": np.__version__, **out}
+    content = {
+        "description": "self-attention with torch.nn.MultiheadAttention(8, 2)'s projections "
+        "(float64, random weights) and Transformer-XL's relative positions written from "
+        "the paper ([T, T, D] table of W_R R_{i-j}, no shift); plain, with a key padding "
+        "mask, and with randomized distances (|i - j| = n -> s_n); and RoPE at given positions "
+        "p_t, ALiBi with randomized distances s_|i-j| (Ruoss et al., 2023)",
+        "generator": "tests/reference/generate_relative.py",
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        **out,
+    }
     path = os.path.join(g.OUT, "relative_attention.json")
     with open(path, "w") as f:
         json.dump(content, f, separators=(",", ":"))
