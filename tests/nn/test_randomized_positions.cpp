@@ -128,6 +128,17 @@ TEST(RandomizedPositions, LearnedReadsAndTrainsTheSampledRows) {
   for (float g : pe.weight_grad) total += g;
   EXPECT_EQ(total, float(2 * T * D));
   for (std::size_t t = 0; t < T; ++t) EXPECT_EQ(pe.weight_grad(std::size_t(p[t]), 0), 2.0f);
+  // a gradient of another length than the drawn rows is named, not read past them
+  EXPECT_EQ(what_of([&] { pe.backward(xt::ones<float>(Shape3{2, T + 1, D})); }),
+            "LearnedPosition.backward: grad_y has T = 4, the last forward drew 3 randomized "
+            "positions");
+  // in eval the forward draws nothing: the backward adds to row t again, at any T <= L
+  pe.eval();
+  pe.forward(x);
+  pe.zero_grad();
+  pe.backward(xt::ones<float>(Shape3{1, T + 1, D}));
+  for (std::size_t t = 0; t < T + 1; ++t) EXPECT_EQ(pe.weight_grad(t, 1), 1.0f);
+  EXPECT_EQ(pe.weight_grad(T + 1, 1), 0.0f);
 }
 
 // 3. Inside attention: RoPE at given positions and ALiBi with given distances against PyTorch.

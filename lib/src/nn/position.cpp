@@ -136,10 +136,15 @@ Tensor3 LearnedPosition::forward(const Tensor3& x) {
   check_learned("LearnedPosition.forward", "x", x, weight);
   // Row t adds weight[p_t]: p_t = t, or a sorted sample from [0, L) (randomized, training)
   const std::vector<double> p = draw_positions(x.shape(1));
-  rows_.assign(p.begin(), p.end());
+  // the backward needs the rows only when they were drawn; else row t is t, as without a forward
+  if (samples_positions())
+    rows_.assign(p.begin(), p.end());
+  else
+    rows_.clear();
   Tensor2 rows = Tensor2::from_shape({p.size(), weight.shape(1)});
   for (std::size_t t = 0; t < p.size(); ++t)
-    for (std::size_t c = 0; c < weight.shape(1); ++c) rows(t, c) = weight(rows_[t], c);
+    for (std::size_t c = 0; c < weight.shape(1); ++c)
+      rows(t, c) = weight(static_cast<std::size_t>(p[t]), c);
   return add_rows(x, rows);
 }
 
@@ -148,12 +153,16 @@ Tensor3 LearnedPosition::backward(const Tensor3& grad_y) {
   // dweight[t] = Σ_b dy[b, t]; the input gradient passes through unchanged
   const std::size_t B = grad_y.shape(0), T = grad_y.shape(1), D = grad_y.shape(2);
   ensure_grad(weight_grad, weight);  // allocated by the first backward
-  if (rows_.size() != T)
+  // randomized: the rows the last forward drew (the same T); else row t (check_learned: T <= L)
+  if (!rows_.empty() && rows_.size() != T)
     throw std::logic_error("LearnedPosition.backward: grad_y has T = " + std::to_string(T) +
-                           ", the last forward had " + std::to_string(rows_.size()));
+                           ", the last forward drew " + std::to_string(rows_.size()) +
+                           " randomized positions");
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t t = 0; t < T; ++t)
-      for (std::size_t d = 0; d < D; ++d) weight_grad(rows_[t], d) += grad_y(b, t, d);
+    for (std::size_t t = 0; t < T; ++t) {
+      const std::size_t row = rows_.empty() ? t : rows_[t];
+      for (std::size_t d = 0; d < D; ++d) weight_grad(row, d) += grad_y(b, t, d);
+    }
   return grad_y;
 }
 

@@ -129,7 +129,7 @@ class LearnedPosition : public PositionScheme {
   Tensor2 weight, weight_grad;  ///< [max_len, D]
 
  private:
-  std::vector<std::size_t> rows_;  ///< the rows of weight the last forward added
+  std::vector<std::size_t> rows_;  ///< the rows the last forward drew (randomized; else empty)
 };
 
 /// Rotary positions (RoPE): the identity on the embeddings; inside attention q and k of every
