@@ -46,7 +46,11 @@ xenc::PositionTaskDataset test_set(const Options& o, std::size_t length) {
 }
 
 xenc::EncoderModelConfig model_config(const Options& o, xenc::PositionKind kind, std::size_t V) {
-  return xenc_app::encoder_config(o, V, kind, learned_max_len(o), o.seed);
+  xenc::EncoderModelConfig c = xenc_app::encoder_config(o, V, kind, learned_max_len(o), o.seed);
+  // Randomized positions (Ruoss et al., 2023) for every scheme that has positions
+  if (kind != xenc::PositionKind::none)
+    c.randomized_positions = std::size_t(o.randomized_positions);
+  return c;
 }
 
 struct Eval {
@@ -158,7 +162,10 @@ std::size_t min_train_length(const Options& o) {
 }
 
 std::size_t learned_max_len(const Options& o) {
-  return o.learned_max_len > 0 ? std::size_t(o.learned_max_len) : std::size_t(o.train_length);
+  const std::size_t rows =
+      o.learned_max_len > 0 ? std::size_t(o.learned_max_len) : std::size_t(o.train_length);
+  // randomized positions draw rows from [0, L): the table needs L of them
+  return std::max(rows, std::size_t(o.randomized_positions));
 }
 
 void check_options(Options& o) {

@@ -36,7 +36,8 @@ struct Options : xenc_app::TrainedModelOptions, xenc_app::FitGroupOptions {
   std::vector<int> test_lengths = {8, 16, 32, 64, 128};
   bool test_lengths_given = false;   // false: the defaults too short for the rule are dropped
   int learned_max_len = 0;           // 0: train_length
-  std::vector<std::string> schemes;  // empty = every registered scheme
+  std::vector<std::string> schemes;  // empty = every registered scheme (relative: by name)
+  int randomized_positions = 0;      // L > 0: training positions a sorted sample from [0, L)
   // conclusions
   double tolerance = 5.0;  // percentage points
 };

@@ -55,8 +55,14 @@ inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
        absent(), XENC_FIELD(C, learned_max_len)},
   };
   const std::vector<OptionRecord<C>> runs = {
-      {"--schemes", "schemes", nullptr, "position schemes to train (default: every registered one)",
+      {"--schemes", "schemes", nullptr,
+       "position schemes to train (default: every registered one; relative, Transformer-XL's, "
+       "by name)",
        list(), absent(), XENC_FIELD(C, schemes)},
+      {"--randomized-positions", "randomized_positions", "randomized_positions",
+       "L: in training, positions are a sorted random sample from [0, L) (Ruoss et al. 2023; "
+       "0: off; learned gets L rows)",
+       whole(0, 4096), absent(), XENC_FIELD(C, randomized_positions)},
       {"--tolerance", "tolerance", "tolerance_points",
        "points of accuracy within which the conclusions call two numbers the same", real(0.1, 50.0),
        absent(), XENC_FIELD(C, tolerance)},

@@ -307,8 +307,8 @@ NB = {
 * compute the ALiBi slopes for any number of heads, read the bias matrices, and say why ALiBi needs no embedding;
 * show that the symmetric ALiBi of an encoder cannot tell a sentence from its reverse;
 * run "train short, test long" and read which position schemes still work on longer sequences;
-* (exercises) write the RoPE rotation of one head and the ALiBi slopes yourself.""",
-        exercises=["rope", "alibi_slopes"],
+* (exercises) write the RoPE rotation of one head, the ALiBi slopes and Transformer-XL's relative shift yourself.""",
+        exercises=["rope", "alibi_slopes", "relative_shift"],
         summary="""* RoPE rotates $q$ and $k$ of every head by $R(p)$, the rotations of notebook 02 ($R_k = R(k)^\\top$). The score $(R(m)q)\\cdot(R(n)k) = q^\\top R(n-m)\\,k$ depends only on $m - n$: shifting every position by up to 1000 changed no score by more than $10^{-5}$, and no norm by more than $10^{-6}$ (relative). The "rotate half" pairing of GPT-NeoX and LLaMA is the same rotation on permuted columns.
 * ALiBi adds $-m_h|i-j|$ to the scores, with slopes $2^{-8/H}, 2^{-16/H}, \\dots$ (and the interleaving rule when $H$ is not a power of two). It needs no embedding and no parameters. Its encoder form is symmetric, so a sentence and its reverse get reversed outputs.
 * Neither adds anything to the token vectors: the words separate only inside attention.

@@ -890,6 +890,7 @@ TEST(Extremes, Extrapolate) {
                                        {"--test-sequences", {"1", "10000"}},
                                        {"--test-lengths", {"2", "1024"}},
                                        {"--learned-max-len", {"0", "1024"}},
+                                       {"--randomized-positions", {"0", "4096"}},
                                        {"--tolerance", {"0.1", "50"}}}),
                {{"--train-length", "256"},
                 {"--batch-size", "4096"},

@@ -456,6 +456,19 @@ const std::vector<ExhibitCase>& exhibit_cases() {
         {"edge case: the first tile", P::online_softmax_old_max},
         {"edge case: large scores", P::online_softmax_old_max}},
        {"edge case: a tile of masked keys"}},
+      // the relative shift (issue 30's exercise): T = 1 has one column, right for any shift
+      {"RelativeShiftMirrored",
+       [] { return grade::check_relative_shift(pitfalls::relative_shift_mirrored); },
+       {{"hand example", P::relative_shift_mirrored},
+        {"reference values", P::relative_shift_mirrored},
+        {"invariant", P::relative_shift_mirrored}},
+       {"edge case: T = 1", "edge case: z of shape"}},
+      {"RelativeShiftNotShifted",
+       [] { return grade::check_relative_shift(pitfalls::relative_shift_not_shifted); },
+       {{"hand example", P::relative_shift_not_shifted},
+        {"reference values", P::relative_shift_not_shifted},
+        {"invariant", P::relative_shift_not_shifted}},
+       {"edge case: T = 1", "edge case: z of shape"}},
   };
   return all;
 }
@@ -552,6 +565,11 @@ TEST(GradePitfalls, ExhibitsComputeWhatTheySay) {
   ASSERT_EQ(plain.size(), 3u);
   EXPECT_NEAR(plain[0], 0.1574901312, 1e-10);  // 2^(-8/3), NumPy
   EXPECT_NEAR(plain[2], 1.0 / 256, 1e-15);
+  // relative shift, T = 2, z = [[0, 1, 2], [3, 4, 5]]: mirrored row 0 reads z[0, 1 + 0 - j] ->
+  // (1, 0), row 1 z[1, 2 - j] -> (5, 4); not shifted: the first two columns (0, 1), (3, 4)
+  const Tensor2 z = {{0, 1, 2}, {3, 4, 5}};
+  EXPECT_EQ(pitfalls::relative_shift_mirrored(z), (Tensor2{{1, 0}, {5, 4}}));
+  EXPECT_EQ(pitfalls::relative_shift_not_shifted(z), (Tensor2{{0, 1}, {3, 4}}));
 }
 
 // Every exhibit that has the signature of an exercise is tested above; the catalogue lists them.
@@ -562,7 +580,7 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
     EXPECT_FALSE(info.mistake.empty());
     EXPECT_FALSE(info.fix.empty());
   }
-  EXPECT_EQ(pitfalls::all_pitfalls().size(), 28u);
+  EXPECT_EQ(pitfalls::all_pitfalls().size(), 30u);
 }
 
 // The museum is one table (xenc/grade/pitfall_table.hpp): each row's id is the name of its enum
@@ -781,7 +799,7 @@ TEST(GradeRobustness, ForeignExceptionsAreCaught) {
 TEST(GradeExercises, TheListMatchesTheChecks) {
   // each exercise's result carries its name and the signature from the list
   const auto& list = grade::exercises();
-  ASSERT_EQ(list.size(), 12u);
+  ASSERT_EQ(list.size(), 13u);
   EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
   EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
 }

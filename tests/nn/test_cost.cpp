@@ -3,6 +3,7 @@
 // peak resident memory a real pass takes, measured in a child process (fork, then VmHWM from
 // /proc/self/status), at sizes of 50 to 400 MB.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +59,9 @@ double measured_peak_growth(const EncoderModelConfig& cfg, std::size_t B, std::s
   const pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
+    // the heap that earlier tests of this process freed but kept goes back to the system, or
+    // the pass would reuse it without growing the RSS (a measure that depended on test order)
+    malloc_trim(0);
     const double before = status_bytes("VmRSS:");
     {
       TokenClassifier model(cfg, C);
@@ -98,7 +102,9 @@ double measured_peak_growth(const EncoderModelConfig& cfg, std::size_t B, std::s
 // The count equals the number of values in a real model's parameters, for every position kind
 // (learned adds the [max_len, D] table), with and without a head.
 TEST(Cost, ParameterCountMatchesARealModel) {
-  for (PositionKind kind : all_position_kinds())
+  std::vector<PositionKind> kinds = all_position_kinds();
+  kinds.push_back(PositionKind::relative);  // chosen by name only, not in the list yet
+  for (PositionKind kind : kinds)
     for (std::size_t C : {0u, 3u}) {
       const EncoderModelConfig cfg = config(11, 8, 2, 12, 2, kind);
       double real = 0;
@@ -115,6 +121,11 @@ TEST(Cost, ParameterCountMatchesARealModel) {
   // in_proj 3·8·8 + 3·8, out_proj 8·8 + 8, linear1 12·8 + 12, linear2 8·12 + 8, norms 4·8
   // = 192 + 24 + 64 + 8 + 96 + 12 + 96 + 8 + 32 = 532, plus the final norm's 16
   EXPECT_EQ(parameter_count(config(0, 8, 2, 12, 2, PositionKind::learned)), 2 * 532 + 16);
+  // relative positions add u, v [H, Dh] = [2, 4] each and W_R [8, 8] once (shared by the
+  // layers): 8 + 8 + 64 = 80 more than none
+  EXPECT_EQ(parameter_count(config(11, 8, 2, 12, 2, PositionKind::relative)) -
+                parameter_count(config(11, 8, 2, 12, 2, PositionKind::none)),
+            80);
 }
 
 // D = 8, H = 2, F = 12, L = 2, B = 3, T = 5, C = 4: N = 15.
@@ -128,6 +139,22 @@ TEST(Cost, FlopsCountEveryGemm) {
   EXPECT_EQ(estimate_pass_cost(cfg, 3, 5, Pass::training, 4).flops, 3 * forward);
 }
 
+// Relative positions (Transformer-XL) add per layer r = R W_Rᵀ, [9, 8] x [8, 8]: 2·9·8·8 = 1152,
+// and Z = (q + v) rᵀ, B·H·T·(2T − 1)·Dh multiply-adds: 2·3·2·5·9·4 = 2160; L = 2 layers.
+TEST(Cost, RelativePositionsAddTheirGemms) {
+  const EncoderModelConfig none = config(11, 8, 2, 12, 2, PositionKind::none);
+  const EncoderModelConfig relative = config(11, 8, 2, 12, 2, PositionKind::relative);
+  EXPECT_EQ(estimate_pass_cost(relative, 3, 5, Pass::inference, 4).flops -
+                estimate_pass_cost(none, 3, 5, Pass::inference, 4).flops,
+            2 * (1152 + 2160));
+  // its op keeps P [B, H, T, T] at every length (no tiles): at T = 1024 the training estimate
+  // holds at least L·B·H·T² floats more than the tiled path of position none
+  const double A = 3.0 * 2 * 1024 * 1024;
+  EXPECT_GT(estimate_pass_cost(relative, 3, 1024, Pass::training, 4).activation_bytes -
+                estimate_pass_cost(none, 3, 1024, Pass::training, 4).activation_bytes,
+            4 * 2 * A);
+}
+
 // Absurd sizes give huge finite numbers, never a wrapped small one.
 TEST(Cost, HugeSizesDoNotOverflow) {
   const EncoderModelConfig cfg = config(10000000, 65536, 8, 30000000, 48, PositionKind::learned);
@@ -138,9 +165,9 @@ TEST(Cost, HugeSizesDoNotOverflow) {
 
 // The estimate against the real peak of the pass, at sizes where the tensors dominate the
 // noise (tens to hundreds of MiB): attention-heavy, feed-forward-heavy, traced, training with
-// and without dropout, and training with dropout in tiles (T = 4096). Not compiled under
-// AddressSanitizer, whose shadow memory and quarantine change the peak RSS (the Release pass
-// runs it).
+// and without dropout, training with dropout in tiles (T = 4096) and with relative positions.
+// Not compiled under AddressSanitizer, whose shadow memory and quarantine change the peak RSS
+// (the Release pass runs it).
 #if !defined(__SANITIZE_ADDRESS__)
 TEST(Cost, PeakMemoryEstimateIsWithinAFactorOfTheMeasuredPeak) {
   struct Case {
@@ -165,6 +192,9 @@ TEST(Cost, PeakMemoryEstimateIsWithinAFactorOfTheMeasuredPeak) {
       // mask (512 MiB here, seven times the estimate) may appear in the peak
       {"training with dropout, in tiles",
        config(100, 128, 8, 512, 1, PositionKind::sinusoidal, 0.1f), 1, 4096, Pass::training},
+      // relative positions: their op keeps P [B, H, T, T] and R, r per layer, never in tiles
+      {"training, relative positions", config(100, 128, 4, 512, 2, PositionKind::relative), 4, 384,
+       Pass::training},
   };
   for (const Case& c : cases) {
     const double estimate = estimate_pass_cost(c.cfg, c.B, c.T, c.pass, 3).peak_bytes;

@@ -117,4 +117,14 @@ std::vector<double> alibi_slopes(std::size_t num_heads);
 xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,
                                                     const Tensor2& scores, const Tensor2& values);
 
+/// Transformer-XL's relative shift (Dai et al., 2019, appendix B; ops/relative_attention.hpp).
+/// z [T, 2T−1] holds one head's position scores (q_i + v)·r_δ, column m for the distance
+/// δ = T − 1 − m (from T − 1 down to −(T − 1)). The shift gives each query i its window:
+///     y[i, j] = z[i, T − 1 − i + j]        (the score of distance i − j)
+/// so row i of z moves left by T − 1 − i, and the diagonal y[i, i] is column T − 1 (δ = 0).
+/// Shapes:  z: [T, 2T−1]   y: [T, T]
+/// Throws:  std::invalid_argument (e.g. xenc::shape_error) unless z is [T, 2T−1].
+/// Library: xenc::relative_shift (xenc/ops/relative_attention.hpp).
+Tensor2 relative_shift(const Tensor2& z);
+
 }  // namespace assignment

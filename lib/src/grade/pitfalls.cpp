@@ -371,6 +371,36 @@ Tensor2 rope_positions_from_one(const Tensor2& x, const std::vector<std::size_t>
   return rope_variant(x, positions, {false, 2.0, 1.0, 1.0});  // angle (p + 1) θ_i
 }
 
+// ---- the relative shift -------------------------------------------------------------------------
+
+namespace {
+// z must be [T, 2T−1], as the correct function requires.
+void check_z(const char* function, const Tensor2& z) {
+  const std::size_t T = z.shape(0);
+  if (T == 0 || z.shape(1) != 2 * T - 1)
+    throw shape_error(std::string(function) + ": z has shape " + shape_str(z.shape()) +
+                      ", expected [T, 2T-1]");
+}
+}  // namespace
+
+Tensor2 relative_shift_mirrored(const Tensor2& z) {
+  check_z("relative_shift_mirrored", z);
+  const std::size_t T = z.shape(0);
+  Tensor2 y = Tensor2::from_shape({T, T});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j < T; ++j) y(i, j) = z(i, T - 1 + i - j);  // should be T − 1 − i + j
+  return y;
+}
+
+Tensor2 relative_shift_not_shifted(const Tensor2& z) {
+  check_z("relative_shift_not_shifted", z);
+  const std::size_t T = z.shape(0);
+  Tensor2 y = Tensor2::from_shape({T, T});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j < T; ++j) y(i, j) = z(i, j);  // no shift
+  return y;
+}
+
 // ---- ALiBi --------------------------------------------------------------------------------------
 
 std::vector<double> alibi_slopes_start_2_pow_minus_8(std::size_t H) {

@@ -387,6 +387,10 @@ std::vector<double> rope_frequencies(std::size_t head_dim, double base);
 /// cos [T, Dh/2] = cos((t + offset)·θ_i), sin = sign · sin((t + offset)·θ_i).
 void rotation_tables(const std::vector<double>& theta, double offset, double sign, MatView cos,
                      MatView sin);
+/// cos [T, Dh/2] = cos(positions[t]·θ_i), sin = sign · sin(positions[t]·θ_i): any positions
+/// (randomized positions, ops/randomized_positions.hpp), one sin/cos pair per entry.
+void rotation_tables_at(const std::vector<double>& theta, const std::vector<double>& positions,
+                        double sign, MatView cos, MatView sin);
 /// ALiBi's slopes for H heads (the paper's code; ops/position_in_attention.hpp).
 std::vector<double> alibi_slopes(std::size_t num_heads);
 

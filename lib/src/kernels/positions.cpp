@@ -71,6 +71,18 @@ void rotation_tables(const std::vector<double>& theta, double offset, double sig
   }
 }
 
+void rotation_tables_at(const std::vector<double>& theta, const std::vector<double>& positions,
+                        double sign, MatView cos, MatView sin) {
+  require(cos.cols == theta.size() && sin.cols == theta.size() && sin.rows == cos.rows &&
+              cos.rows == positions.size(),
+          "rotation_tables_at", "expected cos, sin [T, Dh/2] and T positions");
+  for (std::size_t t = 0; t < positions.size(); ++t)
+    for (std::size_t i = 0; i < theta.size(); ++i) {
+      cos(t, i) = float(std::cos(positions[t] * theta[i]));
+      sin(t, i) = float(sign * std::sin(positions[t] * theta[i]));
+    }
+}
+
 namespace {
 // 2^(−8/n), 2^(−16/n), ..., 2^(−8): the geometric sequence for n a power of two
 std::vector<double> power_of_two_slopes(std::size_t n) {

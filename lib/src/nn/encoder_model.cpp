@@ -23,6 +23,16 @@ void EncoderModelConfig::validate(const std::string& where) const {
                      std::to_string(layer.nhead) + " = " + std::to_string(head_dim) +
                      ", expected an even head dimension for rope positions (rotated pairs)");
   }
+  if (randomized_positions > 0) {
+    check_config(position != PositionKind::none, where,
+                 "randomized_positions is " + std::to_string(randomized_positions) +
+                     ", expected 0 for position none (no positions to randomize)");
+    if (position == PositionKind::learned)
+      check_config(max_len >= randomized_positions, where,
+                   "max_len is " + std::to_string(max_len) +
+                       ", expected >= randomized_positions = " +
+                       std::to_string(randomized_positions) + " (learned rows are drawn from it)");
+  }
   check_config(padding_idx < static_cast<std::int64_t>(vocab_size), where,
                "padding_idx is " + std::to_string(padding_idx) +
                    ", expected < vocab_size = " + std::to_string(vocab_size));
@@ -42,9 +52,14 @@ EncoderModel::EncoderModel(const EncoderModelConfig& config)
 
 EncoderModel::EncoderModel(const EncoderModelConfig& config, Rng& rng)
     : embedding(config.vocab_size, config.layer.d_model, rng, config.padding_idx),
-      position(make_position_scheme(config.position, config.layer.d_model, config.max_len, rng)),
+      position(make_position_scheme(config.position, config.layer.d_model, config.max_len, rng,
+                                    config.layer.nhead)),
       encoder(config.layer, config.num_layers, rng, config.final_norm),
-      config_(config) {}
+      config_(config) {
+  // Randomized positions draw from their own generator (the parameters' draws do not move)
+  if (config.randomized_positions > 0)
+    position->set_randomized(config.randomized_positions, config.seed + 0x5eedu);
+}
 
 namespace {
 // √D, the paper's scale on the token embeddings

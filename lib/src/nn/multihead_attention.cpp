@@ -64,6 +64,33 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor3& query, const
   return forward_impl(query, key, value, false, key_padding_mask, need_weights, attn_mask);
 }
 
+RelativeAttentionSaved MultiheadAttention::relative_attention_step(
+    const Projections& qkv, const Mask2& key_padding_mask, const Tensor2& attn_mask,
+    const RelativeAttentionParameters& rel, AttentionForward& heads) {
+  const std::size_t B = qkv.q.shape(0), T = qkv.q.shape(1), H = num_heads_;
+  // The attention dropout as a [B, H, T, T] mask, drawn from a seed of this module's generator
+  Tensor4 drop;
+  if (training_ && dropout > 0.0f) {
+    const std::uint64_t seed =
+        (std::uint64_t(dropout_rng_.next_u32()) << 32) | dropout_rng_.next_u32();
+    drop = attention_dropout_mask({dropout, seed}, B, H, T, T);
+  }
+  // R: the sinusoids at the distances i − j (or the randomized scheme's sample of them)
+  const std::vector<double> distances =
+      rel.distances.empty() ? relative_distances(T) : rel.distances;
+  if (distances.size() != 2 * T - 1)
+    throw shape_error("MultiheadAttention.forward: the relative scheme holds " +
+                      std::to_string(distances.size()) + " distances, expected 2T − 1 = " +
+                      std::to_string(2 * T - 1) + " (T = " + std::to_string(T) + ")");
+  const AttentionInputs in{H, key_padding_mask, attn_mask, drop};
+  RelativeAttentionResult r = relative_attention_forward(qkv.q, qkv.k, qkv.v, in, rel,
+                                                         relative_sinusoids(distances, embed_dim_));
+  heads.output = std::move(r.output);
+  heads.weights = r.saved.probs;
+  if (!GradMode::is_enabled()) return {};
+  return std::move(r.saved);
+}
+
 MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, const Tensor3& key,
                                                           const Tensor3& value, bool self,
                                                           const Mask2& key_padding_mask,
@@ -99,10 +126,19 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   // 3. Attention, head h on columns h·Dh .. (h+1)·Dh: softmax(q_h k_hᵀ / √Dh + masks) v_h,
   //    the probabilities through dropout in training. How it runs (path, threads, dropout's
   //    form) is the op's plan, made from the sizes (ops/multi_head_attention.hpp).
-  const AttentionPlan plan =
-      plan_attention({B, H, Tq, Tk, D / H}, need_weights, training_ ? dropout : 0.0f, path_);
-  AttentionForward heads = attention_forward(plan, qkv.q, qkv.k, qkv.v, key_padding_mask, attn_mask,
-                                             attention_position(), dropout_rng_, keep);
+  //    Transformer-XL's relative positions run their own op (ops/relative_attention.hpp).
+  AttentionForward heads;
+  RelativeAttentionSaved relative;
+  if (attention_position().has_relative_attention()) {
+    relative = relative_attention_step(qkv, key_padding_mask, attn_mask,
+                                       attention_position().relative_attention(), heads);
+    if (!need_weights) heads.weights = Tensor4();
+  } else {
+    const AttentionPlan plan =
+        plan_attention({B, H, Tq, Tk, D / H}, need_weights, training_ ? dropout : 0.0f, path_);
+    heads = attention_forward(plan, qkv.q, qkv.k, qkv.v, key_padding_mask, attn_mask,
+                              attention_position(), dropout_rng_, keep);
+  }
   // 4. Output projection: concat of heads [B, Tq, D] -> [B, Tq, D]
   MultiheadAttentionOutput result{out_proj.forward(heads.output), std::move(heads.weights)};
 
@@ -114,6 +150,7 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
     cache_.value = self ? Tensor3() : value;
     cache_.qkv = std::move(qkv);
     cache_.saved = std::move(heads.saved);
+    cache_.relative = std::move(relative);
   }
   return result;
 }
@@ -128,8 +165,19 @@ Projections MultiheadAttention::projections_backward(const char* where,
   // 4'. Output projection (accumulates out_proj's gradients)
   Tensor3 d_heads = out_proj.backward(grad_output);
   // 3'. Attention: dq, dk, dv through every head, from what the forward saved
-  auto d = attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k, cache_.qkv.v, cache_.saved,
-                              attention_position());
+  MultiHeadAttentionGrads d;
+  if (cache_.relative.valid) {
+    if (!attention_position().has_relative_attention())
+      throw std::logic_error(std::string(where) + ": the relative position scheme was removed");
+    RelativeAttentionParameters& rel = attention_position().relative_attention();
+    RelativeAttentionGrads g = relative_attention_backward(
+        d_heads, cache_.qkv.q, cache_.qkv.k, cache_.qkv.v, cache_.relative, rel, num_heads_);
+    relative_attention_accumulate(rel, g);
+    d = {std::move(g.q), std::move(g.k), std::move(g.v)};
+  } else {
+    d = attention_backward(d_heads, cache_.qkv.q, cache_.qkv.k, cache_.qkv.v, cache_.saved,
+                           attention_position());
+  }
   // 2'. Back through the position transform of q and k
   if (position_) position_->transform_qk_backward(d.q, d.k, num_heads_);
   // gradient buffers are allocated by the first backward (core/parameter.hpp)

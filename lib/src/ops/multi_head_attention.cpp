@@ -17,6 +17,9 @@ Tensor2 AttentionPosition::score_bias(std::size_t, std::size_t, std::size_t, std
   return Tensor2();
 }
 float AttentionPosition::distance_bias_slope(std::size_t, std::size_t) const { return 0.0f; }
+RelativeAttentionParameters& AttentionPosition::relative_attention() const {
+  throw std::logic_error("AttentionPosition::relative_attention: this scheme has none");
+}
 
 namespace {
 

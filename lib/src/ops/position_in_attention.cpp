@@ -21,7 +21,7 @@ std::vector<double> rope_frequencies(std::size_t head_dim, double base) {
 namespace {
 // y = R(sign·p) x on every pair of every head; sign = −1 gives Rᵀ (the backward).
 void rotate(Tensor3& x, std::size_t H, RopePairing pairing, double offset, double sign,
-            const char* where) {
+            const char* where, const std::vector<double>& positions = {}) {
   check_config(H > 0 && x.shape(2) % H == 0, where,
                "D (" + std::to_string(x.shape(2)) + ") must be divisible by nhead (" +
                    std::to_string(H) + ")");
@@ -31,8 +31,16 @@ void rotate(Tensor3& x, std::size_t H, RopePairing pairing, double offset, doubl
   // The table: cos and sin of (t + offset)·θ_i for every token t and pair i, [T, Dh/2], shared
   // by every sentence and head.
   Tensor2 cos_table = Tensor2::from_shape({T, half}), sin_table = Tensor2::from_shape({T, half});
-  kernels::rotation_tables(theta, offset, sign, kernels::as_matrix(cos_table),
-                           kernels::as_matrix(sin_table));
+  if (positions.empty()) {
+    kernels::rotation_tables(theta, offset, sign, kernels::as_matrix(cos_table),
+                             kernels::as_matrix(sin_table));
+  } else {
+    if (positions.size() != T)
+      throw shape_error(std::string(where) + ": positions has " + std::to_string(positions.size()) +
+                        " values, expected T = " + std::to_string(T));
+    kernels::rotation_tables_at(theta, positions, sign, kernels::as_matrix(cos_table),
+                                kernels::as_matrix(sin_table));
+  }
   // Rows of x [B·T, D]: every head's pairs turned by its token's angles
   kernels::rotate_pairs(kernels::as_matrix(x), H,
                         {kernels::as_matrix(cos_table), kernels::as_matrix(sin_table),
@@ -47,6 +55,16 @@ void rope_forward(Tensor3& x, std::size_t num_heads, RopePairing pairing, double
 void rope_backward(Tensor3& grad, std::size_t num_heads, RopePairing pairing, double offset) {
   // R(p) is orthogonal: its transpose is the rotation by −p
   rotate(grad, num_heads, pairing, offset, -1.0, "rope_backward");
+}
+
+void rope_forward_at(Tensor3& x, std::size_t num_heads, const std::vector<double>& positions,
+                     RopePairing pairing) {
+  rotate(x, num_heads, pairing, 0.0, +1.0, "rope_forward_at", positions);
+}
+
+void rope_backward_at(Tensor3& grad, std::size_t num_heads, const std::vector<double>& positions,
+                      RopePairing pairing) {
+  rotate(grad, num_heads, pairing, 0.0, -1.0, "rope_backward_at", positions);
 }
 
 std::vector<double> alibi_slopes(std::size_t num_heads) {

@@ -147,11 +147,11 @@ void embedding_backward(Tensor2& dweight, const Tensor3& dout, const Index2& ids
   }
 }
 
-double sinusoidal_position(std::size_t p, std::size_t j, std::size_t D) {
+double sinusoidal_position(double p, std::size_t j, std::size_t D) {
   // Dimensions 2i and 2i+1 share the frequency ω_i = 10000^(-2i/D): sin on the even one, cos on
   // the odd one. Low i turn fast (period 2π tokens), high i slowly (period up to 2π·10000).
   const std::size_t i = j / 2;
-  const double angle = double(p) * pair_frequency(i, D);
+  const double angle = p * pair_frequency(i, D);
   return j % 2 == 0 ? std::sin(angle) : std::cos(angle);
 }
 

@@ -519,4 +519,168 @@ OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Te
   return next;
 }
 
+// ---- 8. relative positions (Transformer-XL) -------------------------------------------------
+
+namespace {
+void check_shift(const char* function, const char* arg, const Tensor2d& z, std::size_t cols) {
+  check_shape(where(function), arg, z, {any_dim, long(cols)},
+              "[T, " + num(cols) + "] with T = " + num(z.shape(0)));
+}
+
+// One head's slice [T, Dh] of a [B, H, T, Dh] tensor, as a [1, 1, T, Dh] tensor.
+Tensor4d head_of(const Tensor4d& x, std::size_t b, std::size_t h) {
+  const std::size_t T = x.shape(2), Dh = x.shape(3);
+  Tensor4d y = Tensor4d::from_shape({1, 1, T, Dh});
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t e = 0; e < Dh; ++e) y(0, 0, t, e) = x(b, h, t, e);
+  return y;
+}
+
+// What both directions need: R [2T−1, D] (PE at the distances) and r = R W_Rᵀ.
+struct RelativeKeys {
+  Tensor2d R, r;
+};
+RelativeKeys relative_keys(const char* function, const RelativeTerms& terms, std::size_t H,
+                           std::size_t T, std::size_t Dh) {
+  const std::size_t D = H * Dh;
+  check_shape(where(function), "content_bias", terms.content_bias, {long(H), long(Dh)},
+              "[H, Dh] = [" + num(H) + ", " + num(Dh) + "]");
+  check_shape(where(function), "position_bias", terms.position_bias, {long(H), long(Dh)},
+              "[H, Dh] = [" + num(H) + ", " + num(Dh) + "]");
+  check_shape(where(function), "position_weight", terms.position_weight, {long(D), long(D)},
+              "[D, D] with D = " + num(D));
+  if (terms.distances.size() != 2 * T - 1)
+    throw shape_error(where(function) + ": distances has " + num(terms.distances.size()) +
+                      " values, expected 2T − 1 = " + num(2 * T - 1));
+  RelativeKeys k{Tensor2d::from_shape({2 * T - 1, D}), {}};
+  for (std::size_t m = 0; m < 2 * T - 1; ++m)
+    for (std::size_t c = 0; c < D; ++c) k.R(m, c) = sinusoidal_position(terms.distances[m], c, D);
+  k.r = matmul(k.R, Tensor2d(xt::transpose(terms.position_weight)));
+  return k;
+}
+
+// z = (Q_h + v_h) r_hᵀ: [T, 2T−1], the position term before the shift.
+Tensor2d position_logits(const Tensor4d& q1, const Tensor2d& position_bias, const Tensor2d& r,
+                         std::size_t h) {
+  const std::size_t T = q1.shape(2), Dh = q1.shape(3);
+  Tensor2d z = xt::zeros<double>({T, 2 * T - 1});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t m = 0; m < 2 * T - 1; ++m)
+      for (std::size_t e = 0; e < Dh; ++e)
+        z(i, m) += (q1(0, 0, i, e) + position_bias(h, e)) * r(m, h * Dh + e);
+  return z;
+}
+}  // namespace
+
+// z: [T, 2T−1] -> [T, T]
+Tensor2d relative_shift(const Tensor2d& z) {
+  const std::size_t T = z.shape(0);
+  check_shift("relative_shift", "z", z, 2 * T - 1);
+  Tensor2d out = Tensor2d::from_shape({T, T});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j < T; ++j) out(i, j) = z(i, T - 1 - i + j);
+  return out;
+}
+
+// grad: [T, T] -> [T, 2T−1]
+Tensor2d relative_shift_backward(const Tensor2d& grad) {
+  const std::size_t T = grad.shape(0);
+  check_shift("relative_shift_backward", "grad", grad, T);
+  Tensor2d dz = xt::zeros<double>({T, 2 * T - 1});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j < T; ++j) dz(i, T - 1 - i + j) = grad(i, j);
+  return dz;
+}
+
+// query, key, value: [B, H, T, Dh]
+AttentionResult relative_attention_forward(const Tensor4d& query, const Tensor4d& key,
+                                           const Tensor4d& value, const RelativeTerms& terms,
+                                           const Mask2& key_padding_mask) {
+  const char* function = "relative_attention_forward";
+  check_attention(function, query, key, value);
+  const std::size_t B = query.shape(0), H = query.shape(1), T = query.shape(2), Dh = query.shape(3);
+  check_shape(where(function), "key", key, {long(B), long(H), long(T), long(Dh)},
+              "query's shape (self-attention)");
+  const RelativeKeys rk = relative_keys(function, terms, H, T, Dh);
+  const double scale = 1.0 / std::sqrt(double(Dh));
+  AttentionResult out{Tensor4d::from_shape({B, H, T, Dh}), Tensor4d::from_shape({B, H, T, T})};
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h) {
+      // 1. The content query q + u, and the position term shift((q + v) rᵀ) / √Dh as a mask
+      Tensor4d q1 = head_of(query, b, h), qu = q1;
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t e = 0; e < Dh; ++e) qu(0, 0, i, e) += terms.content_bias(h, e);
+      const Tensor2d bias =
+          relative_shift(position_logits(q1, terms.position_bias, rk.r, h)) * scale;
+      Mask2 padding;
+      if (key_padding_mask.size() != 0) {
+        padding = Mask2::from_shape({1, T});
+        for (std::size_t j = 0; j < T; ++j) padding(0, j) = key_padding_mask(b, j);
+      }
+      // 2. softmax((q + u) kᵀ / √Dh + bias) v
+      const AttentionResult a = scaled_dot_product_attention_forward(
+          qu, head_of(key, b, h), head_of(value, b, h), padding, bias);
+      for (std::size_t i = 0; i < T; ++i) {
+        for (std::size_t e = 0; e < Dh; ++e) out.output(b, h, i, e) = a.output(0, 0, i, e);
+        for (std::size_t j = 0; j < T; ++j) out.weights(b, h, i, j) = a.weights(0, 0, i, j);
+      }
+    }
+  return out;
+}
+
+// grad_output: [B, H, T, Dh]   weights: [B, H, T, T]
+RelativeAttentionGrads relative_attention_backward(const Tensor4d& grad_output,
+                                                   const Tensor4d& query, const Tensor4d& key,
+                                                   const Tensor4d& value,
+                                                   const RelativeTerms& terms,
+                                                   const Tensor4d& weights) {
+  const char* function = "relative_attention_backward";
+  check_attention(function, query, key, value);
+  same_shape(function, "grad_output", grad_output, "query", query);
+  const std::size_t B = query.shape(0), H = query.shape(1), T = query.shape(2), Dh = query.shape(3),
+                    D = H * Dh;
+  check_shape(where(function), "weights", weights, {long(B), long(H), long(T), long(T)},
+              "[B, H, T, T]");
+  const RelativeKeys rk = relative_keys(function, terms, H, T, Dh);
+  const double scale = 1.0 / std::sqrt(double(Dh));
+  RelativeAttentionGrads g{xt::zeros<double>(query.shape()), xt::zeros<double>(query.shape()),
+                           xt::zeros<double>(query.shape()), xt::zeros<double>({H, Dh}),
+                           xt::zeros<double>({H, Dh}),       {}};
+  Tensor2d dr = xt::zeros<double>({2 * T - 1, D});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h) {
+      Tensor4d q1 = head_of(query, b, h), qu = q1, p1 = Tensor4d::from_shape({1, 1, T, T});
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t e = 0; e < Dh; ++e) qu(0, 0, i, e) += terms.content_bias(h, e);
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t j = 0; j < T; ++j) p1(0, 0, i, j) = weights(b, h, i, j);
+      const Tensor4d do1 = head_of(grad_output, b, h), v1 = head_of(value, b, h);
+      // 2'. The content part through the plain attention backward: d(q + u), dk, dv
+      const AttentionGrads a =
+          scaled_dot_product_attention_backward(do1, qu, head_of(key, b, h), v1, p1);
+      // The additive mask's gradient is dS = softmax'(dO vᵀ); the mask is shift(z)·scale.
+      const Tensor2d dS =
+          softmax_backward(matmul(rows_of(do1), Tensor2d(xt::transpose(rows_of(v1)))), rows_of(p1));
+      const Tensor2d dz = relative_shift_backward(dS) * scale;
+      // 1'. z = (q + v) rᵀ: dq += dz r, dv += Σ_i (dz r)_i, dr += dzᵀ (q + v); u gets Σ_i d(q + u)
+      Tensor2d r_h = Tensor2d::from_shape({2 * T - 1, Dh});  // head h's columns of r
+      for (std::size_t m = 0; m < 2 * T - 1; ++m)
+        for (std::size_t e = 0; e < Dh; ++e) r_h(m, e) = rk.r(m, h * Dh + e);
+      const Tensor2d dz_r = matmul(dz, r_h);
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t e = 0; e < Dh; ++e) {
+          g.query(b, h, i, e) += a.query(0, 0, i, e) + dz_r(i, e);
+          g.content_bias(h, e) += a.query(0, 0, i, e);
+          g.position_bias(h, e) += dz_r(i, e);
+          g.key(b, h, i, e) = a.key(0, 0, i, e);
+          g.value(b, h, i, e) = a.value(0, 0, i, e);
+          for (std::size_t m = 0; m < 2 * T - 1; ++m)
+            dr(m, h * Dh + e) += dz(i, m) * (q1(0, 0, i, e) + terms.position_bias(h, e));
+        }
+    }
+  // r = R W_Rᵀ: dW_R = drᵀ R
+  g.position_weight = matmul(Tensor2d(xt::transpose(dr)), rk.R);
+  return g;
+}
+
 }  // namespace xenc::reference

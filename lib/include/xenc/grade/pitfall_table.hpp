@@ -190,3 +190,14 @@ XENC_PITFALL(
     "first m' = max(m, max_j s_j) over the whole tile, then c = exp(m - m'), then the tile's "
     "terms exp(s_j - m') in the new base",
     "online_softmax_old_max")
+XENC_PITFALL(
+    relative_shift_mirrored, "relative shift the wrong way: distance j - i instead of i - j",
+    "row i takes z[i, T-1+i-j] (shifted right by i instead of left by T-1-i): each query "
+    "reads the mirror image of its distances, R_{j-i} where the paper has R_{i-j}",
+    "y[i, j] = z[i, T-1-i+j]: column m of z is distance T-1-m, so distance i - j is column "
+    "T-1-i+j",
+    "relative_shift_mirrored")
+XENC_PITFALL(relative_shift_not_shifted, "relative shift forgotten: the first T columns of z",
+             "y[i, j] = z[i, j]: every row keeps columns 0..T-1 (distances T-1 .. 0), so the "
+             "position term no longer depends on the query's own position",
+             "shift row i left by T-1-i: y[i, j] = z[i, T-1-i+j]", "relative_shift_not_shifted")

@@ -167,6 +167,16 @@ Tensor2 rope_doubled_exponent(const Tensor2& x, const std::vector<std::size_t>& 
 /// Positions counted from 1 (1-based enumerate): row t rotated by (positions[t] + 1) · θ_i.
 Tensor2 rope_positions_from_one(const Tensor2& x, const std::vector<std::size_t>& positions);
 
+// ---- the relative shift (z: [T, 2T−1], column m for distance T − 1 − m; see
+//      grade::check_relative_shift) -------------------------------------------------------------
+
+/// y[i, j] = z[i, T − 1 + i − j]: each row shifted the other way, so y[i, j] holds distance
+/// j − i (R_{j−i} where the paper has R_{i−j}: the mirror image of the position term).
+Tensor2 relative_shift_mirrored(const Tensor2& z);
+/// y[i, j] = z[i, j]: the first T columns, the shift forgotten (every row reads the same
+/// distances T − 1 .. 0, whatever the query).
+Tensor2 relative_shift_not_shifted(const Tensor2& z);
+
 // ---- ALiBi slopes (see grade::check_alibi_slopes) ----------------------------------------------
 
 /// The sequence started at 2^(−8), the last slope, instead of 2^(−8/H); with ratio = start as in

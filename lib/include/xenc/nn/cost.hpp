@@ -19,13 +19,17 @@
 //                  one backward step (6ND + NF + T²) + the head's logits and their gradient (2NC);
 //                  in tiles (T·T >= 512²) a layer keeps B·H·T log-sum-exps instead of A, no
 //                  A dropout mask (its factors are drawn per tile) and the step has no T² scratch
+//     relative     Transformer-XL's positions (PositionKind::relative): + D² + 2D parameters
+//                  (W_R, u, v, shared by the layers); their op never runs in tiles and keeps P,
+//                  R and r ([2T − 1, D] each) per layer, and one head's Z [T, 2T − 1] as scratch
 // The unit test (tests/nn/test_cost.cpp) checks the estimate against the peak RSS growth of a
 // real pass at a few sizes: it stays within kCostEstimateFactor of the measurement.
 //
 // FLOPs (2 per multiply-add) of the forward:  L·(8ND² + 4NDF + 4BT²D + s·BHT²) + 2NDC, where
 // s = kSoftmaxFlops counts the softmax's work per score (max, subtract, exp, sum, scale; an exp
 // costs several multiply-adds), which outweighs the GEMMs when Dh = D/H is small; a training
-// step is 3× that (the backward does two GEMMs for each one of the forward).
+// step is 3× that (the backward does two GEMMs for each one of the forward). Relative positions
+// add per layer 2(2T − 1)D² (r = R W_Rᵀ) + 2BT(2T − 1)D (Z = (q + v) rᵀ).
 //
 //     xenc::PassCost c = xenc::estimate_pass_cost(cfg, /*B=*/32, /*T=*/128, xenc::Pass::training);
 //     if (c.peak_bytes > limit) throw ...;   // before xenc::EncoderModel model(cfg)

@@ -29,7 +29,11 @@ struct EncoderModelConfig {
   EncoderLayerConfig layer;    ///< D, H, F, dropout, activation, eps, norm_first
   std::size_t num_layers = 2;  ///< N
   PositionKind position = PositionKind::sinusoidal;
-  std::size_t max_len = 512;     ///< learned positions only
+  std::size_t max_len = 512;  ///< learned positions only
+  /// Randomized positions (Ruoss et al., 2023): L, the range [0, L) the training positions are
+  /// drawn from (PositionScheme::set_randomized; the paper's code uses 2048); 0: off. Learned
+  /// positions need max_len >= L. The draws are seeded from `seed`.
+  std::size_t randomized_positions = 0;
   bool scale_embedding = false;  ///< multiply token embeddings by √D (the paper does)
   bool final_norm = false;       ///< a LayerNorm after the last layer
   std::int64_t padding_idx = 0;  ///< the <pad> id (its embedding row stays 0)

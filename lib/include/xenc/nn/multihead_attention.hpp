@@ -35,6 +35,7 @@
 #include "xenc/nn/linear.hpp"
 #include "xenc/nn/module.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
+#include "xenc/ops/relative_attention.hpp"
 
 namespace xenc {
 
@@ -99,6 +100,12 @@ class MultiheadAttention : public Module {
                                         const Tensor2& attn_mask);
   /// Steps 4' to 2' of the backward (output projection, heads, position transform): dL/d(q, k, v).
   Projections projections_backward(const char* where, const Tensor3& grad_output);
+  /// Step 3 for Transformer-XL's relative positions: fills heads' output and weights.
+  RelativeAttentionSaved relative_attention_step(const Projections& qkv,
+                                                 const Mask2& key_padding_mask,
+                                                 const Tensor2& attn_mask,
+                                                 const RelativeAttentionParameters& rel,
+                                                 AttentionForward& heads);
 
   std::size_t embed_dim_, num_heads_;
   Rng dropout_rng_;
@@ -109,9 +116,10 @@ class MultiheadAttention : public Module {
   struct Cache {
     bool valid = false;
     bool self_attention = false;
-    Tensor3 query, key, value;  ///< the inputs (only query for self-attention)
-    Projections qkv;            ///< q, k, v as the heads saw them (after transform_qk)
-    AttentionSaved saved;       ///< what the attention op keeps for its backward
+    Tensor3 query, key, value;        ///< the inputs (only query for self-attention)
+    Projections qkv;                  ///< q, k, v as the heads saw them (after transform_qk)
+    AttentionSaved saved;             ///< what the attention op keeps for its backward
+    RelativeAttentionSaved relative;  ///< instead of saved, for relative positions
   } cache_;
 };
 

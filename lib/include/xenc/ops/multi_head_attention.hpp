@@ -30,6 +30,8 @@
 
 namespace xenc {
 
+struct RelativeAttentionParameters;  // ops/relative_attention.hpp
+
 /// The seam for position schemes that act inside attention. Every method has a neutral
 /// default, so a scheme overrides only what it does. Positions are token indices 0 .. T-1.
 class AttentionPosition {
@@ -53,6 +55,13 @@ class AttentionPosition {
   /// default). The attention kernel then writes the bias with the scores instead of reading a
   /// [Tq, Tk] tensor per head (same values, no tensor: bench/README.md).
   virtual float distance_bias_slope(std::size_t head, std::size_t num_heads) const;
+
+  /// Transformer-XL-style (ops/relative_attention.hpp): a position term that depends on q and
+  /// has learned parameters, so the heads' attention runs as its own op on these parameters
+  /// (their gradients accumulate in them). False, the default, for every other scheme.
+  virtual bool has_relative_attention() const { return false; }
+  /// The parameters of that op. Throws std::logic_error unless has_relative_attention().
+  virtual RelativeAttentionParameters& relative_attention() const;
 };
 
 /// The neutral AttentionPosition (every default): no position information inside attention.

@@ -57,6 +57,14 @@ void rope_forward(Tensor3& x, std::size_t num_heads, RopePairing pairing = RopeP
 void rope_backward(Tensor3& grad, std::size_t num_heads,
                    RopePairing pairing = RopePairing::interleaved, double offset = 0.0);
 
+/// x [B, T, D] rotated in place, token t by R(positions[t]) (randomized positions,
+/// ops/randomized_positions.hpp). Throws shape_error unless positions has T values.
+void rope_forward_at(Tensor3& x, std::size_t num_heads, const std::vector<double>& positions,
+                     RopePairing pairing = RopePairing::interleaved);
+/// grad [B, T, D] multiplied in place by R(positions[t])ᵀ.
+void rope_backward_at(Tensor3& grad, std::size_t num_heads, const std::vector<double>& positions,
+                      RopePairing pairing = RopePairing::interleaved);
+
 /// The ALiBi slopes m_0 .. m_{H−1}. Throws config_error for H = 0.
 std::vector<double> alibi_slopes(std::size_t num_heads);
 /// bias(i, j) = −slope · |i − j|: [Tq, Tk].

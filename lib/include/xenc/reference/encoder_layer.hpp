@@ -147,8 +147,9 @@ void embedding_forward(Tensor3& out, const Index2& ids, const Tensor2& weight);
 void embedding_backward(Tensor2& dweight, const Tensor3& dout, const Index2& ids,
                         std::int64_t padding_idx = -1);
 
-/// PE(p, 2i) = sin(p / 10000^(2i/D)), PE(p, 2i+1) = cos(p / 10000^(2i/D)) (D even).
-double sinusoidal_position(std::size_t p, std::size_t j, std::size_t d_model);
+/// PE(p, 2i) = sin(p / 10000^(2i/D)), PE(p, 2i+1) = cos(p / 10000^(2i/D)) (D even; any real p,
+/// negative too: relative distances and randomized positions use it).
+double sinusoidal_position(double p, std::size_t j, std::size_t d_model);
 /// out[b, t, :] = inp[b, t, :] + PE(t, :).   inp, out: [B, T, D]
 void positions_forward(Tensor3& out, const Tensor3& inp);
 /// dinp += dout (adding a constant passes the gradient through).

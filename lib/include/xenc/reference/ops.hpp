@@ -161,6 +161,38 @@ std::vector<double> alibi_slopes(std::size_t num_heads);
 /// bias(i, j) = −slope · |i − j|.   returns [Tq, Tk]
 Tensor2d alibi_bias(double slope, std::size_t Tq, std::size_t Tk);
 
+// ---- relative positions (Transformer-XL) ---------------------------------------------------
+
+/// The relative shift: out[i, j] = z[i, T − 1 − i + j] (column m of z holds distance
+/// δ = T − 1 − m, so column j of row i is δ = i − j).   z: [T, 2T−1]   returns [T, T]
+Tensor2d relative_shift(const Tensor2d& z);
+/// Its backward: grad[i, j] goes back to z[i, T − 1 − i + j]; zero elsewhere.   returns [T, 2T−1]
+Tensor2d relative_shift_backward(const Tensor2d& grad);
+
+/// Transformer-XL's learned parts and the distance values of R's rows.
+struct RelativeTerms {
+  Tensor2d content_bias, position_bias;  ///< u, v [H, Dh]
+  Tensor2d position_weight;              ///< W_R [D, D]
+  std::vector<double> distances;         ///< 2T − 1 values: T − 1 .. −(T − 1) unless randomized
+};
+struct RelativeAttentionGrads {
+  Tensor4d query, key, value;  ///< [B, H, T, Dh]
+  Tensor2d content_bias, position_bias, position_weight;
+};
+/// Per head h, with r = R W_Rᵀ, R[m] = PE(distances[m]) (sinusoidal_position):
+///     S = ((Q + u_h) Kᵀ + shift((Q + v_h) r_hᵀ)) / √Dh,  P = softmax(S),  O = P V
+/// scaled_dot_product_attention_forward on Q + u_h with shift(..)/√Dh as its additive mask.
+/// query, key, value: [B, H, T, Dh]   key_padding_mask: [B, T] or empty
+AttentionResult relative_attention_forward(const Tensor4d& query, const Tensor4d& key,
+                                           const Tensor4d& value, const RelativeTerms& terms,
+                                           const Mask2& key_padding_mask = Mask2());
+/// The gradients of relative_attention_forward's inputs and of u, v, W_R. weights: its P.
+RelativeAttentionGrads relative_attention_backward(const Tensor4d& grad_output,
+                                                   const Tensor4d& query, const Tensor4d& key,
+                                                   const Tensor4d& value,
+                                                   const RelativeTerms& terms,
+                                                   const Tensor4d& weights);
+
 // ---- the online softmax (attention in tiles) ---------------------------------------------
 
 /// What the online softmax keeps per query after the key tiles seen so far: the running maximum
