@@ -6,11 +6,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "xenc/core/error.hpp"
@@ -208,6 +210,31 @@ TEST(SandboxNamespaces, NoPathOutsideTheBoxCanBeOpened) {
   EXPECT_EQ(inside.output.find("root"), std::string::npos) << inside.output;
 }
 
+// Box::hidden: a folder under /usr seen empty, a file under /usr that cannot be read (how the
+// library and its full headers are hidden from a "library_calls": false exercise when they are
+// installed under /usr).
+TEST(SandboxNamespaces, HiddenPathsCannotBeRead) {
+  const std::string script =
+      "for f in /usr/include/stdio.h /usr/include/math.h; do "
+      "  if cat $f > /dev/null 2>&1; then echo readable; else echo unreadable; fi; done; "
+      "ls /usr/include/xtensor | wc -l";
+  grade::Box box = sandbox();
+  box.hidden = {"/usr/include/stdio.h", "/usr/include/xtensor"};
+  const grade::Outcome inside =
+      grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {}, {}, box);
+  const grade::Outcome outside = grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {});
+  std::istringstream in(inside.output), out(outside.output);
+  std::string stdio_in, math_in, stdio_out, math_out;
+  std::size_t xtensor_in = 1, xtensor_out = 0;
+  in >> stdio_in >> math_in >> xtensor_in;
+  out >> stdio_out >> math_out >> xtensor_out;
+  EXPECT_EQ(stdio_in, "unreadable") << inside.output;
+  EXPECT_EQ(xtensor_in, 0u) << inside.output;
+  EXPECT_EQ(math_in, "readable") << "a path not hidden is as outside: " << inside.output;
+  EXPECT_EQ(stdio_out, "readable") << outside.output;
+  EXPECT_GT(xtensor_out, 0u) << outside.output;
+}
+
 TEST(SandboxNamespaces, TheNetworkIsAbsent) {
   // /proc/net/dev lists the interfaces the process can use: only the loopback inside
   const std::string script = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '";
@@ -398,6 +425,99 @@ TEST(Report, JunitCountsFailures) {
             std::string::npos)
       << x;
   EXPECT_NE(x.find("<failure message=\"hidden check failed\">"), std::string::npos) << x;
+}
+
+// The lines of a report, each without its leading blanks (the text report's indentation), empty
+// lines dropped.
+std::vector<std::string> trimmed_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    l.erase(0, l.find_first_not_of(' '));
+    if (!l.empty()) lines.push_back(l);
+  }
+  return lines;
+}
+
+std::string xml_unescape(std::string s) {
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}})
+    for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+      s.replace(at, from.size(), to);
+  return s;
+}
+
+// Every line of the text report is in the JSON report's "report" lines (or its "summary"), in a
+// Gradescope test's output (or the top-level output) and in a JUnit failure or system-out, the
+// same text; and no format has a line the text report lacks. A hidden check, a visible one with
+// values and a hint, a crash with output and a stub, at every hint level.
+TEST(Report, EveryFormatHoldsTheSameLines) {
+  auto graded = two_exercises();
+  grade::CheckResult visible;
+  visible.name = "reference values";
+  visible.input = "x [1, 2] = [1, 2]";
+  visible.expected = "y [1, 2] = [0.2689, 0.7311]";
+  visible.computed = "y [1, 2] = [0, 0]";
+  visible.first_difference = "y[0, 0]: expected 0.2689, computed 0 (<- & \"quoted\")";
+  visible.hint = "subtract the row's maximum first.";
+  graded[0].result.checks.push_back(visible);
+  graded[0].result.signature = "Tensor2 softmax(const Tensor2& x)";
+  graded[1].output = "partial line 1\nsegfault <here> & there";
+  grade::Graded stub;
+  stub.exercise = "attention";
+  stub.result.exercise = "attention";
+  grade::CheckResult not_yet;
+  not_yet.name = "hand example";
+  not_yet.computed = "std::logic_error: not implemented yet";
+  stub.result.checks = {not_yet};
+  for (const grade::HintLevel hints :
+       {grade::HintLevel::full, grade::HintLevel::brief, grade::HintLevel::off}) {
+    auto all = graded;
+    all.push_back(stub);
+    const std::vector<std::string> text =
+        trimmed_lines(grade::format_report(all, grade::Format::text, hints));
+    ASSERT_GT(text.size(), 10u);
+    // json: the exercises' "report" lines and the summary
+    const json j = json::parse(grade::format_report(all, grade::Format::json, hints));
+    std::string json_text = j.at("summary").get<std::string>() + "\n";
+    for (const json& e : j.at("exercises")) {
+      for (const json& l : e.at("report")) json_text += l.get<std::string>() + "\n";
+      // each check's lines are the exercise's too
+      std::string exercise_lines;
+      for (const json& l : e.at("report")) exercise_lines += l.get<std::string>() + "\n";
+      for (const json& c : e.at("checks"))
+        for (const json& l : c.at("report"))
+          EXPECT_NE(exercise_lines.find(l.get<std::string>() + "\n"), std::string::npos)
+              << l << " is in a check's report lines, not its exercise's";
+    }
+    // gradescope: the tests' outputs and the top-level output
+    const json gs = json::parse(grade::format_report(all, grade::Format::gradescope, hints));
+    std::string gs_text = gs.at("output").get<std::string>();
+    for (const json& t : gs.at("tests")) gs_text += t.at("output").get<std::string>();
+    // junit: the failures' bodies and the suites' system-out (it has no summary line)
+    const std::string x = grade::format_report(all, grade::Format::junit, hints);
+    std::string junit_text;
+    for (const std::string tag : {"failure", "system-out"})
+      for (std::size_t at = 0; (at = x.find("<" + tag, at)) != std::string::npos;) {
+        const std::size_t body = x.find('>', at) + 1;
+        const std::size_t end = x.find("</" + tag + ">", body);
+        if (x[body - 2] != '/' && end != std::string::npos)
+          junit_text += xml_unescape(x.substr(body, end - body));
+        at = body;
+      }
+    const std::string summary = text.back();
+    for (const auto& [name, other] : std::vector<std::pair<std::string, std::string>>{
+             {"json", json_text}, {"gradescope", gs_text}, {"junit", junit_text}}) {
+      const std::vector<std::string> lines = trimmed_lines(other);
+      for (const std::string& l : text)
+        if (!(name == "junit" && l == summary))
+          EXPECT_NE(std::find(lines.begin(), lines.end(), l), lines.end())
+              << name << " lacks the text report's line '" << l << "'";
+      for (const std::string& l : lines)
+        EXPECT_NE(std::find(text.begin(), text.end(), l), text.end())
+            << name << " has a line the text report lacks: '" << l << "'";
+    }
+  }
 }
 
 // ---- settings ---------------------------------------------------------------------------------

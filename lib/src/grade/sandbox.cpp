@@ -74,6 +74,15 @@ std::vector<std::string> bwrap_args(const Box& box, const Limits& limits) {
     a.insert(a.end(), {"--ro-bind-try", p, p});
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
   for (const std::string& p : box.read_only) a.insert(a.end(), {"--ro-bind", p, p});
+  // hidden: an empty folder over a folder; /dev/null over a file (bwrap's binds are nodev, so it
+  // cannot even be opened)
+  for (const std::string& p : box.hidden) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec))
+      a.insert(a.end(), {"--tmpfs", p});
+    else if (fs::exists(p, ec))
+      a.insert(a.end(), {"--ro-bind", "/dev/null", p});
+  }
   if (!box.scratch.empty())
     a.insert(a.end(), {"--bind", box.scratch, box.scratch, "--chdir", box.scratch});
   a.insert(a.end(),

@@ -39,6 +39,9 @@ struct Box {
   bool namespaces = false;             ///< run in bubblewrap's namespaces (when it can start)
   std::vector<std::string> read_only;  ///< bound read-only at the same path
   std::string scratch;                 ///< the one folder it may write (its working directory)
+  /// paths it cannot read though they are under /usr or read_only: a folder is seen empty, a
+  /// file cannot be opened (/dev/null bound over it, on a nodev mount) (namespaces only)
+  std::vector<std::string> hidden;
 };
 
 /// Empty when bwrap starts here (tried once per process); else one line saying why not.
