@@ -4,6 +4,7 @@
 // BM_EncoderLayerForward/<T>/<D>/<H> is the benchmark bench/compare_pytorch.py runs beside
 // torch.nn.TransformerEncoderLayer: batch 1, F = 4·D, post-norm, relu, float32, no mask.
 // Its CPU time is the whole process's (all threads), its FLOP/s use the wall-clock time.
+#include <limits>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -56,19 +57,21 @@ void BM_MultiheadAttention(benchmark::State& state) {
 BENCHMARK(BM_MultiheadAttention)->Apply(encoder_grid)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The attention op alone (q, k, v in, heads out; forward, then backward from a saved state), on
-// the path the sizes choose, with a plan made for a thread budget of `plan` threads (1: the
-// caller's thread alone; 0: OPENBLAS_NUM_THREADS): the measurement behind
-// kThreadedAttentionMinWork (bench/README.md, "One pool"). CPU time is the process's.
+// the path the sizes choose, planned as below kThreadedAttentionMinWork (plan 1: the caller's
+// thread alone, one item per head) or as above it at any size (plan 0: the budget,
+// OPENBLAS_NUM_THREADS, and the cut items): the measurement behind kThreadedAttentionMinWork
+// (bench/scaling.sh prints where plan 0 starts to win). CPU time is the process's.
 void BM_AttentionOp(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)),
              D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2)),
-             budget = static_cast<std::size_t>(state.range(3));
+             one_thread = static_cast<std::size_t>(state.range(3));
   const std::vector<std::size_t> shape{1, T, D};
   const Tensor3 q = random_tensor<Tensor3>(shape), k = random_tensor<Tensor3>(shape),
                 v = random_tensor<Tensor3>(shape), g = random_tensor<Tensor3>(shape);
   const AttentionPlan plan =
-      plan_attention({1, H, T, T, D / H}, false, 0.0f, AttentionPath::automatic, budget);
+      plan_attention({1, H, T, T, D / H}, false, 0.0f, AttentionPath::automatic, one_thread,
+                     one_thread ? std::numeric_limits<std::size_t>::max() : 0);
   const Mask2 no_padding;
   const Tensor2 no_mask;
   Rng rng(1);
@@ -82,7 +85,7 @@ void BM_AttentionOp(benchmark::State& state) {
 }
 BENCHMARK(BM_AttentionOp)
     ->ArgNames({"T", "D", "H", "plan"})
-    ->ArgsProduct({{32, 64, 128, 256, 512, 1024}, {256}, {8}, {1, 0}})
+    ->ArgsProduct({{32, 64, 96, 128, 192, 256, 384, 512}, {256}, {8}, {1, 0}})
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

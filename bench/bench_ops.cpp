@@ -40,6 +40,32 @@ void BM_Sgemm(benchmark::State& state) {
 BENCHMARK(BM_Sgemm)->ArgName("N")->Arg(64)->Arg(1024)->MeasureProcessCPUTime()->UseRealTime()->Unit(
     benchmark::kMillisecond);
 
+// A layer's projection, y [T, D] = x [T, D] W [D, D], on 1 thread (split 0: one sgemm) or cut
+// into blocks on the pool (split 1: kernels::gemm_split on the budget, OPENBLAS_NUM_THREADS), at
+// work T·D² on both sides of kSplitGemmWork = 2²⁴ (bench/scaling.sh prints where split wins).
+void BM_GemmSplit(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1));
+  const bool split = state.range(2) != 0;
+  Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D}, 1);
+  Tensor2 w = random_tensor<Tensor2>(std::vector<std::size_t>{D, D}, 2);
+  Tensor2 y = Tensor2::from_shape({T, D});
+  const std::size_t threads = split ? kernels::thread_budget() : 1;
+  for (auto _ : state) {
+    kernels::gemm_split(kernels::as_matrix(x), kernels::Op::none, kernels::as_matrix(w),
+                        kernels::Op::none, kernels::as_matrix(y), 1.0f, 0.0f, threads);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * double(T) * D * D);
+}
+BENCHMARK(BM_GemmSplit)
+    ->ArgNames({"T", "D", "split"})
+    ->ArgsProduct({{8, 16, 32, 64, 128, 256}, {512}, {0, 1}})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_MatmulReference(benchmark::State& state) {
   const auto N = static_cast<std::size_t>(state.range(0));
   const reference::Tensor2d a = random_tensor<Tensor2>(std::vector<std::size_t>{N, N}, 1);

@@ -15,7 +15,7 @@
 namespace xenc::bench {
 namespace {
 
-void BM_EncoderLayerTrainStep(benchmark::State& state) {
+void train_step(benchmark::State& state, AttentionPath path) {
   const auto T = static_cast<std::size_t>(state.range(0)),
              D = static_cast<std::size_t>(state.range(1)),
              H = static_cast<std::size_t>(state.range(2));
@@ -28,6 +28,7 @@ void BM_EncoderLayerTrainStep(benchmark::State& state) {
   c.norm_first = false;
   TransformerEncoderLayer layer(c, /*seed=*/1);
   layer.train();
+  layer.self_attn.set_attention_path(path);
   AdamW opt(layer.parameters(), 1e-4f);
   const Tensor3 x = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D}, 1);
   const Tensor3 dy = random_tensor<Tensor3>(std::vector<std::size_t>{1, T, D}, 2);
@@ -40,6 +41,9 @@ void BM_EncoderLayerTrainStep(benchmark::State& state) {
   set_flops(state, 3.0 * encoder_layer_flops(double(T), double(D)));
   state.SetItemsProcessed(state.iterations() * std::int64_t(T));  // tokens/s
 }
+void BM_EncoderLayerTrainStep(benchmark::State& state) {
+  train_step(state, AttentionPath::automatic);
+}
 BENCHMARK(BM_EncoderLayerTrainStep)
     ->Args({3, 64, 4})
     ->Args({16, 128, 4})
@@ -48,6 +52,29 @@ BENCHMARK(BM_EncoderLayerTrainStep)
     ->Args({2048, 512, 8})
     ->Args({4096, 512, 8})
     ->Args({8192, 512, 8})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// The step with the attention path forced (bench/scaling.sh: each path at 1 and 2 threads).
+void BM_EncoderLayerTrainStepPlain(benchmark::State& state) {
+  train_step(state, AttentionPath::plain);
+}
+void BM_EncoderLayerTrainStepTiled(benchmark::State& state) {
+  train_step(state, AttentionPath::tiled);
+}
+BENCHMARK(BM_EncoderLayerTrainStepPlain)
+    ->Args({128, 256, 8})
+    ->Args({512, 512, 8})
+    ->Args({2048, 512, 8})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncoderLayerTrainStepTiled)
+    ->Args({128, 256, 8})
+    ->Args({512, 512, 8})
+    ->Args({2048, 512, 8})
+    ->Args({4096, 512, 8})
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

@@ -42,6 +42,13 @@ foreach(folder ${XENC_WASM_FOLDERS})
 endforeach()
 file(GLOB XENC_WASM_VIZ_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/lib/src/viz/*.cpp)
 
+# the grader's generated declarations (cmake/XencExercises.cmake), as lib/CMakeLists.txt makes them
+include(XencExercises)
+file(GLOB XENC_WASM_EXERCISES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/lib/src/grade/exercises/*.cpp)
+list(SORT XENC_WASM_EXERCISES)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${XENC_WASM_EXERCISES})
+xenc_generate_exercise_headers(${CMAKE_BINARY_DIR}/include/xenc/grade "${XENC_WASM_EXERCISES}")
+
 set(BLAS_LIBRARIES "none (WebAssembly: kernels::gemm_portable)")
 configure_file(${PROJECT_SOURCE_DIR}/lib/include/xenc/config.hpp.in
                ${CMAKE_BINARY_DIR}/include/xenc/config.hpp @ONLY)

@@ -8,9 +8,15 @@
 #                                          change and exit 1 if there is one (ctest
 #                                          source_is_formatted runs this)
 #   bash scripts/format.sh [--check] F...  the same for the files F only (*.js and *.mjs go to
-#                                          prettier, the others to clang-format)
+#                                          prettier, *.py to black, the others to clang-format)
+#   bash scripts/format.sh --list-python   the Python tools black formats, one per line
 # Without FILE arguments the JavaScript is formatted or checked when prettier is installed, and
 # skipped with a note on stderr when it is not (ctest js_is_formatted checks it where it is).
+# The Python tools (the tracked *.py of scripts/, bench/, tests/ but tests/grade/, and
+# notebooks/tools/) go to black as pyproject.toml says (Debian 12's black 23, scripts/setup.sh
+# --all installs it), in the same way: skipped with a note when black is missing (ctest
+# python_is_formatted checks them where it is). notebooks/kernel/tests/ and tests/grade/ are
+# not formatted yet (other work edits them).
 # The tree's C++ files are the tracked *.cpp, *.hpp, *.h and *.cc (git ls-files; outside a git
 # checkout, the same names found under apps/ bench/ lib/ notebooks/ tests/). Never formatted:
 #   *.in                   templates CMake fills in (config.hpp.in, xenc_cling.hpp.in: @VARS@)
@@ -20,6 +26,21 @@
 # whoever formatted the tree: another version breaks lines differently).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The Python tools formatted by black (the listed folders' tracked *.py; see above).
+python_tools=('scripts/*.py' 'bench/*.py' 'tests/*.py' 'tests/apps/*.py' 'tests/fuzz/*.py'
+              'tests/io/*.py' 'tests/reference/*.py' 'notebooks/tools/*.py')
+list_python() {
+  if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+    git ls-files -- "${python_tools[@]/#/:(glob)}"
+  else
+    for g in "${python_tools[@]}"; do compgen -G "$g" || true; done
+  fi
+}
+if [[ "${1:-}" == "--list-python" ]]; then  # (ctest python_is_formatted checks these)
+  list_python
+  exit 0
+fi
 
 check=0
 if [[ "${1:-}" == "--check" ]]; then
@@ -33,11 +54,14 @@ fi
 # ---- JavaScript: prettier -------------------------------------------------------------------------
 prettier=scripts/prettier/node_modules/.bin/prettier
 js=()
+py=()
 cpp=()
 js_status=0
+py_status=0
 for f in "$@"; do
   case "$f" in
     *.js | *.mjs) js+=("$f") ;;
+    *.py) py+=("$f") ;;
     *) cpp+=("$f") ;;
   esac
 done
@@ -70,8 +94,36 @@ if [[ ${#js[@]} -gt 0 ]]; then
     echo "format.sh --check: all ${#js[@]} JavaScript files are formatted"
   fi
 fi
+
+# ---- Python: black --------------------------------------------------------------------------------
+black="${BLACK:-black}"
+if [[ $# -eq 0 ]]; then
+  if command -v "$black" > /dev/null; then
+    mapfile -t py < <(list_python)
+  else
+    echo "format.sh: $black not installed (bash scripts/setup.sh --all):" \
+         "the Python tools are not formatted or checked" >&2
+  fi
+elif [[ ${#py[@]} -gt 0 ]] && ! command -v "$black" > /dev/null; then
+  echo "format.sh: $black not found; install it with bash scripts/setup.sh --all" >&2
+  exit 2
+fi
+if [[ ${#py[@]} -gt 0 ]]; then
+  if [[ $check -eq 0 ]]; then
+    "$black" --quiet "${py[@]}"
+    echo "format.sh: ${#py[@]} Python files formatted with $("$black" --version | head -1)"
+  elif ! "$black" --quiet --check "${py[@]}" 2> /dev/null; then
+    # --check's own list of the files it would change (exit 1), or its error (exit 123)
+    "$black" --check "${py[@]}" 2>&1 | grep -v '^Oh no\|^All done\|files\? would be' || true
+    echo "format.sh --check: Python files are not formatted as pyproject.toml says; run" \
+         "bash scripts/format.sh" >&2
+    py_status=1
+  else
+    echo "format.sh --check: all ${#py[@]} Python files are formatted"
+  fi
+fi
 if [[ $# -gt 0 && ${#cpp[@]} -eq 0 ]]; then
-  exit $js_status
+  exit $((js_status | py_status))
 fi
 
 # ---- C++: clang-format ----------------------------------------------------------------------------
@@ -121,4 +173,4 @@ if [[ -n "$unformatted" ]]; then
   exit 1
 fi
 echo "format.sh --check: all ${#files[@]} C++ files are formatted"
-exit $js_status
+exit $((js_status | py_status))

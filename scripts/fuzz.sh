@@ -34,7 +34,11 @@ san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 san+=" -fno-relaxed-template-template-args -Wno-deprecated-no-relaxed-template-template-args -Wno-pass-failed"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# -O1 and line tables only (-gline-tables-only): what libFuzzer's documentation builds with, and
+# 2-3x faster to compile than RelWithDebInfo's -O2 -g; crash reports still name file and line.
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="$san" -DCMAKE_C_FLAGS="$san" \
   -DXENC_BUILD_FUZZERS=ON -DXENC_BUILD_TESTS=ON -DXENC_BUILD_APPS=OFF -DXENC_BUILD_BENCH=OFF \

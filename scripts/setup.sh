@@ -12,7 +12,8 @@
 #   bash scripts/setup.sh [--all]       everything the test suite uses (all of the above, and
 #                                       GoogleTest, Google Benchmark, clang-format/clang-tidy 19,
 #                                       libFuzzer's runtime, libxml2, rsvg, nbconvert, MathJax,
-#                                       Chromium and npm for the browser tests): test.sh
+#                                       Chromium and npm for the browser tests, black for the
+#                                       Python tools): test.sh
 #   --with-python (with any of them)    adds python3-torch and python3-numpy, needed only to
 #                                       regenerate reference values and to run the PyTorch
 #                                       comparisons
@@ -49,6 +50,8 @@ tests=(
   jupyter-nbconvert libjs-mathjax chromium
   # the grader's sandbox (xenc/grade/sandbox.hpp: bwrap; prlimit is util-linux's)
   bubblewrap util-linux
+  # the Python tools' formatter (ctest python_is_formatted: scripts/format.sh --check)
+  black
 )
 
 command=all

@@ -55,27 +55,56 @@ def main():
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         for i, (layers, D, H, F, act, norm_first, final_norm, eps) in enumerate(CONFIGS):
-            name = (f"{layers} layer(s), D={D}, H={H}, F={F}, {act}, "
-                    f"{'pre' if norm_first else 'post'}-norm, final norm {final_norm}, eps {eps}")
+            name = (
+                f"{layers} layer(s), D={D}, H={H}, F={F}, {act}, "
+                f"{'pre' if norm_first else 'post'}-norm, final norm {final_norm}, eps {eps}"
+            )
             print(f"== {name}")
             w = os.path.join(tmp, f"w{i}.npz")
-            cmd = [init_app, "--layers", str(layers), "--d-model", str(D), "--heads", str(H),
-                   "--dim-feedforward", str(F), "--activation", act, "--layer-norm-eps", str(eps),
-                   "--seed", str(i), "--train-steps", "20", "--output", w]
+            cmd = [
+                init_app,
+                "--layers",
+                str(layers),
+                "--d-model",
+                str(D),
+                "--heads",
+                str(H),
+                "--dim-feedforward",
+                str(F),
+                "--activation",
+                act,
+                "--layer-norm-eps",
+                str(eps),
+                "--seed",
+                str(i),
+                "--train-steps",
+                "20",
+                "--output",
+                w,
+            ]
             cmd += ["--norm-first"] if norm_first else []
             cmd += ["--final-norm", "--compressed"] if final_norm else []
             print("   xencoder:", run(cmd).replace("\n", "\n   xencoder: "))
 
             # PyTorch takes the file with load_state_dict (strict: same keys, same shapes)
-            layer = torch.nn.TransformerEncoderLayer(D, H, F, dropout=0.0, activation=act,
-                                                     layer_norm_eps=eps, batch_first=True,
-                                                     norm_first=norm_first)
+            layer = torch.nn.TransformerEncoderLayer(
+                D,
+                H,
+                F,
+                dropout=0.0,
+                activation=act,
+                layer_norm_eps=eps,
+                batch_first=True,
+                norm_first=norm_first,
+            )
             norm = torch.nn.LayerNorm(D, eps=eps) if final_norm else None
             model = torch.nn.TransformerEncoder(layer, layers, norm=norm).eval()
             state = {k: torch.from_numpy(v) for k, v in np.load(w).items()}
             result = model.load_state_dict(state, strict=True)
-            print(f"   torch.load_state_dict: {len(state)} tensors, missing {result.missing_keys}, "
-                  f"unexpected {result.unexpected_keys}")
+            print(
+                f"   torch.load_state_dict: {len(state)} tensors, missing {result.missing_keys}, "
+                f"unexpected {result.unexpected_keys}"
+            )
 
             # the same X and padding mask through both
             B, T = 3, 7
@@ -86,19 +115,37 @@ def main():
             np.save(os.path.join(tmp, "x.npy"), x)
             np.save(os.path.join(tmp, "m.npy"), mask)
             y_path = os.path.join(tmp, "y.npy")
-            cmd = [encode_app, "--weights", w, "--heads", str(H), "--activation", act,
-                   "--layer-norm-eps", str(eps), "--input", os.path.join(tmp, "x.npy"),
-                   "--padding-mask", os.path.join(tmp, "m.npy"), "--output", y_path]
+            cmd = [
+                encode_app,
+                "--weights",
+                w,
+                "--heads",
+                str(H),
+                "--activation",
+                act,
+                "--layer-norm-eps",
+                str(eps),
+                "--input",
+                os.path.join(tmp, "x.npy"),
+                "--padding-mask",
+                os.path.join(tmp, "m.npy"),
+                "--output",
+                y_path,
+            ]
             cmd += ["--norm-first"] if norm_first else []
             run(cmd)
             y_xenc = np.load(y_path)
             with torch.no_grad():
-                y_torch = model(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(mask)).numpy()
+                y_torch = model(
+                    torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(mask)
+                ).numpy()
             err = float(np.abs(y_xenc - y_torch)[~mask].max())
             verdict = "OK" if err <= TOL else "MISMATCH"
             ok = ok and err <= TOL
-            print(f"   encode vs torch at {int((~mask).sum())} real positions: "
-                  f"max |diff| = {err:.2e} (bound {TOL:g}) {verdict}")
+            print(
+                f"   encode vs torch at {int((~mask).sum())} real positions: "
+                f"max |diff| = {err:.2e} (bound {TOL:g}) {verdict}"
+            )
     print("all configurations match" if ok else "some configurations differ")
     return 0 if ok else 1
 

@@ -64,12 +64,23 @@ class TokenClassifier(nn.Module):
         if cfg["position"] == "learned":
             self.position = nn.Embedding(cfg["max_len"], D)
         elif cfg["position"] not in ("none", "sinusoidal", "rope", "alibi"):
-            raise ValueError("position scheme %r has no PyTorch twin in this script" % cfg["position"])
-        layer = nn.TransformerEncoderLayer(D, cfg["nhead"], cfg["dim_feedforward"], dropout=cfg["dropout"],
-                                           activation=cfg["activation"], layer_norm_eps=cfg["layer_norm_eps"],
-                                           batch_first=True, norm_first=cfg["norm_first"])
+            raise ValueError(
+                "position scheme %r has no PyTorch twin in this script" % cfg["position"]
+            )
+        layer = nn.TransformerEncoderLayer(
+            D,
+            cfg["nhead"],
+            cfg["dim_feedforward"],
+            dropout=cfg["dropout"],
+            activation=cfg["activation"],
+            layer_norm_eps=cfg["layer_norm_eps"],
+            batch_first=True,
+            norm_first=cfg["norm_first"],
+        )
         norm = nn.LayerNorm(D, eps=cfg["layer_norm_eps"]) if cfg["final_norm"] else None
-        self.encoder = nn.TransformerEncoder(layer, cfg["num_layers"], norm=norm, enable_nested_tensor=False)
+        self.encoder = nn.TransformerEncoder(
+            layer, cfg["num_layers"], norm=norm, enable_nested_tensor=False
+        )
         self.head = nn.Linear(D, num_labels)
 
     def forward(self, ids, padding_mask):
@@ -94,13 +105,15 @@ class TokenClassifier(nn.Module):
 
 def alibi_slopes(n):
     """ALiBi slopes as in the authors' code (ofirpress/attention_with_linear_biases, get_slopes)."""
+
     def power_of_2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
-        return [start * start ** i for i in range(n)]
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start**i for i in range(n)]
+
     if math.log2(n).is_integer():
         return power_of_2(n)
     c = 2 ** math.floor(math.log2(n))
-    return power_of_2(c) + alibi_slopes(2 * c)[0::2][:n - c]
+    return power_of_2(c) + alibi_slopes(2 * c)[0::2][: n - c]
 
 
 def rope(x, H):
@@ -108,8 +121,10 @@ def rope(x, H):
     B, T, D = x.shape
     Dh = D // H
     theta = 10000.0 ** (-torch.arange(0, Dh, 2, dtype=torch.float64) / Dh)
-    rot = torch.polar(torch.ones(T, Dh // 2, dtype=torch.float64),
-                      torch.outer(torch.arange(T, dtype=torch.float64), theta))
+    rot = torch.polar(
+        torch.ones(T, Dh // 2, dtype=torch.float64),
+        torch.outer(torch.arange(T, dtype=torch.float64), theta),
+    )
     xc = torch.view_as_complex(x.double().reshape(B, T, H, Dh // 2, 2).contiguous())
     return torch.view_as_real(xc * rot[None, :, None, :]).reshape(B, T, D).to(x.dtype)
 
@@ -171,16 +186,32 @@ def compare(app, ckpt, workdir):
     same = int((ours == theirs).sum())
     acc_torch = float((theirs == ev["labels"][nouns]).mean())
     ok = diff <= TOL and same == nouns.sum()
-    print("%-28s %-10s max |logit diff| %.2e over %d tokens; same prediction for %d/%d nouns; "
-          "PyTorch held-out accuracy %.1f%%  %s" % (os.path.basename(ckpt), meta["config"]["position"], diff,
-                                                    int(real.sum()), same, int(nouns.sum()), 100 * acc_torch,
-                                                    "OK" if ok else "MISMATCH"))
+    print(
+        "%-28s %-10s max |logit diff| %.2e over %d tokens; same prediction for %d/%d nouns; "
+        "PyTorch held-out accuracy %.1f%%  %s"
+        % (
+            os.path.basename(ckpt),
+            meta["config"]["position"],
+            diff,
+            int(real.sum()),
+            same,
+            int(nouns.sum()),
+            100 * acc_torch,
+            "OK" if ok else "MISMATCH",
+        )
+    )
     return ok
 
 
 def write_checkpoint(path, model, cfg, labels, vocab, extra):
-    meta = {"format": "xencoder-checkpoint", "version": 1, "config": cfg, "labels": labels,
-            "vocab": vocab, "extra": extra}
+    meta = {
+        "format": "xencoder-checkpoint",
+        "version": 1,
+        "config": cfg,
+        "labels": labels,
+        "vocab": vocab,
+        "extra": extra,
+    }
     arrays = {k: v.detach().numpy().astype(np.float32) for k, v in model.state_dict().items()}
     arrays[META] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     np.savez(path, **arrays)
@@ -194,10 +225,23 @@ def make_fixture(outdir):
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
         V, D, T, B = 10, 8, 6, 16
-        cfg = {"vocab_size": V, "d_model": D, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0,
-               "activation": "relu", "layer_norm_eps": 1e-5, "norm_first": False, "num_layers": 2,
-               "position": position, "max_len": 8, "scale_embedding": False, "final_norm": True,
-               "padding_idx": 0, "seed": seed}
+        cfg = {
+            "vocab_size": V,
+            "d_model": D,
+            "nhead": 2,
+            "dim_feedforward": 16,
+            "dropout": 0.0,
+            "activation": "relu",
+            "layer_norm_eps": 1e-5,
+            "norm_first": False,
+            "num_layers": 2,
+            "position": position,
+            "max_len": 8,
+            "scale_embedding": False,
+            "final_norm": True,
+            "padding_idx": 0,
+            "seed": seed,
+        }
         model = TokenClassifier(cfg, 2)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
         # toy task: label 0 for the first half of the real tokens, 1 for the rest
@@ -210,8 +254,9 @@ def make_fixture(outdir):
         model.train()
         for _ in range(30):
             opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(ids, mask).reshape(-1, 2), labels.reshape(-1),
-                                               ignore_index=-100)
+            loss = nn.functional.cross_entropy(
+                model(ids, mask).reshape(-1, 2), labels.reshape(-1), ignore_index=-100
+            )
             loss.backward()
             opt.step()
         model.eval()
@@ -219,10 +264,23 @@ def make_fixture(outdir):
             logits = model(ids, mask)
         vocab = ["<pad>", "<unk>"] + ["w%d" % i for i in range(2, V)]
         name = "torch_trained_%s" % position
-        write_checkpoint(os.path.join(outdir, name + ".npz"), model, cfg, ["first", "second"], vocab,
-                         {"generator": "scripts/torch_train_order.py --make-fixture", "torch": torch.__version__})
-        np.savez(os.path.join(outdir, name + "_io.npz"), ids=ids.numpy(), padding_mask=mask.numpy(),
-                 logits=logits.numpy().astype(np.float32))
+        write_checkpoint(
+            os.path.join(outdir, name + ".npz"),
+            model,
+            cfg,
+            ["first", "second"],
+            vocab,
+            {
+                "generator": "scripts/torch_train_order.py --make-fixture",
+                "torch": torch.__version__,
+            },
+        )
+        np.savez(
+            os.path.join(outdir, name + "_io.npz"),
+            ids=ids.numpy(),
+            padding_mask=mask.numpy(),
+            logits=logits.numpy().astype(np.float32),
+        )
         print("wrote %s (+ _io.npz), final training loss %.4f" % (name + ".npz", float(loss)))
 
 
@@ -241,7 +299,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         ckpts = args.checkpoints
         if not ckpts:
-            subprocess.run([app, "--quiet", "--svg-dir", "", "--save", tmp], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [app, "--quiet", "--svg-dir", "", "--save", tmp],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             ckpts = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".npz"))
         ok = all([compare(app, c, tmp) for c in ckpts])
     return 0 if ok else 1

@@ -23,14 +23,16 @@
 // cell: all heads in one figure hold L·H·T² cells), and refuses over --max-memory-mb (1024) or
 // --max-output-mb (100) with the estimate, the limit and what to change.
 //
-// This file is the command line and the run; report.hpp turns the weights into the JSON, the
-// text tables and the heatmaps.
+// This file is the command line: experiment.hpp runs the sentence through the encoder (after the
+// checks), report.hpp turns the weights into the JSON, the text tables and the heatmaps.
 #include <CLI/CLI.hpp>
 #include <xenc/io.hpp>
 #include <xenc/xenc.hpp>
 
 #include "../common/cli.hpp"
 #include "../common/weights.hpp"
+#include "experiment.hpp"
+#include "options.hpp"
 #include "report.hpp"
 
 #include <algorithm>
@@ -46,132 +48,26 @@ int main(int argc, char** argv) {
       "encoder, as SVG heatmaps (tokens on both axes) or as JSON for bertviz's head_view.\n"
       "The model is random (seeded, untrained): its words carry no meaning."};
   xenc_app::add_version(app, "xenc-attention-map");
-  std::string sentence = "the cat chased the mouse", position = "sinusoidal",
-              svg_dir = "attention_maps", weights;
-  std::size_t d_model = 16, heads = 2, layers = 2;
-  std::uint32_t seed = 42;
-  bool json = false;
-  app.add_option("--sentence", sentence, "the input sentence")->capture_default_str();
-  auto* d_model_opt = xenc_app::add_checked(app, "--d-model", d_model, "D (not with --weights)",
-                                            xenc_app::whole_range(1, 4096));
-  xenc_app::add_checked(app, "--heads", heads, "H (must divide D)", xenc_app::whole_range(1, 256));
-  auto* layers_opt = xenc_app::add_checked(app, "--layers", layers, "N (not with --weights)",
-                                           xenc_app::whole_range(1, 48));
-  xenc_app::add_checked(app, "--seed", seed, "seed of the random weights",
-                        xenc_app::whole_range(0, 4294967295LL));
-  std::vector<std::string> scheme_names;  // every registered scheme
-  for (xenc::PositionKind kind : xenc::all_position_kinds())
-    scheme_names.push_back(xenc::to_string(kind));
-  xenc_app::add_checked(
-      app, "--position", position,
-      "none | sinusoidal | learned | rope | alibi (rope and alibi act inside attention)",
-      CLI::IsMember(scheme_names));
-  auto* svg_dir_opt = app.add_option("--svg-dir", svg_dir,
-                                     "directory for the SVG heatmaps (\"\" = none; "
-                                     "with --json only when given)")
-                          ->capture_default_str();
-  app.add_flag("--json", json,
-               "print the weights as JSON (bertviz head_view layout) instead of text; "
-               "writes no SVG unless --svg-dir is given");
-  app.add_option("--weights", weights,
-                 ".npz of a torch.nn.TransformerEncoder(Layer) state_dict (np.savez(path, **sd)); "
-                 "D, F and the number of layers come from the file, --heads must match the model");
-  xenc_app::Guard guard;
-  xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kOutput);
+  attention_map::CommandLine c;
+  xenc_app::add_options(app, c, attention_map::option_records());
   CLI11_PARSE(app, argc, argv);
-  if (json && svg_dir_opt->count() == 0) svg_dir.clear();  // --json alone writes only JSON
+  if (c.json && app.get_option("--svg-dir")->count() == 0)
+    c.svg_dir.clear();  // --json alone writes only JSON
+  const bool d_model_given = app.get_option("--d-model")->count() > 0,
+             layers_given = app.get_option("--layers")->count() > 0;
 
   try {
-    if (!weights.empty() && (d_model_opt->count() > 0 || layers_opt->count() > 0))
-      throw std::invalid_argument(
-          "--weights " + weights + " sets D and the number of layers; do not give " +
-          std::string(d_model_opt->count() > 0 ? "--d-model" : "--layers") + " with it");
-    // 1. tokens
-    const auto tokens = xenc::tokenize(sentence);
-    if (tokens.empty())
-      throw std::invalid_argument("--sentence is empty: no words in \"" + xenc::visible(sentence) +
-                                  "\"");
-    const auto vocab = xenc::Vocabulary::from_tokens(tokens);
-    const std::size_t T = tokens.size();
-
-    // 2. what the run needs, before anything is loaded, built or written: the model's sizes
-    //    (from the weights file's headers when given), its memory, and the size of each output
-    std::size_t ff = 4 * d_model;
-    bool final_norm = false;
-    const xenc::LoadLimits limits = xenc_app::limits_for_memory(guard.max_memory_mb);
-    double file_parameters = 0;
-    if (!weights.empty()) {
-      const xenc_app::WeightsShape w = xenc_app::weights_shape(weights, limits);
-      d_model = w.d_model;
-      layers = w.num_layers;
-      ff = w.dim_feedforward;
-      final_norm = w.final_norm;
-      file_parameters = w.parameters;
-    }
-    xenc::EncoderModelConfig cfg;
-    cfg.vocab_size = vocab.size();
-    cfg.layer.d_model = d_model;
-    cfg.layer.nhead = heads;
-    cfg.layer.dim_feedforward = ff;
-    cfg.final_norm = final_norm;
-    cfg.layer.dropout = 0.0f;
-    cfg.num_layers = layers;
-    cfg.position = xenc::parse_position_kind(position);
-    cfg.max_len = std::max<std::size_t>(64, T);
-    cfg.seed = seed;
-    const double weights_count = double(layers) * double(heads) * double(T) * double(T);  // L·H·T²
-    // the forward with its trace; the file's state_dict while it is copied in; the JSON document
-    // (nlohmann keeps about 80 bytes per number)
-    const double need =
-        xenc::estimate_pass_cost(cfg, 1, T, xenc::Pass::traced_inference).peak_bytes +
-        4 * file_parameters + (json ? 80 * weights_count : 0.0);
-    guard.memory(need, "this model",
-                 "D = " + std::to_string(d_model) + ", " + std::to_string(layers) +
-                     " layers, F = " + std::to_string(ff) + ", T = " + std::to_string(T) +
-                     " tokens" + (weights.empty() ? "" : ", weights from " + weights),
-                 "use a smaller --d-model or --layers, or a shorter sentence");
-    // about 75 bytes per heatmap cell (a <rect> and its colour), 10 per JSON number, one column
-    // per key in the text tables
-    const std::string advice = "a shorter --sentence (" + std::to_string(T) +
-                               " tokens), fewer --layers or "
-                               "--heads, or a higher --max-output-mb";
-    if (!svg_dir.empty()) {
-      guard.output(75.0 * weights_count + 20e3,
-                   svg_dir + "/attention_all.svg (" + std::to_string(layers * heads) +
-                       " heatmaps of " + std::to_string(T) + " x " + std::to_string(T) + ")",
-                   advice);
-      std::filesystem::create_directories(
-          svg_dir);  // an unusable directory fails here, before the work
-    }
-    const std::size_t w0 = attention_map::column_width(tokens);
-    guard.output(json ? 10.0 * weights_count : weights_count * double(w0 + 1),
-                 json ? "the JSON on standard output" : "the text tables on standard output",
-                 advice);
-
-    // 3. ids [1, T] (T checked above: the vocabulary's length limit raised to it), a seeded
-    //    model; the trace keeps each layer's attention weights [1, H, T, T]
-    const auto batch = vocab.encode_batch({sentence}, T);
-    xenc::EncoderModel model(cfg);
-    if (!weights.empty())  // checks every key and shape; messages name the file and the key
-      model.encoder = xenc::load_transformer_encoder(weights, heads, xenc::Activation::relu,
-                                                     /*norm_first=*/false, 1e-5f, limits);
-    xenc::NoGradGuard no_grad;
-    xenc::ModelTrace trace;
-    model.forward(batch.ids, batch.padding_mask, &trace);  // N x [1, H, T, T]
-
-    // 4. JSON for bertviz, or text tables (report.hpp); 5. the figures
-    attention_map::Run run{sentence, position, weights,
-                           tokens,   d_model,  heads,
-                           layers,   seed,     trace.encoder.attention_weights};
-    if (json)
+    const attention_map::Run run = attention_map::run_experiment(c, d_model_given, layers_given);
+    // JSON for bertviz, or text tables (report.hpp); the figures
+    if (c.json)
       std::cout << attention_map::to_json(run) << "\n";
     else
       std::cout << attention_map::table_text(run);
-    if (!svg_dir.empty()) {
-      const std::size_t n = attention_map::write_figures(run, svg_dir);
-      if (!json)
-        std::cout << "\nWrote " << n << " heatmaps to " << svg_dir
-                  << "/attention_layer<l>_head<h>.svg and all of them to " << svg_dir
+    if (!c.svg_dir.empty()) {
+      const std::size_t n = attention_map::write_figures(run, c.svg_dir);
+      if (!c.json)
+        std::cout << "\nWrote " << n << " heatmaps to " << c.svg_dir
+                  << "/attention_layer<l>_head<h>.svg and all of them to " << c.svg_dir
                   << "/attention_all.svg\n";
     }
   } catch (const std::exception& e) {

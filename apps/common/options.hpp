@@ -22,13 +22,14 @@
 // only where a program's limit demands it: `why` says so in the record.
 //
 // Adding an option to every training program (xenc-train-order, xenc-extrapolate and the web
-// page's training tab) is one file: its member in FitGroupOptions (or TrainedModelOptions) and its
-// record in fit_records (or model_records); apps/README.md shows it.
+// page's training tab) is one line: its line in XENC_FIT_OPTIONS, which makes both the member of
+// FitGroupOptions and the record of fit_records; apps/README.md shows it.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -48,7 +49,8 @@ struct Range {
   double lo = 0, hi = 0;
   bool positive = false;
   std::vector<std::string> choices = {};
-  bool on = true;  ///< false: the option is not offered here (a page-only or CLI-only option)
+  bool on = true;       ///< false: the option is not offered here (a page-only or CLI-only option)
+  bool needed = false;  ///< the command line must give it (CLI11's required())
 };
 
 inline Range whole(double lo, double hi) { return {Range::whole, lo, hi}; }
@@ -60,6 +62,11 @@ inline Range text(std::vector<std::string> choices = {}) {
   return {Range::text, 0, 0, false, std::move(choices)};
 }
 inline Range list(double lo = 0, double hi = 0) { return {Range::list, lo, hi}; }
+/// `r`, and the command line must give it (e.g. xenc-encode's --weights).
+inline Range required(Range r) {
+  r.needed = true;
+  return r;
+}
 /// Not offered (on the web page, or on the command line).
 inline Range absent() {
   Range r;
@@ -70,9 +77,10 @@ inline Range absent() {
 /// The member a record fills, reached through the program's options `O` (nested members too:
 /// XENC_FIELD(O, out.json)).
 template <class O>
-using Field = std::variant<int& (*)(O&), unsigned& (*)(O&), std::size_t& (*)(O&), double& (*)(O&),
-                           float& (*)(O&), bool& (*)(O&), std::string& (*)(O&),
-                           std::vector<int>& (*)(O&), std::vector<std::string>& (*)(O&)>;
+using Field =
+    std::variant<int& (*)(O&), unsigned& (*)(O&), std::size_t& (*)(O&), double& (*)(O&),
+                 float& (*)(O&), bool& (*)(O&), std::string& (*)(O&), std::vector<int>& (*)(O&),
+                 std::vector<std::size_t>& (*)(O&), std::vector<std::string>& (*)(O&)>;
 #define XENC_FIELD(O, member) +[](O& o) -> decltype(auto) { return (o.member); }
 
 template <class O>
@@ -89,6 +97,25 @@ struct OptionRecord {
 
 // ---- the groups ---------------------------------------------------------------------------------
 
+// The fit group (the optimiser and the batches, training.hpp's FitOptions, and the seed of
+// everything random), one line per option:
+//
+//     X(type, member, default, flag, JSON key, echo key, help, command-line range, page range)
+//
+// FitGroupOptions (the members) and fit_records (the records) are both made from this list, so
+// adding a line here adds the member, the flag, the page key and the echo to every training
+// program (apps/README.md shows it). `batch_help` is fit_records' argument: what a batch holds.
+// clang-format off
+#define XENC_FIT_OPTIONS(X)                                                                                                                                       \
+  X(int,      epochs,       6,    "--epochs",       "epochs",       "epochs",         "passes over the training set",                   whole(1, 1000),         whole(1, 30))       \
+  X(int,      batch_size,   32,   "--batch-size",   "batch_size",   "batch_size",     batch_help,                                       whole(1, 4096),         whole(1, 256))      \
+  X(int,      warmup,       100,  "--warmup",       "warmup",       "warmup_steps",   "learning-rate warm-up steps",                    whole(0, 100000),       absent())           \
+  X(double,   lr,           3e-3, "--lr",           "lr",           "lr",             "peak learning rate (AdamW)",                     real(1e-6, 1.0, true),  absent())           \
+  X(double,   weight_decay, 0.01, "--weight-decay", "weight_decay", "weight_decay",   "AdamW's decoupled weight decay",                 real(0.0, 1.0),         absent())           \
+  X(double,   clip,         1.0,  "--clip",         "clip",         "clip_grad_norm", "clip the gradient norm to this",                 real(1e-6, 1e6, true),  absent())           \
+  X(unsigned, seed,         0,    "--seed",         "seed",         "seed",           "seed of the data, the weights and the batches",  whole(0, 4294967295.0), whole(0, 4294967295.0))
+// clang-format on
+
 /// The members of the training programs' model and fit groups (model_records(Use::training),
 /// fit_records): their Options derive from these, and each program's constructor sets its own
 /// defaults. The defaults here are xenc-train-order's.
@@ -96,9 +123,9 @@ struct TrainedModelOptions {
   int d_model = 32, heads = 4, ff = 64, layers = 2;
 };
 struct FitGroupOptions {
-  int epochs = 6, batch_size = 32, warmup = 100;
-  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
-  unsigned seed = 0;
+#define XENC_FIT_MEMBER(type, member, init, ...) type member = init;
+  XENC_FIT_OPTIONS(XENC_FIT_MEMBER)
+#undef XENC_FIT_MEMBER
 };
 
 /// Why the training programs take a smaller model than the inference ones (1..4096 D, 256 heads,
@@ -136,26 +163,14 @@ std::vector<OptionRecord<O>> model_records(Use use) {
   };
 }
 
-/// The optimiser and the batches (training.hpp's FitOptions), and the seed of everything random.
-/// `batch` names what a batch holds ("sentences", "sequences").
+/// The fit group's records (XENC_FIT_OPTIONS). `batch_help` names what a batch holds
+/// ("sentences per step", "sequences per step").
 template <class O>
 std::vector<OptionRecord<O>> fit_records(const char* batch_help) {
-  return {
-      {"--epochs", "epochs", "epochs", "passes over the training set", whole(1, 1000), whole(1, 30),
-       XENC_FIELD(O, epochs)},
-      {"--batch-size", "batch_size", "batch_size", batch_help, whole(1, 4096), whole(1, 256),
-       XENC_FIELD(O, batch_size)},
-      {"--warmup", "warmup", "warmup_steps", "learning-rate warm-up steps", whole(0, 100000),
-       absent(), XENC_FIELD(O, warmup)},
-      {"--lr", "lr", "lr", "peak learning rate (AdamW)", real(1e-6, 1.0, true), absent(),
-       XENC_FIELD(O, lr)},
-      {"--weight-decay", "weight_decay", "weight_decay", "AdamW's decoupled weight decay",
-       real(0.0, 1.0), absent(), XENC_FIELD(O, weight_decay)},
-      {"--clip", "clip", "clip_grad_norm", "clip the gradient norm to this", real(1e-6, 1e6, true),
-       absent(), XENC_FIELD(O, clip)},
-      {"--seed", "seed", "seed", "seed of the data, the weights and the batches",
-       whole(0, 4294967295.0), whole(0, 4294967295.0), XENC_FIELD(O, seed)},
-  };
+#define XENC_FIT_RECORD(type, member, init, flag, key, echo, help, cli, page) \
+  {flag, key, echo, help, cli, page, XENC_FIELD(O, member)},
+  return {XENC_FIT_OPTIONS(XENC_FIT_RECORD)};
+#undef XENC_FIT_RECORD
 }
 
 /// --max-memory-mb: member max_memory_mb, as cli.hpp's Guard names it (the page has its own
@@ -169,14 +184,32 @@ std::vector<OptionRecord<O>> memory_records() {
   };
 }
 
+/// --max-output-mb: member max_output_mb (Guard's), the largest file or standard output.
+template <class O>
+std::vector<OptionRecord<O>> output_limit_records() {
+  return {
+      {"--max-output-mb", "max_output_mb", nullptr,
+       "refuse to write a file (or print output) larger than this (estimated, MiB)",
+       whole(1, 100000), absent(), XENC_FIELD(O, max_output_mb)},
+  };
+}
+
+/// --max-minutes: member max_minutes (Guard's), the time limit of a program that trains.
+template <class O>
+std::vector<OptionRecord<O>> time_limit_records() {
+  return {
+      {"--max-minutes", "max_minutes", nullptr,
+       "refuse work whose estimated run time exceeds this (minutes)", real(0, 0, true), absent(),
+       XENC_FIELD(O, max_minutes)},
+  };
+}
+
 /// --max-memory-mb and --max-minutes (a program that trains): members max_memory_mb and
 /// max_minutes.
 template <class O>
 std::vector<OptionRecord<O>> guard_records() {
   std::vector<OptionRecord<O>> r = memory_records<O>();
-  r.push_back({"--max-minutes", "max_minutes", nullptr,
-               "refuse work whose estimated run time exceeds this (minutes)", real(0, 0, true),
-               absent(), XENC_FIELD(O, max_minutes)});
+  for (auto& t : time_limit_records<O>()) r.push_back(t);
   return r;
 }
 
@@ -196,6 +229,29 @@ std::vector<OptionRecord<O>> records_of(
   std::vector<OptionRecord<O>> all;
   for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
   return all;
+}
+
+/// A program that takes some records of a group (xenc-attention-map's --d-model, --heads and
+/// --layers of model_records): `flag`, with the program's own `help` where it says more, and
+/// required on the command line where `needed`.
+struct Pick {
+  const char* flag;
+  const char* help = nullptr;
+  bool needed = false;
+};
+template <class O>
+std::vector<OptionRecord<O>> pick(const std::vector<OptionRecord<O>>& group,
+                                  std::initializer_list<Pick> picks) {
+  std::vector<OptionRecord<O>> chosen;
+  for (const Pick& p : picks) {
+    auto it = std::find_if(group.begin(), group.end(),
+                           [&](const OptionRecord<O>& r) { return std::string(r.flag) == p.flag; });
+    if (it == group.end()) throw std::logic_error(std::string("pick: no record ") + p.flag);
+    chosen.push_back(*it);
+    if (p.help) chosen.back().help = p.help;
+    if (p.needed) chosen.back().cli = required(chosen.back().cli);
+  }
+  return chosen;
 }
 
 // ---- the three loops ----------------------------------------------------------------------------
@@ -218,15 +274,19 @@ std::vector<CLI::Option*> add_options(CLI::App& app, O& o,
           } else {
             opt = app.add_option(r.flag, value, r.help);
             if constexpr (std::is_same_v<T, std::vector<int>> ||
+                          std::is_same_v<T, std::vector<std::size_t>> ||
                           std::is_same_v<T, std::vector<std::string>>)
               opt->delimiter(',');
+            if (r.cli.needed) opt->required();
             if (r.cli.kind == Range::real && r.cli.positive) opt->check(positive_float());
             if (r.cli.kind == Range::whole || (r.cli.kind == Range::list && r.cli.hi > 0))
               opt->check(whole_range(std::int64_t(r.cli.lo), std::int64_t(r.cli.hi)));
             if (r.cli.kind == Range::real && r.cli.hi > 0)
               opt->check(CLI::Range(r.cli.lo, r.cli.hi));
             if (!r.cli.choices.empty()) opt->check(CLI::IsMember(r.cli.choices));
-            if constexpr (!std::is_same_v<T, std::vector<std::string>>) opt->capture_default_str();
+            if constexpr (!std::is_same_v<T, std::vector<std::string>> &&
+                          !std::is_same_v<T, std::vector<std::size_t>>)
+              if (!r.cli.needed) opt->capture_default_str();
           }
           added.push_back(opt);
         },

@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "../common/cli.hpp"
+#include "options.hpp"
 
 #include "xenc/core/random.hpp"
 #include "xenc/io/state_dict.hpp"
@@ -33,46 +34,22 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Build (and optionally train) an xencoder TransformerEncoder; save its state_dict (.npz)"};
   xenc_app::add_version(app, "xenc-init-encoder");
-  xenc::EncoderLayerConfig config;
-  config.dropout = 0.0f;
-  std::size_t layers = 2, train_steps = 0;
-  std::uint32_t seed = 0;
-  std::string activation = "relu", output;
-  bool final_norm = false, compressed = false;
-  app.add_option("--layers", layers, "number of encoder layers")
-      ->check(xenc_app::whole_range(1, 48))
-      ->capture_default_str();
-  app.add_option("--d-model", config.d_model, "D")
-      ->required()
-      ->check(xenc_app::whole_range(1, 4096));
-  app.add_option("--heads", config.nhead, "H (must divide D)")
-      ->required()
-      ->check(xenc_app::whole_range(1, 256));
-  app.add_option("--dim-feedforward", config.dim_feedforward, "F")
-      ->required()
-      ->check(xenc_app::whole_range(1, 65536));
-  app.add_option("--activation", activation)
-      ->check(CLI::IsMember({"relu", "gelu"}))
-      ->capture_default_str();
-  app.add_flag("--norm-first", config.norm_first, "pre-norm layers");
-  app.add_flag("--final-norm", final_norm, "a LayerNorm after the last layer (\"norm.*\")");
-  app.add_option("--layer-norm-eps", config.layer_norm_eps, "eps of every LayerNorm (finite, > 0)")
-      ->check(xenc_app::positive_float())
-      ->capture_default_str();
-  app.add_option("--seed", seed, "initialisation seed")
-      ->check(xenc_app::whole_range(0, 4294967295LL))
-      ->capture_default_str();
-  app.add_option("--train-steps", train_steps, "Adam steps on the toy task")
-      ->check(xenc_app::whole_range(0, 100000))
-      ->capture_default_str();
-  app.add_flag("--compressed", compressed, "deflate the members (numpy.savez_compressed)");
-  app.add_option("--output", output, "W.npz")->required();
-  xenc_app::Guard guard;
-  xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kTime);
+  encode_app::InitOptions o;
+  xenc_app::add_options(app, o, encode_app::init_records());
   CLI11_PARSE(app, argc, argv);
 
+  const std::size_t layers = o.layers, train_steps = o.train_steps;
+  const bool final_norm = o.final_norm;
+  const xenc_app::Guard& guard = o;
   try {
-    config.activation = xenc::parse_activation(activation);
+    xenc::EncoderLayerConfig config;
+    config.d_model = o.d_model;
+    config.nhead = o.heads;
+    config.dim_feedforward = o.ff;
+    config.dropout = 0.0f;
+    config.norm_first = o.norm_first;
+    config.layer_norm_eps = o.layer_norm_eps;
+    config.activation = xenc::parse_activation(o.activation);
     // refuse work over the limits before allocating anything: the memory of a training step
     // (weights, gradients, Adam's moments, the caches of the toy batch [4, 6, D]) or of the
     // weights alone, plus the state_dict copy and its .npy bytes written out; and the time of
@@ -92,7 +69,7 @@ int main(int argc, char** argv) {
                  "a smaller --d-model, --dim-feedforward or --layers");
     guard.time(double(train_steps) * cost.flops, std::to_string(train_steps) + " training steps",
                sizes, "fewer --train-steps, a smaller model, or a higher --max-minutes");
-    xenc::Rng rng(seed);
+    xenc::Rng rng(o.seed);
     xenc::TransformerEncoder encoder(config, layers, rng, final_norm);
 
     if (train_steps > 0) {
@@ -143,11 +120,11 @@ int main(int argc, char** argv) {
       encoder.eval();
     }
 
-    xenc::save_state_dict(output, encoder, compressed);
+    xenc::save_state_dict(o.output, encoder, o.compressed);
     std::cout << "init_encoder: " << encoder.num_layers() << " layer(s), D = " << config.d_model
               << ", H = " << config.nhead << ", F = " << config.dim_feedforward << ", "
               << encoder.state_dict().size() << " tensors (" << encoder.num_parameters()
-              << " parameters) written to " << output << "\n";
+              << " parameters) written to " << o.output << "\n";
   } catch (const std::exception& e) {
     return xenc_app::report_error("xenc-init-encoder", e);
   }

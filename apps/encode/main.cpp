@@ -24,6 +24,7 @@
 
 #include "../common/cli.hpp"
 #include "../common/weights.hpp"
+#include "options.hpp"
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
@@ -35,14 +36,7 @@
 
 namespace {
 
-struct Options {
-  std::string weights, input, padding_mask, output;
-  std::size_t heads = 0;
-  std::string activation = "relu";
-  bool norm_first = false;
-  float layer_norm_eps = 1e-5f;
-  xenc_app::Guard guard;
-};
+using Options = encode_app::EncodeOptions;
 
 // The memory and time of the whole run, from the headers of both files before either is loaded:
 // the weights twice (the loaded state_dict and the encoder), X as read and as [B, T, D], Y and
@@ -76,16 +70,16 @@ RunCost check_resources(const Options& opt, const xenc::NpyHeader& x,
       ", F = " + std::to_string(w.dim_feedforward) + ", " +
       std::to_string(std::size_t(w.parameters)) + " parameters in " + opt.weights + "; X " +
       xenc::shape_str(x.shape) + ": B = " + std::to_string(B) + ", T = " + std::to_string(T);
-  opt.guard.memory(cost.peak_bytes + 4 * w.parameters + io, "this run", sizes,
-                   "a shorter or smaller --input, smaller weights, or a higher --max-memory-mb");
-  opt.guard.time(cost.flops, "this run", sizes, kTimeAdvice);
+  opt.memory(cost.peak_bytes + 4 * w.parameters + io, "this run", sizes,
+             "a shorter or smaller --input, smaller weights, or a higher --max-memory-mb");
+  opt.time(cost.flops, "this run", sizes, kTimeAdvice);
   return {cfg, cost.flops, sizes};
 }
 
 int run(const Options& opt) {
   // 0. What the run will need, from the files' headers (nothing loaded yet).
   const xenc::Activation activation = xenc::parse_activation(opt.activation);
-  const xenc::LoadLimits limits = xenc_app::limits_for_memory(opt.guard.max_memory_mb);
+  const xenc::LoadLimits limits = xenc_app::limits_for_memory(opt.max_memory_mb);
   const RunCost cost = check_resources(opt, xenc::load_npy_header(opt.input, limits),
                                        xenc_app::weights_shape(opt.weights, limits));
 
@@ -127,12 +121,12 @@ int run(const Options& opt) {
   xenc::Tensor3 y;
   {
     xenc::NoGradGuard no_grad;
-    if (opt.guard.worth_measuring(cost.flops, T)) {
+    if (opt.worth_measuring(cost.flops, T)) {
       const std::size_t T0 = xenc_app::Guard::kSamplePositions;
       const xenc::Tensor3 x0 = xt::view(x, xt::range(0, 1), xt::range(0, T0), xt::all());
       xenc::Mask2 mask0;
       if (mask.size() != 0) mask0 = xt::view(mask, xt::range(0, 1), xt::range(0, T0));
-      opt.guard.time_measured(
+      opt.time_measured(
           cost.flops, xenc::estimate_pass_cost(cost.config, 1, T0, xenc::Pass::inference).flops,
           [&] { encoder.forward(x0, mask0); }, "this run", cost.sizes, kTimeAdvice);
     }
@@ -168,24 +162,7 @@ int main(int argc, char** argv) {
       "writes Y (.npy)"};
   xenc_app::add_version(app, "xenc-encode");
   Options opt;
-  app.add_option("--weights", opt.weights,
-                 "W.npz: state_dict of torch.nn.TransformerEncoder or TransformerEncoderLayer")
-      ->required();
-  app.add_option("--heads", opt.heads, "H: number of attention heads (nhead), must divide D")
-      ->required()
-      ->check(xenc_app::whole_range(1, 65536));
-  xenc_app::add_checked(app, "--activation", opt.activation, "feed-forward activation",
-                        CLI::IsMember({"relu", "gelu"}));
-  app.add_flag("--norm-first", opt.norm_first, "pre-norm layers (PyTorch's norm_first=True)");
-  xenc_app::add_checked(app, "--layer-norm-eps", opt.layer_norm_eps,
-                        "eps of every LayerNorm (finite, > 0)", xenc_app::positive_float());
-  app.add_option("--input", opt.input, "X.npy: [T, D] or [B, T, D], float32 or float64")
-      ->required();
-  app.add_option("--padding-mask", opt.padding_mask,
-                 "M.npy: bool [B, T] or [T], true = padding (src_key_padding_mask)");
-  app.add_option("--output", opt.output, "Y.npy: float32, X's shape")->required();
-  opt.guard.max_minutes = 1;  // one forward pass: quick, or refused unless --max-minutes is raised
-  xenc_app::add_guard_options(app, opt.guard, xenc_app::kMemory | xenc_app::kTime);
+  xenc_app::add_options(app, opt, encode_app::encode_records());
   CLI11_PARSE(app, argc, argv);
   try {
     run(opt);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -67,138 +68,188 @@ double chance_margin(const Result& res, std::size_t& n, std::size_t& length) {
 
 }  // namespace
 
-std::vector<std::string> conclusions(const Result& res) {
+namespace conclusion_rules {
+
+Context context(const Result& res) {
   const Options& o = res.options;
-  const std::vector<SchemeResult>& results = res.schemes;
-  const double chance = res.chance;
-  const double tol = o.tolerance / 100.0;
-  const std::size_t L = std::size_t(o.train_length);
-  const std::size_t longest = results.front().lengths.back().length;
-  const std::string tol_txt = fmt("%g", o.tolerance) + " points";
-  const std::string longest_txt = "length " + std::to_string(longest) + " (" +
-                                  fmt("%g", double(longest) / double(L)) + " x L_train)";
-  std::size_t fewest = 0, fewest_at = 0;
-  const double margin = chance_margin(res, fewest, fewest_at);
-  const std::string margin_txt = points(margin) + " points";
-  const double halfway = chance + (1.0 - chance) / 2.0;  // below: the task is learned only partly
-  std::vector<std::string> out;
-  {
-    std::string m = "Clearly above chance means more than " + margin_txt +
-                    " above 1/V = " + pct(chance) + ": the larger of --tolerance (" + tol_txt + ")";
-    if (fewest > 0)
-      m += " and three standard errors of guessing on the " + std::to_string(fewest) +
-           " positions tested at length " + std::to_string(fewest_at) + " (" +
-           points(3.0 * std::sqrt(chance * (1.0 - chance) / double(fewest))) + " points)";
-    out.push_back(m + ".");
+  Context c;
+  c.chance = res.chance;
+  c.tol = o.tolerance / 100.0;
+  c.L = std::size_t(o.train_length);
+  c.longest = res.schemes.front().lengths.back().length;
+  c.tol_txt = fmt("%g", o.tolerance) + " points";
+  c.longest_txt = "length " + std::to_string(c.longest) + " (" +
+                  fmt("%g", double(c.longest) / double(c.L)) + " x L_train)";
+  c.margin = chance_margin(res, c.fewest, c.fewest_at);
+  c.margin_txt = points(c.margin) + " points";
+  c.halfway = c.chance + (1.0 - c.chance) / 2.0;
+  c.copy_left = o.rule == "copy_left";
+  return c;
+}
+
+std::string margin(const Context& c) {
+  std::string m = "Clearly above chance means more than " + c.margin_txt +
+                  " above 1/V = " + pct(c.chance) + ": the larger of --tolerance (" + c.tol_txt +
+                  ")";
+  if (c.fewest > 0)
+    m += " and three standard errors of guessing on the " + std::to_string(c.fewest) +
+         " positions tested at length " + std::to_string(c.fewest_at) + " (" +
+         points(3.0 * std::sqrt(c.chance * (1.0 - c.chance) / double(c.fewest))) + " points)";
+  return m + ".";
+}
+
+std::optional<Verdict> unreadable(const SchemeResult& r, const Context& c) {
+  std::vector<std::size_t> missing;
+  for (const auto& l : r.lengths)
+    if (!l.available) missing.push_back(l.length);
+  if (missing.empty()) return std::nullopt;
+  const double a0 = at(r, c.L).accuracy;
+  Verdict v;
+  v.learned = a0 > c.chance + c.margin;
+  v.sentence = r.name + ": " + pct(a0) + " at length " + std::to_string(c.L) +
+               "; no embedding beyond its table (max_len = " + std::to_string(r.max_len) +
+               "), so it cannot read length" + (missing.size() > 1 ? "s " : " ") +
+               lengths_list(missing) +
+               (missing.size() > 1 ? " (the library refuses them with a shape_error)."
+                                   : " (the library refuses it with a shape_error).");
+  return v;
+}
+
+std::optional<Verdict> at_chance(const SchemeResult& r, const Context& c) {
+  double lo = 1.0, hi = 0.0;
+  for (const auto& l : r.lengths) {
+    lo = std::min(lo, l.accuracy);
+    hi = std::max(hi, l.accuracy);
   }
-  std::vector<std::string> kept;
-  std::size_t learned_task = 0;  // schemes clearly above chance at L_train (not held at a cap)
+  if (!(lo >= c.chance - c.margin && hi <= c.chance + c.margin)) return std::nullopt;
+  Verdict v;
+  v.sentence = r.name + " is at chance at every length: from " + pct(lo) + " to " + pct(hi) +
+               ", within " + c.margin_txt + " of 1/V = " + pct(c.chance) + ".";
+  return v;
+}
+
+std::optional<Verdict> not_learned(const SchemeResult& r, const Context& c) {
+  const double a0 = at(r, c.L).accuracy;
+  if (a0 > c.chance + c.margin) return std::nullopt;
+  Verdict v;
+  v.sentence = r.name + " did not learn the task: " + pct(a0) + " at length " +
+               std::to_string(c.L) + ", within " + c.margin_txt + " of chance (" + pct(c.chance) +
+               ").";
+  return v;
+}
+
+// "83.0% at length 16, 41.0% at length 128 (8 x L_train)"
+std::string both(const SchemeResult& r, const Context& c) {
+  return pct(at(r, c.L).accuracy) + " at length " + std::to_string(c.L) + ", " +
+         pct(r.lengths.back().accuracy) + " at " + c.longest_txt;
+}
+
+std::optional<Verdict> symmetry_cap(const SchemeResult& r, const Context& c) {
+  if (!c.copy_left || r.name != "alibi") return std::nullopt;
+  // the encoder's ALiBi is symmetric: the apps' README calls this its symmetry cap
+  Verdict v;
+  v.capped = true;
+  v.sentence = r.name + " is held at its symmetry cap, not by length: " + both(r, c) +
+               ". Its encoder bias -slope * |i - j| is the same k places to the left and k "
+               "places to the right, so it cannot tell left from right, and copy_left (the "
+               "symbol k places to the left) is beyond it at every length: these numbers say "
+               "nothing about extrapolation.";
+  return v;
+}
+
+Verdict learned(const SchemeResult& r, const Context& c) {
+  const double a0 = at(r, c.L).accuracy;
+  const LengthResult& last = r.lengths.back();
+  Verdict v;
+  v.learned = v.compared = true;
+  std::string prefix = r.name;
+  if (r.max_len > c.L)
+    prefix += " (rows " + std::to_string(c.L) + " to " + std::to_string(r.max_len - 1) +
+              " of its position table were never trained: they keep their random initial values)";
+  const bool last_above = last.accuracy > c.chance + c.margin;
+  const std::string near_chance =
+      last_above ? "" : ", not clearly above chance at length " + std::to_string(c.longest);
+  const double drop = a0 - last.accuracy;
+  if (a0 < c.halfway) {
+    v.sentence = prefix + " learned the task only partly: " + pct(a0) + " at length " +
+                 std::to_string(c.L) + ", below " + pct(c.halfway) +
+                 " (halfway from chance to 100%), so its " + pct(last.accuracy) + " at " +
+                 c.longest_txt + near_chance + " says little about extrapolation.";
+  } else if (drop <= c.tol && last_above) {
+    v.kept = true;
+    v.sentence = prefix + " keeps its accuracy: " + both(r, c) + ", within " + c.tol_txt + ".";
+  } else if (drop <= c.tol) {
+    v.sentence = prefix + " stays just above chance: " + both(r, c) + near_chance + ".";
+  } else {
+    std::size_t first = 0;
+    for (const auto& l : r.lengths)
+      if (l.length > c.L && a0 - l.accuracy > c.tol) {
+        first = l.length;
+        break;
+      }
+    v.sentence = prefix + " degrades: " + both(r, c) + " (" + points(drop) + " points lower)" +
+                 near_chance + "; first more than " + c.tol_txt + " below at length " +
+                 std::to_string(first) + ".";
+  }
+  return v;
+}
+
+Verdict scheme(const SchemeResult& r, const Context& c) {
+  for (auto rule : {unreadable, at_chance, not_learned, symmetry_cap})
+    if (auto v = rule(r, c)) return *v;
+  return learned(r, c);
+}
+
+std::vector<std::string> summary(const std::vector<SchemeResult>& results,
+                                 const std::vector<Verdict>& verdicts, const Context& c) {
+  std::vector<std::string> kept, out;
+  std::size_t learned_task = 0;
   bool capped = false;
   std::string best;
   double best_acc = -1.0;
-  for (const auto& r : results) {
-    const double a0 = at(r, L).accuracy;
-    std::vector<std::size_t> missing;
-    double lo = 1.0, hi = 0.0;
-    for (const auto& l : r.lengths)
-      if (!l.available)
-        missing.push_back(l.length);
-      else {
-        lo = std::min(lo, l.accuracy);
-        hi = std::max(hi, l.accuracy);
-      }
-    if (!missing.empty()) {
-      learned_task += a0 > chance + margin;
-      out.push_back(r.name + ": " + pct(a0) + " at length " + std::to_string(L) +
-                    "; no embedding beyond its table (max_len = " + std::to_string(r.max_len) +
-                    "), so it cannot read length" + (missing.size() > 1 ? "s " : " ") +
-                    lengths_list(missing) +
-                    (missing.size() > 1 ? " (the library refuses them with a shape_error)."
-                                        : " (the library refuses it with a shape_error)."));
-      continue;
-    }
-    const LengthResult& last = r.lengths.back();
-    if (lo >= chance - margin && hi <= chance + margin) {
-      out.push_back(r.name + " is at chance at every length: from " + pct(lo) + " to " + pct(hi) +
-                    ", within " + margin_txt + " of 1/V = " + pct(chance) + ".");
-      continue;
-    }
-    if (a0 <= chance + margin) {
-      out.push_back(r.name + " did not learn the task: " + pct(a0) + " at length " +
-                    std::to_string(L) + ", within " + margin_txt + " of chance (" + pct(chance) +
-                    ").");
-      continue;
-    }
-    const std::string both = pct(a0) + " at length " + std::to_string(L) + ", " +
-                             pct(last.accuracy) + " at " + longest_txt;
-    if (o.rule == "copy_left" && r.name == "alibi") {
-      // the encoder's ALiBi is symmetric: the apps' README calls this its symmetry cap
-      out.push_back(r.name + " is held at its symmetry cap, not by length: " + both +
-                    ". Its encoder bias -slope * |i - j| is the same k places to the left and k "
-                    "places to the "
-                    "right, so it cannot tell left from right, and copy_left (the symbol k places "
-                    "to the left) is "
-                    "beyond it at every length: these numbers say nothing about extrapolation.");
-      capped = true;
-      continue;
-    }
-    ++learned_task;
-    if (last.accuracy > best_acc) {
-      best_acc = last.accuracy;
-      best = r.name;
-    }
-    std::string prefix = r.name;
-    if (r.max_len > L)
-      prefix += " (rows " + std::to_string(L) + " to " + std::to_string(r.max_len - 1) +
-                " of its position table were never trained: they keep their random initial values)";
-    const bool last_above = last.accuracy > chance + margin;
-    const std::string near_chance =
-        last_above ? "" : ", not clearly above chance at length " + std::to_string(longest);
-    if (a0 < halfway) {
-      out.push_back(prefix + " learned the task only partly: " + pct(a0) + " at length " +
-                    std::to_string(L) + ", below " + pct(halfway) +
-                    " (halfway from chance to 100%), so its " + pct(last.accuracy) + " at " +
-                    longest_txt + near_chance + " says little about extrapolation.");
-      continue;
-    }
-    const double drop = a0 - last.accuracy;
-    if (drop <= tol && last_above) {
-      kept.push_back(r.name);
-      out.push_back(prefix + " keeps its accuracy: " + both + ", within " + tol_txt + ".");
-    } else if (drop <= tol) {
-      out.push_back(prefix + " stays just above chance: " + both + near_chance + ".");
-    } else {
-      std::size_t first = 0;
-      for (const auto& l : r.lengths)
-        if (l.length > L && a0 - l.accuracy > tol) {
-          first = l.length;
-          break;
-        }
-      out.push_back(prefix + " degrades: " + both + " (" + points(drop) + " points lower)" +
-                    near_chance + "; first more than " + tol_txt + " below at length " +
-                    std::to_string(first) + ".");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Verdict& v = verdicts[i];
+    learned_task += v.learned;
+    capped = capped || v.capped;
+    if (v.kept) kept.push_back(results[i].name);
+    if (v.compared && results[i].lengths.back().accuracy > best_acc) {
+      best_acc = results[i].lengths.back().accuracy;
+      best = results[i].name;
     }
   }
-  if (learned_task == 0) {
-    out.push_back("No scheme learned the task well enough to compare: at length " +
-                  std::to_string(L) + " none is clearly above chance (" + pct(chance) + ")" +
-                  (capped ? ", apart from one held at its symmetry cap" : "") +
-                  "; train longer (--epochs, --train-sequences).");
-    return out;
-  }
+  if (learned_task == 0)
+    return {"No scheme learned the task well enough to compare: at length " + std::to_string(c.L) +
+            " none is clearly above chance (" + pct(c.chance) + ")" +
+            (capped ? ", apart from one held at its symmetry cap" : "") +
+            "; train longer (--epochs, --train-sequences)."};
   if (kept.empty())
-    out.push_back("No scheme that learned the task stays within " + tol_txt + " of its length-" +
-                  std::to_string(L) + " accuracy at " + longest_txt + ".");
+    out.push_back("No scheme that learned the task stays within " + c.tol_txt + " of its length-" +
+                  std::to_string(c.L) + " accuracy at " + c.longest_txt + ".");
   else
-    out.push_back("Within " + tol_txt + " of their length-" + std::to_string(L) + " accuracy at " +
-                  longest_txt + ": " + and_list(kept) + ".");
-  if (!best.empty() && best_acc > chance + margin)
-    out.push_back("Best at length " + std::to_string(longest) + ": " + best + " (" + pct(best_acc) +
-                  ").");
+    out.push_back("Within " + c.tol_txt + " of their length-" + std::to_string(c.L) +
+                  " accuracy at " + c.longest_txt + ": " + and_list(kept) + ".");
+  if (!best.empty() && best_acc > c.chance + c.margin)
+    out.push_back("Best at length " + std::to_string(c.longest) + ": " + best + " (" +
+                  pct(best_acc) + ").");
   else if (!best.empty())
-    out.push_back("At length " + std::to_string(longest) +
+    out.push_back("At length " + std::to_string(c.longest) +
                   " no scheme is clearly above chance: the highest is " + best + " (" +
                   pct(best_acc) + ").");
+  return out;
+}
+
+}  // namespace conclusion_rules
+
+std::vector<std::string> conclusions(const Result& res) {
+  using namespace conclusion_rules;
+  const Context c = context(res);
+  std::vector<std::string> out{margin(c)};
+  std::vector<Verdict> verdicts;
+  for (const auto& r : res.schemes) {
+    verdicts.push_back(scheme(r, c));
+    out.push_back(verdicts.back().sentence);
+  }
+  for (auto& s : summary(res.schemes, verdicts, c)) out.push_back(s);
   return out;
 }
 

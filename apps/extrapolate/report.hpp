@@ -3,6 +3,8 @@
 // tests/apps/test_extrapolate_report.cpp checks the conclusions on hand-made Results.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +19,54 @@ std::string header_text(const Result& res);
 /// message for a length a model cannot read.
 std::string table_text(const Result& res);
 
-/// The conclusions, one sentence each, computed from the numbers.
+/// The conclusions, one sentence each, computed from the numbers: conclusion_rules::margin, one
+/// verdict per scheme (the first rule of scheme() that applies), then the summary.
 std::vector<std::string> conclusions(const Result& res);
+
+/// The rules conclusions() is made of, each testable alone on a hand-made Result.
+namespace conclusion_rules {
+
+/// What every rule reads, computed once from the Result: chance (1/V), --tolerance as a fraction
+/// and as text, the margin "clearly above chance" (chance_margin: where the fewest positions
+/// were tested), halfway from chance to 100%, L_train and the longest test length.
+struct Context {
+  double chance = 0, tol = 0, margin = 0, halfway = 0;
+  std::size_t L = 0, longest = 0, fewest = 0, fewest_at = 0;
+  std::string tol_txt, longest_txt, margin_txt;
+  bool copy_left = false;  ///< --rule copy_left (ALiBi's symmetry cap)
+};
+Context context(const Result& res);
+
+/// One scheme's sentence, and what the summary counts of it.
+struct Verdict {
+  std::string sentence;
+  bool learned = false;   ///< clearly above chance at L_train
+  bool capped = false;    ///< held at ALiBi's symmetry cap
+  bool kept = false;      ///< keeps its accuracy up to the longest length
+  bool compared = false;  ///< a candidate for "best at the longest length"
+};
+
+/// "Clearly above chance means more than ... points above 1/V ...".
+std::string margin(const Context& c);
+/// A learned table that cannot read some lengths (no embedding beyond it).
+std::optional<Verdict> unreadable(const SchemeResult& r, const Context& c);
+/// Within the margin of chance at every length.
+std::optional<Verdict> at_chance(const SchemeResult& r, const Context& c);
+/// Not clearly above chance at L_train.
+std::optional<Verdict> not_learned(const SchemeResult& r, const Context& c);
+/// ALiBi on copy_left: held at its symmetry cap.
+std::optional<Verdict> symmetry_cap(const SchemeResult& r, const Context& c);
+/// A scheme that learned the task: only partly, keeps its accuracy, stays just above chance, or
+/// degrades (from which length).
+Verdict learned(const SchemeResult& r, const Context& c);
+/// The first of unreadable, at_chance, not_learned, symmetry_cap that applies, else learned.
+Verdict scheme(const SchemeResult& r, const Context& c);
+/// The closing sentences: nothing learned, or who kept its accuracy and who is best at the
+/// longest length.
+std::vector<std::string> summary(const std::vector<SchemeResult>& results,
+                                 const std::vector<Verdict>& verdicts, const Context& c);
+
+}  // namespace conclusion_rules
 
 /// Accuracy against test length, one line per scheme (extrapolate_accuracy.svg).
 std::string accuracy_svg(const Result& res);

@@ -26,6 +26,7 @@
 
 #include "../common/cli.hpp"
 #include "experiment.hpp"
+#include "options.hpp"
 #include "report.hpp"
 
 int main(int argc, char** argv) {
@@ -33,28 +34,13 @@ int main(int argc, char** argv) {
       "xenc-pe-heatmap: the sinusoidal positional-encoding table PE(p, j) as an SVG heatmap,\n"
       "a CSV file, and an SVG line plot of chosen dimensions over the positions."};
   xenc_app::add_version(app, "xenc-pe-heatmap");
-  pe_heatmap::Options o;
-  std::string svg = "pe_heatmap.svg", csv = "pe_table.csv", lines = "pe_lines.svg";
-  xenc_app::add_checked(app, "--positions", o.positions, "number of positions p = 0 .. positions-1",
-                        xenc_app::whole_range(1, 10000));
-  xenc_app::add_checked(app, "--d-model", o.d_model, "D, the encoding size (even)",
-                        xenc_app::whole_range(1, 8192));
-  app.add_option("--dims", o.dims,
-                 "dimensions for the line plot, e.g. --dims 0,1,4 "
-                 "(default: 0, D/8, D/4, 3D/8 rounded down to even)")
-      ->delimiter(',')
-      ->check(xenc_app::whole_range(0, 8191));
-  app.add_option("--svg", svg, "heatmap output path")->capture_default_str();
-  app.add_option("--csv", csv, "table output path")->capture_default_str();
-  app.add_option("--lines-svg", lines, "line-plot output path")->capture_default_str();
-  xenc_app::Guard guard;
-  xenc_app::add_guard_options(app, guard, xenc_app::kMemory | xenc_app::kOutput);
+  pe_heatmap::CommandLine c;
+  xenc_app::add_options(app, c, pe_heatmap::option_records());
   CLI11_PARSE(app, argc, argv);
-  o.max_output_mb = guard.max_output_mb;
-  o.max_memory_mb = guard.max_memory_mb;
+  const std::string &svg = c.svg, &csv = c.csv, &lines = c.lines;
 
   try {
-    const pe_heatmap::Result r = pe_heatmap::run_experiment(o);
+    const pe_heatmap::Result r = pe_heatmap::run_experiment(c);
     xenc::viz::write_text_file(svg, pe_heatmap::heatmap_svg(r));
     xenc::viz::write_text_file(csv, pe_heatmap::csv_text(r));
     if (!r.options.dims.empty()) xenc::viz::write_text_file(lines, pe_heatmap::lines_svg(r));

@@ -14,6 +14,7 @@
 
 #include "../common/cli.hpp"
 #include "exhibits.hpp"
+#include "options.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -25,9 +26,10 @@ int main(int argc, char** argv) {
       "xenc-pe-pitfalls: published positional-encoding, layer-norm and mask mistakes next to the\n"
       "correct formula, each with its numeric consequence and the test that catches it."};
   xenc_app::add_version(app, "xenc-pe-pitfalls");
-  int only = 0;
-  xenc_app::add_checked(app, "--only", only, "show one exhibit (1-5); 0 = all", CLI::Range(0, 5));
+  CommandLine c;
+  xenc_app::add_options(app, c, option_records());
   CLI11_PARSE(app, argc, argv);
+  const int only = c.only;
   try {
     std::printf(
         "The bug museum. Correct formula: PE(p, 2i) = sin(p / 10000^(2i/D)), "

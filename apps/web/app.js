@@ -118,7 +118,11 @@ function cosineTable(run, words) {
 
 // ---- the sinusoidal table -----------------------------------------------------------------------
 function renderTable(lib) {
-  const r = JSON.parse(lib.sinusoidalTable(numberOf('pe-positions'), numberOf('pe-d-model')));
+  const options = {
+    positions: numberOf('pe-positions'),
+    d_model: numberOf('pe-d-model'),
+  };
+  const r = JSON.parse(lib.sinusoidalTable(JSON.stringify(options)));
   showError('pe-error', r.error);
   if (r.error) return;
   $('pe-figure').innerHTML = r.svg;

@@ -1,15 +1,15 @@
 // The browser page's entry points (embind): the word-order experiment and its report
-// (apps/word_order), the sinusoidal table (xenc::sinusoidal_encoding), and the agent/patient
-// training and its report (apps/train_order), compiled to WebAssembly by cmake/XencWasm.cmake
-// into xenc-web.js + xenc-web.wasm. Every number and every sentence the page shows comes from
-// here: the page only lays out what these functions return.
+// (apps/word_order), the sinusoidal table (xenc::sinusoidal_encoding, apps/pe_heatmap's records),
+// and the agent/patient training and its report (apps/train_order), compiled to WebAssembly by
+// cmake/XencWasm.cmake into xenc-web.js + xenc-web.wasm. Every number and every sentence the page
+// shows comes from here: the page only lays out what these functions return.
 //
 // Each function takes and returns JSON text. No C++ exception crosses into JavaScript (embind
 // would hand over a bare number): each is caught here and returned as {"error": "what()"}, which
 // the page shows.
 //
 //     wordOrder('{"a": "cat chased mouse", "b": "mouse chased cat", "position": "rope"}')
-//     sinusoidalTable(64, 64)
+//     sinusoidalTable('{"positions": 64, "d_model": 64}')
 //     trainOrder('{"schemes": ["none", "sinusoidal"], "epochs": 6}', progress => ...)
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
@@ -32,6 +32,7 @@
 #include <xenc/text/tokenizer.hpp>
 #include <xenc/viz/svg.hpp>
 
+#include "../pe_heatmap/options.hpp"
 #include "../train_order/experiment.hpp"
 #include "../train_order/options.hpp"
 #include "../train_order/report.hpp"
@@ -186,13 +187,15 @@ std::string word_order_page(const std::string& options_text) {
 
 // ---- the sinusoidal table -------------------------------------------------------------------
 
-std::string sinusoidal_page(int positions, int d_model) {
-  if (positions < 1 || positions > 256)
-    throw std::invalid_argument("positions: " + std::to_string(positions) +
-                                " is out of range, expected 1 .. 256");
-  if (d_model < 2 || d_model > 256 || d_model % 2 != 0)
-    throw std::invalid_argument("D: " + std::to_string(d_model) +
-                                ", expected an even number in 2 .. 256");
+std::string sinusoidal_page(const std::string& options_text) {
+  const json in = json::parse(options_text);
+  // the keys and their page ranges are xenc-pe-heatmap's records (apps/pe_heatmap/options.hpp)
+  pe_heatmap::CommandLine c;
+  xenc_app::read_page_options(in, c, pe_heatmap::option_records());
+  const std::size_t positions = c.positions, d_model = c.d_model;
+  if (d_model % 2 != 0)
+    throw std::invalid_argument("--d-model: " + std::to_string(d_model) +
+                                ", expected an even number (sin and cos fill dimension pairs)");
   const xenc::Tensor2 pe =
       xenc::sinusoidal_encoding(std::size_t(positions), std::size_t(d_model));  // [T, D]
   xenc::viz::HeatmapOptions h;
@@ -205,8 +208,8 @@ std::string sinusoidal_page(int positions, int d_model) {
   h.colorbar_label = "PE(p, j)";
   json out;
   out["svg"] = xenc::viz::heatmap_svg(pe, h);
-  out["first_rows"] =
-      json::array();  // the first positions' numbers, for the table under the figure
+  // the first positions' numbers, for the table under the figure
+  out["first_rows"] = json::array();
   for (std::size_t p = 0; p < std::min<std::size_t>(4, std::size_t(positions)); ++p) {
     std::vector<double> row;
     for (std::size_t j = 0; j < std::size_t(d_model); ++j) row.push_back(pe(p, j));
@@ -296,8 +299,8 @@ std::string train_page(const std::string& options_text, emscripten::val on_progr
 std::string wordOrder(const std::string& options) {
   return guarded([&] { return word_order_page(options); });
 }
-std::string sinusoidalTable(int positions, int d_model) {
-  return guarded([&] { return sinusoidal_page(positions, d_model); });
+std::string sinusoidalTable(const std::string& options) {
+  return guarded([&] { return sinusoidal_page(options); });
 }
 std::string trainOrder(const std::string& options, emscripten::val on_progress) {
   return guarded([&] { return train_page(options, on_progress); });

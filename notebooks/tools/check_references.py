@@ -20,8 +20,19 @@ import os
 import re
 import sys
 
-WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-         "ten": 10, "eleven": 11, "twelve": 12}
+WORDS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
 
 
 def main():
@@ -30,8 +41,10 @@ def main():
     numbers = {os.path.basename(p)[:2] for p in notebooks}
     programs = set()
     for cmake in glob.glob(os.path.join(root, "apps", "*", "CMakeLists.txt")):
-        programs |= {"xenc-" + n.replace("_", "-")
-                     for n in re.findall(r"xenc_add_app\(\s*([a-z0-9_]+)", open(cmake).read())}
+        programs |= {
+            "xenc-" + n.replace("_", "-")
+            for n in re.findall(r"xenc_add_app\(\s*([a-z0-9_]+)", open(cmake).read())
+        }
     findings = []
     for path in notebooks:
         name = os.path.basename(path)
@@ -41,36 +54,50 @@ def main():
         headings = dict(re.findall(r"^## (\d+)\.(.*)$", text, re.M))
         for m in re.finditer(r"pitfalls? (?:of|in) section (\d+)", text):
             if "itfall" not in headings.get(m.group(1), ""):
-                findings.append("%s: names 'the pitfall of section %s'; section %s is '%s'"
-                                % (name, m.group(1), m.group(1), headings.get(m.group(1), "").strip()))
+                findings.append(
+                    "%s: names 'the pitfall of section %s'; section %s is '%s'"
+                    % (name, m.group(1), m.group(1), headings.get(m.group(1), "").strip())
+                )
         for m in re.finditer(r"first of (\w+)(?= (?:that|notebooks))", text):
             n = WORDS.get(m.group(1).lower(), int(m.group(1)) if m.group(1).isdigit() else None)
             if n is not None and n != len(notebooks):
-                findings.append("%s: says 'first of %s', there are %d notebooks"
-                                % (name, m.group(1), len(notebooks)))
+                findings.append(
+                    "%s: says 'first of %s', there are %d notebooks"
+                    % (name, m.group(1), len(notebooks))
+                )
         for m in re.finditer(r"[Nn]otebooks? (\d\d)\b", text):
             if m.group(1) not in numbers:
                 findings.append("%s: names notebook %s, which does not exist" % (name, m.group(1)))
         for m in re.finditer(r"(notebook \d\d(?:'s|,) )?\b[Ss]ection (\d+)", text):
             if not m.group(1) and m.group(2) not in sections:
-                findings.append("%s: names section %s; its sections are %s"
-                                % (name, m.group(2), ", ".join(sorted(sections, key=int))))
+                findings.append(
+                    "%s: names section %s; its sections are %s"
+                    % (name, m.group(2), ", ".join(sorted(sections, key=int)))
+                )
         for m in re.finditer(r"\bxenc-[a-z0-9-]+", text):
-            if m.group(0) != "xenc-cpp17" and m.group(0) not in programs and \
-                    m.group(0) != "xenc-kernel":
-                findings.append("%s: names the program %s, which apps/ does not build"
-                                % (name, m.group(0)))
-        for pattern, what in [(r"\b[Ii]ssues? #?\d+", "an issue number"),
-                              (r"\b[Aa]rticle #?\d+", "an article number"),
-                              (r"\bthe article\b", "'the article'")]:
+            if (
+                m.group(0) != "xenc-cpp17"
+                and m.group(0) not in programs
+                and m.group(0) != "xenc-kernel"
+            ):
+                findings.append(
+                    "%s: names the program %s, which apps/ does not build" % (name, m.group(0))
+                )
+        for pattern, what in [
+            (r"\b[Ii]ssues? #?\d+", "an issue number"),
+            (r"\b[Aa]rticle #?\d+", "an article number"),
+            (r"\bthe article\b", "'the article'"),
+        ]:
             for m in re.finditer(pattern, text, re.I):
                 findings.append("%s: names %s ('%s')" % (name, what, m.group(0)))
     for f in findings:
         print(f)
     if findings:
-        print("%d finding(s). Edit the notebook's markdown so that it names what exists here "
-              "(count the notebooks, the '## N.' headings, the apps), and drop issue and article "
-              "numbers: a student cannot look them up." % len(findings))
+        print(
+            "%d finding(s). Edit the notebook's markdown so that it names what exists here "
+            "(count the notebooks, the '## N.' headings, the apps), and drop issue and article "
+            "numbers: a student cannot look them up." % len(findings)
+        )
         return 1
     print("%d notebooks: every cross-reference checked" % len(notebooks))
     return 0

@@ -16,62 +16,91 @@
 # its report at the settings' hint level (print_report(..., xenc::grade::HintLevel::off)). Without
 # --registry: every exercise, DEFAULT_POINTS each (the registry's default), full hints.
 # `--check` writes nothing: it only compares the notebooks' exercise cells with the registry (names,
-# signatures, points, hint level; the ctest grade.notebook_cells_match_registry).
+# signatures, points, hint level) and with what the exercises' files generate (each heading, stub
+# and check cell; the ctest grade.notebook_cells_match_registry).
 #   Usage: python3 notebooks/tools/course_cells.py [--registry FILE] [--check] [notebooks_dir]
 import json, os, re, sys
+
 args = sys.argv[1:]
-REGISTRY = None        # the chosen exercises: name -> {name, signature, points, order}
-NOT_SELECTED = set()   # registered exercises the teacher's settings leave out
-HINTS = 'full'         # full | brief | off
-DEFAULT_POINTS = 1     # every exercise's points in the registry without settings (--check says so)
-CHECK = '--check' in args
-if CHECK: args.remove('--check')
-if '--registry' in args:
-    i = args.index('--registry')
+REGISTRY = None  # the chosen exercises: name -> {name, signature, points, order}
+NOT_SELECTED = set()  # registered exercises the teacher's settings leave out
+HINTS = "full"  # full | brief | off
+DEFAULT_POINTS = 1  # every exercise's points in the registry without settings (--check says so)
+CHECK = "--check" in args
+if CHECK:
+    args.remove("--check")
+if "--registry" in args:
+    i = args.index("--registry")
     registry = json.load(open(args[i + 1]))
-    REGISTRY = {e['name']: e for e in registry['exercises']}
-    NOT_SELECTED = set(registry.get('not_selected', []))
-    HINTS = registry.get('hints', 'full')
-    if HINTS not in ('full', 'brief', 'off'):
+    REGISTRY = {e["name"]: e for e in registry["exercises"]}
+    NOT_SELECTED = set(registry.get("not_selected", []))
+    HINTS = registry.get("hints", "full")
+    if HINTS not in ("full", "brief", "off"):
         sys.exit('%s: "hints" is "%s", expected "full", "brief" or "off"' % (args[i + 1], HINTS))
-    del args[i:i + 2]
-D = args[0] if args else 'notebooks'
+    del args[i : i + 2]
+D = args[0] if args else "notebooks"
+
 
 def points_of(exercise):
-    return REGISTRY[exercise]['points'] if REGISTRY is not None else DEFAULT_POINTS
+    return REGISTRY[exercise]["points"] if REGISTRY is not None else DEFAULT_POINTS
+
 
 def points_text(p):
     """(1 point), (2 points), (2.5 points)"""
-    return '(%s point%s)' % ('%g' % p, '' if p == 1 else 's')
+    return "(%s point%s)" % ("%g" % p, "" if p == 1 else "s")
+
 
 def selected(exercise):
     """Whether the notebooks get this exercise's cells; a name the registry does not know is refused."""
-    if REGISTRY is None or exercise in REGISTRY: return True
-    if exercise in NOT_SELECTED: return False
-    sys.exit('exercise "%s" is not in the registry (known: %s)' % (exercise, ', '.join(sorted(set(REGISTRY) | NOT_SELECTED))))
+    if REGISTRY is None or exercise in REGISTRY:
+        return True
+    if exercise in NOT_SELECTED:
+        return False
+    sys.exit(
+        'exercise "%s" is not in the registry (known: %s)'
+        % (exercise, ", ".join(sorted(set(REGISTRY) | NOT_SELECTED)))
+    )
+
 
 def normalised(signature):
     """A signature without namespaces and whitespace: the registry's and a stub's compare equal."""
-    return re.sub(r'\s+', '', re.sub(r'\bxenc::(grade::)?', '', signature))
+    return re.sub(r"\s+", "", re.sub(r"\bxenc::(grade::)?", "", signature))
+
 
 def stub_signature(source):
     """The function a stub cell defines: from its first line that is not a comment to the `{`."""
-    body = '\n'.join(l for l in source.split('\n') if not l.strip().startswith('//') and l.strip() != 'namespace assignment {')
-    return body[:body.index('{')].strip()
+    body = "\n".join(
+        l
+        for l in source.split("\n")
+        if not l.strip().startswith("//") and l.strip() != "namespace assignment {"
+    )
+    return body[: body.index("{")].strip()
+
 
 # Cell metadata "xenc": {"part": ...}: the cells this script owns (re-applying removes them first).
 # "exercise": the stub cell of that exercise (nbtool substitutes solutions there); "belongs_to": the
 # exercise's heading and check cells, which leave with it.
 def md(text, part, belongs_to=None):
     meta = {"xenc": {"part": part}}
-    if belongs_to: meta["xenc"]["belongs_to"] = belongs_to
+    if belongs_to:
+        meta["xenc"]["belongs_to"] = belongs_to
     return {"cell_type": "markdown", "metadata": meta, "source": lines(text)}
+
 
 def code(text, part, exercise=None, belongs_to=None):
     meta = {"xenc": {"part": part}}
-    if exercise: meta["xenc"]["exercise"] = exercise
-    if belongs_to: meta["xenc"]["belongs_to"] = belongs_to
-    return {"cell_type": "code", "execution_count": None, "metadata": meta, "outputs": [], "source": lines(text)}
+    if exercise:
+        meta["xenc"]["exercise"] = exercise
+    if belongs_to:
+        meta["xenc"]["belongs_to"] = belongs_to
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": meta,
+        "outputs": [],
+        "source": lines(text),
+    }
+
 
 def lines(s):
     s = s.strip("\n")
@@ -79,7 +108,8 @@ def lines(s):
     out[-1] = out[-1][:-1]
     return out
 
-ALIASES = '''#include <stdexcept>
+
+ALIASES = """#include <stdexcept>
 
 #include <xenc/grade/exercises.hpp>
 
@@ -92,298 +122,368 @@ using xenc::Tensor1;
 using xenc::Tensor2;
 using xenc::Tensor3;
 using xenc::Tensor4;
-}  // namespace assignment'''
+}  // namespace assignment"""
 
 HINTS_SAID = {
-    'full': 'the first index that differs and a hint (when your output equals a known mistake, the hint names it)',
-    'brief': "the first index that differs and a short hint (a known mistake's name when your output equals one, else the hint's first sentence)",
-    'off': 'and the first index that differs (hints are turned off in this course)'}
+    "full": "the first index that differs and a hint (when your output equals a known mistake, the hint names it)",
+    "brief": "the first index that differs and a short hint (a known mistake's name when your output equals one, else the hint's first sentence)",
+    "off": "and the first index that differs (hints are turned off in this course)",
+}
+
 
 def exercises_intro(extra):
-    return ('''## Exercises
+    return (
+        """## Exercises
 
-Write each function yourself in the cell marked *your code here*, run it, then run the check below it. The check is the grader of `xenc/grade/exercises.hpp`: it tries a hand example, reference values, invariants and edge cases, and prints one ✔ or ✘ per check; for a failed check it shows the input, the expected and the computed values, ''' + HINTS_SAID[HINTS] + '''. Each exercise's heading shows its points. As handed out, every function only throws "not implemented", so every check fails: that is the starting point.
+Write each function yourself in the cell marked *your code here*, run it, then run the check below it. The check is the grader of `xenc/grade/exercises.hpp`: it tries a hand example, reference values, invariants and edge cases, and prints one ✔ or ✘ per check; for a failed check it shows the input, the expected and the computed values, """
+        + HINTS_SAID[HINTS]
+        + """. Each exercise's heading shows its points. As handed out, every function only throws "not implemented", so every check fails: that is the starting point.
 
 If you change an exercise cell after running it, restart the kernel and run all cells again (a C++ function cannot be defined twice in one session).
-''' + extra)
+"""
+        + extra
+    )
 
-def stub(exercise, doc, signature, ret_note=''):
-    return code('''namespace assignment {
+
+def stub(exercise, doc, signature, ret_note=""):
+    return code(
+        """namespace assignment {
 %s
 %s {
   // your code here
   throw std::logic_error("%s: not implemented yet");
 }
-}  // namespace assignment''' % (doc, signature, signature.split('(')[0].split()[-1]), 'exercise', exercise)
+}  // namespace assignment"""
+        % (doc, signature, signature.split("(")[0].split()[-1]),
+        "exercise",
+        exercise,
+    )
+
 
 def check(fn, name):
-    return code('''// Prints each check with its expected and computed values; hints: %s (the course's setting).
+    return code(
+        """// Prints each check with its expected and computed values; hints: %s (the course's setting).
 xenc::grade::print_report(std::cout, xenc::grade::check_%s(assignment::%s),
-                          xenc::grade::HintLevel::%s);''' % (HINTS, fn, name, HINTS), 'exercise-check', belongs_to=fn)
+                          xenc::grade::HintLevel::%s);"""
+        % (HINTS, fn, name, HINTS),
+        "exercise-check",
+        belongs_to=fn,
+    )
+
 
 def heading(exercise, text):
     """The exercise's heading cell: '### Exercise: title' gets the exercise's points."""
-    first, _, rest = text.partition('\n')
-    return md(first + ' ' + points_text(points_of(exercise)) + '\n' + rest, 'exercise', belongs_to=exercise)
+    first, _, rest = text.partition("\n")
+    return md(
+        first + " " + points_text(points_of(exercise)) + "\n" + rest,
+        "exercise",
+        belongs_to=exercise,
+    )
 
-EX = {
- 'linear_backward': lambda: [
-    heading('linear_backward', '''### Exercise: linear backward
 
-For $y = x W^\\top + b$ and the upstream gradient $dy = \\partial L/\\partial y$: $\\;dx = dy\\,W$, $\\;dW = dy^\\top x$, $\\;db = \\sum_{\\text{rows}} dy$. Return them in `xenc::LinearGrads<2>` (fields `input`, `weight`, `bias`). The check includes a finite-difference gradient check.'''),
-    stub('linear_backward', '// grad_y: [N, out]   x: [N, in]   weight: [out, in]\n// returns .input [N, in], .weight [out, in], .bias [out]',
-         'xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x, const Tensor2& weight)'),
-    check('linear_backward', 'linear_backward')],
- 'cross_entropy': lambda: [
-    heading('cross_entropy', '''### Exercise: cross-entropy with an ignore index
+# Each exercise's cells come from its file, lib/src/grade/exercises/<name>.cpp, the one place an
+# exercise is written: its `// @notebook` lines are the heading cell (markdown), `// @notebook_stub`
+# the stub cell's comment and `// @function` the function it defines (cmake/XencExercises.cmake
+# describes the keys; it generates the template's exercises.hpp and stubs from the same lines).
+EXERCISES_DIR = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "src", "grade", "exercises"
+)
 
-A classifier on top of a linear layer turns logits $z_n$ `[C]` into a loss, as `torch.nn.functional.cross_entropy`: $\\text{loss} = \\frac{1}{N'}\\sum_{n:\\,t_n \\ne \\text{ignore}} \\big(\\operatorname{logsumexp}(z_n) - z_n[t_n]\\big)$ over the $N'$ rows whose target is not `ignore_index` (padding), and the gradient $(\\operatorname{softmax}(z_n) - \\text{onehot}(t_n))/N'$ for kept rows, 0 for ignored rows. Keep it stable for large logits (subtract the row maximum). When every row is ignored, the loss is NaN (0/0, as PyTorch) and the gradient 0.'''),
-    stub('cross_entropy', '// logits: [N, C]   targets: [N], each a class in [0, C) or ignore_index\n// returns .loss and .grad_logits [N, C]',
-         'xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets,\n                                              std::int64_t ignore_index)'),
-    check('cross_entropy', 'cross_entropy')],
- 'sinusoidal_table': lambda: [
-    heading('sinusoidal_table', '''### Exercise: the sinusoidal table
 
-Write the table of section 1 yourself: $PE(p, 2i) = \\sin(p / 10000^{2i/D})$, $PE(p, 2i+1) = \\cos(p / 10000^{2i/D})$ for positions $p = 0, \\dots, P-1$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D$ is odd or 0. Compare with the pitfall of section 4: the grader recognises it.'''),
-    stub('sinusoidal_table', '// returns [num_positions, d_model]; row p is position p',
-         'Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)'),
-    check('sinusoidal_table', 'sinusoidal_table')],
- 'softmax': lambda: [
-    heading('softmax', '''### Exercise: a stable row softmax
+def read_spec(path):
+    """The `// @key value` lines of an exercise file: key -> its lines joined with newlines."""
+    spec = {}
+    for line in open(path, encoding="utf-8").read().split("\n"):
+        m = re.match(r"// @([a-z_]+)(?: (.*))?$", line)
+        if m:
+            spec.setdefault(m.group(1), []).append(m.group(2) or "")
+    return {k: "\n".join(v) for k, v in spec.items()}
 
-$y[r, c] = e^{x[r, c] - m_r} / \\sum_{c'} e^{x[r, c'] - m_r}$ with $m_r = \\max_c x[r, c]$. Subtracting the maximum changes nothing mathematically and keeps $e^{x}$ from overflowing for large scores. An entry of $-\\infty$ (a masked key) gets probability exactly 0; a row of only $-\\infty$ gives a row of zeros, as the library does.'''),
-    stub('softmax', '// x, y: [N, C]', 'Tensor2 softmax(const Tensor2& x)'),
-    check('softmax', 'softmax')],
- 'attention': lambda: [
-    heading('attention', '''### Exercise: attention with a key-padding mask
 
-$S = QK^\\top/\\sqrt{D_h}$; where `key_padding_mask[b, j]` is `true`, key $j$ gets score $-\\infty$ *before* the softmax; $P = \\operatorname{softmax}(S)$ over the keys (a query whose keys are all masked gets $P = 0$ and $O = 0$); $O = PV$. Return `xenc::AttentionResult` (fields `output` and `weights`).'''),
-    stub('attention', '// q: [B, H, Tq, Dh]   k, v: [B, H, Tk, Dh]   key_padding_mask: [B, Tk] (true = padding)\n// returns .output [B, H, Tq, Dh] and .weights [B, H, Tq, Tk]',
-         'xenc::AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,\n                                const Mask2& key_padding_mask)'),
-    check('attention', 'attention')],
- 'layer_norm_forward': lambda: [
-    heading('layer_norm_forward', '''### Exercise: layer norm forward
+def exercise_cells(name):
+    path = os.path.join(EXERCISES_DIR, name + ".cpp")
+    if not os.path.exists(path):
+        sys.exit('exercise "%s": no file %s' % (name, os.path.normpath(path)))
+    spec = read_spec(path)
+    for key in ("notebook", "function"):
+        if key not in spec:
+            sys.exit(
+                "%s: no `// @%s` line, which the notebook cells need"
+                % (os.path.normpath(path), key)
+            )
+    doc = (
+        "\n".join("// " + l if l else "//" for l in spec.get("notebook_stub", "").split("\n"))
+        if "notebook_stub" in spec
+        else ""
+    )
+    return [heading(name, spec["notebook"]), stub(name, doc, spec["function"]), check(name, name)]
 
-Per row: $y = (x - \\mu)/\\sqrt{\\sigma^2 + \\varepsilon}\\cdot\\gamma + \\beta$ with the *biased* variance $\\sigma^2 = \\frac1D\\sum (x - \\mu)^2$ and $\\varepsilon$ inside the square root, as `torch.nn.LayerNorm`.'''),
-    stub('layer_norm_forward', '// x, y: [N, D]   weight, bias: [D]',
-         'Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps)'),
-    check('layer_norm_forward', 'layer_norm_forward')],
- 'layer_norm_backward': lambda: [
-    heading('layer_norm_backward', '''### Exercise: layer norm backward
 
-With $\\hat x = (x - \\mu)\\cdot r$, $r = 1/\\sqrt{\\sigma^2 + \\varepsilon}$ and $g = dy\\cdot\\gamma$ per row: $dx = r\\,\\big(g - \\operatorname{mean}(g) - \\hat x\\,\\operatorname{mean}(g\\,\\hat x)\\big)$, $\\;d\\gamma = \\sum_{\\text{rows}} dy\\,\\hat x$, $\\;d\\beta = \\sum_{\\text{rows}} dy$. Return `xenc::LayerNormGrads<2>` (fields `input`, `weight`, `bias`). The check compares with finite differences.'''),
-    stub('layer_norm_backward', '// grad_y, x: [N, D]   weight: [D]\n// returns .input [N, D], .weight [D], .bias [D]',
-         'xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x,\n                                            const Tensor1& weight, float eps)'),
-    check('layer_norm_backward', 'layer_norm_backward')],
- 'split_heads': lambda: [
-    heading('split_heads', '''### Exercise: splitting heads
-
-Multi-head attention cuts the width $D$ into $H$ heads of $D_h = D/H$: `out[b, h, t, e] = x[b, t, h·Dh + e]` (PyTorch: `x.view(B, T, H, Dh).transpose(1, 2)`). Throw `std::invalid_argument` when $D$ is not divisible by $H$.'''),
-    stub('split_heads', '// x: [B, T, D] -> [B, H, T, Dh], Dh = D / H', 'Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)'),
-    check('split_heads', 'split_heads')],
- 'merge_heads': lambda: [
-    heading('merge_heads', '''### Exercise: merging heads
-
-The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `x.transpose(1, 2).reshape(B, T, H * Dh)`).'''),
-    stub('merge_heads', '// x: [B, H, T, Dh] -> [B, T, H·Dh]', 'Tensor3 merge_heads(const Tensor4& x)'),
-    check('merge_heads', 'merge_heads')],
- 'rope': lambda: [
-    heading('rope', '''### Exercise: the RoPE rotation
-
-Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position `positions[t]`, and its pair $i$ (the columns $2i, 2i+1$, interleaved as in section 1) turns by $a = \\text{positions}[t]\\cdot\\theta_i$ with $\\theta_i = 10000^{-2i/D_h}$: $\\;y_{2i} = x_{2i}\\cos a - x_{2i+1}\\sin a$, $\\;y_{2i+1} = x_{2i}\\sin a + x_{2i+1}\\cos a$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D_h$ is odd or 0. The check includes the two facts of section 2: norms are kept, and a score depends only on $m - n$.'''),
-    stub('rope', '// x, y: [T, Dh]   positions: T entries (row t is at position positions[t])',
-         'Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)'),
-    check('rope', 'rope')],
- 'online_softmax_tile': lambda: [
-    heading('online_softmax_tile', '''### Exercise: the online-softmax update for one tile
-
-Write the update of section 2 for a block of queries at once. The state of query row $r$ after the tiles seen so far is `state.m[r]` $= m$ (the running maximum), `state.l[r]` $= \\ell$ (the running sum) and the row `state.acc[r]` $= o$ (the unnormalised output); before any tile $m = -\\infty$, $\\ell = 0$, $o = 0$. A tile of `scores` `[Tq, Tk]` and `values` `[Tk, Dv]` updates each row: $m' = \\max(m, \\max_j s_j)$, $c = e^{m - m'}$, $\\ell' = c\\,\\ell + \\sum_j e^{s_j - m'}$, $o' = c\\,o + \\sum_j e^{s_j - m'} v_j$. A row whose scores are all $-\\infty$ so far (masked keys) stays as it is: $e^{-\\infty - (-\\infty)}$ would be NaN. The check feeds your function three tiles in a row and compares $o/\\ell$ with the plain softmax; when your output is a known mistake (the output not rescaled, the sum rescaled the wrong way, the new maximum used before it is computed), it says which.'''),
-    stub('online_softmax_tile', '// state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]\n// returns the state after this tile',
-         'xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,\n                                                     const Tensor2& scores, const Tensor2& values)'),
-    check('online_softmax_tile', 'online_softmax_tile')],
- 'alibi_slopes': lambda: [
-    heading('alibi_slopes', '''### Exercise: the ALiBi slopes
-
-Return the $H$ slopes $m_0, \\dots, m_{H-1}$ of section 3: for $H$ a power of two, $m_h = 2^{-8(h+1)/H}$; otherwise, with $n$ the largest power of two below $H$, the $n$ slopes for $n$ heads, then every other slope of the sequence for $2n$ heads (the first, the third, ...), $H - n$ of them. Throw `std::invalid_argument` when $H = 0$.'''),
-    stub('alibi_slopes', '// returns H slopes, head 0 first', 'std::vector<double> alibi_slopes(std::size_t num_heads)'),
-    check('alibi_slopes', 'alibi_slopes')],
+NEXT = {
+    "01_tensors": ("02_positional_encoding", "02 · Positional encoding"),
+    "02_positional_encoding": ("03_attention", "03 · Attention"),
+    "03_attention": ("04_encoder_block", "04 · The encoder block"),
+    "04_encoder_block": ("05_word_order", "05 · Word order"),
 }
-
-NEXT = {'01_tensors': ('02_positional_encoding', '02 · Positional encoding'),
-        '02_positional_encoding': ('03_attention', '03 · Attention'),
-        '03_attention': ('04_encoder_block', '04 · The encoder block'),
-        '04_encoder_block': ('05_word_order', '05 · Word order')}
 # 05 links to the next notebook that exists, and so on along the chain
-last = '05_word_order'
-for name, title in [('06_training', '06 · Training'),
-                    ('07_positions_inside_attention', '07 · Positions inside attention'),
-                    ('08_gradients', '08 · Gradients')]:
-    if os.path.exists(os.path.join(D, name + '.ipynb')):
+last = "05_word_order"
+for name, title in [
+    ("06_training", "06 · Training"),
+    ("07_positions_inside_attention", "07 · Positions inside attention"),
+    ("08_gradients", "08 · Gradients"),
+]:
+    if os.path.exists(os.path.join(D, name + ".ipynb")):
         NEXT[last] = (name, title)
         last = name
 
 NB = {
- '01_tensors': dict(
-   objectives='''* read and create tensors of shape `[B, T, D]`, and know the shape glossary used in every notebook;
+    "01_tensors": dict(
+        objectives="""* read and create tensors of shape `[B, T, D]`, and know the shape glossary used in every notebook;
 * apply a linear layer $y = xW^\\top + b$ to every token at once and read its weight layout (`[out, in]`, as PyTorch);
 * check a library result against a plain loop, and read a shape error;
-* (exercises) derive and write the backward pass of a linear layer and a cross-entropy loss with an ignore index.''',
-   exercises=['linear_backward', 'cross_entropy'],
-   summary='''* A tensor here is a `float32` xtensor container of fixed rank; shapes use the glossary B, T, D, H, Dh, F, V.
+* (exercises) derive and write the backward pass of a linear layer and a cross-entropy loss with an ignore index.""",
+        exercises=["linear_backward", "cross_entropy"],
+        summary="""* A tensor here is a `float32` xtensor container of fixed rank; shapes use the glossary B, T, D, H, Dh, F, V.
 * A linear layer flattens `[B, T, in]` to `[B·T, in]` and does one matrix product with $W^\\top$ plus the bias; the checks above compare it with a sum in double precision.
-* A wrong shape is an exception that names the function, the argument and both shapes, never a crash of the kernel.'''),
- '02_positional_encoding': dict(
-   objectives='''* compute the sinusoidal positional encoding $PE(p, \\cdot)$ and read its table and heatmap;
+* A wrong shape is an exception that names the function, the argument and both shapes, never a crash of the kernel.""",
+    ),
+    "02_positional_encoding": dict(
+        objectives="""* compute the sinusoidal positional encoding $PE(p, \\cdot)$ and read its table and heatmap;
 * show that a shift by $k$ positions is a rotation $R_k$ that does not depend on $p$;
 * show that $PE(p)\\cdot PE(q)$ depends only on $p - q$;
-* recognise a published bug in the frequencies, and (exercise) write the table yourself.''',
-   exercises=['sinusoidal_table'],
-   summary='''* The sinusoidal encoding gives every position a vector of sines and cosines at geometrically spaced frequencies; it is added to the token embeddings.
+* recognise a published bug in the frequencies, and (exercise) write the table yourself.""",
+        exercises=["sinusoidal_table"],
+        summary="""* The sinusoidal encoding gives every position a vector of sines and cosines at geometrically spaced frequencies; it is added to the token embeddings.
 * $PE(p+k) = R_k\\,PE(p)$ with one block-diagonal rotation per offset $k$, checked above to float precision.
 * The dot product of two positions is $\\sum_i \\cos((p-q)\\omega_i)$: it depends only on their distance.
-* The `2·i` bug makes the frequencies fall twice as fast; its table looks plausible, so it has to be tested against the formula.'''),
- '03_attention': dict(
-   objectives='''* compute scaled dot-product attention by hand for three tokens and match the library;
+* The `2·i` bug makes the frequencies fall twice as fast; its table looks plausible, so it has to be tested against the formula.""",
+    ),
+    "03_attention": dict(
+        objectives="""* compute scaled dot-product attention by hand for three tokens and match the library;
 * explain what the key-padding mask and the causal mask do to the scores and the weights;
 * read multi-head attention maps;
-* (exercises) write a numerically stable softmax and masked attention yourself.''',
-   exercises=['softmax', 'attention'],
-   summary='''* Attention is $\\operatorname{softmax}(QK^\\top/\\sqrt{D_h})\\,V$: every output row is a weighted average of the value rows, with weights that sum to 1.
+* (exercises) write a numerically stable softmax and masked attention yourself.""",
+        exercises=["softmax", "attention"],
+        summary="""* Attention is $\\operatorname{softmax}(QK^\\top/\\sqrt{D_h})\\,V$: every output row is a weighted average of the value rows, with weights that sum to 1.
 * Masks act on the scores, before the softmax: a masked key gets weight exactly 0; a query with every key masked gets zeros in the library.
-* Multi-head attention runs this in $H$ heads of width $D_h = D/H$ and concatenates them; each head has its own attention map.'''),
- '04_encoder_block': dict(
-   objectives='''* write one encoder layer as equations (post-norm and pre-norm) and check the library against them step by step;
+* Multi-head attention runs this in $H$ heads of width $D_h = D/H$ and concatenates them; each head has its own attention map.""",
+    ),
+    "04_encoder_block": dict(
+        objectives="""* write one encoder layer as equations (post-norm and pre-norm) and check the library against them step by step;
 * say what layer normalisation does to each token vector;
 * compare the size of the residual stream in deep post-norm and pre-norm stacks;
-* (exercises) write layer normalisation forward and backward yourself.''',
-   exercises=['layer_norm_forward', 'layer_norm_backward'],
-   summary='''* An encoder layer is self-attention and a feed-forward network, each inside a residual connection with a layer norm: after the sum (post-norm) or on the input of the branch (pre-norm).
+* (exercises) write layer normalisation forward and backward yourself.""",
+        exercises=["layer_norm_forward", "layer_norm_backward"],
+        summary="""* An encoder layer is self-attention and a feed-forward network, each inside a residual connection with a layer norm: after the sum (post-norm) or on the input of the branch (pre-norm).
 * Layer norm gives every token mean 0 and standard deviation (almost) 1, whatever the size of its input.
-* In a pre-norm stack the residual stream is never normalised and grows with depth, which is why such models end with a final layer norm.'''),
- '05_word_order': dict(
-   objectives='''* explain why an encoder without positional information is permutation-equivariant;
+* In a pre-norm stack the residual stream is never normalised and grows with depth, which is why such models end with a final layer norm.""",
+    ),
+    "05_word_order": dict(
+        objectives="""* explain why an encoder without positional information is permutation-equivariant;
 * see it stage by stage for "cat chased mouse" vs "mouse chased cat": cosines of the same word in both sentences, and attention maps;
 * see how adding positions breaks the symmetry, and compare every position scheme of the library on the same pair;
-* (exercises) split a `[B, T, D]` tensor into heads and merge them back.''',
-   exercises=['split_heads', 'merge_heads'],
-   summary='''* Without positions, each word has the same vector in both sentences at every stage, and the attention map of one sentence is the other's with rows and columns permuted: the encoder cannot tell them apart word by word.
+* (exercises) split a `[B, T, D]` tensor into heads and merge them back.""",
+        exercises=["split_heads", "merge_heads"],
+        summary="""* Without positions, each word has the same vector in both sentences at every stage, and the attention map of one sentence is the other's with rows and columns permuted: the encoder cannot tell them apart word by word.
 * Adding the sinusoidal encoding makes the same word differ between the sentences, so the order of the words reaches the output.
 * `rope` and `alibi` add nothing to the input and act inside attention: `rope` separates the two sentences from layer 1 on, `alibi` not at all, because "mouse chased cat" is "cat chased mouse" reversed (notebook 07).
-* Multi-head attention splits the width into heads and merges them back; the exercises above are those two reshapes.'''),
- '06_training': dict(
-   objectives='''* build the agent/patient task: sentences, their mirrors, and noun pairs held out from training;
+* Multi-head attention splits the width into heads and merges them back; the exercises above are those two reshapes.""",
+    ),
+    "06_training": dict(
+        objectives="""* build the agent/patient task: sentences, their mirrors, and noun pairs held out from training;
 * write a training loop with `TokenClassifier`, cross-entropy with `ignore_index`, `AdamW` and a warm-up schedule;
 * show why a model without positions is stuck at 50%: a sentence and its mirror give each noun identical logits;
 * compare the position schemes (`none`, `sinusoidal`, `learned`, `rope`, `alibi`, chosen by name) on held-out noun pairs, and read the trained model's attention maps;
-* (exercises) write the loss of this notebook, cross-entropy with an ignore index, and the backward pass of the classifier's linear head.''',
-   exercises=['cross_entropy', 'linear_backward'],
-   summary='''* Without positions, a noun gets the same logits in a sentence and in its mirror, so on a balanced held-out set of mirrored pairs the model is at 50%, however long it trains.
+* (exercises) write the loss of this notebook, cross-entropy with an ignore index, and the backward pass of the classifier's linear head.""",
+        exercises=["cross_entropy", "linear_backward"],
+        summary="""* Without positions, a noun gets the same logits in a sentence and in its mirror, so on a balanced held-out set of mirrored pairs the model is at 50%, however long it trains.
 * With sinusoidal positions the same model, data and settings reach at least 98% on noun pairs never seen together in training, and so do learned and rotary (rope) positions; ALiBi, whose bias cannot tell before from after, learns the slowest.
 * The loss skips the tokens labelled with the ignore index; the exercises above are that loss and the backward pass of the linear head that produces the logits.
-* `xenc-train-order` runs the same experiment at full size, once per position scheme, with checkpoints and figures.'''),
- '07_positions_inside_attention': dict(
-   objectives='''* rotate the query and key of every head by RoPE's $R(p)$, and relate $R(p)$ to the $R_k$ of notebook 02; know the interleaved and the "rotate half" pairings;
+* `xenc-train-order` runs the same experiment at full size, once per position scheme, with checkpoints and figures.""",
+    ),
+    "07_positions_inside_attention": dict(
+        objectives="""* rotate the query and key of every head by RoPE's $R(p)$, and relate $R(p)$ to the $R_k$ of notebook 02; know the interleaved and the "rotate half" pairings;
 * show numerically that a RoPE score depends only on $m - n$, and that the rotation keeps norms;
 * compute the ALiBi slopes for any number of heads, read the bias matrices, and say why ALiBi needs no embedding;
 * show that the symmetric ALiBi of an encoder cannot tell a sentence from its reverse;
 * run "train short, test long" and read which position schemes still work on longer sequences;
-* (exercises) write the RoPE rotation of one head and the ALiBi slopes yourself.''',
-   exercises=['rope', 'alibi_slopes'],
-   summary='''* RoPE rotates $q$ and $k$ of every head by $R(p)$, the rotations of notebook 02 ($R_k = R(k)^\\top$). The score $(R(m)q)\\cdot(R(n)k) = q^\\top R(n-m)\\,k$ depends only on $m - n$: shifting every position by up to 1000 changed no score by more than $10^{-5}$, and no norm by more than $10^{-6}$ (relative). The "rotate half" pairing of GPT-NeoX and LLaMA is the same rotation on permuted columns.
+* (exercises) write the RoPE rotation of one head and the ALiBi slopes yourself.""",
+        exercises=["rope", "alibi_slopes"],
+        summary="""* RoPE rotates $q$ and $k$ of every head by $R(p)$, the rotations of notebook 02 ($R_k = R(k)^\\top$). The score $(R(m)q)\\cdot(R(n)k) = q^\\top R(n-m)\\,k$ depends only on $m - n$: shifting every position by up to 1000 changed no score by more than $10^{-5}$, and no norm by more than $10^{-6}$ (relative). The "rotate half" pairing of GPT-NeoX and LLaMA is the same rotation on permuted columns.
 * ALiBi adds $-m_h|i-j|$ to the scores, with slopes $2^{-8/H}, 2^{-16/H}, \\dots$ (and the interleaving rule when $H$ is not a power of two). It needs no embedding and no parameters. Its encoder form is symmetric, so a sentence and its reverse get reversed outputs.
 * Neither adds anything to the token vectors: the words separate only inside attention.
-* Train short, test long (`copy_left`, trained on lengths up to 16, tested up to 128): RoPE keeps at least 98% up to 4 times the training length; sinusoidal falls as soon as the sequences are longer than in training; learned has no embedding beyond its table; the encoder's ALiBi stays near one half at every length, because the task needs the direction that its symmetric bias cannot see.'''),
- # 08 and 09 write their own objectives and summary: their exercises are appended at the end
- '08_gradients': dict(objectives=None, exercises=['linear_backward', 'layer_norm_backward'], summary=None),
- '09_attention_in_tiles': dict(objectives=None, exercises=['online_softmax_tile'], summary=None),
+* Train short, test long (`copy_left`, trained on lengths up to 16, tested up to 128): RoPE keeps at least 98% up to 4 times the training length; sinusoidal falls as soon as the sequences are longer than in training; learned has no embedding beyond its table; the encoder's ALiBi stays near one half at every length, because the task needs the direction that its symmetric bias cannot see.""",
+    ),
+    # 08 and 09 write their own objectives and summary: their exercises are appended at the end
+    "08_gradients": dict(
+        objectives=None, exercises=["linear_backward", "layer_norm_backward"], summary=None
+    ),
+    "09_attention_in_tiles": dict(objectives=None, exercises=["online_softmax_tile"], summary=None),
 }
+
 
 def check_against_registry(path, nb):
     """Every exercise cell of nb: known to the registry and chosen, with the registry's signature;
     its heading shows the registry's points and its check cell passes the registry's hint level."""
     errors = []
-    for c in nb['cells']:
-        x = c.get('metadata', {}).get('xenc', {})
-        name, owner = x.get('exercise'), x.get('belongs_to')
-        source = ''.join(c['source'])
+    for c in nb["cells"]:
+        x = c.get("metadata", {}).get("xenc", {})
+        name, owner = x.get("exercise"), x.get("belongs_to")
+        source = "".join(c["source"])
         if name:
             if name in NOT_SELECTED:
-                errors.append('%s: exercise "%s" has cells, but the settings leave it out' % (path, name)); continue
+                errors.append(
+                    '%s: exercise "%s" has cells, but the settings leave it out' % (path, name)
+                )
+                continue
             if name not in REGISTRY:
-                errors.append('%s: exercise "%s" is not in the registry' % (path, name)); continue
-            got, want = stub_signature(source), REGISTRY[name]['signature']
+                errors.append('%s: exercise "%s" is not in the registry' % (path, name))
+                continue
+            got, want = stub_signature(source), REGISTRY[name]["signature"]
             if normalised(got) != normalised(want):
-                errors.append('%s: the stub of "%s" is `%s`, the registry says `%s`' % (path, name, got, want))
-            for kind in ('markdown', 'code'):
-                if not any(o.get('cell_type') == kind and o.get('metadata', {}).get('xenc', {}).get('belongs_to') == name
-                           for o in nb['cells']):
-                    errors.append('%s: exercise "%s" has no %s' % (path, name, 'heading' if kind == 'markdown' else 'check cell'))
-        elif owner in REGISTRY and c['cell_type'] == 'markdown':
-            want = points_text(REGISTRY[owner]['points'])
-            if want not in source.split('\n')[0]:
-                errors.append('%s: the heading of "%s" is `%s`, the registry says %s' % (path, owner, source.split('\n')[0], want))
-        elif owner in REGISTRY and c['cell_type'] == 'code':
-            if 'xenc::grade::HintLevel::%s)' % HINTS not in source:
-                errors.append('%s: the check cell of "%s" does not pass the hint level "%s": `%s`' % (path, owner, HINTS, source))
+                errors.append(
+                    '%s: the stub of "%s" is `%s`, the registry says `%s`' % (path, name, got, want)
+                )
+            # the cells as the exercise's file generates them (heading, stub, check)
+            for made in exercise_cells(name):
+                x = made["metadata"]["xenc"]
+                mine = [
+                    o
+                    for o in nb["cells"]
+                    if o.get("metadata", {})
+                    .get("xenc", {})
+                    .get("exercise" if "exercise" in x else "belongs_to")
+                    == name
+                    and o["cell_type"] == made["cell_type"]
+                    and o["metadata"]["xenc"].get("part") == x["part"]
+                ]
+                if mine and "".join(mine[0]["source"]) != "".join(made["source"]):
+                    errors.append(
+                        '%s: the %s cell of "%s" is not what lib/src/grade/exercises/%s.cpp generates '
+                        "(python3 notebooks/tools/course_cells.py rewrites it):\n%s\n-- expected:\n%s"
+                        % (
+                            path,
+                            x["part"],
+                            name,
+                            name,
+                            "".join(mine[0]["source"]),
+                            "".join(made["source"]),
+                        )
+                    )
+            for kind in ("markdown", "code"):
+                if not any(
+                    o.get("cell_type") == kind
+                    and o.get("metadata", {}).get("xenc", {}).get("belongs_to") == name
+                    for o in nb["cells"]
+                ):
+                    errors.append(
+                        '%s: exercise "%s" has no %s'
+                        % (path, name, "heading" if kind == "markdown" else "check cell")
+                    )
+        elif owner in REGISTRY and c["cell_type"] == "markdown":
+            want = points_text(REGISTRY[owner]["points"])
+            if want not in source.split("\n")[0]:
+                errors.append(
+                    '%s: the heading of "%s" is `%s`, the registry says %s'
+                    % (path, owner, source.split("\n")[0], want)
+                )
+        elif owner in REGISTRY and c["cell_type"] == "code":
+            if "xenc::grade::HintLevel::%s)" % HINTS not in source:
+                errors.append(
+                    '%s: the check cell of "%s" does not pass the hint level "%s": `%s`'
+                    % (path, owner, HINTS, source)
+                )
         elif owner:
-            errors.append('%s: a cell of exercise "%s", which the registry does not choose' % (path, owner))
+            errors.append(
+                '%s: a cell of exercise "%s", which the registry does not choose' % (path, owner)
+            )
     return errors
+
 
 def without_exercise_sentences(text):
     """Objectives and summary without what they say about the exercises (a notebook that keeps
     only some of them, or none)."""
-    text = '\n'.join(l for l in text.split('\n') if not l.startswith('* (exercise'))
-    text = re.sub(r', and \(exercises?\) [^.;\n]*', '', text)
-    return re.sub(r'; the exercises above [^.\n]*', '', text)
+    text = "\n".join(l for l in text.split("\n") if not l.startswith("* (exercise"))
+    text = re.sub(r", and \(exercises?\) [^.;\n]*", "", text)
+    return re.sub(r"; the exercises above [^.\n]*", "", text)
+
 
 def apply(name):
-    path = os.path.join(D, name + '.ipynb')
-    if not os.path.exists(path): return
+    path = os.path.join(D, name + ".ipynb")
+    if not os.path.exists(path):
+        return
     nb = json.load(open(path))
-    cells = [c for c in nb['cells'] if 'part' not in c.get('metadata', {}).get('xenc', {})]
+    cells = [c for c in nb["cells"] if "part" not in c.get("metadata", {}).get("xenc", {})]
     spec = dict(NB[name])
-    chosen = [e for e in spec['exercises'] if selected(e)]
-    if chosen != spec['exercises']:  # the settings leave out some or all of this notebook's
+    chosen = [e for e in spec["exercises"] if selected(e)]
+    if chosen != spec["exercises"]:  # the settings leave out some or all of this notebook's
         # exercises: their sentences go, and an objective generated from the chosen names replaces
         # them, so no sentence speaks of an exercise that is not there
-        spec['objectives'] = spec['objectives'] and without_exercise_sentences(spec['objectives'])
-        spec['summary'] = spec['summary'] and without_exercise_sentences(spec['summary'])
-        if chosen and spec['objectives']:
-            spec['objectives'] += '\n* (exercise%s) write %s yourself.' % (
-                's' if len(chosen) > 1 else '', ' and '.join('`%s`' % e for e in chosen))
+        spec["objectives"] = spec["objectives"] and without_exercise_sentences(spec["objectives"])
+        spec["summary"] = spec["summary"] and without_exercise_sentences(spec["summary"])
+        if chosen and spec["objectives"]:
+            spec["objectives"] += "\n* (exercise%s) write %s yourself." % (
+                "s" if len(chosen) > 1 else "",
+                " and ".join("`%s`" % e for e in chosen),
+            )
     top = []
-    if spec['objectives']:
-        top.append(md('### Learning objectives\n\nAfter this notebook you can\n\n' + spec['objectives'], 'objectives'))
+    if spec["objectives"]:
+        top.append(
+            md(
+                "### Learning objectives\n\nAfter this notebook you can\n\n" + spec["objectives"],
+                "objectives",
+            )
+        )
     bottom = []
     if chosen:
-        bottom.append(md(exercises_intro(''), 'exercise'))
-        bottom.append(code(ALIASES, 'exercise'))
-        for e in chosen: bottom += EX[e]()
-    summary = '## Summary\n\n' + (spec['summary'] or '')
+        bottom.append(md(exercises_intro(""), "exercise"))
+        bottom.append(code(ALIASES, "exercise"))
+        for e in chosen:
+            bottom += exercise_cells(e)
+    summary = "## Summary\n\n" + (spec["summary"] or "")
     if name in NEXT:
         nxt, title = NEXT[name]
-        summary += '\n\n**Next:** [%s](%s.ipynb)' % (title, nxt)
-    if spec['summary'] or name in NEXT:
-        bottom.append(md(summary, 'summary'))
-    nb['cells'] = cells[:1] + top + cells[1:] + bottom
+        summary += "\n\n**Next:** [%s](%s.ipynb)" % (title, nxt)
+    if spec["summary"] or name in NEXT:
+        bottom.append(md(summary, "summary"))
+    nb["cells"] = cells[:1] + top + cells[1:] + bottom
     if REGISTRY is not None:
         errors = check_against_registry(path, nb)
-        if errors: sys.exit('\n'.join(errors))
-    with open(path, 'w') as f:
-        f.write(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
-    print('cells added to', path)
+        if errors:
+            sys.exit("\n".join(errors))
+    with open(path, "w") as f:
+        f.write(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    print("cells added to", path)
+
 
 if CHECK:
-    if REGISTRY is None: sys.exit('--check needs --registry FILE')
+    if REGISTRY is None:
+        sys.exit("--check needs --registry FILE")
     errors, names = [], set()
     for f in sorted(os.listdir(D)):
-        if re.match(r'\d\d_.*\.ipynb$', f):
+        if re.match(r"\d\d_.*\.ipynb$", f):
             nb = json.load(open(os.path.join(D, f)))
             errors += check_against_registry(f, nb)
-            names |= {c['metadata']['xenc']['exercise'] for c in nb['cells'] if c.get('metadata', {}).get('xenc', {}).get('exercise')}
-    missing = sorted(set(REGISTRY) - names)  # a chosen exercise without a cell
-    if missing: errors.append('registered exercises without a notebook cell: ' + ', '.join(missing))
-    if errors: sys.exit('\n'.join(errors))
-    print('the exercise cells of %s match the registry: %d exercises' % (D, len(names)))
+            names |= {
+                c["metadata"]["xenc"]["exercise"]
+                for c in nb["cells"]
+                if c.get("metadata", {}).get("xenc", {}).get("exercise")
+            }
+    # a chosen exercise without a cell, among those whose file writes notebook cells (`// @notebook`)
+    missing = sorted(
+        n
+        for n in set(REGISTRY) - names
+        if not os.path.exists(os.path.join(EXERCISES_DIR, n + ".cpp"))
+        or "notebook" in read_spec(os.path.join(EXERCISES_DIR, n + ".cpp"))
+    )
+    if missing:
+        errors.append(
+            "registered exercises without a notebook cell (add each to a notebook's "
+            '"exercises" in NB below): ' + ", ".join(missing)
+        )
+    if errors:
+        sys.exit("\n".join(errors))
+    print("the exercise cells of %s match the registry: %d exercises" % (D, len(names)))
 else:
-    for n in NB: apply(n)
+    for n in NB:
+        apply(n)

@@ -62,6 +62,59 @@ std::string all(const std::vector<std::string>& claims) {
   return s;
 }
 
+// ---- the rules alone (extrapolate::conclusion_rules)
+// ---------------------------------------------
+
+TEST(ExtrapolateConclusionRules, ContextComputesTheMarginOnce) {
+  namespace cr = extrapolate::conclusion_rules;
+  const cr::Context c = cr::context(result({scheme("rope", kLengths, {.9, .9, .9, .9, .9})}));
+  EXPECT_EQ(c.L, 16u);
+  EXPECT_EQ(c.longest, 128u);
+  EXPECT_DOUBLE_EQ(c.margin, 0.05);  // the tolerance beats 3 standard errors (0.018)
+  EXPECT_DOUBLE_EQ(c.halfway, 0.125 + 0.875 / 2);
+  EXPECT_EQ(c.longest_txt, "length 128 (8 x L_train)");
+  EXPECT_FALSE(c.copy_left);
+}
+
+TEST(ExtrapolateConclusionRules, EachRuleAppliesOnlyToItsCase) {
+  namespace cr = extrapolate::conclusion_rules;
+  const auto flat = scheme("none", kLengths, {.13, .12, .14, .12, .13});
+  const auto good = scheme("alibi", kLengths, {.95, .95, .94, .95, .93});
+  const auto table = scheme("learned", kLengths, {.9, .9, NAN, NAN, NAN}, 16);
+  const cr::Context c = cr::context(result({flat, good}));
+  EXPECT_TRUE(cr::at_chance(flat, c).has_value());
+  EXPECT_FALSE(cr::at_chance(good, c).has_value());
+  EXPECT_TRUE(cr::not_learned(flat, c).has_value());
+  EXPECT_FALSE(cr::not_learned(good, c).has_value());
+  EXPECT_FALSE(cr::symmetry_cap(good, c).has_value());  // neighbour_sum: no cap
+  EXPECT_FALSE(cr::unreadable(good, c).has_value());
+  const auto missing = cr::unreadable(table, c);
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_TRUE(missing->learned);  // 90% at L_train, clearly above 12.5%
+  EXPECT_TRUE(has(missing->sentence, "cannot read lengths 32, 64 and 128")) << missing->sentence;
+  const cr::Verdict kept = cr::learned(good, c);
+  EXPECT_TRUE(kept.kept && kept.learned && kept.compared);
+  EXPECT_TRUE(has(kept.sentence, "alibi keeps its accuracy: 95.0% at length 16")) << kept.sentence;
+  // the order of scheme(): at chance comes before "did not learn"
+  EXPECT_TRUE(has(cr::scheme(flat, c).sentence, "is at chance at every length"));
+}
+
+TEST(ExtrapolateConclusionRules, SummaryCountsTheVerdicts) {
+  namespace cr = extrapolate::conclusion_rules;
+  const auto good = scheme("alibi", kLengths, {.95, .95, .94, .95, .93});
+  const auto worse = scheme("rope", kLengths, {.95, .95, .9, .6, .4});
+  const cr::Context c = cr::context(result({good, worse}));
+  const auto s = cr::summary({good, worse}, {cr::learned(good, c), cr::learned(worse, c)}, c);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0],
+            "Within 5 points of their length-16 accuracy at length 128 (8 x L_train): alibi.");
+  EXPECT_EQ(s[1], "Best at length 128: alibi (93.0%).");
+  cr::Verdict none;  // nothing learned
+  const auto n = cr::summary({good}, {none}, c);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_TRUE(has(n[0], "No scheme learned the task well enough to compare")) << n[0];
+}
+
 }  // namespace
 
 // The default run's numbers (README): alibi keeps, rope and sinusoidal degrade, learned cannot

@@ -1,6 +1,6 @@
-// Every option comes from a record (apps/common/options.hpp): the flags each program's --help
-// lists are exactly its records' flags (plus CLI11's --help and --version), and every key the
-// web page (apps/web/app.js) sends is a record's key offered on the page, read by
+// Every option comes from a record (apps/common/options.hpp): the flags each of the nine
+// programs' --help lists are exactly its records' flags (plus CLI11's --help and --version), and
+// every key the web page (apps/web/app.js) sends is a record's key offered on the page, read by
 // read_page_options (apps/web/bindings.cpp reads no key by hand). The records' three loops
 // (CLI11, the page's JSON, the echo) are also checked on hand-made options.
 #include <gtest/gtest.h>
@@ -11,7 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "attention_map/options.hpp"
+#include "encode/options.hpp"
 #include "extrapolate/options.hpp"
+#include "pe_heatmap/options.hpp"
+#include "pe_pitfalls/options.hpp"
+#include "pe_properties/options.hpp"
 #include "support/run_program.hpp"
 #include "train_order/options.hpp"
 #include "word_order/options.hpp"
@@ -52,6 +57,53 @@ TEST(OptionRecords, EveryHelpFlagIsARecord) {
   EXPECT_EQ(help_flags(XENC_APP_WORD_ORDER), record_flags(word_order::option_records()));
   EXPECT_EQ(help_flags(XENC_APP_TRAIN_ORDER), record_flags(train_order::option_records()));
   EXPECT_EQ(help_flags(XENC_APP_EXTRAPOLATE), record_flags(extrapolate::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_PE_PROPERTIES), record_flags(pe_properties::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_PE_HEATMAP), record_flags(pe_heatmap::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_PE_PITFALLS), record_flags(pe_pitfalls::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_ATTENTION_MAP), record_flags(attention_map::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_ENCODE), record_flags(encode_app::encode_records()));
+  EXPECT_EQ(help_flags(XENC_APP_INIT_ENCODER), record_flags(encode_app::init_records()));
+}
+
+// A record that the command line must give is required there (CLI11 refuses its absence), and
+// is shown without a default.
+TEST(OptionRecords, RequiredRecordsAreRequired) {
+  encode_app::InitOptions o;
+  CLI::App app;
+  xenc_app::add_options(app, o, encode_app::init_records());
+  EXPECT_THROW(app.parse("--d-model 8 --heads 2 --dim-feedforward 16", false),
+               CLI::RequiredError);  // no --output
+  encode_app::InitOptions p;
+  CLI::App app2;
+  xenc_app::add_options(app2, p, encode_app::init_records());
+  app2.parse("--d-model 8 --heads 2 --dim-feedforward 16 --output w.npz --layers 3", false);
+  EXPECT_EQ(p.d_model, 8u);
+  EXPECT_EQ(p.ff, 16u);
+  EXPECT_EQ(p.layers, 3u);
+  EXPECT_EQ(p.output, "w.npz");
+  EXPECT_EQ(p.max_minutes, 10);  // Guard's default; xenc-encode's is 1
+  EXPECT_EQ(encode_app::EncodeOptions{}.max_minutes, 1);
+  // pick() keeps the group's range (model_records' inference range: 1 .. 4096) and its own help
+  CLI::App app3;
+  encode_app::InitOptions q;
+  xenc_app::add_options(app3, q, encode_app::init_records());
+  EXPECT_THROW(app3.parse("--d-model 4097 --heads 2 --dim-feedforward 16 --output w", false),
+               CLI::ValidationError);
+  EXPECT_NE(app3.help().find("--d-model UINT:INT in [1 - 4096] REQUIRED"), std::string::npos)
+      << app3.help();
+}
+
+// A list of whole numbers (xenc-pe-heatmap's --dims) is split at commas and each is range-checked.
+TEST(OptionRecords, ListsOfWholeNumbersAreSplitAndChecked) {
+  pe_heatmap::CommandLine c;
+  CLI::App app;
+  xenc_app::add_options(app, c, pe_heatmap::option_records());
+  app.parse("--dims 0,5,8191", false);
+  EXPECT_EQ(c.dims, (std::vector<std::size_t>{0, 5, 8191}));
+  pe_heatmap::CommandLine d;
+  CLI::App app2;
+  xenc_app::add_options(app2, d, pe_heatmap::option_records());
+  EXPECT_THROW(app2.parse("--dims 0,8192", false), CLI::ValidationError);
 }
 
 // The keys of the object literal that starts at `opening` in app.js ("key: value," lines).
@@ -80,6 +132,10 @@ TEST(OptionRecords, EveryPageKeyIsARecord) {
   const std::string js = read_file(std::string(XENC_SOURCE_DIR) + "/apps/web/app.js");
   ASSERT_FALSE(js.empty());
   const auto word = page_keys(js, "function renderWordOrder");
+  const auto table = page_keys(js, "function renderTable");
+  EXPECT_EQ(table, (std::set<std::string>{"positions", "d_model"}));
+  const auto table_records = page_record_keys(pe_heatmap::option_records());
+  EXPECT_EQ(table, table_records);
   const auto train = page_keys(js, "function trainingOptions");
   EXPECT_EQ(word,
             (std::set<std::string>{"a", "b", "position", "d_model", "heads", "layers", "seed"}));
@@ -97,6 +153,7 @@ TEST(OptionRecords, EveryPageKeyIsARecord) {
   EXPECT_EQ(cpp.find("in.contains("), std::string::npos);
   EXPECT_NE(cpp.find("read_page_options(in, c, word_order::option_records())"), std::string::npos);
   EXPECT_NE(cpp.find("read_page_options(in, c, train_order::option_records())"), std::string::npos);
+  EXPECT_NE(cpp.find("read_page_options(in, c, pe_heatmap::option_records())"), std::string::npos);
 }
 
 TEST(OptionRecords, CommandLineFillsTheMembersAndChecksTheRange) {
@@ -135,6 +192,13 @@ TEST(OptionRecords, PageOptionsAreReadAndCheckedAgainstThePageRange) {
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "--a: expected text, got 3");
+  }
+  try {  // the sinusoidal tab: pe_heatmap's page range of D, 2 .. 256
+    pe_heatmap::CommandLine h;
+    xenc_app::read_page_options(nlohmann::json{{"d_model", 512}}, h, pe_heatmap::option_records());
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--d-model: 512 is out of range, expected 2 .. 256");
   }
 }
 

@@ -2,7 +2,9 @@
 # `xenc-grade-all --exercises` prints it, and notebooks/tools/course_cells.py --check fails on a
 # cell whose exercise the registry does not know, a stub whose signature is not the registry's, a
 # heading whose points or a check cell whose hint level is not the registry's (without settings:
-# 1 point each, full hints), or a registered exercise that no notebook has.
+# 1 point each, full hints), a cell that is not what its exercise's file generates (its `// @`
+# lines: the heading, the stub, the check), or a registered exercise with `// @notebook` lines
+# that no notebook has.
 # Inputs: GRADE_ALL, PYTHON, SOURCE_DIR, WORK_DIR.
 file(MAKE_DIRECTORY ${WORK_DIR})
 execute_process(COMMAND ${GRADE_ALL} --exercises OUTPUT_FILE ${WORK_DIR}/registry.json RESULT_VARIABLE rc)

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -564,6 +565,24 @@ TEST(GradePitfalls, EveryExhibitHasATitleMistakeAndFix) {
   EXPECT_EQ(pitfalls::all_pitfalls().size(), 28u);
 }
 
+// The museum is one table (xenc/grade/pitfall_table.hpp): each row's id is the name of its enum
+// value, and it names the exhibit function(s) that compute the mistake; no two rows share an id or
+// a title (a hint names the mistake by its title).
+TEST(GradePitfalls, OneTableRowPerExhibit) {
+  EXPECT_EQ(pitfalls::describe(Pitfall::softmax_wrong_axis).id, "softmax_wrong_axis");
+  EXPECT_EQ(pitfalls::describe(Pitfall::pe_batch_axis).exhibit,
+            "BatchAxisPosition, add_positions_along_batch");
+  EXPECT_EQ(pitfalls::describe(Pitfall::online_softmax_old_max).title,
+            "online softmax: the new maximum used before it is computed");
+  std::set<std::string> ids, titles;
+  for (Pitfall p : pitfalls::all_pitfalls()) {
+    const auto& info = pitfalls::describe(p);
+    EXPECT_FALSE(info.exhibit.empty()) << info.id;
+    EXPECT_TRUE(ids.insert(info.id).second) << info.id;
+    EXPECT_TRUE(titles.insert(info.title).second) << info.title;
+  }
+}
+
 // ---- the report and robustness ----------------------------------------------------------------
 
 TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
@@ -813,25 +832,53 @@ TEST(GradeHidden, ASeedAddsHiddenChecksThatKeepNoInput) {
 // Every registered exercise graded on its reference solution, by name.
 const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>>&
 solutions_by_name() {
+  // one entry per exercise, from the list generated out of the exercises' files
+#define XENC_SOLUTION(name) {#name, [] { return grade::check_##name(assignment::name); }},
   static const std::vector<std::pair<std::string, std::function<grade::ExerciseResult()>>> all = {
-      {"sinusoidal_table",
-       [] { return grade::check_sinusoidal_table(assignment::sinusoidal_table); }},
-      {"softmax", [] { return grade::check_softmax(assignment::softmax); }},
-      {"layer_norm_forward",
-       [] { return grade::check_layer_norm_forward(assignment::layer_norm_forward); }},
-      {"layer_norm_backward",
-       [] { return grade::check_layer_norm_backward(assignment::layer_norm_backward); }},
-      {"attention", [] { return grade::check_attention(assignment::attention); }},
-      {"split_heads", [] { return grade::check_split_heads(assignment::split_heads); }},
-      {"merge_heads", [] { return grade::check_merge_heads(assignment::merge_heads); }},
-      {"linear_backward", [] { return grade::check_linear_backward(assignment::linear_backward); }},
-      {"cross_entropy", [] { return grade::check_cross_entropy(assignment::cross_entropy); }},
-      {"rope", [] { return grade::check_rope(assignment::rope); }},
-      {"alibi_slopes", [] { return grade::check_alibi_slopes(assignment::alibi_slopes); }},
-      {"online_softmax_tile",
-       [] { return grade::check_online_softmax_tile(assignment::online_softmax_tile); }},
-  };
+      XENC_GRADE_EXERCISES(XENC_SOLUTION)};
+#undef XENC_SOLUTION
   return all;
+}
+
+// An exercise's file is its one source: the registry's entry, signature::<name> and the template's
+// declaration all come from its `// @` lines (the template's exercises.hpp is generated from them).
+TEST(GradeExercises, TheRegistryAndSignaturesComeFromTheExerciseFile) {
+  static_assert(std::is_same_v<grade::signature::softmax, xenc::Tensor2(const xenc::Tensor2&)>);
+  static_assert(std::is_same_v<grade::SoftmaxFn, std::function<grade::signature::softmax>>);
+  static_assert(std::is_same_v<decltype(&assignment::softmax), grade::signature::softmax*>);
+  static_assert(std::is_same_v<decltype(&assignment::online_softmax_tile),
+                               grade::signature::online_softmax_tile*>);
+  const grade::ExerciseInfo* e = grade::find_exercise("layer_norm_backward");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->signature,
+            "LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x, const "
+            "Tensor1& weight, float eps)");
+  EXPECT_EQ(e->order, 3);
+  EXPECT_EQ(e->points, 1.0);
+  EXPECT_EQ(e->doc.rfind("Layer norm backward, given dy = dL/dy of the forward above:\n", 0), 0u)
+      << e->doc;
+  // the list of names, in teaching order, is the registry's
+  std::vector<std::string> listed, registered;
+#define XENC_NAME(name) listed.push_back(#name);
+  XENC_GRADE_EXERCISES(XENC_NAME)
+#undef XENC_NAME
+  for (const grade::ExerciseInfo& x : grade::exercises()) registered.push_back(x.name);
+  EXPECT_EQ(listed, registered);
+}
+
+// Every check is a named case: its name starts with its kind (finite differences: a gradient
+// check of a backward exercise).
+TEST(GradeExercises, EveryCheckIsANamedCase) {
+  const std::vector<std::string> kinds = {"hand example", "reference values",   "invariant",
+                                          "edge case",    "finite differences", "hidden"};
+  grade::set_hidden_seed(20261127);
+  for (const auto& [name, check] : solutions_by_name())
+    for (const grade::CheckResult& c : check().checks) {
+      bool named = false;
+      for (const std::string& k : kinds) named = named || c.name.rfind(k, 0) == 0;
+      EXPECT_TRUE(named) << name << ": " << c.name;
+    }
+  grade::set_hidden_seed(std::nullopt);
 }
 
 // The hidden checks of one exercise under a seed (the seed is reset afterwards).

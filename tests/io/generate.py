@@ -97,8 +97,10 @@ def check_conditioning(name, module, x, mask, y32):
     amplified ~150x, and PyTorch's own error reached half the tolerance. Such cases are refused."""
     m64 = copy.deepcopy(module).double().eval()
     with torch.no_grad():
-        y64 = m64(torch.from_numpy(x.astype(np.float64)),
-                  src_key_padding_mask=None if mask is None else torch.from_numpy(mask)).numpy()
+        y64 = m64(
+            torch.from_numpy(x.astype(np.float64)),
+            src_key_padding_mask=None if mask is None else torch.from_numpy(mask),
+        ).numpy()
     keep = np.ones(y32.shape[:2], dtype=bool) if mask is None else ~mask
     err = np.abs(y32 - y64)[keep].max()
     assert err < 2.5e-5, f"{name}: PyTorch float32 is {err} from float64: ill-conditioned case"
@@ -113,28 +115,179 @@ CASES = [
     ("pre_relu_l2_h2", 2, 8, 2, 16, True, "relu", False, 1e-5, 5, 2, None, "f4", "f4", True),
     ("post_gelu_l1_h4", 1, 8, 4, 32, False, "gelu", True, 1e-5, 7, 3, "right", "f8", "f8", False),
     ("pre_gelu_l3_h1", 3, 6, 1, 12, True, "gelu", True, 1e-6, 6, 2, "right", "f4", "f4", True),
-    ("post_relu_l4_h3_final", 4, 6, 3, 12, False, "relu", True, 1e-3, 9, 4, "right", "f4", "f4", False),
+    (
+        "post_relu_l4_h3_final",
+        4,
+        6,
+        3,
+        12,
+        False,
+        "relu",
+        True,
+        1e-3,
+        9,
+        4,
+        "right",
+        "f4",
+        "f4",
+        False,
+    ),
     ("pre_relu_l5_h5", 5, 10, 5, 8, True, "relu", False, 1e-5, 4, 5, "scattered", "f4", "f4", True),
     ("post_gelu_l6_h6", 6, 6, 6, 8, False, "gelu", False, 1e-5, 3, 6, None, "f8", "f4", True),
     ("pre_gelu_l6_h8_final", 6, 8, 8, 8, True, "gelu", True, 1e-5, 5, 7, "right", "f4", "f4", True),
-    ("post_relu_l2_h7", 2, 14, 7, 16, False, "relu", False, 1e-5, 6, 8, "scattered", "f4", "f4", False),
+    (
+        "post_relu_l2_h7",
+        2,
+        14,
+        7,
+        16,
+        False,
+        "relu",
+        False,
+        1e-5,
+        6,
+        8,
+        "scattered",
+        "f4",
+        "f4",
+        False,
+    ),
     ("post_gelu_l3_h8_eps01", 3, 8, 8, 16, False, "gelu", True, 0.1, 5, 1, None, "f4", "f4", True),
-    ("pre_relu_l1_h2_eps1e-12", 1, 8, 2, 8, True, "relu", True, 1e-12, 5, 2, "right", "f4", "f4", False),
+    (
+        "pre_relu_l1_h2_eps1e-12",
+        1,
+        8,
+        2,
+        8,
+        True,
+        "relu",
+        True,
+        1e-12,
+        5,
+        2,
+        "right",
+        "f4",
+        "f4",
+        False,
+    ),
     ("post_relu_l3_h4_t1", 3, 8, 4, 16, False, "relu", True, 1e-5, 1, 3, None, "f4", "f4", False),
-    ("pre_gelu_l2_h2_t2_mask", 2, 8, 2, 16, True, "gelu", False, 1e-5, 2, 2, "right", "f4", "f4", False),
-    ("post_relu_l2_h2_t64", 2, 8, 2, 16, False, "relu", True, 1e-5, 64, 2, "right", "f4", "f4", True),
+    (
+        "pre_gelu_l2_h2_t2_mask",
+        2,
+        8,
+        2,
+        16,
+        True,
+        "gelu",
+        False,
+        1e-5,
+        2,
+        2,
+        "right",
+        "f4",
+        "f4",
+        False,
+    ),
+    (
+        "post_relu_l2_h2_t64",
+        2,
+        8,
+        2,
+        16,
+        False,
+        "relu",
+        True,
+        1e-5,
+        64,
+        2,
+        "right",
+        "f4",
+        "f4",
+        True,
+    ),
     ("post_gelu_l2_h2_t512", 2, 4, 2, 8, False, "gelu", True, 1e-5, 512, 1, None, "f4", "f4", True),
-    ("pre_relu_l1_h1_t512_mask", 1, 4, 1, 8, True, "relu", False, 1e-5, 512, 2, "right", "f4", "f4", True),
-    ("post_relu_l1_h2_b8_mask", 1, 8, 2, 16, False, "relu", False, 1e-5, 4, 8, "right", "f4", "f4", False),
-    ("layer_post_relu_h2", 0, 8, 2, 16, False, "relu", False, 1e-5, 5, 2, "right", "f4", "f4", False),
-    ("layer_pre_gelu_h4", 0, 8, 4, 12, True, "gelu", False, 1e-4, 6, 3, "scattered", "f8", "f4", True),
+    (
+        "pre_relu_l1_h1_t512_mask",
+        1,
+        4,
+        1,
+        8,
+        True,
+        "relu",
+        False,
+        1e-5,
+        512,
+        2,
+        "right",
+        "f4",
+        "f4",
+        True,
+    ),
+    (
+        "post_relu_l1_h2_b8_mask",
+        1,
+        8,
+        2,
+        16,
+        False,
+        "relu",
+        False,
+        1e-5,
+        4,
+        8,
+        "right",
+        "f4",
+        "f4",
+        False,
+    ),
+    (
+        "layer_post_relu_h2",
+        0,
+        8,
+        2,
+        16,
+        False,
+        "relu",
+        False,
+        1e-5,
+        5,
+        2,
+        "right",
+        "f4",
+        "f4",
+        False,
+    ),
+    (
+        "layer_pre_gelu_h4",
+        0,
+        8,
+        4,
+        12,
+        True,
+        "gelu",
+        False,
+        1e-4,
+        6,
+        3,
+        "scattered",
+        "f8",
+        "f4",
+        True,
+    ),
 ]
 
 
 def build_encoder(layers, D, H, F, norm_first, act, final_norm, eps):
-    layer = torch.nn.TransformerEncoderLayer(D, H, F, dropout=0.0, activation=act,
-                                             layer_norm_eps=eps, batch_first=True,
-                                             norm_first=norm_first)
+    layer = torch.nn.TransformerEncoderLayer(
+        D,
+        H,
+        F,
+        dropout=0.0,
+        activation=act,
+        layer_norm_eps=eps,
+        batch_first=True,
+        norm_first=norm_first,
+    )
     if layers == 0:
         module = layer
     else:
@@ -145,25 +298,56 @@ def build_encoder(layers, D, H, F, norm_first, act, final_norm, eps):
 
 
 def encoder_cases(manifest):
-    for (name, layers, D, H, F, norm_first, act, final_norm, eps, T, B, mask_kind, x_dtype,
-         w_dtype, compressed) in CASES:
+    for (
+        name,
+        layers,
+        D,
+        H,
+        F,
+        norm_first,
+        act,
+        final_norm,
+        eps,
+        T,
+        B,
+        mask_kind,
+        x_dtype,
+        w_dtype,
+        compressed,
+    ) in CASES:
         module = build_encoder(layers, D, H, F, norm_first, act, final_norm, eps)
         x = rng.standard_normal((B, T, D)).astype(np.float32)
         mask = make_mask(mask_kind, B, T)
         fast, plain = run_encoder(module, x, mask)
         check_agree(name, fast, plain, mask)
         torch_err = check_conditioning(name, module, x, mask, plain)
-        save_npz(os.path.join(DATA, name + ".npz"),
-                 state_arrays(module, np.float64 if w_dtype == "f8" else np.float32), compressed)
+        save_npz(
+            os.path.join(DATA, name + ".npz"),
+            state_arrays(module, np.float64 if w_dtype == "f8" else np.float32),
+            compressed,
+        )
         io = {"x": x.astype(np.float64 if x_dtype == "f8" else np.float32), "y": fast}
         if mask is not None:
             io["mask"] = mask
         np.savez_compressed(os.path.join(DATA, name + "_io.npz"), **io)
-        manifest["encoder"].append({
-            "name": name, "single_layer": layers == 0, "num_layers": max(layers, 1),
-            "d_model": D, "nhead": H, "dim_feedforward": F, "norm_first": norm_first,
-            "activation": act, "final_norm": final_norm and layers > 0, "eps": eps,
-            "T": T, "B": B, "mask": mask_kind or "none", "torch_f32_vs_f64": torch_err})
+        manifest["encoder"].append(
+            {
+                "name": name,
+                "single_layer": layers == 0,
+                "num_layers": max(layers, 1),
+                "d_model": D,
+                "nhead": H,
+                "dim_feedforward": F,
+                "norm_first": norm_first,
+                "activation": act,
+                "final_norm": final_norm and layers > 0,
+                "eps": eps,
+                "T": T,
+                "B": B,
+                "mask": mask_kind or "none",
+                "torch_f32_vs_f64": torch_err,
+            }
+        )
 
 
 # ---- MultiheadAttention alone ----------------------------------------------------------------
@@ -194,8 +378,9 @@ def mha_cases(manifest):
         mt = None if mask is None else torch.from_numpy(mask)
         mha.eval()
         with torch.no_grad():
-            y, w = mha(qt, kt, vt, key_padding_mask=mt, need_weights=True,
-                       average_attn_weights=False)
+            y, w = mha(
+                qt, kt, vt, key_padding_mask=mt, need_weights=True, average_attn_weights=False
+            )
         y2, w2 = mha(qt, kt, vt, key_padding_mask=mt, need_weights=True, average_attn_weights=False)
         assert np.abs(y.numpy() - y2.detach().numpy()).max() < 1e-5
         assert np.abs(w.numpy() - w2.detach().numpy()).max() < 1e-6
@@ -206,8 +391,16 @@ def mha_cases(manifest):
         if mask is not None:
             io["mask"] = mask
         np.savez_compressed(os.path.join(DATA, name + "_io.npz"), **io)
-        manifest["mha"].append({"name": name, "d_model": D, "nhead": H, "self": Tk == 0,
-                                "bias": bias, "mask": mask_kind or "none"})
+        manifest["mha"].append(
+            {
+                "name": name,
+                "d_model": D,
+                "nhead": H,
+                "self": Tk == 0,
+                "bias": bias,
+                "mask": mask_kind or "none",
+            }
+        )
 
 
 # ---- the encode app, end to end (plain .npy inputs and outputs) ------------------------------
@@ -242,12 +435,30 @@ def app_cases(manifest):
     np.save(os.path.join(DATA, "app_c_mask.npy"), m1)
     np.save(os.path.join(DATA, "app_c_y.npy"), fast)
     manifest["app"] = [
-        {"name": "app_a", "heads": 4, "activation": "gelu", "norm_first": True, "eps": 1e-6,
-         "mask": False},
-        {"name": "app_b", "heads": 2, "activation": "relu", "norm_first": False, "eps": 1e-5,
-         "mask": True},
-        {"name": "app_c", "heads": 2, "activation": "gelu", "norm_first": False, "eps": 1e-5,
-         "mask": True},
+        {
+            "name": "app_a",
+            "heads": 4,
+            "activation": "gelu",
+            "norm_first": True,
+            "eps": 1e-6,
+            "mask": False,
+        },
+        {
+            "name": "app_b",
+            "heads": 2,
+            "activation": "relu",
+            "norm_first": False,
+            "eps": 1e-5,
+            "mask": True,
+        },
+        {
+            "name": "app_c",
+            "heads": 2,
+            "activation": "gelu",
+            "norm_first": False,
+            "eps": 1e-5,
+            "mask": True,
+        },
     ]
 
 
@@ -298,8 +509,14 @@ def main():
     if os.path.isdir(DATA):
         shutil.rmtree(DATA)
     os.makedirs(DATA)
-    manifest = {"generator": "tests/io/generate.py", "torch": torch.__version__,
-                "numpy": np.__version__, "tolerance": 1e-4, "encoder": [], "mha": []}
+    manifest = {
+        "generator": "tests/io/generate.py",
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "tolerance": 1e-4,
+        "encoder": [],
+        "mha": [],
+    }
     encoder_cases(manifest)
     mha_cases(manifest)
     app_cases(manifest)

@@ -144,8 +144,7 @@ std::string tampered(const std::function<void(nlohmann::json&)>& edit, const std
   return with_meta(members, meta.dump(), name);
 }
 
-// ---- a child process with a memory limit
-// ---------------------------------------------------------
+// ---- a child process with a memory limit --------------------------------------------------------
 
 struct ChildResult {
   bool refused = false;       // f threw std::invalid_argument

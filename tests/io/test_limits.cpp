@@ -184,8 +184,7 @@ TEST(LoadLimits, HeaderLimitAsNumpy) {
                                          {"long.npy", "LoadLimits::max_header_bytes = 10000"}));
 }
 
-// ---- item 6: header integers
-// ---------------------------------------------------------------------
+// ---- item 6: header integers --------------------------------------------------------------------
 
 TEST(NpyOverflow, DimensionAbove2To63IsRefusedNotWrapped) {
   // 18446744073709551618 = 2^64 + 2 would wrap to 2 in a uint64; with 2 · 8 float32 values of
@@ -244,8 +243,7 @@ TEST(NpyHeaderText, UnquotedDtypeIsNotCalledStructured) {
       {"s.npy", "structured dtype"}));
 }
 
-// ---- item 9: paths that are not files
-// ------------------------------------------------------------
+// ---- item 9: paths that are not files -----------------------------------------------------------
 
 TEST(FilePaths, DirectoryIsNamedAsOne) {
   const std::string dir = tmp_path("");
@@ -263,8 +261,7 @@ TEST(FilePaths, DeviceIsNotARegularFile) {
                                          {"\"/dev/zero\" is not a regular file"}));
 }
 
-// ---- item 5: the state_dict key set, checked before anything is built
-// -----------------------------
+// ---- item 5: the state_dict key set, checked before anything is built ---------------------------
 
 TEST(StateDictKeys, LoneFarLayerIsRefusedAtOnce) {
   const xenc::StateDict s{{"layers.100000.linear1.weight", xt::zeros<float>({4, 2})}};

@@ -23,7 +23,8 @@ set(nn_rules
   "multi_head_attention_(forward|backward)" "one path's attention entry point (use attention_forward)"
   "(Tiled|MultiHead)AttentionResult" "one path's saved state (AttentionSaved is the op's)"
   "AttentionPath::(plain|tiled)"  "a named attention path"
-  "GemmThreadsScope|split_large_gemms|parallel_for|thread_budget|openblas_|std::thread" "threading (the op's plan and the kernels decide it)")
+  "GemmThreadsScope|split_large_gemms|parallel_for|thread_budget|openblas_|std::thread|BlasOnOneThread|std::async" "threading (the op's plan and the kernels decide it)"
+  "\\.(threads|query_block|key_block|backward_by_key_blocks)[^A-Za-z0-9_]|kThreadedAttentionMinWork|kAttentionDesignThreads|kTiledAttentionMinScores|threaded_from" "the plan's decisions (threads, work items, thresholds: the op reads them)")
 set(nn_scope line)
 set(nn_verdict "nn/ must take and return tensors; kernel code found:")
 

@@ -55,7 +55,7 @@ Tensor1 exp_of(std::vector<float> xs) {
   return t;
 }
 
-// ---- exp_inplace -------------------------------------------------------------------------
+// ---- exp_inplace --------------------------------------------------------------------------------
 
 TEST(FastExp, HandValues) {
   // exp(0) = 1 exactly: k = 0, r = 0, the polynomial is 1, 2^0 = 1.
@@ -104,8 +104,7 @@ TEST(FastExp, EdgesGiveZeroInfinityAndNaN) {
   EXPECT_TRUE(std::isnan(y(7)));
 }
 
-// ---- softmax_forward (kernels::softmax_rows)
-// ----------------------------------------------------------------
+// ---- softmax_forward (kernels::softmax_rows) ----------------------------------------------------
 
 TEST(FastSoftmax, MatchesTheReferenceForEveryRowLength) {
   // Row lengths around the SIMD widths (4 and 8 floats) and a long one, with masked (-inf) and
@@ -138,8 +137,7 @@ TEST(FastSoftmax, MatchesTheReferenceForEveryRowLength) {
 
 // (the strided-row and fully-masked-row cases of the kernel: tests/kernels/test_kernels.cpp)
 
-// ---- layer_norm_forward (kernels::layer_norm_rows)
-// -----------------------------------------------------------------------
+// ---- layer_norm_forward (kernels::layer_norm_rows) ----------------------------------------------
 
 TEST(FastLayerNorm, MatchesTheReferenceAndWorksInPlace) {
   xenc::Rng rng(11);

@@ -1,7 +1,10 @@
 // Attention as one op with a plan (ops/multi_head_attention.hpp, issue #28):
 //   - plan_attention's decisions as a table: the path, one thread below
-//     kThreadedAttentionMinWork and the whole budget from it, at least 4 forward items per
-//     thread, the tiled backward by key blocks when whole heads are fewer than 4 per thread;
+//     kThreadedAttentionMinWork and the whole budget from it, the work items cut for 16 threads
+//     whatever the budget, the tiled backward by key blocks when whole heads are fewer than 4
+//     per thread;
+//   - 1, 2, 3 and 4 threads give the same bits on both paths; the plain backward in blocks
+//     equals the reference and the tiles;
 //   - attention_forward / attention_backward equal the reference (reference::split_heads,
 //     scaled_dot_product_attention_forward / _backward) on the plain and the tiled path;
 //   - the same numbers on 2 threads as on 1, within float rounding (1e-5), for every split the
@@ -12,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "support/allclose.hpp"
@@ -68,28 +72,31 @@ TEST(AttentionPlan, DecisionsAsATable) {
     AttentionPath path;
     std::size_t threads, forward_items;
     bool by_key_blocks;
+    std::size_t key_block;
   };
   using P = AttentionPath;
   // work = B·H·Tq·Tk·Dh; kThreadedAttentionMinWork = 2^23 = 8 388 608
   const Row rows[] = {
       // T = 128, D = 256, H = 8: 4.2M multiply-adds: one thread, one item per head
-      {{1, 8, 128, 128, 32}, false, P::automatic, 2, P::plain, 1, 8, false},
-      // T = 256, D = 512, H = 8: 33.6M: 2 threads, 8 heads already 4 per thread
-      {{1, 8, 256, 256, 64}, false, P::automatic, 2, P::plain, 2, 8, false},
-      // the same on 16 threads: 64 items of 64 query rows
-      {{1, 8, 256, 256, 64}, false, P::automatic, 16, P::plain, 16, 32, false},
-      // T = 512: tiles; 16 threads: 64 query blocks of 64 rows; backward by key blocks
-      {{1, 8, 512, 512, 64}, false, P::automatic, 16, P::tiled, 16, 64, true},
+      {{1, 8, 128, 128, 32}, false, P::automatic, 2, P::plain, 1, 8, false, 128},
+      // T = 256, D = 512, H = 8: 33.6M: 2 threads; the items are cut for 16 threads, whatever
+      // the budget: 64 wanted, 8 heads × 4 blocks of 64 query rows (the least) = 32; the
+      // plain backward's dV items are 4 key blocks of 64 per head
+      {{1, 8, 256, 256, 64}, false, P::automatic, 2, P::plain, 2, 32, false, 64},
+      {{1, 8, 256, 256, 64}, false, P::automatic, 16, P::plain, 16, 32, false, 64},
+      // T = 512: tiles; 64 query blocks of 64 rows; on 16 threads the backward by key blocks
+      // of one key tile (2 per head, 16 items)
+      {{1, 8, 512, 512, 64}, false, P::automatic, 16, P::tiled, 16, 64, true, 256},
       // T = 2048 on 16 threads: 8 blocks of 256 rows per head, backward by 8 key blocks
-      {{1, 8, 2048, 2048, 64}, false, P::automatic, 16, P::tiled, 16, 64, true},
-      // on 2 threads whole heads are 4 per thread: no key blocks
-      {{1, 8, 2048, 2048, 64}, false, P::automatic, 2, P::tiled, 2, 8, false},
+      {{1, 8, 2048, 2048, 64}, false, P::automatic, 16, P::tiled, 16, 64, true, 256},
+      // on 2 threads: the same 64 forward items; whole heads are 4 per thread: no key blocks
+      {{1, 8, 2048, 2048, 64}, false, P::automatic, 2, P::tiled, 2, 64, false, 2048},
       // the weights need the plain path at any size
-      {{1, 8, 2048, 2048, 64}, true, P::automatic, 2, P::plain, 2, 8, false},
+      {{1, 8, 2048, 2048, 64}, true, P::automatic, 2, P::plain, 2, 64, false, 256},
       // forced tiles on a small size: one thread
-      {{2, 2, 40, 40, 8}, false, P::tiled, 4, P::tiled, 1, 4, false},
-      // budget 1: one thread at any size
-      {{1, 8, 4096, 4096, 64}, false, P::automatic, 1, P::tiled, 1, 8, false},
+      {{2, 2, 40, 40, 8}, false, P::tiled, 4, P::tiled, 1, 4, false, 40},
+      // budget 1: one thread, the same forward items; the tiled backward by whole heads
+      {{1, 8, 4096, 4096, 64}, false, P::automatic, 1, P::tiled, 1, 64, false, 4096},
   };
   for (const Row& r : rows) {
     SCOPED_TRACE(::testing::Message() << "B " << r.shape.batch << ", H " << r.shape.heads << ", T "
@@ -100,7 +107,7 @@ TEST(AttentionPlan, DecisionsAsATable) {
     EXPECT_EQ(p.forward_items(), r.forward_items);
     EXPECT_EQ(p.backward_by_key_blocks, r.by_key_blocks);
     EXPECT_EQ(p.saves_probabilities(), r.path == P::plain);
-    if (p.backward_by_key_blocks) EXPECT_EQ(p.key_block % 256, 0u);  // whole key tiles
+    EXPECT_EQ(p.key_block, r.key_block);
   }
   EXPECT_THROW(plan_attention({1, 1, 4, 4, 4}, false, 1.0f), config_error);
   EXPECT_THROW(plan_attention({1, 0, 4, 4, 4}, false, 0.0f), config_error);
@@ -198,4 +205,108 @@ TEST(AttentionPlan, EverySplitOnTwoThreadsGivesTheNumbersOfOneThread) {
   EXPECT_TRUE(AllClose(tiled.dq, plain.dq, 1e-4, 1e-4));
   EXPECT_TRUE(AllClose(tiled.dk, plain.dk, 1e-4, 1e-4));
   EXPECT_TRUE(AllClose(tiled.dv, plain.dv, 1e-4, 1e-4));
+}
+
+namespace {
+// How many elements of a and b differ in their bits (0 means the same tensor, bit for bit).
+template <class T>
+std::size_t bits_differ(const T& a, const T& b) {
+  if (a.shape() != b.shape()) return std::max<std::size_t>(a.size(), 1);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const float x = a.data()[i], y = b.data()[i];
+    if (std::memcmp(&x, &y, sizeof x) != 0) ++n;
+  }
+  return n;
+}
+}  // namespace
+
+// The work items are cut from the sizes alone, and every sum runs in the items' order, never
+// the threads': 1, 2, 3 and 4 pool threads give the same bits, forward and backward, on both
+// paths (the plain backward sums dK's shares of 10 query blocks; the tiled backward runs whole
+// heads on 1 thread and two passes, key blocks then query blocks of whole tiles, on 2 to 4),
+// with masks, both score biases and dropout; a plan made for 16 threads and run on 1 to 4 gives
+// the same bits too.
+TEST(AttentionPlan, OneToFourThreadsGiveTheSameBits) {
+  const std::size_t B = 2, H = 2, T = 600, D = 32;  // 10 query blocks of 64 rows per head
+  for (AttentionPath path : {AttentionPath::plain, AttentionPath::tiled})
+    for (float dropout : {0.0f, 0.2f}) {
+      SCOPED_TRACE(::testing::Message() << (path == AttentionPath::plain ? "plain" : "tiled")
+                                        << ", dropout " << dropout);
+      const AttentionPlan one_plan = plan_attention({B, H, T, T, D / H}, false, dropout, path, 1);
+      EXPECT_EQ(one_plan.threads, 1u);
+      EXPECT_EQ(one_plan.forward_items(), B * H * 10);
+      EXPECT_FALSE(one_plan.backward_by_key_blocks);
+      const PlanRun one = run_plan(path, 1, 1, dropout, B, H, T, D);
+      for (int threads = 2; threads <= 4; ++threads)
+        for (std::size_t budget : {std::size_t(threads), std::size_t(16)}) {
+          SCOPED_TRACE(::testing::Message()
+                       << threads << " threads, plan for " << budget << " threads");
+          bool by_key_blocks = false;
+          const PlanRun n = run_plan(path, budget, threads, dropout, B, H, T, D, &by_key_blocks);
+          EXPECT_EQ(by_key_blocks, path == AttentionPath::tiled);
+          EXPECT_EQ(bits_differ(n.y, one.y), 0u);
+          EXPECT_EQ(bits_differ(n.dq, one.dq), 0u);
+          EXPECT_EQ(bits_differ(n.dk, one.dk), 0u);
+          EXPECT_EQ(bits_differ(n.dv, one.dv), 0u);
+        }
+      // and a plan for 16 threads run on one thread
+      const PlanRun sixteen_on_one = run_plan(path, 16, 1, dropout, B, H, T, D);
+      EXPECT_EQ(bits_differ(sixteen_on_one.dk, one.dk), 0u);
+      EXPECT_EQ(bits_differ(sixteen_on_one.dq, one.dq), 0u);
+    }
+}
+
+// The plain backward cut in query blocks (dK summed from 10 shares) and key blocks equals the
+// loop-by-loop reference, and, with dropout drawn from a seed, the tiled path (an independent
+// computation of the same factors).
+TEST(AttentionPlan, PlainBackwardInBlocksMatchesTheReferenceAndTheTiles) {
+  Rng rng(19);
+  const std::size_t B = 1, H = 2, T = 600, D = 32;
+  const Tensor3 q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 G = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  Mask2 kpm = xt::zeros<bool>({B, T});
+  kpm(0, 5) = kpm(0, 599) = true;
+  const Tensor2 am = random_tensor<Tensor2>(std::array<std::size_t, 2>{T, T}, rng, 0.5f);
+  const AttentionPlan plan =
+      plan_attention({B, H, T, T, D / H}, false, 0.0f, AttentionPath::plain, 2);
+  ASSERT_EQ(plan.query_block, 64u);  // 10 blocks: dK is the sum of 10 shares
+  ASSERT_EQ(plan.key_block, 64u);
+  const Budget two(2);
+  Rng unused(0);
+  const AttentionForward f =
+      attention_forward(plan, q, k, v, kpm, am, no_attention_position(), unused, true);
+  const MultiHeadAttentionGrads g =
+      attention_backward(G, q, k, v, f.saved, no_attention_position());
+  const auto expected = ref::scaled_dot_product_attention_forward(
+      ref::split_heads(q, H), ref::split_heads(k, H), ref::split_heads(v, H), kpm, am);
+  const auto expected_g = ref::scaled_dot_product_attention_backward(
+      ref::split_heads(G, H), ref::split_heads(q, H), ref::split_heads(k, H),
+      ref::split_heads(v, H), expected.weights);
+  EXPECT_TRUE(AllClose(f.output, ref::merge_heads(expected.output), 1e-5, 1e-4));
+  EXPECT_TRUE(AllClose(g.q, ref::merge_heads(expected_g.query), 1e-4, 1e-4));
+  EXPECT_TRUE(AllClose(g.k, ref::merge_heads(expected_g.key), 1e-4, 1e-4));
+  EXPECT_TRUE(AllClose(g.v, ref::merge_heads(expected_g.value), 1e-4, 1e-4));
+
+  // dropout from a seed: the plain path draws the factors per block (rows for dQ, columns for
+  // dV), the tiles per tile; a mask of the same factors gives the plain path the same numbers
+  const AttentionDropout seed{0.3f, 77};
+  const Tensor4 none;
+  const AttentionInputs drawn{H, kpm, am, none, no_attention_position(), seed};
+  const MultiHeadAttentionResult pf = multi_head_attention_forward(q, k, v, drawn, true);
+  const MultiHeadAttentionGrads pg = multi_head_attention_backward(G, q, k, v, pf.weights, drawn);
+  const TiledAttentionResult tf = multi_head_attention_forward_tiled(q, k, v, drawn);
+  const MultiHeadAttentionGrads tg = multi_head_attention_backward_tiled(G, q, k, v, tf, drawn);
+  EXPECT_TRUE(AllClose(pf.output, tf.output, 1e-5, 1e-4));
+  EXPECT_TRUE(AllClose(pg.q, tg.q, 1e-4, 1e-4));
+  EXPECT_TRUE(AllClose(pg.k, tg.k, 1e-4, 1e-4));
+  EXPECT_TRUE(AllClose(pg.v, tg.v, 1e-4, 1e-4));
+  const Tensor4 mask = attention_dropout_mask(seed, B, H, T, T);
+  const AttentionInputs masked{H, kpm, am, mask, no_attention_position()};
+  const MultiHeadAttentionGrads mg = multi_head_attention_backward(G, q, k, v, pf.weights, masked);
+  EXPECT_EQ(bits_differ(mg.q, pg.q), 0u);
+  EXPECT_EQ(bits_differ(mg.k, pg.k), 0u);
+  EXPECT_EQ(bits_differ(mg.v, pg.v), 0u);
 }

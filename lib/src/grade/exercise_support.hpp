@@ -74,16 +74,10 @@ inline void add(ExerciseResult& r, ValueCheck c, std::vector<Exhibit> exhibits, 
 }
 
 // An exercise's registration with its checks run on a student's function in another process:
-// remote({"softmax", ...}, check_softmax).
-struct Basics {
-  std::string name, signature;
-  double points = 1.0;
-  int order = 0;
-};
+// remote(spec::softmax(), check_softmax), where spec::softmax() (xenc/grade/exercise_specs.hpp) is
+// generated from the file's `// @` lines.
 template <class Sig>
-ExerciseInfo remote(const Basics& b, ExerciseResult (*check)(const std::function<Sig>&)) {
-  ExerciseInfo info;
-  info.name = b.name, info.signature = b.signature, info.points = b.points, info.order = b.order;
+ExerciseInfo remote(ExerciseInfo info, ExerciseResult (*check)(const std::function<Sig>&)) {
   info.check_remote = [check](wire::Caller& caller) {
     return check(wire::Remote<Sig>::make(caller));
   };

@@ -33,8 +33,7 @@ namespace xenc::grade {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// ---- settings
-// ---------------------------------------------------------------------------------------
+// ---- settings -----------------------------------------------------------------------------------
 
 namespace {
 // The machine's memory in MiB (the largest memory limit a setting may ask for).
@@ -155,8 +154,7 @@ Settings read_settings(const std::string& path) {
   return s;
 }
 
-// ---- formats
-// ----------------------------------------------------------------------------------------
+// ---- formats ------------------------------------------------------------------------------------
 
 double Graded::points_per_check() const {
   return result.checks.empty() ? 0.0 : max_points / double(result.checks.size());
@@ -436,8 +434,7 @@ std::string format_report(const std::vector<Graded>& graded, Format format, Hint
   return text_report(graded, hints);
 }
 
-// ---- the parent
-// -------------------------------------------------------------------------------------
+// ---- the parent ---------------------------------------------------------------------------------
 
 namespace {
 

@@ -128,4 +128,55 @@ void attention_head_backward(const HeadInputs& in, float scale, ConstMatView pro
   gemm(scratch, Op::transpose, in.q, Op::none, g.dk, scale);
 }
 
+void attention_rows_backward(const HeadInputs& in, float scale, ConstMatView probs,
+                             ConstMatView dropout, ConstMatView dout, MatView scratch, MatView dq,
+                             MatView dk_part) {
+  const std::size_t rows = in.q.rows, Tk = in.k.rows;
+  const char* where = "attention_rows_backward";
+  require(probs.rows == rows && probs.cols == Tk && scratch.rows == rows && scratch.cols == Tk,
+          where, "probs and scratch must be [rows, Tk]");
+  require(dout.rows == rows && dout.cols == in.v.cols, where, "dout is not [rows, Dv]");
+  require(
+      dq.rows == rows && dq.cols == in.q.cols && dk_part.rows == Tk && dk_part.cols == in.q.cols,
+      where, "expected dq [rows, Dh], dk_part [Tk, Dh]");
+  require_shape(dropout, rows, Tk, where, "dropout is not [rows, Tk]");
+  // dP = dO Vᵀ : [rows, Dh] x [Dh, Tk]   (then through the dropout factors)
+  gemm(dout, Op::none, in.v, Op::transpose, scratch);
+  if (!dropout.empty()) multiply(scratch, dropout, scratch);
+  // dS = P ⊙ (dP - rowsum(dP ⊙ P)): each row needs only its own P and dP
+  softmax_rows_backward(probs, scratch, scratch);
+  // dQ = scale · dS K : [rows, Tk] x [Tk, Dh];   dK's part = scale · dSᵀ Q : [Tk, rows] x [rows,
+  // Dh]
+  gemm(scratch, Op::none, in.k, Op::none, dq, scale);
+  gemm(scratch, Op::transpose, in.q, Op::none, dk_part, scale);
+}
+
+void attention_values_backward(ConstMatView probs, ConstMatView dropout, ConstMatView dout,
+                               MatView scratch, MatView dv) {
+  const char* where = "attention_values_backward";
+  require(dout.rows == probs.rows && dv.rows == probs.cols && dv.cols == dout.cols, where,
+          "expected probs [Tq, keys], dout [Tq, Dv], dv [keys, Dv]");
+  require_shape(dropout, probs.rows, probs.cols, where, "dropout is not [Tq, keys]");
+  // dV = P_usedᵀ dO : [keys, Tq] x [Tq, Dv]   (P_used = P ⊙ dropout in training)
+  ConstMatView p_used = probs;
+  if (!dropout.empty()) {
+    require(scratch.rows == probs.rows && scratch.cols == probs.cols, where,
+            "scratch is not [Tq, keys]");
+    multiply(probs, dropout, scratch);
+    p_used = scratch;
+  }
+  gemm(p_used, Op::transpose, dout, Op::none, dv);
+}
+
+XENC_VECTOR_KERNEL
+void add_into(ConstMatView a, MatView out) {
+  require(a.rows == out.rows && a.cols == out.cols, "add_into", "a and out differ in shape");
+  for (std::size_t i = 0; i < out.rows; ++i) {
+    const float* ar = a.row(i);
+    float* r = out.row(i);
+#pragma omp simd
+    for (std::size_t j = 0; j < out.cols; ++j) r[j] += ar[j];
+  }
+}
+
 }  // namespace xenc::kernels

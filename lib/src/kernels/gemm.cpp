@@ -64,6 +64,22 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
     sgemm(a, ta, b, tb, c, K, alpha, beta);
     return;
   }
+  gemm_split(a, op_a, b, op_b, c, alpha, beta, threads);
+}
+
+void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha,
+                float beta, std::size_t threads) {
+  const bool ta = op_a == Op::transpose, tb = op_b == Op::transpose;
+  const std::size_t M = ta ? a.cols : a.rows, K = ta ? a.rows : a.cols;
+  const std::size_t N = tb ? b.rows : b.cols;
+  require((tb ? b.cols : b.rows) == K && c.rows == M && c.cols == N && K > 0, "gemm_split",
+          "expected op(A) [M, K], op(B) [K, N], C [M, N], K > 0");
+  threads = std::min(threads, thread_budget());
+  if (threads <= 1) {
+    const BlasOnOneThread one;
+    sgemm(a, ta, b, tb, c, K, alpha, beta);
+    return;
+  }
   // blocks of 64-multiples: up to 2 per thread along M, then along N if that gives too few
   const auto cut = [](std::size_t side, std::size_t parts) {
     return std::max<std::size_t>(64, (side / std::max<std::size_t>(parts, 1) + 63) / 64 * 64);
@@ -73,7 +89,7 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
   const std::size_t row_parts = (M + row_step - 1) / row_step;
   const std::size_t col_step = cut(N, (want + row_parts - 1) / row_parts);
   const std::size_t col_parts = (N + col_step - 1) / col_step;
-  parallel_for(row_parts * col_parts, [&](std::size_t p) {
+  parallel_for(row_parts * col_parts, threads, [&](std::size_t p, std::size_t) {
     const std::size_t r0 = (p / col_parts) * row_step, c0 = (p % col_parts) * col_step;
     const std::size_t m = std::min(row_step, M - r0), n = std::min(col_step, N - c0);
     sgemm(op_rows(a, ta, r0, m), ta, op_cols(b, tb, c0, n), tb, c.block(r0, c0, m, n), K, alpha,

@@ -123,6 +123,11 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
           float beta = 0.0f);
 /// From this many multiply-adds a GEMM is split over the pool (bench/README.md, "One pool").
 inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 24;
+/// What gemm runs from kSplitGemmWork on: C cut into blocks (2 per thread, 64-row multiples),
+/// each a 1-thread sgemm on the pool, on min(threads, thread_budget()) threads, at any size
+/// (BM_GemmSplit times it on both sides of kSplitGemmWork: bench/scaling.sh).
+void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha,
+                float beta, std::size_t threads);
 /// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
 /// (WebAssembly), checked against the formula and sgemm in the native tests.
 void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
@@ -252,6 +257,21 @@ struct HeadGrads {
 void attention_head_backward(const HeadInputs& in, float scale, ConstMatView probs,
                              ConstMatView dropout, ConstMatView dout, MatView scratch,
                              const HeadGrads& grads);
+
+/// The same backward cut in two kinds of independent parts, so that threads can share one head
+/// (ops/multi_head_attention.cpp). By query rows: in.q, probs, dropout, dout and dq are the rows'
+/// views ([rows, ...]; in.k, in.v whole); writes dq = scale · dS K for those rows and
+/// dk_part [Tk, Dh] = scale · dSᵀ Q_rows, their share of dK (dK = the sum of the parts).
+/// scratch: [rows, Tk].
+void attention_rows_backward(const HeadInputs& in, float scale, ConstMatView probs,
+                             ConstMatView dropout, ConstMatView dout, MatView scratch, MatView dq,
+                             MatView dk_part);
+/// By key columns: dv [keys, Dv] = (P ⊙ dropout)ᵀ dO for a block of keys, probs and dropout
+/// being its columns [Tq, keys] (any stride); scratch [Tq, keys] (read only with dropout).
+void attention_values_backward(ConstMatView probs, ConstMatView dropout, ConstMatView dout,
+                               MatView scratch, MatView dv);
+/// out += a, element by element (same shapes).
+void add_into(ConstMatView a, MatView out);
 
 // ---- Attention in tiles, one (batch, head) (attention_tiled.cpp) ---------------------------
 

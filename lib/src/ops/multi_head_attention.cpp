@@ -211,16 +211,6 @@ kernels::HeadDropout head_dropout(const AttentionInputs& in, const Dims& d, std:
   return {};
 }
 
-// The plain kernels take factors: head (b, h)'s slice of the mask, or its factors drawn from
-// in.dropout into `drawn` [Tq, Tk] (the same factors the tiled path draws tile by tile).
-kernels::ConstMatView plain_dropout(const AttentionInputs& in, const Dims& d, std::size_t b,
-                                    std::size_t h, Tensor2& drawn) {
-  const kernels::HeadDropout hd = head_dropout(in, d, b, h);
-  if (!hd.factors.empty() || !hd.active()) return hd.factors;
-  kernels::dropout_factors(hd.key, 0, 0, kernels::as_matrix(drawn));
-  return kernels::as_matrix(drawn);
-}
-
 void check_dropout(const char* where, const AttentionInputs& in) {
   check_config(in.dropout.p >= 0.0f && in.dropout.p < 1.0f, where,
                "dropout.p is " + std::to_string(in.dropout.p) + ", expected 0 <= p < 1");
@@ -257,9 +247,9 @@ const HeadBias& bias_of(const std::vector<HeadBias>& biases, std::size_t h) {
 // How the threads share the work.
 struct Split {
   std::size_t threads = 1;
-  std::size_t query_block;  // query rows per forward item (and per dQ item)
-  bool by_key_blocks = false;
-  std::size_t key_block = 0;
+  std::size_t query_block;     // query rows per forward item and per backward dQ item
+  bool by_key_blocks = false;  // the tiled backward in two passes
+  std::size_t key_block = 0;   // key rows per backward dK, dV item (plain; tiled by key blocks)
 };
 
 // Item → (b, h, block) for B·H·blocks items, blocks fastest.
@@ -317,7 +307,13 @@ MultiHeadAttentionResult plain_forward(const Tensor3& q, const Tensor3& k, const
   return r;
 }
 
-// Plain backward: items (b, h): dK, dV of a head sum over all its queries.
+// Plain backward in two passes of independent items, fixed by the sizes (the split), never by
+// the thread count, so that every thread count gives the same bits:
+//   1. items (b, h, query block): dP, dS for the block's rows, then its rows of dQ and its share
+//      of dK, scale · dSᵀ Q_rows (block 0 writes into dK, block n > 0 into part n of `dk_parts`);
+//   2. items (b, h, key block): the block's rows of dV = (P ⊙ Z)ᵀ dO, and of dK += the parts
+//      1, 2, ... in that order (a sum whose order is the blocks', whoever ran them).
+// With one query block (small sizes) this is the head's backward of attention_head_backward.
 MultiHeadAttentionGrads plain_backward(const Tensor3& grad_output, const Tensor3& q,
                                        const Tensor3& k, const Tensor3& v, const Tensor4& weights,
                                        const AttentionInputs& in, const Dims& d,
@@ -326,26 +322,69 @@ MultiHeadAttentionGrads plain_backward(const Tensor3& grad_output, const Tensor3
   g.q = Tensor3::from_shape(q.shape());
   g.k = Tensor3::from_shape(k.shape());
   g.v = Tensor3::from_shape(v.shape());
-  const std::size_t items = d.B * d.H;
-  const std::size_t workers = std::max<std::size_t>(1, std::min(split.threads, items));
-  std::vector<Tensor2> scratch(workers, Tensor2::from_shape({d.Tq, d.Tk}));
-  std::vector<Tensor2> drawn(in.dropout.p > 0.0f ? workers : 0, Tensor2::from_shape({d.Tq, d.Tk}));
+  const std::size_t qb = std::min(split.query_block, d.Tq), q_blocks = blocks_of(d.Tq, qb);
+  const std::size_t kb = std::min(split.key_block ? split.key_block : d.Tk, d.Tk),
+                    k_blocks = blocks_of(d.Tk, kb);
+  const std::size_t heads = d.B * d.H;
+  const std::size_t workers =
+      std::max<std::size_t>(1, std::min(split.threads, heads * std::max(q_blocks, k_blocks)));
+  const bool mask = in.dropout_mask.size() != 0, drawn = in.dropout.p > 0.0f;
+  // per worker: dP / dS rows, drawn factors of those rows; P ⊙ Z and drawn factors of key columns
+  std::vector<Tensor2> rows_scratch(workers, Tensor2::from_shape({qb, d.Tk}));
+  std::vector<Tensor2> rows_drawn(drawn ? workers : 0, Tensor2::from_shape({qb, d.Tk}));
+  std::vector<Tensor2> cols_scratch(mask || drawn ? workers : 0, Tensor2::from_shape({d.Tq, kb}));
+  std::vector<Tensor2> cols_drawn(drawn ? workers : 0, Tensor2::from_shape({d.Tq, kb}));
+  // dK's shares of query blocks 1 .. q_blocks − 1, per head: [heads · (q_blocks − 1), Tk, Dh]
+  Tensor3 dk_parts = Tensor3::from_shape({heads * (q_blocks - 1), d.Tk, d.Dh});
   const auto qm = kernels::as_matrix(q), km = kernels::as_matrix(k), vm = kernels::as_matrix(v);
   const auto dom = kernels::as_matrix(grad_output);
   const auto dqm = kernels::as_matrix(g.q), dkm = kernels::as_matrix(g.k),
              dvm = kernels::as_matrix(g.v);
   const float scale = kernels::attention_scale(d.Dh);
-  kernels::parallel_for(items, split.threads, [&](std::size_t item, std::size_t w) {
-    const std::size_t b = item / d.H, h = item % d.H;
-    Tensor2 none;
-    kernels::attention_head_backward(
-        {head_of(qm, b, d.Tq, h, d.Dh), head_of(km, b, d.Tk, h, d.Dh),
-         head_of(vm, b, d.Tk, h, d.Dh)},
-        scale, kernels::as_matrix(weights, b, h),
-        plain_dropout(in, d, b, h, drawn.empty() ? none : drawn[w]), head_of(dom, b, d.Tq, h, d.Dh),
-        kernels::as_matrix(scratch[w]),
-        {head_of(dqm, b, d.Tq, h, d.Dh), head_of(dkm, b, d.Tk, h, d.Dh),
-         head_of(dvm, b, d.Tk, h, d.Dh)});
+  const auto partm = kernels::as_matrix(dk_parts);
+  const auto part_of = [&](std::size_t b, std::size_t h, std::size_t block) {
+    return partm.block(((b * d.H + h) * (q_blocks - 1) + block - 1) * d.Tk, 0, d.Tk, d.Dh);
+  };
+  kernels::parallel_for(heads * q_blocks, split.threads, [&](std::size_t item, std::size_t w) {
+    const ItemAt at = item_at(item, d.H, q_blocks);
+    const std::size_t i0 = at.block * qb, rows = std::min(qb, d.Tq - i0);
+    kernels::ConstMatView factors;
+    if (mask) {
+      factors = kernels::as_matrix(in.dropout_mask, at.b, at.h).block(i0, 0, rows, d.Tk);
+    } else if (drawn) {
+      const auto z = kernels::as_matrix(rows_drawn[w]).block(0, 0, rows, d.Tk);
+      kernels::dropout_factors({in.dropout.p, in.dropout.seed, at.b * d.H + at.h}, i0, 0, z);
+      factors = z;
+    }
+    kernels::attention_rows_backward(
+        {head_of(qm, at.b, d.Tq, at.h, d.Dh).block(i0, 0, rows, d.Dh),
+         head_of(km, at.b, d.Tk, at.h, d.Dh), head_of(vm, at.b, d.Tk, at.h, d.Dh)},
+        scale, kernels::as_matrix(weights, at.b, at.h).block(i0, 0, rows, d.Tk), factors,
+        head_of(dom, at.b, d.Tq, at.h, d.Dh).block(i0, 0, rows, d.Dh),
+        kernels::as_matrix(rows_scratch[w]).block(0, 0, rows, d.Tk),
+        head_of(dqm, at.b, d.Tq, at.h, d.Dh).block(i0, 0, rows, d.Dh),
+        at.block == 0 ? head_of(dkm, at.b, d.Tk, at.h, d.Dh) : part_of(at.b, at.h, at.block));
+  });
+  kernels::parallel_for(heads * k_blocks, split.threads, [&](std::size_t item, std::size_t w) {
+    const ItemAt at = item_at(item, d.H, k_blocks);
+    const std::size_t j0 = at.block * kb, cols = std::min(kb, d.Tk - j0);
+    kernels::ConstMatView factors;
+    if (mask) {
+      factors = kernels::as_matrix(in.dropout_mask, at.b, at.h).block(0, j0, d.Tq, cols);
+    } else if (drawn) {
+      const auto z = kernels::as_matrix(cols_drawn[w]).block(0, 0, d.Tq, cols);
+      kernels::dropout_factors({in.dropout.p, in.dropout.seed, at.b * d.H + at.h}, 0, j0, z);
+      factors = z;
+    }
+    kernels::attention_values_backward(
+        kernels::as_matrix(weights, at.b, at.h).block(0, j0, d.Tq, cols), factors,
+        head_of(dom, at.b, d.Tq, at.h, d.Dh),
+        cols_scratch.empty() ? kernels::MatView{}
+                             : kernels::as_matrix(cols_scratch[w]).block(0, 0, d.Tq, cols),
+        head_of(dvm, at.b, d.Tk, at.h, d.Dh).block(j0, 0, cols, d.Dh));
+    const auto dk = head_of(dkm, at.b, d.Tk, at.h, d.Dh).block(j0, 0, cols, d.Dh);
+    for (std::size_t block = 1; block < q_blocks; ++block)
+      kernels::add_into(part_of(at.b, at.h, block).block(j0, 0, cols, d.Dh), dk);
   });
   return g;
 }
@@ -426,7 +465,10 @@ MultiHeadAttentionGrads tiled_backward(const Tensor3& grad_output, const Tensor3
     part.dq = false;
     run(at.b, at.h, part);
   });
-  const std::size_t qb = std::min(split.query_block, d.Tq), q_blocks = blocks_of(d.Tq, qb);
+  // dQ blocks of whole query tiles: the tiles, and so the bits, of the whole head's backward
+  const std::size_t q_tile = kernels::TileSizes{}.queries;
+  const std::size_t qb = std::min((split.query_block + q_tile - 1) / q_tile * q_tile, d.Tq),
+                    q_blocks = blocks_of(d.Tq, qb);
   kernels::parallel_for(d.B * d.H * q_blocks, split.threads, [&](std::size_t item, std::size_t) {
     const ItemAt at = item_at(item, d.H, q_blocks);
     kernels::TiledBackwardPart part;
@@ -438,24 +480,41 @@ MultiHeadAttentionGrads tiled_backward(const Tensor3& grad_output, const Tensor3
   return g;
 }
 
-// The split for sizes d on `threads` threads (AttentionPlan's rules, in one place).
-Split split_for(const Dims& d, bool tiled, std::size_t budget) {
+// Rows per block when n rows are cut into `parts` blocks of 64 rows or more (a multiple of 64).
+std::size_t block_rows(std::size_t n, std::size_t parts) {
+  const std::size_t rows = (n + parts - 1) / parts;
+  return std::max<std::size_t>(1, std::min(n, std::max<std::size_t>(64, (rows + 63) / 64 * 64)));
+}
+
+// The split for sizes d on `budget` threads (AttentionPlan's rules, in one place). The work
+// items are cut from the sizes alone, for kAttentionDesignThreads threads (4 items per thread
+// there, in blocks of 64 rows or more), whatever the budget: the same items run on 1 thread or
+// on 16, so every thread count gives the same bits (the plain backward sums dK's shares in the
+// blocks' order). Only the tiled backward's two passes depend on the budget: they cost 7 tile
+// GEMMs instead of 5, and run the whole head's tiles (key blocks of whole key tiles, dQ blocks
+// of whole query tiles) in the same order (dK_j, dV_j over the query tiles, dQ_i over the key
+// tiles), so they give its bits.
+Split split_for(const Dims& d, bool tiled, std::size_t budget,
+                std::size_t threaded_from = kThreadedAttentionMinWork) {
   Split s;
   const std::size_t work = d.B * d.H * d.Tq * d.Tk * d.Dh;
-  s.threads = work >= kThreadedAttentionMinWork ? std::max<std::size_t>(1, budget) : 1;
+  const bool threaded = work >= threaded_from;
+  s.threads = threaded ? std::max<std::size_t>(1, budget) : 1;
   s.query_block = std::max<std::size_t>(d.Tq, 1);
-  if (s.threads == 1) return s;
-  // forward: at least 4 items per thread, in blocks of 64 query rows or more
-  const std::size_t heads = d.B * d.H, want = 4 * s.threads;
+  s.key_block = std::max<std::size_t>(d.Tk, 1);
+  if (!threaded) return s;
+  const std::size_t heads = d.B * d.H, want = 4 * kAttentionDesignThreads;
   const std::size_t per_head = (want + heads - 1) / heads;
-  const std::size_t rows = (d.Tq + per_head - 1) / per_head;
-  s.query_block = std::min(s.query_block, std::max<std::size_t>(64, (rows + 63) / 64 * 64));
-  // tiled backward: by key blocks when whole heads are too few and a head has several key tiles
+  s.query_block = block_rows(d.Tq, per_head);
+  s.key_block = block_rows(d.Tk, per_head);
+  // tiled backward: by key blocks when whole heads are fewer than 4 per thread of the budget;
+  // a key block is whole key tiles (and a dQ block whole query tiles: tiled_backward), so that
+  // each tile's GEMMs have the shapes of the whole head's, and the same bits
   const std::size_t key_tile = kernels::TileSizes{}.keys;
-  if (tiled && heads < want && d.Tk > key_tile) {
-    s.by_key_blocks = true;
-    const std::size_t k_rows = (d.Tk + per_head - 1) / per_head;
-    s.key_block = std::max(key_tile, (k_rows + key_tile - 1) / key_tile * key_tile);
+  if (tiled) {
+    s.key_block = (s.key_block + key_tile - 1) / key_tile * key_tile;
+    s.by_key_blocks = s.threads > 1 && heads < 4 * s.threads && d.Tk > s.key_block;
+    if (!s.by_key_blocks) s.key_block = std::max<std::size_t>(d.Tk, 1);
   }
   return s;
 }
@@ -542,7 +601,8 @@ std::size_t AttentionPlan::forward_items() const {
 }
 
 AttentionPlan plan_attention(const AttentionShape& shape, bool need_weights, float dropout,
-                             AttentionPath path, std::size_t thread_budget) {
+                             AttentionPath path, std::size_t thread_budget,
+                             std::size_t threaded_from) {
   const char* where = "plan_attention";
   check_config(dropout >= 0.0f && dropout < 1.0f, where,
                "dropout is " + std::to_string(dropout) + ", expected 0 <= dropout < 1");
@@ -552,7 +612,8 @@ AttentionPlan plan_attention(const AttentionShape& shape, bool need_weights, flo
   const bool tiled = attention_uses_tiles(path, shape.queries, shape.keys, need_weights);
   const Dims d{shape.batch, shape.queries, shape.keys, shape.heads * shape.head_dim,
                shape.heads, shape.head_dim};
-  const Split s = split_for(d, tiled, thread_budget ? thread_budget : kernels::thread_budget());
+  const Split s =
+      split_for(d, tiled, thread_budget ? thread_budget : kernels::thread_budget(), threaded_from);
   AttentionPlan plan;
   plan.shape = shape;
   plan.path = tiled ? AttentionPath::tiled : AttentionPath::plain;

@@ -1,4 +1,5 @@
-// Exercise: linear_backward. Replace the throw with your code (see ../exercises.hpp and README.md).
+// Exercise: linear_backward. Replace the throw with your code
+// (see ../exercises.hpp and README.md).
 //     y = x Wᵀ + b:   dx = dy W   dW = dyᵀ x   db = Σ_rows dy
 #include "exercises.hpp"
 
@@ -8,6 +9,7 @@ namespace assignment {
 
 xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x,
                                      const Tensor2& weight) {
+  // your code here
   throw std::logic_error("linear_backward: not implemented");
 }
 

@@ -1,4 +1,5 @@
-// Exercise: softmax. Replace the throw with your code (see ../exercises.hpp and README.md).
+// Exercise: softmax. Replace the throw with your code
+// (see ../exercises.hpp and README.md).
 //     y[r, c] = exp(x[r, c] - max_r) / Σ_c' exp(x[r, c'] - max_r)
 #include "exercises.hpp"
 
@@ -6,6 +7,9 @@
 
 namespace assignment {
 
-Tensor2 softmax(const Tensor2& x) { throw std::logic_error("softmax: not implemented"); }
+Tensor2 softmax(const Tensor2& x) {
+  // your code here
+  throw std::logic_error("softmax: not implemented");
+}
 
 }  // namespace assignment

@@ -25,48 +25,26 @@
 
 namespace xenc::pitfalls {
 
-/// The catalogue. Each value names one exhibit below.
+/// The catalogue, in the order of its one table (xenc/grade/pitfall_table.hpp): each value names
+/// one exhibit below.
 enum class Pitfall {
-  pe_doubled_exponent,                  ///< pe_doubled_exponent
-  pe_batch_axis,                        ///< BatchAxisPosition, add_positions_along_batch
-  pe_odd_d_overflow,                    ///< pe_odd_d_unchecked
-  layer_norm_unbiased_variance,         ///< layer_norm_unbiased_variance
-  layer_norm_eps_outside_sqrt,          ///< layer_norm_eps_outside_sqrt
-  layer_norm_unbiased_std_eps_outside,  ///< layer_norm_unbiased_std_eps_outside (both at once)
-  layer_norm_backward_no_mean_terms,    ///< layer_norm_backward_no_mean_terms
-  softmax_without_max,                  ///< softmax_without_max
-  mask_inverted,                        ///< keep_mask_from_lengths, attention_inverted_mask
-  mask_after_softmax,                   ///< attention_mask_after_softmax
-  attention_without_scale,              ///< attention_without_scale
-  split_heads_without_transpose,        ///< split_heads_without_transpose
-  merge_heads_without_transpose,        ///< merge_heads_without_transpose
-  linear_backward_bias_mean,            ///< linear_backward_bias_mean
-  cross_entropy_counts_ignored,         ///< cross_entropy_counts_ignored(_backward)
-  rope_rotate_half,                     ///< rope_rotate_half
-  rope_exponent_without_2,              ///< rope_exponent_without_2
-  rope_clockwise,                       ///< rope_clockwise
-  rope_positions_from_one,              ///< rope_positions_from_one
-  alibi_start_2_pow_minus_8,            ///< alibi_slopes_start_2_pow_minus_8
-  alibi_plain_formula,                  ///< alibi_slopes_plain_formula
-  attention_scale_by_dh,                ///< attention_scale_by_dh
-  pe_sin_cos_swapped,                   ///< pe_sin_cos_swapped
-  softmax_wrong_axis,                   ///< softmax_wrong_axis
-  rope_doubled_exponent,                ///< rope_doubled_exponent
-  online_softmax_acc_not_rescaled,      ///< online_softmax_acc_not_rescaled
-  online_softmax_sum_wrong_factor,      ///< online_softmax_sum_wrong_factor
-  online_softmax_old_max,               ///< online_softmax_old_max
+#define XENC_PITFALL(id, title, mistake, fix, exhibit) id,
+#include "xenc/grade/pitfall_table.hpp"
+#undef XENC_PITFALL
 };
 
 struct PitfallInfo {
+  std::string id;       ///< the Pitfall value's name
   std::string title;    ///< one line: the mistake
   std::string mistake;  ///< what the buggy code does
   std::string fix;      ///< what to write instead
+  std::string exhibit;  ///< the function(s) below that compute it
 };
 
 /// The text of an exhibit (used by the app's headings and the grader's hints).
 const PitfallInfo& describe(Pitfall p);
 
-/// Every exhibit, in catalogue order.
+/// Every exhibit, in the table's order.
 const std::vector<Pitfall>& all_pitfalls();
 
 // ---- positional encodings ---------------------------------------------------------------------

@@ -198,11 +198,15 @@ namespace xenc {
 //   - threads: the whole thread budget (OPENBLAS_NUM_THREADS) when the heads' work, B·H·Tq·Tk·Dh
 //     multiply-adds, is at least kThreadedAttentionMinWork, else one: below it, waking a thread
 //     costs more than it gives;
-//   - work items: heads × query blocks × batch for the forward (every query row is independent),
-//     at least 4 per thread where the queries allow (blocks of 64 rows or more); for the
-//     backward, heads × batch (each head's dK, dV sum over all its queries), or, in tiles when
-//     those are fewer than 4 per thread, heads × key blocks for dK, dV, then heads × query
-//     blocks for dQ (which recomputes S and dP once more: 7 tile GEMMs instead of 5);
+//   - work items, cut from the sizes alone (for kAttentionDesignThreads, whatever the budget, so
+//     that any thread count gives the same bits): heads × query blocks × batch for the forward
+//     (every query row is independent), at least 4 per thread where the queries allow (blocks of
+//     64 rows or more). The plain backward: heads × query blocks for dQ and each block's share
+//     of dK, then heads × key blocks for dV and the sum of dK's shares, in the blocks' order.
+//     The tiled backward: heads × batch, or, when those are fewer than 4 per thread of the
+//     budget, heads × key blocks (whole key tiles) for dK, dV, then heads × query blocks (whole
+//     query tiles) for dQ (which recomputes S and dP once more: 7 tile GEMMs instead of 5; the
+//     whole head's tiles in the same order, so the same bits);
 //   - dropout: a [B, H, Tq, Tk] mask drawn from the module's Rng on the plain path, a seed drawn
 //     from it (two numbers) and factors drawn tile by tile on the tiled path (memory linear in T).
 
@@ -213,6 +217,10 @@ struct AttentionShape {
 
 /// From this many multiply-adds (B·H·Tq·Tk·Dh) attention runs on more than one thread.
 inline constexpr std::size_t kThreadedAttentionMinWork = std::size_t(1) << 23;
+/// The thread count the work items are cut for (from kThreadedAttentionMinWork on, whatever the
+/// budget): at least 4 items per thread there, so that every budget runs the same items and
+/// gets the same bits.
+inline constexpr std::size_t kAttentionDesignThreads = 16;
 
 /// Where, how and on how many threads attention runs; made by plan_attention.
 struct AttentionPlan {
@@ -221,9 +229,10 @@ struct AttentionPlan {
   bool need_weights;            ///< P is returned (the plain path)
   float dropout;                ///< p of the attention dropout (0: none)
   std::size_t threads;          ///< threads of the pool (1: the caller's thread alone)
-  std::size_t query_block;      ///< query rows per forward work item
+  std::size_t query_block;      ///< query rows per forward item and per backward dQ item
   bool backward_by_key_blocks;  ///< tiled backward in two passes (key blocks, then query blocks)
-  std::size_t key_block;        ///< key rows per backward work item of the first pass
+  std::size_t key_block;        ///< key rows per backward dK, dV item (plain path; tiled in two
+                                ///< passes), else keys
 
   /// Work items of the forward: batch · heads · ⌈queries / query_block⌉.
   std::size_t forward_items() const;
@@ -233,10 +242,14 @@ struct AttentionPlan {
 };
 
 /// The plan for these sizes. thread_budget = 0: the current budget (OPENBLAS_NUM_THREADS).
+/// threaded_from: the work (B·H·Tq·Tk·Dh) from which the plan uses the budget's threads and cuts
+/// the work items; below it, one thread and one item per head. Leave the default; a benchmark
+/// passes 0 or SIZE_MAX to time both sides of kThreadedAttentionMinWork (bench/scaling.sh).
 /// Throws:  config_error unless 0 <= dropout < 1, or if a size is 0 (heads, head_dim).
 AttentionPlan plan_attention(const AttentionShape& shape, bool need_weights, float dropout,
                              AttentionPath path = AttentionPath::automatic,
-                             std::size_t thread_budget = 0);
+                             std::size_t thread_budget = 0,
+                             std::size_t threaded_from = kThreadedAttentionMinWork);
 
 /// What the backward needs from the forward, whichever path ran: P and the dropout mask (plain),
 /// or O, the log-sum-exp per query, the dropout seed and the masks (tiles). Opaque: only

@@ -1,7 +1,27 @@
-// Exercise alibi_slopes: the ALiBi slopes. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
-// comment.
+// Exercise alibi_slopes: the ALiBi slopes. This file is the whole exercise and the one place it is
+// written: the `// @` lines are its specification, then come its registration and its checks, named
+// cases (hand example, reference values, invariant, edge case, hidden), each with the museum
+// exhibits that could explain its failure. Hand examples carry their arithmetic in a comment.
+//
+// @exercise alibi_slopes
+// @order 10
+// @points 1
+// @function std::vector<double> alibi_slopes(std::size_t num_heads)
+// @doc ALiBi slopes (Press et al., 2022, "Train Short, Test Long", section 3): head h adds
+// @doc −m_h · |i − j| to its attention scores. For H a power of two the slopes are the geometric
+// @doc sequence that starts at 2^(−8/H) and has that same ratio:
+// @doc     m_h = 2^(−8(h+1)/H),  h = 0 .. H − 1          (H = 8: 1/2, 1/4, ..., 1/256)
+// @doc For any other H (the rule of the paper's code), with n the largest power of two below H: the
+// @doc n slopes for n heads, then the first H − n of every other slope of the 2n sequence
+// @doc (2^(−8·1/(2n)), 2^(−8·3/(2n)), 2^(−8·5/(2n)), ...).  H = 6: 1/4, 1/16, 1/64, 1/256, 1/2, 1/8.
+// @doc Returns: H slopes, head 0 first.
+// @doc Throws:  std::invalid_argument (e.g. xenc::config_error) if num_heads is 0.
+// @doc Library: xenc::alibi_slopes (xenc/ops/position_in_attention.hpp).
+// @stub     H a power of two: m_h = 2^(-8(h+1)/H);  otherwise the paper's rule in exercises.hpp
+// @notebook ### Exercise: the ALiBi slopes
+// @notebook
+// @notebook Return the $H$ slopes $m_0, \dots, m_{H-1}$ of section 3: for $H$ a power of two, $m_h = 2^{-8(h+1)/H}$; otherwise, with $n$ the largest power of two below $H$, the $n$ slopes for $n$ heads, then every other slope of the sequence for $2n$ heads (the first, the third, ...), $H - n$ of them. Throw `std::invalid_argument` when $H = 0$.
+// @notebook_stub returns H slopes, head 0 first
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,9 +29,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"alibi_slopes", "std::vector<double> alibi_slopes(std::size_t num_heads)", 1.0, 10},
-           check_alibi_slopes)};
+const RegisterExercise registered{remote(spec::alibi_slopes(), check_alibi_slopes)};
 }  // namespace
 
 // ---- ALiBi slopes -------------------------------------------------------------------------------

@@ -1,7 +1,26 @@
 // Exercise attention: scaled dot-product attention with a key-padding mask. This file is the whole
-// exercise: it registers itself (name, signature, points, teaching order), then holds its checks,
-// their inputs, references and the museum exhibits that could explain a failure. Hand examples
-// carry their arithmetic in a comment.
+// exercise and the one place it is written: the `// @` lines are its specification, then come its
+// registration and its checks, named cases (hand example, reference values, invariant, edge case,
+// hidden), each with the museum exhibits that could explain its failure. Hand examples carry their
+// arithmetic in a comment.
+//
+// @exercise attention
+// @order 4
+// @points 1
+// @function xenc::AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+// @function                                 const Mask2& key_padding_mask)
+// @doc Scaled dot-product attention with a key-padding mask:
+// @doc     S = Q Kᵀ / sqrt(Dh);  S[.., i, j] = -inf where key_padding_mask[b, j] (true = padding)
+// @doc     P = softmax(S) over keys (a row with every key masked: P = 0, O = 0);  O = P V
+// @doc Shapes:  q: [B, H, Tq, Dh]   k, v: [B, H, Tk, Dh]   key_padding_mask: [B, Tk]
+// @doc          returns output O [B, H, Tq, Dh] and weights P [B, H, Tq, Tk]
+// @stub     S = Q Kᵀ / sqrt(Dh), S[.., i, j] = -inf where key_padding_mask[b, j];  P = softmax(S);  O = P
+// @stub     V
+// @notebook ### Exercise: attention with a key-padding mask
+// @notebook
+// @notebook $S = QK^\top/\sqrt{D_h}$; where `key_padding_mask[b, j]` is `true`, key $j$ gets score $-\infty$ *before* the softmax; $P = \operatorname{softmax}(S)$ over the keys (a query whose keys are all masked gets $P = 0$ and $O = 0$); $O = PV$. Return `xenc::AttentionResult` (fields `output` and `weights`).
+// @notebook_stub q: [B, H, Tq, Dh]   k, v: [B, H, Tk, Dh]   key_padding_mask: [B, Tk] (true = padding)
+// @notebook_stub returns .output [B, H, Tq, Dh] and .weights [B, H, Tq, Tk]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,12 +28,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{remote(
-    {"attention",
-     "AttentionResult attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const Mask2& "
-     "key_padding_mask)",
-     1.0, 4},
-    check_attention)};
+const RegisterExercise registered{remote(spec::attention(), check_attention)};
 }  // namespace
 
 // ---- attention --------------------------------------------------------------------------------

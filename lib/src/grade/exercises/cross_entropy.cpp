@@ -1,7 +1,30 @@
-// Exercise cross_entropy: cross-entropy with an ignore index. This file is the whole exercise: it
-// registers itself (name, signature, points, teaching order), then holds its checks, their inputs,
-// references and the museum exhibits that could explain a failure. Hand examples carry their
-// arithmetic in a comment.
+// Exercise cross_entropy: cross-entropy with an ignore index. This file is the whole exercise and
+// the one place it is written: the `// @` lines are its specification, then come its registration
+// and its checks, named cases (hand example, reference values, invariant, edge case, hidden), each
+// with the museum exhibits that could explain its failure. Hand examples carry their arithmetic in
+// a comment.
+//
+// @exercise cross_entropy
+// @order 8
+// @points 1
+// @function xenc::grade::CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets,
+// @function                                               std::int64_t ignore_index)
+// @doc Cross-entropy with an ignore index, as torch.nn.functional.cross_entropy (reduction 'mean'):
+// @doc     loss = 1/N' Σ_{n: t_n != ignore} (logsumexp(z_n) - z_n[t_n]),  N' = rows not ignored
+// @doc     grad_logits[n] = (softmax(z_n) - onehot(t_n)) / N' for kept rows, 0 for ignored rows
+// @doc When every row is ignored, N' = 0: loss = 0/0 = NaN (as PyTorch) and the gradient is 0.
+// @doc Shapes:  logits: [N, C]   targets: [N] (class in [0, C) or ignore_index)
+// @type struct CrossEntropyOutput {
+// @type   float loss = 0.0f;
+// @type   Tensor2 grad_logits;  ///< dloss/dlogits: [N, C]
+// @type };
+// @stub     loss = 1/N' Σ_{n: t_n != ignore} (logsumexp(z_n) - z_n[t_n]),   N' = rows not ignored
+// @stub     grad_logits[n] = (softmax(z_n) - onehot(t_n)) / N'   (0 for ignored rows)
+// @notebook ### Exercise: cross-entropy with an ignore index
+// @notebook
+// @notebook A classifier on top of a linear layer turns logits $z_n$ `[C]` into a loss, as `torch.nn.functional.cross_entropy`: $\text{loss} = \frac{1}{N'}\sum_{n:\,t_n \ne \text{ignore}} \big(\operatorname{logsumexp}(z_n) - z_n[t_n]\big)$ over the $N'$ rows whose target is not `ignore_index` (padding), and the gradient $(\operatorname{softmax}(z_n) - \text{onehot}(t_n))/N'$ for kept rows, 0 for ignored rows. Keep it stable for large logits (subtract the row maximum). When every row is ignored, the loss is NaN (0/0, as PyTorch) and the gradient 0.
+// @notebook_stub logits: [N, C]   targets: [N], each a class in [0, C) or ignore_index
+// @notebook_stub returns .loss and .grad_logits [N, C]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,12 +32,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{remote(
-    {"cross_entropy",
-     "CrossEntropyOutput cross_entropy(const Tensor2& logits, const Index1& targets, std::int64_t "
-     "ignore_index)",
-     1.0, 8},
-    check_cross_entropy)};
+const RegisterExercise registered{remote(spec::cross_entropy(), check_cross_entropy)};
 }  // namespace
 
 // ---- cross-entropy ----------------------------------------------------------------------------

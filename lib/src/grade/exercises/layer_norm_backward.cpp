@@ -1,7 +1,25 @@
-// Exercise layer_norm_backward: layer norm backward. This file is the whole exercise: it registers
-// itself (name, signature, points, teaching order), then holds its checks, their inputs, references
-// and the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
+// Exercise layer_norm_backward: layer norm backward. This file is the whole exercise and the one
+// place it is written: the `// @` lines are its specification, then come its registration and its
+// checks, named cases (hand example, reference values, invariant, edge case, hidden), each with the
+// museum exhibits that could explain its failure. Hand examples carry their arithmetic in a
 // comment.
+//
+// @exercise layer_norm_backward
+// @order 3
+// @points 1
+// @function xenc::LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, const Tensor2& x,
+// @function                                             const Tensor1& weight, float eps)
+// @doc Layer norm backward, given dy = dL/dy of the forward above:
+// @doc     x̂ = (x - mean) · rstd,  rstd = 1 / sqrt(var + eps),  g = dy · weight
+// @doc     dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))   dweight = Σ_rows dy · x̂   dbias = Σ_rows dy
+// @doc Shapes:  grad_y, x: [N, D]   weight: [D]   returns input [N, D], weight [D], bias [D]
+// @stub     x̂ = (x - mean) · rstd,  g = dy · weight
+// @stub     dx = rstd · (g - mean(g) - x̂ · mean(g · x̂))   dweight = Σ_rows dy · x̂   dbias = Σ_rows dy
+// @notebook ### Exercise: layer norm backward
+// @notebook
+// @notebook With $\hat x = (x - \mu)\cdot r$, $r = 1/\sqrt{\sigma^2 + \varepsilon}$ and $g = dy\cdot\gamma$ per row: $dx = r\,\big(g - \operatorname{mean}(g) - \hat x\,\operatorname{mean}(g\,\hat x)\big)$, $\;d\gamma = \sum_{\text{rows}} dy\,\hat x$, $\;d\beta = \sum_{\text{rows}} dy$. Return `xenc::LayerNormGrads<2>` (fields `input`, `weight`, `bias`). The check compares with finite differences.
+// @notebook_stub grad_y, x: [N, D]   weight: [D]
+// @notebook_stub returns .input [N, D], .weight [D], .bias [D]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,13 +27,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"layer_norm_backward",
-            "LayerNormGrads<2> layer_norm_backward(const Tensor2& grad_y, "
-            "const Tensor2& x, const Tensor1& weight, "
-            "float eps)",
-            1.0, 3},
-           check_layer_norm_backward)};
+const RegisterExercise registered{remote(spec::layer_norm_backward(), check_layer_norm_backward)};
 }  // namespace
 
 // ---- layer norm backward ----------------------------------------------------------------------

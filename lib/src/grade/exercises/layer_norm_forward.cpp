@@ -1,7 +1,22 @@
-// Exercise layer_norm_forward: layer norm forward. This file is the whole exercise: it registers
-// itself (name, signature, points, teaching order), then holds its checks, their inputs, references
-// and the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
+// Exercise layer_norm_forward: layer norm forward. This file is the whole exercise and the one
+// place it is written: the `// @` lines are its specification, then come its registration and its
+// checks, named cases (hand example, reference values, invariant, edge case, hidden), each with the
+// museum exhibits that could explain its failure. Hand examples carry their arithmetic in a
 // comment.
+//
+// @exercise layer_norm_forward
+// @order 2
+// @points 1
+// @function Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& weight, const Tensor1& bias,
+// @function                            float eps)
+// @doc Layer norm over the last axis:  y = (x - mean) / sqrt(var + eps) · weight + bias,
+// @doc var = Σ (x - mean)² / D (biased, as torch.nn.LayerNorm).
+// @doc Shapes:  x, y: [N, D]   weight, bias: [D]
+// @stub     y = (x - mean) / sqrt(var + eps) · weight + bias,   var = Σ (x - mean)² / D
+// @notebook ### Exercise: layer norm forward
+// @notebook
+// @notebook Per row: $y = (x - \mu)/\sqrt{\sigma^2 + \varepsilon}\cdot\gamma + \beta$ with the *biased* variance $\sigma^2 = \frac1D\sum (x - \mu)^2$ and $\varepsilon$ inside the square root, as `torch.nn.LayerNorm`.
+// @notebook_stub x, y: [N, D]   weight, bias: [D]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,12 +24,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"layer_norm_forward",
-            "Tensor2 layer_norm_forward(const Tensor2& x, const Tensor1& "
-            "weight, const Tensor1& bias, float eps)",
-            1.0, 2},
-           check_layer_norm_forward)};
+const RegisterExercise registered{remote(spec::layer_norm_forward(), check_layer_norm_forward)};
 }  // namespace
 
 // ---- layer norm forward -----------------------------------------------------------------------
@@ -38,7 +48,7 @@ std::vector<Exhibit> layer_norm_exhibits(const Tensor2& x, const Tensor1& w, con
 }
 }  // namespace
 
-ExerciseResult check_layer_norm_forward(const LayerNormFn& student) {
+ExerciseResult check_layer_norm_forward(const LayerNormForwardFn& student) {
   ExerciseResult r = start("layer_norm_forward");
   auto call = [student](const Tensor2& x, const Tensor1& w, const Tensor1& b, float eps) {
     return [=] { return Output{field("y", student(x, w, b, eps))}; };

@@ -1,7 +1,22 @@
-// Exercise linear_backward: linear backward. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
-// comment.
+// Exercise linear_backward: linear backward. This file is the whole exercise and the one place it
+// is written: the `// @` lines are its specification, then come its registration and its checks,
+// named cases (hand example, reference values, invariant, edge case, hidden), each with the museum
+// exhibits that could explain its failure. Hand examples carry their arithmetic in a comment.
+//
+// @exercise linear_backward
+// @order 7
+// @points 1
+// @function xenc::LinearGrads<2> linear_backward(const Tensor2& grad_y, const Tensor2& x,
+// @function                                      const Tensor2& weight)
+// @doc Linear backward for y = x Wᵀ + b:   dx = dy W   dW = dyᵀ x   db = Σ_rows dy
+// @doc Shapes:  grad_y: [N, out]   x: [N, in]   weight: [out, in]
+// @doc          returns input [N, in], weight [out, in], bias [out]
+// @stub     y = x Wᵀ + b:   dx = dy W   dW = dyᵀ x   db = Σ_rows dy
+// @notebook ### Exercise: linear backward
+// @notebook
+// @notebook For $y = x W^\top + b$ and the upstream gradient $dy = \partial L/\partial y$: $\;dx = dy\,W$, $\;dW = dy^\top x$, $\;db = \sum_{\text{rows}} dy$. Return them in `xenc::LinearGrads<2>` (fields `input`, `weight`, `bias`). The check includes a finite-difference gradient check.
+// @notebook_stub grad_y: [N, out]   x: [N, in]   weight: [out, in]
+// @notebook_stub returns .input [N, in], .weight [out, in], .bias [out]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,12 +24,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"linear_backward",
-            "LinearGrads<2> linear_backward(const Tensor2& grad_y, const "
-            "Tensor2& x, const Tensor2& weight)",
-            1.0, 7},
-           check_linear_backward)};
+const RegisterExercise registered{remote(spec::linear_backward(), check_linear_backward)};
 }  // namespace
 
 // ---- linear backward --------------------------------------------------------------------------

@@ -1,7 +1,19 @@
-// Exercise merge_heads: merging heads. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
-// comment.
+// Exercise merge_heads: merging heads. This file is the whole exercise and the one place it is
+// written: the `// @` lines are its specification, then come its registration and its checks, named
+// cases (hand example, reference values, invariant, edge case, hidden), each with the museum
+// exhibits that could explain its failure. Hand examples carry their arithmetic in a comment.
+//
+// @exercise merge_heads
+// @order 6
+// @points 1
+// @function Tensor3 merge_heads(const Tensor4& x)
+// @doc Merging heads, the inverse:  [B, H, T, Dh] -> [B, T, H·Dh],  out[b, t, h·Dh + e] = x[b, h, t, e]
+// @doc (PyTorch: x.transpose(1, 2).reshape(B, T, H * Dh)).
+// @stub     [B, H, T, Dh] -> [B, T, H·Dh],  out[b, t, h·Dh + e] = x[b, h, t, e]
+// @notebook ### Exercise: merging heads
+// @notebook
+// @notebook The inverse, after attention: `out[b, t, h·Dh + e] = x[b, h, t, e]` (PyTorch: `x.transpose(1, 2).reshape(B, T, H * Dh)`).
+// @notebook_stub x: [B, H, T, Dh] -> [B, T, H·Dh]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,8 +21,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"merge_heads", "Tensor3 merge_heads(const Tensor4& x)", 1.0, 6}, check_merge_heads)};
+const RegisterExercise registered{remote(spec::merge_heads(), check_merge_heads)};
 }  // namespace
 
 // ---- merge heads ------------------------------------------------------------------------------

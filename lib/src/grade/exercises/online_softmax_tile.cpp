@@ -1,7 +1,39 @@
 // Exercise online_softmax_tile: the online softmax's update for one tile of keys (attention in
-// tiles, notebook 09). This file is the whole exercise: it registers itself (name, signature,
-// points, teaching order), then holds its checks, their inputs, references and the museum
-// exhibits that could explain a failure. Hand examples carry their arithmetic in a comment.
+// tiles, notebook 09). This file is the whole exercise and the one place it is written: the `// @`
+// lines are its specification, then come its registration and its checks, named cases (hand
+// example, reference values, invariant, edge case, hidden), each with the museum exhibits that
+// could explain its failure. Hand examples carry their arithmetic in a comment.
+//
+// @exercise online_softmax_tile
+// @order 11
+// @points 1
+// @function xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSoftmaxState& state,
+// @function                                                     const Tensor2& scores, const Tensor2& values)
+// @doc The online softmax's update for one tile of keys (attention in tiles, FlashAttention-2;
+// @doc notebook 09). Per query row r, the state after the tiles seen so far is the running maximum
+// @doc m[r], the running sum l[r] = Σ_j exp(s_j − m[r]) and the unnormalised output
+// @doc acc[r] = Σ_j exp(s_j − m[r]) v_j; nothing seen yet is m = −inf, l = 0, acc = 0. A new tile of
+// @doc scores s [Tq, Tk] and values v [Tk, Dv] updates it:
+// @doc     m'[r] = max(m[r], max_j s[r, j]),   c = exp(m[r] − m'[r])
+// @doc     l'[r] = c · l[r] + Σ_j exp(s[r, j] − m'[r]),   acc'[r] = c · acc[r] + Σ_j exp(s[r, j] −
+// @doc     m'[r]) · v[j]
+// @doc A row whose scores so far are all −inf (masked keys) stays m = −inf, l = 0, acc = 0 (no NaN).
+// @doc After the last tile, acc / l = softmax(s) V over every key.
+// @doc Shapes:  m, l: [Tq]   acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]
+// @doc Library: the tiled attention kernel (multi_head_attention_forward_tiled) runs this per tile.
+// @type struct OnlineSoftmaxState {
+// @type   Tensor1 m;    ///< running maximum per query      [Tq]
+// @type   Tensor1 l;    ///< running sum of exponentials    [Tq]
+// @type   Tensor2 acc;  ///< unnormalised output            [Tq, Dv]
+// @type };
+// @using xenc::grade::OnlineSoftmaxState
+// @stub     m' = max(m, max_j s_j)   c = exp(m - m')
+// @stub     l' = c·l + Σ_j exp(s_j - m')   acc' = c·acc + Σ_j exp(s_j - m')·v_j   (per query row)
+// @notebook ### Exercise: the online-softmax update for one tile
+// @notebook
+// @notebook Write the update of section 2 for a block of queries at once. The state of query row $r$ after the tiles seen so far is `state.m[r]` $= m$ (the running maximum), `state.l[r]` $= \ell$ (the running sum) and the row `state.acc[r]` $= o$ (the unnormalised output); before any tile $m = -\infty$, $\ell = 0$, $o = 0$. A tile of `scores` `[Tq, Tk]` and `values` `[Tk, Dv]` updates each row: $m' = \max(m, \max_j s_j)$, $c = e^{m - m'}$, $\ell' = c\,\ell + \sum_j e^{s_j - m'}$, $o' = c\,o + \sum_j e^{s_j - m'} v_j$. A row whose scores are all $-\infty$ so far (masked keys) stays as it is: $e^{-\infty - (-\infty)}$ would be NaN. The check feeds your function three tiles in a row and compares $o/\ell$ with the plain softmax; when your output is a known mistake (the output not rescaled, the sum rescaled the wrong way, the new maximum used before it is computed), it says which.
+// @notebook_stub state.m, state.l: [Tq]   state.acc: [Tq, Dv]   scores: [Tq, Tk]   values: [Tk, Dv]
+// @notebook_stub returns the state after this tile
 #include "../exercise_support.hpp"
 
 #include <xtensor/xview.hpp>
@@ -11,12 +43,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{remote(
-    {"online_softmax_tile",
-     "OnlineSoftmaxState online_softmax_tile(const OnlineSoftmaxState& state, const Tensor2& "
-     "scores, const Tensor2& values)",
-     1.0, 11},
-    check_online_softmax_tile)};
+const RegisterExercise registered{remote(spec::online_softmax_tile(), check_online_softmax_tile)};
 
 // The state before any tile: m = -inf, l = 0, acc = 0.   m, l: [Tq]   acc: [Tq, Dv]
 OnlineSoftmaxState empty_state(std::size_t Tq, std::size_t Dv) {
@@ -75,8 +102,7 @@ In random_in(std::size_t Tq, std::size_t Tk, std::size_t Dv, std::uint32_t seed,
 }
 }  // namespace
 
-// ---- online softmax, one tile
-// ----------------------------------------------------------------------
+// ---- online softmax, one tile -------------------------------------------------------------------
 
 ExerciseResult check_online_softmax_tile(const OnlineSoftmaxTileFn& student) {
   ExerciseResult r = start("online_softmax_tile");

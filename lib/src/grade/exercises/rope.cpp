@@ -1,7 +1,31 @@
-// Exercise rope: RoPE of one head. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
-// comment.
+// Exercise rope: RoPE of one head. This file is the whole exercise and the one place it is written:
+// the `// @` lines are its specification, then come its registration and its checks, named cases
+// (hand example, reference values, invariant, edge case, hidden), each with the museum exhibits
+// that could explain its failure. Hand examples carry their arithmetic in a comment.
+//
+// @exercise rope
+// @order 9
+// @points 1
+// @function Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)
+// @doc Rotary position embedding (RoPE; Su et al., 2021, "RoFormer", eq. 13-15) of one head's
+// @doc queries or keys: row t of x is rotated, pair by pair, by its position positions[t] times the
+// @doc pair's frequency. The pairs are interleaved, (2i, 2i+1), as in RoFormer and the sinusoidal
+// @doc table (not the "rotate half" pairs (i, i + Dh/2) of GPT-NeoX and Hugging Face LLaMA):
+// @doc     θ_i = 10000^(−2i/Dh),  i = 0 .. Dh/2 − 1,     a = positions[t] · θ_i
+// @doc     y[t, 2i]   = x[t, 2i] · cos a − x[t, 2i+1] · sin a
+// @doc     y[t, 2i+1] = x[t, 2i] · sin a + x[t, 2i+1] · cos a      (counter-clockwise)
+// @doc Positions count from 0: position 0 leaves a row as it is. Then |y[t]| = |x[t]|, and the score
+// @doc of a query at position m and a key at position n depends on m − n only.
+// @doc Shapes:  x, y: [T, Dh]   positions: T entries (any order, any size)
+// @doc Throws:  std::invalid_argument (e.g. xenc::config_error) if Dh is odd or 0 (no pairs).
+// @doc Library: xenc::rope_forward (xenc/ops/position_in_attention.hpp), for [B, T, H·Dh].
+// @stub     θ_i = 10000^(-2i/Dh),  a = positions[t] · θ_i
+// @stub     y[t, 2i] = x[t, 2i] cos a - x[t, 2i+1] sin a,   y[t, 2i+1] = x[t, 2i] sin a + x[t, 2i+1] cos
+// @stub     a
+// @notebook ### Exercise: the RoPE rotation
+// @notebook
+// @notebook Rotate the queries or keys of one head, `x` `[T, Dh]`: row $t$ sits at position `positions[t]`, and its pair $i$ (the columns $2i, 2i+1$, interleaved as in section 1) turns by $a = \text{positions}[t]\cdot\theta_i$ with $\theta_i = 10000^{-2i/D_h}$: $\;y_{2i} = x_{2i}\cos a - x_{2i+1}\sin a$, $\;y_{2i+1} = x_{2i}\sin a + x_{2i+1}\cos a$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D_h$ is odd or 0. The check includes the two facts of section 2: norms are kept, and a score depends only on $m - n$.
+// @notebook_stub x, y: [T, Dh]   positions: T entries (row t is at position positions[t])
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,9 +33,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{remote(
-    {"rope", "Tensor2 rope(const Tensor2& x, const std::vector<std::size_t>& positions)", 1.0, 9},
-    check_rope)};
+const RegisterExercise registered{remote(spec::rope(), check_rope)};
 }  // namespace
 
 // ---- RoPE ---------------------------------------------------------------------------------------

@@ -1,7 +1,22 @@
 // Exercise sinusoidal_table: the sinusoidal positional-encoding table. This file is the whole
-// exercise: it registers itself (name, signature, points, teaching order), then holds its checks,
-// their inputs, references and the museum exhibits that could explain a failure. Hand examples
-// carry their arithmetic in a comment.
+// exercise and the one place it is written: the `// @` lines are its specification, then come its
+// registration and its checks, named cases (hand example, reference values, invariant, edge case,
+// hidden), each with the museum exhibits that could explain its failure. Hand examples carry their
+// arithmetic in a comment.
+//
+// @exercise sinusoidal_table
+// @order 0
+// @points 1
+// @function Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)
+// @doc Sinusoidal positional encoding table (Vaswani et al., 2017, 3.5):
+// @doc     PE(p, 2i) = sin(p / 10000^(2i/D)),  PE(p, 2i+1) = cos(p / 10000^(2i/D))
+// @doc Shapes:  returns [num_positions, d_model], row p = position p (from 0)
+// @doc Throws:  std::invalid_argument (e.g. xenc::config_error) if d_model is odd or 0.
+// @stub     PE(p, 2i) = sin(p / 10000^(2i/D)),  PE(p, 2i+1) = cos(p / 10000^(2i/D))
+// @notebook ### Exercise: the sinusoidal table
+// @notebook
+// @notebook Write the table of section 1 yourself: $PE(p, 2i) = \sin(p / 10000^{2i/D})$, $PE(p, 2i+1) = \cos(p / 10000^{2i/D})$ for positions $p = 0, \dots, P-1$. Throw `std::invalid_argument` (`xenc::config_error` is one) when $D$ is odd or 0. Compare with the pitfall of section 5: the grader recognises it.
+// @notebook_stub returns [num_positions, d_model]; row p is position p
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,10 +24,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"sinusoidal_table",
-            "Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model)", 1.0, 0},
-           check_sinusoidal_table)};
+const RegisterExercise registered{remote(spec::sinusoidal_table(), check_sinusoidal_table)};
 }  // namespace
 
 // ---- sinusoidal table -------------------------------------------------------------------------

@@ -1,7 +1,21 @@
-// Exercise softmax: a stable row softmax. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
-// comment.
+// Exercise softmax: a stable row softmax. This file is the whole exercise and the one place it is
+// written: the `// @` lines are its specification, then come its registration and its checks, named
+// cases (hand example, reference values, invariant, edge case, hidden), each with the museum
+// exhibits that could explain its failure. Hand examples carry their arithmetic in a comment.
+//
+// @exercise softmax
+// @order 1
+// @points 1
+// @function Tensor2 softmax(const Tensor2& x)
+// @doc Row softmax, numerically stable:  y[r, c] = exp(x[r, c] - m_r) / Σ_c' exp(x[r, c'] - m_r),
+// @doc m_r = max_c x[r, c]. Entries of -inf get probability exactly 0; a row of only -inf (a fully
+// @doc masked row) gives a row of zeros (PyTorch gives NaN there; xencoder's convention is zeros).
+// @doc Shapes:  x, y: [N, C]
+// @stub     y[r, c] = exp(x[r, c] - max_r) / Σ_c' exp(x[r, c'] - max_r)
+// @notebook ### Exercise: a stable row softmax
+// @notebook
+// @notebook $y[r, c] = e^{x[r, c] - m_r} / \sum_{c'} e^{x[r, c'] - m_r}$ with $m_r = \max_c x[r, c]$. Subtracting the maximum changes nothing mathematically and keeps $e^{x}$ from overflowing for large scores. An entry of $-\infty$ (a masked key) gets probability exactly 0; a row of only $-\infty$ gives a row of zeros, as the library does.
+// @notebook_stub x, y: [N, C]
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,8 +23,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"softmax", "Tensor2 softmax(const Tensor2& x)", 1.0, 1}, check_softmax)};
+const RegisterExercise registered{remote(spec::softmax(), check_softmax)};
 }  // namespace
 
 // ---- softmax ----------------------------------------------------------------------------------

@@ -1,7 +1,20 @@
-// Exercise split_heads: splitting heads. This file is the whole exercise: it registers itself
-// (name, signature, points, teaching order), then holds its checks, their inputs, references and
-// the museum exhibits that could explain a failure. Hand examples carry their arithmetic in a
-// comment.
+// Exercise split_heads: splitting heads. This file is the whole exercise and the one place it is
+// written: the `// @` lines are its specification, then come its registration and its checks, named
+// cases (hand example, reference values, invariant, edge case, hidden), each with the museum
+// exhibits that could explain its failure. Hand examples carry their arithmetic in a comment.
+//
+// @exercise split_heads
+// @order 5
+// @points 1
+// @function Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)
+// @doc Splitting heads:  [B, T, D] -> [B, H, T, Dh],  out[b, h, t, e] = x[b, t, h·Dh + e],  Dh = D/H
+// @doc (PyTorch: x.view(B, T, H, Dh).transpose(1, 2)).
+// @doc Throws:  std::invalid_argument if D is not divisible by num_heads.
+// @stub     [B, T, D] -> [B, H, T, Dh],  out[b, h, t, e] = x[b, t, h·Dh + e]
+// @notebook ### Exercise: splitting heads
+// @notebook
+// @notebook Multi-head attention cuts the width $D$ into $H$ heads of $D_h = D/H$: `out[b, h, t, e] = x[b, t, h·Dh + e]` (PyTorch: `x.view(B, T, H, Dh).transpose(1, 2)`). Throw `std::invalid_argument` when $D$ is not divisible by $H$.
+// @notebook_stub x: [B, T, D] -> [B, H, T, Dh], Dh = D / H
 #include "../exercise_support.hpp"
 
 namespace xenc::grade {
@@ -9,9 +22,7 @@ namespace xenc::grade {
 using namespace support;
 
 namespace {
-const RegisterExercise registered{
-    remote({"split_heads", "Tensor4 split_heads(const Tensor3& x, std::size_t num_heads)", 1.0, 5},
-           check_split_heads)};
+const RegisterExercise registered{remote(spec::split_heads(), check_split_heads)};
 }  // namespace
 
 // ---- heads ------------------------------------------------------------------------------------

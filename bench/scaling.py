@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""xencoder on 1 thread against 2 threads: issue #28's targets, and where threads start to pay.
+
+Run it through bench/scaling.sh on an IDLE machine (it measures wall-clock time). For every point
+of the grid it runs xencoder_bench once with OPENBLAS_NUM_THREADS=1 and once with =2, the two
+interleaved (the order alternates from one repetition to the next), `--reps` times (3: medians
+of 3), and prints per point:
+  - the wall-clock speed-up, the median over the repetitions of (1-thread time / 2-thread time);
+  - the CPU-time ratio, the median of (2-thread CPU time / 1-thread CPU time), CPU time being the
+    process's, all threads (Google Benchmark's MeasureProcessCPUTime:
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID), the sum that getrusage reports), per iteration.
+Then one verdict line per target of issue #28:
+  - speed-up >= 1.8 at T >= 512 (inference and training step, plain and tiled path);
+  - never slower than 1 thread: speed-up >= 0.98 at every point (2% for the noise of runs);
+  - CPU time at 2 threads <= 1.1 x the CPU time of 1 thread, at every point;
+  - the serial fraction f (xencoder_serial at T = 2048, 2 threads) predicts >= 8x at 16
+    threads (Amdahl: 1 / (f + (1 - f) / 16)).
+And the crossovers behind the two thresholds: BM_AttentionOp (the attention op on one thread
+and one item per head, against the budget's threads and the cut items, at every size) and
+BM_GemmSplit (a [T, 512] x [512, 512] projection as one sgemm, against blocks on the pool), at
+2 threads: from which work on the threads win, and the constant that says so.
+
+--baseline BENCH adds a third run per point, another xencoder_bench (e.g. main's) on 1 thread,
+for the target "1 thread: no point slower than now" (about 1.5x the time).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+# (label, benchmark name prefix, T); the name is matched up to its next '/'
+FULL_GRID = [
+    ("inference plain", "BM_EncoderLayerForwardPlain", [(128, 256), (512, 512), (2048, 512)]),
+    ("inference tiled", "BM_EncoderLayerForwardTiled",
+     [(128, 256), (512, 512), (2048, 512), (4096, 512)]),
+    ("training plain", "BM_EncoderLayerTrainStepPlain", [(128, 256), (512, 512), (2048, 512)]),
+    ("training tiled", "BM_EncoderLayerTrainStepTiled",
+     [(128, 256), (512, 512), (2048, 512), (4096, 512)]),
+]
+TINY_GRID = [
+    ("inference plain", "BM_EncoderLayerForwardPlain", [(128, 256)]),
+    ("training tiled", "BM_EncoderLayerTrainStepTiled", [(128, 256)]),
+]
+# crossover grids: BM_AttentionOp T (D = 256, H = 8: work = 8·T²·32) and BM_GemmSplit T (D = 512:
+# work = T·512²)
+FULL_ATTENTION_T = [32, 64, 96, 128, 192, 256, 384, 512]
+FULL_GEMM_T = [8, 16, 32, 64, 128, 256]
+TINY_ATTENTION_T = [32, 64]
+TINY_GEMM_T = [8, 16]
+
+THRESHOLD_ATTENTION = 2**23  # kThreadedAttentionMinWork (lib/include/xenc/ops/multi_head_attention.hpp)
+THRESHOLD_GEMM = 2**24  # kSplitGemmWork (lib/src/kernels/kernels.hpp)
+
+SPEEDUP_TARGET = 1.8
+NOT_SLOWER = 0.98
+CPU_TARGET = 1.1
+AMDAHL_TARGET = 8.0
+
+
+def run_bench(bench, name_regex, threads, min_time):
+    """(wall, cpu) seconds per iteration of the one benchmark matching name_regex."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+    out = subprocess.run(
+        [bench, "--benchmark_filter=" + name_regex, "--benchmark_min_time=" + str(min_time),
+         "--benchmark_format=json"], env=env, check=True, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True).stdout
+    runs = [b for b in json.loads(out)["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+    if len(runs) != 1:
+        raise RuntimeError(f"{name_regex}: expected one benchmark, got {len(runs)}")
+    unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[runs[0].get("time_unit", "ns")]
+    return runs[0]["real_time"] * unit, runs[0]["cpu_time"] * unit
+
+
+def summarize(pairs):
+    """From [(wall1, cpu1, wall2, cpu2)] per repetition: medians of the times, of the speed-up
+    wall1 / wall2 and of the CPU ratio cpu2 / cpu1."""
+    return {
+        "wall1": statistics.median(p[0] for p in pairs),
+        "wall2": statistics.median(p[2] for p in pairs),
+        "speedup": statistics.median(p[0] / p[2] for p in pairs),
+        "cpu_ratio": statistics.median(p[3] / p[1] for p in pairs),
+    }
+
+
+def verdicts(points, serial_f=None):
+    """One line per target. points: [(label, T, summary)]; serial_f: {mode: f} or None.
+
+    >>> ok = {"speedup": 1.9, "cpu_ratio": 1.02}
+    >>> for line in verdicts([("inference plain", 128, {"speedup": 0.97, "cpu_ratio": 1.15}),
+    ...                       ("training tiled", 512, ok)], {"forward": 0.048}):
+    ...     print(line)
+    target >= 1.8x at T >= 512: MET (lowest 1.90x)
+    target never slower than 1 thread (>= 0.98x): NOT MET (lowest 0.97x, slower: inference plain T=128 0.97x)
+    target CPU time at 2 threads <= 1.1 x 1 thread: NOT MET (highest 1.15, above: inference plain T=128 1.15)
+    target Amdahl >= 8x at 16 threads, T = 2048: MET (forward f = 0.0480: 9.3x)
+    >>> verdicts([("inference tiled", 2048, {"speedup": 1.5, "cpu_ratio": 1.0})])[0]
+    'target >= 1.8x at T >= 512: NOT MET (lowest 1.50x, below: inference tiled T=2048 1.50x)'
+    """
+    lines = []
+    big = [(l, t, s) for l, t, s in points if t >= 512]
+    low = [(l, t, s) for l, t, s in big if s["speedup"] < SPEEDUP_TARGET]
+    if not big:
+        lines.append(f"target >= {SPEEDUP_TARGET}x at T >= 512: NOT MEASURED (no point with T >= 512)")
+    else:
+        worst = min(s["speedup"] for _, _, s in big)
+        lines.append(f"target >= {SPEEDUP_TARGET}x at T >= 512: {'MET' if not low else 'NOT MET'} "
+                     f"(lowest {worst:.2f}x" + (", below: " + ", ".join(
+                         f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in low) if low else "") + ")")
+    slower = [(l, t, s) for l, t, s in points if s["speedup"] < NOT_SLOWER]
+    worst = min((s["speedup"] for _, _, s in points), default=float("nan"))
+    lines.append(f"target never slower than 1 thread (>= {NOT_SLOWER}x): "
+                 f"{'MET' if not slower else 'NOT MET'} (lowest {worst:.2f}x" + (", slower: " + ", ".join(
+                     f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in slower) if slower else "") + ")")
+    over = [(l, t, s) for l, t, s in points if s["cpu_ratio"] > CPU_TARGET]
+    most = max((s["cpu_ratio"] for _, _, s in points), default=float("nan"))
+    lines.append(f"target CPU time at 2 threads <= {CPU_TARGET} x 1 thread: "
+                 f"{'MET' if not over else 'NOT MET'} (highest {most:.2f}" + (", above: " + ", ".join(
+                     f"{l} T={t} {s['cpu_ratio']:.2f}" for l, t, s in over) if over else "") + ")")
+    if serial_f:
+        preds = {mode: amdahl(f, 16) for mode, f in serial_f.items()}
+        ok = all(p >= AMDAHL_TARGET for p in preds.values())
+        lines.append(f"target Amdahl >= {AMDAHL_TARGET:g}x at 16 threads, T = 2048: "
+                     f"{'MET' if ok else 'NOT MET'} (" + ", ".join(
+                         f"{mode} f = {serial_f[mode]:.4f}: {p:.1f}x" for mode, p in preds.items()) + ")")
+    return lines
+
+
+def amdahl(f, n):
+    return 1.0 / (f + (1.0 - f) / n)
+
+
+def crossover(rows):
+    """rows: [(work, speedup)] sorted by work, speed-up = one thread's time / the threads'.
+    Returns (last_losing_work or None, first_winning_work or None): the threads win at every
+    size from first_winning_work on, and lose (or tie) at last_losing_work.
+
+    >>> crossover([(1, 0.5), (2, 0.9), (4, 1.2), (8, 1.5)])
+    (2, 4)
+    >>> crossover([(1, 1.1), (2, 0.9), (4, 1.2)])  # a win below a loss does not count
+    (2, 4)
+    >>> crossover([(1, 0.2), (2, 0.9)])
+    (2, None)
+    """
+    last_lose = None
+    for work, speedup in rows:
+        if speedup <= 1.0:
+            last_lose = work
+    wins = [w for w, s in rows if s > 1.0 and (last_lose is None or w > last_lose)]
+    return last_lose, (wins[0] if wins else None)
+
+
+def suggest_threshold(last_lose, first_win):
+    """The power of two above the last losing size, if it is not above the first winning one;
+    None when the threads never win, or win at every size measured.
+
+    >>> suggest_threshold(2**22, 9437184)  # lose at T = 128, win at T = 192 (BM_AttentionOp)
+    8388608
+    >>> suggest_threshold(2**22, 2**22 + 5)
+    4194309
+    >>> suggest_threshold(2**22, None), suggest_threshold(None, 2**20)
+    (None, None)
+    """
+    if first_win is None:
+        return None
+    if last_lose is None:
+        return None  # they win at every size measured: the threshold may be below the grid
+    p = 2 ** math.ceil(math.log2(last_lose + 1))
+    return p if p <= first_win else first_win
+
+
+def fmt_time(s):
+    return f"{s * 1e3:9.2f} ms" if s >= 1e-3 else f"{s * 1e6:9.1f} us"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bench", default="build/bench/xencoder_bench")
+    ap.add_argument("--serial", default="build/bench/xencoder_serial")
+    ap.add_argument("--baseline", help="another xencoder_bench, timed on 1 thread beside this one")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--min-time", type=float, default=0.3, help="seconds per benchmark run")
+    ap.add_argument("--grid", choices=["full", "tiny"], default="full")
+    args = ap.parse_args(argv)
+    tiny = args.grid == "tiny"
+    start = time.monotonic()
+    with open("/proc/loadavg") as f:
+        print(f"load average at the start: {f.read().split()[0]} "
+              "(these are wall-clock measurements: run on an idle machine)")
+
+    grid = TINY_GRID if tiny else FULL_GRID
+    points = [(label, name, T, D) for label, name, sizes in grid for T, D in sizes]
+    results = {p: [] for p in points}
+    baseline = {p: [] for p in points}
+    for rep in range(args.reps):
+        for p in points:
+            label, name, T, D = p
+            regex = f"^{name}/{T}/{D}/8/"
+            order = (1, 2) if rep % 2 == 0 else (2, 1)
+            got = {n: run_bench(args.bench, regex, n, args.min_time) for n in order}
+            results[p].append((got[1][0], got[1][1], got[2][0], got[2][1]))
+            if args.baseline:
+                baseline[p].append(run_bench(args.baseline, regex, 1, args.min_time)[0])
+
+    print(f"\n{'point':<28} {'1 thread':>12} {'2 threads':>12} {'speed-up':>9} {'CPU 2/1':>8}"
+          + ("  1 thread vs baseline" if args.baseline else ""))
+    summary = []
+    for p in points:
+        label, name, T, D = p
+        s = summarize(results[p])
+        summary.append((label, T, s))
+        line = (f"{label + f' T={T} D={D}':<28} {fmt_time(s['wall1']):>12} {fmt_time(s['wall2']):>12} "
+                f"{s['speedup']:8.2f}x {s['cpu_ratio']:8.2f}")
+        if args.baseline:
+            ratio = statistics.median(b / r[0] for b, r in zip(baseline[p], results[p]))
+            line += f"  {ratio:.2f}x (baseline time / this time, 1 thread)"
+        print(line)
+
+    serial_f = None
+    if not tiny:
+        serial_f = {}
+        for mode, reps in (("forward", 3), ("train", 2)):
+            out = subprocess.run([args.serial, "2048", "512", "8", mode, str(reps)],
+                                 env=dict(os.environ, OPENBLAS_NUM_THREADS="2"), check=True,
+                                 stdout=subprocess.PIPE, text=True).stdout
+            m = re.search(r"f = ([0-9.]+)", out)
+            serial_f[mode] = float(m.group(1))
+
+    print("\nCrossovers at 2 threads (speed-up = one thread's time / the threads' time, medians):")
+    att_t = TINY_ATTENTION_T if tiny else FULL_ATTENTION_T
+    gemm_t = TINY_GEMM_T if tiny else FULL_GEMM_T
+    att = {T: [] for T in att_t}
+    gem = {T: [] for T in gemm_t}
+    for rep in range(args.reps):
+        for table, regex, arg in ((att, "^BM_AttentionOp/T:{T}/D:256/H:8/plan:{a}/", "plan"),
+                                  (gem, "^BM_GemmSplit/T:{T}/D:512/split:{a}/", "split")):
+            for T in table:
+                # plan 1 / split 0: one thread; plan 0 / split 1: the threads
+                one_arg, many_arg = (1, 0) if arg == "plan" else (0, 1)
+                order = (one_arg, many_arg) if rep % 2 == 0 else (many_arg, one_arg)
+                got = {a: run_bench(args.bench, regex.format(T=T, a=a), 2, args.min_time)[0]
+                       for a in order}
+                table[T].append(got[one_arg] / got[many_arg])
+    for what, table, work_of, current, constant in (
+            ("attention op (BM_AttentionOp, H = 8, Dh = 32)", att, lambda T: 8 * T * T * 32,
+             THRESHOLD_ATTENTION, "kThreadedAttentionMinWork"),
+            ("projection GEMM (BM_GemmSplit, [T, 512] x [512, 512])", gem, lambda T: T * 512 * 512,
+             THRESHOLD_GEMM, "kSplitGemmWork")):
+        rows = [(work_of(T), statistics.median(v)) for T, v in sorted(table.items())]
+        print(f"  {what}:")
+        for (T, _), (work, speedup) in zip(sorted(table.items()), rows):
+            print(f"    T = {T:5d}  work = {work:>11d} (2^{math.log2(work):.1f})  {speedup:.2f}x")
+        last_lose, first_win = crossover(rows)
+        suggestion = suggest_threshold(last_lose, first_win)
+        if first_win is None:
+            verdict = "the threads win at no size measured"
+        elif last_lose is None:
+            verdict = f"the threads win at every size measured, from work {first_win}"
+        else:
+            verdict = f"the threads lose at work {last_lose} and win from {first_win} on"
+        print(f"  -> {verdict}; {constant} is now {current} (2^{int(math.log2(current))})"
+              + (f"; set it to {suggestion} (2^{math.log2(suggestion):.1f})" if suggestion else ""))
+
+    print("\nVerdicts" + (" (tiny grid: a check that the script works, not the targets' measurement)"
+                          if tiny else "") + ":")
+    for line in verdicts(summary, serial_f):
+        print("  " + line)
+    with open("/proc/loadavg") as f:
+        print(f"\nload average at the end: {f.read().split()[0]}; took {time.monotonic() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
