@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -153,18 +154,17 @@ std::string pid_namespace_of(const std::string& pid) {
   return n > 0 ? std::string(buf, std::size_t(n)) : "";
 }
 
-// The machine's processes running `sleep <seconds>` that have not ended (a zombie has ended: it
-// waits only for its parent), each as its /proc/<pid>/stat line.
-std::vector<std::string> live_sleeps(const std::string& seconds) {
+// The machine's processes whose command line holds `mark` and that have not ended (a zombie has
+// ended: it waits only for its parent), each as its /proc/<pid>/stat line.
+std::vector<std::string> live_processes_marked(const std::string& mark) {
   std::vector<std::string> found;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string pid = e.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream cmdline("/proc/" + pid + "/cmdline");
-    std::vector<std::string> argv;
-    for (std::string a; std::getline(cmdline, a, '\0');) argv.push_back(a);
-    if (argv.size() != 2 || argv[1] != seconds || argv[0].find("sleep") == std::string::npos)
-      continue;
+    const std::string args((std::istreambuf_iterator<char>(cmdline)),
+                           std::istreambuf_iterator<char>());
+    if (args.find(mark) == std::string::npos) continue;
     std::ifstream stat("/proc/" + pid + "/stat");
     std::string line;
     std::getline(stat, line);
@@ -178,34 +178,39 @@ std::vector<std::string> live_sleeps(const std::string& seconds) {
 }
 
 TEST(SandboxNamespaces, ThePidNamespaceIsGoneAfterTheRun) {
-  // a daemon started with setsid outlives its process group, not its PID namespace. It is found
-  // afterwards by its command line, `sleep 59.<this test's pid>`, not by its namespace: the
-  // kernel gives a freed namespace's number to the next namespace made on the machine (another
-  // sandbox running beside this test), so processes "in that namespace" can be someone else's.
+  // a daemon started with setsid outlives its process group, not its PID namespace. The script
+  // ends only once the daemon is in its own session (it says "up" after setsid), so without the
+  // sandbox the grader's group kill always misses it. It is found afterwards by its command
+  // line, which holds 59.<this test's pid>, not by its namespace: the kernel gives a freed
+  // namespace's number to the next namespace made on the machine (another sandbox running beside
+  // this test), so processes "in that namespace" can be someone else's.
   const std::string seconds = "59." + std::to_string(::getpid());
-  ASSERT_TRUE(live_sleeps(seconds).empty());
+  ASSERT_TRUE(live_processes_marked(seconds).empty());
   grade::Limits limits;
   limits.time_seconds = 5;
-  const grade::Outcome o = grade::run_isolated(
-      "/bin/sh",
-      {"/bin/sh", "-c",
-       "readlink /proc/self/ns/pid; setsid sleep " + seconds + " </dev/null >/dev/null 2>&1 &"},
-      limits, {}, sandbox());
+  const grade::Outcome o =
+      grade::run_isolated("/bin/sh",
+                          {"/bin/sh", "-c",
+                           "readlink /proc/self/ns/pid; setsid -f sh -c 'echo up; exec sleep " +
+                               seconds + "' </dev/null 2>/dev/null | head -n 1"},
+                          limits, {}, sandbox());
   ASSERT_TRUE(o.sandboxed);
+  EXPECT_NE(o.output.find("\nup\n"), std::string::npos) << o.output;
   const std::string ns = o.output.substr(0, o.output.find('\n'));
   ASSERT_FALSE(ns.empty());
   EXPECT_NE(ns, pid_namespace_of("self"));
   // the kernel kills what is left in the namespace when its first process ends; on a loaded
   // machine the killed daemon may take a while to go, so wait for it, at most 30 s (without the
   // sandbox it lives its 59 s: it is in no process group the grader kills)
-  std::vector<std::string> left = live_sleeps(seconds);
+  std::vector<std::string> left = live_processes_marked(seconds);
   for (int i = 0; i < 300 && !left.empty(); ++i) {
     ::usleep(100000);
-    left = live_sleeps(seconds);
+    left = live_processes_marked(seconds);
   }
   std::string who;
   for (const std::string& line : left) who += line + "\n";
-  EXPECT_TRUE(left.empty()) << left.size() << " daemons left from namespace " << ns << ":\n" << who;
+  EXPECT_TRUE(left.empty()) << left.size() << " processes left from namespace " << ns << ":\n"
+                            << who;
 }
 
 TEST(SandboxNamespaces, NoPathOutsideTheBoxCanBeOpened) {
