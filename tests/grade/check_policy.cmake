@@ -1,12 +1,13 @@
 # The library-calls policy (issue 27, point 4), with the installed xenc-grade-all, as a teacher
 # grades a class whose grading.json says "library_calls": false. Needs bubblewrap.
-# Three students go around the policy (tests/grade/hostile/*.cpp.in, the paths and the mangled
-# name written in here): dlsym of xencoder's softmax_forward<2>, dlopen of the installed library
-# by path and soname, and #include of ops/softmax.hpp by its installed path. Expected: dlsym and
-# dlopen find nothing (grade-softmax is linked against xencoder::tensors alone; the library is
-# not mounted in the sandbox), so both score what the plain zeros softmax scores; the include
-# does not compile, and the note says why; the correct student's and b_zeros's rows equal a run
-# without the three. The control: with "library_calls": true the dlsym and dlopen students get
+# Four students go around the policy (tests/grade/hostile/softmax_*.cpp.in, the paths and the
+# mangled name written in here, and softmax_copies_header.cpp): dlsym of xencoder's
+# softmax_forward<2>, dlopen of the installed library by path and soname, #include of
+# ops/softmax.hpp by its installed path, and an inline copy of that header's declaration.
+# Expected: dlsym and dlopen find nothing (grade-softmax is linked against xencoder::tensors
+# alone; the library is not mounted in the sandbox), so both score what the plain zeros softmax
+# scores; the include does not compile and the copy is refused by the symbol check, and each
+# note says why; the correct student's and b_zeros's rows equal a run without the four. The control: with "library_calls": true the dlsym and dlopen students get
 # softmax's full points, so the attacks work where the policy is off.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
@@ -41,9 +42,17 @@ foreach(class ref hostile)
   student(${WORK_DIR}/${class} a_correct solution)
   student(${WORK_DIR}/${class} b_zeros softmax_zeros.cpp)
 endforeach()
-foreach(h dlsym dlopen includes_ops)
+# the hostile students (@LOAD@ empty), and the control's, where the policy is off: there the
+# dlsym student also uses the library (a global holding softmax_forward's address), as an
+# exercise allowed to call it would. A program whose code uses nothing of the library is linked
+# without it (the toolchain links --as-needed), and dlsym would find nothing there either.
+set(LOAD "")
+foreach(h dlsym dlopen)
   student(${WORK_DIR}/hostile h_${h} softmax_${h}.cpp.in)
 endforeach()
+student(${WORK_DIR}/hostile h_includes_ops softmax_includes_ops.cpp.in)
+student(${WORK_DIR}/hostile h_copies_header softmax_copies_header.cpp)
+set(LOAD "#include <xenc/ops/softmax.hpp>\nauto* xenc_policy_loaded = &xenc::softmax_forward<2>;")
 foreach(h dlsym dlopen)
   student(${WORK_DIR}/allowed h_${h} softmax_${h}.cpp.in)
 endforeach()
@@ -102,6 +111,13 @@ expect_in("${row}" "h_includes_ops's row" "h_includes_ops,3,5,0,3,"
 file(READ ${WORK_DIR}/grades-hostile/h_includes_ops.txt report)
 expect_in("${report}" "h_includes_ops's report"
           "✘ softmax: library calls are not allowed in this assignment (grading.json: \"library_calls\": false): exercises/softmax.cpp includes xenc/ops/softmax.hpp, which is not provided. Write it with your own loops on the tensors")
+
+row_of("${hostile}" h_copies_header)
+expect_in("${row}" "h_copies_header's row" "h_copies_header,3,5,0,3,"
+          "softmax: failed: library calls are not allowed in this assignment")
+file(READ ${WORK_DIR}/grades-hostile/h_copies_header.txt report)
+expect_in("${report}" "h_copies_header's report"
+          "✘ softmax: library calls are not allowed in this assignment (grading.json: \"library_calls\": false): exercises/softmax.cpp calls xenc::softmax_forward. Write it with your own loops on the tensors")
 
 # the control: where the policy is off, the same dlsym and dlopen find softmax_forward
 grade(allowed true)

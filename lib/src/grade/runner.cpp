@@ -710,7 +710,9 @@ std::string build_failure(const std::string& log, const std::string& step, const
     const std::string policy = policy_failure(log, name);
     if (!policy.empty()) return policy + where;
   }
-  if (err.find("library calls are not allowed") != std::string::npos) return err + where;
+  // the policy's own sentence, without the "error: " the symbol check's message starts with
+  const std::size_t policy_at = err.find("library calls are not allowed");
+  if (policy_at != std::string::npos) return err.substr(policy_at) + where;
   return step + err + where;
 }
 
