@@ -2,7 +2,9 @@
 // "library_calls": false: the tensors and what the exercises return, nothing that computes.
 //
 // This folder (include/xencoder-tensors, the include path of xencoder::tensors) holds only the
-// headers below; xenc/ops/ and xenc/nn/ are not there, and grade-<name> is linked against
+// headers below and what they include; xenc/nn/ is not there, and of xenc/ops/ only
+// attention.hpp, layer_norm.hpp and linear.hpp, for their result types (their functions are
+// declared there and defined in xencoder alone). grade-<name> is linked against
 // xencoder::tensors alone (libxencoder_tensors.a: the errors and random numbers), so an
 // exercise has no xencoder operation to include, call, dlsym or dlopen.
 #pragma once
