@@ -55,6 +55,7 @@ struct Outcome {
   int signal = 0;               ///< the signal that ended it (0 if none)
   bool timed_out = false;       ///< killed at the wall-clock limit
   double seconds = 0.0;         ///< wall-clock time
+  double cpu_seconds = 0.0;     ///< CPU time (user + system) of it and the children it waited for
   bool sandboxed = false;       ///< ran in bubblewrap's namespaces
   bool answered = false;        ///< (a Session) every call was answered and the child then ended
   bool broke_protocol = false;  ///< (a Session) the child sent something that is not an answer
