@@ -36,11 +36,17 @@ import time
 # (label, benchmark name prefix, T); the name is matched up to its next '/'
 FULL_GRID = [
     ("inference plain", "BM_EncoderLayerForwardPlain", [(128, 256), (512, 512), (2048, 512)]),
-    ("inference tiled", "BM_EncoderLayerForwardTiled",
-     [(128, 256), (512, 512), (2048, 512), (4096, 512)]),
+    (
+        "inference tiled",
+        "BM_EncoderLayerForwardTiled",
+        [(128, 256), (512, 512), (2048, 512), (4096, 512)],
+    ),
     ("training plain", "BM_EncoderLayerTrainStepPlain", [(128, 256), (512, 512), (2048, 512)]),
-    ("training tiled", "BM_EncoderLayerTrainStepTiled",
-     [(128, 256), (512, 512), (2048, 512), (4096, 512)]),
+    (
+        "training tiled",
+        "BM_EncoderLayerTrainStepTiled",
+        [(128, 256), (512, 512), (2048, 512), (4096, 512)],
+    ),
 ]
 TINY_GRID = [
     ("inference plain", "BM_EncoderLayerForwardPlain", [(128, 256)]),
@@ -53,7 +59,9 @@ FULL_GEMM_T = [8, 16, 32, 64, 128, 256]
 TINY_ATTENTION_T = [32, 64]
 TINY_GEMM_T = [8, 16]
 
-THRESHOLD_ATTENTION = 2**23  # kThreadedAttentionMinWork (lib/include/xenc/ops/multi_head_attention.hpp)
+THRESHOLD_ATTENTION = (
+    2**23
+)  # kThreadedAttentionMinWork (lib/include/xenc/ops/multi_head_attention.hpp)
 THRESHOLD_GEMM = 2**24  # kSplitGemmWork (lib/src/kernels/kernels.hpp)
 
 SPEEDUP_TARGET = 1.8
@@ -66,10 +74,21 @@ def run_bench(bench, name_regex, threads, min_time):
     """(wall, cpu) seconds per iteration of the one benchmark matching name_regex."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
     out = subprocess.run(
-        [bench, "--benchmark_filter=" + name_regex, "--benchmark_min_time=" + str(min_time),
-         "--benchmark_format=json"], env=env, check=True, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True).stdout
-    runs = [b for b in json.loads(out)["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+        [
+            bench,
+            "--benchmark_filter=" + name_regex,
+            "--benchmark_min_time=" + str(min_time),
+            "--benchmark_format=json",
+        ],
+        env=env,
+        check=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ).stdout
+    runs = [
+        b for b in json.loads(out)["benchmarks"] if b.get("run_type", "iteration") == "iteration"
+    ]
     if len(runs) != 1:
         raise RuntimeError(f"{name_regex}: expected one benchmark, got {len(runs)}")
     unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[runs[0].get("time_unit", "ns")]
@@ -105,28 +124,54 @@ def verdicts(points, serial_f=None):
     big = [(l, t, s) for l, t, s in points if t >= 512]
     low = [(l, t, s) for l, t, s in big if s["speedup"] < SPEEDUP_TARGET]
     if not big:
-        lines.append(f"target >= {SPEEDUP_TARGET}x at T >= 512: NOT MEASURED (no point with T >= 512)")
+        lines.append(
+            f"target >= {SPEEDUP_TARGET}x at T >= 512: NOT MEASURED (no point with T >= 512)"
+        )
     else:
         worst = min(s["speedup"] for _, _, s in big)
-        lines.append(f"target >= {SPEEDUP_TARGET}x at T >= 512: {'MET' if not low else 'NOT MET'} "
-                     f"(lowest {worst:.2f}x" + (", below: " + ", ".join(
-                         f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in low) if low else "") + ")")
+        lines.append(
+            f"target >= {SPEEDUP_TARGET}x at T >= 512: {'MET' if not low else 'NOT MET'} "
+            f"(lowest {worst:.2f}x"
+            + (
+                ", below: " + ", ".join(f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in low)
+                if low
+                else ""
+            )
+            + ")"
+        )
     slower = [(l, t, s) for l, t, s in points if s["speedup"] < NOT_SLOWER]
     worst = min((s["speedup"] for _, _, s in points), default=float("nan"))
-    lines.append(f"target never slower than 1 thread (>= {NOT_SLOWER}x): "
-                 f"{'MET' if not slower else 'NOT MET'} (lowest {worst:.2f}x" + (", slower: " + ", ".join(
-                     f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in slower) if slower else "") + ")")
+    lines.append(
+        f"target never slower than 1 thread (>= {NOT_SLOWER}x): "
+        f"{'MET' if not slower else 'NOT MET'} (lowest {worst:.2f}x"
+        + (
+            ", slower: " + ", ".join(f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in slower)
+            if slower
+            else ""
+        )
+        + ")"
+    )
     over = [(l, t, s) for l, t, s in points if s["cpu_ratio"] > CPU_TARGET]
     most = max((s["cpu_ratio"] for _, _, s in points), default=float("nan"))
-    lines.append(f"target CPU time at 2 threads <= {CPU_TARGET} x 1 thread: "
-                 f"{'MET' if not over else 'NOT MET'} (highest {most:.2f}" + (", above: " + ", ".join(
-                     f"{l} T={t} {s['cpu_ratio']:.2f}" for l, t, s in over) if over else "") + ")")
+    lines.append(
+        f"target CPU time at 2 threads <= {CPU_TARGET} x 1 thread: "
+        f"{'MET' if not over else 'NOT MET'} (highest {most:.2f}"
+        + (
+            ", above: " + ", ".join(f"{l} T={t} {s['cpu_ratio']:.2f}" for l, t, s in over)
+            if over
+            else ""
+        )
+        + ")"
+    )
     if serial_f:
         preds = {mode: amdahl(f, 16) for mode, f in serial_f.items()}
         ok = all(p >= AMDAHL_TARGET for p in preds.values())
-        lines.append(f"target Amdahl >= {AMDAHL_TARGET:g}x at 16 threads, T = 2048: "
-                     f"{'MET' if ok else 'NOT MET'} (" + ", ".join(
-                         f"{mode} f = {serial_f[mode]:.4f}: {p:.1f}x" for mode, p in preds.items()) + ")")
+        lines.append(
+            f"target Amdahl >= {AMDAHL_TARGET:g}x at 16 threads, T = 2048: "
+            f"{'MET' if ok else 'NOT MET'} ("
+            + ", ".join(f"{mode} f = {serial_f[mode]:.4f}: {p:.1f}x" for mode, p in preds.items())
+            + ")"
+        )
     return lines
 
 
@@ -189,8 +234,10 @@ def main(argv=None):
     tiny = args.grid == "tiny"
     start = time.monotonic()
     with open("/proc/loadavg") as f:
-        print(f"load average at the start: {f.read().split()[0]} "
-              "(these are wall-clock measurements: run on an idle machine)")
+        print(
+            f"load average at the start: {f.read().split()[0]} "
+            "(these are wall-clock measurements: run on an idle machine)"
+        )
 
     grid = TINY_GRID if tiny else FULL_GRID
     points = [(label, name, T, D) for label, name, sizes in grid for T, D in sizes]
@@ -206,15 +253,19 @@ def main(argv=None):
             if args.baseline:
                 baseline[p].append(run_bench(args.baseline, regex, 1, args.min_time)[0])
 
-    print(f"\n{'point':<28} {'1 thread':>12} {'2 threads':>12} {'speed-up':>9} {'CPU 2/1':>8}"
-          + ("  1 thread vs baseline" if args.baseline else ""))
+    print(
+        f"\n{'point':<28} {'1 thread':>12} {'2 threads':>12} {'speed-up':>9} {'CPU 2/1':>8}"
+        + ("  1 thread vs baseline" if args.baseline else "")
+    )
     summary = []
     for p in points:
         label, name, T, D = p
         s = summarize(results[p])
         summary.append((label, T, s))
-        line = (f"{label + f' T={T} D={D}':<28} {fmt_time(s['wall1']):>12} {fmt_time(s['wall2']):>12} "
-                f"{s['speedup']:8.2f}x {s['cpu_ratio']:8.2f}")
+        line = (
+            f"{label + f' T={T} D={D}':<28} {fmt_time(s['wall1']):>12} {fmt_time(s['wall2']):>12} "
+            f"{s['speedup']:8.2f}x {s['cpu_ratio']:8.2f}"
+        )
         if args.baseline:
             ratio = statistics.median(b / r[0] for b, r in zip(baseline[p], results[p]))
             line += f"  {ratio:.2f}x (baseline time / this time, 1 thread)"
@@ -224,9 +275,13 @@ def main(argv=None):
     if not tiny:
         serial_f = {}
         for mode, reps in (("forward", 3), ("train", 2)):
-            out = subprocess.run([args.serial, "2048", "512", "8", mode, str(reps)],
-                                 env=dict(os.environ, OPENBLAS_NUM_THREADS="2"), check=True,
-                                 stdout=subprocess.PIPE, text=True).stdout
+            out = subprocess.run(
+                [args.serial, "2048", "512", "8", mode, str(reps)],
+                env=dict(os.environ, OPENBLAS_NUM_THREADS="2"),
+                check=True,
+                stdout=subprocess.PIPE,
+                text=True,
+            ).stdout
             m = re.search(r"f = ([0-9.]+)", out)
             serial_f[mode] = float(m.group(1))
 
@@ -236,20 +291,35 @@ def main(argv=None):
     att = {T: [] for T in att_t}
     gem = {T: [] for T in gemm_t}
     for rep in range(args.reps):
-        for table, regex, arg in ((att, "^BM_AttentionOp/T:{T}/D:256/H:8/plan:{a}/", "plan"),
-                                  (gem, "^BM_GemmSplit/T:{T}/D:512/split:{a}/", "split")):
+        for table, regex, arg in (
+            (att, "^BM_AttentionOp/T:{T}/D:256/H:8/plan:{a}/", "plan"),
+            (gem, "^BM_GemmSplit/T:{T}/D:512/split:{a}/", "split"),
+        ):
             for T in table:
                 # plan 1 / split 0: one thread; plan 0 / split 1: the threads
                 one_arg, many_arg = (1, 0) if arg == "plan" else (0, 1)
                 order = (one_arg, many_arg) if rep % 2 == 0 else (many_arg, one_arg)
-                got = {a: run_bench(args.bench, regex.format(T=T, a=a), 2, args.min_time)[0]
-                       for a in order}
+                got = {
+                    a: run_bench(args.bench, regex.format(T=T, a=a), 2, args.min_time)[0]
+                    for a in order
+                }
                 table[T].append(got[one_arg] / got[many_arg])
     for what, table, work_of, current, constant in (
-            ("attention op (BM_AttentionOp, H = 8, Dh = 32)", att, lambda T: 8 * T * T * 32,
-             THRESHOLD_ATTENTION, "kThreadedAttentionMinWork"),
-            ("projection GEMM (BM_GemmSplit, [T, 512] x [512, 512])", gem, lambda T: T * 512 * 512,
-             THRESHOLD_GEMM, "kSplitGemmWork")):
+        (
+            "attention op (BM_AttentionOp, H = 8, Dh = 32)",
+            att,
+            lambda T: 8 * T * T * 32,
+            THRESHOLD_ATTENTION,
+            "kThreadedAttentionMinWork",
+        ),
+        (
+            "projection GEMM (BM_GemmSplit, [T, 512] x [512, 512])",
+            gem,
+            lambda T: T * 512 * 512,
+            THRESHOLD_GEMM,
+            "kSplitGemmWork",
+        ),
+    ):
         rows = [(work_of(T), statistics.median(v)) for T, v in sorted(table.items())]
         print(f"  {what}:")
         for (T, _), (work, speedup) in zip(sorted(table.items()), rows):
@@ -262,15 +332,26 @@ def main(argv=None):
             verdict = f"the threads win at every size measured, from work {first_win}"
         else:
             verdict = f"the threads lose at work {last_lose} and win from {first_win} on"
-        print(f"  -> {verdict}; {constant} is now {current} (2^{int(math.log2(current))})"
-              + (f"; set it to {suggestion} (2^{math.log2(suggestion):.1f})" if suggestion else ""))
+        print(
+            f"  -> {verdict}; {constant} is now {current} (2^{int(math.log2(current))})"
+            + (f"; set it to {suggestion} (2^{math.log2(suggestion):.1f})" if suggestion else "")
+        )
 
-    print("\nVerdicts" + (" (tiny grid: a check that the script works, not the targets' measurement)"
-                          if tiny else "") + ":")
+    print(
+        "\nVerdicts"
+        + (
+            " (tiny grid: a check that the script works, not the targets' measurement)"
+            if tiny
+            else ""
+        )
+        + ":"
+    )
     for line in verdicts(summary, serial_f):
         print("  " + line)
     with open("/proc/loadavg") as f:
-        print(f"\nload average at the end: {f.read().split()[0]}; took {time.monotonic() - start:.0f} s")
+        print(
+            f"\nload average at the end: {f.read().split()[0]}; took {time.monotonic() - start:.0f} s"
+        )
     return 0
 
 

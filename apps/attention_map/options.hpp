@@ -14,12 +14,17 @@
 
 namespace attention_map {
 
-/// Everything the command line sets (the limits are Guard's).
-struct CommandLine : xenc_app::Guard {
+/// Everything the command line sets (the limits are Guard's, the model's sizes the model group's:
+/// ff, not offered here, stays 0: F is 4 D, or the file's).
+struct CommandLine : xenc_app::Guard, xenc_app::ModelGroupOptions<std::size_t> {
+  CommandLine() {
+    d_model = 16;
+    heads = 2;
+    layers = 2;
+    ff = 0;
+  }
   std::string sentence = "the cat chased the mouse", position = "sinusoidal",
               svg_dir = "attention_maps", weights;
-  std::size_t d_model = 16, heads = 2, layers = 2;
-  std::size_t ff = 0;  ///< model_records' --ff, not offered here: F is 4 D, or the file's
   std::uint32_t seed = 42;
   bool json = false;
 };

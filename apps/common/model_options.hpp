@@ -1,6 +1,6 @@
 // Shared by the demo apps that build an encoder (included as "../common/model_options.hpp"):
-// the model's size options (declared once, in options.hpp's model_records) turned into an
-// EncoderModelConfig, and the memory guard that refuses a model before it is allocated.
+// the model's size options (declared once, in options.hpp's table XENC_MODEL_OPTIONS) turned
+// into an EncoderModelConfig, and the memory guard that refuses a model before it is allocated.
 #pragma once
 
 #include <algorithm>
@@ -25,9 +25,9 @@ struct has_dropout<O, std::void_t<decltype(std::declval<const O&>().dropout)>> :
 }  // namespace detail
 
 /// The one conversion from a program's model options to an EncoderModelConfig: the members
-/// d_model, heads, ff, layers (options.hpp's model_records) and dropout where the program has
-/// it (0 where it has not); post-norm, relu, the given position scheme; max_len is the rows of a
-/// learned position table (unused by the other schemes).
+/// d_model, heads, ff, layers (options.hpp's ModelGroupOptions) and dropout where the program
+/// has it (0 where it has not); post-norm, relu, the given position scheme; max_len is the rows of
+/// a learned position table (unused by the other schemes).
 template <class O>
 xenc::EncoderModelConfig encoder_config(const O& o, std::size_t vocab_size,
                                         xenc::PositionKind position, std::size_t max_len,

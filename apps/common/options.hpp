@@ -23,7 +23,9 @@
 //
 // Adding an option to every training program (xenc-train-order, xenc-extrapolate and the web
 // page's training tab) is one line: its line in XENC_FIT_OPTIONS, which makes both the member of
-// FitGroupOptions and the record of fit_records; apps/README.md shows it.
+// FitGroupOptions and the record of fit_records. Adding a model option to every program that
+// takes the model's sizes is one line too: its line in XENC_MODEL_OPTIONS, which makes the member
+// of ModelGroupOptions and the record of model_records. apps/README.md shows both.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -116,18 +118,6 @@ struct OptionRecord {
   X(unsigned, seed,         0,    "--seed",         "seed",         "seed",           "seed of the data, the weights and the batches",  whole(0, 4294967295.0), whole(0, 4294967295.0))
 // clang-format on
 
-/// The members of the training programs' model and fit groups (model_records(Use::training),
-/// fit_records): their Options derive from these, and each program's constructor sets its own
-/// defaults. The defaults here are xenc-train-order's.
-struct TrainedModelOptions {
-  int d_model = 32, heads = 4, ff = 64, layers = 2;
-};
-struct FitGroupOptions {
-#define XENC_FIT_MEMBER(type, member, init, ...) type member = init;
-  XENC_FIT_OPTIONS(XENC_FIT_MEMBER)
-#undef XENC_FIT_MEMBER
-};
-
 /// Why the training programs take a smaller model than the inference ones (1..4096 D, 256 heads,
 /// 48 layers): every model trains for minutes on two cores, once per position scheme.
 constexpr const char* kTrainingLimit =
@@ -136,31 +126,72 @@ constexpr const char* kTrainingLimit =
 /// page's single thread.
 constexpr const char* kPageLimit = "the web page: one wasm heap in a browser tab";
 
+// The model group (the encoder's sizes), one line per option, with its records for each use:
+// a program that runs the model once (inference: xenc-word-order, xenc-attention-map,
+// xenc-init-encoder) and one that trains it once per scheme (training: xenc-train-order,
+// xenc-extrapolate, which take a smaller model, kTrainingLimit, and echo PyTorch's names in
+// their JSON):
+//
+//     X(type, member, default, flag, JSON key,
+//       inference: echo key, help, command-line range, page range,
+//       training:  echo key, help, command-line range, page range)
+//
+// `size` is the program's integer type (ModelGroupOptions' Size: std::size_t for inference, int
+// for training). ModelGroupOptions (the members) and model_records (the records) are both made
+// from this list, so adding a line here adds the member, the flag, the page key and the echo to
+// every program that takes the model's sizes (apps/README.md shows it). The default is
+// xenc-train-order's; the other programs set theirs in their constructors. xenc-word-order's
+// --ff 0 means 4 D.
+// clang-format off
+#define XENC_MODEL_OPTIONS(X)                                                                                                                                                                                                                                 \
+  X(size, d_model, 32, "--d-model", "d_model", "d_model", "D, the vector size",                  whole(1, 4096),  whole(1, 256), "d_model",         "D, the vector size",                 whole(2, 512),  whole(2, 128)) \
+  X(size, heads,   4,  "--heads",   "heads",   "heads",   "H, attention heads (must divide D)",  whole(1, 256),   whole(1, 16),  "nhead",           "H, attention heads (must divide D)", whole(1, 64),   whole(1, 16))  \
+  X(size, layers,  2,  "--layers",  "layers",  "layers",  "N, encoder layers",                   whole(1, 48),    whole(1, 8),   "num_layers",      "N, encoder layers",                  whole(1, 12),   whole(1, 6))   \
+  X(size, ff,      64, "--ff",      "ff",      nullptr,   "F, feed-forward width (0 = 4 D)",     whole(0, 65536), absent(),      "dim_feedforward", "F, feed-forward width",              whole(1, 4096), whole(1, 512))
+// clang-format on
+
+/// The members of the model group (XENC_MODEL_OPTIONS), with `Size` the type of the sizes: the
+/// Options of every program that takes the model's sizes derive from it, and each program's
+/// constructor sets its own defaults.
+template <class Size>
+struct ModelGroupOptions {
+  using size = Size;
+#define XENC_MODEL_MEMBER(type, member, init, ...) type member = init;
+  XENC_MODEL_OPTIONS(XENC_MODEL_MEMBER)
+#undef XENC_MODEL_MEMBER
+};
+
+/// The training programs' model group (model_records(Use::training)).
+using TrainedModelOptions = ModelGroupOptions<int>;
+/// The fit group's members (fit_records): the training programs' Options derive from these.
+struct FitGroupOptions {
+#define XENC_FIT_MEMBER(type, member, init, ...) type member = init;
+  XENC_FIT_OPTIONS(XENC_FIT_MEMBER)
+#undef XENC_FIT_MEMBER
+};
+
 /// Who builds the model: a program that runs it once (inference: xenc-word-order) or one that
 /// trains it once per scheme (training: xenc-train-order, xenc-extrapolate).
 enum class Use { inference, training };
 
-/// The encoder's sizes. The training programs take a smaller model (kTrainingLimit) and echo
-/// PyTorch's names (nhead, dim_feedforward, num_layers) in their JSON; xenc-word-order's --ff
-/// 0 means 4 D.
+/// The model group's records (XENC_MODEL_OPTIONS) for `use`; a training record says why its
+/// ranges are smaller (kTrainingLimit).
 template <class O>
 std::vector<OptionRecord<O>> model_records(Use use) {
   const bool train = use == Use::training;
   const char* why = train ? kTrainingLimit : "";
-  return {
-      {"--d-model", "d_model", "d_model", "D, the vector size",
-       train ? whole(2, 512) : whole(1, 4096), train ? whole(2, 128) : whole(1, 256),
-       XENC_FIELD(O, d_model), why},
-      {"--heads", "heads", train ? "nhead" : "heads", "H, attention heads (must divide D)",
-       train ? whole(1, 64) : whole(1, 256), whole(1, 16), XENC_FIELD(O, heads), why},
-      {"--layers", "layers", train ? "num_layers" : "layers", "N, encoder layers",
-       train ? whole(1, 12) : whole(1, 48), train ? whole(1, 6) : whole(1, 8),
-       XENC_FIELD(O, layers), why},
-      {"--ff", "ff", train ? "dim_feedforward" : nullptr,
-       train ? "F, feed-forward width" : "F, feed-forward width (0 = 4 D)",
-       train ? whole(1, 4096) : whole(0, 65536), train ? whole(1, 512) : absent(),
-       XENC_FIELD(O, ff), why},
-  };
+#define XENC_MODEL_RECORD(type, member, init, flag, key, echo, help, cli, page, t_echo, t_help, \
+                          t_cli, t_page)                                                        \
+  {flag,                                                                                        \
+   key,                                                                                         \
+   train ? t_echo : echo,                                                                       \
+   train ? t_help : help,                                                                       \
+   train ? t_cli : cli,                                                                         \
+   train ? t_page : page,                                                                       \
+   XENC_FIELD(O, member),                                                                       \
+   why},
+  return {XENC_MODEL_OPTIONS(XENC_MODEL_RECORD)};
+#undef XENC_MODEL_RECORD
 }
 
 /// The fit group's records (XENC_FIT_OPTIONS). `batch_help` names what a batch holds

@@ -62,8 +62,14 @@ inline std::vector<xenc_app::OptionRecord<EncodeOptions>> encode_records() {
 
 /// xenc-init-encoder: the model's sizes (model_records' --layers, --d-model and --heads, PyTorch's
 /// --dim-feedforward), the layer's settings, the toy training and the output.
-struct InitOptions : xenc_app::Guard {
-  std::size_t d_model = 0, heads = 0, ff = 0, layers = 2, train_steps = 0;
+struct InitOptions : xenc_app::Guard, xenc_app::ModelGroupOptions<std::size_t> {
+  InitOptions() {  // --d-model and --heads are required, --dim-feedforward fills ff
+    d_model = 0;
+    heads = 0;
+    ff = 0;
+    layers = 2;
+  }
+  std::size_t train_steps = 0;
   std::uint32_t seed = 0;
   std::string activation = "relu", output;
   bool norm_first = false, final_norm = false, compressed = false;

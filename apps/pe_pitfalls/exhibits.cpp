@@ -36,8 +36,7 @@ void caught_by(const std::string& test) {
 using xenc::pitfalls::near_constant_dims;
 
 void exhibit_doubled_exponent() {
-  header(1,
-         "Exponent 2*i when i already steps by 2 (source article 003, common in published code)");
+  header(1, "Exponent 2*i when i already steps by 2 (a loop common in published code)");
   std::printf(
       "   correct: for (k = 0; k < D/2; ++k)    PE(p, 2k) = sin(p / 10000^(2k/D))\n"
       "   buggy:   for (i = 0; i < D; i += 2)   PE(p, i)  = sin(p / 10000^(2*i/D))   (= 4k/D)\n"

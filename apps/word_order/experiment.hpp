@@ -11,12 +11,21 @@
 
 #include <xenc/core/tensor.hpp>
 
+#include "../common/options.hpp"
+
 namespace word_order {
 
-struct Options {
+/// The model's sizes are the model group of apps/common/options.hpp (ff 0: 4 D); this program's
+/// defaults: d_model 16, heads 2, layers 2, ff 0.
+struct Options : xenc_app::ModelGroupOptions<std::size_t> {
+  Options() {
+    d_model = 16;
+    heads = 2;
+    layers = 2;
+    ff = 0;
+  }
   std::string a = "cat chased mouse", b = "mouse chased cat";
   std::string position = "sinusoidal";  ///< none | sinusoidal | learned | rope | alibi | all
-  std::size_t d_model = 16, heads = 2, layers = 2, ff = 0;  ///< ff 0: 4 D
   std::uint32_t seed = 42;
   bool scale_embedding = false;
   std::size_t max_memory_mb = 1024;  ///< --max-memory-mb: the model is refused over it

@@ -35,6 +35,7 @@
 #include <xeus/xhelper.hpp>
 
 #include "cell_text.hpp"
+#include "kernel_server.hpp"
 
 namespace {
 
@@ -78,16 +79,6 @@ void on_signal(int sig, siginfo_t*, void*) {
   }
   if (sig != SIGINT && !g_in_user_code) g_unsafe_fault = 1;
   siglongjmp(g_cell_target, sig);
-}
-
-// Drops a SIGINT that arrived while no cell was running (an Interrupt of an idle kernel).
-void discard_pending_interrupt() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  timespec zero{0, 0};
-  while (sigtimedwait(&set, nullptr, &zero) == SIGINT) {
-  }
 }
 
 void set_interrupt_blocked(bool blocked) {
@@ -176,6 +167,11 @@ nl::json error_reply(const std::string& ename, const std::string& evalue,
 }
 
 }  // namespace
+
+// The line of the cell that runs now (0: none yet): set by the cell's code (prelude.hpp).
+extern "C" {
+__attribute__((visibility("default"))) volatile int xenc_kernel_line = 0;
+}
 
 // Called by each cell's first (entering 1) and last (entering 0) initialiser: see g_cell_target.
 // A process the cell forked also reaches the last one: it ends there, before it could return into
@@ -287,6 +283,29 @@ void CellInterpreter::publish_bundle(const nl::json& bundle, bool is_result) {
 }
 
 namespace {
+// What to do when clang could not link a cell: "Symbols not found: [ _Z1fv ]" is a function or
+// variable declared but defined nowhere. The names are demangled (f()).
+std::string linking_advice(const std::string& what) {
+  std::string names;
+  const std::regex symbol("(_Z[A-Za-z0-9_]+)");
+  for (auto m = std::sregex_iterator(what.begin(), what.end(), symbol); m != std::sregex_iterator();
+       ++m)
+    names += (names.empty() ? "" : ", ") + demangled(m->str().c_str());
+  // clang 19 keeps the unit it failed to link, and looks up its initialisers again with every
+  // later cell, which then fails too ("Failed to materialize symbols")
+  const std::string restart =
+      " clang cannot link later cells after a cell it failed to link: run Kernel > Restart, then "
+      "the cells above this one.";
+  if (what.find("Symbols not found") == std::string::npos)
+    return "clang could not link the cell, so it did not run (if an earlier cell failed to link, "
+           "every later one fails too)." +
+           restart;
+  return "The cell uses " + (names.empty() ? std::string("a function or variable") : names) +
+         ", declared but defined nowhere: define it (in this cell or one above), or include the "
+         "header that does." +
+         restart;
+}
+
 // The error reply for a cell that did not compile: clang's message (from its stderr text), the
 // first error as evalue, and what to do.
 nl::json compile_error_reply(const std::string& stderr_text, const std::string& what) {
@@ -483,6 +502,7 @@ nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
   g_in_user_code = 0;
   g_interrupt_pending = 0;
   g_unsafe_fault = 0;
+  xenc_kernel_line = 0;
   std::string exception_type, exception_what;
   llvm::Error failure = llvm::Error::success();
   const int signal_number = sigsetjmp(g_cell_target, 1);
@@ -510,11 +530,20 @@ nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
   g_in_user_code = 0;
   g_interrupt_pending = 0;
   forwarder_.stop();
+  // the line of the cell that ran last (each statement and declaration sets it): where a crash or
+  // an Interrupt happened, as far as the kernel can tell without the cell's debug information
+  const int line = xenc_kernel_line;
+  const std::string at_line = line > 0 ? " at line " + std::to_string(line) +
+                                             " of the cell (in that line, or in a "
+                                             "function it called)"
+                                       : "";
   if (signal_number == SIGINT) {
     std::fflush(nullptr);
-    return error_reply("KeyboardInterrupt", "the cell was interrupted",
-                       {"KeyboardInterrupt: the cell was interrupted. What it did before the "
-                        "Interrupt stays done; the kernel is ready for the next cell."});
+    return error_reply("KeyboardInterrupt", "the cell was interrupted" + at_line,
+                       {"KeyboardInterrupt: the cell was interrupted" + at_line + ".",
+                        "What it did before the Interrupt stays done; the kernel is ready for "
+                        "the next cell. If the cell runs too long, make it do less (fewer "
+                        "steps, smaller tensors) and run it again."});
   }
   if (signal_number != 0) {
     std::fflush(nullptr);
@@ -531,22 +560,36 @@ nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
                           "the kernel's state cannot be trusted, so the kernel ends now.",
                           "Run Kernel > Restart, then the cells above this one."});
     }
-    return error_reply(name, signal_meaning(signal_number),
+    return error_reply(name, signal_meaning(signal_number) + at_line,
                        {name + ": " + signal_meaning(signal_number),
+                        "It happened" + (at_line.empty() ? " in the cell" : at_line) + ".",
                         "The cell stopped there; the kernel lives on, with what earlier cells "
                         "defined. What this cell changed before the crash stays changed.",
-                        "Fix the cell and run it again."});
+                        "Fix that line (or the function it calls) and run the cell again."});
   }
   if (failure) {
     std::string what = llvm::toString(std::move(failure));
-    std::vector<std::string> trace = lines_of(compiler_message(capture_.take_stderr()));
+    const std::string messages = compiler_message(capture_.take_stderr());
+    std::vector<std::string> trace = lines_of(messages);
     trace.push_back(what);
+    trace.push_back(linking_advice(messages + what));
     return error_reply("ExecutionError", what, trace);
   }
-  if (!exception_type.empty())
-    return error_reply(exception_type, exception_what,
-                       {exception_type + ": " + exception_what,
-                        "The exception ended the cell; the kernel is ready for the next one."});
+  if (!exception_type.empty()) {
+    std::vector<std::string> trace = {exception_type + ": " + exception_what};
+    if (!at_line.empty()) trace.push_back("It was thrown" + at_line + ".");
+    if (exception_type == "std::bad_alloc")
+      trace.push_back(
+          "The cell asked for more memory than the kernel may use (XENC_KERNEL_MEMORY_MIB, or "
+          "three quarters of the machine's memory). The kernel lives on. Use smaller tensors, "
+          "or start Jupyter with XENC_KERNEL_MEMORY_MIB set higher, and run the cell again.");
+    else
+      trace.push_back(
+          "The exception ended the cell; the kernel is ready for the next one. Read its "
+          "message, fix the call it names (its arguments' shapes or values), and run the cell "
+          "again.");
+    return error_reply(exception_type, exception_what, trace);
+  }
   return nullptr;
 }
 
@@ -555,6 +598,16 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
                                                nl::json /*user_expressions*/,
                                                bool /*allow_stdin*/) {
   execution_count_ = execution_counter;
+  // a cell that waited behind one that failed: it does not run (see kernel_server.hpp)
+  if (kernel_server() != nullptr && kernel_server()->queued_behind_error()) {
+    nl::json not_run = error_reply(
+        "CellNotRun", "the cell did not run: a cell before it failed or was interrupted",
+        {"This cell was waiting to run behind a cell that failed or was interrupted, so it did "
+         "not run (Run All stops at the first error).",
+         "Fix that cell, run it, then run this one again."});
+    publish_execution_error(not_run["ename"], not_run["evalue"], not_run["traceback"]);
+    return not_run;
+  }
   g_kernel = this;
   // A final expression without a semicolon is shown as the execute_result: it runs as
   //   xenc_kernel::show_result(((EXPRESSION), xenc_kernel::no_value{}));
@@ -565,7 +618,8 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   std::string cell = parts.statements;
   if (!parts.expression.empty())
     cell += "xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));";
-  discard_pending_interrupt();  // an Interrupt of the idle kernel, before this cell was sent
+  // (an Interrupt of the idle kernel, sent before the kernel took this cell, was dropped when
+  // the kernel took it: KernelServer::serve_once)
   capture_.start();
   truncation_reported_ = false;
   nl::json failed;
@@ -620,6 +674,8 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
 
   if (!failed.is_null()) {
     publish_execution_error(failed["ename"], failed["evalue"], failed["traceback"]);
+    // the requests sent before this reply wait behind the failed cell (kernel_server.hpp)
+    if (kernel_server() != nullptr) kernel_server()->hold_queued_requests();
     return failed;
   }
   return xeus::create_successful_reply();

@@ -1,6 +1,7 @@
 #include "cell_output.hpp"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,23 +15,47 @@ namespace xenc_kernel {
 
 // ---------------------------------------------------------------------------------------------
 OutputCapture::OutputCapture()
-    : out_file_(memfd_create("xenc-kernel-stdout", MFD_CLOEXEC)),
-      err_file_(memfd_create("xenc-kernel-stderr", MFD_CLOEXEC)) {
+    : out_file_(memfd_create("xenc-kernel-stdout", MFD_CLOEXEC | MFD_ALLOW_SEALING)),
+      err_file_(memfd_create("xenc-kernel-stderr", MFD_CLOEXEC | MFD_ALLOW_SEALING)) {
   if (out_file_ < 0 || err_file_ < 0) throw std::runtime_error("xenc-kernel: memfd_create failed");
 }
 
 OutputCapture::~OutputCapture() {
   stop();
+  for (const char* map : map_)
+    if (map != nullptr) munmap(const_cast<char*>(map), mapped_size_);
   close(out_file_);
   close(err_file_);
 }
 
+// Each file gets its final size once, the cap and a margin (the forwarder checks the cap every
+// 10 ms; what arrives past it is dropped anyway), and is sealed against growing: a write past the
+// end fails, so a cell printing without end cannot fill the machine's memory, whatever the
+// forwarder's delay. Each file is also mapped into the kernel's address space, so the memory it
+// can hold counts against the kernel's memory limit (RLIMIT_AS, main.cpp): the cells may
+// allocate that much less.
+void OutputCapture::reserve() {
+  if (map_[0] != nullptr) return;
+  mapped_size_ = limit_ + kMargin;
+  const int files[2] = {out_file_, err_file_};
+  for (int i = 0; i < 2; ++i) {
+    if (ftruncate(files[i], static_cast<off_t>(mapped_size_)) != 0 ||
+        fcntl(files[i], F_ADD_SEALS, F_SEAL_GROW) != 0)
+      throw std::runtime_error("xenc-kernel: cannot size the output file");
+    void* map = mmap(nullptr, mapped_size_, PROT_READ, MAP_SHARED, files[i], 0);
+    if (map == MAP_FAILED) throw std::runtime_error("xenc-kernel: cannot map the output file");
+    map_[i] = static_cast<const char*>(map);
+  }
+}
+
+// What was written to the file so far: its write position, which fd 1 or 2 shares (dup2).
+off_t OutputCapture::written(int file) const { return lseek(file, 0, SEEK_CUR); }
+
 void OutputCapture::enforce_limit() {
   if (saved_out_ < 0 || truncated_) return;
-  struct stat out{}, err{};
-  if (fstat(out_file_, &out) != 0 || fstat(err_file_, &err) != 0) return;
-  if (static_cast<std::size_t>(out.st_size) + static_cast<std::size_t>(err.st_size) <= limit_)
-    return;
+  const off_t out = written(out_file_), err = written(err_file_);
+  if (out < 0 || err < 0) return;
+  if (static_cast<std::size_t>(out) + static_cast<std::size_t>(err) <= limit_) return;
   truncated_ = true;
   int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (devnull < 0) return;
@@ -41,6 +66,7 @@ void OutputCapture::enforce_limit() {
 
 void OutputCapture::start() {
   if (saved_out_ >= 0) return;
+  reserve();
   taken_total_ = 0;
   truncated_ = false;
   std::cout.flush();
@@ -60,12 +86,19 @@ void OutputCapture::stop() {
   close(saved_out_);
   close(saved_err_);
   saved_out_ = saved_err_ = -1;
-  // Empty the files and rewind them (fd 1 and 2 shared their write position): otherwise the
-  // next cell's text would be written after the old text.
+  // Empty the files (free their pages; their size stays, sealed) and rewind them (fd 1 and 2
+  // shared their write position): otherwise the next cell's text would be written after the
+  // old text. A write that failed past the end left stdio's error flags set: cleared.
   for (int file : {out_file_, err_file_})
-    if (ftruncate(file, 0) != 0 || lseek(file, 0, SEEK_SET) != 0)
+    if (fallocate(file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                  static_cast<off_t>(mapped_size_)) != 0 ||
+        lseek(file, 0, SEEK_SET) != 0)
       throw std::runtime_error("xenc-kernel: cannot empty the output file");
   out_taken_ = err_taken_ = 0;
+  std::clearerr(stdout);
+  std::clearerr(stderr);
+  std::cout.clear();
+  std::cerr.clear();
 }
 
 std::string OutputCapture::take(int file, off_t& taken, bool whole_lines) {
@@ -80,16 +113,11 @@ std::string OutputCapture::take(int file, off_t& taken, bool whole_lines) {
   enforce_limit();
   // at most what the cap leaves (the rest of a truncated cell's output is dropped)
   const std::size_t budget = limit_ > taken_total_ ? limit_ - taken_total_ : 0;
-  std::string text;
-  char buffer[65536];
-  for (ssize_t n; text.size() < budget &&
-                  (n = pread(file, buffer, std::min(sizeof buffer, budget - text.size()),
-                             taken + static_cast<off_t>(text.size()))) > 0;)
-    text.append(buffer, static_cast<std::size_t>(n));
-  struct stat size{};
-  if (text.size() >= budget && fstat(file, &size) == 0 &&
-      size.st_size > taken + static_cast<off_t>(text.size()))
-    truncated_ = true;  // more than the cap: the rest is dropped
+  // the bytes written since the last take, read through the mapping
+  const off_t end = written(file);
+  const std::size_t available = end > taken ? static_cast<std::size_t>(end - taken) : 0;
+  std::string text(map_[file == out_file_ ? 0 : 1] + taken, std::min(available, budget));
+  if (available > budget) truncated_ = true;  // more than the cap: the rest is dropped
   if (whole_lines && !truncated_) text.erase(text.rfind('\n') + 1);  // npos+1 = 0: no line yet
   taken += static_cast<off_t>(text.size());
   taken_total_ += text.size();

@@ -15,8 +15,10 @@ namespace xenc_kernel {
 
 /// fd 1 and fd 2 redirected into two in-memory files while a cell runs. (A pipe would deadlock
 /// once a cell writes more than the pipe holds; a file does not.) The files are read from where
-/// the last take ended, with pread, so they can be read while the cell writes to them; they are
-/// emptied when the capture stops.
+/// the last take ended, through a mapping, so they can be read while the cell writes to them;
+/// they are emptied when the capture stops. Each file has a fixed size, the cap plus a margin,
+/// sealed against growing (a write past it fails), and is mapped into the kernel's address space:
+/// what the capture can hold counts against the kernel's memory limit.
 class OutputCapture {
  public:
   OutputCapture();
@@ -24,7 +26,8 @@ class OutputCapture {
   OutputCapture(const OutputCapture&) = delete;
   OutputCapture& operator=(const OutputCapture&) = delete;
 
-  /// The cap on what one cell may print (stdout and stderr together), in bytes.
+  /// The cap on what one cell may print (stdout and stderr together), in bytes. Set it before
+  /// the first start(), which sizes the files.
   void set_limit(std::size_t bytes) { limit_ = bytes; }
   std::size_t limit() const { return limit_; }
   /// Past the cap: points fd 1 and 2 at /dev/null for the rest of the cell, so the files (memory
@@ -47,7 +50,12 @@ class OutputCapture {
 
  private:
   std::string take(int file, off_t& taken, bool whole_lines);
-  int out_file_ = -1, err_file_ = -1;    // memfd files
+  void reserve();  ///< sizes, seals and maps the files (once, at the first start)
+  off_t written(int file) const;
+  static constexpr std::size_t kMargin = std::size_t(4) << 20;
+  int out_file_ = -1, err_file_ = -1;        // memfd files
+  const char* map_[2] = {nullptr, nullptr};  // the files' mappings (stdout, stderr), once reserved
+  std::size_t mapped_size_ = 0;
   off_t out_taken_ = 0, err_taken_ = 0;  // how much of each was taken
   int saved_out_ = -1, saved_err_ = -1;  // the kernel's own fd 1 and 2 while capturing
   std::size_t limit_ = std::size_t(4) << 20;

@@ -1,5 +1,6 @@
 #include "cell_text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -507,7 +508,7 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow) {
   const std::string id = std::to_string(cell);
   std::string out;
   bool in_function = false, marked = false;
-  int functions = 0;
+  int functions = 0, declarations = 0;
   auto close_function = [&] {
     if (!in_function) return;
     const std::string name = "__xenc_run_" + id + "_" + std::to_string(functions);
@@ -524,14 +525,21 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow) {
       continue;
     }
     if (!marked) marked = true;
+    // the cell's line this piece starts on, for a crash's message (xenc_kernel_line, prelude.hpp)
+    const std::size_t first = c.begin + skip_blank(text, 0);
+    const std::string line =
+        std::to_string(1 + std::count(code.begin(), code.begin() + long(first), '\n'));
     if (is_statement(text)) {
       if (!in_function) {
         ++functions;
         out += "static void __xenc_run_" + id + "_" + std::to_string(functions) + "() { ";
         in_function = true;
       }
+      out += "xenc_kernel_line = " + line + "; ";
     } else {
       close_function();
+      out += "static int __xenc_line_" + id + "_" + std::to_string(++declarations) +
+             " = (xenc_kernel_line = " + line + ", 0); ";
       if (shadow) {
         const std::string ns = "inline namespace __xenc_cell_" + id + " { ";
         const std::size_t body = namespace_body(text);

@@ -28,6 +28,7 @@
 
 #include "blas_core_reexec.hpp"  // apps/common: the --version line of the BLAS
 #include "cell_interpreter.hpp"
+#include "kernel_server.hpp"
 
 namespace {
 
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
     auto interpreter = std::make_unique<xenc_kernel::CellInterpreter>(clang_args);
     xeus::xconfiguration config = xeus::load_configuration(connection_file);
     xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
-                         xeus::make_xserver_zmq);
+                         xenc_kernel::make_kernel_server);
     kernel.start();
   } catch (const std::exception& e) {
     std::cerr << "xenc-kernel: " << e.what() << "\n";

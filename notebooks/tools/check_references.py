@@ -11,7 +11,11 @@ For every NN_topic.ipynb in NOTEBOOK_DIR:
   * "the pitfall of section N" names a heading N about pitfalls;
   * a program `xenc-NAME` (except the kernel, xenc-kernel and xenc-cpp17) is an app of
     REPO_ROOT/apps (an xenc_add_app(NAME ...) in apps/*/CMakeLists.txt, NAME with '_' for '-');
-  * no issue number ("issue 10"), article number ("article 003") or "the article".
+  * no issue number ("issue 10"), article number ("article 003") or "the article", in the text
+    or in the committed outputs (what a program printed);
+  * no cling or conda set-up in the markdown (`#pragma cling`, conda, $CONDA_PREFIX): it is in
+    REPO_ROOT/notebooks/README.md's section on other kernels, "Opening them in xeus-cling", which
+    each notebook's first cell links (README.md).
 Prints one line per finding, then what to do, and exits 1 if there is any.
 """
 import glob
@@ -46,10 +50,36 @@ def main():
             for n in re.findall(r"xenc_add_app\(\s*([a-z0-9_]+)", open(cmake).read())
         }
     findings = []
+    readme = open(os.path.join(root, "notebooks", "README.md"), encoding="utf-8").read()
+    if "## Opening them in xeus-cling" not in readme:
+        findings.append(
+            "notebooks/README.md: no section 'Opening them in xeus-cling', which the "
+            "notebooks point to for other kernels"
+        )
     for path in notebooks:
         name = os.path.basename(path)
         cells = json.load(open(path, encoding="utf-8"))["cells"]
         text = "\n".join("".join(c["source"]) for c in cells)
+        markdown = [
+            ("cell %d" % i, "".join(c["source"]))
+            for i, c in enumerate(cells)
+            if c["cell_type"] == "markdown"
+        ]
+        outputs = "\n".join("".join(o.get("text", "")) for c in cells for o in c.get("outputs", []))
+        for cell, source in markdown:
+            for m in re.finditer(r"#pragma cling|\$?CONDA_PREFIX|\bconda\b", source):
+                findings.append(
+                    "%s %s: '%s' is the set-up of another kernel; it belongs in "
+                    "notebooks/README.md (Opening them in xeus-cling)" % (name, cell, m.group(0))
+                )
+        if not any(
+            "Opening them in xeus-cling" in source and "(README.md)" in source
+            for _, source in markdown[:1]
+        ):
+            findings.append(
+                '%s: its first cell does not point to "Opening them in xeus-cling" '
+                "in [the notebooks' README](README.md) for other kernels" % name
+            )
         sections = set(re.findall(r"^## (\d+)\.", text, re.M))
         headings = dict(re.findall(r"^## (\d+)\.(.*)$", text, re.M))
         for m in re.finditer(r"pitfalls? (?:of|in) section (\d+)", text):
@@ -90,13 +120,16 @@ def main():
         ]:
             for m in re.finditer(pattern, text, re.I):
                 findings.append("%s: names %s ('%s')" % (name, what, m.group(0)))
+            for m in re.finditer(pattern, outputs, re.I):
+                findings.append("%s: an output names %s ('%s')" % (name, what, m.group(0)))
     for f in findings:
         print(f)
     if findings:
         print(
             "%d finding(s). Edit the notebook's markdown so that it names what exists here "
             "(count the notebooks, the '## N.' headings, the apps), and drop issue and article "
-            "numbers: a student cannot look them up." % len(findings)
+            "numbers: a student cannot look them up; the set-up of other kernels goes in README.md."
+            % len(findings)
         )
         return 1
     print("%d notebooks: every cross-reference checked" % len(notebooks))

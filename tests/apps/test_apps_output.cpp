@@ -795,6 +795,14 @@ TEST(PePitfallsApp, EveryExhibitHasItsNumbersAndAnExistingTest) {
   EXPECT_NE(r.out.find("correct 1.341635   buggy 1.161886"), std::string::npos) << r.out;
   // batch-axis positions leave the order invisible: cosine 1 for "cat"
   EXPECT_NE(r.out.find("buggy 1.000000  (1 = the order is invisible)"), std::string::npos) << r.out;
+  // the first exhibit says where the mistake is found, and names no article or issue: a student
+  // reading it cannot look those up
+  EXPECT_NE(r.out.find("\n1. Exponent 2*i when i already steps by 2 (a loop common in published "
+                       "code)\n---"),
+            std::string::npos)
+      << r.out;
+  for (const char* word : {"article", "Article", "issue", "Issue"})
+    EXPECT_EQ(r.out.find(word), std::string::npos) << word << " in:\n" << r.out;
   // every "caught by" names a TEST that exists in the named file
   std::ifstream f(std::string(XENC_SOURCE_DIR) + "/tests/apps/test_pitfalls.cpp");
   std::stringstream ss;

@@ -33,7 +33,7 @@ double formula(std::size_t p, std::size_t j, std::size_t D) {
   return j % 2 == 0 ? std::sin(angle) : std::cos(angle);
 }
 
-// The published loop (source article 003): `for i in range(0, d, 2): ... 10000 ** ((2 * i) / d)`.
+// The loop as published in tutorials: `for i in range(0, d, 2): ... 10000 ** ((2 * i) / d)`.
 // i already is the even dimension 2k, so the exponent becomes 4k/D.
 using xenc::pitfalls::pe_doubled_exponent;
 

@@ -596,20 +596,48 @@ TEST(GradeReport, FailedChecksShowValuesFirstDifferenceAndHint) {
                       "0.244728, 0.0900306]\n"
                       "      computed: y [2, 3] = [nan, nan, nan, nan, nan, nan]\n"
                       "      first difference: y[0, 0]: expected 0.0900306, computed nan\n"
-                      "      hint: this is a known mistake, softmax without the max subtraction: "),
+                      "  ✔ edge case: -inf entries (masked) get exactly 0\n"
+                      "  ✘ edge case: a fully masked row (every entry -inf) gives zeros\n"
+                      "      input:    x [2, 3] = [-inf, -inf, -inf, 1, 2, 3]\n"
+                      "      expected: y [2, 3] = [0, 0, 0, 0.0900306, 0.244728, 0.665241]\n"
+                      "      computed: y [2, 3] = [nan, nan, nan, 0.0900306, 0.244728, 0.665241]\n"
+                      "      first difference: y[0, 0]: expected 0, computed nan\n"),
+            std::string::npos)
+      << text;
+  // the hints come after the list of checks; two different ones, each naming its check
+  EXPECT_NE(text.find("  ✔ edge case: one column (C = 1) gives 1\n"
+                      "  hint for \"edge case: large logits (stability)\": this is a known "
+                      "mistake, softmax without the max subtraction: "),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Fix: subtract the row maximum first"), std::string::npos) << text;
   // a fully masked row is 0 / 0 without the max: not the overflow, so the check's own hint
-  EXPECT_NE(text.find("  ✘ edge case: a fully masked row (every entry -inf) gives zeros\n"
-                      "      input:    x [2, 3] = [-inf, -inf, -inf, 1, 2, 3]\n"
-                      "      expected: y [2, 3] = [0, 0, 0, 0.0900306, 0.244728, 0.665241]\n"
-                      "      computed: y [2, 3] = [nan, nan, nan, 0.0900306, 0.244728, 0.665241]\n"
-                      "      first difference: y[0, 0]: expected 0, computed nan\n"
-                      "      hint: a row whose every entry is -inf has nothing to attend to: "
-                      "return a row of zeros"),
+  EXPECT_NE(text.find("\n  hint for \"edge case: a fully masked row (every entry -inf) gives "
+                      "zeros\": a row whose every entry is -inf has nothing to attend to: return a "
+                      "row of zeros"),
             std::string::npos)
       << text;
+  EXPECT_EQ(text.find("      hint"), std::string::npos) << text;  // none under a check
+}
+
+// The stub fails every check with one hint: the report says it once, after the list (not once
+// per check, which buried the values: 8 times for softmax).
+TEST(GradeReport, OneHintForManyChecksIsPrintedOnceAfterTheList) {
+  auto nope = [](auto&&...) -> Tensor2 { throw std::logic_error("softmax: not implemented"); };
+  const grade::ExerciseResult r = grade::check_softmax(nope);
+  ASSERT_EQ(r.num_passed(), 0u);
+  ASSERT_GT(r.checks.size(), 2u);
+  const std::string text = grade::report(r);
+  const std::string hint = "  hint: the function is still the stub: implement it.\n";
+  const std::size_t at = text.find(hint);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.find("hint"), at + 2) << text;      // once: no hint before it
+  EXPECT_EQ(at + hint.size(), text.size()) << text;  // the last line
+  std::size_t failed_lines = 0;
+  for (std::size_t p = text.find("  ✘ "); p != std::string::npos; p = text.find("  ✘ ", p + 1))
+    ++failed_lines;
+  EXPECT_EQ(failed_lines, r.checks.size()) << text;  // every check listed above it
+  EXPECT_EQ(grade::report(r, grade::HintLevel::off).find("hint"), std::string::npos);
 }
 
 // The report at the teacher's hint level (grading.json's "hints", which the notebooks' check
@@ -627,14 +655,16 @@ TEST(GradeReport, HintLevelsFullBriefOff) {
   EXPECT_EQ(two_args.str(), full);
   const std::string title = pitfalls::describe(Pitfall::softmax_without_max).title;
   const std::string masked_first =
-      "      hint: a row whose every entry is -inf has nothing to attend to: return a row of zeros "
+      "zeros\": a row whose every entry is -inf has nothing to attend to: return a row of zeros "
       "for it (xencoder's convention; PyTorch gives NaN).";
   // full: the known mistake with its fix; the formula hint whole (its second sentence too)
-  EXPECT_NE(full.find("hint: this is a known mistake, " + title), std::string::npos) << full;
+  EXPECT_NE(full.find("\": this is a known mistake, " + title), std::string::npos) << full;
   EXPECT_NE(full.find("Fix: subtract the row maximum first"), std::string::npos) << full;
   EXPECT_NE(full.find(masked_first + " Computed blindly it is NaN"), std::string::npos) << full;
   // brief: the mistake's title only, and the first sentence of the formula hint
-  EXPECT_NE(brief.find("      hint: a known mistake: " + title + ".\n"), std::string::npos)
+  EXPECT_NE(brief.find("  hint for \"edge case: large logits (stability)\": a known mistake: " +
+                       title + ".\n"),
+            std::string::npos)
       << brief;
   EXPECT_EQ(brief.find("Fix:"), std::string::npos) << brief;
   EXPECT_NE(brief.find(masked_first + "\n"), std::string::npos) << brief;
@@ -654,7 +684,7 @@ TEST(GradeReport, HintLevelsFullBriefOff) {
     std::istringstream in(text);
     std::string out;
     for (std::string line; std::getline(in, line);)
-      if (line.find("      hint: ") != 0) out += line + "\n";
+      if (line.find("  hint") != 0) out += line + "\n";
     return out;
   };
   EXPECT_EQ(without_hints(full), off);
@@ -680,9 +710,14 @@ TEST(GradeReport, HintLevelsOfAFailedHiddenCheck) {
     EXPECT_EQ(block.find("computed:"), std::string::npos) << block;
     EXPECT_EQ(block.find(title) != std::string::npos, level != grade::HintLevel::off) << block;
   }
-  EXPECT_NE(grade::report(r, grade::HintLevel::brief)
-                .find(hidden_line + "      hint: a known mistake: " + title + ".\n"),
-            std::string::npos);
+  // its hint, after the list, is the known mistake's title (for the hidden check among others)
+  const std::string brief = grade::report(r, grade::HintLevel::brief);
+  const std::size_t hint = brief.find("\n  hint", brief.find(hidden_line));
+  ASSERT_NE(hint, std::string::npos) << brief;
+  const std::string line = brief.substr(hint + 1, brief.find('\n', hint + 1) - hint);
+  EXPECT_NE(line.find("a known mistake: " + title + ".\n"), std::string::npos) << brief;
+  if (line.rfind("  hint for ", 0) == 0)
+    EXPECT_NE(line.find("\"" + r.checks.back().name + "\""), std::string::npos) << brief;
 }
 
 // A bad level is refused with a message, before anything is printed; names round-trip.

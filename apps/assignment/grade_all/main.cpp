@@ -87,6 +87,211 @@ fs::path self_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
+// The command line, after parsing.
+struct Options {
+  std::string submissions, settings, output = "grades", template_dir, prefix;
+  bool list_exercises = false;
+};
+
+// --exercises: the registry as JSON with the teacher's settings applied (the chosen exercises
+// with their points, and the names of the others: a notebook leaves those out, and still refuses
+// a name the registry does not know). Returns the exit code.
+int print_exercises(const std::string& settings) {
+  xenc::grade::Settings chosen;
+  try {
+    if (!settings.empty()) chosen = xenc::grade::read_settings(settings);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "xenc-grade-all: " << e.what() << "\n";
+    return 2;
+  }
+  json list = json::array(), not_selected = json::array();
+  for (const xenc::grade::ExerciseInfo& e : xenc::grade::exercises()) {
+    double points = e.points;
+    bool wanted = chosen.exercises.empty();
+    for (const auto& [name, p] : chosen.exercises)
+      if (name == e.name) wanted = true, points = p;
+    if (wanted)
+      list.push_back(
+          {{"name", e.name}, {"signature", e.signature}, {"points", points}, {"order", e.order}});
+    else
+      not_selected.push_back(e.name);
+  }
+  std::cout << json{{"exercises", list},
+                    {"not_selected", not_selected},
+                    {"hints", xenc::grade::hint_level_name(chosen.hints)}}
+                   .dump(1)
+            << "\n";
+  return 0;
+}
+
+// What step 1 leaves for grading: the folders, the exercises' names and stubs, grade's path and
+// the settings' arguments, the exercises grade grades (in its order).
+struct Prepared {
+  fs::path out, work, build;
+  std::vector<std::string> names;
+  std::map<std::string, std::string> stubs;
+  std::string grade;
+  std::vector<std::string> settings_args, graded_names;
+};
+
+// 1. one copy of the template, configured and built once (the trusted half: grade and each
+// exercise's child object). No student's process ever sees this folder, the settings or the
+// reports: each exercise is compiled, linked and run in its own sandbox. Throws runtime_error with
+// the message to print when the template does not build or grade cannot list its exercises.
+Prepared prepare(const Options& o) {
+  const std::string cmake = fs::exists(XENC_CMAKE) ? XENC_CMAKE : "/usr/bin/cmake";
+  Prepared p;
+  p.out = fs::absolute(o.output);
+  p.work = p.out / "work" / "assignment";
+  p.build = p.out / "work" / "build";
+  fs::remove_all(p.out / "work");
+  fs::create_directories(p.work);
+  // others may pass through (the sandbox binds a student's files from here as nobody when root
+  // grades) but not list it
+  fs::permissions(p.out / "work",
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  fs::copy(o.template_dir, p.work, fs::copy_options::recursive);
+  fs::remove_all(p.work / "build");
+  fs::remove(p.work / "grading.json");
+  for (const auto& e : fs::directory_iterator(p.work / "exercises"))
+    if (e.path().extension() == ".cpp") p.names.push_back(e.path().stem().string());
+  std::sort(p.names.begin(), p.names.end());
+  for (const std::string& n : p.names) p.stubs[n] = read_file(p.work / "exercises" / (n + ".cpp"));
+  std::string log;
+  if (!run_step({cmake, "-S", p.work.string(), "-B", p.build.string(), "-G", "Unix Makefiles",
+                 "-DCMAKE_PREFIX_PATH=" + o.prefix},
+                log) ||
+      !run_step({cmake, "--build", p.build.string(), "--", "-j2"}, log))
+    throw std::runtime_error("the template does not build against " + o.prefix + ":\n" + log);
+  p.grade = (p.build / "grade").string();
+  if (!o.settings.empty()) p.settings_args = {"--settings", fs::absolute(o.settings).string()};
+  std::vector<std::string> args = {p.grade, "--list"};
+  args.insert(args.end(), p.settings_args.begin(), p.settings_args.end());
+  std::string list;
+  if (!run_step(args, list)) throw std::runtime_error("grade --list failed:\n" + list);
+  std::istringstream in(list);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) p.graded_names.push_back(l);
+  return p;
+}
+
+// One student's outcome: grade's answer, or why grade itself failed.
+struct Row {
+  std::string who, answer, failure;
+};
+
+// 2. one student: their files (or the stubs) copied into a folder of their own, graded by grade,
+// which writes nothing but its answer on stdout; the reports are written by write_results.
+Row grade_student(const Prepared& p, const fs::path& student,
+                  const std::vector<std::string>& forwarded) {
+  Row row;
+  row.who = student.filename().string();
+  // the earlier run's reports go first: a student whose grading fails never keeps them
+  for (const char* ext : {".txt", ".json"}) fs::remove(p.out / (row.who + ext));
+  const fs::path mine = p.out / "work" / "students" / row.who;
+  fs::remove_all(mine);
+  fs::create_directories(mine / "src" / "exercises");
+  for (const std::string& n : p.names) {
+    fs::path handed = student / "exercises" / (n + ".cpp");
+    if (!fs::exists(handed)) handed = student / (n + ".cpp");
+    std::ofstream(mine / "src" / "exercises" / (n + ".cpp"), std::ios::binary)
+        << (fs::exists(handed) && !fs::is_directory(handed) ? read_file(handed) : p.stubs.at(n));
+  }
+  std::vector<std::string> args = {p.grade,
+                                   "--format",
+                                   "both",
+                                   "--submission",
+                                   (mine / "src").string(),
+                                   "--scratch",
+                                   (mine / "scratch").string(),
+                                   "--logs",
+                                   (p.out / "grade-logs" / row.who).string()};
+  args.insert(args.end(), p.settings_args.begin(), p.settings_args.end());
+  xenc::grade::Limits limits;
+  limits.time_seconds = 3600;
+  limits.memory_mib = std::size_t(1) << 16;
+  limits.output_bytes = std::size_t(1) << 26;
+  limits.file_mib = std::size_t(1) << 20;
+  const xenc::grade::Outcome o = xenc::grade::run_isolated(p.grade, args, limits, forwarded);
+  if (!o.exited || o.exit_code > 1)
+    row.failure = "grade " + (o.exited ? "exited with code " + std::to_string(o.exit_code)
+                                       : xenc::grade::describe_outcome(o, limits));
+  row.answer = o.output;
+  fs::remove_all(mine / "scratch");
+  return row;
+}
+
+// Every student, two at a time (one per core).
+std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& students) {
+  std::vector<Row> rows(students.size());
+  std::vector<std::string> forwarded;
+  if (const char* off = std::getenv("XENC_GRADE_NO_NAMESPACES"))
+    forwarded.push_back(std::string("XENC_GRADE_NO_NAMESPACES=") + off);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < students.size();)
+      rows[i] = grade_student(p, students[i], forwarded);
+  };
+  std::thread second(worker);
+  worker();
+  second.join();
+  return rows;
+}
+
+// One student's row of grades.csv and their two reports, from grade's answer; prints their
+// line. Throws runtime_error (the CSV's note) when the student was not graded.
+void write_student(const Prepared& p, const Row& row, std::ofstream& table) {
+  if (!row.failure.empty()) throw std::runtime_error(row.failure);
+  json both;
+  try {
+    both = json::parse(row.answer);
+  } catch (const json::exception&) {
+    throw std::runtime_error("grade's answer is not JSON");
+  }
+  const json& r = both.at("json");
+  const double points = r.at("points").get<double>();
+  const double max_points = r.at("max_points").get<double>();
+  std::map<std::string, std::pair<double, std::string>> by_name;
+  for (const json& e : r.at("exercises"))
+    by_name[e.at("name").get<std::string>()] = {e.at("points").get<double>(),
+                                                e.at("status").get<std::string>()};
+  std::ofstream(p.out / (row.who + ".json"))
+      << r.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  std::ofstream(p.out / (row.who + ".txt")) << both.at("text").get<std::string>();
+  table << "," << number(points) << "," << number(max_points);
+  std::string notes;
+  for (const std::string& n : p.graded_names) {
+    table << "," << number(by_name[n].first);
+    const std::string& st = by_name[n].second;
+    if (st != "passed") notes += (notes.empty() ? "" : "; ") + n + ": " + st.substr(0, 160);
+  }
+  table << "," << csv(notes) << "\n";
+  std::cout << row.who << ": " << number(points) << " of " << number(max_points) << " points\n";
+}
+
+// 3. grades.csv and the reports, written here from what grade decided. Returns the number of
+// students not graded.
+int write_results(const Prepared& p, const std::vector<Row>& rows) {
+  std::ofstream table(p.out / "grades.csv");
+  table << "student,points,max_points";
+  for (const std::string& n : p.graded_names) table << "," << n;
+  table << ",notes\n";
+  int failures = 0;
+  for (const Row& row : rows) {
+    table << csv(row.who);
+    try {
+      write_student(p, row, table);
+    } catch (const std::exception& e) {
+      ++failures;
+      table << ",,";
+      for (std::size_t i = 0; i < p.graded_names.size(); ++i) table << ",";
+      table << "," << csv(std::string("not graded: ") + e.what()) << "\n";
+      std::cout << row.who << ": not graded (" << e.what() << ")\n";
+    }
+  }
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,223 +300,57 @@ int main(int argc, char** argv) {
       "template's grade program, each exercise in its own process, into DIR/grades.csv "
       "and one report per student."};
   xenc_app::add_version(app, "xenc-grade-all");
-  std::string submissions, settings, output = "grades", template_dir, prefix;
-  bool list_exercises = false;
-  app.add_option("SUBMISSIONS_DIR", submissions, "one sub-folder per student")
+  Options o;
+  app.add_option("SUBMISSIONS_DIR", o.submissions, "one sub-folder per student")
       ->check(CLI::ExistingDirectory);
-  app.add_flag("--exercises", list_exercises,
+  app.add_flag("--exercises", o.list_exercises,
                "print the registered exercises as JSON (name, signature, points, "
                "teaching order; with --settings: the chosen ones, their points, "
                "the ones left out and the hint level) and exit");
-  app.add_option("--settings", settings,
+  app.add_option("--settings", o.settings,
                  "the teacher's grading.json (exercises, points, hints, hidden checks, "
                  "library calls, limits)")
       ->check(CLI::ExistingFile);
-  app.add_option("--output", output, "where grades.csv and the reports go")->capture_default_str();
+  app.add_option("--output", o.output, "where grades.csv and the reports go")
+      ->capture_default_str();
   const fs::path installed_template =
       self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
-  app.add_option("--template", template_dir,
+  app.add_option("--template", o.template_dir,
                  "the assignment template (default: the installed one, " +
                      installed_template.lexically_normal().string() + ")");
-  app.add_option("--prefix", prefix,
+  app.add_option("--prefix", o.prefix,
                  "where xencoder is installed (default: this program's prefix, " +
                      (self_dir() / "..").lexically_normal().string() + ")");
   CLI11_PARSE(app, argc, argv);
-  if (list_exercises) {
-    xenc::grade::Settings chosen;
-    try {
-      if (!settings.empty()) chosen = xenc::grade::read_settings(settings);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "xenc-grade-all: " << e.what() << "\n";
-      return 2;
-    }
-    // the chosen exercises with their points, and the names of the others: a notebook leaves
-    // those out, and still refuses a name the registry does not know
-    json list = json::array(), not_selected = json::array();
-    for (const xenc::grade::ExerciseInfo& e : xenc::grade::exercises()) {
-      double points = e.points;
-      bool wanted = chosen.exercises.empty();
-      for (const auto& [name, p] : chosen.exercises)
-        if (name == e.name) wanted = true, points = p;
-      if (wanted)
-        list.push_back(
-            {{"name", e.name}, {"signature", e.signature}, {"points", points}, {"order", e.order}});
-      else
-        not_selected.push_back(e.name);
-    }
-    std::cout << json{{"exercises", list},
-                      {"not_selected", not_selected},
-                      {"hints", xenc::grade::hint_level_name(chosen.hints)}}
-                     .dump(1)
-              << "\n";
-    return 0;
-  }
-  if (submissions.empty()) {
+  if (o.list_exercises) return print_exercises(o.settings);
+  if (o.submissions.empty()) {
     std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
     return 2;
   }
-  if (template_dir.empty()) template_dir = installed_template.lexically_normal().string();
-  if (prefix.empty()) prefix = (self_dir() / "..").lexically_normal().string();
-  if (!fs::exists(fs::path(template_dir) / "CMakeLists.txt")) {
-    std::cerr << "xenc-grade-all: no assignment template in " << template_dir
+  if (o.template_dir.empty()) o.template_dir = installed_template.lexically_normal().string();
+  if (o.prefix.empty()) o.prefix = (self_dir() / "..").lexically_normal().string();
+  if (!fs::exists(fs::path(o.template_dir) / "CMakeLists.txt")) {
+    std::cerr << "xenc-grade-all: no assignment template in " << o.template_dir
               << " (give --template DIR)\n";
     return 2;
   }
-  const std::string cmake = fs::exists(XENC_CMAKE) ? XENC_CMAKE : "/usr/bin/cmake";
-
-  // 1. one copy of the template, configured and built once (the trusted half: grade and each
-  // exercise's child object). No student's process ever sees this folder, the settings or the
-  // reports: each exercise is compiled, linked and run in its own sandbox.
-  const fs::path out = fs::absolute(output);
-  const fs::path work = out / "work" / "assignment";
-  const fs::path build = out / "work" / "build";
-  fs::remove_all(out / "work");
-  fs::create_directories(work);
-  // others may pass through (the sandbox binds a student's files from here as nobody when root
-  // grades) but not list it
-  fs::permissions(out / "work",
-                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  fs::copy(template_dir, work, fs::copy_options::recursive);
-  fs::remove_all(work / "build");
-  fs::remove(work / "grading.json");
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(work / "exercises"))
-    if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  std::map<std::string, std::string> stubs;
-  for (const std::string& n : names) stubs[n] = read_file(work / "exercises" / (n + ".cpp"));
-  std::string log;
-  if (!run_step({cmake, "-S", work.string(), "-B", build.string(), "-G", "Unix Makefiles",
-                 "-DCMAKE_PREFIX_PATH=" + prefix},
-                log) ||
-      !run_step({cmake, "--build", build.string(), "--", "-j2"}, log)) {
-    std::cerr << "xenc-grade-all: the template does not build against " << prefix << ":\n" << log;
+  Prepared p;
+  try {
+    p = prepare(o);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "xenc-grade-all: " << e.what();
     return 2;
   }
-  const std::string grade = (build / "grade").string();
-  std::vector<std::string> settings_args;
-  if (!settings.empty()) settings_args = {"--settings", fs::absolute(settings).string()};
-  std::vector<std::string> graded_names;  // the exercises grade grades, in its order
-  {
-    std::vector<std::string> args = {grade, "--list"};
-    args.insert(args.end(), settings_args.begin(), settings_args.end());
-    std::string list;
-    if (!run_step(args, list)) {
-      std::cerr << "xenc-grade-all: grade --list failed:\n" << list;
-      return 2;
-    }
-    std::istringstream in(list);
-    for (std::string l; std::getline(in, l);)
-      if (!l.empty()) graded_names.push_back(l);
-  }
-
-  // 2. each student: their files (or the stubs) copied into a folder of their own, graded by
-  // grade, which writes nothing but its answer on stdout; the reports are written here.
   std::vector<fs::path> students;
-  for (const auto& e : fs::directory_iterator(submissions))
+  for (const auto& e : fs::directory_iterator(o.submissions))
     if (e.is_directory()) students.push_back(e.path());
   std::sort(students.begin(), students.end());
-  struct Row {
-    std::string who, answer, failure;
-  };
-  std::vector<Row> rows(students.size());
-  std::vector<std::string> forwarded;
-  if (const char* off = std::getenv("XENC_GRADE_NO_NAMESPACES"))
-    forwarded.push_back(std::string("XENC_GRADE_NO_NAMESPACES=") + off);
-  auto grade_one = [&](std::size_t i) {
-    const fs::path& student = students[i];
-    Row& row = rows[i];
-    row.who = student.filename().string();
-    // the earlier run's reports go first: a student whose grading fails never keeps them
-    for (const char* ext : {".txt", ".json"}) fs::remove(out / (row.who + ext));
-    const fs::path mine = out / "work" / "students" / row.who;
-    fs::remove_all(mine);
-    fs::create_directories(mine / "src" / "exercises");
-    for (const std::string& n : names) {
-      fs::path handed = student / "exercises" / (n + ".cpp");
-      if (!fs::exists(handed)) handed = student / (n + ".cpp");
-      std::ofstream(mine / "src" / "exercises" / (n + ".cpp"), std::ios::binary)
-          << (fs::exists(handed) && !fs::is_directory(handed) ? read_file(handed) : stubs[n]);
-    }
-    std::vector<std::string> args = {grade,
-                                     "--format",
-                                     "both",
-                                     "--submission",
-                                     (mine / "src").string(),
-                                     "--scratch",
-                                     (mine / "scratch").string(),
-                                     "--logs",
-                                     (out / "grade-logs" / row.who).string()};
-    args.insert(args.end(), settings_args.begin(), settings_args.end());
-    xenc::grade::Limits limits;
-    limits.time_seconds = 3600;
-    limits.memory_mib = std::size_t(1) << 16;
-    limits.output_bytes = std::size_t(1) << 26;
-    limits.file_mib = std::size_t(1) << 20;
-    const xenc::grade::Outcome o = xenc::grade::run_isolated(grade, args, limits, forwarded);
-    if (!o.exited || o.exit_code > 1)
-      row.failure = "grade " + (o.exited ? "exited with code " + std::to_string(o.exit_code)
-                                         : xenc::grade::describe_outcome(o, limits));
-    row.answer = o.output;
-    fs::remove_all(mine / "scratch");
-  };
-  {
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-      for (std::size_t i; (i = next++) < students.size();) grade_one(i);
-    };
-    std::thread second(worker);
-    worker();
-    second.join();
-  }
-  std::ofstream table(out / "grades.csv");
-  table << "student,points,max_points";
-  for (const std::string& n : graded_names) table << "," << n;
-  table << ",notes\n";
-  int failures = 0;
-  for (const Row& row : rows) {
-    const std::string& who = row.who;
-    table << csv(who);
-    try {
-      if (!row.failure.empty()) throw std::runtime_error(row.failure);
-      json both;
-      try {
-        both = json::parse(row.answer);
-      } catch (const json::exception&) {
-        throw std::runtime_error("grade's answer is not JSON");
-      }
-      const json& r = both.at("json");
-      const double points = r.at("points").get<double>();
-      const double max_points = r.at("max_points").get<double>();
-      std::map<std::string, std::pair<double, std::string>> by_name;
-      for (const json& e : r.at("exercises"))
-        by_name[e.at("name").get<std::string>()] = {e.at("points").get<double>(),
-                                                    e.at("status").get<std::string>()};
-      std::ofstream(out / (who + ".json"))
-          << r.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-      std::ofstream(out / (who + ".txt")) << both.at("text").get<std::string>();
-      table << "," << number(points) << "," << number(max_points);
-      std::string notes;
-      for (const std::string& n : graded_names) {
-        table << "," << number(by_name[n].first);
-        const std::string& st = by_name[n].second;
-        if (st != "passed") notes += (notes.empty() ? "" : "; ") + n + ": " + st.substr(0, 160);
-      }
-      table << "," << csv(notes) << "\n";
-      std::cout << who << ": " << number(points) << " of " << number(max_points) << " points\n";
-    } catch (const std::exception& e) {
-      ++failures;
-      table << ",,";
-      for (std::size_t i = 0; i < graded_names.size(); ++i) table << ",";
-      table << "," << csv(std::string("not graded: ") + e.what()) << "\n";
-      std::cout << who << ": not graded (" << e.what() << ")\n";
-    }
-  }
+  const int failures = write_results(p, grade_students(p, students));
   const std::string& no_namespaces = xenc::grade::namespaces_unavailable();
   if (!no_namespaces.empty())
     std::cout << "Sandbox: " << no_namespaces
               << "; each exercise ran in a process with limits, without namespaces.\n";
-  std::cout << "wrote " << (out / "grades.csv").string() << " and " << students.size()
-            << " reports (" << (out / "<student>.txt").string() << ")\n";
+  std::cout << "wrote " << (p.out / "grades.csv").string() << " and " << students.size()
+            << " reports (" << (p.out / "<student>.txt").string() << ")\n";
   return failures ? 1 : 0;
 }

@@ -1,7 +1,10 @@
-// The student's report: ✔/✘ per check; for a failed check the values and a hint.
+// The student's report: ✔/✘ per check, the values of each failed check, then the hints, each once.
 #include "xenc/grade/result.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "xenc/core/error.hpp"
 
@@ -73,8 +76,31 @@ void print_report(std::ostream& os, const ExerciseResult& r, HintLevel hints) {
       if (!c.first_difference.empty())
         os << "      first difference: " << c.first_difference << "\n";
     }
+  }
+  // The hints after the list, each once: the stub's hint, or one mistake that fails several checks,
+  // would otherwise repeat under every check and bury the values. When the failed checks have
+  // different hints, each names the checks it is for.
+  std::vector<std::pair<std::string, std::vector<std::string>>> distinct;  // hint, its checks
+  for (const CheckResult& c : r.checks) {
+    if (c.passed) continue;
     const std::string h = hint_text(c, hints);
-    if (!h.empty()) os << "      hint: " << h << "\n";
+    if (h.empty()) continue;
+    auto same =
+        std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == h; });
+    if (same == distinct.end())
+      distinct.push_back({h, {c.name}});
+    else
+      same->second.push_back(c.name);
+  }
+  for (const auto& [h, names] : distinct) {
+    if (distinct.size() == 1) {
+      os << "  hint: " << h << "\n";
+      continue;
+    }
+    os << "  hint for";
+    for (std::size_t i = 0; i < names.size(); ++i)
+      os << (i == 0 ? " \"" : ", \"") << names[i] << "\"";
+    os << ": " << h << "\n";
   }
 }
 

@@ -80,9 +80,7 @@ std::string arrowhead_right(double x, double y, const char* color) {
          "\"/>\n";
 }
 
-}  // namespace
-
-std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
+void check_sizes(const EncoderLayerDiagramOptions& opt) {
   const std::string where = "encoder_layer_diagram_svg";
   check_config(opt.batch > 0 && opt.seq_len > 0 && opt.d_model > 0 && opt.nhead > 0 &&
                    opt.dim_feedforward > 0,
@@ -94,21 +92,29 @@ std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
   check_config(opt.d_model % opt.nhead == 0, where,
                "d_model (" + std::to_string(opt.d_model) + ") must be divisible by nhead (" +
                    std::to_string(opt.nhead) + ")");
+}
 
+// The layer's steps in order, the label of the arrow leaving each (all but the last), the
+// residual connections, and [B, T, D] (the shape every residual carries).
+struct Steps {
+  std::vector<Node> nodes;
+  std::vector<std::string> labels;
+  std::vector<Residual> residuals;
+  std::string btd;
+};
+
+Steps layer_steps(const EncoderLayerDiagramOptions& opt) {
   const std::pair<std::string, std::size_t> B{"B", opt.batch}, T{"T", opt.seq_len},
       D{"D", opt.d_model}, H{"H", opt.nhead}, Dh{"Dh", opt.d_model / opt.nhead},
       F{"F", opt.dim_feedforward};
   const std::string btd = shape_label({B, T, D}), btf = shape_label({B, T, F});
   const std::string qkv = shape_label({B, H, T, Dh}, "Q, K, V: "),
                     scores = shape_label({B, H, T, T}), heads = shape_label({B, H, T, Dh});
-
-  // The steps in order, and the label of the arrow leaving each (all but the last).
-  std::vector<Node> nodes;
-  std::vector<std::string> labels;
-  std::vector<Residual> residuals;
+  Steps s;
+  s.btd = btd;
   auto step = [&](const std::string& text, NodeKind kind, const std::string& out) {
-    nodes.push_back({text, kind});
-    if (!out.empty()) labels.push_back(out);
+    s.nodes.push_back({text, kind});
+    if (!out.empty()) s.labels.push_back(out);
   };
   auto attention = [&] {
     step("in_proj → Q, K, V; split heads", NodeKind::attention, qkv);
@@ -123,50 +129,41 @@ std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
   };
   step("x (input)", NodeKind::io, btd);
   if (!opt.norm_first) {
-    residuals.push_back({0, 5});
+    s.residuals.push_back({0, 5});
     attention();
     step("+", NodeKind::add, btd);
     step("norm1 (LayerNorm)", NodeKind::norm, btd);
-    residuals.push_back({6, 10});
+    s.residuals.push_back({6, 10});
     feed_forward();
     step("+", NodeKind::add, btd);
     step("norm2 (LayerNorm)", NodeKind::norm, btd);
   } else {
-    residuals.push_back({0, 6});
+    s.residuals.push_back({0, 6});
     step("norm1 (LayerNorm)", NodeKind::norm, btd);
     attention();
     step("+", NodeKind::add, btd);
-    residuals.push_back({6, 11});
+    s.residuals.push_back({6, 11});
     step("norm2 (LayerNorm)", NodeKind::norm, btd);
     feed_forward();
     step("+", NodeKind::add, btd);
   }
   step("y (output)", NodeKind::io, "");
+  return s;
+}
 
-  // Vertical layout.
-  const std::string title = !opt.title.empty() ? opt.title
-                            : opt.norm_first   ? "Pre-norm encoder layer"
-                                               : "Post-norm encoder layer";
+// Vertical layout: the top of node i.
+double node_top(std::size_t i) {
   const double top = kMargin + kTitleFont + 18.0;
-  auto node_top = [&](std::size_t i) { return top + double(i) * (kBoxHeight + kGap); };
-  const double cx = kBoxLeft + kBoxWidth / 2;
-  double label_right = 0;
-  for (const auto& l : labels)
-    label_right = std::max(label_right, cx + 10 + text_width(l, kTickFont));
-  if (!residuals.empty())
-    label_right =
-        std::max(label_right, kBoxLeft + kBoxWidth + 10 + text_width("residual", kTickFont));
-  const double width = std::max(label_right, kBoxLeft + kBoxWidth) + kMargin + 6;
-  const double bottom = node_top(nodes.size() - 1) + kBoxHeight;
-  const std::string note = "dropout (training only) follows out_proj, the activation and linear2";
-  const double height = bottom + 14 + kTickFont + kMargin;
+  return top + double(i) * (kBoxHeight + kGap);
+}
+constexpr double kCenterX = kBoxLeft + kBoxWidth / 2;
 
-  std::string svg = svg_open(std::max(width, text_width(note, kTickFont) + 2 * kMargin), height);
-  svg += title_el(std::max(width, text_width(note, kTickFont) + 2 * kMargin), title);
-
-  // Residual connections: from the branch point on the arrow, left to the lane, down, right
-  // into the ⊕ (drawn first, so the boxes lie on top of the lines).
-  for (const auto& r : residuals) {
+// Residual connections: from the branch point on the arrow, left to the lane, down, right into
+// the ⊕ (drawn first, so the boxes lie on top of the lines).
+std::string residuals_svg(const Steps& s) {
+  const double cx = kCenterX;
+  std::string svg;
+  for (const auto& r : s.residuals) {
     const double y0 = node_top(r.from_arrow) + kBoxHeight + kGap * 0.45;
     const double y1 = node_top(r.to_node) + kBoxHeight / 2;
     const double x_end = cx - kAddRadius;
@@ -179,33 +176,43 @@ std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
     // the shape it carries, written along the lane
     const double ym = (y0 + y1) / 2;
     svg +=
-        text_el(kLaneX - 6, ym, btd, kTickFont, "middle",
+        text_el(kLaneX - 6, ym, s.btd, kTickFont, "middle",
                 " class=\"shape\" transform=\"rotate(-90 " + px(kLaneX - 6) + " " + px(ym) + ")\"");
   }
+  return svg;
+}
 
-  // Arrows between consecutive nodes, each with its shape label right of the line.
-  for (std::size_t i = 0; i + 1 < nodes.size(); ++i) {
+// Arrows between consecutive nodes, each with its shape label right of the line.
+std::string arrows_svg(const Steps& s) {
+  const double cx = kCenterX;
+  std::string svg;
+  for (std::size_t i = 0; i + 1 < s.nodes.size(); ++i) {
     const double y0 = node_top(i) + kBoxHeight, y1 = node_top(i + 1);
     const double start =
-        nodes[i].kind == NodeKind::add ? node_top(i) + kBoxHeight / 2 + kAddRadius : y0;
+        s.nodes[i].kind == NodeKind::add ? node_top(i) + kBoxHeight / 2 + kAddRadius : y0;
     const double end =
-        nodes[i + 1].kind == NodeKind::add ? node_top(i + 1) + kBoxHeight / 2 - kAddRadius : y1;
+        s.nodes[i + 1].kind == NodeKind::add ? node_top(i + 1) + kBoxHeight / 2 - kAddRadius : y1;
     svg += "<line class=\"arrow\" x1=\"" + px(cx) + "\" y1=\"" + px(start) + "\" x2=\"" + px(cx) +
            "\" y2=\"" + px(end - kHead) + "\" stroke=\"" + kLineColor +
            "\" stroke-width=\"1.4\"/>\n";
     svg += arrowhead_down(cx, end, kLineColor);
     // a residual branches off in the upper half of its arrow: put the label lower
-    const bool branches = std::any_of(residuals.begin(), residuals.end(),
+    const bool branches = std::any_of(s.residuals.begin(), s.residuals.end(),
                                       [&](const Residual& r) { return r.from_arrow == i; });
     const double ly = (y0 + y1) / 2 + (branches ? 7.0 : 0.0);
-    svg += text_el(cx + 10, ly + kBaselineShift * kTickFont, labels[i], kTickFont, "start",
+    svg += text_el(cx + 10, ly + kBaselineShift * kTickFont, s.labels[i], kTickFont, "start",
                    " class=\"shape\"");
   }
+  return svg;
+}
 
-  // Boxes and ⊕ circles.
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
+// Boxes and ⊕ circles.
+std::string nodes_svg(const Steps& s) {
+  const double cx = kCenterX;
+  std::string svg;
+  for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     const double y = node_top(i);
-    if (nodes[i].kind == NodeKind::add) {
+    if (s.nodes[i].kind == NodeKind::add) {
       const double cy = y + kBoxHeight / 2;
       svg += "<circle class=\"add\" cx=\"" + px(cx) + "\" cy=\"" + px(cy) + "\" r=\"" +
              px(kAddRadius) + "\" fill=\"#ffffff\" stroke=\"" + kLineColor +
@@ -216,10 +223,37 @@ std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
     }
     svg += "<rect class=\"box\" x=\"" + px(kBoxLeft) + "\" y=\"" + px(y) + "\" width=\"" +
            px(kBoxWidth) + "\" height=\"" + px(kBoxHeight) + "\" rx=\"5\" fill=\"" +
-           fill_of(nodes[i].kind) + "\" stroke=\"" + kLineColor + "\" stroke-width=\"1\"/>\n";
-    svg += text_el(cx, y + kBoxHeight / 2 + kBaselineShift * kBoxFont, nodes[i].text, kBoxFont);
+           fill_of(s.nodes[i].kind) + "\" stroke=\"" + kLineColor + "\" stroke-width=\"1\"/>\n";
+    svg += text_el(cx, y + kBoxHeight / 2 + kBaselineShift * kBoxFont, s.nodes[i].text, kBoxFont);
   }
+  return svg;
+}
 
+}  // namespace
+
+std::string encoder_layer_diagram_svg(const EncoderLayerDiagramOptions& opt) {
+  check_sizes(opt);
+  const Steps s = layer_steps(opt);
+  const std::string title = !opt.title.empty() ? opt.title
+                            : opt.norm_first   ? "Pre-norm encoder layer"
+                                               : "Post-norm encoder layer";
+  const double cx = kCenterX;
+  double label_right = 0;
+  for (const auto& l : s.labels)
+    label_right = std::max(label_right, cx + 10 + text_width(l, kTickFont));
+  if (!s.residuals.empty())
+    label_right =
+        std::max(label_right, kBoxLeft + kBoxWidth + 10 + text_width("residual", kTickFont));
+  const double width = std::max(label_right, kBoxLeft + kBoxWidth) + kMargin + 6;
+  const double bottom = node_top(s.nodes.size() - 1) + kBoxHeight;
+  const std::string note = "dropout (training only) follows out_proj, the activation and linear2";
+  const double height = bottom + 14 + kTickFont + kMargin;
+
+  std::string svg = svg_open(std::max(width, text_width(note, kTickFont) + 2 * kMargin), height);
+  svg += title_el(std::max(width, text_width(note, kTickFont) + 2 * kMargin), title);
+  svg += residuals_svg(s);
+  svg += arrows_svg(s);
+  svg += nodes_svg(s);
   svg += text_el(kMargin, bottom + 14 + kTickFont * 0.5, note, kTickFont, "start",
                  " font-style=\"italic\"");
   svg += "</svg>\n";

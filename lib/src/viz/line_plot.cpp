@@ -149,13 +149,14 @@ CategoryPlan plan_categories(const std::vector<std::string>& labels, double spac
   return c;
 }
 
-}  // namespace
+// 1. The data range (series and reference lines), padded so no line lies on the frame; the
+//    y ticks stay within [y_tick_lo, y_tick_hi].
+struct DataRange {
+  double xlo, xhi, ylo, yhi, y_tick_lo, y_tick_hi;
+};
 
-std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt) {
+DataRange data_range(const std::vector<LineSeries>& series, const LinePlotOptions& opt) {
   const char* where = "line_plot_svg";
-  if (series.empty())
-    throw shape_error(std::string(where) + ": no series to draw, expected at least one");
-  // 1. data range (series and reference lines), then padded so no line lies on the frame
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
   for (std::size_t s = 0; s < series.size(); ++s) {
     const auto& se = series[s];
@@ -199,114 +200,153 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
   const double ypad = kYPadShare * (yhi - ylo);
   ylo -= ypad;
   yhi += ypad;
+  return {xlo, xhi, ylo, yhi, y_tick_lo, y_tick_hi};
+}
 
-  // 2. legend entries and line styles
-  std::size_t not_shown = 0;
-  const std::vector<Style> style = plan_styles(series, opt.reference_lines, &not_shown);
-  auto label_of = [&](std::size_t i) -> const std::string& {
-    return i < series.size() ? series[i].label : opt.reference_lines[i - series.size()].label;
-  };
-  std::size_t n_entries = 0;
+// 2. The legend's entries and every line's style.
+struct Legend {
+  std::vector<Style> style;  // series, then reference lines
   double widest_label = 0;
-  for (std::size_t i = 0; i < style.size(); ++i)
-    if (style[i].in_legend) {
+  std::string note;  // "N more not shown", or empty
+  std::size_t rows_total = 0;
+  bool any = false;
+};
+
+const std::string& label_of(const std::vector<LineSeries>& series, const LinePlotOptions& opt,
+                            std::size_t i) {
+  return i < series.size() ? series[i].label : opt.reference_lines[i - series.size()].label;
+}
+
+Legend plan_legend(const std::vector<LineSeries>& series, const LinePlotOptions& opt) {
+  Legend g;
+  std::size_t not_shown = 0;
+  g.style = plan_styles(series, opt.reference_lines, &not_shown);
+  std::size_t n_entries = 0;
+  for (std::size_t i = 0; i < g.style.size(); ++i)
+    if (g.style[i].in_legend) {
       ++n_entries;
-      widest_label = std::max(widest_label, text_width(label_of(i), kTickFont));
+      g.widest_label = std::max(g.widest_label, text_width(label_of(series, opt, i), kTickFont));
     }
   // the note has a grey sample line like the lines it stands for
-  const std::string note = not_shown > 0 ? std::to_string(not_shown) + " more not shown" : "";
-  if (!note.empty()) widest_label = std::max(widest_label, text_width(note, kTickFont));
-  const std::size_t legend_rows_total = n_entries + (note.empty() ? 0 : 1);
-  const bool any_legend = legend_rows_total > 0;
+  g.note = not_shown > 0 ? std::to_string(not_shown) + " more not shown" : "";
+  if (!g.note.empty()) g.widest_label = std::max(g.widest_label, text_width(g.note, kTickFont));
+  g.rows_total = n_entries + (g.note.empty() ? 0 : 1);
+  g.any = g.rows_total > 0;
+  return g;
+}
 
-  // 3. horizontal layout: y label, y tick labels, plot, then the legend (right of the plot, or
-  //    under it when its labels are long) or room for the last x tick label
+// 3. and 4. Where everything goes.
+struct Layout {
+  DataRange r;
+  double left = 0, right = 0, plot_w = 0, width = 0, top = 0, bottom = 0, plot_h = 0, height = 0;
+  double legend_gap = 0;
+  bool legend_below = false;
+  std::size_t legend_cols = 1;
+  std::vector<double> yt;  // y ticks
+  double ystep = 0, xstep = 0;
+  int max_x_ticks = 0;
+  CategoryPlan cat;
+  double X(double x) const { return left + (x - r.xlo) / (r.xhi - r.xlo) * plot_w; }
+  double Y(double y) const { return top + (r.yhi - y) / (r.yhi - r.ylo) * plot_h; }
+  double yb() const { return top + plot_h; }
+};
+
+// 3. Horizontal layout: y label, y tick labels, plot, then the legend (right of the plot, or
+//    under it when its labels are long) or room for the last x tick label.
+void plan_horizontal(const LinePlotOptions& opt, const Legend& g, Layout& l) {
   const double min_plot_h = std::max(kMinPlotHeight, kReadableShare * double(opt.height));
   const double min_plot_w = std::max(kMinPlotWidth, kReadableShare * double(opt.width));
-  const bool legend_below =
-      any_legend && widest_label + kLegendChrome > kMaxLegendShare * double(opt.width);
-  const double legend_w = any_legend && !legend_below ? widest_label + kLegendChrome : 0;
+  l.legend_below = g.any && g.widest_label + kLegendChrome > kMaxLegendShare * double(opt.width);
+  const double legend_w = g.any && !l.legend_below ? g.widest_label + kLegendChrome : 0;
   // y ticks: about one per kYTickSpacing px of the (estimated) plot height
   const int max_y_ticks =
       std::max(kMinTicks, int(std::max(min_plot_h, double(opt.height) - 140) / kYTickSpacing));
-  const double ystep = nice_step(y_tick_hi - y_tick_lo, max_y_ticks);
-  const std::vector<double> yt = nice_ticks(y_tick_lo, y_tick_hi, max_y_ticks);
+  l.ystep = nice_step(l.r.y_tick_hi - l.r.y_tick_lo, max_y_ticks);
+  l.yt = nice_ticks(l.r.y_tick_lo, l.r.y_tick_hi, max_y_ticks);
   double widest_y = 0;
-  for (double t : yt) widest_y = std::max(widest_y, text_width(fmt_tick(t, ystep), kTickFont));
-  const double left = kMargin + (opt.y_label.empty() ? 0 : kAxisLabelBand) + widest_y + kYTickBand;
+  for (double t : l.yt) widest_y = std::max(widest_y, text_width(fmt_tick(t, l.ystep), kTickFont));
+  l.left = kMargin + (opt.y_label.empty() ? 0 : kAxisLabelBand) + widest_y + kYTickBand;
   // the last x tick label is centred on the frame's right edge: half of it overhangs
   double widest_x = 0;
   for (auto& s : opt.x_tick_labels) widest_x = std::max(widest_x, text_width(s, kTickFont));
   if (opt.x_tick_labels.empty())
-    for (double v : {xlo, xhi})
+    for (double v : {l.r.xlo, l.r.xhi})
       widest_x = std::max(widest_x, text_width(fmt(v), kTickFont) + kTickFont);
   const double overhang = widest_x / 2 + kOverhangPad;
-  const double legend_gap = std::max(kLegendGap, overhang);
-  const double right = legend_w > 0 ? legend_gap + legend_w - kLegendGap + kRightMargin
-                                    : std::max(kRightMargin, overhang);
-  const double plot_w = std::max(min_plot_w, double(opt.width) - left - right);
-  const double width = left + plot_w + right;
+  l.legend_gap = std::max(kLegendGap, overhang);
+  l.right = legend_w > 0 ? l.legend_gap + legend_w - kLegendGap + kRightMargin
+                         : std::max(kRightMargin, overhang);
+  l.plot_w = std::max(min_plot_w, double(opt.width) - l.left - l.right);
+  l.width = l.left + l.plot_w + l.right;
   // x ticks: categorical labels (rotated or thinned when they would overlap) or nice numbers
-  const CategoryPlan cat = plan_categories(opt.x_tick_labels, plot_w / (xhi - xlo));
-  const int max_x_ticks =
-      std::max(kMinTicks, int(plot_w / std::max(kXTickSpacing, widest_x + kXTickLabelPad)));
-  const double xstep = nice_step(xhi - xlo, max_x_ticks);
+  l.cat = plan_categories(opt.x_tick_labels, l.plot_w / (l.r.xhi - l.r.xlo));
+  l.max_x_ticks =
+      std::max(kMinTicks, int(l.plot_w / std::max(kXTickSpacing, widest_x + kXTickLabelPad)));
+  l.xstep = nice_step(l.r.xhi - l.r.xlo, l.max_x_ticks);
+}
 
-  // 4. vertical layout: title, plot, x tick labels, x label, legend below; a legend right of
-  //    the plot makes the plot at least as tall as its entries
-  const double top = opt.title.empty() ? kTopNoTitle : kTitleBand;
-  const double bottom = cat.extent + (opt.x_label.empty() ? kNoXLabelPad : kXLabelBand);
+// 4. Vertical layout: title, plot, x tick labels, x label, legend below; a legend right of the
+//    plot makes the plot at least as tall as its entries.
+void plan_vertical(const LinePlotOptions& opt, const Legend& g, Layout& l) {
+  const double min_plot_h = std::max(kMinPlotHeight, kReadableShare * double(opt.height));
+  l.top = opt.title.empty() ? kTopNoTitle : kTitleBand;
+  l.bottom = l.cat.extent + (opt.x_label.empty() ? kNoXLabelPad : kXLabelBand);
   std::size_t legend_cols = 1;
-  if (legend_below)
+  if (l.legend_below)
     legend_cols = std::max<std::size_t>(
-        1, std::size_t((width - 2 * kMargin) / (widest_label + kLegendChrome - kLegendGap)));
-  legend_cols = std::min(legend_cols, std::max<std::size_t>(1, legend_rows_total));
-  const std::size_t legend_rows = (legend_rows_total + legend_cols - 1) / legend_cols;
+        1, std::size_t((l.width - 2 * kMargin) / (g.widest_label + kLegendChrome - kLegendGap)));
+  l.legend_cols = std::min(legend_cols, std::max<std::size_t>(1, g.rows_total));
+  const std::size_t legend_rows = (g.rows_total + l.legend_cols - 1) / l.legend_cols;
   const double legend_h =
-      legend_below ? double(legend_rows) * kLegendRowHeight + kLegendBottomPad : 0;
-  double plot_h = std::max(min_plot_h, double(opt.height) - top - bottom);
-  if (any_legend && !legend_below)
-    plot_h = std::max(plot_h, kLegendTopPad + double(legend_rows_total) * kLegendRowHeight);
-  const double height = top + plot_h + bottom + legend_h;
-  auto X = [&](double x) { return left + (x - xlo) / (xhi - xlo) * plot_w; };
-  auto Y = [&](double y) { return top + (yhi - y) / (yhi - ylo) * plot_h; };
-  const double yb = top + plot_h;
+      l.legend_below ? double(legend_rows) * kLegendRowHeight + kLegendBottomPad : 0;
+  l.plot_h = std::max(min_plot_h, double(opt.height) - l.top - l.bottom);
+  if (g.any && !l.legend_below)
+    l.plot_h = std::max(l.plot_h, kLegendTopPad + double(g.rows_total) * kLegendRowHeight);
+  l.height = l.top + l.plot_h + l.bottom + legend_h;
+}
 
-  std::ostringstream out;
-  out << svg_open(width, height);
-  if (!opt.title.empty()) out << title_el(width, opt.title);
-  // grid lines and y ticks
-  for (double t : yt) {
-    const double y = Y(t);
-    out << line_el(left, y, left + plot_w, y, kYGridColor);
-    out << line_el(left - kTickLength, y, left, y);
-    out << text_el(left - kTickLabelGap, y + kTickFont * kBaselineShift, fmt_tick(t, ystep),
+// Grid lines and y ticks.
+void draw_y_ticks(std::ostream& out, const Layout& l) {
+  for (double t : l.yt) {
+    const double y = l.Y(t);
+    out << line_el(l.left, y, l.left + l.plot_w, y, kYGridColor);
+    out << line_el(l.left - kTickLength, y, l.left, y);
+    out << text_el(l.left - kTickLabelGap, y + kTickFont * kBaselineShift, fmt_tick(t, l.ystep),
                    kTickFont, "end", " class=\"ytick\"");
   }
-  // x ticks
+}
+
+// x ticks: the categories (rotated or thinned as planned) or nice numbers.
+void draw_x_ticks(std::ostream& out, const LinePlotOptions& opt, const Layout& l) {
+  const double top = l.top, yb = l.yb();
   if (!opt.x_tick_labels.empty()) {
     for (std::size_t i = 0; i < opt.x_tick_labels.size(); ++i) {
-      const double x = X(double(i));
+      const double x = l.X(double(i));
       out << line_el(x, top, x, yb, kXGridColor);
       out << line_el(x, yb, x, yb + kTickLength);
-      if (i % cat.step != 0) continue;
-      if (cat.rotate)
+      if (i % l.cat.step != 0) continue;
+      if (l.cat.rotate)
         out << rotated_tick_label_el(x, yb, opt.x_tick_labels[i]);
       else
         out << text_el(x, yb + kTickLabelGap + kTickFont, opt.x_tick_labels[i], kTickFont, "middle",
                        " class=\"xtick\"");
     }
   } else {
-    for (double t : nice_ticks(xlo, xhi, max_x_ticks)) {
-      const double x = X(t);
+    for (double t : nice_ticks(l.r.xlo, l.r.xhi, l.max_x_ticks)) {
+      const double x = l.X(t);
       out << line_el(x, top, x, yb, kXGridColor);
       out << line_el(x, yb, x, yb + kTickLength);
-      out << text_el(x, yb + kTickLabelGap + kTickFont, fmt_tick(t, xstep), kTickFont, "middle",
+      out << text_el(x, yb + kTickLabelGap + kTickFont, fmt_tick(t, l.xstep), kTickFont, "middle",
                      " class=\"xtick\"");
     }
   }
-  // series: lines left out of the legend first (grey, underneath), then the others; points
-  // outside a fixed y range are clamped to the frame
+}
+
+// Series: lines left out of the legend first (grey, underneath), then the others; points
+// outside a fixed y range are clamped to the frame.
+void draw_series(std::ostream& out, const std::vector<LineSeries>& series,
+                 const LinePlotOptions& opt, const std::vector<Style>& style, const Layout& l) {
+  const double top = l.top, yb = l.yb();
   for (int pass = 0; pass < 2; ++pass)
     for (std::size_t s = 0; s < series.size(); ++s) {
       const Style& st = style[s];
@@ -314,8 +354,8 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
       std::string pts;
       for (std::size_t i = 0; i < series[s].x.size(); ++i) {
         if (!std::isfinite(series[s].x[i]) || !std::isfinite(series[s].y[i])) continue;
-        const double y = std::clamp(Y(series[s].y[i]), top, yb);
-        pts += px(X(series[s].x[i])) + "," + px(y) + " ";
+        const double y = std::clamp(l.Y(series[s].y[i]), top, yb);
+        pts += px(l.X(series[s].x[i])) + "," + px(y) + " ";
       }
       if (!pts.empty()) pts.pop_back();
       out << "<polyline class=\"series\" points=\"" << pts << "\" fill=\"none\" stroke=\""
@@ -324,57 +364,85 @@ std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotO
       if (opt.markers && !st.hidden)
         for (std::size_t i = 0; i < series[s].x.size(); ++i)
           if (std::isfinite(series[s].x[i]) && std::isfinite(series[s].y[i]))
-            out << "<circle class=\"marker\" cx=\"" << px(X(series[s].x[i])) << "\" cy=\""
-                << px(std::clamp(Y(series[s].y[i]), top, yb)) << "\" r=\"" << px(kMarkerRadius)
+            out << "<circle class=\"marker\" cx=\"" << px(l.X(series[s].x[i])) << "\" cy=\""
+                << px(std::clamp(l.Y(series[s].y[i]), top, yb)) << "\" r=\"" << px(kMarkerRadius)
                 << "\" fill=\"" << st.color << "\"/>\n";
     }
-  // reference lines across the whole plot, no markers
+}
+
+// Reference lines across the whole plot, no markers.
+void draw_references(std::ostream& out, const std::vector<LineSeries>& series,
+                     const LinePlotOptions& opt, const std::vector<Style>& style, const Layout& l) {
+  const double left = l.left, top = l.top, yb = l.yb();
   for (std::size_t r = 0; r < opt.reference_lines.size(); ++r) {
     const auto& ref = opt.reference_lines[r];
     const Style& st = style[series.size() + r];
-    const double x1 = ref.vertical ? X(ref.value) : left, x2 = ref.vertical ? x1 : left + plot_w;
-    const double y1 = ref.vertical ? top : Y(ref.value), y2 = ref.vertical ? yb : y1;
+    const double x1 = ref.vertical ? l.X(ref.value) : left,
+                 x2 = ref.vertical ? x1 : left + l.plot_w;
+    const double y1 = ref.vertical ? top : l.Y(ref.value), y2 = ref.vertical ? yb : y1;
     out << "<line class=\"reference\" x1=\"" << px(x1) << "\" y1=\"" << px(y1) << "\" x2=\""
         << px(x2) << "\" y2=\"" << px(y2) << "\" stroke=\"" << st.color << "\" stroke-width=\""
         << px(st.width) << "\"" << dash_attr(st.dash) << "/>\n";
   }
-  // frame and axis labels
-  out << frame_el(left, top, plot_w, plot_h);
-  if (!opt.x_label.empty())
-    out << text_el(left + plot_w / 2, yb + cat.extent + kLabelFont + kXLabelGap, opt.x_label,
-                   kLabelFont);
-  if (!opt.y_label.empty())
-    out << vertical_text_el(kMargin + kLabelFont, top + plot_h / 2, opt.y_label, kLabelFont);
-  // legend: the shown entries in order (series, then reference lines), then the note; right of
-  // the plot in one column, or under it filling rows left to right
-  if (any_legend) {
-    const double x0 = legend_below ? kMargin : left + plot_w + legend_gap;
-    const double y0 = legend_below ? yb + bottom + kTickFont * 0.5 : top + kLegendTopPad;
-    const double col_w = widest_label + kLegendChrome - kLegendGap;
-    std::size_t k = 0;
-    auto slot = [&](double* lx, double* ly) {
-      *lx = x0 + double(k % legend_cols) * col_w;
-      *ly = y0 + double(k / legend_cols) * kLegendRowHeight;
-      ++k;
-    };
-    for (std::size_t i = 0; i < style.size(); ++i) {
-      if (!style[i].in_legend) continue;
-      double lx, ly;
-      slot(&lx, &ly);
-      out << "<line class=\"legend-swatch\" x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\""
-          << px(lx + kLegendSwatch) << "\" y2=\"" << px(ly) << "\" stroke=\"" << style[i].color
-          << "\" stroke-width=\"2.5\"" << dash_attr(style[i].dash) << "/>\n";
-      out << text_el(lx + (kLegendSwatch + kLegendTextGap), ly + kTickFont * kBaselineShift,
-                     label_of(i), kTickFont, "start", " class=\"legend\"");
-    }
-    if (!note.empty()) {
-      double lx, ly;
-      slot(&lx, &ly);
-      out << line_el(lx, ly, lx + kLegendSwatch, ly, kHiddenColor, 1.0);
-      out << text_el(lx + (kLegendSwatch + kLegendTextGap), ly + kTickFont * kBaselineShift, note,
-                     kTickFont, "start", " class=\"legend-note\" font-style=\"italic\"");
-    }
+}
+
+// Legend: the shown entries in order (series, then reference lines), then the note; right of
+// the plot in one column, or under it filling rows left to right.
+void draw_legend(std::ostream& out, const std::vector<LineSeries>& series,
+                 const LinePlotOptions& opt, const Legend& g, const Layout& l) {
+  const double x0 = l.legend_below ? kMargin : l.left + l.plot_w + l.legend_gap;
+  const double y0 = l.legend_below ? l.yb() + l.bottom + kTickFont * 0.5 : l.top + kLegendTopPad;
+  const double col_w = g.widest_label + kLegendChrome - kLegendGap;
+  std::size_t k = 0;
+  auto slot = [&](double* lx, double* ly) {
+    *lx = x0 + double(k % l.legend_cols) * col_w;
+    *ly = y0 + double(k / l.legend_cols) * kLegendRowHeight;
+    ++k;
+  };
+  for (std::size_t i = 0; i < g.style.size(); ++i) {
+    if (!g.style[i].in_legend) continue;
+    double lx, ly;
+    slot(&lx, &ly);
+    out << "<line class=\"legend-swatch\" x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\""
+        << px(lx + kLegendSwatch) << "\" y2=\"" << px(ly) << "\" stroke=\"" << g.style[i].color
+        << "\" stroke-width=\"2.5\"" << dash_attr(g.style[i].dash) << "/>\n";
+    out << text_el(lx + (kLegendSwatch + kLegendTextGap), ly + kTickFont * kBaselineShift,
+                   label_of(series, opt, i), kTickFont, "start", " class=\"legend\"");
   }
+  if (!g.note.empty()) {
+    double lx, ly;
+    slot(&lx, &ly);
+    out << line_el(lx, ly, lx + kLegendSwatch, ly, kHiddenColor, 1.0);
+    out << text_el(lx + (kLegendSwatch + kLegendTextGap), ly + kTickFont * kBaselineShift, g.note,
+                   kTickFont, "start", " class=\"legend-note\" font-style=\"italic\"");
+  }
+}
+
+}  // namespace
+
+std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt) {
+  if (series.empty())
+    throw shape_error(std::string("line_plot_svg") + ": no series to draw, expected at least one");
+  Layout l;
+  l.r = data_range(series, opt);              // 1.
+  const Legend g = plan_legend(series, opt);  // 2.
+  plan_horizontal(opt, g, l);                 // 3.
+  plan_vertical(opt, g, l);                   // 4.
+  std::ostringstream out;
+  out << svg_open(l.width, l.height);
+  if (!opt.title.empty()) out << title_el(l.width, opt.title);
+  draw_y_ticks(out, l);
+  draw_x_ticks(out, opt, l);
+  draw_series(out, series, opt, g.style, l);
+  draw_references(out, series, opt, g.style, l);
+  // frame and axis labels
+  out << frame_el(l.left, l.top, l.plot_w, l.plot_h);
+  if (!opt.x_label.empty())
+    out << text_el(l.left + l.plot_w / 2, l.yb() + l.cat.extent + kLabelFont + kXLabelGap,
+                   opt.x_label, kLabelFont);
+  if (!opt.y_label.empty())
+    out << vertical_text_el(kMargin + kLabelFont, l.top + l.plot_h / 2, opt.y_label, kLabelFont);
+  if (g.any) draw_legend(out, series, opt, g, l);
   out << "</svg>\n";
   return out.str();
 }

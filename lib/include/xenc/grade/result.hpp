@@ -61,10 +61,11 @@ struct ExerciseResult {
 std::string hint_text(const CheckResult& check, HintLevel level);
 
 /// The report: a heading with the signature and "k of n checks passed", then one ✔/✘ line per
-/// check; for a failed check its input, expected and computed values, the first difference and
-/// the hint as `hints` shows it (hint_text; the grade program's text report says the same). A
-/// failed hidden check shows no input and no values. Throws xenc::config_error for a level outside
-/// the enum, before printing anything.
+/// check; for a failed check its input, expected and computed values and the first difference.
+/// After the list, the failed checks' hints as `hints` shows them (hint_text), each hint once
+/// ("  hint: ..."); when the failed checks have different hints, each says which checks it is for
+/// ("  hint for \"name\", \"name\": ..."). A failed hidden check shows no input and no values.
+/// Throws xenc::config_error for a level outside the enum, before printing anything.
 void print_report(std::ostream& os, const ExerciseResult& result, HintLevel hints);
 /// The same with full hints.
 void print_report(std::ostream& os, const ExerciseResult& result);

@@ -34,6 +34,9 @@ const RegisterExercise registered{remote(spec::alibi_slopes(), check_alibi_slope
 
 // ---- ALiBi slopes -------------------------------------------------------------------------------
 
+// Long because: it is the exercise's list of checks, one after another in the order the
+// report prints them (hand example, reference values, invariants, edge cases, hidden), each
+// with its inputs and hint; split up, the list would no longer read as one list.
 ExerciseResult check_alibi_slopes(const AlibiSlopesFn& student) {
   ExerciseResult r = start("alibi_slopes");
   auto call = [student](std::size_t H) {

@@ -44,6 +44,9 @@ Mask2 padding_mask(const std::vector<std::size_t>& lengths, std::size_t T) {
 }
 }  // namespace
 
+// Long because: it is the exercise's list of checks, one after another in the order the
+// report prints them (hand example, reference values, invariants, edge cases, hidden), each
+// with its inputs and hint; split up, the list would no longer read as one list.
 ExerciseResult check_attention(const AttentionFn& student) {
   ExerciseResult r = start("attention");
   auto as_output = [](const AttentionResult& a) {

@@ -37,6 +37,9 @@ const RegisterExercise registered{remote(spec::cross_entropy(), check_cross_entr
 
 // ---- cross-entropy ----------------------------------------------------------------------------
 
+// Long because: it is the exercise's list of checks, one after another in the order the
+// report prints them (hand example, reference values, invariants, edge cases, hidden), each
+// with its inputs and hint; split up, the list would no longer read as one list.
 ExerciseResult check_cross_entropy(const CrossEntropyFn& student) {
   ExerciseResult r = start("cross_entropy");
   auto as_output = [](const CrossEntropyOutput& o) {

@@ -32,6 +32,9 @@ const RegisterExercise registered{remote(spec::layer_norm_backward(), check_laye
 
 // ---- layer norm backward ----------------------------------------------------------------------
 
+// Long because: it is the exercise's list of checks, one after another in the order the
+// report prints them (hand example, reference values, invariants, edge cases, hidden), each
+// with its inputs and hint; split up, the list would no longer read as one list.
 ExerciseResult check_layer_norm_backward(const LayerNormBackwardFn& student) {
   ExerciseResult r = start("layer_norm_backward");
   auto grads_output = [](const LayerNormGrads<2>& g) {

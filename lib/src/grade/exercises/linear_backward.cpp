@@ -29,6 +29,9 @@ const RegisterExercise registered{remote(spec::linear_backward(), check_linear_b
 
 // ---- linear backward --------------------------------------------------------------------------
 
+// Long because: it is the exercise's list of checks, one after another in the order the
+// report prints them (hand example, reference values, invariants, edge cases, hidden), each
+// with its inputs and hint; split up, the list would no longer read as one list.
 ExerciseResult check_linear_backward(const LinearBackwardFn& student) {
   ExerciseResult r = start("linear_backward");
   auto as_output = [](const LinearGrads<2>& g) {

@@ -104,6 +104,9 @@ In random_in(std::size_t Tq, std::size_t Tk, std::size_t Dv, std::uint32_t seed,
 
 // ---- online softmax, one tile -------------------------------------------------------------------
 
+// Long because: it is the exercise's list of checks, one after another in the order the
+// report prints them (hand example, reference values, invariants, edge cases, hidden), each
+// with its inputs and hint; split up, the list would no longer read as one list.
 ExerciseResult check_online_softmax_tile(const OnlineSoftmaxTileFn& student) {
   ExerciseResult r = start("online_softmax_tile");
   auto call = [student](const In& in) {

@@ -73,6 +73,9 @@ Output row_norms(const Output& o) {
 }
 }  // namespace
 
+// Long because: it is the exercise's list of checks, one after another in the order the
+// report prints them (hand example, reference values, invariants, edge cases, hidden), each
+// with its inputs and hint; split up, the list would no longer read as one list.
 ExerciseResult check_rope(const RopeFn& student) {
   ExerciseResult r = start("rope");
   auto call = [student](const Tensor2& x, const Positions& p) {

@@ -27,6 +27,10 @@ extern "C" void xenc_kernel_publish(const char* bundle_json, int is_result);
 /// or a crash may end it; outside them clang links the cell, and they wait or end the kernel.
 extern "C" int xenc_kernel_user_code(int entering);
 
+/// Defined in the kernel: the line of the cell whose code runs now. Each top-level statement and
+/// declaration of a cell sets it first (wrap_statements), so a crash's message can name the line.
+extern "C" volatile int xenc_kernel_line;
+
 namespace xenc_kernel {
 
 struct no_value {};

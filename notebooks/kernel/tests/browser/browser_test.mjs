@@ -8,6 +8,12 @@
 //      the page shows as many figures (<svg> with shapes) and HTML tables as the committed
 //      notebook holds;
 //   4. write a screenshot of the first figure or table (OUT_DIR/NN_topic.png).
+// In notebook 02, after its run, a student's session with its exercise, without a restart: the
+// stub's report lists its failed checks, then each hint once; the student writes a wrong
+// answer (the doubled exponent of section 5) into the stub's cell, runs it and the check cell, and
+// reads the hint, which names the mistake; then writes the right answer and runs the stub and the
+// check cell five times, each time with every check passed and no error
+// (OUT_DIR/02_student_session.png).
 // Then a scratch notebook whose cell dereferences a null pointer:
 // the cell shows a SIGSEGV error and the kernel lives on (OUT_DIR/kernel_segfault.png).
 //
@@ -45,7 +51,9 @@ let failures = 0;
 const check = (ok, what) => { console.log((ok ? 'PASS ' : 'FAIL ') + what); if (!ok) failures++; };
 
 async function waitForServer() {
-  for (let i = 0; i < 120; i++) {
+  // (Jupyter and a kernel start in seconds, but took minutes at load average 15 to 18 on the
+  // shared 2-core machine: the waits for them allow 5 minutes)
+  for (let i = 0; i < 600; i++) {
     try { if ((await fetch(`http://127.0.0.1:${port}/api?token=${token}`)).ok) return; } catch {}
     await new Promise(r => setTimeout(r, 500));
   }
@@ -70,7 +78,7 @@ async function openNotebook(context, notebook) {
   await page.goto(`http://127.0.0.1:${port}/notebooks/${notebook}?token=${token}`);
   // No kernel-picker dialog: the notebook's kernelspec (xenc-cpp17) starts xenc-kernel.
   await page.waitForFunction(() => window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel &&
-                                   Jupyter.notebook.kernel.is_connected(), null, { timeout: 60000 });
+                                   Jupyter.notebook.kernel.is_connected(), null, { timeout: 300000 });
   const kernelName = await page.evaluate(() => Jupyter.notebook.kernel.name);
   check(kernelName === 'xenc-cpp17', `${notebook}: opens on kernel xenc-cpp17 (got ${kernelName})`);
   check(await page.locator('.modal-dialog').count() === 0, `${notebook}: no kernel-picker dialog`);
@@ -124,14 +132,95 @@ async function restartAndRunAll(page, notebook) {
   console.log(`screenshot: ${join(outDir, name + '.png')}`);
 }
 
+// The exercise cells of notebook 02, as a student edits them.
+const wrongAnswer = `#include <cmath>
+namespace assignment {
+Tensor2 sinusoidal_table(std::size_t num_positions, std::size_t d_model) {
+  if (d_model == 0 || d_model % 2 != 0) throw xenc::config_error("d_model must be even and > 0");
+  Tensor2 pe = Tensor2::from_shape({num_positions, d_model});
+  for (std::size_t p = 0; p < num_positions; ++p)
+    for (std::size_t i = 0; i < d_model; i += 2) {  // i already steps by 2, and the exponent doubles it
+      const double angle = double(p) / std::pow(10000.0, double(2 * i) / double(d_model));
+      pe(p, i) = float(std::sin(angle));
+      pe(p, i + 1) = float(std::cos(angle));
+    }
+  return pe;
+}
+}  // namespace assignment`;
+const rightAnswer = wrongAnswer
+  .replace('for (std::size_t i = 0; i < d_model; i += 2) {  // i already steps by 2, and the exponent doubles it',
+           'for (std::size_t i = 0; i < d_model; i += 2) {  // i is the even index 2k: the exponent is i / D')
+  .replace('double(2 * i) / double(d_model)', 'double(i) / double(d_model)');
+
+// Runs code cell `index` with the toolbar's Run button; returns its output text once it has
+// finished (its prompt number changed) and the kernel is idle again.
+async function runCell(page, index) {
+  const before = await page.evaluate(k => Jupyter.notebook.get_cell(k).input_prompt_number, index);
+  await page.evaluate(k => Jupyter.notebook.select(k), index);
+  await page.locator('#run_int button').first().click();
+  await page.waitForFunction(([k, b]) => {
+    const n = Jupyter.notebook.get_cell(k).input_prompt_number;
+    return Number.isInteger(n) && n !== b && Jupyter.notebook.kernel_busy === false;
+  }, [index, before], { timeout: 300000, polling: 250 });
+  return page.evaluate(k => Jupyter.notebook.get_cell(k).output_area.element[0].innerText, index);
+}
+
+async function studentSession(page) {
+  const cells = await page.evaluate(() => Jupyter.notebook.get_cells().map(c =>
+    (c.metadata.xenc || {}).exercise === 'sinusoidal_table' ? 'stub'
+      : (c.metadata.xenc || {}).part === 'exercise-check' ? 'check' : ''));
+  const stub = cells.indexOf('stub'), checkCell = cells.indexOf('check');
+  check(stub > 0 && checkCell > stub, `02: the stub (cell ${stub}) and its check cell (${checkCell})`);
+  const count = (text, word) => text.split(word).length - 1;
+  // after the run: the stub's report lists its 7 failed checks, then its hints, each once. Six
+  // checks share the stub's hint; the odd-D check, which expects std::invalid_argument, keeps its
+  // own (the stub throws a std::logic_error), so print_report names the checks of each hint.
+  let report = await page.evaluate(k => Jupyter.notebook.get_cell(k).output_area.element[0].innerText,
+                                   checkCell);
+  const lines = report.trimEnd().split('\n');
+  const lastFailed = lines.map(l => l.includes('\u2718 ')).lastIndexOf(true);
+  const hints = lines.map((l, i) => (/^\s*hint( for |: )/.test(l) ? i : -1)).filter(i => i >= 0);
+  const once = report.includes('0 of 7 checks passed') && hints.length > 0 &&
+               hints.every(i => i > lastFailed) && count(report, 'hint') === hints.length &&
+               count(report, 'the function is still the stub: implement it.') === 1 &&
+               lines.slice(lastFailed + 1).every(l => /^\s*(hint|input:|expected:|computed:|first difference:)/.test(l));
+  check(once, '02: the stub\'s report lists its failed checks, then each hint once (the stub\'s ' +
+              'among them)' + (once ? '' : `; the page shows: ...${JSON.stringify(report.slice(-600))}`));
+  // a wrong answer: the check cell names the mistake in its hint
+  await page.evaluate(([k, text]) => Jupyter.notebook.get_cell(k).set_text(text), [stub, wrongAnswer]);
+  let out = await runCell(page, stub);
+  check(!out.includes('Error'), `02: the wrong answer compiles in the stub's cell${out ? ': ' + out : ''}`);
+  report = await runCell(page, checkCell);
+  check(report.includes('✘ sinusoidal_table') && count(report, 'hint') === 1 &&
+        /known mistake/.test(report),
+        '02: with the wrong answer the check fails and its one hint names the known mistake: ' +
+        report.split('\n').filter(l => l.includes('hint')).join(' '));
+  // the fix, then the stub and the check five times without a restart
+  await page.evaluate(([k, text]) => Jupyter.notebook.get_cell(k).set_text(text), [stub, rightAnswer]);
+  for (let round = 1; round <= 5; round++) {
+    out = await runCell(page, stub);
+    report = await runCell(page, checkCell);
+    const errors = await page.locator('.output_area .output_error').count();
+    check(out === '' && report.includes('✔ sinusoidal_table: 7 of 7 checks passed') && errors === 0,
+          `02: round ${round}: the fixed stub and its check run, every check passes, no error` +
+          (errors ? ` (${errors} errors shown)` : '') + (out ? `: ${out}` : ''));
+  }
+  const died = await page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' }).count();
+  check(died === 0, '02: no restart needed, no "kernel died" dialog');
+  await page.evaluate(k => Jupyter.notebook.get_cell(k).element[0].scrollIntoView(), checkCell);
+  await page.screenshot({ path: join(outDir, '02_student_session.png') });
+  console.log(`screenshot: ${join(outDir, '02_student_session.png')}`);
+}
+
 // A segfault in a cell: the cell shows a SIGSEGV error saying what to do, and the kernel lives on.
 async function crash(page) {
   await page.locator('#run_int button').first().click();  // the toolbar's Run
   const error = page.locator('.output_area .output_error', { hasText: 'SIGSEGV' });
-  await error.waitFor({ timeout: 60000 });
+  await error.waitFor({ timeout: 300000 });
   const text = await error.innerText();
-  check(text.includes('segmentation fault') && text.includes('run it again'),
-        'a segfault in a cell: the cell shows a SIGSEGV error that says what to do');
+  check(text.includes('segmentation fault') && text.includes('at line 1 of the cell') &&
+        text.includes('run the cell again'),
+        'a segfault in a cell: the cell shows a SIGSEGV error that names its line and says what to do');
   const died = await page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' }).count();
   check(died === 0, 'a segfault in a cell: no "kernel died" dialog');
   await page.screenshot({ path: join(outDir, 'kernel_segfault.png') });
@@ -147,10 +236,12 @@ try {
            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     viewport: { width: 1200, height: 900 },
   });
+  browser.setDefaultTimeout(300000);  // page loads and clicks, under load (see waitForServer)
   for (const notebook of notebooks) {
     try {
       const page = await openNotebook(browser, notebook);
       await restartAndRunAll(page, notebook);
+      if (notebook === '02_positional_encoding.ipynb') await studentSession(page);
       // Closing the page leaves the kernel running: end its session, one kernel at a time.
       const session = await page.evaluate(() => Jupyter.notebook.session.id);
       await page.close();
