@@ -1,6 +1,7 @@
 # The teacher's settings (grading.json) and the report formats, on compiled student code:
-#   - "library_calls": false: a softmax that wraps xenc::softmax_forward fails to link, with the
-#     policy message naming the call; code that calls nothing passes the policy;
+#   - "library_calls": false: a softmax that wraps xenc::softmax_forward does not compile (its
+#     header is not on the tensors-only include path), with the policy message naming the
+#     header; code that calls nothing passes the policy;
 #   - "hidden_seed": hidden checks run, and a failed one shows no input and no values; student
 #     code cannot read the seed (split_heads_reads_seed aborts if the variable or
 #     /proc/self/environ shows it, so it passes only when the seed is out of sight);
@@ -23,7 +24,7 @@ if(NOT rc EQUAL 1)
   message(FATAL_ERROR "grade exited ${rc}, expected 1:\n${text}\n${err}")
 endif()
 expect_in("${text}" "the text report"
-  "✘ softmax: error: library calls are not allowed in this assignment (grading.json: \"library_calls\": false): exercises/softmax.cpp calls xenc::softmax_forward"
+  "✘ softmax: library calls are not allowed in this assignment (grading.json: \"library_calls\": false): exercises/softmax.cpp includes xenc/ops/softmax.hpp, which is not provided"
   "✘ merge_heads: "
   "✘ hidden: reference values on the teacher's inputs\n      a hidden check (inputs drawn from the teacher's seed; not shown)\n      hint: a known mistake: "
   " of 3 points)" "✔ split_heads: " "1 of 3 exercises passed")

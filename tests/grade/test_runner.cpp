@@ -6,11 +6,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "xenc/core/error.hpp"
@@ -151,44 +154,63 @@ std::string pid_namespace_of(const std::string& pid) {
   return n > 0 ? std::string(buf, std::size_t(n)) : "";
 }
 
-TEST(SandboxNamespaces, ThePidNamespaceIsGoneAfterTheRun) {
-  // a daemon started with setsid outlives its process group, not its PID namespace
-  grade::Limits limits;
-  limits.time_seconds = 5;
-  const grade::Outcome o = grade::run_isolated(
-      "/bin/sh",
-      {"/bin/sh", "-c",
-       "readlink /proc/self/ns/pid; setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $$"},
-      limits, {}, sandbox());
-  ASSERT_TRUE(o.sandboxed);
-  const std::string ns = o.output.substr(0, o.output.find('\n'));
-  ASSERT_FALSE(ns.empty());
-  EXPECT_NE(ns, pid_namespace_of("self"));
-  // no process of the machine still runs in that namespace (without the sandbox, the setsid
-  // sleep would: it is in no process group the grader kills)
-  ::usleep(200000);
-  std::vector<std::string> left;
+// The machine's processes whose command line holds `mark` and that have not ended (a zombie has
+// ended: it waits only for its parent), each as its /proc/<pid>/stat line.
+std::vector<std::string> live_processes_marked(const std::string& mark) {
+  std::vector<std::string> found;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string pid = e.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos || pid_namespace_of(pid) != ns)
-      continue;
-    // a zombie has ended: it waits only for its parent (here, where pid 1 may not reap, the
-    // sandbox's first bwrap can stay one)
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline("/proc/" + pid + "/cmdline");
+    const std::string args((std::istreambuf_iterator<char>(cmdline)),
+                           std::istreambuf_iterator<char>());
+    if (args.find(mark) == std::string::npos) continue;
     std::ifstream stat("/proc/" + pid + "/stat");
     std::string line;
     std::getline(stat, line);
     const std::size_t close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') continue;
-    left.push_back(pid);
+    if (line.empty() ||
+        (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z'))
+      continue;
+    found.push_back(line);
+  }
+  return found;
+}
+
+TEST(SandboxNamespaces, ThePidNamespaceIsGoneAfterTheRun) {
+  // a daemon started with setsid outlives its process group, not its PID namespace. The script
+  // ends only once the daemon is in its own session (it says "up" after setsid), so without the
+  // sandbox the grader's group kill always misses it. It is found afterwards by its command
+  // line, which holds 59.<this test's pid>, not by its namespace: the kernel gives a freed
+  // namespace's number to the next namespace made on the machine (another sandbox running beside
+  // this test), so processes "in that namespace" can be someone else's.
+  const std::string seconds = "59." + std::to_string(::getpid());
+  ASSERT_TRUE(live_processes_marked(seconds).empty());
+  grade::Limits limits;
+  limits.time_seconds = 5;
+  const grade::Outcome o =
+      grade::run_isolated("/bin/sh",
+                          {"/bin/sh", "-c",
+                           "readlink /proc/self/ns/pid; setsid -f sh -c 'echo up; exec sleep " +
+                               seconds + "' </dev/null 2>/dev/null | head -n 1"},
+                          limits, {}, sandbox());
+  ASSERT_TRUE(o.sandboxed);
+  EXPECT_NE(o.output.find("\nup\n"), std::string::npos) << o.output;
+  const std::string ns = o.output.substr(0, o.output.find('\n'));
+  ASSERT_FALSE(ns.empty());
+  EXPECT_NE(ns, pid_namespace_of("self"));
+  // the kernel kills what is left in the namespace when its first process ends; on a loaded
+  // machine the killed daemon may take a while to go, so wait for it, at most 30 s (without the
+  // sandbox it lives its 59 s: it is in no process group the grader kills)
+  std::vector<std::string> left = live_processes_marked(seconds);
+  for (int i = 0; i < 300 && !left.empty(); ++i) {
+    ::usleep(100000);
+    left = live_processes_marked(seconds);
   }
   std::string who;
-  for (const std::string& pid : left) {
-    std::ifstream stat("/proc/" + pid + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    who += line + "\n";
-  }
-  EXPECT_TRUE(left.empty()) << left.size() << " processes left in " << ns << ":\n" << who;
+  for (const std::string& line : left) who += line + "\n";
+  EXPECT_TRUE(left.empty()) << left.size() << " processes left from namespace " << ns << ":\n"
+                            << who;
 }
 
 TEST(SandboxNamespaces, NoPathOutsideTheBoxCanBeOpened) {
@@ -206,6 +228,31 @@ TEST(SandboxNamespaces, NoPathOutsideTheBoxCanBeOpened) {
   // the root holds the read-only system, an empty /tmp, /proc and /dev, nothing of the teacher's
   EXPECT_EQ(inside.output.find("home"), std::string::npos) << inside.output;
   EXPECT_EQ(inside.output.find("root"), std::string::npos) << inside.output;
+}
+
+// Box::hidden: a folder under /usr seen empty, a file under /usr that cannot be read (how the
+// library and its full headers are hidden from a "library_calls": false exercise when they are
+// installed under /usr).
+TEST(SandboxNamespaces, HiddenPathsCannotBeRead) {
+  const std::string script =
+      "for f in /usr/include/stdio.h /usr/include/math.h; do "
+      "  if cat $f > /dev/null 2>&1; then echo readable; else echo unreadable; fi; done; "
+      "ls /usr/include/xtensor | wc -l";
+  grade::Box box = sandbox();
+  box.hidden = {"/usr/include/stdio.h", "/usr/include/xtensor"};
+  const grade::Outcome inside =
+      grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {}, {}, box);
+  const grade::Outcome outside = grade::run_isolated("/bin/sh", {"/bin/sh", "-c", script}, {});
+  std::istringstream in(inside.output), out(outside.output);
+  std::string stdio_in, math_in, stdio_out, math_out;
+  std::size_t xtensor_in = 1, xtensor_out = 0;
+  in >> stdio_in >> math_in >> xtensor_in;
+  out >> stdio_out >> math_out >> xtensor_out;
+  EXPECT_EQ(stdio_in, "unreadable") << inside.output;
+  EXPECT_EQ(xtensor_in, 0u) << inside.output;
+  EXPECT_EQ(math_in, "readable") << "a path not hidden is as outside: " << inside.output;
+  EXPECT_EQ(stdio_out, "readable") << outside.output;
+  EXPECT_GT(xtensor_out, 0u) << outside.output;
 }
 
 TEST(SandboxNamespaces, TheNetworkIsAbsent) {
@@ -398,6 +445,99 @@ TEST(Report, JunitCountsFailures) {
             std::string::npos)
       << x;
   EXPECT_NE(x.find("<failure message=\"hidden check failed\">"), std::string::npos) << x;
+}
+
+// The lines of a report, each without its leading blanks (the text report's indentation), empty
+// lines dropped.
+std::vector<std::string> trimmed_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    l.erase(0, l.find_first_not_of(' '));
+    if (!l.empty()) lines.push_back(l);
+  }
+  return lines;
+}
+
+std::string xml_unescape(std::string s) {
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}})
+    for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+      s.replace(at, from.size(), to);
+  return s;
+}
+
+// Every line of the text report is in the JSON report's "report" lines (or its "summary"), in a
+// Gradescope test's output (or the top-level output) and in a JUnit failure or system-out, the
+// same text; and no format has a line the text report lacks. A hidden check, a visible one with
+// values and a hint, a crash with output and a stub, at every hint level.
+TEST(Report, EveryFormatHoldsTheSameLines) {
+  auto graded = two_exercises();
+  grade::CheckResult visible;
+  visible.name = "reference values";
+  visible.input = "x [1, 2] = [1, 2]";
+  visible.expected = "y [1, 2] = [0.2689, 0.7311]";
+  visible.computed = "y [1, 2] = [0, 0]";
+  visible.first_difference = "y[0, 0]: expected 0.2689, computed 0 (<- & \"quoted\")";
+  visible.hint = "subtract the row's maximum first.";
+  graded[0].result.checks.push_back(visible);
+  graded[0].result.signature = "Tensor2 softmax(const Tensor2& x)";
+  graded[1].output = "partial line 1\nsegfault <here> & there";
+  grade::Graded stub;
+  stub.exercise = "attention";
+  stub.result.exercise = "attention";
+  grade::CheckResult not_yet;
+  not_yet.name = "hand example";
+  not_yet.computed = "std::logic_error: not implemented yet";
+  stub.result.checks = {not_yet};
+  for (const grade::HintLevel hints :
+       {grade::HintLevel::full, grade::HintLevel::brief, grade::HintLevel::off}) {
+    auto all = graded;
+    all.push_back(stub);
+    const std::vector<std::string> text =
+        trimmed_lines(grade::format_report(all, grade::Format::text, hints));
+    ASSERT_GT(text.size(), 10u);
+    // json: the exercises' "report" lines and the summary
+    const json j = json::parse(grade::format_report(all, grade::Format::json, hints));
+    std::string json_text = j.at("summary").get<std::string>() + "\n";
+    for (const json& e : j.at("exercises")) {
+      for (const json& l : e.at("report")) json_text += l.get<std::string>() + "\n";
+      // each check's lines are the exercise's too
+      std::string exercise_lines;
+      for (const json& l : e.at("report")) exercise_lines += l.get<std::string>() + "\n";
+      for (const json& c : e.at("checks"))
+        for (const json& l : c.at("report"))
+          EXPECT_NE(exercise_lines.find(l.get<std::string>() + "\n"), std::string::npos)
+              << l << " is in a check's report lines, not its exercise's";
+    }
+    // gradescope: the tests' outputs and the top-level output
+    const json gs = json::parse(grade::format_report(all, grade::Format::gradescope, hints));
+    std::string gs_text = gs.at("output").get<std::string>();
+    for (const json& t : gs.at("tests")) gs_text += t.at("output").get<std::string>();
+    // junit: the failures' bodies and the suites' system-out (it has no summary line)
+    const std::string x = grade::format_report(all, grade::Format::junit, hints);
+    std::string junit_text;
+    for (const std::string tag : {"failure", "system-out"})
+      for (std::size_t at = 0; (at = x.find("<" + tag, at)) != std::string::npos;) {
+        const std::size_t body = x.find('>', at) + 1;
+        const std::size_t end = x.find("</" + tag + ">", body);
+        if (x[body - 2] != '/' && end != std::string::npos)
+          junit_text += xml_unescape(x.substr(body, end - body));
+        at = body;
+      }
+    const std::string summary = text.back();
+    for (const auto& [name, other] : std::vector<std::pair<std::string, std::string>>{
+             {"json", json_text}, {"gradescope", gs_text}, {"junit", junit_text}}) {
+      const std::vector<std::string> lines = trimmed_lines(other);
+      for (const std::string& l : text)
+        if (!(name == "junit" && l == summary))
+          EXPECT_NE(std::find(lines.begin(), lines.end(), l), lines.end())
+              << name << " lacks the text report's line '" << l << "'";
+      for (const std::string& l : lines)
+        EXPECT_NE(std::find(text.begin(), text.end(), l), text.end())
+            << name << " has a line the text report lacks: '" << l << "'";
+    }
+  }
 }
 
 // ---- settings ---------------------------------------------------------------------------------

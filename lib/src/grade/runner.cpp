@@ -3,6 +3,7 @@
 // report (text, JSON, Gradescope results.json, JUnit XML).
 #include "xenc/grade/runner.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -191,33 +192,68 @@ std::string status_line(const Graded& g) {
          " checks passed";
 }
 
-std::string text_report(const std::vector<Graded>& graded, HintLevel hints) {
-  std::ostringstream os;
+// One exercise's report as lines, the one source of every format's text: the text report
+// prints them (indented), the JSON reports hold them ("report"), Gradescope's tests and JUnit's
+// failures carry them as their output.
+struct ExerciseLines {
+  std::string head;                // "✘ softmax: 1 of 2 checks passed (1 of 2 points)"
+  std::vector<std::string> notes;  // its output, for an exercise without a verdict; else its
+                                   // signature
+  std::vector<std::vector<std::string>> checks;  // per check: "✔ name" or "✘ name", then details
+  std::vector<std::string> all() const {
+    std::vector<std::string> a = {head};
+    a.insert(a.end(), notes.begin(), notes.end());
+    for (const auto& c : checks) a.insert(a.end(), c.begin(), c.end());
+    return a;
+  }
+};
+
+ExerciseLines exercise_lines(const Graded& g, HintLevel hints) {
+  ExerciseLines e;
+  e.head = std::string(g.passed() ? "✔ " : "✘ ") + g.exercise + ": " + status_line(g) + " (" +
+           points_str(g.points) + " of " + points_str(g.max_points) + " points)";
+  // short for a stub or an exercise without a verdict: its output at most
+  if (!g.failure.empty() || g.result.still_stub()) {
+    if (!g.output.empty() && !g.failure.empty()) {
+      e.notes.push_back("its output:");
+      std::istringstream lines(g.output.substr(0, 600));
+      for (std::string l; std::getline(lines, l);) e.notes.push_back("  " + l);
+    }
+    return e;
+  }
+  e.notes.push_back(g.result.signature);
+  for (const CheckResult& c : g.result.checks) {
+    std::vector<std::string> lines = {(c.passed ? "✔ " : "✘ ") + c.name};
+    for (const std::string& l : check_details(c, hints)) lines.push_back(l);
+    e.checks.push_back(lines);
+  }
+  return e;
+}
+
+std::string summary_line(const std::vector<Graded>& graded) {
   double total = 0, max_total = 0;
   std::size_t passed = 0;
+  for (const Graded& g : graded) total += g.points, max_total += g.max_points, passed += g.passed();
+  return std::to_string(passed) + " of " + std::to_string(graded.size()) + " exercises passed, " +
+         points_str(total) + " of " + points_str(max_total) + " points";
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const std::string& l : lines) s += l + "\n";
+  return s;
+}
+
+std::string text_report(const std::vector<Graded>& graded, HintLevel hints) {
+  std::ostringstream os;
   for (const Graded& g : graded) {
-    total += g.points, max_total += g.max_points, passed += g.passed();
-    const std::string pts =
-        " (" + points_str(g.points) + " of " + points_str(g.max_points) + " points)";
-    os << (g.passed() ? "✔ " : "✘ ") << g.exercise << ": " << status_line(g) << pts << "\n";
-    // short for a stub or an exercise without a verdict: one line
-    if (!g.failure.empty() || g.result.still_stub()) {
-      if (!g.output.empty() && !g.failure.empty()) {
-        std::string out = g.output.substr(0, 600);
-        os << "  its output:\n";
-        std::istringstream lines(out);
-        for (std::string l; std::getline(lines, l);) os << "    " << l << "\n";
-      }
-      continue;
-    }
-    os << "  " << g.result.signature << "\n";
-    for (const CheckResult& c : g.result.checks) {
-      os << "  " << (c.passed ? "✔ " : "✘ ") << c.name << "\n";
-      for (const std::string& l : check_details(c, hints)) os << "      " << l << "\n";
-    }
+    const ExerciseLines e = exercise_lines(g, hints);
+    os << e.head << "\n";
+    for (const std::string& l : e.notes) os << "  " << l << "\n";
+    for (const auto& c : e.checks)
+      for (std::size_t i = 0; i < c.size(); ++i) os << (i ? "      " : "  ") << c[i] << "\n";
   }
-  os << passed << " of " << graded.size() << " exercises passed, " << points_str(total) << " of "
-     << points_str(max_total) << " points\n";
+  os << summary_line(graded) << "\n";
   return os.str();
 }
 
@@ -232,9 +268,12 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
   double total = 0, max_total = 0;
   bool all = true;
   for (const Graded& g : graded) {
+    const ExerciseLines lines = exercise_lines(g, hints);
     json checks = json::array();
-    for (const CheckResult& c : g.result.checks) {
+    for (std::size_t i = 0; i < g.result.checks.size(); ++i) {
+      const CheckResult& c = g.result.checks[i];
       json k = {{"name", c.name},
+                {"report", i < lines.checks.size() ? lines.checks[i] : std::vector<std::string>()},
                 {"passed", c.passed},
                 {"hidden", c.hidden},
                 {"points", c.passed ? g.points_per_check() : 0.0},
@@ -257,10 +296,15 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
                   {"failure", g.failure},
                   {"output", g.output},
                   {"seconds", g.seconds},
+                  {"report", lines.all()},
                   {"checks", checks}});
     total += g.points, max_total += g.max_points, all = all && g.passed();
   }
-  return {{"passed", all}, {"points", total}, {"max_points", max_total}, {"exercises", ex}};
+  return {{"passed", all},
+          {"points", total},
+          {"max_points", max_total},
+          {"summary", summary_line(graded)},
+          {"exercises", ex}};
 }
 
 // Gradescope's autograder results.json: top-level score, then one test per check (name, score,
@@ -271,18 +315,19 @@ json gradescope_report(const std::vector<Graded>& graded, HintLevel hints) {
   double total = 0;
   for (const Graded& g : graded) {
     total += g.points;
+    const ExerciseLines lines = exercise_lines(g, hints);
     if (!g.failure.empty() || g.result.checks.empty() || g.result.still_stub()) {
       tests.push_back({{"name", g.exercise},
                        {"score", g.points},
                        {"max_score", g.max_points},
                        {"status", "failed"},
-                       {"output", status_line(g)},
+                       {"output", joined(lines.all())},
                        {"visibility", "visible"}});
       continue;
     }
-    for (const CheckResult& c : g.result.checks) {
-      std::string out;
-      for (const std::string& l : check_details(c, hints)) out += l + "\n";
+    for (std::size_t i = 0; i < g.result.checks.size(); ++i) {
+      const CheckResult& c = g.result.checks[i];
+      const std::string out = joined(lines.checks[i]);
       tests.push_back({{"name", g.exercise + ": " + c.name},
                        {"score", c.passed ? g.points_per_check() : 0.0},
                        {"max_score", g.points_per_check()},
@@ -291,9 +336,13 @@ json gradescope_report(const std::vector<Graded>& graded, HintLevel hints) {
                        {"visibility", c.hidden ? "hidden" : "visible"}});
     }
   }
-  return {{"score", total},
-          {"output", "Graded by xencoder's grader, each exercise in its own process."},
-          {"tests", tests}};
+  // the exercises' own lines (each head, its signature), then the summary, above the tests
+  std::string output;
+  for (const Graded& g : graded) {
+    const ExerciseLines lines = exercise_lines(g, hints);
+    if (!lines.checks.empty()) output += lines.head + "\n" + joined(lines.notes);
+  }
+  return {{"score", total}, {"output", output + summary_line(graded) + "\n"}, {"tests", tests}};
 }
 
 std::string xml_escape(const std::string& s) {
@@ -323,33 +372,41 @@ std::string xml_escape(const std::string& s) {
 std::string junit_report(const std::vector<Graded>& graded, HintLevel hints) {
   std::ostringstream os;
   std::size_t tests = 0, failures = 0;
+  // an exercise without a verdict, or a stub, is one failed test
+  auto one_test = [](const Graded& g) {
+    return !g.failure.empty() || g.result.checks.empty() || g.result.still_stub();
+  };
   for (const Graded& g : graded) {
-    const std::size_t n = g.failure.empty() ? std::max<std::size_t>(g.result.checks.size(), 1) : 1;
-    tests += n;
-    failures += g.failure.empty() ? (g.result.checks.empty() ? 1 : n - g.result.num_passed()) : 1;
+    tests += one_test(g) ? 1 : g.result.checks.size();
+    failures += one_test(g) ? 1 : g.result.checks.size() - g.result.num_passed();
   }
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"xencoder grade\" tests=\""
      << tests << "\" failures=\"" << failures << "\">\n";
   for (const Graded& g : graded) {
-    if (!g.failure.empty() || g.result.checks.empty()) {
+    const ExerciseLines lines = exercise_lines(g, hints);
+    if (one_test(g)) {
       os << "  <testsuite name=\"" << xml_escape(g.exercise) << "\" tests=\"1\" failures=\"1\">\n"
          << "    <testcase classname=\"" << xml_escape(g.exercise) << "\" name=\"build and run\">\n"
-         << "      <failure message=\"" << xml_escape(status_line(g)) << "\"/>\n"
+         << "      <failure message=\"" << xml_escape(status_line(g)) << "\">"
+         << xml_escape(joined(lines.all())) << "</failure>\n"
          << "    </testcase>\n  </testsuite>\n";
       continue;
     }
     os << "  <testsuite name=\"" << xml_escape(g.exercise) << "\" tests=\""
        << g.result.checks.size() << "\" failures=\""
        << g.result.checks.size() - g.result.num_passed() << "\" time=\"" << g.seconds << "\">\n";
-    for (const CheckResult& c : g.result.checks) {
+    std::vector<std::string> head = {lines.head};
+    head.insert(head.end(), lines.notes.begin(), lines.notes.end());
+    os << "    <system-out>" << xml_escape(joined(head)) << "</system-out>\n";
+    for (std::size_t i = 0; i < g.result.checks.size(); ++i) {
+      const CheckResult& c = g.result.checks[i];
       os << "    <testcase classname=\"" << xml_escape(g.exercise) << "\" name=\""
          << xml_escape(c.name) << "\"";
+      const std::string body = joined(lines.checks[i]);
       if (c.passed) {
-        os << "/>\n";
+        os << "><system-out>" << xml_escape(body) << "</system-out></testcase>\n";
         continue;
       }
-      std::string body;
-      for (const std::string& l : check_details(c, hints)) body += l + "\n";
       os << ">\n      <failure message=\""
          << xml_escape(c.hidden ? "hidden check failed" : c.first_difference) << "\">"
          << xml_escape(body) << "</failure>\n    </testcase>\n";
@@ -554,6 +611,30 @@ void bind_paths(const std::vector<std::string>& words, const std::string& templa
   box.read_only.erase(std::unique(box.read_only.begin(), box.read_only.end()), box.read_only.end());
 }
 
+// xencoder's shared libraries and its full include folder (xenc/), when they are installed under
+// /usr, which every sandbox sees: with "library_calls": false they are hidden from the compile, the
+// link and the run (elsewhere they are not bound at all). Found from this library's own file.
+std::vector<std::string> library_files() {
+  std::vector<std::string> files;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&grade_main), &info) == 0 || !info.dli_fname) return files;
+  std::error_code ec;
+  const fs::path self = fs::canonical(info.dli_fname, ec);
+  if (ec || !under(self, "/usr")) return files;
+  const fs::path dir = self.parent_path();
+  for (const char* lib : {"libxencoder.so", "libxencoder_io.so", "libxencoder_viz.so"}) {
+    const fs::path real = fs::canonical(dir / lib, ec);
+    if (!ec) files.push_back(real.string());
+  }
+  if (std::find(files.begin(), files.end(), self.string()) == files.end())
+    files.push_back(self.string());
+  for (const char* up : {"../include/xenc", "../../include/xenc"}) {
+    const fs::path inc = fs::canonical(dir / up, ec);
+    if (!ec && fs::is_directory(inc, ec)) files.push_back(inc.string());
+  }
+  return files;
+}
+
 // The compile and link limits: generous for a compiler, but bounded (a template bomb or
 // `#include </dev/zero>` ends at them).
 Limits build_limits() {
@@ -579,10 +660,38 @@ std::string read_text(const fs::path& p) {
   return s.str();
 }
 
+// With "library_calls": false, why a compile failed when the exercise reached for xencoder's
+// operations: an #include of a header the tensors' include folder does not have (a call of a
+// function declared there is refused before the link by cmake/library_calls.cmake, and would not
+// link: grade-<name> is linked against xencoder::tensors alone). Empty otherwise.
+std::string policy_failure(const std::string& log, const std::string& name) {
+  const std::string why =
+      "library calls are not allowed in this assignment (grading.json: \"library_calls\": "
+      "false): exercises/" +
+      name + ".cpp ";
+  const std::string allowed =
+      ". Write it with your own loops on the tensors; xenc::Tensor*, xenc::config_error and "
+      "xenc::Rng are allowed (grade-" +
+      name + " is linked against xencoder::tensors alone)";
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t missing = line.find(": No such file or directory");
+    const std::size_t fatal = line.find("fatal error: ");
+    if (missing != std::string::npos && fatal != std::string::npos && fatal < missing) {
+      std::string header = line.substr(fatal + 13, missing - fatal - 13);
+      if (header.find("xenc/") != std::string::npos) {
+        header = header.substr(header.find("xenc/"));
+        return why + "includes " + header + ", which is not provided" + allowed;
+      }
+    }
+  }
+  return "";
+}
+
 // Writes a failed build's log and returns the failure sentence.
 std::string build_failure(const std::string& log, const std::string& step, const Project& p,
                           const std::string& submission, const fs::path& logs,
-                          const std::string& name) {
+                          const std::string& name, bool library_calls = true) {
   std::error_code ec;
   fs::create_directories(logs, ec);
   std::ofstream(logs / (name + ".log")) << log;
@@ -597,7 +706,13 @@ std::string build_failure(const std::string& log, const std::string& step, const
     err = "the compiler ran out of memory (the compile's limit is " +
           std::to_string(build_limits().memory_mib) + " MiB)";
   const std::string where = " (the whole log: " + (logs / (name + ".log")).string() + ")";
-  if (err.find("library calls are not allowed") != std::string::npos) return err + where;
+  if (!library_calls) {
+    const std::string policy = policy_failure(log, name);
+    if (!policy.empty()) return policy + where;
+  }
+  // the policy's own sentence, without the "error: " the symbol check's message starts with
+  const std::size_t policy_at = err.find("library calls are not allowed");
+  if (policy_at != std::string::npos) return err.substr(policy_at) + where;
   return step + err + where;
 }
 
@@ -619,19 +734,28 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
   const fs::path object = scratch / (name + ".o");
   const fs::path program = scratch / ("grade-" + name);
   // the compile command of exercises/<name>.cpp
+  // "library_calls": false: the template's tensors-only variant (its include folder has no ops/
+  // or nn/ header, its program is linked against xencoder::tensors alone)
+  const std::string variant = settings.library_calls ? "exercise_" : "exercise_tensors_";
+  const std::string target_dir = variant + name + ".dir/";
+  const std::string linked = settings.library_calls ? "grade-" + name : "grade-tensors-" + name;
   std::vector<std::string> compile;
   try {
     const json db = json::parse(read_text(fs::path(p.build_dir) / "compile_commands.json"));
     const fs::path wanted = fs::path(p.source_dir) / "exercises" / (name + ".cpp");
-    for (const json& e : db)
-      if (fs::path(e.at("file").get<std::string>()).lexically_normal() == wanted.lexically_normal())
-        compile = e.contains("arguments") ? e.at("arguments").get<std::vector<std::string>>()
-                                          : split_command(e.at("command").get<std::string>());
+    for (const json& e : db) {
+      if (fs::path(e.at("file").get<std::string>()).lexically_normal() != wanted.lexically_normal())
+        continue;
+      std::vector<std::string> words = e.contains("arguments")
+                                           ? e.at("arguments").get<std::vector<std::string>>()
+                                           : split_command(e.at("command").get<std::string>());
+      for (const std::string& w : words)
+        if (w.find(target_dir) != std::string::npos) compile = words;
+    }
   } catch (const json::exception&) {
     compile.clear();
   }
-  const fs::path link_file =
-      fs::path(p.build_dir) / "CMakeFiles" / ("grade-" + name + ".dir") / "link.txt";
+  const fs::path link_file = fs::path(p.build_dir) / "CMakeFiles" / (linked + ".dir") / "link.txt";
   if (compile.empty() || !fs::exists(link_file)) {
     b.failure =
         "cannot be built: the template's build has no compile command or link line for "
@@ -654,16 +778,18 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
   Box box;
   box.namespaces = true;
   box.scratch = scratch.string();
+  if (!settings.library_calls) box.hidden = library_files();
   bind_paths(cc, p.source_dir, scratch.string(), box);
   box.read_only.push_back(source.string());
   Limits limits = build_limits();
   limits.time_seconds = settings.compile_seconds;
   Outcome o = run_isolated(cc[0], cc, limits, {}, box);
   if (!(o.exited && o.exit_code == 0)) {
-    b.failure = build_failure(o.output + (o.timed_out ? "\nerror: the compile exceeded its time "
-                                                        "limit\n"
-                                                      : ""),
-                              "does not compile: ", p, submission, logs, name);
+    b.failure =
+        build_failure(o.output + (o.timed_out ? "\nerror: the compile exceeded its time "
+                                                "limit\n"
+                                              : ""),
+                      "does not compile: ", p, submission, logs, name, settings.library_calls);
     return b;
   }
   // the library-calls policy (cmake/library_calls.cmake looks at the object's symbols)
@@ -683,7 +809,7 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
   // the link line, with the student's object and absolute paths
   const std::vector<std::string> line = split_command(read_text(link_file));
   std::vector<std::string> ld;
-  const std::string own_object = "exercise_" + name + ".dir/exercises/" + name + ".cpp.o";
+  const std::string own_object = target_dir + "exercises/" + name + ".cpp.o";
   for (std::size_t i = 0; i < line.size(); ++i) {
     const std::string& w = line[i];
     if (w == "-o" && i + 1 < line.size()) {
@@ -701,10 +827,12 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
   Box lbox;
   lbox.namespaces = true;
   lbox.scratch = scratch.string();
+  lbox.hidden = box.hidden;
   bind_paths(ld, p.source_dir, scratch.string(), lbox);
   o = run_isolated(ld[0], ld, limits, {}, lbox);
   if (!(o.exited && o.exit_code == 0)) {
-    b.failure = build_failure(o.output, "does not link: ", p, submission, logs, name);
+    b.failure = build_failure(o.output, "does not link: ", p, submission, logs, name,
+                              settings.library_calls);
     return b;
   }
   b.program = program.string();

@@ -74,6 +74,15 @@ std::vector<std::string> bwrap_args(const Box& box, const Limits& limits) {
     a.insert(a.end(), {"--ro-bind-try", p, p});
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
   for (const std::string& p : box.read_only) a.insert(a.end(), {"--ro-bind", p, p});
+  // hidden: an empty folder over a folder; /dev/null over a file (bwrap's binds are nodev, so it
+  // cannot even be opened)
+  for (const std::string& p : box.hidden) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec))
+      a.insert(a.end(), {"--tmpfs", p});
+    else if (fs::exists(p, ec))
+      a.insert(a.end(), {"--ro-bind", "/dev/null", p});
+  }
   if (!box.scratch.empty())
     a.insert(a.end(), {"--bind", box.scratch, box.scratch, "--chdir", box.scratch});
   a.insert(a.end(),
@@ -265,8 +274,13 @@ struct Session::State {
   // Whether the child has exited (reaped once).
   bool reap(bool block) {
     if (exited || pid < 0) return true;
-    const pid_t r = ::waitpid(pid, &status, block ? 0 : WNOHANG);
-    if (r == pid) exited = true;
+    rusage usage{};
+    const pid_t r = ::wait4(pid, &status, block ? 0 : WNOHANG, &usage);
+    if (r == pid) {
+      exited = true;
+      o.cpu_seconds = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                      1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    }
     return exited;
   }
 
@@ -429,9 +443,15 @@ std::string describe_outcome(const Outcome& o, const Limits& limits) {
     return "exceeded the time limit of " + num(limits.time_seconds) +
            " s (an infinite loop?) and was killed";
   const bool out_of_memory = o.output.find("std::bad_alloc") != std::string::npos;
-  if (o.signal == SIGXCPU || (o.signal == SIGKILL && !out_of_memory))
-    return "exceeded the CPU time limit of " + num(std::ceil(limits.time_seconds) + 1) +
-           " s and was killed";
+  // the CPU limit sends SIGXCPU, then SIGKILL a second later; a SIGKILL before the child had
+  // used that much CPU time came from outside (a user, the machine's out-of-memory killer)
+  const double cpu_limit = std::ceil(limits.time_seconds) + 1;
+  if (o.signal == SIGXCPU ||
+      (o.signal == SIGKILL && !out_of_memory && o.cpu_seconds >= cpu_limit - 0.5))
+    return "exceeded the CPU time limit of " + num(cpu_limit) + " s and was killed";
+  if (o.signal == SIGKILL && !out_of_memory)
+    return "was killed (SIGKILL) from outside, within its limits (by a user, or the machine's "
+           "out-of-memory killer)";
   if (out_of_memory && (o.signal != 0 || (o.exited && o.exit_code != 0)))
     return "exceeded the memory limit of " + std::to_string(limits.memory_mib) +
            " MiB (std::bad_alloc) and stopped";

@@ -39,6 +39,9 @@ struct Box {
   bool namespaces = false;             ///< run in bubblewrap's namespaces (when it can start)
   std::vector<std::string> read_only;  ///< bound read-only at the same path
   std::string scratch;                 ///< the one folder it may write (its working directory)
+  /// paths it cannot read though they are under /usr or read_only: a folder is seen empty, a
+  /// file cannot be opened (/dev/null bound over it, on a nodev mount) (namespaces only)
+  std::vector<std::string> hidden;
 };
 
 /// Empty when bwrap starts here (tried once per process); else one line saying why not.
@@ -52,6 +55,7 @@ struct Outcome {
   int signal = 0;               ///< the signal that ended it (0 if none)
   bool timed_out = false;       ///< killed at the wall-clock limit
   double seconds = 0.0;         ///< wall-clock time
+  double cpu_seconds = 0.0;     ///< CPU time (user + system) of it and the children it waited for
   bool sandboxed = false;       ///< ran in bubblewrap's namespaces
   bool answered = false;        ///< (a Session) every call was answered and the child then ended
   bool broke_protocol = false;  ///< (a Session) the child sent something that is not an answer
