@@ -212,7 +212,9 @@ TEST(OptionRecords, EchoUsesTheRecordsKeys) {
   EXPECT_EQ(j.at("rule"), "neighbour_sum");
   EXPECT_FALSE(j.contains("json"));  // outputs and limits are not echoed
   EXPECT_FALSE(j.contains("max_memory_mb"));
-  EXPECT_EQ(j.size(), 21u);  // 9 task, 4 model, 7 fit (seed included), tolerance
+  EXPECT_EQ(j.size(),
+            22u);  // 9 task, 4 model, 7 fit (seed included), tolerance, randomized positions
+  EXPECT_EQ(j.at("randomized_positions"), 0);
 }
 
 }  // namespace
