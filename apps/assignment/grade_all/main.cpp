@@ -43,6 +43,8 @@
 #include <unistd.h>
 
 #include "../../common/cli.hpp"
+#include "bundle.hpp"
+#include "gradebook.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -67,13 +69,7 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// A CSV field: quoted when it holds a comma, a quote or a line break.
-std::string csv(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+using xenc_grade_all::csv_field;
 
 std::string number(double v) {
   std::ostringstream s;
@@ -91,6 +87,8 @@ fs::path self_dir() {
 struct Options {
   std::string submissions, settings, output = "grades", template_dir, prefix;
   bool list_exercises = false;
+  std::vector<std::string> only;  // --only: regrade these students, keep the other rows
+  std::string gradescope_bundle, source = XENC_SOURCE_DIR, assignment = "xencoder assignment";
 };
 
 // --exercises: the registry as JSON with the teacher's settings applied (the chosen exercises
@@ -132,6 +130,7 @@ struct Prepared {
   std::map<std::string, std::string> stubs;
   std::string grade;
   std::vector<std::string> settings_args, graded_names;
+  std::string stamp;  // the settings column of every row graded now (gradebook.hpp)
 };
 
 // 1. one copy of the template, configured and built once (the trusted half: grade and each
@@ -240,7 +239,7 @@ std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& 
 
 // One student's row of grades.csv and their two reports, from grade's answer; prints their
 // line. Throws runtime_error (the CSV's note) when the student was not graded.
-void write_student(const Prepared& p, const Row& row, std::ofstream& table) {
+void write_student(const Prepared& p, const Row& row, std::ostream& table) {
   if (!row.failure.empty()) throw std::runtime_error(row.failure);
   json both;
   try {
@@ -259,36 +258,106 @@ void write_student(const Prepared& p, const Row& row, std::ofstream& table) {
       << r.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   std::ofstream(p.out / (row.who + ".txt")) << both.at("text").get<std::string>();
   table << "," << number(points) << "," << number(max_points);
+  // the museum exhibits grade named, per exercise, whatever the students' hint level
+  const json mistakes = both.value("mistakes", json::object());
   std::string notes;
   for (const std::string& n : p.graded_names) {
     table << "," << number(by_name[n].first);
     const std::string& st = by_name[n].second;
-    if (st != "passed") notes += (notes.empty() ? "" : "; ") + n + ": " + st.substr(0, 160);
+    if (st == "passed") continue;
+    const std::vector<std::string> named =
+        mistakes.value(n, json::array()).get<std::vector<std::string>>();
+    notes += (notes.empty() ? "" : "; ") + xenc_grade_all::exercise_note(n, st, named);
   }
-  table << "," << csv(notes) << "\n";
+  table << "," << csv_field(notes);
   std::cout << row.who << ": " << number(points) << " of " << number(max_points) << " points\n";
 }
 
-// 3. grades.csv and the reports, written here from what grade decided. Returns the number of
-// students not graded.
-int write_results(const Prepared& p, const std::vector<Row>& rows) {
-  std::ofstream table(p.out / "grades.csv");
-  table << "student,points,max_points";
-  for (const std::string& n : p.graded_names) table << "," << n;
-  table << ",notes\n";
+// grades.csv's header line: the student, the points, one column per graded exercise, the notes,
+// when and with which settings the row was graded.
+std::string grades_header(const Prepared& p) {
+  std::string header = "student,points,max_points";
+  for (const std::string& n : p.graded_names) header += "," + n;
+  return header + ",notes,graded_at,settings\n";
+}
+
+// The students' folders to grade: all of SUBMISSIONS_DIR's, or --only's (each must be one of
+// them). Throws runtime_error naming a folder that is not there.
+std::vector<fs::path> chosen_students(const Options& o) {
+  std::vector<fs::path> students;
+  for (const std::string& who : o.only) {
+    if (who.empty() || who.find('/') != std::string::npos ||
+        !fs::is_directory(fs::path(o.submissions) / who))
+      throw std::runtime_error("--only " + who + ": no student folder " +
+                               (fs::path(o.submissions) / who).string());
+    students.push_back(fs::path(o.submissions) / who);
+  }
+  if (o.only.empty())
+    for (const auto& e : fs::directory_iterator(o.submissions))
+      if (e.is_directory()) students.push_back(e.path());
+  std::sort(students.begin(), students.end());
+  students.erase(std::unique(students.begin(), students.end()), students.end());
+  return students;
+}
+
+// --gradescope-bundle: the autograder zip (bundle.hpp). Returns the exit code.
+int write_bundle(const Options& o, const fs::path& installed_template) {
+  xenc_grade_all::BundleInputs in;
+  in.template_dir =
+      o.template_dir.empty() ? installed_template.lexically_normal() : fs::path(o.template_dir);
+  in.settings = o.settings;
+  in.source_dir = o.source;
+  const fs::path installed_scripts =
+      self_dir() / ".." / "share" / "xencoder" / "assignment" / "gradescope";
+  in.scripts_dir = fs::exists(installed_scripts) ? installed_scripts.lexically_normal()
+                                                 : fs::path(XENC_GRADESCOPE_SOURCE_DIR);
+  try {
+    if (!fs::exists(in.template_dir / "CMakeLists.txt"))
+      throw std::runtime_error("no assignment template in " + in.template_dir.string() +
+                               " (give --template DIR)");
+    const std::size_t n = xenc_grade_all::write_gradescope_bundle(o.gradescope_bundle, in);
+    std::cout << "wrote " << o.gradescope_bundle << ": setup.sh, run_autograder, the template of "
+              << in.template_dir.string()
+              << (o.settings.empty() ? "" : " with " + o.settings + " as its grading.json")
+              << " and " << n << " files of xencoder's source (" << in.source_dir.string() << ")\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "xenc-grade-all: --gradescope-bundle: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+// 3. grades.csv and the reports, written here from what grade decided: these students' rows,
+// each stamped with when and with which settings it was graded, merged with the other rows of
+// an earlier grades.csv (gradebook.hpp: kept byte for byte; all of them are these students'
+// unless --only), and the Canvas and Moodle gradebooks made from it. Returns the number of
+// students not graded; throws runtime_error when the earlier grades.csv's columns differ.
+int write_results(const Prepared& p, const std::vector<Row>& rows, const Options& o) {
+  const std::string header = grades_header(p);
   int failures = 0;
+  std::map<std::string, std::string> fresh;
   for (const Row& row : rows) {
-    table << csv(row.who);
+    std::ostringstream table;
+    table << csv_field(row.who);
     try {
       write_student(p, row, table);
     } catch (const std::exception& e) {
       ++failures;
       table << ",,";
       for (std::size_t i = 0; i < p.graded_names.size(); ++i) table << ",";
-      table << "," << csv(std::string("not graded: ") + e.what()) << "\n";
+      table << "," << csv_field(std::string("not graded: ") + e.what());
       std::cout << row.who << ": not graded (" << e.what() << ")\n";
     }
+    table << "," << xenc_grade_all::utc_now() << "," << csv_field(p.stamp) << "\n";
+    fresh[row.who] = table.str();
   }
+  const std::string earlier = o.only.empty() ? std::string() : read_file(p.out / "grades.csv");
+  const std::string merged = xenc_grade_all::merge_grades(earlier, header, fresh);
+  std::ofstream(p.out / "grades.csv", std::ios::binary) << merged;
+  std::ofstream(p.out / "canvas.csv", std::ios::binary)
+      << xenc_grade_all::canvas_csv(merged, o.assignment);
+  std::ofstream(p.out / "moodle.csv", std::ios::binary)
+      << xenc_grade_all::moodle_csv(merged, o.assignment);
   return failures;
 }
 
@@ -318,11 +387,24 @@ int main(int argc, char** argv) {
   app.add_option("--template", o.template_dir,
                  "the assignment template (default: the installed one, " +
                      installed_template.lexically_normal().string() + ")");
+  app.add_option("--only", o.only,
+                 "regrade only these students (folder names in SUBMISSIONS_DIR) and keep every "
+                 "other row of DIR/grades.csv and the others' reports");
+  app.add_option("--assignment-name", o.assignment,
+                 "the grade column's name in canvas.csv and moodle.csv")
+      ->capture_default_str();
+  app.add_option("--gradescope-bundle", o.gradescope_bundle,
+                 "write Gradescope's autograder zip (setup.sh, run_autograder, the template "
+                 "with --settings as its grading.json, xencoder's source) to this file and exit");
+  app.add_option("--source", o.source,
+                 "xencoder's source tree, for --gradescope-bundle (default: " +
+                     std::string(XENC_SOURCE_DIR) + ")");
   app.add_option("--prefix", o.prefix,
                  "where xencoder is installed (default: this program's prefix, " +
                      (self_dir() / "..").lexically_normal().string() + ")");
   CLI11_PARSE(app, argc, argv);
   if (o.list_exercises) return print_exercises(o.settings);
+  if (!o.gradescope_bundle.empty()) return write_bundle(o, installed_template);
   if (o.submissions.empty()) {
     std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
     return 2;
@@ -334,23 +416,30 @@ int main(int argc, char** argv) {
               << " (give --template DIR)\n";
     return 2;
   }
+  std::vector<fs::path> students;
   Prepared p;
   try {
+    students = chosen_students(o);
     p = prepare(o);
+    // --only keeps the other rows: an earlier grades.csv must have this run's columns (refused
+    // before grading anyone)
+    if (!o.only.empty() && fs::exists(p.out / "grades.csv"))
+      xenc_grade_all::merge_grades(read_file(p.out / "grades.csv"), grades_header(p), {});
   } catch (const std::runtime_error& e) {
-    std::cerr << "xenc-grade-all: " << e.what();
+    std::string m = e.what();
+    std::cerr << "xenc-grade-all: " << m << (m.back() == '\n' ? "" : "\n");
     return 2;
   }
-  std::vector<fs::path> students;
-  for (const auto& e : fs::directory_iterator(o.submissions))
-    if (e.is_directory()) students.push_back(e.path());
-  std::sort(students.begin(), students.end());
-  const int failures = write_results(p, grade_students(p, students));
+  p.stamp = xenc_grade_all::settings_stamp(o.settings, o.template_dir);
+  const int failures = write_results(p, grade_students(p, students), o);
   const std::string& no_namespaces = xenc::grade::namespaces_unavailable();
   if (!no_namespaces.empty())
     std::cout << "Sandbox: " << no_namespaces
               << "; each exercise ran in a process with limits, without namespaces.\n";
-  std::cout << "wrote " << (p.out / "grades.csv").string() << " and " << students.size()
-            << " reports (" << (p.out / "<student>.txt").string() << ")\n";
+  std::cout << "wrote " << (p.out / "grades.csv").string() << " (" << students.size()
+            << (o.only.empty() ? " students" : " regraded, the other rows kept") << "), "
+            << students.size() << " reports (" << (p.out / "<student>.txt").string() << "), "
+            << (p.out / "canvas.csv").string() << " and " << (p.out / "moodle.csv").string()
+            << "\n";
   return failures ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -307,9 +308,16 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
           {"exercises", ex}};
 }
 
-// Gradescope's autograder results.json: top-level score, then one test per check (name, score,
-// max_score, status "passed"/"failed", output, visibility "visible"/"hidden"); an exercise
-// without a verdict is one failed test holding all its points.
+// Gradescope's autograder results.json (https://gradescope-autograders.readthedocs.io/en/latest/
+// specs/, "Output format"): every top-level field it documents but the leaderboard's (which only
+// a leaderboard assignment reads): score, execution_time (seconds: the exercises' programs' run
+// time here; grade's own run replaces it with its wall clock), output (the exercises' heads and
+// the summary) with output_format "text", test_output_format and test_name_format "text",
+// visibility "visible" (the assignment's own release setting still applies), stdout_visibility
+// "hidden" (run_autograder's stdout is grade's diagnostics, for the teacher), extra_data (points,
+// max_points, passed), then one test per check (name, score, max_score, status "passed"/"failed",
+// output, visibility "visible"/"hidden"); an exercise without a verdict is one failed test
+// holding all its points.
 json gradescope_report(const std::vector<Graded>& graded, HintLevel hints) {
   json tests = json::array();
   double total = 0;
@@ -342,7 +350,20 @@ json gradescope_report(const std::vector<Graded>& graded, HintLevel hints) {
     const ExerciseLines lines = exercise_lines(g, hints);
     if (!lines.checks.empty()) output += lines.head + "\n" + joined(lines.notes);
   }
-  return {{"score", total}, {"output", output + summary_line(graded) + "\n"}, {"tests", tests}};
+  double seconds = 0, max_total = 0;
+  bool all = !graded.empty();
+  for (const Graded& g : graded) seconds += g.seconds, max_total += g.max_points;
+  for (const Graded& g : graded) all = all && g.passed();
+  return {{"score", total},
+          {"execution_time", std::ceil(seconds)},
+          {"output", output + summary_line(graded) + "\n"},
+          {"output_format", "text"},
+          {"test_output_format", "text"},
+          {"test_name_format", "text"},
+          {"visibility", "visible"},
+          {"stdout_visibility", "hidden"},
+          {"extra_data", {{"points", total}, {"max_points", max_total}, {"passed", all}}},
+          {"tests", tests}};
 }
 
 std::string xml_escape(const std::string& s) {
@@ -437,6 +458,29 @@ std::string format_report(const std::vector<Graded>& graded, Format format, Hint
 // ---- the parent ---------------------------------------------------------------------------------
 
 namespace {
+
+// Gradescope's execution_time: this run's wall clock (compiling included), whole seconds up.
+std::string with_execution_time(const std::string& report,
+                                std::chrono::steady_clock::time_point started) {
+  json j = json::parse(report);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  j["execution_time"] = std::ceil(took.count());
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// Per exercise that did not pass, the museum exhibits named by its failed checks (each once).
+json named_mistakes(const std::vector<Graded>& graded) {
+  json by_exercise = json::object();
+  for (const Graded& g : graded) {
+    std::vector<std::string> titles;
+    for (const CheckResult& c : g.result.checks)
+      if (!c.passed && !c.known_mistake.empty() &&
+          std::find(titles.begin(), titles.end(), c.known_mistake) == titles.end())
+        titles.push_back(c.known_mistake);
+    if (!titles.empty()) by_exercise[g.exercise] = titles;
+  }
+  return by_exercise;
+}
 
 // The first line of a build log that names an error (the compiler's, the linker's or the
 // library-calls policy's), else the last non-empty line.
@@ -941,6 +985,7 @@ int grade_main(int argc, char** argv, const Project& project) {
   const fs::path logs = fs::absolute(opt.logs.empty() ? fs::path(project.build_dir) / "grade-logs"
                                                       : fs::path(opt.logs));
 
+  const auto started = std::chrono::steady_clock::now();
   const auto plan = exercise_plan(project, settings);
   if (opt.list) {
     for (const auto& [e, points] : plan) std::cout << e.name << "\n";
@@ -990,12 +1035,14 @@ int grade_main(int argc, char** argv, const Project& project) {
     text += line;
     if (opt.format == Format::text) report += line;
   }
+  if (opt.format == Format::gradescope) report = with_execution_time(report, started);
   if (opt.both) {
     json j = json::parse(report);
     if (!no_namespaces.empty()) j["sandbox"] = no_namespaces;
-    report =
-        json{{"json", j}, {"text", text}}.dump(-1, ' ', false, json::error_handler_t::replace) +
-        "\n";
+    // for xenc-grade-all's CSV: the exhibits named, whatever the student's hint level
+    report = json{{"json", j}, {"text", text}, {"mistakes", named_mistakes(graded)}}.dump(
+                 -1, ' ', false, json::error_handler_t::replace) +
+             "\n";
   }
   if (opt.output.empty()) std::cout << report;
   for (const auto& [path, body] :
