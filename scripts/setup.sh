@@ -5,7 +5,7 @@
 #
 #   bash scripts/setup.sh --demo        a C++ compiler, CMake and the library's dependencies
 #                                       (xtensor, xtensor-blas, OpenBLAS, CLI11, nlohmann-json,
-#                                       libzip, utf8proc): scripts/demo.sh
+#                                       libzip, utf8proc; zip): scripts/demo.sh
 #   bash scripts/setup.sh --notebooks   --demo's, and the Jupyter kernel's: xeus, clang 19's
 #                                       interpreter libraries (LLVM 19), Jupyter: notebooks.sh
 #   bash scripts/setup.sh --web         --demo's, emscripten, and utf8proc's C source: web.sh
@@ -33,6 +33,8 @@ demo=(
   build-essential cmake pkg-config
   libxtensor-dev libxtensor-blas-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libzip-dev libutf8proc-dev
+  # xenc-grade-all --gradescope-bundle writes its zip with zip
+  zip
 )
 # xenc-kernel (notebooks/kernel), the notebooks' Jupyter kernel, and Jupyter itself
 notebooks=(
@@ -48,8 +50,9 @@ tests=(
   clang-tools-19 clang-format-19 clang-19 libclang-rt-19-dev
   librsvg2-bin libxml2-dev
   jupyter-nbconvert libjs-mathjax chromium
-  # the grader's sandbox (xenc/grade/sandbox.hpp: bwrap; prlimit is util-linux's)
-  bubblewrap util-linux
+  # the grader's sandbox (xenc/grade/sandbox.hpp: bwrap; prlimit is util-linux's); unzip and
+  # shellcheck for the Gradescope bundle's check (tests/grade/check_gradescope_bundle.sh)
+  bubblewrap util-linux unzip shellcheck
   # the Python tools' formatter (ctest python_is_formatted: scripts/format.sh --check)
   black
 )
