@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# A regrade after a killed grade (issue 27): a class of two graded into --output DIR, where
-# h_killed has full marks, is graded again into the same DIR with h_killed's new softmax waiting
-# 60 s; this script kills the grade program grading h_killed while it waits (SIGKILL, by its pid),
-# as the machine or a teacher might. Then: the earlier full-marks report of h_killed is gone, its
-# CSV row says "not graded" with no points, xenc-grade-all exits 1, and grades.csv without that
-# row is byte for byte the first run's without it (a_correct's row unchanged). Kept small for CI:
-# one exercise, two students, two runs. Needs bubblewrap.
+# A regrade of one student after a killed grade (issues 27 and 31): a class of two graded into
+# --output DIR, where h_killed has full marks, is regraded with `--only h_killed` into the same
+# DIR with h_killed's new softmax waiting 60 s; this script kills the grade program grading
+# h_killed while it waits (SIGKILL, by its pid), as the machine or a teacher might. Then: the
+# earlier full-marks report of h_killed is gone, its CSV row says "not graded" with no points,
+# xenc-grade-all exits 1, and grades.csv without that row is byte for byte the first run's
+# without it (a_correct's row, its time and settings, unchanged: only h_killed was regraded), and
+# so are a_correct's reports; canvas.csv follows the merged grades.csv. --only refuses a student
+# who has no folder before building anything (an earlier grades.csv with other columns is
+# refused too: test_grade_gradebook). Kept
+# small for CI: one exercise, two students, two runs. Needs bubblewrap.
 # Usage: check_regrade.sh BUILD_DIR SOLUTIONS_DIR HOSTILE_DIR WORK_DIR
 set -euo pipefail
 build=$1 solutions=$2 hostile=$3 work=$4
@@ -24,13 +28,19 @@ JSON
 
 "$grade_all" "$work/class" --settings "$work/grading.json" --output "$work/grades" > /dev/null
 cp "$work/grades/grades.csv" "$work/first.csv"
+cp "$work/grades/a_correct.txt" "$work/grades/a_correct.json" "$work"/
 grep -q '^h_killed,2,2,2,' "$work/first.csv" || fail "h_killed has not full marks first:
 $(cat "$work/first.csv")"
 grep -Eq '^  "points": 2(\.0)?,' "$work/grades/h_killed.json" || fail "no full-marks report for h_killed first"
 
 # the regrade: h_killed's softmax now waits, and its grade is killed while it does
 cp "$hostile/softmax_waits.cpp" "$work/class/h_killed/exercises/softmax.cpp"
-"$grade_all" "$work/class" --settings "$work/grading.json" --output "$work/grades" \
+rc=0
+"$grade_all" "$work/class" --only nobody --settings "$work/grading.json" --output "$work/grades" \
+  > "$work/nobody.out" 2>&1 || rc=$?
+[[ $rc == 2 && $(cat "$work/nobody.out") == "xenc-grade-all: --only nobody: no student folder $work/class/nobody" ]] ||
+  fail "--only nobody exited $rc: $(cat "$work/nobody.out")"
+"$grade_all" "$work/class" --only h_killed --settings "$work/grading.json" --output "$work/grades" \
   > "$work/regrade.out" 2>&1 &
 all_pid=$!
 child="$work/grades/work/students/h_killed/scratch/softmax/grade-softmax"
@@ -75,4 +85,12 @@ cmp "$work/without-killed.csv" "$work/first-without-killed.csv" ||
 $csv
 ---
 $(cat "$work/first.csv")"
+for ext in txt json; do
+  cmp "$work/a_correct.$ext" "$work/grades/a_correct.$ext" || fail "a_correct.$ext changed"
+done
+grep -qF "wrote $work/grades/grades.csv (1 student graded, the other rows kept), their reports" "$work/regrade.out" ||
+  fail "the regrade printed: $(cat "$work/regrade.out")"
+[[ $(cat "$work/grades/canvas.csv") == "Student,ID,SIS User ID,SIS Login ID,Section,xencoder assignment
+a_correct,,,a_correct,,2
+h_killed,,,h_killed,,"* ]] || fail "canvas.csv after the regrade: $(cat "$work/grades/canvas.csv")"
 echo "check_regrade: h_killed's row after its grade was killed: $row"

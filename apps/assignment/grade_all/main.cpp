@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
     // before grading anyone)
     if (!o.only.empty() && fs::exists(p.out / "grades.csv"))
       xenc_grade_all::merge_grades(read_file(p.out / "grades.csv"), grades_header(p), {});
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {
     std::string m = e.what();
     std::cerr << "xenc-grade-all: " << m << (m.back() == '\n' ? "" : "\n");
     return 2;
@@ -437,9 +437,9 @@ int main(int argc, char** argv) {
     std::cout << "Sandbox: " << no_namespaces
               << "; each exercise ran in a process with limits, without namespaces.\n";
   std::cout << "wrote " << (p.out / "grades.csv").string() << " (" << students.size()
-            << (o.only.empty() ? " students" : " regraded, the other rows kept") << "), "
-            << students.size() << " reports (" << (p.out / "<student>.txt").string() << "), "
-            << (p.out / "canvas.csv").string() << " and " << (p.out / "moodle.csv").string()
-            << "\n";
+            << (students.size() == 1 ? " student" : " students") << " graded"
+            << (o.only.empty() ? "" : ", the other rows kept") << "), their reports ("
+            << (p.out / "<student>.txt").string() << "), " << (p.out / "canvas.csv").string()
+            << " and " << (p.out / "moodle.csv").string() << "\n";
   return failures ? 1 : 0;
 }
