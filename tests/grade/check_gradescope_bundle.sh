@@ -2,8 +2,8 @@
 # Gradescope's autograder bundle (issue 31), run by check_class.cmake after grading its class: 
 # `xenc-grade-all --gradescope-bundle` writes the zip; it is unpacked into a fake /autograder
 # tree, its setup.sh and run_autograder pass shellcheck (when installed) and bash -n, setup.sh
-# builds the template there (its apt and xencoder-build steps skipped: xencoder is already in
-# PREFIX), and run_autograder grades one student's files from /autograder/submission (softmax.cpp
+# builds the template there (its apt and xencoder-build steps skipped: xencoder is already
+# installed, PREFIX bound at /usr/local, where setup.sh installs it), and run_autograder grades one student's files from /autograder/submission (softmax.cpp
 # at the top, merge_heads.cpp in exercises/) with the script's own paths: bwrap binds the fake
 # tree at /autograder, and the run is without namespaces, as in Gradescope's container. Then
 # results.json must parse, hold every top-level field of Gradescope's specification (but the
@@ -36,8 +36,8 @@ cp "$student/exercises/merge_heads.cpp" "$root/submission/exercises/merge_heads.
 
 box=(bwrap --ro-bind /usr /usr --ro-bind /etc /etc --symlink usr/bin /bin --symlink usr/lib /lib
      --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --proc /proc --dev /dev --tmpfs /tmp
-     --ro-bind "$prefix" "$prefix" --bind "$root" /autograder --chdir /autograder
-     --setenv PATH /usr/bin:/bin --setenv XENC_PREFIX "$prefix")
+     --ro-bind "$prefix" /usr/local --bind "$root" /autograder --chdir /autograder
+     --setenv PATH /usr/local/bin:/usr/bin:/bin)
 "${box[@]}" --setenv XENC_SETUP_SKIP_INSTALL 1 bash /autograder/source/setup.sh \
   > "$work/setup.log" 2>&1 || fail "setup.sh failed: $(tail -30 "$work/setup.log")"
 rc=0
