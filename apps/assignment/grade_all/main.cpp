@@ -2,8 +2,11 @@
 // and one report per student.
 //
 //     xenc-grade-all SUBMISSIONS_DIR [--settings grading.json] [--output DIR]
-//                    [--template DIR] [--prefix XENCODER_PREFIX]
+//                    [--template DIR] [--prefix XENCODER_PREFIX] [--only STUDENT...]
+//                    [--assignment-name NAME]
 //     xenc-grade-all --exercises [--settings grading.json]
+//     xenc-grade-all --gradescope-bundle OUT.zip [--template DIR] [--settings grading.json]
+//                    [--source XENCODER_SOURCE_DIR]
 //
 // --exercises prints the grader's registry as JSON, with the teacher's settings applied: the one
 // list the notebooks' exercise cells are made from and checked against
@@ -22,6 +25,10 @@
 // graded at a time. grade answers on its stdout only; this program writes DIR/grades.csv,
 // DIR/<student>.txt (the report the student reads) and DIR/<student>.json, after removing the
 // student's reports of an earlier run. A failed build's log: DIR/grade-logs/<student>/<name>.log.
+// Each CSV row says when (UTC) and with which settings it was graded; --only regrades the students
+// named and keeps the other rows byte for byte. DIR/canvas.csv and DIR/moodle.csv are the
+// platforms' gradebook imports, made from grades.csv (gradebook.hpp). --gradescope-bundle writes
+// Gradescope's autograder zip (bundle.hpp).
 #include <CLI/CLI.hpp>
 #include <xenc/grade/exercises.hpp>
 #include <xenc/grade/runner.hpp>
