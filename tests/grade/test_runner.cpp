@@ -403,6 +403,15 @@ TEST(Report, GradescopeFollowsTheResultsJsonSchema) {
       << "a hidden check shows values";
   EXPECT_EQ(j["tests"][2]["score"], 0.0);
   EXPECT_EQ(j["tests"][2]["max_score"], 3.0);
+  // the other top-level fields of Gradescope's specification (but the leaderboard's)
+  EXPECT_TRUE(j.at("execution_time").is_number());
+  EXPECT_TRUE(j.at("output").is_string());
+  EXPECT_EQ(j.at("output_format"), "text");
+  EXPECT_EQ(j.at("test_output_format"), "text");
+  EXPECT_EQ(j.at("test_name_format"), "text");
+  EXPECT_EQ(j.at("visibility"), "visible");
+  EXPECT_EQ(j.at("stdout_visibility"), "hidden");
+  EXPECT_EQ(j.at("extra_data"), (json{{"points", 1.0}, {"max_points", 5.0}, {"passed", false}}));
 }
 
 TEST(Report, JsonHasPointsPerCheckAndHidesHiddenValues) {
