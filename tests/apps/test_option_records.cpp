@@ -1,5 +1,6 @@
 // Every option comes from a record (apps/common/options.hpp): the flags each of the nine
-// programs' --help lists (and xenc-grade-similar's) are exactly its records' flags (plus CLI11's
+// programs' --help lists (and the grader's two, xenc-grade-all and xenc-grade-similar) are exactly
+// its records' flags (plus CLI11's
 // --help and --version), and every key the web page (apps/web/app.js) sends is a record's key
 // offered on the page, read by read_page_options (apps/web/bindings.cpp reads no key by hand). The
 // records' three loops (CLI11, the page's JSON, the echo) are also checked on hand-made options.
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "assignment/grade_all/options.hpp"
 #include "assignment/similar/options.hpp"
 #include "attention_map/options.hpp"
 #include "encode/options.hpp"
@@ -71,6 +73,7 @@ TEST(OptionRecords, EveryHelpFlagIsARecord) {
   EXPECT_EQ(help_flags(XENC_APP_ENCODE), record_flags(encode_app::encode_records()));
   EXPECT_EQ(help_flags(XENC_APP_INIT_ENCODER), record_flags(encode_app::init_records()));
   EXPECT_EQ(help_flags(XENC_APP_GRADE_SIMILAR), record_flags(grade_similar::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_GRADE_ALL), record_flags(grade_all::option_records()));
 }
 
 // A record that the command line must give is required there (CLI11 refuses its absence), and
