@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "../../common/cli.hpp"
+#include "options.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -87,11 +88,7 @@ fs::path self_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
-// The command line, after parsing.
-struct Options {
-  std::string submissions, settings, output = "grades", template_dir, prefix;
-  bool list_exercises = false;
-};
+using grade_all::Options;
 
 // --exercises: the registry as JSON with the teacher's settings applied (the chosen exercises
 // with their points, and the names of the others: a notebook leaves those out, and still refuses
@@ -301,32 +298,24 @@ int main(int argc, char** argv) {
       "and one report per student."};
   xenc_app::add_version(app, "xenc-grade-all");
   Options o;
-  app.add_option("SUBMISSIONS_DIR", o.submissions, "one sub-folder per student")
-      ->check(CLI::ExistingDirectory);
-  app.add_flag("--exercises", o.list_exercises,
-               "print the registered exercises as JSON (name, signature, points, "
-               "teaching order; with --settings: the chosen ones, their points, "
-               "the ones left out and the hint level) and exit");
-  app.add_option("--settings", o.settings,
-                 "the teacher's grading.json (exercises, points, hints, hidden checks, "
-                 "library calls, limits)")
-      ->check(CLI::ExistingFile);
-  app.add_option("--output", o.output, "where grades.csv and the reports go")
-      ->capture_default_str();
-  const fs::path installed_template =
-      self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
-  app.add_option("--template", o.template_dir,
-                 "the assignment template (default: the installed one, " +
-                     installed_template.lexically_normal().string() + ")");
-  app.add_option("--prefix", o.prefix,
-                 "where xencoder is installed (default: this program's prefix, " +
-                     (self_dir() / "..").lexically_normal().string() + ")");
+  xenc_app::add_options(app, o, grade_all::option_records());
   CLI11_PARSE(app, argc, argv);
+  if (!o.settings.empty() && !fs::is_regular_file(o.settings)) {
+    std::cerr << "xenc-grade-all: --settings " << o.settings << " is not a file\n";
+    return 2;
+  }
   if (o.list_exercises) return print_exercises(o.settings);
   if (o.submissions.empty()) {
     std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
     return 2;
   }
+  if (!fs::is_directory(o.submissions)) {
+    std::cerr << "xenc-grade-all: SUBMISSIONS_DIR " << o.submissions
+              << " is not a folder (one sub-folder per student)\n";
+    return 2;
+  }
+  const fs::path installed_template =
+      self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
   if (o.template_dir.empty()) o.template_dir = installed_template.lexically_normal().string();
   if (o.prefix.empty()) o.prefix = (self_dir() / "..").lexically_normal().string();
   if (!fs::exists(fs::path(o.template_dir) / "CMakeLists.txt")) {

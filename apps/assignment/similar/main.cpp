@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../../common/cli.hpp"
+#include "options.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -210,7 +211,8 @@ std::vector<ExerciseReport> compare_class(const fs::path& template_dir, const fs
 
 // Step 3: the report on stdout, similarity.json, similarity.html and one page per pair.
 void write_report(const fs::path& out, const std::vector<ExerciseReport>& reports,
-                  const std::vector<Skipped>& skipped, const grade::SimilarityOptions& options) {
+                  const std::vector<Skipped>& skipped, const grade::SimilarityOptions& options,
+                  const json& settings) {
   fs::remove_all(out / "pairs");
   fs::create_directories(out / "pairs");
   std::cout << kNotice << "\n";
@@ -250,14 +252,10 @@ void write_report(const fs::path& out, const std::vector<ExerciseReport>& report
     std::cout << "skipped " << s.student << "'s " << s.exercise << ".cpp: " << s.reason << "\n";
     jskipped.push_back({{"student", s.student}, {"exercise", s.exercise}, {"reason", s.reason}});
   }
-  const json report = {{"notice", kNotice},
-                       {"k", options.k},
-                       {"w", options.w},
-                       {"threshold", options.threshold},
-                       {"min_shared", options.min_shared},
-                       {"max_common", options.max_common},
-                       {"exercises", jexercises},
-                       {"skipped", jskipped}};
+  json report = settings;  // the records' echo (options.hpp)
+  report["notice"] = kNotice;
+  report["exercises"] = jexercises;
+  report["skipped"] = jskipped;
   std::ofstream(out / "similarity.json")
       << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   std::ofstream(out / "similarity.html") << index_page(rows.str(), options, flagged);
@@ -274,61 +272,36 @@ int main(int argc, char** argv) {
       "template's stub is removed (winnowed token fingerprints, as MOSS). It flags, it "
       "does not judge."};
   xenc_app::add_version(app, "xenc-grade-similar");
-  std::string submissions, template_dir, output = "similarity";
-  grade::SimilarityOptions options;
-  app.add_option("SUBMISSIONS_DIR", submissions, "one sub-folder per student (as xenc-grade-all)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path installed_template = (ec ? fs::current_path() : exe.parent_path()) / ".." /
-                                      "share" / "xencoder" / "assignment" / "template";
-  app.add_option("--template", template_dir,
-                 "the assignment template whose exercises/ holds the stubs (default: the "
-                 "installed one, " +
-                     installed_template.lexically_normal().string() + ")");
-  app.add_option("--output", output, "where similarity.json and the HTML pages go")
-      ->capture_default_str();
-  app.add_option("--threshold", options.threshold,
-                 "flag a pair when at least this share of either file's fingerprints is in the "
-                 "other")
-      ->check(CLI::Range(0.01, 1.0))
-      ->capture_default_str();
-  app.add_option("-k", options.k, "k-gram length in tokens: shorter shared runs never match")
-      ->check(xenc_app::whole_range(1, 1000))
-      ->capture_default_str();
-  app.add_option("-w", options.w,
-                 "window length: any shared run of at least w + k - 1 tokens is found")
-      ->check(xenc_app::whole_range(1, 1000))
-      ->capture_default_str();
-  app.add_option("--min-shared", options.min_shared,
-                 "a flagged pair shares at least this many fingerprints")
-      ->check(xenc_app::whole_range(1, 1000000))
-      ->capture_default_str();
-  app.add_option("--max-common", options.max_common,
-                 "a fingerprint in more than this many submissions of an exercise is ignored, "
-                 "as the stub's (MOSS's -m); 0: no limit")
-      ->check(xenc_app::whole_range(0, 1000000))
-      ->capture_default_str();
-  app.add_option("--max-bytes", options.max_file_bytes,
-                 "a larger file is skipped (and named), not compared")
-      ->check(xenc_app::whole_range(1, std::int64_t(1) << 30))
-      ->capture_default_str();
+  grade_similar::CommandLine o;
+  const auto records = grade_similar::option_records();
+  xenc_app::add_options(app, o, records);
   CLI11_PARSE(app, argc, argv);
-  if (template_dir.empty()) template_dir = installed_template.lexically_normal().string();
-  if (!fs::is_directory(fs::path(template_dir) / "exercises")) {
-    std::cerr << "xenc-grade-similar: no exercises/ folder in the template " << template_dir
+  if (!fs::is_directory(o.submissions)) {
+    std::cerr << "xenc-grade-similar: SUBMISSIONS_DIR " << o.submissions
+              << " is not a folder (one sub-folder per student)\n";
+    return 2;
+  }
+  if (o.template_dir.empty()) {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    o.template_dir = ((ec ? fs::current_path() : exe.parent_path()) / ".." / "share" / "xencoder" /
+                      "assignment" / "template")
+                         .lexically_normal()
+                         .string();
+  }
+  if (!fs::is_directory(fs::path(o.template_dir) / "exercises")) {
+    std::cerr << "xenc-grade-similar: no exercises/ folder in the template " << o.template_dir
               << " (give --template DIR)\n";
     return 2;
   }
   std::vector<Skipped> skipped;
   std::vector<ExerciseReport> reports;
   try {
-    reports = compare_class(template_dir, submissions, options, skipped);
+    reports = compare_class(o.template_dir, o.submissions, o.similarity, skipped);
   } catch (const std::exception& e) {
     std::cerr << "xenc-grade-similar: " << e.what() << "\n";
     return 2;
   }
-  write_report(output, reports, skipped, options);
+  write_report(o.output, reports, skipped, o.similarity, xenc_app::echo_options(o, records));
   return 0;
 }

@@ -1,0 +1,44 @@
+// xenc-grade-all's options, as records (apps/common/options.hpp). main.cpp reads this list; the
+// --help test (OptionRecords.EveryHelpFlagIsARecord) compares it with the program.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../../common/options.hpp"
+
+namespace grade_all {
+
+// The command line, after parsing.
+struct Options {
+  std::string submissions, settings, output = "grades", template_dir, prefix;
+  bool list_exercises = false;
+};
+
+inline std::vector<xenc_app::OptionRecord<Options>> option_records() {
+  using namespace xenc_app;
+  return {
+      {"SUBMISSIONS_DIR", "submissions", nullptr,
+       "one sub-folder per student (required, unless --exercises)", text(), absent(),
+       XENC_FIELD(Options, submissions)},
+      {"--exercises", "exercises", nullptr,
+       "print the registered exercises as JSON (name, signature, points, teaching order; with "
+       "--settings: the chosen ones, their points, the ones left out and the hint level) and exit",
+       flag(), absent(), XENC_FIELD(Options, list_exercises)},
+      {"--settings", "settings", nullptr,
+       "the teacher's grading.json (exercises, points, hints, hidden checks, library calls, "
+       "limits)",
+       text(), absent(), XENC_FIELD(Options, settings)},
+      {"--output", "output", nullptr, "where grades.csv and the reports go", text(), absent(),
+       XENC_FIELD(Options, output)},
+      {"--template", "template", nullptr,
+       "the assignment template (default: the installed one, "
+       "<prefix>/share/xencoder/assignment/template)",
+       text(), absent(), XENC_FIELD(Options, template_dir)},
+      {"--prefix", "prefix", nullptr,
+       "where xencoder is installed (default: this program's prefix, the folder above its bin/)",
+       text(), absent(), XENC_FIELD(Options, prefix)},
+  };
+}
+
+}  // namespace grade_all
