@@ -7,7 +7,9 @@
 // Plus the report's text and the grader's robustness (wrong shapes, foreign exceptions).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -15,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -1018,3 +1021,134 @@ TEST(GradeOnlineSoftmax, TheOracleUpdateByHand) {
 }
 
 }  // namespace
+
+// ---- checks run in the caller's process: the student's function in a forked child ----------
+// (set_check_isolation, xenc/grade/exercises.hpp; a notebook's check cell works this way): a
+// crash, an abort, a division by zero, a hang, an exit() or a memory blow-up in the student's
+// function costs only that check, with the sandbox's sentence, and this process lives on.
+
+namespace {
+
+// Restores the default isolation when a test ends.
+struct IsolationScope {
+  explicit IsolationScope(const grade::CheckIsolation& i) { grade::set_check_isolation(i); }
+  ~IsolationScope() { grade::set_check_isolation(grade::CheckIsolation{}); }
+};
+
+// The correct softmax, except on inputs whose first value is exactly 1 (the hand example's
+// first row is [1, 2, 3]): there it does `bad`.
+template <class Bad>
+grade::ExerciseResult softmax_failing_on_the_hand_example(Bad bad) {
+  return grade::check_softmax([bad](const Tensor2& x) -> Tensor2 {
+    if (x.size() > 0 && x(0, 0) == 1.0f) bad();
+    return assignment::softmax(x);
+  });
+}
+
+const grade::CheckResult& hand_example(const grade::ExerciseResult& r) {
+  for (const grade::CheckResult& c : r.checks)
+    if (c.name.find("hand example") != std::string::npos) return c;
+  throw std::logic_error("hand_example: no check named 'hand example' in " + r.exercise);
+}
+
+// Every other check passes: only the check whose input crashed the child failed.
+void expect_only_the_hand_example_failed(const grade::ExerciseResult& r) {
+  std::size_t failed = 0;
+  for (const grade::CheckResult& c : r.checks) failed += c.passed ? 0 : 1;
+  EXPECT_EQ(failed, 1u);
+  EXPECT_FALSE(hand_example(r).passed);
+  EXPECT_NE(hand_example(r).hint.find("ran in a process of its own"), std::string::npos)
+      << hand_example(r).hint;
+}
+
+}  // namespace
+
+TEST(CheckIsolation, ASegfaultCostsOnlyItsCheck) {
+  const auto r = softmax_failing_on_the_hand_example([] {
+    volatile int* p = nullptr;
+    *p = 1;
+  });
+  EXPECT_EQ(hand_example(r).computed,
+            "crashed with SIGSEGV (segmentation fault: a read or write outside the memory of a "
+            "tensor?)");
+  expect_only_the_hand_example_failed(r);
+}
+
+TEST(CheckIsolation, AnAbortAndADivisionByZeroCostOnlyTheirCheck) {
+  const auto a = softmax_failing_on_the_hand_example([] { std::abort(); });
+  EXPECT_EQ(hand_example(a).computed,
+            "crashed with SIGABRT (abort: an assert, std::terminate or an uncaught exception)");
+  expect_only_the_hand_example_failed(a);
+  const auto d = softmax_failing_on_the_hand_example([] {
+    volatile int zero = 0, seven = 7;
+    volatile int x = seven / zero;
+    (void)x;
+  });
+  EXPECT_EQ(hand_example(d).computed,
+            "crashed with SIGFPE (arithmetic exception: an integer division by zero?)");
+  expect_only_the_hand_example_failed(d);
+}
+
+TEST(CheckIsolation, AHangIsKilledAtTheTimeLimit) {
+  const IsolationScope scope({true, 0.5, 2048});
+  const auto r = softmax_failing_on_the_hand_example([] {
+    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  EXPECT_EQ(hand_example(r).computed,
+            "exceeded the time limit of 0.5 s (an infinite loop?) and was killed");
+  expect_only_the_hand_example_failed(r);
+}
+
+TEST(CheckIsolation, ExitAndAMemoryBlowUpAreNamed) {
+  const auto e = softmax_failing_on_the_hand_example([] { std::exit(0); });
+  EXPECT_EQ(hand_example(e).computed,
+            "ended with code 0 before answering every call (did the code call exit() or "
+            "std::quick_exit?)");
+  expect_only_the_hand_example_failed(e);
+  const IsolationScope scope({true, 10.0, 64});
+  const auto m = softmax_failing_on_the_hand_example([] {
+    std::vector<std::vector<char>> hog;
+    for (;;) hog.emplace_back(std::size_t(16) << 20, 'x');
+  });
+  // std::bad_alloc thrown in the child comes back as the student's exception
+  EXPECT_EQ(hand_example(m).computed, "threw an exception: std::bad_alloc");
+  std::size_t failed = 0;
+  for (const grade::CheckResult& c : m.checks) failed += c.passed ? 0 : 1;
+  EXPECT_EQ(failed, 1u);
+}
+
+TEST(CheckIsolation, ExceptionsComeBackWithTheirKindAndOffRunsHere) {
+  // split_heads' "D not divisible" check wants a std::invalid_argument: the kind survives the child
+  EXPECT_TRUE(AllPass(grade::check_split_heads(assignment::split_heads)));
+  // off: the function runs in this process (its side effect is seen here)
+  int calls = 0;
+  {
+    const IsolationScope scope({false, 10.0, 2048});
+    grade::check_softmax([&calls](const Tensor2& x) -> Tensor2 {
+      ++calls;
+      return assignment::softmax(x);
+    });
+  }
+  EXPECT_GT(calls, 0);
+  // on (the default): in a child, so this process's counter is untouched
+  int child_calls = 0;
+  grade::check_softmax([&child_calls](const Tensor2& x) -> Tensor2 {
+    ++child_calls;
+    return assignment::softmax(x);
+  });
+  EXPECT_EQ(child_calls, 0);
+}
+
+TEST(CheckIsolation, LimitsOutOfRangeAreRefusedByName) {
+  try {
+    grade::set_check_isolation({true, 0.0, 2048});
+    FAIL() << "a zero time limit was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("set_check_isolation: time_seconds is 0"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(grade::set_check_isolation({true, 1.0, 1}), std::invalid_argument);
+  EXPECT_TRUE(grade::check_isolation().on);
+  EXPECT_EQ(grade::check_isolation().time_seconds, 10.0);
+}
