@@ -190,13 +190,14 @@ Prepared prepare(const Options& o) {
   p.work = home / "assignment";
   p.build = home / "build";
   if (cached) {
+    // a cache folder made here may be passed through, as DIR/work; one given is left as it is
+    if (fs::create_directories(home.parent_path())) fs::permissions(home.parent_path(), pass);
     fs::create_directories(home);
     // one xenc-grade-all at a time per cache (held until this process ends)
     const int lock =
         ::open((home.parent_path() / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock < 0 || ::flock(lock, LOCK_EX) != 0)
       throw std::runtime_error("cannot lock the cache " + home.parent_path().string() + "\n");
-    fs::permissions(home.parent_path(), pass);
     fs::permissions(home, pass);
     p.programs = home.parent_path() / "programs";
   }
