@@ -26,7 +26,7 @@ student(e_no_compile softmax_no_compile.cpp solution)
 file(WRITE ${WORK_DIR}/grading.json
      "{\"exercises\": {\"softmax\": 2, \"merge_heads\": 3}, \"time_limit_seconds\": 5}")
 
-execute_process(COMMAND ${WORK_DIR}/prefix/bin/xenc-grade-all ${class} --settings ${WORK_DIR}/grading.json
+execute_process(COMMAND ${WORK_DIR}/prefix/bin/xenc-grade-all ${class} ${grade_cache} --settings ${WORK_DIR}/grading.json
                         --output ${WORK_DIR}/grades
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
@@ -55,3 +55,46 @@ file(READ ${WORK_DIR}/grades/d_wrong.txt wrong)
 expect_in("${wrong}" "d_wrong's report" "✘ softmax: 6 of 8 checks passed (1.5 of 2 points)"
           "hint: this is a known mistake, softmax without the max subtraction")
 message(STATUS "grades.csv:\n${csv}\n${out}")
+
+# The build cache (with SHARED_DIR, the fixture's; else DIR/cache): grading the same class again
+# gives the same CSV and stores no new program (no file was compiled again); after a one-line
+# comment is added to d_wrong's softmax.cpp, a regrade stores exactly one new program (that file,
+# compiled again) and gives the same CSV (a comment changes no verdict).
+if(SHARED_DIR)
+  set(programs ${SHARED_DIR}/cache/programs)
+else()
+  set(programs ${WORK_DIR}/grades/cache/programs)
+endif()
+function(count_programs var)
+  file(GLOB entries LIST_DIRECTORIES true RELATIVE ${programs} ${programs}/*)
+  list(FILTER entries INCLUDE REGEX "^[0-9a-f]+$")
+  list(LENGTH entries n)
+  set(${var} ${n} PARENT_SCOPE)
+endfunction()
+function(regrade what)
+  execute_process(COMMAND ${WORK_DIR}/prefix/bin/xenc-grade-all ${class} ${grade_cache}
+                          --settings ${WORK_DIR}/grading.json --output ${WORK_DIR}/grades
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  file(READ ${WORK_DIR}/grades/grades.csv again)
+  if(NOT rc EQUAL 0 OR NOT again STREQUAL csv)
+    message(FATAL_ERROR "${what}: xenc-grade-all exited ${rc}, grades.csv is:\n${again}\n"
+                        "expected the first run's:\n${csv}\n${err}")
+  endif()
+endfunction()
+count_programs(first)
+if(first LESS 1)
+  message(FATAL_ERROR "no program in the cache ${programs} after grading the class")
+endif()
+regrade("the same class again")
+count_programs(second)
+if(NOT second EQUAL first)
+  message(FATAL_ERROR "grading the same class again stored ${second} programs, not ${first}")
+endif()
+file(APPEND ${class}/d_wrong/exercises/softmax.cpp "\n// a comment: a new file for the cache\n")
+regrade("d_wrong's softmax with a comment")
+count_programs(third)
+math(EXPR expected "${first} + 1")
+if(NOT third EQUAL expected)
+  message(FATAL_ERROR "after one file changed, the cache holds ${third} programs, not ${expected}")
+endif()
+message(STATUS "the cache: ${first} programs; the same class again: the same CSV, no new program; one changed file: one new program")

@@ -63,7 +63,7 @@ foreach(calls false true)
 endforeach()
 
 function(grade class calls)
-  execute_process(COMMAND ${grade_all} ${WORK_DIR}/${class} --settings ${WORK_DIR}/grading-${calls}.json
+  execute_process(COMMAND ${grade_all} ${WORK_DIR}/${class} ${grade_cache} --settings ${WORK_DIR}/grading-${calls}.json
                           --output ${WORK_DIR}/grades-${class}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

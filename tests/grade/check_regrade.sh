@@ -6,13 +6,21 @@
 # CSV row says "not graded" with no points, xenc-grade-all exits 1, and grades.csv without that
 # row is byte for byte the first run's without it (a_correct's row unchanged). Kept small for CI:
 # one exercise, two students, two runs. Needs bubblewrap.
-# Usage: check_regrade.sh BUILD_DIR SOLUTIONS_DIR HOSTILE_DIR WORK_DIR
+# Usage: check_regrade.sh BUILD_DIR SOLUTIONS_DIR HOSTILE_DIR WORK_DIR [SHARED_DIR]
+# With SHARED_DIR (the fixture grade.shared_template, setup_shared.cmake): its install and its
+# build cache, instead of an install of BUILD_DIR of its own.
 set -euo pipefail
-build=$1 solutions=$2 hostile=$3 work=$4
+build=$1 solutions=$2 hostile=$3 work=$4 shared=${5:-}
 fail() { echo "check_regrade: $*" >&2; exit 1; }
 rm -rf "$work"
-cmake --install "$build" --prefix "$work/prefix" > /dev/null
-grade_all=$work/prefix/bin/xenc-grade-all
+cache=()
+if [[ -n $shared ]]; then
+  grade_all=$shared/prefix/bin/xenc-grade-all
+  cache=(--cache "$shared/cache")
+else
+  cmake --install "$build" --prefix "$work/prefix" > /dev/null
+  grade_all=$work/prefix/bin/xenc-grade-all
+fi
 
 for who in a_correct h_killed; do
   mkdir -p "$work/class/$who/exercises"
@@ -22,7 +30,7 @@ cat > "$work/grading.json" << 'JSON'
 {"exercises": {"softmax": 2}, "time_limit_seconds": 120, "compile_time_limit_seconds": 60}
 JSON
 
-"$grade_all" "$work/class" --settings "$work/grading.json" --output "$work/grades" > /dev/null
+"$grade_all" "$work/class" "${cache[@]}" --settings "$work/grading.json" --output "$work/grades" > /dev/null
 cp "$work/grades/grades.csv" "$work/first.csv"
 grep -q '^h_killed,2,2,2,' "$work/first.csv" || fail "h_killed has not full marks first:
 $(cat "$work/first.csv")"
@@ -30,7 +38,7 @@ grep -Eq '^  "points": 2(\.0)?,' "$work/grades/h_killed.json" || fail "no full-m
 
 # the regrade: h_killed's softmax now waits, and its grade is killed while it does
 cp "$hostile/softmax_waits.cpp" "$work/class/h_killed/exercises/softmax.cpp"
-"$grade_all" "$work/class" --settings "$work/grading.json" --output "$work/grades" \
+"$grade_all" "$work/class" "${cache[@]}" --settings "$work/grading.json" --output "$work/grades" \
   > "$work/regrade.out" 2>&1 &
 all_pid=$!
 child="$work/grades/work/students/h_killed/scratch/softmax/grade-softmax"

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "xenc/core/error.hpp"
+#include "xenc/grade/cache.hpp"
 #include "xenc/grade/exercises.hpp"
 #include "xenc/grade/runner.hpp"
 #include "xenc/grade/sandbox.hpp"
@@ -692,3 +693,70 @@ TEST(Registry, ThirteenExercisesInTeachingOrder) {
 }
 
 }  // namespace
+
+// ---- the build cache (xenc/grade/cache.hpp)
+// ------------------------------------------------------
+
+namespace {
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+}  // namespace
+
+TEST(Cache, DigestIsFnv1a64) {
+  // FNV-1a 64's published test vectors (the offset basis for "", then "a" and "foobar")
+  EXPECT_EQ(xenc::grade::digest(""), "cbf29ce484222325");
+  EXPECT_EQ(xenc::grade::digest("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(xenc::grade::digest("foobar"), "85944171f73967e8");
+}
+
+TEST(Cache, AProgramComesBackOnlyForTheSameKey) {
+  namespace fs = std::filesystem;
+  const fs::path dir = ::testing::TempDir() + "xenc_cache_" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir / "built", "program of file A");
+  const xenc::grade::ProgramCache cache((dir / "cache").string());
+  const std::string key_a = "source 1\nA", key_b = "source 1\nB";
+  EXPECT_FALSE(cache.fetch(key_a, (dir / "out").string()));
+  ASSERT_TRUE(cache.store(key_a, (dir / "built").string()));
+  // only the grader may enter the cache's folder
+  EXPECT_EQ(fs::status(dir / "cache").permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_FALSE(cache.fetch(key_b, (dir / "out").string()));
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  ASSERT_TRUE(cache.fetch(key_a, (dir / "out").string()));
+  EXPECT_EQ(slurp(dir / "out"), "program of file A");
+  EXPECT_NE(fs::status(dir / "out").permissions() & fs::perms::owner_exec, fs::perms::none);
+  // an entry is never replaced: a second store of the same key keeps the first program
+  write(dir / "built", "another program");
+  EXPECT_TRUE(cache.store(key_a, (dir / "built").string()));
+  ASSERT_TRUE(cache.fetch(key_a, (dir / "out").string()));
+  EXPECT_EQ(slurp(dir / "out"), "program of file A");
+  // the digest only finds the folder: an entry whose stored key is another file's (as two keys
+  // of the same digest would be) is not handed out
+  write(dir / "cache" / xenc::grade::digest(key_a) / "key", key_b);
+  EXPECT_FALSE(cache.fetch(key_a, (dir / "out2").string()));
+  EXPECT_FALSE(fs::exists(dir / "out2"));
+  fs::remove_all(dir);
+}
+
+TEST(Cache, TreeStampSeesAChangedFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = ::testing::TempDir() + "xenc_stamp_" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  write(dir / "sub" / "a.hpp", "int a;");
+  const std::string before = xenc::grade::tree_stamp(dir.string());
+  EXPECT_EQ(before.size(), 16u);
+  EXPECT_EQ(xenc::grade::tree_stamp(dir.string()), before);
+  write(dir / "sub" / "a.hpp", "int ab;");  // one byte longer
+  EXPECT_NE(xenc::grade::tree_stamp(dir.string()), before);
+  EXPECT_EQ(xenc::grade::tree_stamp((dir / "none").string()), "");
+  EXPECT_EQ(xenc::grade::file_digest((dir / "sub" / "a.hpp").string()),
+            xenc::grade::digest("int ab;"));
+  fs::remove_all(dir);
+}

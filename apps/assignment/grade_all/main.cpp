@@ -14,15 +14,19 @@
 //
 // A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
 // an exercise a student did not hand in is graded as the template's stub. The template is copied
-// once into DIR/work and built once (the trusted grade program and each exercise's child object);
+// and built once (the trusted grade program and each exercise's child object), and kept in the
+// cache (--cache, default DIR/cache) with each linked exercise program, so a regrade compiles only
+// what changed (xenc/grade/cache.hpp);
 // each student's files are copied into a folder of their own, and grade compiles, links and runs
 // each exercise in its own sandbox (xenc/grade/sandbox.hpp: bubblewrap's namespaces where it
 // starts), sends it each check's inputs and decides every verdict itself, so a student's code can
-// neither forge a grade nor touch another student, the settings or the reports. Two students are
-// graded at a time. grade answers on its stdout only; this program writes DIR/grades.csv,
-// DIR/<student>.txt (the report the student reads) and DIR/<student>.json, after removing the
-// student's reports of an earlier run. A failed build's log: DIR/grade-logs/<student>/<name>.log.
+// neither forge a grade nor touch another student, the settings or the reports. One student per
+// core is graded at a time (--jobs). grade answers on its stdout only; this program writes
+// DIR/grades.csv, DIR/<student>.txt (the report the student reads) and DIR/<student>.json, after
+// removing the student's reports of an earlier run. A failed build's log:
+// DIR/grade-logs/<student>/<name>.log.
 #include <CLI/CLI.hpp>
+#include <xenc/grade/cache.hpp>
 #include <xenc/grade/exercises.hpp>
 #include <xenc/grade/runner.hpp>
 #include <xenc/grade/sandbox.hpp>
@@ -40,6 +44,9 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../common/cli.hpp"
@@ -124,42 +131,95 @@ int print_exercises(const std::string& settings) {
 // What step 1 leaves for grading: the folders, the exercises' names and stubs, grade's path and
 // the settings' arguments, the exercises grade grades (in its order).
 struct Prepared {
-  fs::path out, work, build;
+  fs::path out, work, build, programs;  // programs: grade's build cache (empty: none)
   std::vector<std::string> names;
   std::map<std::string, std::string> stubs;
   std::string grade;
   std::vector<std::string> settings_args, graded_names;
 };
 
+// What the template's build depends on: the template's files (not a grading.json), xencoder's
+// installed headers, CMake files and libraries under the prefix, CMake, and Debian's package list.
+std::string template_stamp(const Options& o, const std::string& cmake) {
+  std::vector<std::string> lines;
+  for (const auto& e : fs::recursive_directory_iterator(o.template_dir)) {
+    const fs::path rel = fs::relative(e.path(), o.template_dir);
+    if (!e.is_regular_file() || rel == "grading.json" || *rel.begin() == "build") continue;
+    lines.push_back(rel.string() + " " + xenc::grade::file_digest(e.path().string()));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string all = "prefix " + o.prefix + "\ncmake " + xenc::grade::file_digest(cmake) + "\n";
+  for (const std::string& l : lines) all += l + "\n";
+  const fs::path prefix(o.prefix);
+  for (const fs::path& dir : {prefix / "include" / "xenc", prefix / "lib" / "cmake"})
+    all += dir.string() + " " + xenc::grade::tree_stamp(dir.string()) + "\n";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(prefix / "lib", ec))
+    if (e.path().filename().string().rfind("libxencoder", 0) == 0 && e.is_regular_file())
+      all += e.path().string() + " " + xenc::grade::file_digest(e.path().string()) + "\n";
+  struct stat st{};
+  if (::stat("/var/lib/dpkg/status", &st) == 0)
+    all +=
+        "packages " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "\n";
+  return all;
+}
+
 // 1. one copy of the template, configured and built once (the trusted half: grade and each
-// exercise's child object). No student's process ever sees this folder, the settings or the
-// reports: each exercise is compiled, linked and run in its own sandbox. Throws runtime_error with
-// the message to print when the template does not build or grade cannot list its exercises.
+// exercise's child object), kept in the cache (DIR/cache/template) and built again only when the
+// template, xencoder's install or the toolchain changed (template_stamp). Without the sandbox's
+// namespaces a student's process could write there, so then it is built afresh in DIR/work and
+// no cache is used. No student's process ever sees this folder, the settings or the reports:
+// each exercise is compiled, linked and run in its own sandbox. Throws runtime_error with the
+// message to print when the template does not build or grade cannot list its exercises.
 Prepared prepare(const Options& o) {
   const std::string cmake = fs::exists(XENC_CMAKE) ? XENC_CMAKE : "/usr/bin/cmake";
   Prepared p;
   p.out = fs::absolute(o.output);
-  p.work = p.out / "work" / "assignment";
-  p.build = p.out / "work" / "build";
   fs::remove_all(p.out / "work");
-  fs::create_directories(p.work);
+  fs::create_directories(p.out / "work");
   // others may pass through (the sandbox binds a student's files from here as nobody when root
   // grades) but not list it
-  fs::permissions(p.out / "work",
-                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  fs::copy(o.template_dir, p.work, fs::copy_options::recursive);
-  fs::remove_all(p.work / "build");
-  fs::remove(p.work / "grading.json");
+  const fs::perms pass = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  fs::permissions(p.out / "work", pass);
+  const bool cached = xenc::grade::namespaces_unavailable().empty();
+  const fs::path home = cached ? fs::absolute(o.cache) / "template" : p.out / "work";
+  p.work = home / "assignment";
+  p.build = home / "build";
+  if (cached) {
+    // a cache folder made here may be passed through, as DIR/work; one given is left as it is
+    if (fs::create_directories(home.parent_path())) fs::permissions(home.parent_path(), pass);
+    fs::create_directories(home);
+    // one xenc-grade-all at a time per cache (held until this process ends)
+    const int lock =
+        ::open((home.parent_path() / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock < 0 || ::flock(lock, LOCK_EX) != 0)
+      throw std::runtime_error("cannot lock the cache " + home.parent_path().string() + "\n");
+    fs::permissions(home, pass);
+    p.programs = home.parent_path() / "programs";
+  }
+  const std::string stamp = template_stamp(o, cmake);
+  const bool reuse = cached && read_file(home / "stamp") == stamp && fs::exists(p.build / "grade");
+  if (!reuse) {
+    fs::remove(home / "stamp");
+    fs::remove_all(p.work);
+    fs::remove_all(p.build);
+    fs::create_directories(p.work);
+    fs::copy(o.template_dir, p.work, fs::copy_options::recursive);
+    fs::remove_all(p.work / "build");
+    fs::remove(p.work / "grading.json");
+  }
   for (const auto& e : fs::directory_iterator(p.work / "exercises"))
     if (e.path().extension() == ".cpp") p.names.push_back(e.path().stem().string());
   std::sort(p.names.begin(), p.names.end());
   for (const std::string& n : p.names) p.stubs[n] = read_file(p.work / "exercises" / (n + ".cpp"));
   std::string log;
-  if (!run_step({cmake, "-S", p.work.string(), "-B", p.build.string(), "-G", "Unix Makefiles",
-                 "-DCMAKE_PREFIX_PATH=" + o.prefix},
-                log) ||
-      !run_step({cmake, "--build", p.build.string(), "--", "-j2"}, log))
+  if (!reuse &&
+      (!run_step({cmake, "-S", p.work.string(), "-B", p.build.string(), "-G", "Unix Makefiles",
+                  "-DCMAKE_PREFIX_PATH=" + o.prefix},
+                 log) ||
+       !run_step({cmake, "--build", p.build.string(), "--", "-j" + std::to_string(o.jobs)}, log)))
     throw std::runtime_error("the template does not build against " + o.prefix + ":\n" + log);
+  if (cached && !reuse) std::ofstream(home / "stamp", std::ios::binary) << stamp;
   p.grade = (p.build / "grade").string();
   if (!o.settings.empty()) p.settings_args = {"--settings", fs::absolute(o.settings).string()};
   std::vector<std::string> args = {p.grade, "--list"};
@@ -203,6 +263,7 @@ Row grade_student(const Prepared& p, const fs::path& student,
                                    (mine / "scratch").string(),
                                    "--logs",
                                    (p.out / "grade-logs" / row.who).string()};
+  if (!p.programs.empty()) args.insert(args.end(), {"--cache", p.programs.string()});
   args.insert(args.end(), p.settings_args.begin(), p.settings_args.end());
   xenc::grade::Limits limits;
   limits.time_seconds = 3600;
@@ -218,8 +279,9 @@ Row grade_student(const Prepared& p, const fs::path& student,
   return row;
 }
 
-// Every student, two at a time (one per core).
-std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& students) {
+// Every student, `jobs` at a time (by default one per core).
+std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& students,
+                                unsigned jobs) {
   std::vector<Row> rows(students.size());
   std::vector<std::string> forwarded;
   if (const char* off = std::getenv("XENC_GRADE_NO_NAMESPACES"))
@@ -229,9 +291,10 @@ std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& 
     for (std::size_t i; (i = next++) < students.size();)
       rows[i] = grade_student(p, students[i], forwarded);
   };
-  std::thread second(worker);
+  std::vector<std::thread> others;
+  for (unsigned j = 1; j < jobs && j < students.size(); ++j) others.emplace_back(worker);
   worker();
-  second.join();
+  for (std::thread& t : others) t.join();
   return rows;
 }
 
@@ -304,6 +367,7 @@ int main(int argc, char** argv) {
     std::cerr << "xenc-grade-all: --settings " << o.settings << " is not a file\n";
     return 2;
   }
+  if (o.cache.empty()) o.cache = (fs::path(o.output) / "cache").string();
   if (o.list_exercises) return print_exercises(o.settings);
   if (o.submissions.empty()) {
     std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
@@ -334,7 +398,7 @@ int main(int argc, char** argv) {
   for (const auto& e : fs::directory_iterator(o.submissions))
     if (e.is_directory()) students.push_back(e.path());
   std::sort(students.begin(), students.end());
-  const int failures = write_results(p, grade_students(p, students));
+  const int failures = write_results(p, grade_students(p, students, o.jobs));
   const std::string& no_namespaces = xenc::grade::namespaces_unavailable();
   if (!no_namespaces.empty())
     std::cout << "Sandbox: " << no_namespaces

@@ -2,7 +2,9 @@
 // --help test (OptionRecords.EveryHelpFlagIsARecord) compares it with the program.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../../common/options.hpp"
@@ -11,7 +13,8 @@ namespace grade_all {
 
 // The command line, after parsing.
 struct Options {
-  std::string submissions, settings, output = "grades", template_dir, prefix;
+  std::string submissions, settings, output = "grades", template_dir, prefix, cache;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   bool list_exercises = false;
 };
 
@@ -38,6 +41,13 @@ inline std::vector<xenc_app::OptionRecord<Options>> option_records() {
       {"--prefix", "prefix", nullptr,
        "where xencoder is installed (default: this program's prefix, the folder above its bin/)",
        text(), absent(), XENC_FIELD(Options, prefix)},
+      {"--jobs", "jobs", nullptr, "students graded at a time (default: one per core)",
+       whole(1, 1024), absent(), XENC_FIELD(Options, jobs)},
+      {"--cache", "cache", nullptr,
+       "the build cache: the template's build and each linked exercise program, reused when "
+       "nothing they were made from changed (default: DIR/cache; only with the sandbox's "
+       "namespaces)",
+       text(), absent(), XENC_FIELD(Options, cache)},
   };
 }
 

@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "xenc/core/error.hpp"
+#include "xenc/grade/cache.hpp"
 #include "xenc/grade/exercises.hpp"
 
 namespace xenc::grade {
@@ -455,7 +456,7 @@ std::string first_error(const std::string& log) {
 struct Options {
   Format format = Format::text;
   bool both = false;  // --format both: {"json": ..., "text": ...} for xenc-grade-all
-  std::string output, text_output, settings, submission, scratch, logs;
+  std::string output, text_output, settings, submission, scratch, logs, cache;
   std::optional<double> time_limit;
   std::optional<std::size_t> memory_limit;
   bool list = false;
@@ -464,12 +465,14 @@ struct Options {
 
 const char* kUsage =
     "usage: grade [--format text|json|gradescope|junit|both] [--output FILE] [--text-output FILE]\n"
-    "             [--settings FILE] [--submission DIR] [--scratch DIR] [--logs DIR]\n"
+    "             [--settings FILE] [--submission DIR] [--scratch DIR] [--logs DIR] [--cache DIR]\n"
     "             [--time-limit SECONDS] [--memory-limit MIB] [--list] [exercise ...]\n"
     "Builds and grades each exercise in its own sandbox. --submission: the folder whose\n"
     "exercises/<name>.cpp are graded (default: this template's); --scratch: where each exercise\n"
     "is built (default: BUILD/grade-scratch); --logs: where failed builds' logs go (default:\n"
-    "BUILD/grade-logs); --format both: the json and text reports in one JSON object.\n"
+    "BUILD/grade-logs); --cache: keep each linked program there and reuse it when the file,\n"
+    "the commands and everything they read are the same (default: none, every file compiled);\n"
+    "--format both: the json and text reports in one JSON object.\n"
     "Exit code: 0 when every check of every chosen exercise passed, 1 when one did not, 2 for a\n"
     "usage or settings error.\n";
 
@@ -509,6 +512,8 @@ Options parse(int argc, char** argv) {
       o.scratch = value();
     } else if (a == "--logs") {
       o.logs = value();
+    } else if (a == "--cache") {
+      o.cache = value();
     } else if (a == "--time-limit") {
       const std::string v = value();
       char* end = nullptr;
@@ -592,6 +597,9 @@ void bind_paths(const std::vector<std::string>& words, const std::string& templa
       continue;
     }
     paths.push_back(w);
+    // a precompiled header (-include FILE): GCC reads FILE.gch beside it
+    std::error_code ec;
+    if (!w.empty() && w[0] == '/' && fs::exists(w + ".gch", ec)) paths.push_back(w + ".gch");
   }
   for (const std::string& w : paths) {
     std::string p = w;
@@ -646,6 +654,12 @@ Limits build_limits() {
   l.file_mib = 512;
   return l;
 }
+
+// Where one student's grading reads and writes (cache: the build cache's folder, or empty).
+struct Places {
+  std::string submission;
+  fs::path scratch, logs, cache;
+};
 
 struct Built {
   std::string program;  ///< the linked grade-<name>
@@ -716,24 +730,16 @@ std::string build_failure(const std::string& log, const std::string& step, const
   return step + err + where;
 }
 
-// Compiles the submission's exercises/<name>.cpp and links grade-<name> in the scratch folder,
-// each step in the sandbox, with the commands CMake wrote for the template (compile_commands.json
-// and the link line), the template's child object prebuilt.
-Built build_exercise(const Project& p, const Settings& settings, const std::string& submission,
-                     const fs::path& scratch_root, const fs::path& logs, const std::string& name) {
-  Built b;
-  const fs::path scratch = scratch_root / name;
-  std::error_code ec;
-  fs::remove_all(scratch, ec);
-  fs::create_directories(scratch, ec);
-  if (::geteuid() == 0 && ::chown(scratch.c_str(), 65534, 65534) != 0) {
-    b.failure = "could not prepare its scratch folder " + scratch.string();
-    return b;
-  }
-  const fs::path source = fs::path(submission) / "exercises" / (name + ".cpp");
-  const fs::path object = scratch / (name + ".o");
-  const fs::path program = scratch / ("grade-" + name);
-  // the compile command of exercises/<name>.cpp
+// The compile and link commands of exercises/<name>.cpp, as CMake wrote them for the template
+// (compile_commands.json and the link line), with this student's source, object and program in
+// place. Both empty when the template's build has none.
+struct Commands {
+  std::vector<std::string> compile, link;
+};
+
+Commands exercise_commands(const Project& p, const Settings& settings, const fs::path& source,
+                           const fs::path& object, const fs::path& program,
+                           const std::string& name) {
   // "library_calls": false: the template's tensors-only variant (its include folder has no ops/
   // or nn/ header, its program is linked against xencoder::tensors alone)
   const std::string variant = settings.library_calls ? "exercise_" : "exercise_tensors_";
@@ -756,40 +762,161 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
     compile.clear();
   }
   const fs::path link_file = fs::path(p.build_dir) / "CMakeFiles" / (linked + ".dir") / "link.txt";
-  if (compile.empty() || !fs::exists(link_file)) {
+  Commands c;
+  if (compile.empty() || !fs::exists(link_file)) return c;
+  for (std::size_t i = 0; i < compile.size(); ++i) {
+    const std::string& w = compile[i];
+    if (i == 0 && fs::path(w).filename().string().find("ccache") != std::string::npos) continue;
+    if (w == "-o" || w == "-c" || w == "-MT" || w == "-MF") {
+      if (w == "-o") c.compile.insert(c.compile.end(), {"-o", object.string()});
+      if (w == "-c") c.compile.insert(c.compile.end(), {"-c", source.string()});
+      ++i;
+      continue;
+    }
+    if (w == "-MD" || w == "-MMD") continue;
+    c.compile.push_back(w);
+  }
+  const std::vector<std::string> line = split_command(read_text(link_file));
+  const std::string own_object = target_dir + "exercises/" + name + ".cpp.o";
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const std::string& w = line[i];
+    if (w == "-o" && i + 1 < line.size()) {
+      c.link.insert(c.link.end(), {"-o", program.string()});
+      ++i;
+    } else if (w.size() >= own_object.size() &&
+               w.compare(w.size() - own_object.size(), own_object.size(), own_object) == 0) {
+      c.link.push_back(object.string());
+    } else if (!w.empty() && w[0] != '-' && w[0] != '/' && i > 0) {
+      c.link.push_back((fs::path(p.build_dir) / w).lexically_normal().string());
+    } else {
+      c.link.push_back(w);
+    }
+  }
+  return c;
+}
+
+// A file's or folder's witness in a cache key, computed once per run: a file's digest, a
+// folder's stamp (xenc/grade/cache.hpp).
+const std::string& witness(const std::string& path, bool folder) {
+  static std::map<std::string, std::string> known;
+  auto [it, fresh] = known.try_emplace(path);
+  if (fresh) it->second = folder ? tree_stamp(path) : file_digest(path);
+  return it->second;
+}
+
+// The whole text a cached grade-<name> is stored under: the commands (this student's paths
+// replaced by names), the student's file byte for byte, and a witness of everything else the
+// build read: each file and folder the commands name (the template's child object, xencoder's
+// libraries and headers, the template's exercises.hpp), the compiler, the library-calls policy,
+// and Debian's package list (the system's headers and libraries). "" when the file is unreadable.
+std::string cache_key(const Project& p, const Commands& c, const fs::path& source,
+                      const fs::path& object, const fs::path& program) {
+  std::string key = "xenc grade cache 1\n", submitted;
+  std::ifstream in(source, std::ios::binary);
+  std::ostringstream s;
+  if (!(s << in.rdbuf())) return "";
+  submitted = s.str();
+  std::vector<std::string> named;
+  for (const auto* words : {&c.compile, &c.link}) {
+    key += words == &c.compile ? "compile:" : "\nlink:";
+    for (const std::string& w : *words) {
+      key += ' ';
+      if (w == source.string() || w == object.string() || w == program.string()) {
+        key += w == source.string() ? "@SOURCE" : w == object.string() ? "@OBJECT" : "@PROGRAM";
+        continue;
+      }
+      key += w;
+      std::string path = w;
+      for (const char* flag : {"-I", "-L", "-isystem", "-Wl,-rpath,"})
+        if (path.rfind(flag, 0) == 0) path = path.substr(std::strlen(flag));
+      if (!path.empty() && path[0] == '/') named.push_back(path);
+    }
+  }
+  key += "\n";
+  std::error_code ec;
+  named.push_back(fs::canonical(c.compile.at(0), ec).string());
+  named.push_back((fs::path(p.source_dir) / "cmake" / "library_calls.cmake").string());
+  for (const std::string& path : named) {
+    if (fs::path(path).lexically_normal() == fs::path(p.source_dir).lexically_normal()) {
+      // the template's folder: the sandbox sees its exercises.hpp alone
+      const std::string header = (fs::path(path) / "exercises.hpp").string();
+      key += "file " + header + " " + witness(header, false) + "\n";
+    } else if (fs::is_directory(path, ec)) {
+      if (!under(path, "/usr")) key += "folder " + path + " " + witness(path, true) + "\n";
+    } else if (fs::is_regular_file(path, ec)) {
+      key += "file " + path + " " + witness(path, false) + "\n";
+      // a precompiled header beside it: large, so its size and time (the template's build is
+      // made again, and so is it, when anything it was made from changes)
+      struct stat gch{};
+      if (::stat((path + ".gch").c_str(), &gch) == 0)
+        key += "pch " + path + ".gch " + std::to_string(gch.st_size) + " " +
+               std::to_string(gch.st_mtim.tv_sec) + "." + std::to_string(gch.st_mtim.tv_nsec) +
+               "\n";
+    }
+  }
+  struct stat st{};
+  if (::stat("/var/lib/dpkg/status", &st) == 0)
+    key += "packages " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+           "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+  return key + "source " + std::to_string(submitted.size()) + "\n" + submitted;
+}
+
+// Compiles the submission's exercises/<name>.cpp and links grade-<name> in the scratch folder,
+// each step in the sandbox, the template's child object prebuilt. With a cache, a program built
+// before from the same key (cache_key) is copied in instead, and a new one is stored right after
+// its link, before it first runs.
+Built build_exercise(const Project& p, const Settings& settings, const Places& at,
+                     const std::string& name) {
+  Built b;
+  const fs::path scratch = at.scratch / name;
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  fs::create_directories(scratch, ec);
+  if (::geteuid() == 0 && ::chown(scratch.c_str(), 65534, 65534) != 0) {
+    b.failure = "could not prepare its scratch folder " + scratch.string();
+    return b;
+  }
+  const fs::path source = fs::path(at.submission) / "exercises" / (name + ".cpp");
+  const fs::path object = scratch / (name + ".o");
+  const fs::path program = scratch / ("grade-" + name);
+  const Commands c = exercise_commands(p, settings, source, object, program, name);
+  if (c.compile.empty()) {
     b.failure =
         "cannot be built: the template's build has no compile command or link line for "
         "it (configure it again with the Unix Makefiles generator)";
     return b;
   }
-  std::vector<std::string> cc;
-  for (std::size_t i = 0; i < compile.size(); ++i) {
-    const std::string& w = compile[i];
-    if (i == 0 && fs::path(w).filename().string().find("ccache") != std::string::npos) continue;
-    if (w == "-o" || w == "-c" || w == "-MT" || w == "-MF") {
-      if (w == "-o") cc.insert(cc.end(), {"-o", object.string()});
-      if (w == "-c") cc.insert(cc.end(), {"-c", source.string()});
-      ++i;
-      continue;
-    }
-    if (w == "-MD" || w == "-MMD") continue;
-    cc.push_back(w);
-  }
+  const std::vector<std::string>& cc = c.compile;
   Box box;
   box.namespaces = true;
   box.scratch = scratch.string();
   if (!settings.library_calls) box.hidden = library_files();
   bind_paths(cc, p.source_dir, scratch.string(), box);
   box.read_only.push_back(source.string());
+  Box lbox;
+  lbox.namespaces = true;
+  lbox.scratch = scratch.string();
+  lbox.hidden = box.hidden;
+  bind_paths(c.link, p.source_dir, scratch.string(), lbox);
+  b.box = lbox;
+  // the cache, never where the student's process may write (without namespaces, it could)
+  const std::optional<ProgramCache> cache = at.cache.empty() || !namespaces_unavailable().empty()
+                                                ? std::nullopt
+                                                : std::optional<ProgramCache>(at.cache.string());
+  const std::string key = cache ? cache_key(p, c, source, object, program) : "";
+  if (!key.empty() && cache->fetch(key, program.string())) {
+    b.program = program.string();
+    return b;
+  }
   Limits limits = build_limits();
   limits.time_seconds = settings.compile_seconds;
   Outcome o = run_isolated(cc[0], cc, limits, {}, box);
   if (!(o.exited && o.exit_code == 0)) {
-    b.failure =
-        build_failure(o.output + (o.timed_out ? "\nerror: the compile exceeded its time "
-                                                "limit\n"
-                                              : ""),
-                      "does not compile: ", p, submission, logs, name, settings.library_calls);
+    b.failure = build_failure(o.output + (o.timed_out ? "\nerror: the compile exceeded its time "
+                                                        "limit\n"
+                                                      : ""),
+                              "does not compile: ", p, at.submission, at.logs, name,
+                              settings.library_calls);
     return b;
   }
   // the library-calls policy (cmake/library_calls.cmake looks at the object's symbols)
@@ -802,41 +929,19 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
                       "-P", policy.string()},
                      limits, {}, pbox);
     if (!(o.exited && o.exit_code == 0)) {
-      b.failure = build_failure(o.output, "", p, submission, logs, name);
+      b.failure = build_failure(o.output, "", p, at.submission, at.logs, name);
       return b;
     }
   }
-  // the link line, with the student's object and absolute paths
-  const std::vector<std::string> line = split_command(read_text(link_file));
-  std::vector<std::string> ld;
-  const std::string own_object = target_dir + "exercises/" + name + ".cpp.o";
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const std::string& w = line[i];
-    if (w == "-o" && i + 1 < line.size()) {
-      ld.insert(ld.end(), {"-o", program.string()});
-      ++i;
-    } else if (w.size() >= own_object.size() &&
-               w.compare(w.size() - own_object.size(), own_object.size(), own_object) == 0) {
-      ld.push_back(object.string());
-    } else if (!w.empty() && w[0] != '-' && w[0] != '/' && i > 0) {
-      ld.push_back((fs::path(p.build_dir) / w).lexically_normal().string());
-    } else {
-      ld.push_back(w);
-    }
-  }
-  Box lbox;
-  lbox.namespaces = true;
-  lbox.scratch = scratch.string();
-  lbox.hidden = box.hidden;
-  bind_paths(ld, p.source_dir, scratch.string(), lbox);
-  o = run_isolated(ld[0], ld, limits, {}, lbox);
+  o = run_isolated(c.link[0], c.link, limits, {}, lbox);
   if (!(o.exited && o.exit_code == 0)) {
-    b.failure = build_failure(o.output, "does not link: ", p, submission, logs, name,
+    b.failure = build_failure(o.output, "does not link: ", p, at.submission, at.logs, name,
                               settings.library_calls);
     return b;
   }
+  // stored before it first runs: no student's process has touched the program yet
+  if (!key.empty()) cache->store(key, program.string());
   b.program = program.string();
-  b.box = lbox;
   return b;
 }
 
@@ -844,12 +949,6 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
 void score(Graded& g) {
   g.points = g.failure.empty() ? g.points_per_check() * double(g.result.num_passed()) : 0.0;
 }
-
-// Where one student's grading reads and writes.
-struct Places {
-  std::string submission;
-  fs::path scratch, logs;
-};
 
 // One exercise: built in its sandbox, then checked here through calls answered by the student's
 // process, which never sees a verdict.
@@ -866,7 +965,7 @@ Graded grade_one(const Project& project, const Settings& settings, const Places&
   if (!fs::exists(handed))
     b.failure = "not handed in (no exercises/" + e.name + ".cpp)";
   else
-    b = build_exercise(project, settings, at.submission, at.scratch, at.logs, e.name);
+    b = build_exercise(project, settings, at, e.name);
   g.failure = b.failure;
   if (g.failure.empty()) {
     Session child(b.program, {b.program}, settings.limits, env, b.box);
@@ -941,6 +1040,8 @@ int grade_main(int argc, char** argv, const Project& project) {
   const fs::path logs = fs::absolute(opt.logs.empty() ? fs::path(project.build_dir) / "grade-logs"
                                                       : fs::path(opt.logs));
 
+  const fs::path cache = opt.cache.empty() ? fs::path() : fs::absolute(opt.cache);
+
   const auto plan = exercise_plan(project, settings);
   if (opt.list) {
     for (const auto& [e, points] : plan) std::cout << e.name << "\n";
@@ -972,7 +1073,7 @@ int grade_main(int argc, char** argv, const Project& project) {
     bool wanted = opt.chosen.empty();
     for (const std::string& name : opt.chosen) wanted = wanted || name == e.name;
     if (!wanted) continue;
-    Graded g = grade_one(project, settings, {submission, scratch, logs}, e, points);
+    Graded g = grade_one(project, settings, {submission, scratch, logs, cache}, e, points);
     fs::remove_all(scratch / e.name, ec);
     reap_orphans();
     graded.push_back(g);
