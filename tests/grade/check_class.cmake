@@ -2,7 +2,10 @@
 # time limit 5 s, so that a correct exercise is not killed on a loaded CI machine): correct, a crash, a hang, a wrong answer, a file that does not compile. The
 # CSV must hold what a teacher expects: each student's points per exercise, the total, and a
 # note naming each failure (a note with a comma is quoted); one report per student.
+# Then the class report beside it (class.json, class.html): the distributions, the check failed
+# most, the known mistake, the students who need a look and the identical pairs, by construction.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
+set(SIMILARITY_NOTICE "This report flags, it does not judge: a flagged pair shares much of its code once the template's stub is removed, and two correct solutions of a short exercise can be alike. Read each pair side by side before drawing any conclusion.")
 install_scratch()
 set(class ${WORK_DIR}/submissions)
 function(student name softmax merge_heads)
@@ -54,6 +57,125 @@ endforeach()
 file(READ ${WORK_DIR}/grades/d_wrong.txt wrong)
 expect_in("${wrong}" "d_wrong's report" "✘ softmax: 6 of 8 checks passed (1.5 of 2 points)"
           "hint: this is a known mistake, softmax without the max subtraction")
+
+# The class report (class.json, class.html), against what each made-up student does by
+# construction. A value of class.json: json_is(<expected> <path...>).
+file(READ ${WORK_DIR}/grades/class.json report)
+function(json_is expected)
+  string(JSON got ERROR_VARIABLE error GET "${report}" ${ARGN})
+  string(REGEX REPLACE "^(-?[0-9]+)\\.0+$" "\\1" got "${got}")  # 2.0 is 2
+  if(error OR NOT got STREQUAL "${expected}")
+    message(FATAL_ERROR "class.json's ${ARGN} is '${got}' ${error}, expected '${expected}':\n${report}")
+  endif()
+endfunction()
+json_is(5 students)
+json_is(5 graded)
+# softmax, 2 points over its 8 checks: a_correct and b_crash 2, d_wrong 1.5 (6 of 8), c_hang and
+# e_no_compile 0; one bar per score a check's points allow (0, 0.25, ..., 2)
+json_is(softmax exercises 0 name)
+json_is(2 exercises 0 passed)
+json_is(9 exercises 0 distribution LENGTH)
+foreach(bin "0|0|2" "6|1.5|1" "8|2|2" "1|0.25|0" "4|1|0")
+  string(REPLACE "|" ";" bin "${bin}")
+  list(GET bin 0 i)
+  list(GET bin 1 points)
+  list(GET bin 2 students)
+  json_is(${points} exercises 0 distribution ${i} points)
+  json_is(${students} exercises 0 distribution ${i} students)
+endforeach()
+# merge_heads: b_crash 0 (crashed), the four others 3
+json_is(merge_heads exercises 1 name)
+json_is(4 exercises 1 passed)
+json_is(0 exercises 1 distribution 0 points)
+json_is(1 exercises 1 distribution 0 students)
+string(JSON last LENGTH "${report}" exercises 1 distribution)
+math(EXPR last "${last} - 1")
+json_is(3 exercises 1 distribution ${last} points)
+json_is(4 exercises 1 distribution ${last} students)
+# softmax's checks ran for a_correct, b_crash and d_wrong (c_hang and e_no_compile have no
+# verdict); d_wrong fails large logits and the fully masked row: the first is the check failed most
+json_is(3 exercises 0 checks 0 ran)
+json_is("edge case: large logits (stability)" most_failed_check check)
+json_is(softmax most_failed_check exercise)
+json_is(1 most_failed_check failed)
+json_is(3 most_failed_check ran)
+# the one known mistake: d_wrong's softmax without the max
+json_is(1 exhibits LENGTH)
+json_is("softmax without the max subtraction" exhibits 0 title)
+json_is(softmax exhibits 0 exercise)
+json_is(1 exhibits 0 count)
+json_is(d_wrong exhibits 0 students 0)
+# need a look: b_crash's merge_heads crashed, c_hang's softmax timed out, e_no_compile's softmax
+# did not compile (a_correct and d_wrong ran everything)
+json_is(3 need_a_look LENGTH)
+foreach(look "0|b_crash|merge_heads|crashed" "1|c_hang|softmax|timed out"
+             "2|e_no_compile|softmax|did not compile")
+  string(REPLACE "|" ";" look "${look}")
+  list(GET look 0 i)
+  list(GET look 1 student)
+  list(GET look 2 exercise)
+  list(GET look 3 kind)
+  json_is(${student} need_a_look ${i} student)
+  json_is(${exercise} need_a_look ${i} exercise)
+  json_is("${kind}" need_a_look ${i} kind)
+endforeach()
+# similar pairs: a_correct and b_crash handed in the same softmax (the solution), and a_correct,
+# c_hang, d_wrong and e_no_compile the same merge_heads: 1 + 6 identical pairs, each 100% both
+# ways, with its side-by-side page
+json_is("${SIMILARITY_NOTICE}" similarity notice)
+function(expect_pair exercise a b)
+  string(JSON n LENGTH "${report}" similarity exercises)
+  math(EXPR n "${n} - 1")
+  foreach(i RANGE ${n})
+    string(JSON name GET "${report}" similarity exercises ${i} exercise)
+    if(NOT name STREQUAL exercise)
+      continue()
+    endif()
+    string(JSON m LENGTH "${report}" similarity exercises ${i} pairs)
+    math(EXPR m "${m} - 1")
+    foreach(j RANGE ${m})
+      string(JSON pa GET "${report}" similarity exercises ${i} pairs ${j} a)
+      string(JSON pb GET "${report}" similarity exercises ${i} pairs ${j} b)
+      if(pa STREQUAL a AND pb STREQUAL b)
+        json_is(1 similarity exercises ${i} pairs ${j} overlap_a)
+        json_is(1 similarity exercises ${i} pairs ${j} overlap_b)
+        string(JSON page GET "${report}" similarity exercises ${i} pairs ${j} page)
+        file(READ ${WORK_DIR}/grades/${page} side)
+        expect_in("${side}" "${page}" "${a} and ${b}</h1>" "${SIMILARITY_NOTICE}")
+        return()
+      endif()
+    endforeach()
+  endforeach()
+  message(FATAL_ERROR "class.json flags no ${exercise} pair ${a}, ${b}:\n${report}")
+endfunction()
+expect_pair(softmax a_correct b_crash)
+foreach(pair "a_correct|c_hang" "a_correct|d_wrong" "a_correct|e_no_compile" "c_hang|d_wrong"
+             "c_hang|e_no_compile" "d_wrong|e_no_compile")
+  string(REPLACE "|" ";" pair "${pair}")
+  expect_pair(merge_heads ${pair})
+endforeach()
+# (the mean, 1.1, is checked in the page's sentence: CMake prints a JSON real with 17 digits)
+# the page: self-contained (inline SVG, one bar chart per exercise, nothing fetched), its
+# sentences from the same numbers
+file(READ ${WORK_DIR}/grades/class.html html)
+expect_in("${html}" "class.html" "5 students, 5 graded."
+          "5 graded students: 2 passed every check; the mean is 1.1 of 2 points."
+          "failed by 1 of 3 students whose softmax ran"
+          "<td>softmax without the max subtraction</td><td>softmax</td><td>1</td><td>d_wrong</td>"
+          "3 students have an exercise that did not run to a verdict"
+          "<td>c_hang</td><td>softmax</td><td>timed out</td>" "${SIMILARITY_NOTICE}"
+          "href=\"pairs/softmax-1.html\"")
+string(REGEX MATCHALL "<svg " svgs "${html}")
+list(LENGTH svgs svgs)
+if(NOT svgs EQUAL 2)
+  message(FATAL_ERROR "class.html has ${svgs} figures, expected 2 (one per exercise)")
+endif()
+string(REGEX MATCHALL "https?://[^\"]*" urls "${html}")
+list(REMOVE_ITEM urls "http://www.w3.org/2000/svg")
+expect_not_in("${html}" "class.html" "<script" "<link" "<img" "<?xml")
+if(urls)
+  message(FATAL_ERROR "class.html refers to ${urls}: it must be self-contained")
+endif()
 message(STATUS "grades.csv:\n${csv}\n${out}")
 
 # The build cache (with SHARED_DIR, the fixture's; else DIR/cache): grading the same class again

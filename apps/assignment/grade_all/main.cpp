@@ -25,6 +25,7 @@
 // DIR/grades.csv, DIR/<student>.txt (the report the student reads) and DIR/<student>.json, after
 // removing the student's reports of an earlier run. A failed build's log:
 // DIR/grade-logs/<student>/<name>.log.
+// From the same answers, the class report: DIR/class.html and DIR/class.json (class_report.hpp).
 #include <CLI/CLI.hpp>
 #include <xenc/grade/cache.hpp>
 #include <xenc/grade/exercises.hpp>
@@ -50,6 +51,7 @@
 #include <unistd.h>
 
 #include "../../common/cli.hpp"
+#include "class_report.hpp"
 #include "options.hpp"
 
 namespace fs = std::filesystem;
@@ -352,6 +354,16 @@ int write_results(const Prepared& p, const std::vector<Row>& rows) {
   return failures;
 }
 
+// 4. class.html and class.json beside grades.csv, from the same answers (class_report.hpp).
+void write_class(const Prepared& p, const std::vector<Row>& rows, const Options& o) {
+  xenc_grade_all::ReportInputs in{p.out, p.work, fs::absolute(o.submissions), p.graded_names};
+  if (!o.settings.empty())
+    in.mistakes_named = xenc::grade::read_settings(o.settings).hints != xenc::grade::HintLevel::off;
+  std::vector<xenc_grade_all::StudentAnswer> answers;
+  for (const Row& r : rows) answers.push_back({r.who, r.answer, r.failure});
+  xenc_grade_all::write_class_report(in, answers);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -398,7 +410,9 @@ int main(int argc, char** argv) {
   for (const auto& e : fs::directory_iterator(o.submissions))
     if (e.is_directory()) students.push_back(e.path());
   std::sort(students.begin(), students.end());
-  const int failures = write_results(p, grade_students(p, students, o.jobs));
+  const std::vector<Row> rows = grade_students(p, students, o.jobs);
+  const int failures = write_results(p, rows);
+  write_class(p, rows, o);
   const std::string& no_namespaces = xenc::grade::namespaces_unavailable();
   if (!no_namespaces.empty())
     std::cout << "Sandbox: " << no_namespaces
