@@ -8,11 +8,14 @@
 // a fresh process, in a shuffled order, so that nothing but the candidate's behaviour tells the
 // check which one it tests. Every input the check sends is validated here first (shapes, at most
 // kMaxValues values per tensor), the same way for every candidate, so that a hostile input can
-// neither crash the grader nor tell the candidates apart.
+// neither crash the grader nor tell the candidates apart; and every call computes every
+// candidate, so that its time does not tell them apart either.
 #pragma once
 
 #include <algorithm>
+#include <exception>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -86,6 +89,34 @@ ExerciseResult test_result(const std::string& exercise, const std::string& funct
                            const RunVerdict& correct,
                            const std::vector<std::pair<Pitfall, RunVerdict>>& exhibits);
 
+/// Candidate k as the student's check sees it: every call computes every candidate's output on
+/// the same inputs and returns the k-th (or rethrows its exception), so that the time a call takes
+/// does not tell the candidates apart.
+template <class Sig>
+struct AllOf;
+template <class R, class... A>
+struct AllOf<R(A...)> {
+  static std::function<R(A...)> make(const std::vector<Candidate<R(A...)>>& candidates,
+                                     std::size_t k) {
+    std::vector<std::function<R(A...)>> all;
+    for (const Candidate<R(A...)>& c : candidates) all.push_back(c.fn);
+    return [all, k](A... args) -> R {
+      std::optional<R> chosen;
+      std::exception_ptr error;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        try {
+          R out = all[i](args...);
+          if (i == k) chosen = std::move(out);
+        } catch (...) {
+          if (i == k) error = std::current_exception();
+        }
+      }
+      if (error) std::rethrow_exception(error);
+      return std::move(*chosen);
+    };
+  }
+};
+
 /// Runs the check (run_one) on every candidate, in a shuffled order, and reports it.
 template <class Sig>
 ExerciseResult grade_test(const std::string& exercise, const std::string& function,
@@ -95,7 +126,7 @@ ExerciseResult grade_test(const std::string& exercise, const std::string& functi
   std::iota(order.begin(), order.end(), std::size_t(0));
   std::shuffle(order.begin(), order.end(), std::mt19937(std::random_device{}()));
   std::vector<RunVerdict> verdicts(candidates.size());
-  for (std::size_t i : order) verdicts[i] = run_one(candidates[i].fn);
+  for (std::size_t i : order) verdicts[i] = run_one(AllOf<Sig>::make(candidates, i));
   RunVerdict correct;
   std::vector<std::pair<Pitfall, RunVerdict>> exhibits;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
