@@ -18,6 +18,8 @@ ExerciseResult test_result(const std::string& exercise, const std::string& funct
   ExerciseResult r = support::start(exercise);
   const bool accepts_correct = correct.verdict && correct.accepted;
   const bool stub = correct.said.find("not implemented") != std::string::npos;
+  const std::string article =
+      std::string("aeiou").find(function.at(0)) != std::string::npos ? "an " : "a ";
   CheckResult c;
   c.name = "the correct " + function + " passes your check";
   c.scored = false;
@@ -38,7 +40,7 @@ ExerciseResult test_result(const std::string& exercise, const std::string& funct
     CheckResult e;
     e.name = "catches: " + info.title;
     e.passed = accepts_correct && v.verdict && !v.accepted;
-    e.input = "your check, run on a " + function +
+    e.input = "your check, run on " + article + function +
               " with this published mistake (the museum's exhibit; its code is not shown)";
     e.expected = "your check rejects it (returns false or throws)";
     if (!accepts_correct)
