@@ -111,6 +111,9 @@ TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope)));
   EXPECT_TRUE(AllPass(grade::check_alibi_slopes(assignment::alibi_slopes)));
   EXPECT_TRUE(AllPass(grade::check_online_softmax_tile(assignment::online_softmax_tile)));
+  EXPECT_TRUE(AllPass(grade::check_test_softmax(assignment::test_softmax)));
+  EXPECT_TRUE(AllPass(grade::check_test_layer_norm_forward(assignment::test_layer_norm_forward)));
+  EXPECT_TRUE(AllPass(grade::check_test_attention(assignment::test_attention)));
 }
 
 // The library's ops are tested against PyTorch (tests/ops); they pass the grader's checks too, so
@@ -802,9 +805,141 @@ TEST(GradeRobustness, ForeignExceptionsAreCaught) {
 TEST(GradeExercises, TheListMatchesTheChecks) {
   // each exercise's result carries its name and the signature from the list
   const auto& list = grade::exercises();
-  ASSERT_EQ(list.size(), 13u);
+  ASSERT_EQ(list.size(), 16u);
   EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
   EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
+}
+
+// ---- test-writing exercises: the student's test against the correct function and the exhibits --
+
+// The titles of the exhibits a test-writing exercise's result says were missed (its failed
+// "catches: " checks), and the number caught.
+std::vector<std::string> missed(const grade::ExerciseResult& r) {
+  std::vector<std::string> titles;
+  for (const grade::CheckResult& c : r.checks)
+    if (c.name.rfind("catches: ", 0) == 0 && !c.passed) titles.push_back(c.name.substr(9));
+  return titles;
+}
+std::string title(Pitfall p) { return pitfalls::describe(p).title; }
+
+// A strong test (the reference solutions) catches every exhibit and accepts the correct function:
+// the first check is the correct function's and does not count; one check per exhibit.
+TEST(GradeTestExercises, AStrongTestCatchesEveryExhibit) {
+  const grade::ExerciseResult sm = grade::check_test_softmax(assignment::test_softmax);
+  ASSERT_EQ(sm.checks.size(), 3u);
+  EXPECT_EQ(sm.checks[0].name, "the correct softmax passes your check");
+  EXPECT_FALSE(sm.checks[0].scored);
+  EXPECT_EQ(sm.checks[1].name, "catches: " + title(Pitfall::softmax_without_max));
+  EXPECT_EQ(sm.checks[2].name, "catches: " + title(Pitfall::softmax_wrong_axis));
+  EXPECT_EQ(sm.num_scored(), 2u);
+  EXPECT_EQ(sm.num_scored_passed(), 2u);
+  const grade::ExerciseResult ln =
+      grade::check_test_layer_norm_forward(assignment::test_layer_norm_forward);
+  EXPECT_EQ(ln.num_scored(), 3u);
+  EXPECT_TRUE(AllPass(ln));
+  const grade::ExerciseResult at = grade::check_test_attention(assignment::test_attention);
+  EXPECT_EQ(at.num_scored(), 4u);
+  EXPECT_TRUE(AllPass(at));
+}
+
+// A weak test catches some: only row sums (the wrong axis's columns sum to 1, not its rows) misses
+// the overflow; layer norm on one row with eps = 0 misses eps outside the root; attention without
+// a mask misses the mask's mistakes. The missed exhibits are named by title, not shown.
+TEST(GradeTestExercises, AWeakTestCatchesSomeAndNamesTheMissed) {
+  const grade::ExerciseResult sm = grade::check_test_softmax([](const grade::SoftmaxFn& f) {
+    const Tensor2 y = f(Tensor2{{1, 2, 3}, {0, 5, 1}});
+    for (std::size_t r = 0; r < 2; ++r)
+      if (std::fabs(y(r, 0) + y(r, 1) + y(r, 2) - 1.0f) > 1e-5f) return false;
+    return true;
+  });
+  EXPECT_TRUE(sm.checks[0].passed);
+  EXPECT_EQ(sm.num_scored_passed(), 1u);
+  EXPECT_EQ(missed(sm), std::vector<std::string>{title(Pitfall::softmax_without_max)});
+  const grade::CheckResult& miss = sm.checks[1];
+  EXPECT_EQ(miss.computed, "your check returned true: it missed this mistake");
+  EXPECT_EQ(miss.hint, "the mistake: " + pitfalls::describe(Pitfall::softmax_without_max).mistake +
+                           ". An input on which it differs from the correct softmax catches it.");
+  EXPECT_TRUE(miss.known_mistake.empty()) << "the student did not make this mistake";
+  // no exhibit's code in the report
+  EXPECT_EQ(grade::report(sm).find("softmax_without_max"), std::string::npos);
+
+  const grade::ExerciseResult ln =
+      grade::check_test_layer_norm_forward([](const grade::LayerNormForwardFn& f) {
+        // x = [1, 3]: mean 2, biased variance 1, so y = [-1, 1] with eps = 0
+        const Tensor2 y = f(Tensor2{{1, 3}}, Tensor1{1, 1}, Tensor1{0, 0}, 0.0f);
+        return std::fabs(y(0, 0) + 1) < 1e-5f && std::fabs(y(0, 1) - 1) < 1e-5f;
+      });
+  EXPECT_EQ(ln.num_scored_passed(), 2u);
+  EXPECT_EQ(missed(ln), std::vector<std::string>{title(Pitfall::layer_norm_eps_outside_sqrt)});
+
+  const grade::ExerciseResult at = grade::check_test_attention([](const grade::AttentionFn& f) {
+    // one query, two keys, Dh = 4, no padding: scores [2, 0] / ..., P0 = e² / (e² + 1)
+    Tensor4 q = xt::ones<float>({1, 1, 1, 4}), k = xt::zeros<float>({1, 1, 2, 4});
+    for (std::size_t e = 0; e < 4; ++e) k(0, 0, 0, e) = 1;
+    const xenc::AttentionResult a = f(q, k, k, xt::zeros<bool>({1, 2}));
+    return std::fabs(a.weights(0, 0, 0, 0) - 0.880797078f) < 1e-5f;
+  });
+  EXPECT_EQ(at.num_scored_passed(), 3u);
+  EXPECT_EQ(missed(at), std::vector<std::string>{title(Pitfall::mask_after_softmax)});
+}
+
+// An empty test (accepts everything) catches nothing; a test that rejects everything, the correct
+// function included, scores 0 and says so; the stub is reported as the stub.
+TEST(GradeTestExercises, AnEmptyTestCatchesNoneAndARejectingTestScoresZero) {
+  const grade::ExerciseResult empty =
+      grade::check_test_attention([](const grade::AttentionFn&) { return true; });
+  EXPECT_TRUE(empty.checks[0].passed);
+  EXPECT_EQ(empty.num_scored_passed(), 0u);
+  EXPECT_EQ(missed(empty).size(), 4u);
+
+  const grade::ExerciseResult no = grade::check_test_softmax([](const grade::SoftmaxFn& f) {
+    f(Tensor2{{1, 2}});
+    return false;
+  });
+  EXPECT_FALSE(no.checks[0].passed);
+  EXPECT_EQ(no.checks[0].computed, "your check returned false");
+  EXPECT_EQ(no.num_scored_passed(), 0u);
+  EXPECT_EQ(no.checks[1].computed,
+            "not counted: your check does not accept the correct softmax (your check returned "
+            "false)");
+  EXPECT_NE(no.checks[0].hint.find("catches nothing"), std::string::npos) << no.checks[0].hint;
+
+  const grade::ExerciseResult stub =
+      grade::check_test_layer_norm_forward([](const grade::LayerNormForwardFn&) -> bool {
+        throw std::logic_error("test_layer_norm_forward: not implemented");
+      });
+  EXPECT_TRUE(stub.still_stub());
+  EXPECT_EQ(stub.checks[0].computed,
+            "your check threw an exception: test_layer_norm_forward: not implemented");
+}
+
+// The function under test refuses inputs it cannot compute, the same way whichever candidate it
+// is: a test that only sends such inputs sees the same exception every time and catches nothing.
+TEST(GradeTestExercises, BadInputsThrowTheSameForEveryCandidate) {
+  std::vector<std::string> seen;
+  const grade::ExerciseResult r = grade::check_test_attention([&](const grade::AttentionFn& f) {
+    try {
+      f(xt::ones<float>({1, 1, 1, 4}), xt::ones<float>({1, 1, 2, 4}), xt::ones<float>({1, 1, 3, 4}),
+        xt::zeros<bool>({1, 2}));
+    } catch (const std::invalid_argument& e) {
+      seen.push_back(e.what());
+    }
+    return true;
+  });
+  ASSERT_EQ(seen.size(), 5u);
+  for (const std::string& s : seen)
+    EXPECT_EQ(s, "attention: v has the shape [1, 1, 3, 4], expected [1, 1, 2, 4]");
+  EXPECT_EQ(r.num_scored_passed(), 0u);
+  std::string big;
+  grade::check_test_softmax([&big](const grade::SoftmaxFn& f) {
+    try {
+      f(xt::zeros<float>({2048, 1024}));
+    } catch (const std::length_error& e) {
+      big = e.what();
+    }
+    return true;
+  });
+  EXPECT_EQ(big, "softmax: x has 2097152 values, more than the grader computes (1048576)");
 }
 
 // ---- conventions: one answer per question -------------------------------------------------------
@@ -925,8 +1060,10 @@ TEST(GradeExercises, TheRegistryAndSignaturesComeFromTheExerciseFile) {
 // Every check is a named case: its name starts with its kind (finite differences: a gradient
 // check of a backward exercise).
 TEST(GradeExercises, EveryCheckIsANamedCase) {
+  // (a test-writing exercise's checks: its run on the correct function, then one per exhibit)
   const std::vector<std::string> kinds = {"hand example", "reference values",   "invariant",
-                                          "edge case",    "finite differences", "hidden"};
+                                          "edge case",    "finite differences", "hidden",
+                                          "the correct ", "catches: "};
   grade::set_hidden_seed(20261127);
   for (const auto& [name, check] : solutions_by_name())
     for (const grade::CheckResult& c : check().checks) {
@@ -960,6 +1097,11 @@ TEST(GradeHidden, EveryExerciseHasHiddenChecksDrawnFromTheSeed) {
   EXPECT_EQ(names, registered) << "solutions_by_name() must list every registered exercise";
   for (const auto& [name, check] : solutions_by_name()) {
     SCOPED_TRACE(name);
+    // a test-writing exercise has no inputs of its own to hide: the student's test picks them
+    if (!grade::find_exercise(name)->tests.empty()) {
+      EXPECT_TRUE(hidden_checks(check, 20261124).empty());
+      continue;
+    }
     EXPECT_TRUE(hidden_checks(check, std::nullopt).empty());
     const auto a = hidden_checks(check, 20261124), again = hidden_checks(check, 20261124),
                other = hidden_checks(check, 7);

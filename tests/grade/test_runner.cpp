@@ -681,11 +681,19 @@ TEST(Settings, AHugeFileIsRefusedBeforeItIsRead) {
 
 // ---- the registry -----------------------------------------------------------------------------
 
-TEST(Registry, ThirteenExercisesInTeachingOrder) {
+TEST(Registry, SixteenExercisesInTeachingOrder) {
   const auto& list = grade::exercises();
-  ASSERT_EQ(list.size(), 13u);
+  ASSERT_EQ(list.size(), 16u);
   EXPECT_EQ(list.front().name, "sinusoidal_table");
-  EXPECT_EQ(list.back().name, "relative_shift");
+  EXPECT_EQ(list[12].name, "relative_shift");
+  // the three test-writing exercises last, each naming the function whose test the student writes
+  EXPECT_EQ(list[13].name, "test_softmax");
+  EXPECT_EQ(list[13].tests, "softmax");
+  EXPECT_TRUE(list[13].check_runs);
+  EXPECT_FALSE(list[13].check_remote);
+  EXPECT_EQ(list[14].tests, "layer_norm_forward");
+  EXPECT_EQ(list[15].tests, "attention");
+  EXPECT_TRUE(list[12].tests.empty());
   for (std::size_t i = 1; i < list.size(); ++i) EXPECT_LT(list[i - 1].order, list[i].order);
   ASSERT_NE(grade::find_exercise("rope"), nullptr);
   EXPECT_EQ(grade::find_exercise("rope")->signature.rfind("Tensor2 rope(", 0), 0u);

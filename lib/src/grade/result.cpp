@@ -18,6 +18,18 @@ std::size_t ExerciseResult::num_passed() const {
   return n;
 }
 
+std::size_t ExerciseResult::num_scored() const {
+  std::size_t n = 0;
+  for (const CheckResult& c : checks) n += c.scored;
+  return n;
+}
+
+std::size_t ExerciseResult::num_scored_passed() const {
+  std::size_t n = 0;
+  for (const CheckResult& c : checks) n += c.scored && c.passed;
+  return n;
+}
+
 bool ExerciseResult::still_stub() const {
   if (checks.empty()) return false;
   for (const CheckResult& c : checks)

@@ -158,7 +158,13 @@ Settings read_settings(const std::string& path) {
 // ---- formats ------------------------------------------------------------------------------------
 
 double Graded::points_per_check() const {
-  return result.checks.empty() ? 0.0 : max_points / double(result.checks.size());
+  return result.num_scored() == 0 ? 0.0 : max_points / double(result.num_scored());
+}
+double Graded::check_points(const CheckResult& c) const {
+  return c.passed && c.scored ? points_per_check() : 0.0;
+}
+double Graded::check_max_points(const CheckResult& c) const {
+  return c.scored ? points_per_check() : 0.0;
 }
 
 namespace {
@@ -277,8 +283,8 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
                 {"report", i < lines.checks.size() ? lines.checks[i] : std::vector<std::string>()},
                 {"passed", c.passed},
                 {"hidden", c.hidden},
-                {"points", c.passed ? g.points_per_check() : 0.0},
-                {"max_points", g.points_per_check()}};
+                {"points", g.check_points(c)},
+                {"max_points", g.check_max_points(c)}};
       if (!c.passed && !c.hidden)
         k.update({{"input", c.input},
                   {"expected", c.expected},
@@ -330,8 +336,8 @@ json gradescope_report(const std::vector<Graded>& graded, HintLevel hints) {
       const CheckResult& c = g.result.checks[i];
       const std::string out = joined(lines.checks[i]);
       tests.push_back({{"name", g.exercise + ": " + c.name},
-                       {"score", c.passed ? g.points_per_check() : 0.0},
-                       {"max_score", g.points_per_check()},
+                       {"score", g.check_points(c)},
+                       {"max_score", g.check_max_points(c)},
                        {"status", c.passed ? "passed" : "failed"},
                        {"output", out},
                        {"visibility", c.hidden ? "hidden" : "visible"}});
@@ -947,7 +953,51 @@ Built build_exercise(const Project& p, const Settings& settings, const Places& a
 
 // The points earned: the passed checks' share, 0 without a verdict.
 void score(Graded& g) {
-  g.points = g.failure.empty() ? g.points_per_check() * double(g.result.num_passed()) : 0.0;
+  g.points = g.failure.empty() ? g.points_per_check() * double(g.result.num_scored_passed()) : 0.0;
+}
+
+// A test-writing exercise's runs: each a fresh process of the student's program in its sandbox,
+// with the exercise's limits; a run that ends badly gives its reason and no verdict.
+class SandboxLauncher : public wire::Launcher {
+ public:
+  SandboxLauncher(const Built& b, const Limits& limits, const std::vector<std::string>& env)
+      : built_(b), limits_(limits), env_(env) {}
+  std::string run(const std::function<void(wire::Caller&)>& body) override {
+    Session child(built_.program, {built_.program}, limits_, env_, built_.box);
+    std::string error;
+    try {
+      body(child);
+    } catch (const std::exception& x) {
+      error = x.what();
+    }
+    const Outcome o = child.finish();
+    seconds += o.seconds;
+    if (output.size() < limits_.output_bytes) output += o.output;
+    std::string why = describe_outcome(o, limits_);
+    if (why.empty() && !error.empty()) why = "could not be graded: " + error;
+    return why;
+  }
+  double seconds = 0.0;
+  std::string output;
+
+ private:
+  const Built& built_;
+  Limits limits_;
+  std::vector<std::string> env_;
+};
+
+// A test-writing exercise (ExerciseInfo::check_runs): the student's check, run once per
+// candidate in a fresh process; its runs without a verdict are in its report, not a failure.
+void grade_test_runs(Graded& g, const ExerciseInfo& e, const Built& b, const Settings& settings,
+                     const std::vector<std::string>& env) {
+  SandboxLauncher launcher(b, settings.limits, env);
+  try {
+    g.result = e.check_runs(launcher);
+  } catch (const std::exception& x) {
+    g.failure = std::string("could not be graded: ") + x.what();
+  }
+  g.seconds = launcher.seconds;
+  g.output = launcher.output.substr(0, settings.limits.output_bytes);
 }
 
 // One exercise: built in its sandbox, then checked here through calls answered by the student's
@@ -967,7 +1017,9 @@ Graded grade_one(const Project& project, const Settings& settings, const Places&
   else
     b = build_exercise(project, settings, at, e.name);
   g.failure = b.failure;
-  if (g.failure.empty()) {
+  if (g.failure.empty() && e.check_runs) {
+    grade_test_runs(g, e, b, settings, env);
+  } else if (g.failure.empty()) {
     Session child(b.program, {b.program}, settings.limits, env, b.box);
     try {
       g.result = e.check_remote(child);

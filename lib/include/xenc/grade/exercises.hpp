@@ -42,7 +42,8 @@
 namespace xenc::grade {
 
 namespace wire {
-struct Caller;  // xenc/grade/wire.hpp
+struct Caller;    // xenc/grade/wire.hpp
+struct Launcher;  // xenc/grade/wire.hpp
 }  // namespace wire
 
 /// An exercise as the registry knows it. Each exercise's file (lib/src/grade/exercises/<name>.cpp)
@@ -58,6 +59,16 @@ struct ExerciseInfo {
   /// student's function goes through the caller (xenc/grade/wire.hpp), and the verdict is
   /// computed here. Set by the exercise's registration.
   std::function<ExerciseResult(wire::Caller&)> check_remote;
+  /// A test-writing exercise (test_softmax, ...): the student writes a check of a function, and
+  /// `tests` names that function ("softmax"); empty for an exercise where the student writes the
+  /// function itself.
+  std::string tests;
+  /// (A test-writing exercise, instead of check_remote.) Runs the student's check against the
+  /// correct function and against each of its museum exhibits, each run a fresh process of the
+  /// student's program started by the launcher (xenc/grade/wire.hpp), in a shuffled order; the
+  /// function under test is computed here, and the student's process only says whether its check
+  /// accepted. The verdict is computed here. Set by the exercise's registration.
+  std::function<ExerciseResult(wire::Launcher&)> check_runs;
 };
 /// The registered exercises, in teaching order.
 const std::vector<ExerciseInfo>& exercises();

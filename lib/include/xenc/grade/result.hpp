@@ -41,6 +41,9 @@ struct CheckResult {
   std::string hint;              ///< what to do; names the known mistake when one matched
   std::string known_mistake;     ///< the pitfall's title when the output equals an exhibit's
   bool hidden = false;           ///< a hidden check (teacher's seed): its input is not shown
+  /// Counts toward the points. False for a test-writing exercise's run on the correct function:
+  /// it earns nothing itself, and when it fails every other check of the exercise fails with it.
+  bool scored = true;
 };
 
 /// All checks of one exercise.
@@ -51,6 +54,8 @@ struct ExerciseResult {
 
   bool passed() const;  ///< every check passed (false when there are none)
   std::size_t num_passed() const;
+  std::size_t num_scored() const;         ///< the checks that count toward the points
+  std::size_t num_scored_passed() const;  ///< those that passed
   /// Every check failed because the function threw "... not implemented" (the stub as handed out).
   bool still_stub() const;
 };

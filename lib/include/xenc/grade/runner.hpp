@@ -68,8 +68,12 @@ struct Graded {
   std::string output;     ///< what the student's code printed (captured, shortened)
   double seconds = 0.0;
   bool passed() const { return failure.empty() && result.passed(); }
-  /// The points of one check: max_points shared equally among the exercise's checks.
+  /// The points of one check: max_points shared equally among the exercise's checks that count
+  /// (CheckResult::scored; all but a test-writing exercise's run on the correct function).
   double points_per_check() const;
+  /// What check c earns (points_per_check when it passed and counts, else 0) and could earn.
+  double check_points(const CheckResult& c) const;
+  double check_max_points(const CheckResult& c) const;
 };
 
 enum class Format { text, json, gradescope, junit };
