@@ -179,6 +179,7 @@ CheckResult run(const ValueCheck& c) {
     return r;
   }
   r.passed = r.first_difference.empty();
+  r.hint = c.hint;  // a passed check keeps its own hint (the report shows only a failed one's)
   if (!r.passed) explain_failure(r, c.exhibits, raw, c.tol, c.hint);
   return r;
 }
@@ -196,6 +197,7 @@ CheckResult run(const ThrowCheck& c) {
   } catch (const std::invalid_argument& e) {
     r.computed = std::string("threw std::invalid_argument: ") + e.what();
     r.passed = true;
+    r.hint = c.hint;
     return r;
   } catch (const std::exception& e) {
     r.computed = std::string("threw an exception that is not a std::invalid_argument: ") + e.what();
@@ -268,6 +270,7 @@ CheckResult run(const GradCheck& c) {
   r.passed = err <= 1e-4;  // NaN compares false: fails
   r.expected += "  (error ‖a − n‖/(‖a‖ + ‖n‖) must be <= 0.0001)";
   r.computed += "  (error " + num(err) + ")";
+  r.hint = c.hint;
   if (r.passed) return r;
   r.first_difference = d.text;
   explain_failure(r, c.exhibits, raw, Tolerance{}, c.hint);
