@@ -12,6 +12,9 @@
 //      "not_selected": ["sinusoidal_table", ...],   // registered, left out by the settings
 //      "hints": "full" | "brief" | "off"}
 //
+// The template is --template, else the folder of --settings when it is an assignment (the
+// teacher's copy: its exercises are the course's when grading.json has no "exercises"), else the
+// installed one; --exercises lists the exercises that folder holds.
 // A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
 // an exercise a student did not hand in is graded as the template's stub. The template is copied
 // once into DIR/work and built once (the trusted grade program and each exercise's child object);
@@ -96,7 +99,7 @@ struct Options {
 // --exercises: the registry as JSON with the teacher's settings applied (the chosen exercises
 // with their points, and the names of the others: a notebook leaves those out, and still refuses
 // a name the registry does not know). Returns the exit code.
-int print_exercises(const std::string& settings) {
+int print_exercises(const std::string& settings, const std::vector<std::string>& in_template) {
   xenc::grade::Settings chosen;
   try {
     if (!settings.empty()) chosen = xenc::grade::read_settings(settings);
@@ -107,7 +110,9 @@ int print_exercises(const std::string& settings) {
   json list = json::array(), not_selected = json::array();
   for (const xenc::grade::ExerciseInfo& e : xenc::grade::exercises()) {
     double points = e.points;
-    bool wanted = chosen.exercises.empty();
+    bool wanted = chosen.exercises.empty() &&
+                  (in_template.empty() ||
+                   std::find(in_template.begin(), in_template.end(), e.name) != in_template.end());
     for (const auto& [name, p] : chosen.exercises)
       if (name == e.name) wanted = true, points = p;
     if (wanted)
@@ -122,6 +127,19 @@ int print_exercises(const std::string& settings) {
                    .dump(1)
             << "\n";
   return 0;
+}
+
+// The exercises a template folder holds: the names of its exercises/*.cpp (none when it is not a
+// template: no CMakeLists.txt or no exercises/).
+std::vector<std::string> template_exercises(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (!fs::exists(dir / "CMakeLists.txt", ec) || !fs::is_directory(dir / "exercises", ec))
+    return names;
+  for (const auto& e : fs::directory_iterator(dir / "exercises", ec))
+    if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 // What step 1 leaves for grading: the folders, the exercises' names and stubs, grade's path and
@@ -150,9 +168,15 @@ Prepared prepare(const Options& o) {
   // grades) but not list it
   fs::permissions(p.out / "work",
                   fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  fs::copy(o.template_dir, p.work, fs::copy_options::recursive);
-  fs::remove_all(p.work / "build");
-  fs::remove(p.work / "grading.json");
+  // the template's files, its cmake/ and exercises/ (not a build, the settings, or the class's
+  // submissions and grades, which a teacher's assignment folder may hold)
+  for (const auto& e : fs::directory_iterator(o.template_dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name != "grading.json")
+      fs::copy(e.path(), p.work / name);
+    else if (e.is_directory() && (name == "cmake" || name == "exercises"))
+      fs::copy(e.path(), p.work / name, fs::copy_options::recursive);
+  }
   for (const auto& e : fs::directory_iterator(p.work / "exercises"))
     if (e.path().extension() == ".cpp") p.names.push_back(e.path().stem().string());
   std::sort(p.names.begin(), p.names.end());
@@ -196,6 +220,17 @@ Row grade_student(const Prepared& p, const fs::path& student,
     if (!fs::exists(handed)) handed = student / (n + ".cpp");
     std::ofstream(mine / "src" / "exercises" / (n + ".cpp"), std::ios::binary)
         << (fs::exists(handed) && !fs::is_directory(handed) ? read_file(handed) : p.stubs.at(n));
+  }
+  // a file that is not an exercise (Softmax.cpp, softmax.cc, softmax_é.cpp) becomes an empty file
+  // of that name, so that grade names it, with the closest exercise, in the student's report
+  const bool nested = fs::is_directory(student / "exercises");
+  for (const xenc::grade::StrayFile& f :
+       xenc::grade::stray_files((nested ? student / "exercises" : student).string(), p.names)) {
+    const std::string ext = fs::path(f.file).extension().string();
+    const bool source = ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c++" ||
+                        ext == ".C" || ext == ".cp" || ext == ".CPP" || ext == ".h" ||
+                        ext == ".hpp" || ext == ".c";
+    if (nested || source) std::ofstream(mine / "src" / "exercises" / f.file);
   }
   std::vector<std::string> args = {p.grade,
                                    "--format",
@@ -267,6 +302,9 @@ void write_student(const Prepared& p, const Row& row, std::ofstream& table) {
   }
   table << "," << csv(notes) << "\n";
   std::cout << row.who << ": " << number(points) << " of " << number(max_points) << " points\n";
+  if (r.contains("not_exercises"))
+    for (const json& f : r.at("not_exercises"))
+      std::cout << "  " << row.who << ": " << f.at("message").get<std::string>() << "\n";
 }
 
 // 3. grades.csv and the reports, written here from what grade decided. Returns the number of
@@ -316,13 +354,22 @@ int main(int argc, char** argv) {
   const fs::path installed_template =
       self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
   app.add_option("--template", o.template_dir,
-                 "the assignment template (default: the installed one, " +
+                 "the assignment template (default: the folder of --settings when it "
+                 "holds an assignment, a CMakeLists.txt and exercises/; else the installed one, " +
                      installed_template.lexically_normal().string() + ")");
   app.add_option("--prefix", o.prefix,
                  "where xencoder is installed (default: this program's prefix, " +
                      (self_dir() / "..").lexically_normal().string() + ")");
   CLI11_PARSE(app, argc, argv);
-  if (o.list_exercises) return print_exercises(o.settings);
+  // the teacher's folder: without --template, the settings' folder when it is an assignment (its
+  // CMakeLists.txt and exercises/), so that its exercises are the course's
+  if (o.template_dir.empty() && !o.settings.empty()) {
+    const fs::path folder = fs::absolute(o.settings).parent_path();
+    if (!template_exercises(folder).empty()) o.template_dir = folder.string();
+  }
+  if (o.list_exercises)
+    return print_exercises(o.settings, o.template_dir.empty() ? std::vector<std::string>{}
+                                                              : template_exercises(o.template_dir));
   if (o.submissions.empty()) {
     std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
     return 2;
