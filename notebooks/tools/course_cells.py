@@ -326,8 +326,10 @@ for _a in NB:
     for _b in NB:
         _both = set(NB[_a]["exercises"]) & set(NB[_b]["exercises"]) if _a < _b else set()
         if _both:
-            sys.exit("%s are in both %s and %s: an exercise belongs to one notebook"
-                     % (", ".join(sorted(_both)), _a, _b))
+            sys.exit(
+                "%s are in both %s and %s: an exercise belongs to one notebook"
+                % (", ".join(sorted(_both)), _a, _b)
+            )
 
 
 def check_against_registry(path, nb):
@@ -483,8 +485,10 @@ if CHECK:
     # each exercise counts once: in one notebook, so the notebooks' points are the registry's
     for n, files in sorted(where.items()):
         if len(files) > 1:
-            errors.append('exercise "%s" is in %d notebooks (%s): an exercise belongs to one'
-                          % (n, len(files), ", ".join(files)))
+            errors.append(
+                'exercise "%s" is in %d notebooks (%s): an exercise belongs to one'
+                % (n, len(files), ", ".join(files))
+            )
     # a chosen exercise without a cell, among those whose file writes notebook cells (`// @notebook`)
     missing = sorted(
         n

@@ -908,6 +908,34 @@ TEST(GradeReport, FirstSentenceIsNotCutInsideARangeOrAbbreviation) {
   EXPECT_EQ(grade::first_sentence("ends with 0.5."), "ends with 0.5.");
 }
 
+// Garbage output (NaN where a finite value is expected, on finite inputs) has its own hint, first:
+// not the check's formula or masked-row hint; a check whose input holds -inf keeps its own.
+TEST(GradeReport, GarbageOutputHasItsOwnHint) {
+  const grade::ExerciseResult r = grade::check_softmax([](const Tensor2& x) {
+    Tensor2 y = x;
+    for (float& v : y) v = std::numeric_limits<float>::quiet_NaN();
+    return y;
+  });
+  const std::string garbage =
+      "your output holds nan (in y) where a finite value is expected, and every input here is "
+      "finite: a 0/0, an exp that overflows, or an entry never written.";
+  std::size_t with_garbage = 0;
+  for (const grade::CheckResult& c : r.checks) {
+    SCOPED_TRACE(c.name);
+    if (c.name.rfind("hand example", 0) == 0 || c.name.rfind("reference values", 0) == 0 ||
+        c.name.rfind("edge case: one column", 0) == 0) {
+      EXPECT_EQ(c.hint.rfind(garbage + " ", 0), 0u) << c.hint;
+      EXPECT_EQ(grade::hint_text(c, grade::HintLevel::brief), garbage);
+      ++with_garbage;
+    }
+    // -inf in the input: a NaN there is the masked row's own mistake
+    if (c.name.rfind("edge case: a fully masked row", 0) == 0)
+      EXPECT_EQ(c.hint.rfind("a row whose every entry is -inf has nothing to attend to", 0), 0u)
+          << c.hint;
+  }
+  EXPECT_EQ(with_garbage, 3u);
+}
+
 // Whether a text is a whole first sentence: a prefix of the hint that ends with a period, its
 // brackets and code quotes closed, not inside a range or after an abbreviation.
 ::testing::AssertionResult WholeSentence(const std::string& hint) {

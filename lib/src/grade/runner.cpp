@@ -752,7 +752,6 @@ Limits build_limits() {
 struct Built {
   std::string program;  ///< the linked grade-<name>
   std::string failure;  ///< why not: "does not compile: ..." (empty when built)
-  std::string note;     ///< Graded::note, should the exercise fail
   Box box;              ///< what it may read when it runs
 };
 
@@ -916,7 +915,6 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
                       "does not compile: ", p, submission, logs, name, settings.library_calls);
     return b;
   }
-  if (!settings.library_calls) b.note = loader_note(object, name);
   // the library-calls policy (cmake/library_calls.cmake looks at the object's symbols)
   const fs::path policy = fs::path(p.source_dir) / "cmake" / "library_calls.cmake";
   if (!settings.library_calls && fs::exists(policy)) {
@@ -993,7 +991,9 @@ Graded grade_one(const Project& project, const Settings& settings, const Places&
   else
     b = build_exercise(project, settings, at.submission, at.scratch, at.logs, e.name);
   g.failure = b.failure;
-  g.note = b.note;
+  // the object is still in the scratch folder: its calls of the dynamic loader explain a failure
+  if (g.failure.empty() && !settings.library_calls)
+    g.note = loader_note(at.scratch / e.name / (e.name + ".o"), e.name);
   if (g.failure.empty()) {
     Session child(b.program, {b.program}, settings.limits, env, b.box);
     try {
@@ -1032,6 +1032,22 @@ std::vector<std::pair<ExerciseInfo, double>> exercise_plan(const Project& projec
       plan.emplace_back(e, points);
   }
   return plan;
+}
+
+// Every file of the submission's exercises/ that is not an exercise, with the closest name (a
+// misnamed file is not graded: the student must hear why): as JSON, and as the report's lines.
+json strays_of(const std::string& submission,
+               const std::vector<std::pair<ExerciseInfo, double>>& plan, std::string& lines) {
+  std::vector<std::string> names;
+  for (const auto& [e, points] : plan) names.push_back(e.name);
+  json strays = json::array();
+  for (const StrayFile& f : stray_files(submission + "/exercises", names)) {
+    lines += stray_message(f, "exercises/") + "\n";
+    strays.push_back({{"file", "exercises/" + f.file},
+                      {"closest", "exercises/" + f.closest},
+                      {"message", stray_message(f, "exercises/")}});
+  }
+  return strays;
 }
 
 }  // namespace
@@ -1105,18 +1121,8 @@ int grade_main(int argc, char** argv, const Project& project) {
     graded.push_back(g);
   }
 
-  // every file of the submission's exercises/ that is not an exercise, with the closest name (a
-  // misnamed file is not graded: the student must hear why)
-  std::vector<std::string> names;
-  for (const auto& [e, points] : plan) names.push_back(e.name);
   std::string stray_lines;
-  json strays = json::array();
-  for (const StrayFile& f : stray_files(submission + "/exercises", names)) {
-    stray_lines += stray_message(f, "exercises/") + "\n";
-    strays.push_back({{"file", "exercises/" + f.file},
-                      {"closest", "exercises/" + f.closest},
-                      {"message", stray_message(f, "exercises/")}});
-  }
+  const json strays = strays_of(submission, plan, stray_lines);
   // one line when the sandbox's namespaces are missing: never silently
   const std::string& no_namespaces = namespaces_unavailable();
   std::string report = format_report(graded, opt.format, settings.hints);
