@@ -1034,14 +1034,25 @@ std::vector<std::pair<ExerciseInfo, double>> exercise_plan(const Project& projec
   return plan;
 }
 
-// Every file of the submission's exercises/ that is not an exercise, with the closest name (a
-// misnamed file is not graded: the student must hear why): as JSON, and as the report's lines.
+// Every file of the submission's exercises/ that is not a registered exercise, with the closest
+// of the graded ones (a misnamed file is not graded: the student must hear why; the file of an
+// exercise the settings leave out is no mistake): as JSON, and as the report's lines.
 json strays_of(const std::string& submission,
                const std::vector<std::pair<ExerciseInfo, double>>& plan, std::string& lines) {
   std::vector<std::string> names;
   for (const auto& [e, points] : plan) names.push_back(e.name);
+  std::vector<std::string> registered;
+  for (const ExerciseInfo& e : exercises()) registered.push_back(e.name);
+  const std::string dir = submission + "/exercises";
+  const std::vector<StrayFile> near_graded = stray_files(dir, names);
+  std::vector<StrayFile> found;
+  for (StrayFile f : stray_files(dir, registered)) {
+    for (const StrayFile& g : near_graded)
+      if (g.file == f.file) f.closest = g.closest;
+    found.push_back(f);
+  }
   json strays = json::array();
-  for (const StrayFile& f : stray_files(submission + "/exercises", names)) {
+  for (const StrayFile& f : found) {
     lines += stray_message(f, "exercises/") + "\n";
     strays.push_back({{"file", "exercises/" + f.file},
                       {"closest", "exercises/" + f.closest},
