@@ -4,6 +4,8 @@
 # note naming each failure (a note with a comma is quoted); one report per student.
 # Then the class report beside it (class.json, class.html): the distributions, the check failed
 # most, the known mistake, the students who need a look and the identical pairs, by construction.
+# Then a student with misnamed work (f_misnamed, graded alone); last, --exercises with the settings
+# in a teacher's folder of two exercises and no "exercises" key lists those two.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 set(SIMILARITY_NOTICE "This report flags, it does not judge: a flagged pair shares much of its code once the template's stub is removed, and two correct solutions of a short exercise can be alike. Read each pair side by side before drawing any conclusion.")
 install_scratch()
@@ -220,3 +222,50 @@ if(NOT third EQUAL expected)
   message(FATAL_ERROR "after one file changed, the cache holds ${third} programs, not ${expected}")
 endif()
 message(STATUS "the cache: ${first} programs; the same class again: the same CSV, no new program; one changed file: one new program")
+
+# A student with misnamed work, graded alone (its own class folder, the same settings, install and
+# cache): f_misnamed renamed merge_heads (the note names the missing function) and handed softmax
+# in as Softmax.cpp and softmax.cc (each named, with the closest exercise, in the output and the
+# report).
+set(misnamed_class ${WORK_DIR}/submissions-misnamed)
+configure_file(${BAD_DIR}/merge_heads_renamed.cpp
+               ${misnamed_class}/f_misnamed/exercises/merge_heads.cpp COPYONLY)
+foreach(f Softmax.cpp softmax.cc)
+  configure_file(${SOLUTIONS_DIR}/softmax.cpp ${misnamed_class}/f_misnamed/exercises/${f} COPYONLY)
+endforeach()
+execute_process(COMMAND ${WORK_DIR}/prefix/bin/xenc-grade-all ${misnamed_class} ${grade_cache}
+                        --settings ${WORK_DIR}/grading.json --output ${WORK_DIR}/grades-misnamed
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+file(READ ${WORK_DIR}/grades-misnamed/grades.csv csv)
+# the renamed function is named, not the linker's exit status; the misnamed files are reported
+string(REGEX MATCH "\nf_misnamed,[^\n]*" row "${csv}")
+expect_in("${row}" "f_misnamed's row" "f_misnamed,0,5,0,0,\"softmax: not implemented; merge_heads: failed: does not link: exercises/merge_heads.cpp does not define assignment::merge_heads, the function `Tensor3 merge_heads(const Tensor4& x)`")
+expect_not_in("${row}" "f_misnamed's row" "ld returned")
+set(stray "is not an exercise of this assignment and was not graded (did you mean exercises/softmax.cpp?)")
+expect_in("${out}" "xenc-grade-all's output" "f_misnamed: 0 of 5 points
+  f_misnamed: exercises/Softmax.cpp ${stray}
+  f_misnamed: exercises/softmax.cc ${stray}")
+file(READ ${WORK_DIR}/grades-misnamed/f_misnamed.txt misnamed)
+expect_in("${misnamed}" "f_misnamed's report" "exercises/Softmax.cpp ${stray}" "exercises/softmax.cc ${stray}")
+
+# Without an "exercises" key the exercises are the teacher's folder's (where grading.json is, with
+# a CMakeLists.txt and exercises/), not every registered one
+file(MAKE_DIRECTORY ${WORK_DIR}/course/exercises)
+file(COPY ${TEMPLATE_DIR}/CMakeLists.txt DESTINATION ${WORK_DIR}/course)
+foreach(e softmax merge_heads)
+  file(COPY ${TEMPLATE_DIR}/exercises/${e}.cpp DESTINATION ${WORK_DIR}/course/exercises)
+endforeach()
+file(WRITE ${WORK_DIR}/course/grading.json "{\"hints\": \"brief\"}")
+execute_process(COMMAND ${WORK_DIR}/prefix/bin/xenc-grade-all --exercises
+                        --settings ${WORK_DIR}/course/grading.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE registry ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "xenc-grade-all --exercises exited ${rc}:\n${registry}\n${err}")
+endif()
+string(JSON n LENGTH "${registry}" exercises)
+string(JSON first GET "${registry}" exercises 0 name)
+string(JSON second GET "${registry}" exercises 1 name)
+string(JSON left_out LENGTH "${registry}" not_selected)
+if(NOT n EQUAL 2 OR NOT first STREQUAL "softmax" OR NOT second STREQUAL "merge_heads" OR NOT left_out EQUAL 14)
+  message(FATAL_ERROR "the teacher's folder holds softmax and merge_heads; --exercises says:\n${registry}")
+endif()

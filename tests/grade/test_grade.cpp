@@ -1031,6 +1031,98 @@ solutions_by_name() {
   return all;
 }
 
+// The brief hint level shows a hint's first sentence: a period ends it only when a space follows,
+// outside brackets and code, and not in a range's ".." or after an abbreviation.
+TEST(GradeReport, FirstSentenceIsNotCutInsideARangeOrAbbreviation) {
+  EXPECT_EQ(grade::first_sentence("Add the bias. Then the softmax."), "Add the bias.");
+  EXPECT_EQ(grade::first_sentence("head h takes columns h·Dh .. h·Dh + Dh - 1 of x. Then more."),
+            "head h takes columns h·Dh .. h·Dh + Dh - 1 of x.");
+  EXPECT_EQ(grade::first_sentence("rows 0 ... T-1 count. Rest."), "rows 0 ... T-1 count.");
+  EXPECT_EQ(grade::first_sentence("use the max (e.g. of a row. Or not) here. Rest."),
+            "use the max (e.g. of a row. Or not) here.");
+  EXPECT_EQ(grade::first_sentence("scale it, e.g. by 2. Rest."), "scale it, e.g. by 2.");
+  EXPECT_EQ(grade::first_sentence("write `x. y` there. Rest."), "write `x. y` there.");
+  EXPECT_EQ(grade::first_sentence("no period at the end"), "no period at the end");
+  EXPECT_EQ(grade::first_sentence("ends with 0.5."), "ends with 0.5.");
+}
+
+// Garbage output (NaN where a finite value is expected, on finite inputs) has its own hint, first:
+// not the check's formula or masked-row hint; a check whose input holds -inf keeps its own.
+TEST(GradeReport, GarbageOutputHasItsOwnHint) {
+  const grade::ExerciseResult r = grade::check_softmax([](const Tensor2& x) {
+    Tensor2 y = x;
+    for (float& v : y) v = std::numeric_limits<float>::quiet_NaN();
+    return y;
+  });
+  const std::string garbage =
+      "your output holds nan (in y) where a finite value is expected, and every input here is "
+      "finite: a 0/0, an exp that overflows, or an entry never written.";
+  std::size_t with_garbage = 0;
+  for (const grade::CheckResult& c : r.checks) {
+    SCOPED_TRACE(c.name);
+    if (c.name.rfind("hand example", 0) == 0 || c.name.rfind("reference values", 0) == 0 ||
+        c.name.rfind("edge case: one column", 0) == 0) {
+      EXPECT_EQ(c.hint.rfind(garbage + " ", 0), 0u) << c.hint;
+      EXPECT_EQ(grade::hint_text(c, grade::HintLevel::brief), garbage);
+      ++with_garbage;
+    }
+    // -inf in the input: a NaN there is the masked row's own mistake
+    if (c.name.rfind("edge case: a fully masked row", 0) == 0)
+      EXPECT_EQ(c.hint.rfind("a row whose every entry is -inf has nothing to attend to", 0), 0u)
+          << c.hint;
+  }
+  EXPECT_EQ(with_garbage, 3u);
+}
+
+// Whether a text is a whole first sentence: a prefix of the hint that ends with a period, its
+// brackets and code quotes closed, not inside a range or after an abbreviation.
+::testing::AssertionResult WholeSentence(const std::string& hint) {
+  const std::string brief = grade::first_sentence(hint);
+  if (brief.empty() || hint.compare(0, brief.size(), brief) != 0)
+    return ::testing::AssertionFailure() << "'" << brief << "' does not start '" << hint << "'";
+  if (brief == hint) return ::testing::AssertionSuccess();
+  int round = 0, square = 0, ticks = 0;
+  for (char ch : brief)
+    round += (ch == '(') - (ch == ')'), square += (ch == '[') - (ch == ']'), ticks += ch == '`';
+  const bool range = brief.size() >= 2 && brief[brief.size() - 2] == '.';
+  const std::string tail = brief.substr(brief.size() >= 5 ? brief.size() - 5 : 0);
+  const bool abbreviation = tail == " e.g." || tail == " i.e." || tail.find(" cf.") == 1;
+  if (brief.back() != '.' || round != 0 || square != 0 || ticks % 2 != 0 || range || abbreviation ||
+      hint[brief.size()] != ' ')
+    return ::testing::AssertionFailure() << "cut: '" << brief << "' of '" << hint << "'";
+  return ::testing::AssertionSuccess();
+}
+
+// Every hint of every check (graded on the solutions, with the hidden checks) and every exhibit's
+// text: the brief level never cuts one mid-sentence.
+TEST(GradeReport, NoHintIsCutMidSentence) {
+  grade::set_hidden_seed(20261127);
+  std::size_t hints = 0;
+  for (const auto& [name, check] : solutions_by_name())
+    for (const grade::CheckResult& c : check().checks) {
+      EXPECT_FALSE(c.hint.empty()) << name << ": " << c.name;
+      EXPECT_TRUE(WholeSentence(c.hint)) << name << ": " << c.name;
+      ++hints;
+    }
+  grade::set_hidden_seed(std::nullopt);
+  EXPECT_GT(hints, 100u);
+  for (Pitfall p : pitfalls::all_pitfalls()) {
+    const pitfalls::PitfallInfo& info = pitfalls::describe(p);
+    for (const std::string* text : {&info.title, &info.mistake, &info.fix})
+      EXPECT_TRUE(WholeSentence(*text)) << info.title;
+  }
+  // the split-heads hint that ".." cut before: its first sentence keeps the whole range
+  std::size_t ranges = 0;
+  for (const grade::CheckResult& c : grade::check_split_heads(assignment::split_heads).checks)
+    if (c.hint.find("head h takes columns h·Dh .. ") != std::string::npos) {
+      ++ranges;
+      EXPECT_NE(grade::first_sentence(c.hint).find("h·Dh .. h·Dh + Dh - 1 of every"),
+                std::string::npos)
+          << grade::first_sentence(c.hint);
+    }
+  EXPECT_GT(ranges, 0u);
+}
+
 // An exercise's file is its one source: the registry's entry, signature::<name> and the template's
 // declaration all come from its `// @` lines (the template's exercises.hpp is generated from them).
 TEST(GradeExercises, TheRegistryAndSignaturesComeFromTheExerciseFile) {

@@ -700,6 +700,84 @@ TEST(Registry, SixteenExercisesInTeachingOrder) {
   EXPECT_EQ(grade::find_exercise("rotary"), nullptr);
 }
 
+// ---- messages a student can act on -------------------------------------------------------------
+
+// A link that failed on the exercise's own function: GNU ld's log (older binutils quote `...',
+// newer '...') and lld's, as the template's link of grade-softmax prints them.
+const std::string kXtensor =
+    "xt::xtensor_container<xt::uvector<float, xsimd::aligned_allocator<float, 16ul> >, 2ul, "
+    "(xt::layout_type)1, xt::xtensor_expression_tag> const&";
+
+TEST(Messages, TheLinkersUndefinedReferencesAreParsed) {
+  const std::string gnu =
+      "/usr/bin/ld: CMakeFiles/child_softmax.dir/child.cpp.o: in function `main':\n"
+      "child.cpp:(.text.startup+0x2d): undefined reference to `assignment::softmax(" +
+      kXtensor +
+      ")'\n"
+      "/usr/bin/ld: child.cpp:(.text.startup+0x51): undefined reference to "
+      "`assignment::softmax(" +
+      kXtensor +
+      ")'\n"
+      "/usr/bin/ld: softmax.o: in function `assignment::softmax': softmax.cpp:(.text+0x9): "
+      "undefined reference to 'helper(int)'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  EXPECT_EQ(grade::undefined_references(gnu),
+            (std::vector<std::string>{"assignment::softmax(" + kXtensor + ")", "helper(int)"}));
+  const std::string lld =
+      "ld.lld: error: undefined symbol: assignment::softmax(" + kXtensor +
+      ")\n>>> referenced by child.cpp\nclang++: error: linker command failed with exit code 1\n";
+  EXPECT_EQ(grade::undefined_references(lld),
+            (std::vector<std::string>{"assignment::softmax(" + kXtensor + ")"}));
+  EXPECT_TRUE(grade::undefined_references("collect2: error: ld returned 1 exit status").empty());
+
+  // the sentence names the exercise's function and its signature, not "ld returned 1"
+  const std::string signature = "Tensor2 softmax(const Tensor2& x)";
+  EXPECT_EQ(grade::missing_function_message(gnu, "softmax", signature),
+            "exercises/softmax.cpp does not define assignment::softmax, the function `Tensor2 "
+            "softmax(const Tensor2& x)` (renamed, misspelled, outside namespace assignment, or "
+            "with other parameter types?)");
+  // another undefined function: the first one named
+  EXPECT_EQ(grade::missing_function_message(
+                "x.cpp:(.text+0x9): undefined reference to `helper(int)'\n", "softmax", signature),
+            "exercises/softmax.cpp calls helper, which is declared but defined nowhere (write its "
+            "body, or remove the call)");
+  EXPECT_EQ(grade::missing_function_message("collect2: error: ld returned 1", "softmax", signature),
+            "");
+}
+
+TEST(Messages, EditDistance) {
+  EXPECT_EQ(grade::edit_distance("", ""), 0u);
+  EXPECT_EQ(grade::edit_distance("softmax", ""), 7u);
+  EXPECT_EQ(grade::edit_distance("kitten", "sitting"), 3u);                    // k->s, e->i, +g
+  EXPECT_EQ(grade::edit_distance("softmax.cc", "softmax.cpp"), 2u);            // c->p, +p
+  EXPECT_EQ(grade::edit_distance("softmax_\xc3\xa9.cpp", "softmax.cpp"), 3u);  // "_é": 3 bytes
+  EXPECT_EQ(grade::edit_distance("flaw", "lawn"), 2u);
+}
+
+// Every file of a submission's exercises/ that is not an exercise, with the closest exercise.
+TEST(Messages, StrayFilesAreNamedWithTheClosestExercise) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("xenc_strays_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "sub.cpp");  // a folder is not a file
+  for (const char* f : {"softmax.cpp", "Softmax.cpp", "softmax.cc", "softmax_\xc3\xa9.cpp",
+                        "merge_head.cpp", "attention.cpp", "notes.txt"})
+    std::ofstream(dir / f) << "x";
+  const std::vector<std::string> names = {"softmax", "merge_heads", "split_heads"};
+  std::vector<std::string> got;
+  for (const grade::StrayFile& f : grade::stray_files(dir.string(), names))
+    got.push_back(f.file + " -> " + f.closest);
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "Softmax.cpp -> softmax.cpp", "attention.cpp -> softmax.cpp",
+                     "merge_head.cpp -> merge_heads.cpp", "notes.txt -> softmax.cpp",
+                     "softmax.cc -> softmax.cpp", "softmax_\xc3\xa9.cpp -> softmax.cpp"}));
+  EXPECT_EQ(grade::stray_message({"Softmax.cpp", "softmax.cpp"}, "exercises/"),
+            "exercises/Softmax.cpp is not an exercise of this assignment and was not graded (did "
+            "you mean exercises/softmax.cpp?)");
+  EXPECT_TRUE(grade::stray_files((dir / "missing").string(), names).empty());
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 
 // ---- the build cache (xenc/grade/cache.hpp)

@@ -12,6 +12,9 @@
 //      "not_selected": ["sinusoidal_table", ...],   // registered, left out by the settings
 //      "hints": "full" | "brief" | "off"}
 //
+// The template is --template, else the folder of --settings when it is an assignment (the
+// teacher's copy: its exercises are the course's when grading.json has no "exercises"), else the
+// installed one; --exercises lists the exercises that folder holds.
 // A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
 // an exercise a student did not hand in is graded as the template's stub. The template is copied
 // and built once (the trusted grade program and each exercise's child object), and kept in the
@@ -102,7 +105,7 @@ using grade_all::Options;
 // --exercises: the registry as JSON with the teacher's settings applied (the chosen exercises
 // with their points, and the names of the others: a notebook leaves those out, and still refuses
 // a name the registry does not know). Returns the exit code.
-int print_exercises(const std::string& settings) {
+int print_exercises(const std::string& settings, const std::vector<std::string>& in_template) {
   xenc::grade::Settings chosen;
   try {
     if (!settings.empty()) chosen = xenc::grade::read_settings(settings);
@@ -113,7 +116,9 @@ int print_exercises(const std::string& settings) {
   json list = json::array(), not_selected = json::array();
   for (const xenc::grade::ExerciseInfo& e : xenc::grade::exercises()) {
     double points = e.points;
-    bool wanted = chosen.exercises.empty();
+    bool wanted = chosen.exercises.empty() &&
+                  (in_template.empty() ||
+                   std::find(in_template.begin(), in_template.end(), e.name) != in_template.end());
     for (const auto& [name, p] : chosen.exercises)
       if (name == e.name) wanted = true, points = p;
     if (wanted)
@@ -128,6 +133,19 @@ int print_exercises(const std::string& settings) {
                    .dump(1)
             << "\n";
   return 0;
+}
+
+// The exercises a template folder holds: the names of its exercises/*.cpp (none when it is not a
+// template: no CMakeLists.txt or no exercises/).
+std::vector<std::string> template_exercises(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (!fs::exists(dir / "CMakeLists.txt", ec) || !fs::is_directory(dir / "exercises", ec))
+    return names;
+  for (const auto& e : fs::directory_iterator(dir / "exercises", ec))
+    if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 // What step 1 leaves for grading: the folders, the exercises' names and stubs, grade's path and
@@ -206,9 +224,15 @@ Prepared prepare(const Options& o) {
     fs::remove_all(p.work);
     fs::remove_all(p.build);
     fs::create_directories(p.work);
-    fs::copy(o.template_dir, p.work, fs::copy_options::recursive);
-    fs::remove_all(p.work / "build");
-    fs::remove(p.work / "grading.json");
+    // the template's files, its cmake/ and exercises/ (not a build, the settings, or the class's
+    // submissions and grades, which a teacher's assignment folder may hold)
+    for (const auto& e : fs::directory_iterator(o.template_dir)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() && name != "grading.json")
+        fs::copy(e.path(), p.work / name);
+      else if (e.is_directory() && (name == "cmake" || name == "exercises"))
+        fs::copy(e.path(), p.work / name, fs::copy_options::recursive);
+    }
   }
   for (const auto& e : fs::directory_iterator(p.work / "exercises"))
     if (e.path().extension() == ".cpp") p.names.push_back(e.path().stem().string());
@@ -255,6 +279,17 @@ Row grade_student(const Prepared& p, const fs::path& student,
     if (!fs::exists(handed)) handed = student / (n + ".cpp");
     std::ofstream(mine / "src" / "exercises" / (n + ".cpp"), std::ios::binary)
         << (fs::exists(handed) && !fs::is_directory(handed) ? read_file(handed) : p.stubs.at(n));
+  }
+  // a file that is not an exercise (Softmax.cpp, softmax.cc, softmax_é.cpp) becomes an empty file
+  // of that name, so that grade names it, with the closest exercise, in the student's report
+  const bool nested = fs::is_directory(student / "exercises");
+  for (const xenc::grade::StrayFile& f :
+       xenc::grade::stray_files((nested ? student / "exercises" : student).string(), p.names)) {
+    const std::string ext = fs::path(f.file).extension().string();
+    const bool source = ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c++" ||
+                        ext == ".C" || ext == ".cp" || ext == ".CPP" || ext == ".h" ||
+                        ext == ".hpp" || ext == ".c";
+    if (nested || source) std::ofstream(mine / "src" / "exercises" / f.file);
   }
   std::vector<std::string> args = {p.grade,
                                    "--format",
@@ -329,6 +364,9 @@ void write_student(const Prepared& p, const Row& row, std::ofstream& table) {
   }
   table << "," << csv(notes) << "\n";
   std::cout << row.who << ": " << number(points) << " of " << number(max_points) << " points\n";
+  if (r.contains("not_exercises"))
+    for (const json& f : r.at("not_exercises"))
+      std::cout << "  " << row.who << ": " << f.at("message").get<std::string>() << "\n";
 }
 
 // 3. grades.csv and the reports, written here from what grade decided. Returns the number of
@@ -376,11 +414,21 @@ int main(int argc, char** argv) {
   xenc_app::add_options(app, o, grade_all::option_records());
   CLI11_PARSE(app, argc, argv);
   if (!o.settings.empty() && !fs::is_regular_file(o.settings)) {
-    std::cerr << "xenc-grade-all: --settings " << o.settings << " is not a file\n";
-    return 2;
+    std::cerr << "xenc-grade-all: --settings " << o.settings
+              << " is not a file
+                 ";
+        return 2;
   }
   if (o.cache.empty()) o.cache = (fs::path(o.output) / "cache").string();
-  if (o.list_exercises) return print_exercises(o.settings);
+  // the teacher's folder: without --template, the settings' folder when it is an assignment (its
+  // CMakeLists.txt and exercises/), so that its exercises are the course's
+  if (o.template_dir.empty() && !o.settings.empty()) {
+    const fs::path folder = fs::absolute(o.settings).parent_path();
+    if (!template_exercises(folder).empty()) o.template_dir = folder.string();
+  }
+  if (o.list_exercises)
+    return print_exercises(o.settings, o.template_dir.empty() ? std::vector<std::string>{}
+                                                              : template_exercises(o.template_dir));
   if (o.submissions.empty()) {
     std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
     return 2;

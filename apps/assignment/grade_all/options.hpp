@@ -35,7 +35,8 @@ inline std::vector<xenc_app::OptionRecord<Options>> option_records() {
       {"--output", "output", nullptr, "where grades.csv and the reports go", text(), absent(),
        XENC_FIELD(Options, output)},
       {"--template", "template", nullptr,
-       "the assignment template (default: the installed one, "
+       "the assignment template (default: the folder of --settings when it holds an assignment, "
+       "a CMakeLists.txt and exercises/; else the installed one, "
        "<prefix>/share/xencoder/assignment/template)",
        text(), absent(), XENC_FIELD(Options, template_dir)},
       {"--prefix", "prefix", nullptr,

@@ -230,6 +230,24 @@ void explain_failure(CheckResult& r, const std::vector<Exhibit>& exhibits, const
   r.hint = hint;
 }
 
+// Garbage output: a NaN or an infinity where the expected value is finite, on a check whose
+// inputs are all finite (no "inf" or "nan" in its input), so no masked row or overflow of the
+// input explains it. Its own hint, then the check's.
+void explain_garbage(CheckResult& r, const Output& expected, const Output& measured) {
+  if (!r.known_mistake.empty() || r.input.find("inf") != std::string::npos ||
+      r.input.find("nan") != std::string::npos)
+    return;
+  for (std::size_t f = 0; f < expected.size() && f < measured.size(); ++f)
+    for (std::size_t i = 0; i < expected[f].data.size() && i < measured[f].data.size(); ++i)
+      if (std::isfinite(expected[f].data[i]) && !std::isfinite(measured[f].data[i])) {
+        r.hint = "your output holds " + num(measured[f].data[i]) + " (in " + measured[f].name +
+                 ") where a finite value is expected, and every input here is finite: a 0/0, an "
+                 "exp that overflows, or an entry never written. " +
+                 r.hint;
+        return;
+      }
+}
+
 // Calls the student's function; false (with the exception in the result) when it threw.
 bool call_student(const std::function<Output()>& student, Output& raw, CheckResult& r) {
   try {
@@ -256,11 +274,11 @@ CheckResult run(const ValueCheck& c) {
   const std::string prefix = c.expected_text.empty() ? "" : c.expected_text + ": ";
   Output raw;
   if (!call_student(c.student, raw, r)) return r;
+  Output measured, expected;
   try {
     // (each may call the student's function again: isolated, as the first call)
-    const Output measured = c.measure ? isolated([&] { return c.measure(raw); }) : raw;
-    const Output expected =
-        c.expected_from ? isolated([&] { return c.expected_from(raw); }) : c.expected;
+    measured = c.measure ? isolated([&] { return c.measure(raw); }) : raw;
+    expected = c.expected_from ? isolated([&] { return c.expected_from(raw); }) : c.expected;
     const Difference d = find_difference(expected, measured, c.tol);
     // values shown around the first difference; a text-only expectation stays as written
     if (c.expected_from || c.expected_text.empty()) r.expected = prefix + format(expected, 12, &d);
@@ -277,7 +295,11 @@ CheckResult run(const ValueCheck& c) {
     return r;
   }
   r.passed = r.first_difference.empty();
-  if (!r.passed) explain_failure(r, c.exhibits, raw, c.tol, c.hint);
+  r.hint = c.hint;  // a passed check keeps its own hint (the report shows only a failed one's)
+  if (!r.passed) {
+    explain_failure(r, c.exhibits, raw, c.tol, c.hint);
+    explain_garbage(r, expected, measured);
+  }
   return r;
 }
 
@@ -301,6 +323,7 @@ CheckResult run(const ThrowCheck& c) {
   } catch (const std::invalid_argument& e) {
     r.computed = std::string("threw std::invalid_argument: ") + e.what();
     r.passed = true;
+    r.hint = c.hint;
     return r;
   } catch (const std::exception& e) {
     r.computed = std::string("threw an exception that is not a std::invalid_argument: ") + e.what();
@@ -373,6 +396,7 @@ CheckResult run(const GradCheck& c) {
   r.passed = err <= 1e-4;  // NaN compares false: fails
   r.expected += "  (error ‖a − n‖/(‖a‖ + ‖n‖) must be <= 0.0001)";
   r.computed += "  (error " + num(err) + ")";
+  r.hint = c.hint;
   if (r.passed) return r;
   r.first_difference = d.text;
   explain_failure(r, c.exhibits, raw, Tolerance{}, c.hint);

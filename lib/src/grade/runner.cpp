@@ -229,6 +229,7 @@ ExerciseLines exercise_lines(const Graded& g, HintLevel hints) {
     return e;
   }
   e.notes.push_back(g.result.signature);
+  if (!g.note.empty()) e.notes.push_back(g.note);
   for (const CheckResult& c : g.result.checks) {
     std::vector<std::string> lines = {(c.passed ? "✔ " : "✘ ") + c.name};
     for (const std::string& l : check_details(c, hints)) lines.push_back(l);
@@ -267,7 +268,8 @@ std::string text_report(const std::vector<Graded>& graded, HintLevel hints) {
 std::string status_of(const Graded& g) {
   if (!g.failure.empty()) return "failed: " + g.failure;
   if (g.result.still_stub()) return "not implemented";
-  return g.passed() ? "passed" : "failed";
+  if (g.passed()) return "passed";
+  return g.note.empty() ? "failed" : "failed: " + g.note;
 }
 
 json json_report(const std::vector<Graded>& graded, HintLevel hints) {
@@ -439,6 +441,106 @@ std::string format_report(const std::vector<Graded>& graded, Format format, Hint
       break;
   }
   return text_report(graded, hints);
+}
+
+// ---- messages a student can act on -------------------------------------------------------------
+
+std::vector<std::string> undefined_references(const std::string& link_log) {
+  std::vector<std::string> found;
+  std::istringstream in(link_log);
+  for (std::string line; std::getline(in, line);) {
+    std::string name;
+    for (const std::string marker : {"undefined reference to ", "undefined symbol: "}) {
+      const std::size_t at = line.find(marker);
+      if (at == std::string::npos) continue;
+      name = line.substr(at + marker.size());
+      // GNU ld quotes the name `...' (older) or '...' (newer)
+      if (!name.empty() && (name.front() == '`' || name.front() == '\'')) name.erase(0, 1);
+      while (!name.empty() && (name.back() == '\'' || name.back() == '\r' || name.back() == ' '))
+        name.pop_back();
+      break;
+    }
+    if (!name.empty() && std::find(found.begin(), found.end(), name) == found.end())
+      found.push_back(name);
+  }
+  return found;
+}
+
+namespace {
+// A demangled function's qualified name, without its parameters: "assignment::softmax".
+std::string function_name(const std::string& demangled) {
+  int depth = 0;
+  for (std::size_t i = 0; i < demangled.size(); ++i) {
+    if (demangled[i] == '<') ++depth;
+    if (demangled[i] == '>' && depth > 0) --depth;
+    if (demangled[i] == '(' && depth == 0 && i > 0) return demangled.substr(0, i);
+  }
+  return demangled;
+}
+}  // namespace
+
+std::string missing_function_message(const std::string& link_log, const std::string& exercise,
+                                     const std::string& signature) {
+  const std::vector<std::string> missing = undefined_references(link_log);
+  if (missing.empty()) return "";
+  const std::string file = "exercises/" + exercise + ".cpp";
+  for (const std::string& m : missing)
+    if (function_name(m) == "assignment::" + exercise)
+      return file + " does not define assignment::" + exercise + ", the function `" + signature +
+             "` (renamed, misspelled, outside namespace assignment, or with other parameter "
+             "types?)";
+  return file + " calls " + function_name(missing.front()) +
+         ", which is declared but defined nowhere (write its body, or remove the call)";
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<StrayFile> stray_files(const std::string& dir,
+                                   const std::vector<std::string>& exercises) {
+  std::vector<StrayFile> strays;
+  std::error_code ec;
+  if (exercises.empty() || !fs::is_directory(dir, ec)) return strays;
+  auto lower = [](std::string t) {
+    for (char& ch : t) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return t;
+  };
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    const std::string file = entry.path().filename().string();
+    bool exercise = false;
+    for (const std::string& e : exercises) exercise = exercise || file == e + ".cpp";
+    if (exercise) continue;
+    StrayFile f{file, exercises.front() + ".cpp"};
+    std::size_t best = edit_distance(lower(file), lower(f.closest));
+    for (const std::string& e : exercises) {
+      const std::size_t d = edit_distance(lower(file), lower(e + ".cpp"));
+      if (d < best) best = d, f.closest = e + ".cpp";
+    }
+    strays.push_back(f);
+  }
+  std::sort(strays.begin(), strays.end(),
+            [](const StrayFile& a, const StrayFile& b) { return a.file < b.file; });
+  return strays;
+}
+
+std::string stray_message(const StrayFile& f, const std::string& folder) {
+  return folder + f.file +
+         " is not an exercise of this assignment and was not graded (did you "
+         "mean " +
+         folder + f.closest + "?)";
 }
 
 // ---- the parent ---------------------------------------------------------------------------------
@@ -708,6 +810,22 @@ std::string policy_failure(const std::string& log, const std::string& name) {
   return "";
 }
 
+// With "library_calls": false, the note for an exercise whose object calls the dynamic loader
+// (dlopen, dlsym: undefined symbols of the object, named in its string table): they find nothing
+// of xencoder, which is neither linked nor in the sandbox. "" otherwise.
+std::string loader_note(const fs::path& object, const std::string& name) {
+  const std::string bytes = read_text(object);
+  std::string calls;
+  for (const char* f : {"dlopen", "dlmopen", "dlsym", "dlvsym"})
+    if (bytes.find(std::string(1, '\0') + f + std::string(1, '\0')) != std::string::npos)
+      calls += (calls.empty() ? "" : " and ") + std::string(f);
+  if (calls.empty()) return "";
+  return "exercises/" + name + ".cpp calls " + calls +
+         ", which find nothing of xencoder here: library calls are not allowed in this assignment "
+         "(grading.json: \"library_calls\": false), and the library is neither linked nor "
+         "visible when your code runs";
+}
+
 // Writes a failed build's log and returns the failure sentence.
 std::string build_failure(const std::string& log, const std::string& step, const Project& p,
                           const std::string& submission, const fs::path& logs,
@@ -733,6 +851,11 @@ std::string build_failure(const std::string& log, const std::string& step, const
   // the policy's own sentence, without the "error: " the symbol check's message starts with
   const std::size_t policy_at = err.find("library calls are not allowed");
   if (policy_at != std::string::npos) return err.substr(policy_at) + where;
+  // a link that failed on a function: its name, not the linker's "ld returned 1"
+  const ExerciseInfo* e = find_exercise(name);
+  const std::string missing =
+      step == "does not link: " ? missing_function_message(log, name, e ? e->signature : name) : "";
+  if (!missing.empty()) return step + missing + where;
   return step + err + where;
 }
 
@@ -1017,6 +1140,9 @@ Graded grade_one(const Project& project, const Settings& settings, const Places&
   else
     b = build_exercise(project, settings, at, e.name);
   g.failure = b.failure;
+  // the object is still in the scratch folder: its calls of the dynamic loader explain a failure
+  if (g.failure.empty() && !settings.library_calls)
+    g.note = loader_note(at.scratch / e.name / (e.name + ".o"), e.name);
   if (g.failure.empty() && e.check_runs) {
     grade_test_runs(g, e, b, settings, env);
   } else if (g.failure.empty()) {
@@ -1039,6 +1165,7 @@ Graded grade_one(const Project& project, const Settings& settings, const Places&
     if (!g.failure.empty()) g.result.checks.clear();
   }
   score(g);
+  if (g.passed()) g.note.clear();
   return g;
 }
 
@@ -1056,6 +1183,33 @@ std::vector<std::pair<ExerciseInfo, double>> exercise_plan(const Project& projec
       plan.emplace_back(e, points);
   }
   return plan;
+}
+
+// Every file of the submission's exercises/ that is not a registered exercise, with the closest
+// of the graded ones (a misnamed file is not graded: the student must hear why; the file of an
+// exercise the settings leave out is no mistake): as JSON, and as the report's lines.
+json strays_of(const std::string& submission,
+               const std::vector<std::pair<ExerciseInfo, double>>& plan, std::string& lines) {
+  std::vector<std::string> names;
+  for (const auto& [e, points] : plan) names.push_back(e.name);
+  std::vector<std::string> registered;
+  for (const ExerciseInfo& e : exercises()) registered.push_back(e.name);
+  const std::string dir = submission + "/exercises";
+  const std::vector<StrayFile> near_graded = stray_files(dir, names);
+  std::vector<StrayFile> found;
+  for (StrayFile f : stray_files(dir, registered)) {
+    for (const StrayFile& g : near_graded)
+      if (g.file == f.file) f.closest = g.closest;
+    found.push_back(f);
+  }
+  json strays = json::array();
+  for (const StrayFile& f : found) {
+    lines += stray_message(f, "exercises/") + "\n";
+    strays.push_back({{"file", "exercises/" + f.file},
+                      {"closest", "exercises/" + f.closest},
+                      {"message", stray_message(f, "exercises/")}});
+  }
+  return strays;
 }
 
 }  // namespace
@@ -1131,12 +1285,21 @@ int grade_main(int argc, char** argv, const Project& project) {
     graded.push_back(g);
   }
 
+  std::string stray_lines;
+  const json strays = strays_of(submission, plan, stray_lines);
   // one line when the sandbox's namespaces are missing: never silently
   const std::string& no_namespaces = namespaces_unavailable();
   std::string report = format_report(graded, opt.format, settings.hints);
   std::string text = opt.text_output.empty() && !opt.both
                          ? std::string()
                          : format_report(graded, Format::text, settings.hints);
+  text += stray_lines;
+  if (opt.format == Format::text) report += stray_lines;
+  if (opt.format == Format::json && !strays.empty()) {
+    json j = json::parse(report);
+    j["not_exercises"] = strays;
+    report = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  }
   if (!no_namespaces.empty()) {
     const std::string line = "Sandbox: " + no_namespaces +
                              "; each exercise ran in a process with limits, without namespaces.\n";
@@ -1146,6 +1309,7 @@ int grade_main(int argc, char** argv, const Project& project) {
   if (opt.both) {
     json j = json::parse(report);
     if (!no_namespaces.empty()) j["sandbox"] = no_namespaces;
+    if (!strays.empty()) j["not_exercises"] = strays;
     report =
         json{{"json", j}, {"text", text}}.dump(-1, ' ', false, json::error_handler_t::replace) +
         "\n";
