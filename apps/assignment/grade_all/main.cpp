@@ -414,10 +414,8 @@ int main(int argc, char** argv) {
   xenc_app::add_options(app, o, grade_all::option_records());
   CLI11_PARSE(app, argc, argv);
   if (!o.settings.empty() && !fs::is_regular_file(o.settings)) {
-    std::cerr << "xenc-grade-all: --settings " << o.settings
-              << " is not a file
-                 ";
-        return 2;
+    std::cerr << "xenc-grade-all: --settings " << o.settings << " is not a file\n";
+    return 2;
   }
   if (o.cache.empty()) o.cache = (fs::path(o.output) / "cache").string();
   // the teacher's folder: without --template, the settings' folder when it is an assignment (its
