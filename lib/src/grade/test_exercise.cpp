@@ -27,13 +27,13 @@ ExerciseResult test_result(const std::string& exercise, const std::string& funct
   c.input = "your check, run on a correct " + function;
   c.expected = "your check returns true";
   c.computed = said(correct);
-  if (!c.passed)
-    c.hint = stub ? "the check is still the stub: implement it."
-                  : "a check that rejects the correct " + function +
-                        " catches nothing: none of the mistakes below counts until it accepts "
-                        "the correct one. Compare with a tolerance (float32 rounds), and only on "
-                        "inputs the function is documented for. A check that crashes or hangs "
-                        "gives no verdict.";
+  // (a passed check keeps its hint too, as every check does; a report shows a failed one's)
+  c.hint = stub ? "the check is still the stub: implement it."
+                : "a check that rejects the correct " + function +
+                      " catches nothing: none of the mistakes below counts until it accepts "
+                      "the correct one. Compare with a tolerance (float32 rounds), and only on "
+                      "inputs the function is documented for. A check that crashes or hangs "
+                      "gives no verdict.";
   r.checks.push_back(c);
   for (const auto& [pitfall, v] : exhibits) {
     const pitfalls::PitfallInfo& info = pitfalls::describe(pitfall);
@@ -50,10 +50,9 @@ ExerciseResult test_result(const std::string& exercise, const std::string& funct
       e.computed = said(v) + " (a run without a verdict catches nothing)";
     else
       e.computed = v.accepted ? "your check returned true: it missed this mistake" : said(v);
-    if (!e.passed)
-      e.hint = stub ? "the check is still the stub: implement it."
-                    : "the mistake: " + info.mistake + ". An input on which it differs from the " +
-                          "correct " + function + " catches it.";
+    e.hint = stub ? "the check is still the stub: implement it."
+                  : "the mistake: " + info.mistake + ". An input on which it differs from the " +
+                        "correct " + function + " catches it.";
     r.checks.push_back(e);
   }
   return r;
