@@ -63,8 +63,16 @@ expect_in("${wrong}" "d_wrong's report" "✘ softmax: 6 of 8 checks passed (1.5 
 # The class report (class.json, class.html), against what each made-up student does by
 # construction. A value of class.json: json_is(<expected> <path...>).
 file(READ ${WORK_DIR}/grades/class.json report)
+# (a path ending in LENGTH: the length of the array there)
 function(json_is expected)
-  string(JSON got ERROR_VARIABLE error GET "${report}" ${ARGN})
+  set(path ${ARGN})
+  list(GET path -1 last)
+  if(last STREQUAL "LENGTH")
+    list(POP_BACK path)
+    string(JSON got ERROR_VARIABLE error LENGTH "${report}" ${path})
+  else()
+    string(JSON got ERROR_VARIABLE error GET "${report}" ${path})
+  endif()
   string(REGEX REPLACE "^(-?[0-9]+)\\.0+$" "\\1" got "${got}")  # 2.0 is 2
   if(error OR NOT got STREQUAL "${expected}")
     message(FATAL_ERROR "class.json's ${ARGN} is '${got}' ${error}, expected '${expected}':\n${report}")
