@@ -128,12 +128,10 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
   return p;
 }
 
-// In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(const Plan& p, const Limits& limits, int out_fd, int calls_fd,
-                             int answers_fd) {
-  ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
-  const rlim_t bytes = rlim_t(limits.memory_mib) * 1024 * 1024;
-  const rlimit as{bytes, bytes};
+// In a child (async-signal-safe): the address space, the CPU time (this, then SIGKILL a second
+// later), no core file, the largest file. Returns the CPU limit in seconds.
+rlim_t set_limits(const Limits& limits, rlim_t address_space) {
+  const rlimit as{address_space, address_space};
   ::setrlimit(RLIMIT_AS, &as);
   const rlim_t cpu = rlim_t(std::ceil(limits.time_seconds)) + 1;
   const rlimit cpu_limit{cpu, cpu + 1};
@@ -143,6 +141,14 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
   const rlim_t fsize = rlim_t(limits.file_mib) * 1024 * 1024;
   const rlimit file_limit{fsize, fsize};
   ::setrlimit(RLIMIT_FSIZE, &file_limit);
+  return cpu;
+}
+
+// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void exec_child(const Plan& p, const Limits& limits, int out_fd, int calls_fd,
+                             int answers_fd) {
+  ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
+  set_limits(limits, rlim_t(limits.memory_mib) * 1024 * 1024);
   if (p.nproc) {
     const rlimit procs{rlim_t(limits.processes), rlim_t(limits.processes)};
     ::setrlimit(RLIMIT_NPROC, &procs);
@@ -438,16 +444,7 @@ rlim_t mapped_bytes() {
   ::setpgid(0, 0);
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGALRM})
     ::signal(sig, SIG_DFL);
-  const rlimit as{address_space, address_space};
-  ::setrlimit(RLIMIT_AS, &as);
-  const rlim_t cpu = rlim_t(std::ceil(limits.time_seconds)) + 1;
-  const rlimit cpu_limit{cpu, cpu + 1};
-  ::setrlimit(RLIMIT_CPU, &cpu_limit);
-  const rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);
-  const rlim_t fsize = rlim_t(limits.file_mib) * 1024 * 1024;
-  const rlimit file_limit{fsize, fsize};
-  ::setrlimit(RLIMIT_FSIZE, &file_limit);
+  const rlim_t cpu = set_limits(limits, address_space);
   ::alarm(unsigned(cpu) + 1);  // ends it even if the parent stopped waiting (an Interrupt)
   int code = 0;
   try {
