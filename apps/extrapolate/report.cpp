@@ -84,6 +84,7 @@ Context context(const Result& res) {
   c.margin_txt = points(c.margin) + " points";
   c.halfway = c.chance + (1.0 - c.chance) / 2.0;
   c.copy_left = o.rule == "copy_left";
+  c.task = o.rule;
   return c;
 }
 
@@ -106,7 +107,7 @@ std::optional<Verdict> unreadable(const SchemeResult& r, const Context& c) {
   const double a0 = at(r, c.L).accuracy;
   Verdict v;
   v.learned = a0 > c.chance + c.margin;
-  v.sentence = r.name + ": " + pct(a0) + " at length " + std::to_string(c.L) +
+  v.sentence = r.name + " on " + c.task + ": " + pct(a0) + " at length " + std::to_string(c.L) +
                "; no embedding beyond its table (max_len = " + std::to_string(r.max_len) +
                "), so it cannot read length" + (missing.size() > 1 ? "s " : " ") +
                lengths_list(missing) +
@@ -123,8 +124,8 @@ std::optional<Verdict> at_chance(const SchemeResult& r, const Context& c) {
   }
   if (!(lo >= c.chance - c.margin && hi <= c.chance + c.margin)) return std::nullopt;
   Verdict v;
-  v.sentence = r.name + " is at chance at every length: from " + pct(lo) + " to " + pct(hi) +
-               ", within " + c.margin_txt + " of 1/V = " + pct(c.chance) + ".";
+  v.sentence = r.name + " is at chance at every length of " + c.task + ": from " + pct(lo) +
+               " to " + pct(hi) + ", within " + c.margin_txt + " of 1/V = " + pct(c.chance) + ".";
   return v;
 }
 
@@ -132,7 +133,7 @@ std::optional<Verdict> not_learned(const SchemeResult& r, const Context& c) {
   const double a0 = at(r, c.L).accuracy;
   if (a0 > c.chance + c.margin) return std::nullopt;
   Verdict v;
-  v.sentence = r.name + " did not learn the task: " + pct(a0) + " at length " +
+  v.sentence = r.name + " did not learn " + c.task + ": " + pct(a0) + " at length " +
                std::to_string(c.L) + ", within " + c.margin_txt + " of chance (" + pct(c.chance) +
                ").";
   return v;
@@ -171,15 +172,17 @@ Verdict learned(const SchemeResult& r, const Context& c) {
       last_above ? "" : ", not clearly above chance at length " + std::to_string(c.longest);
   const double drop = a0 - last.accuracy;
   if (a0 < c.halfway) {
-    v.sentence = prefix + " learned the task only partly: " + pct(a0) + " at length " +
+    v.sentence = prefix + " learned " + c.task + " only partly: " + pct(a0) + " at length " +
                  std::to_string(c.L) + ", below " + pct(c.halfway) +
                  " (halfway from chance to 100%), so its " + pct(last.accuracy) + " at " +
                  c.longest_txt + near_chance + " says little about extrapolation.";
   } else if (drop <= c.tol && last_above) {
     v.kept = true;
-    v.sentence = prefix + " keeps its accuracy: " + both(r, c) + ", within " + c.tol_txt + ".";
+    v.sentence = prefix + " keeps its accuracy on " + c.task + ": " + both(r, c) + ", within " +
+                 c.tol_txt + ".";
   } else if (drop <= c.tol) {
-    v.sentence = prefix + " stays just above chance: " + both(r, c) + near_chance + ".";
+    v.sentence =
+        prefix + " stays just above chance on " + c.task + ": " + both(r, c) + near_chance + ".";
   } else {
     std::size_t first = 0;
     for (const auto& l : r.lengths)
@@ -187,9 +190,9 @@ Verdict learned(const SchemeResult& r, const Context& c) {
         first = l.length;
         break;
       }
-    v.sentence = prefix + " degrades: " + both(r, c) + " (" + points(drop) + " points lower)" +
-                 near_chance + "; first more than " + c.tol_txt + " below at length " +
-                 std::to_string(first) + ".";
+    v.sentence = prefix + " degrades on " + c.task + ": " + both(r, c) + " (" + points(drop) +
+                 " points lower)" + near_chance + "; first more than " + c.tol_txt +
+                 " below at length " + std::to_string(first) + ".";
   }
   return v;
 }
@@ -218,24 +221,31 @@ std::vector<std::string> summary(const std::vector<SchemeResult>& results,
     }
   }
   if (learned_task == 0)
-    return {"No scheme learned the task well enough to compare: at length " + std::to_string(c.L) +
-            " none is clearly above chance (" + pct(c.chance) + ")" +
+    return {"No scheme learned " + c.task + " well enough to compare: at length " +
+            std::to_string(c.L) + " none is clearly above chance (" + pct(c.chance) + ")" +
             (capped ? ", apart from one held at its symmetry cap" : "") +
             "; train longer (--epochs, --train-sequences)."};
   if (kept.empty())
-    out.push_back("No scheme that learned the task stays within " + c.tol_txt + " of its length-" +
-                  std::to_string(c.L) + " accuracy at " + c.longest_txt + ".");
+    out.push_back("No scheme that learned " + c.task + " stays within " + c.tol_txt +
+                  " of its length-" + std::to_string(c.L) + " accuracy at " + c.longest_txt + ".");
   else
     out.push_back("Within " + c.tol_txt + " of their length-" + std::to_string(c.L) +
-                  " accuracy at " + c.longest_txt + ": " + and_list(kept) + ".");
+                  " accuracy at " + c.longest_txt + " on " + c.task + ": " + and_list(kept) + ".");
   if (!best.empty() && best_acc > c.chance + c.margin)
-    out.push_back("Best at length " + std::to_string(c.longest) + ": " + best + " (" +
-                  pct(best_acc) + ").");
+    out.push_back("Best at length " + std::to_string(c.longest) + " on " + c.task + ": " + best +
+                  " (" + pct(best_acc) + ").");
   else if (!best.empty())
     out.push_back("At length " + std::to_string(c.longest) +
-                  " no scheme is clearly above chance: the highest is " + best + " (" +
-                  pct(best_acc) + ").");
+                  " no scheme is clearly above chance on " + c.task + ": the highest is " + best +
+                  " (" + pct(best_acc) + ").");
   return out;
+}
+
+std::string scope(const Context& c) {
+  return "These verdicts hold for " + c.task +
+         " only: which positions generalize depends on the task (another task: --rule " +
+         (c.copy_left ? "neighbour_sum" : "copy_left") +
+         "; notebook 07 trains copy_left, where the encoder's ALiBi stays near one half).";
 }
 
 }  // namespace conclusion_rules
@@ -250,6 +260,7 @@ std::vector<std::string> conclusions(const Result& res) {
     out.push_back(verdicts.back().sentence);
   }
   for (auto& s : summary(res.schemes, verdicts, c)) out.push_back(s);
+  out.push_back(scope(c));
   return out;
 }
 

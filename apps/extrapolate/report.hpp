@@ -20,7 +20,8 @@ std::string header_text(const Result& res);
 std::string table_text(const Result& res);
 
 /// The conclusions, one sentence each, computed from the numbers: conclusion_rules::margin, one
-/// verdict per scheme (the first rule of scheme() that applies), then the summary.
+/// verdict per scheme (the first rule of scheme() that applies), then the summary, then scope.
+/// Every verdict names the task (--rule) it was measured on.
 std::vector<std::string> conclusions(const Result& res);
 
 /// The rules conclusions() is made of, each testable alone on a hand-made Result.
@@ -34,6 +35,7 @@ struct Context {
   std::size_t L = 0, longest = 0, fewest = 0, fewest_at = 0;
   std::string tol_txt, longest_txt, margin_txt;
   bool copy_left = false;  ///< --rule copy_left (ALiBi's symmetry cap)
+  std::string task;        ///< --rule: every verdict names it (a verdict holds for its task only)
 };
 Context context(const Result& res);
 
@@ -65,6 +67,8 @@ Verdict scheme(const SchemeResult& r, const Context& c);
 /// longest length.
 std::vector<std::string> summary(const std::vector<SchemeResult>& results,
                                  const std::vector<Verdict>& verdicts, const Context& c);
+/// The last sentence: these verdicts hold for this task only, and which other task to try.
+std::string scope(const Context& c);
 
 }  // namespace conclusion_rules
 

@@ -115,8 +115,8 @@ json options_json(const Options& o) {
 
 std::string ceiling_line(const SchemeResult& r) {
   return "none is capped at 50%: without positions a noun gets the same vector in a sentence and "
-         "in its mirror, whose labels are opposite, so exactly one of the two is right (here its "
-         "predictions agree across mirrors for " +
+         "in its mirror, whose labels (agent or patient) are opposite, so exactly one of the two "
+         "is right (here its predictions agree across mirrors for " +
          pct(r.test.mirror_agreement) + " of held-out sentences).";
 }
 

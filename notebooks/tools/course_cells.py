@@ -240,9 +240,8 @@ NB = {
     "01_tensors": dict(
         objectives="""* read and create tensors of shape `[B, T, D]`, and know the shape glossary used in every notebook;
 * apply a linear layer $y = xW^\\top + b$ to every token at once and read its weight layout (`[out, in]`, as PyTorch);
-* check a library result against a plain loop, and read a shape error;
-* (exercises) derive and write the backward pass of a linear layer and a cross-entropy loss with an ignore index.""",
-        exercises=["linear_backward", "cross_entropy"],
+* check a library result against a plain loop, and read a shape error.""",
+        exercises=[],
         summary="""* A tensor here is a `float32` xtensor container of fixed rank; shapes use the glossary B, T, D, H, Dh, F, V.
 * A linear layer flattens `[B, T, in]` to `[B·T, in]` and does one matrix product with $W^\\top$ plus the bias; the checks above compare it with a sum in double precision.
 * A wrong shape is an exception that names the function, the argument and both shapes, never a crash of the kernel.""",
@@ -272,8 +271,8 @@ NB = {
         objectives="""* write one encoder layer as equations (post-norm and pre-norm) and check the library against them step by step;
 * say what layer normalisation does to each token vector;
 * compare the size of the residual stream in deep post-norm and pre-norm stacks;
-* (exercises) write layer normalisation forward and backward yourself.""",
-        exercises=["layer_norm_forward", "layer_norm_backward"],
+* (exercise) write layer normalisation's forward pass yourself (its backward pass is an exercise of notebook 08).""",
+        exercises=["layer_norm_forward"],
         summary="""* An encoder layer is self-attention and a feed-forward network, each inside a residual connection with a layer norm: after the sum (post-norm) or on the input of the branch (pre-norm).
 * Layer norm gives every token mean 0 and standard deviation (almost) 1, whatever the size of its input.
 * In a pre-norm stack the residual stream is never normalised and grows with depth, which is why such models end with a final layer norm.""",
@@ -294,11 +293,11 @@ NB = {
 * write a training loop with `TokenClassifier`, cross-entropy with `ignore_index`, `AdamW` and a warm-up schedule;
 * show why a model without positions is stuck at 50%: a sentence and its mirror give each noun identical logits;
 * compare the position schemes (`none`, `sinusoidal`, `learned`, `rope`, `alibi`, chosen by name) on held-out noun pairs, and read the trained model's attention maps;
-* (exercises) write the loss of this notebook, cross-entropy with an ignore index, and the backward pass of the classifier's linear head.""",
-        exercises=["cross_entropy", "linear_backward"],
+* (exercise) write the loss of this notebook, cross-entropy with an ignore index, yourself.""",
+        exercises=["cross_entropy"],
         summary="""* Without positions, a noun gets the same logits in a sentence and in its mirror, so on a balanced held-out set of mirrored pairs the model is at 50%, however long it trains.
 * With sinusoidal positions the same model, data and settings reach at least 98% on noun pairs never seen together in training, and so do learned and rotary (rope) positions; ALiBi, whose bias cannot tell before from after, learns the slowest.
-* The loss skips the tokens labelled with the ignore index; the exercises above are that loss and the backward pass of the linear head that produces the logits.
+* The loss skips the tokens labelled with the ignore index; the exercise above is that loss.
 * `xenc-train-order` runs the same experiment at full size, once per position scheme, with checkpoints and figures.""",
     ),
     "07_positions_inside_attention": dict(
@@ -320,6 +319,17 @@ NB = {
     ),
     "09_attention_in_tiles": dict(objectives=None, exercises=["online_softmax_tile"], summary=None),
 }
+
+# Each exercise in one notebook: the class's notebooks then count each exercise's points once, and
+# a course's total is the registry's.
+for _a in NB:
+    for _b in NB:
+        _both = set(NB[_a]["exercises"]) & set(NB[_b]["exercises"]) if _a < _b else set()
+        if _both:
+            sys.exit(
+                "%s are in both %s and %s: an exercise belongs to one notebook"
+                % (", ".join(sorted(_both)), _a, _b)
+            )
 
 
 def check_against_registry(path, nb):
@@ -405,7 +415,7 @@ def without_exercise_sentences(text):
     only some of them, or none)."""
     text = "\n".join(l for l in text.split("\n") if not l.startswith("* (exercise"))
     text = re.sub(r", and \(exercises?\) [^.;\n]*", "", text)
-    return re.sub(r"; the exercises above [^.\n]*", "", text)
+    return re.sub(r"; the exercises? above [^.\n]*", "", text)
 
 
 def apply(name):
@@ -459,16 +469,26 @@ def apply(name):
 if CHECK:
     if REGISTRY is None:
         sys.exit("--check needs --registry FILE")
-    errors, names = [], set()
+    errors, names, where = [], set(), {}
     for f in sorted(os.listdir(D)):
         if re.match(r"\d\d_.*\.ipynb$", f):
             nb = json.load(open(os.path.join(D, f)))
             errors += check_against_registry(f, nb)
-            names |= {
+            mine = {
                 c["metadata"]["xenc"]["exercise"]
                 for c in nb["cells"]
                 if c.get("metadata", {}).get("xenc", {}).get("exercise")
             }
+            for n in mine:
+                where.setdefault(n, []).append(f)
+            names |= mine
+    # each exercise counts once: in one notebook, so the notebooks' points are the registry's
+    for n, files in sorted(where.items()):
+        if len(files) > 1:
+            errors.append(
+                'exercise "%s" is in %d notebooks (%s): an exercise belongs to one'
+                % (n, len(files), ", ".join(files))
+            )
     # a chosen exercise without a cell, among those whose file writes notebook cells (`// @notebook`)
     missing = sorted(
         n

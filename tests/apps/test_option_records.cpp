@@ -1,8 +1,9 @@
 // Every option comes from a record (apps/common/options.hpp): the flags each of the nine
-// programs' --help lists are exactly its records' flags (plus CLI11's --help and --version), and
-// every key the web page (apps/web/app.js) sends is a record's key offered on the page, read by
-// read_page_options (apps/web/bindings.cpp reads no key by hand). The records' three loops
-// (CLI11, the page's JSON, the echo) are also checked on hand-made options.
+// programs' --help lists (and the grader's two, xenc-grade-all and xenc-grade-similar) are exactly
+// its records' flags (plus CLI11's
+// --help and --version), and every key the web page (apps/web/app.js) sends is a record's key
+// offered on the page, read by read_page_options (apps/web/bindings.cpp reads no key by hand). The
+// records' three loops (CLI11, the page's JSON, the echo) are also checked on hand-made options.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "assignment/grade_all/options.hpp"
+#include "assignment/similar/options.hpp"
 #include "attention_map/options.hpp"
 #include "encode/options.hpp"
 #include "extrapolate/options.hpp"
@@ -26,18 +29,24 @@ namespace {
 using xenc::test::read_file;
 using xenc::test::run_program;
 
-// The long flags at the start of --help's option lines ("  --d-model INT:INT in [2 - 512] ...").
+// The flags at the start of --help's option lines ("  --d-model INT:INT in [2 - 512] ...", or a
+// short flag alone, "  -k UINT ..."), and the positionals' names (the lines under "Positionals:",
+// "  SUBMISSIONS_DIR TEXT REQUIRED ...").
 std::set<std::string> help_flags(const std::string& exe) {
   const auto r = run_program(exe, "--help");
   EXPECT_EQ(r.status, 0) << r.err;
   std::set<std::string> flags;
-  const std::regex line(R"(^\s+(?:-[a-zA-Z],)?(--[a-z][a-z0-9-]*))");
+  const std::regex line(R"(^\s+(?:-[a-zA-Z],)?(--[a-z][a-z0-9-]*|-[a-zA-Z](?=\s)))");
+  const std::regex positional(R"(^\s+([A-Z][A-Z_]*)\s)");
+  bool in_positionals = false;
   std::size_t start = 0;
   while (start < r.out.size()) {
     const std::size_t end = std::min(r.out.find('\n', start), r.out.size());
     std::smatch m;
     const std::string text = r.out.substr(start, end - start);
+    if (!text.empty() && text[0] != ' ') in_positionals = text.rfind("Positionals:", 0) == 0;
     if (std::regex_search(text, m, line)) flags.insert(m[1]);
+    if (in_positionals && std::regex_search(text, m, positional)) flags.insert(m[1]);
     start = end + 1;
   }
   flags.erase("--help");
@@ -63,6 +72,8 @@ TEST(OptionRecords, EveryHelpFlagIsARecord) {
   EXPECT_EQ(help_flags(XENC_APP_ATTENTION_MAP), record_flags(attention_map::option_records()));
   EXPECT_EQ(help_flags(XENC_APP_ENCODE), record_flags(encode_app::encode_records()));
   EXPECT_EQ(help_flags(XENC_APP_INIT_ENCODER), record_flags(encode_app::init_records()));
+  EXPECT_EQ(help_flags(XENC_APP_GRADE_SIMILAR), record_flags(grade_similar::option_records()));
+  EXPECT_EQ(help_flags(XENC_APP_GRADE_ALL), record_flags(grade_all::option_records()));
 }
 
 // A record that the command line must give is required there (CLI11 refuses its absence), and

@@ -72,6 +72,10 @@ TEST(TrainOrder, TextProgressTableAndFigures) {
   EXPECT_NE(r.out.find("scheme        train acc   held-out acc"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("none is capped at 50%: without positions a noun gets the same vector"),
             std::string::npos);
+  // the verdict names its task (issue #30): the labels are agent or patient
+  EXPECT_NE(r.out.find("in its mirror, whose labels (agent or patient) are opposite"),
+            std::string::npos)
+      << r.out;
   const std::string curves = dir + "/figs/train_order_curves.svg";
   ASSERT_TRUE(well_formed_xml(curves));
   // loss: one series per registered scheme; accuracy: the same + the dashed 50% line

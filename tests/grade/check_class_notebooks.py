@@ -101,6 +101,24 @@ def main():
     names = sorted(f for f in os.listdir(committed) if re.match(r"\d\d_.*\.ipynb$", f))
     expect(sorted(os.listdir(copy)) == names, "class-notebooks/ holds %s" % os.listdir(copy))
 
+    # each exercise counts once: in the committed notebooks every exercise has one heading, and the
+    # class's headings add up to the registry's total (2.5 + 3 points)
+    def headings(folder):
+        found = []
+        for n in names:
+            for c in json.load(open(os.path.join(folder, n)))["cells"]:
+                m = re.match(r"### Exercise: .*\(([0-9.]+) points?\)", source(c))
+                if c["cell_type"] == "markdown" and m:
+                    found.append((xenc(c).get("belongs_to"), float(m.group(1))))
+        return found
+    owners = [o for o, _ in headings(committed)]
+    twice = sorted({o for o in owners if owners.count(o) > 1})
+    expect(not twice, "exercises in more than one committed notebook: %s" % twice)
+    total = sum(p for _, p in headings(copy))
+    expect(total == sum(e["points"] for e in reg["exercises"]),
+           "the class's notebooks count %g points, the registry %g" %
+           (total, sum(e["points"] for e in reg["exercises"])))
+
     # the cells, notebook by notebook
     seen = {}
     for n in names:

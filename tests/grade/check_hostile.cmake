@@ -42,7 +42,7 @@ file(WRITE ${WORK_DIR}/grading.json
        \"process_limit\": 16}")
 
 function(grade class output)
-  execute_process(COMMAND ${grade_all} ${WORK_DIR}/${class} --settings ${WORK_DIR}/grading.json
+  execute_process(COMMAND ${grade_all} ${WORK_DIR}/${class} ${grade_cache} --settings ${WORK_DIR}/grading.json
                           --output ${output}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -160,7 +160,7 @@ student(${fallback} a_correct solution)
 student(${fallback} b_zeros softmax_zeros.cpp)
 student(${fallback} h_forged_verdict softmax_forged_verdict.cpp)
 execute_process(COMMAND ${CMAKE_COMMAND} -E env XENC_GRADE_NO_NAMESPACES=1
-                        ${grade_all} ${fallback} --settings ${WORK_DIR}/grading.json
+                        ${grade_all} ${fallback} ${grade_cache} --settings ${WORK_DIR}/grading.json
                         --output ${WORK_DIR}/grades-fallback
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

@@ -6,7 +6,7 @@
 # ops/softmax.hpp by its installed path, and an inline copy of that header's declaration.
 # Expected: dlsym and dlopen find nothing (grade-softmax is linked against xencoder::tensors
 # alone; the library is not mounted in the sandbox), so both score what the plain zeros softmax
-# scores; the include does not compile and the copy is refused by the symbol check, and each
+# scores, and their note says they called dlsym/dlopen, which find nothing; the include does not compile and the copy is refused by the symbol check, and each
 # note says why; the correct student's and b_zeros's rows equal a run without the four. The control: with "library_calls": true the dlsym and dlopen students get
 # softmax's full points, so the attacks work where the policy is off.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
@@ -63,7 +63,7 @@ foreach(calls false true)
 endforeach()
 
 function(grade class calls)
-  execute_process(COMMAND ${grade_all} ${WORK_DIR}/${class} --settings ${WORK_DIR}/grading-${calls}.json
+  execute_process(COMMAND ${grade_all} ${WORK_DIR}/${class} ${grade_cache} --settings ${WORK_DIR}/grading-${calls}.json
                           --output ${WORK_DIR}/grades-${class}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -100,14 +100,20 @@ foreach(who a_correct b_zeros)
 endforeach()
 row_of("${hostile}" a_correct)
 expect_in("${row}" "a_correct's row" "a_correct,5,5,2,3,")
-# dlsym and dlopen: nothing found, the zeros' score (3 of 5: merge_heads alone) and notes
+# dlsym and dlopen: nothing found, the zeros' score (3 of 5: merge_heads alone), and a note that
+# says why (the zeros' own note is a plain "softmax: failed")
 row_of("${hostile}" b_zeros)
-string(REPLACE "b_zeros," "" zeros "${row}")
-foreach(h dlsym dlopen)
+expect_in("${row}" "b_zeros's row" "b_zeros,3.25,5,0.25,3,softmax: failed")
+foreach(pair "dlsym|dlsym" "dlopen|dlopen and dlsym")
+  string(REPLACE "|" ";" pair "${pair}")
+  list(GET pair 0 h)
+  list(GET pair 1 calls)
+  set(why "exercises/softmax.cpp calls ${calls}, which find nothing of xencoder here: library calls are not allowed in this assignment (grading.json: ")
   row_of("${hostile}" h_${h})
-  if(NOT row STREQUAL "h_${h},${zeros}")
-    message(FATAL_ERROR "h_${h}: '${row}', the plain zeros softmax: 'h_${h},${zeros}'")
-  endif()
+  expect_in("${row}" "h_${h}'s row" "h_${h},3.25,5,0.25,3,\"softmax: failed: ${why}")
+  file(READ ${WORK_DIR}/grades-hostile/h_${h}.txt report)
+  expect_in("${report}" "h_${h}'s report"
+            "${why}\"library_calls\": false), and the library is neither linked nor visible when your code runs")
 endforeach()
 row_of("${hostile}" h_includes_ops)
 expect_in("${row}" "h_includes_ops's row" "h_includes_ops,3,5,0,3,"

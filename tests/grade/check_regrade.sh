@@ -6,17 +6,26 @@
 # earlier full-marks report of h_killed is gone, its CSV row says "not graded" with no points,
 # xenc-grade-all exits 1, and grades.csv without that row is byte for byte the first run's
 # without it (a_correct's row, its time and settings, unchanged: only h_killed was regraded), and
-# so are a_correct's reports; canvas.csv follows the merged grades.csv. --only refuses a student
+# so are a_correct's reports; canvas.csv follows the merged grades.csv, and class.json still
+# counts both students. --only refuses a student
 # who has no folder before building anything (an earlier grades.csv with other columns is
-# refused too: test_grade_gradebook). Kept
-# small for CI: one exercise, two students, two runs. Needs bubblewrap.
-# Usage: check_regrade.sh BUILD_DIR SOLUTIONS_DIR HOSTILE_DIR WORK_DIR
+# refused too: test_grade_gradebook). Kept small for CI: one exercise, two students, two runs.
+# Needs bubblewrap.
+# Usage: check_regrade.sh BUILD_DIR SOLUTIONS_DIR HOSTILE_DIR WORK_DIR [SHARED_DIR]
+# With SHARED_DIR (the fixture grade.shared_template, setup_shared.cmake): its install and its
+# build cache, instead of an install of BUILD_DIR of its own.
 set -euo pipefail
-build=$1 solutions=$2 hostile=$3 work=$4
+build=$1 solutions=$2 hostile=$3 work=$4 shared=${5:-}
 fail() { echo "check_regrade: $*" >&2; exit 1; }
 rm -rf "$work"
-cmake --install "$build" --prefix "$work/prefix" > /dev/null
-grade_all=$work/prefix/bin/xenc-grade-all
+cache=()
+if [[ -n $shared ]]; then
+  grade_all=$shared/prefix/bin/xenc-grade-all
+  cache=(--cache "$shared/cache")
+else
+  cmake --install "$build" --prefix "$work/prefix" > /dev/null
+  grade_all=$work/prefix/bin/xenc-grade-all
+fi
 
 for who in a_correct h_killed; do
   mkdir -p "$work/class/$who/exercises"
@@ -26,7 +35,7 @@ cat > "$work/grading.json" << 'JSON'
 {"exercises": {"softmax": 2}, "time_limit_seconds": 120, "compile_time_limit_seconds": 60}
 JSON
 
-"$grade_all" "$work/class" --settings "$work/grading.json" --output "$work/grades" > /dev/null
+"$grade_all" "$work/class" "${cache[@]}" --settings "$work/grading.json" --output "$work/grades" > /dev/null
 cp "$work/grades/grades.csv" "$work/first.csv"
 cp "$work/grades/a_correct.txt" "$work/grades/a_correct.json" "$work"/
 grep -q '^h_killed,2,2,2,' "$work/first.csv" || fail "h_killed has not full marks first:
@@ -36,11 +45,11 @@ grep -Eq '^  "points": 2(\.0)?,' "$work/grades/h_killed.json" || fail "no full-m
 # the regrade: h_killed's softmax now waits, and its grade is killed while it does
 cp "$hostile/softmax_waits.cpp" "$work/class/h_killed/exercises/softmax.cpp"
 rc=0
-"$grade_all" "$work/class" --only nobody --settings "$work/grading.json" --output "$work/grades" \
-  > "$work/nobody.out" 2>&1 || rc=$?
+"$grade_all" "$work/class" "${cache[@]}" --only nobody --settings "$work/grading.json" \
+  --output "$work/grades" > "$work/nobody.out" 2>&1 || rc=$?
 [[ $rc == 2 && $(cat "$work/nobody.out") == "xenc-grade-all: --only nobody: no student folder $work/class/nobody" ]] ||
   fail "--only nobody exited $rc: $(cat "$work/nobody.out")"
-"$grade_all" "$work/class" --only h_killed --settings "$work/grading.json" --output "$work/grades" \
+"$grade_all" "$work/class" "${cache[@]}" --only h_killed --settings "$work/grading.json" --output "$work/grades" \
   > "$work/regrade.out" 2>&1 &
 all_pid=$!
 child="$work/grades/work/students/h_killed/scratch/softmax/grade-softmax"
@@ -93,4 +102,10 @@ grep -qF "wrote $work/grades/grades.csv (1 student graded, the other rows kept),
 [[ $(cat "$work/grades/canvas.csv") == "Student,ID,SIS User ID,SIS Login ID,Section,xencoder assignment
 a_correct,,,a_correct,,2
 h_killed,,,h_killed,,"* ]] || fail "canvas.csv after the regrade: $(cat "$work/grades/canvas.csv")"
+# the class report after --only covers the whole class: a_correct's kept answer, h_killed's new one
+python3 - "$work/grades/class.json" << 'PY' || fail "class.json after the regrade: $(cat "$work/grades/class.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["students"], r["graded"]) == (2, 1), (r["students"], r["graded"])
+PY
 echo "check_regrade: h_killed's row after its grade was killed: $row"

@@ -1,7 +1,12 @@
 # The compiled assignment, as a teacher and a student use it: install this build into a scratch
 # prefix, copy apps/assignment/template/, build it with find_package(xencoder), run ./grade.
 #   1. on the stubs as committed: grade exits 1 and reports failures (✘, "not implemented");
-#   2. with tests/grade/solutions/*.cpp copied over the stubs: grade exits 0, every check passes.
+#   2. with tests/grade/solutions/*.cpp copied over the stubs: grade exits 0, every check passes;
+#   3. the command line the student README documents;
+#   4. the test-writing exercises (the student writes a check, run against the correct function and
+#      the museum's exhibits, each in a fresh sandboxed process): a weak test catches some and the
+#      report names the missed mistake, an empty test catches none, a test that aborts on what it
+#      dislikes gives no verdict there and catches nothing.
 # Inputs: BUILD_DIR, TEMPLATE_DIR, SOLUTIONS_DIR, WORK_DIR.
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
@@ -39,10 +44,10 @@ endif()
 set(expected "")
 foreach(name sinusoidal_table softmax layer_norm_forward layer_norm_backward attention split_heads
              merge_heads linear_backward cross_entropy rope alibi_slopes online_softmax_tile
-             relative_shift)
+             relative_shift test_softmax test_layer_norm_forward test_attention)
   string(APPEND expected "✘ ${name}: not implemented yet (the stub throws) (0 of 1 points)\n")
 endforeach()
-string(APPEND expected "0 of 13 exercises passed, 0 of 13 points\n")
+string(APPEND expected "0 of 16 exercises passed, 0 of 16 points\n")
 if(NOT grade_out STREQUAL expected)
   message(FATAL_ERROR "grade on the stubs printed:\n${grade_out}\nexpected:\n${expected}")
 endif()
@@ -73,9 +78,9 @@ string(FIND "${grade_out}" "✘" at)
 if(NOT at EQUAL -1)
   message(FATAL_ERROR "grade on the solutions reports a failed check:\n${grade_out}")
 endif()
-string(FIND "${grade_out}" "13 of 13 exercises passed, 13 of 13 points" at)
+string(FIND "${grade_out}" "16 of 16 exercises passed, 16 of 16 points" at)
 if(at EQUAL -1)
-  message(FATAL_ERROR "grade on the solutions does not report 13 of 13 exercises passed:\n${grade_out}")
+  message(FATAL_ERROR "grade on the solutions does not report 16 of 16 exercises passed:\n${grade_out}")
 endif()
 message(STATUS "solutions: grade exited 0 and every check passed\n${grade_out}")
 
@@ -89,7 +94,7 @@ endif()
 execute_process(COMMAND ${copy}/build/grade --list RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 set(names "sinusoidal_table\nsoftmax\nlayer_norm_forward\nlayer_norm_backward\nattention\nsplit_heads\n")
 string(APPEND names "merge_heads\nlinear_backward\ncross_entropy\nrope\nalibi_slopes\nonline_softmax_tile\n")
-string(APPEND names "relative_shift\n")
+string(APPEND names "relative_shift\ntest_softmax\ntest_layer_norm_forward\ntest_attention\n")
 if(NOT rc EQUAL 0 OR NOT out STREQUAL names)
   message(FATAL_ERROR "grade --list (exit ${rc}) printed:\n${out}")
 endif()
@@ -103,3 +108,59 @@ if(NOT rc EQUAL 2 OR NOT err STREQUAL "grade: unknown exercise 'rotary' (grade -
   message(FATAL_ERROR "grade rotary exited ${rc} with '${err}', expected 2 and the unknown-exercise message")
 endif()
 message(STATUS "grade softmax, grade --list, grade --help and grade <unknown> behave as the READMEs say")
+
+# 4. the test-writing exercises, through grade (each candidate a fresh process of grade-<name>)
+# A weak test of softmax: rows sum to 1 (catches the wrong axis, misses the overflow).
+file(WRITE ${copy}/exercises/test_softmax.cpp [=[
+#include "exercises.hpp"
+#include <cmath>
+namespace assignment {
+bool test_softmax(const SoftmaxFn& softmax) {
+  const Tensor2 y = softmax(Tensor2{{1, 2, 3}, {0, 5, 1}});
+  for (std::size_t r = 0; r < 2; ++r)
+    if (std::fabs(y(r, 0) + y(r, 1) + y(r, 2) - 1.0f) > 1e-5f) return false;
+  return true;
+}
+}  // namespace assignment
+]=])
+# An empty test of attention: accepts everything.
+file(WRITE ${copy}/exercises/test_attention.cpp [=[
+#include "exercises.hpp"
+namespace assignment {
+bool test_attention(const AttentionFn&) { return true; }
+}  // namespace assignment
+]=])
+# A test of layer norm that aborts (as assert would) on a function it rejects: no verdict there.
+file(WRITE ${copy}/exercises/test_layer_norm_forward.cpp [=[
+#include "exercises.hpp"
+#include <cmath>
+#include <cstdlib>
+namespace assignment {
+bool test_layer_norm_forward(const LayerNormForwardFn& f) {
+  const Tensor2 y = f(Tensor2{{1, 3}}, Tensor1{1, 1}, Tensor1{0, 0}, 0.0f);
+  if (std::fabs(y(0, 0) + 1) > 1e-5f) std::abort();
+  return true;
+}
+}  // namespace assignment
+]=])
+build_and_grade(${copy})
+foreach(want
+    "✘ test_softmax: 2 of 3 checks passed (0.5 of 1 points)"
+    "✔ the correct softmax passes your check"
+    "✘ catches: softmax without the max subtraction\n      input:    your check, run on a softmax with this published mistake (the museum's exhibit; its code is not shown)\n      expected: your check rejects it (returns false or throws)\n      computed: your check returned true: it missed this mistake"
+    "✔ catches: softmax over the wrong axis"
+    "✘ test_attention: 1 of 5 checks passed (0 of 1 points)"
+    "✘ test_layer_norm_forward: 1 of 4 checks passed (0 of 1 points)"
+    "computed: no verdict: your program crashed with SIGABRT"
+    "(a run without a verdict catches nothing)"
+    "13 of 16 exercises passed, 13.5 of 16 points")
+  string(FIND "${grade_out}" "${want}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "grade on the test-writing exercises does not say '${want}':\n${grade_out}")
+  endif()
+endforeach()
+string(FIND "${grade_out}" "softmax_without_max" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "the report shows an exhibit's code name:\n${grade_out}")
+endif()
+message(STATUS "test-writing exercises: a weak test 0.5, an empty test 0, an aborting test 0 with no verdict where it aborts")

@@ -43,7 +43,8 @@ file(READ ${generated}/xenc/grade/exercise_specs.hpp specs)
 expect_in("${types}" "the generated exercise_types.hpp"
           "using ReluFn = std::function<Tensor2(const Tensor2& x)>;"
           "ExerciseResult check_relu(const ReluFn& student);"
-          "using relu = Tensor2(const Tensor2& x);" " X(relative_shift) X(relu)\n")
+          "using relu = Tensor2(const Tensor2& x);\n"
+          " X(relative_shift) X(relu) X(test_softmax)")
 expect_in("${specs}" "the generated exercise_specs.hpp" "inline ExerciseInfo relu() {"
           "e.signature = R\"xenc(Tensor2 relu(const Tensor2& x))xenc\";" "e.order = 13;")
 

@@ -3,9 +3,20 @@ cmake_policy(VERSION 3.20)
 # the template built against it, and assertions on a program's output.
 # Inputs (from the caller's -D): BUILD_DIR, TEMPLATE_DIR, SOLUTIONS_DIR, BAD_DIR, WORK_DIR.
 
-# Installs BUILD_DIR into ${WORK_DIR}/prefix.
+# Installs BUILD_DIR into ${WORK_DIR}/prefix. With SHARED_DIR (the fixture grade.shared_template,
+# setup_shared.cmake), ${WORK_DIR}/prefix is a link to its install instead, and `grade_cache` (the
+# arguments to add to xenc-grade-all's) names its build cache.
+set(grade_cache "")
+if(SHARED_DIR)
+  set(grade_cache --cache ${SHARED_DIR}/cache)
+endif()
 function(install_scratch)
   file(REMOVE_RECURSE ${WORK_DIR})
+  if(SHARED_DIR)
+    file(MAKE_DIRECTORY ${WORK_DIR})
+    file(CREATE_LINK ${SHARED_DIR}/prefix ${WORK_DIR}/prefix SYMBOLIC)
+    return()
+  endif()
   execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
                   RESULT_VARIABLE rc OUTPUT_QUIET)
   if(rc)

@@ -7,7 +7,10 @@
 // Plus the report's text and the grader's robustness (wrong shapes, foreign exceptions).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -15,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -108,6 +112,9 @@ TEST(GradeSolutions, EveryExercisePassesEveryCheck) {
   EXPECT_TRUE(AllPass(grade::check_rope(assignment::rope)));
   EXPECT_TRUE(AllPass(grade::check_alibi_slopes(assignment::alibi_slopes)));
   EXPECT_TRUE(AllPass(grade::check_online_softmax_tile(assignment::online_softmax_tile)));
+  EXPECT_TRUE(AllPass(grade::check_test_softmax(assignment::test_softmax)));
+  EXPECT_TRUE(AllPass(grade::check_test_layer_norm_forward(assignment::test_layer_norm_forward)));
+  EXPECT_TRUE(AllPass(grade::check_test_attention(assignment::test_attention)));
 }
 
 // The library's ops are tested against PyTorch (tests/ops); they pass the grader's checks too, so
@@ -799,9 +806,141 @@ TEST(GradeRobustness, ForeignExceptionsAreCaught) {
 TEST(GradeExercises, TheListMatchesTheChecks) {
   // each exercise's result carries its name and the signature from the list
   const auto& list = grade::exercises();
-  ASSERT_EQ(list.size(), 13u);
+  ASSERT_EQ(list.size(), 16u);
   EXPECT_EQ(grade::check_attention(assignment::attention).signature, list[4].signature);
   EXPECT_EQ(grade::check_cross_entropy(assignment::cross_entropy).exercise, "cross_entropy");
+}
+
+// ---- test-writing exercises: the student's test against the correct function and the exhibits --
+
+// The titles of the exhibits a test-writing exercise's result says were missed (its failed
+// "catches: " checks), and the number caught.
+std::vector<std::string> missed(const grade::ExerciseResult& r) {
+  std::vector<std::string> titles;
+  for (const grade::CheckResult& c : r.checks)
+    if (c.name.rfind("catches: ", 0) == 0 && !c.passed) titles.push_back(c.name.substr(9));
+  return titles;
+}
+std::string title(Pitfall p) { return pitfalls::describe(p).title; }
+
+// A strong test (the reference solutions) catches every exhibit and accepts the correct function:
+// the first check is the correct function's and does not count; one check per exhibit.
+TEST(GradeTestExercises, AStrongTestCatchesEveryExhibit) {
+  const grade::ExerciseResult sm = grade::check_test_softmax(assignment::test_softmax);
+  ASSERT_EQ(sm.checks.size(), 3u);
+  EXPECT_EQ(sm.checks[0].name, "the correct softmax passes your check");
+  EXPECT_FALSE(sm.checks[0].scored);
+  EXPECT_EQ(sm.checks[1].name, "catches: " + title(Pitfall::softmax_without_max));
+  EXPECT_EQ(sm.checks[2].name, "catches: " + title(Pitfall::softmax_wrong_axis));
+  EXPECT_EQ(sm.num_scored(), 2u);
+  EXPECT_EQ(sm.num_scored_passed(), 2u);
+  const grade::ExerciseResult ln =
+      grade::check_test_layer_norm_forward(assignment::test_layer_norm_forward);
+  EXPECT_EQ(ln.num_scored(), 3u);
+  EXPECT_TRUE(AllPass(ln));
+  const grade::ExerciseResult at = grade::check_test_attention(assignment::test_attention);
+  EXPECT_EQ(at.num_scored(), 4u);
+  EXPECT_TRUE(AllPass(at));
+}
+
+// A weak test catches some: only row sums (the wrong axis's columns sum to 1, not its rows) misses
+// the overflow; layer norm on one row with eps = 0 misses eps outside the root; attention without
+// a mask misses the mask's mistakes. The missed exhibits are named by title, not shown.
+TEST(GradeTestExercises, AWeakTestCatchesSomeAndNamesTheMissed) {
+  const grade::ExerciseResult sm = grade::check_test_softmax([](const grade::SoftmaxFn& f) {
+    const Tensor2 y = f(Tensor2{{1, 2, 3}, {0, 5, 1}});
+    for (std::size_t r = 0; r < 2; ++r)
+      if (std::fabs(y(r, 0) + y(r, 1) + y(r, 2) - 1.0f) > 1e-5f) return false;
+    return true;
+  });
+  EXPECT_TRUE(sm.checks[0].passed);
+  EXPECT_EQ(sm.num_scored_passed(), 1u);
+  EXPECT_EQ(missed(sm), std::vector<std::string>{title(Pitfall::softmax_without_max)});
+  const grade::CheckResult& miss = sm.checks[1];
+  EXPECT_EQ(miss.computed, "your check returned true: it missed this mistake");
+  EXPECT_EQ(miss.hint, "the mistake: " + pitfalls::describe(Pitfall::softmax_without_max).mistake +
+                           ". An input on which it differs from the correct softmax catches it.");
+  EXPECT_TRUE(miss.known_mistake.empty()) << "the student did not make this mistake";
+  // no exhibit's code in the report
+  EXPECT_EQ(grade::report(sm).find("softmax_without_max"), std::string::npos);
+
+  const grade::ExerciseResult ln =
+      grade::check_test_layer_norm_forward([](const grade::LayerNormForwardFn& f) {
+        // x = [1, 3]: mean 2, biased variance 1, so y = [-1, 1] with eps = 0
+        const Tensor2 y = f(Tensor2{{1, 3}}, Tensor1{1, 1}, Tensor1{0, 0}, 0.0f);
+        return std::fabs(y(0, 0) + 1) < 1e-5f && std::fabs(y(0, 1) - 1) < 1e-5f;
+      });
+  EXPECT_EQ(ln.num_scored_passed(), 2u);
+  EXPECT_EQ(missed(ln), std::vector<std::string>{title(Pitfall::layer_norm_eps_outside_sqrt)});
+
+  const grade::ExerciseResult at = grade::check_test_attention([](const grade::AttentionFn& f) {
+    // one query, two keys, Dh = 4, no padding: scores [2, 0] / ..., P0 = e² / (e² + 1)
+    Tensor4 q = xt::ones<float>({1, 1, 1, 4}), k = xt::zeros<float>({1, 1, 2, 4});
+    for (std::size_t e = 0; e < 4; ++e) k(0, 0, 0, e) = 1;
+    const xenc::AttentionResult a = f(q, k, k, xt::zeros<bool>({1, 2}));
+    return std::fabs(a.weights(0, 0, 0, 0) - 0.880797078f) < 1e-5f;
+  });
+  EXPECT_EQ(at.num_scored_passed(), 3u);
+  EXPECT_EQ(missed(at), std::vector<std::string>{title(Pitfall::mask_after_softmax)});
+}
+
+// An empty test (accepts everything) catches nothing; a test that rejects everything, the correct
+// function included, scores 0 and says so; the stub is reported as the stub.
+TEST(GradeTestExercises, AnEmptyTestCatchesNoneAndARejectingTestScoresZero) {
+  const grade::ExerciseResult empty =
+      grade::check_test_attention([](const grade::AttentionFn&) { return true; });
+  EXPECT_TRUE(empty.checks[0].passed);
+  EXPECT_EQ(empty.num_scored_passed(), 0u);
+  EXPECT_EQ(missed(empty).size(), 4u);
+
+  const grade::ExerciseResult no = grade::check_test_softmax([](const grade::SoftmaxFn& f) {
+    f(Tensor2{{1, 2}});
+    return false;
+  });
+  EXPECT_FALSE(no.checks[0].passed);
+  EXPECT_EQ(no.checks[0].computed, "your check returned false");
+  EXPECT_EQ(no.num_scored_passed(), 0u);
+  EXPECT_EQ(no.checks[1].computed,
+            "not counted: your check does not accept the correct softmax (your check returned "
+            "false)");
+  EXPECT_NE(no.checks[0].hint.find("catches nothing"), std::string::npos) << no.checks[0].hint;
+
+  const grade::ExerciseResult stub =
+      grade::check_test_layer_norm_forward([](const grade::LayerNormForwardFn&) -> bool {
+        throw std::logic_error("test_layer_norm_forward: not implemented");
+      });
+  EXPECT_TRUE(stub.still_stub());
+  EXPECT_EQ(stub.checks[0].computed,
+            "your check threw an exception: test_layer_norm_forward: not implemented");
+}
+
+// The function under test refuses inputs it cannot compute, the same way whichever candidate it
+// is: a test that only sends such inputs sees the same exception every time and catches nothing.
+TEST(GradeTestExercises, BadInputsThrowTheSameForEveryCandidate) {
+  std::vector<std::string> seen;
+  const grade::ExerciseResult r = grade::check_test_attention([&](const grade::AttentionFn& f) {
+    try {
+      f(xt::ones<float>({1, 1, 1, 4}), xt::ones<float>({1, 1, 2, 4}), xt::ones<float>({1, 1, 3, 4}),
+        xt::zeros<bool>({1, 2}));
+    } catch (const std::invalid_argument& e) {
+      seen.push_back(e.what());
+    }
+    return true;
+  });
+  ASSERT_EQ(seen.size(), 5u);
+  for (const std::string& s : seen)
+    EXPECT_EQ(s, "attention: v has the shape [1, 1, 3, 4], expected [1, 1, 2, 4]");
+  EXPECT_EQ(r.num_scored_passed(), 0u);
+  std::string big;
+  grade::check_test_softmax([&big](const grade::SoftmaxFn& f) {
+    try {
+      f(xt::zeros<float>({2048, 1024}));
+    } catch (const std::length_error& e) {
+      big = e.what();
+    }
+    return true;
+  });
+  EXPECT_EQ(big, "softmax: x has 2097152 values, more than the grader computes (1048576)");
 }
 
 // ---- conventions: one answer per question -------------------------------------------------------
@@ -893,6 +1032,98 @@ solutions_by_name() {
   return all;
 }
 
+// The brief hint level shows a hint's first sentence: a period ends it only when a space follows,
+// outside brackets and code, and not in a range's ".." or after an abbreviation.
+TEST(GradeReport, FirstSentenceIsNotCutInsideARangeOrAbbreviation) {
+  EXPECT_EQ(grade::first_sentence("Add the bias. Then the softmax."), "Add the bias.");
+  EXPECT_EQ(grade::first_sentence("head h takes columns h·Dh .. h·Dh + Dh - 1 of x. Then more."),
+            "head h takes columns h·Dh .. h·Dh + Dh - 1 of x.");
+  EXPECT_EQ(grade::first_sentence("rows 0 ... T-1 count. Rest."), "rows 0 ... T-1 count.");
+  EXPECT_EQ(grade::first_sentence("use the max (e.g. of a row. Or not) here. Rest."),
+            "use the max (e.g. of a row. Or not) here.");
+  EXPECT_EQ(grade::first_sentence("scale it, e.g. by 2. Rest."), "scale it, e.g. by 2.");
+  EXPECT_EQ(grade::first_sentence("write `x. y` there. Rest."), "write `x. y` there.");
+  EXPECT_EQ(grade::first_sentence("no period at the end"), "no period at the end");
+  EXPECT_EQ(grade::first_sentence("ends with 0.5."), "ends with 0.5.");
+}
+
+// Garbage output (NaN where a finite value is expected, on finite inputs) has its own hint, first:
+// not the check's formula or masked-row hint; a check whose input holds -inf keeps its own.
+TEST(GradeReport, GarbageOutputHasItsOwnHint) {
+  const grade::ExerciseResult r = grade::check_softmax([](const Tensor2& x) {
+    Tensor2 y = x;
+    for (float& v : y) v = std::numeric_limits<float>::quiet_NaN();
+    return y;
+  });
+  const std::string garbage =
+      "your output holds nan (in y) where a finite value is expected, and every input here is "
+      "finite: a 0/0, an exp that overflows, or an entry never written.";
+  std::size_t with_garbage = 0;
+  for (const grade::CheckResult& c : r.checks) {
+    SCOPED_TRACE(c.name);
+    if (c.name.rfind("hand example", 0) == 0 || c.name.rfind("reference values", 0) == 0 ||
+        c.name.rfind("edge case: one column", 0) == 0) {
+      EXPECT_EQ(c.hint.rfind(garbage + " ", 0), 0u) << c.hint;
+      EXPECT_EQ(grade::hint_text(c, grade::HintLevel::brief), garbage);
+      ++with_garbage;
+    }
+    // -inf in the input: a NaN there is the masked row's own mistake
+    if (c.name.rfind("edge case: a fully masked row", 0) == 0)
+      EXPECT_EQ(c.hint.rfind("a row whose every entry is -inf has nothing to attend to", 0), 0u)
+          << c.hint;
+  }
+  EXPECT_EQ(with_garbage, 3u);
+}
+
+// Whether a text is a whole first sentence: a prefix of the hint that ends with a period, its
+// brackets and code quotes closed, not inside a range or after an abbreviation.
+::testing::AssertionResult WholeSentence(const std::string& hint) {
+  const std::string brief = grade::first_sentence(hint);
+  if (brief.empty() || hint.compare(0, brief.size(), brief) != 0)
+    return ::testing::AssertionFailure() << "'" << brief << "' does not start '" << hint << "'";
+  if (brief == hint) return ::testing::AssertionSuccess();
+  int round = 0, square = 0, ticks = 0;
+  for (char ch : brief)
+    round += (ch == '(') - (ch == ')'), square += (ch == '[') - (ch == ']'), ticks += ch == '`';
+  const bool range = brief.size() >= 2 && brief[brief.size() - 2] == '.';
+  const std::string tail = brief.substr(brief.size() >= 5 ? brief.size() - 5 : 0);
+  const bool abbreviation = tail == " e.g." || tail == " i.e." || tail.find(" cf.") == 1;
+  if (brief.back() != '.' || round != 0 || square != 0 || ticks % 2 != 0 || range || abbreviation ||
+      hint[brief.size()] != ' ')
+    return ::testing::AssertionFailure() << "cut: '" << brief << "' of '" << hint << "'";
+  return ::testing::AssertionSuccess();
+}
+
+// Every hint of every check (graded on the solutions, with the hidden checks) and every exhibit's
+// text: the brief level never cuts one mid-sentence.
+TEST(GradeReport, NoHintIsCutMidSentence) {
+  grade::set_hidden_seed(20261127);
+  std::size_t hints = 0;
+  for (const auto& [name, check] : solutions_by_name())
+    for (const grade::CheckResult& c : check().checks) {
+      EXPECT_FALSE(c.hint.empty()) << name << ": " << c.name;
+      EXPECT_TRUE(WholeSentence(c.hint)) << name << ": " << c.name;
+      ++hints;
+    }
+  grade::set_hidden_seed(std::nullopt);
+  EXPECT_GT(hints, 100u);
+  for (Pitfall p : pitfalls::all_pitfalls()) {
+    const pitfalls::PitfallInfo& info = pitfalls::describe(p);
+    for (const std::string* text : {&info.title, &info.mistake, &info.fix})
+      EXPECT_TRUE(WholeSentence(*text)) << info.title;
+  }
+  // the split-heads hint that ".." cut before: its first sentence keeps the whole range
+  std::size_t ranges = 0;
+  for (const grade::CheckResult& c : grade::check_split_heads(assignment::split_heads).checks)
+    if (c.hint.find("head h takes columns h·Dh .. ") != std::string::npos) {
+      ++ranges;
+      EXPECT_NE(grade::first_sentence(c.hint).find("h·Dh .. h·Dh + Dh - 1 of every"),
+                std::string::npos)
+          << grade::first_sentence(c.hint);
+    }
+  EXPECT_GT(ranges, 0u);
+}
+
 // An exercise's file is its one source: the registry's entry, signature::<name> and the template's
 // declaration all come from its `// @` lines (the template's exercises.hpp is generated from them).
 TEST(GradeExercises, TheRegistryAndSignaturesComeFromTheExerciseFile) {
@@ -922,8 +1153,10 @@ TEST(GradeExercises, TheRegistryAndSignaturesComeFromTheExerciseFile) {
 // Every check is a named case: its name starts with its kind (finite differences: a gradient
 // check of a backward exercise).
 TEST(GradeExercises, EveryCheckIsANamedCase) {
+  // (a test-writing exercise's checks: its run on the correct function, then one per exhibit)
   const std::vector<std::string> kinds = {"hand example", "reference values",   "invariant",
-                                          "edge case",    "finite differences", "hidden"};
+                                          "edge case",    "finite differences", "hidden",
+                                          "the correct ", "catches: "};
   grade::set_hidden_seed(20261127);
   for (const auto& [name, check] : solutions_by_name())
     for (const grade::CheckResult& c : check().checks) {
@@ -957,6 +1190,11 @@ TEST(GradeHidden, EveryExerciseHasHiddenChecksDrawnFromTheSeed) {
   EXPECT_EQ(names, registered) << "solutions_by_name() must list every registered exercise";
   for (const auto& [name, check] : solutions_by_name()) {
     SCOPED_TRACE(name);
+    // a test-writing exercise has no inputs of its own to hide: the student's test picks them
+    if (!grade::find_exercise(name)->tests.empty()) {
+      EXPECT_TRUE(hidden_checks(check, 20261124).empty());
+      continue;
+    }
     EXPECT_TRUE(hidden_checks(check, std::nullopt).empty());
     const auto a = hidden_checks(check, 20261124), again = hidden_checks(check, 20261124),
                other = hidden_checks(check, 7);
@@ -1018,3 +1256,146 @@ TEST(GradeOnlineSoftmax, TheOracleUpdateByHand) {
 }
 
 }  // namespace
+
+// ---- checks run in the caller's process: the student's function in a forked child ----------
+// (set_check_isolation, xenc/grade/exercises.hpp; a notebook's check cell works this way): a
+// crash, an abort, a division by zero, a hang, an exit() or a memory blow-up in the student's
+// function costs only that check, with the sandbox's sentence, and this process lives on.
+
+// Under AddressSanitizer (test.sh --sanitize), an allocation over the address-space limit returns
+// null (and new throws std::bad_alloc, as without it) instead of ending the process, and SIGSEGV
+// and SIGFPE keep their default action: the checks below read the same in both builds. (Unused in
+// a build without it.)
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:handle_segv=0:handle_sigfpe=0";
+}
+
+namespace {
+
+// Restores the default isolation when a test ends.
+struct IsolationScope {
+  explicit IsolationScope(const grade::CheckIsolation& i) { grade::set_check_isolation(i); }
+  ~IsolationScope() { grade::set_check_isolation(grade::CheckIsolation{}); }
+};
+
+// The correct softmax, except on inputs whose first value is exactly 1 (the hand example's
+// first row is [1, 2, 3]): there it does `bad`.
+template <class Bad>
+grade::ExerciseResult softmax_failing_on_the_hand_example(Bad bad) {
+  return grade::check_softmax([bad](const Tensor2& x) -> Tensor2 {
+    if (x.size() > 0 && x(0, 0) == 1.0f) bad();
+    return assignment::softmax(x);
+  });
+}
+
+const grade::CheckResult& hand_example(const grade::ExerciseResult& r) {
+  for (const grade::CheckResult& c : r.checks)
+    if (c.name.find("hand example") != std::string::npos) return c;
+  throw std::logic_error("hand_example: no check named 'hand example' in " + r.exercise);
+}
+
+// Every other check passes: only the check whose input crashed the child failed.
+void expect_only_the_hand_example_failed(const grade::ExerciseResult& r) {
+  std::size_t failed = 0;
+  for (const grade::CheckResult& c : r.checks) failed += c.passed ? 0 : 1;
+  EXPECT_EQ(failed, 1u);
+  EXPECT_FALSE(hand_example(r).passed);
+  EXPECT_NE(hand_example(r).hint.find("ran in a process of its own"), std::string::npos)
+      << hand_example(r).hint;
+}
+
+}  // namespace
+
+TEST(CheckIsolation, ASegfaultCostsOnlyItsCheck) {
+  // (the signal a wild write gets; raised, so that UBSan's null check does not end it first)
+  const auto r = softmax_failing_on_the_hand_example([] { std::raise(SIGSEGV); });
+  EXPECT_EQ(hand_example(r).computed,
+            "crashed with SIGSEGV (segmentation fault: a read or write outside the memory of a "
+            "tensor?)");
+  expect_only_the_hand_example_failed(r);
+}
+
+TEST(CheckIsolation, AnAbortAndASigfpeCostOnlyTheirCheck) {
+  const auto a = softmax_failing_on_the_hand_example([] { std::abort(); });
+  EXPECT_EQ(hand_example(a).computed,
+            "crashed with SIGABRT (abort: an assert, std::terminate or an uncaught exception)");
+  expect_only_the_hand_example_failed(a);
+  // (the signal an integer division by zero gets; raised, as UBSan would report the division)
+  const auto d = softmax_failing_on_the_hand_example([] { std::raise(SIGFPE); });
+  EXPECT_EQ(hand_example(d).computed,
+            "crashed with SIGFPE (arithmetic exception: an integer division by zero?)");
+  expect_only_the_hand_example_failed(d);
+}
+
+TEST(CheckIsolation, AHangIsKilledAtTheTimeLimit) {
+  const IsolationScope scope({true, 0.5, 2048});
+  const auto r = softmax_failing_on_the_hand_example([] {
+    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  EXPECT_EQ(hand_example(r).computed,
+            "exceeded the time limit of 0.5 s (an infinite loop?) and was killed");
+  expect_only_the_hand_example_failed(r);
+}
+
+TEST(CheckIsolation, ExitAndAMemoryBlowUpAreNamed) {
+  const auto e = softmax_failing_on_the_hand_example([] { std::exit(0); });
+  // (code 0; under the sanitizers LeakSanitizer's check at exit makes it 1)
+  EXPECT_EQ(hand_example(e).computed.rfind("ended with code ", 0), 0u) << hand_example(e).computed;
+  EXPECT_NE(hand_example(e).computed.find(
+                " before answering every call (did the code call exit() or std::quick_exit?)"),
+            std::string::npos)
+      << hand_example(e).computed;
+  expect_only_the_hand_example_failed(e);
+  const IsolationScope scope({true, 10.0, 64});
+  const auto m = softmax_failing_on_the_hand_example([] {
+    std::vector<std::vector<char>> hog;
+    for (;;) hog.emplace_back(std::size_t(16) << 20, 'x');
+  });
+  // std::bad_alloc thrown in the child comes back as the student's exception (under
+  // AddressSanitizer its own allocator runs out of memory first and ends the child: the check
+  // still fails alone)
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_FALSE(hand_example(m).computed.empty());
+#else
+  EXPECT_EQ(hand_example(m).computed, "threw an exception: std::bad_alloc");
+#endif
+  std::size_t failed = 0;
+  for (const grade::CheckResult& c : m.checks) failed += c.passed ? 0 : 1;
+  EXPECT_EQ(failed, 1u);
+}
+
+TEST(CheckIsolation, ExceptionsComeBackWithTheirKindAndOffRunsHere) {
+  // split_heads' "D not divisible" check wants a std::invalid_argument: the kind survives the child
+  EXPECT_TRUE(AllPass(grade::check_split_heads(assignment::split_heads)));
+  // off: the function runs in this process (its side effect is seen here)
+  int calls = 0;
+  {
+    const IsolationScope scope({false, 10.0, 2048});
+    grade::check_softmax([&calls](const Tensor2& x) -> Tensor2 {
+      ++calls;
+      return assignment::softmax(x);
+    });
+  }
+  EXPECT_GT(calls, 0);
+  // on (the default): in a child, so this process's counter is untouched
+  int child_calls = 0;
+  grade::check_softmax([&child_calls](const Tensor2& x) -> Tensor2 {
+    ++child_calls;
+    return assignment::softmax(x);
+  });
+  EXPECT_EQ(child_calls, 0);
+}
+
+TEST(CheckIsolation, LimitsOutOfRangeAreRefusedByName) {
+  try {
+    grade::set_check_isolation({true, 0.0, 2048});
+    FAIL() << "a zero time limit was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("set_check_isolation: time_seconds is 0"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(grade::set_check_isolation({true, 1.0, 1}), std::invalid_argument);
+  EXPECT_TRUE(grade::check_isolation().on);
+  EXPECT_EQ(grade::check_isolation().time_seconds, 10.0);
+}

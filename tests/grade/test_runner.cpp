@@ -17,6 +17,7 @@
 #include <string>
 
 #include "xenc/core/error.hpp"
+#include "xenc/grade/cache.hpp"
 #include "xenc/grade/exercises.hpp"
 #include "xenc/grade/runner.hpp"
 #include "xenc/grade/sandbox.hpp"
@@ -689,15 +690,168 @@ TEST(Settings, AHugeFileIsRefusedBeforeItIsRead) {
 
 // ---- the registry -----------------------------------------------------------------------------
 
-TEST(Registry, ThirteenExercisesInTeachingOrder) {
+TEST(Registry, SixteenExercisesInTeachingOrder) {
   const auto& list = grade::exercises();
-  ASSERT_EQ(list.size(), 13u);
+  ASSERT_EQ(list.size(), 16u);
   EXPECT_EQ(list.front().name, "sinusoidal_table");
-  EXPECT_EQ(list.back().name, "relative_shift");
+  EXPECT_EQ(list[12].name, "relative_shift");
+  // the three test-writing exercises last, each naming the function whose test the student writes
+  EXPECT_EQ(list[13].name, "test_softmax");
+  EXPECT_EQ(list[13].tests, "softmax");
+  EXPECT_TRUE(list[13].check_runs);
+  EXPECT_FALSE(list[13].check_remote);
+  EXPECT_EQ(list[14].tests, "layer_norm_forward");
+  EXPECT_EQ(list[15].tests, "attention");
+  EXPECT_TRUE(list[12].tests.empty());
   for (std::size_t i = 1; i < list.size(); ++i) EXPECT_LT(list[i - 1].order, list[i].order);
   ASSERT_NE(grade::find_exercise("rope"), nullptr);
   EXPECT_EQ(grade::find_exercise("rope")->signature.rfind("Tensor2 rope(", 0), 0u);
   EXPECT_EQ(grade::find_exercise("rotary"), nullptr);
 }
 
+// ---- messages a student can act on -------------------------------------------------------------
+
+// A link that failed on the exercise's own function: GNU ld's log (older binutils quote `...',
+// newer '...') and lld's, as the template's link of grade-softmax prints them.
+const std::string kXtensor =
+    "xt::xtensor_container<xt::uvector<float, xsimd::aligned_allocator<float, 16ul> >, 2ul, "
+    "(xt::layout_type)1, xt::xtensor_expression_tag> const&";
+
+TEST(Messages, TheLinkersUndefinedReferencesAreParsed) {
+  const std::string gnu =
+      "/usr/bin/ld: CMakeFiles/child_softmax.dir/child.cpp.o: in function `main':\n"
+      "child.cpp:(.text.startup+0x2d): undefined reference to `assignment::softmax(" +
+      kXtensor +
+      ")'\n"
+      "/usr/bin/ld: child.cpp:(.text.startup+0x51): undefined reference to "
+      "`assignment::softmax(" +
+      kXtensor +
+      ")'\n"
+      "/usr/bin/ld: softmax.o: in function `assignment::softmax': softmax.cpp:(.text+0x9): "
+      "undefined reference to 'helper(int)'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  EXPECT_EQ(grade::undefined_references(gnu),
+            (std::vector<std::string>{"assignment::softmax(" + kXtensor + ")", "helper(int)"}));
+  const std::string lld =
+      "ld.lld: error: undefined symbol: assignment::softmax(" + kXtensor +
+      ")\n>>> referenced by child.cpp\nclang++: error: linker command failed with exit code 1\n";
+  EXPECT_EQ(grade::undefined_references(lld),
+            (std::vector<std::string>{"assignment::softmax(" + kXtensor + ")"}));
+  EXPECT_TRUE(grade::undefined_references("collect2: error: ld returned 1 exit status").empty());
+
+  // the sentence names the exercise's function and its signature, not "ld returned 1"
+  const std::string signature = "Tensor2 softmax(const Tensor2& x)";
+  EXPECT_EQ(grade::missing_function_message(gnu, "softmax", signature),
+            "exercises/softmax.cpp does not define assignment::softmax, the function `Tensor2 "
+            "softmax(const Tensor2& x)` (renamed, misspelled, outside namespace assignment, or "
+            "with other parameter types?)");
+  // another undefined function: the first one named
+  EXPECT_EQ(grade::missing_function_message(
+                "x.cpp:(.text+0x9): undefined reference to `helper(int)'\n", "softmax", signature),
+            "exercises/softmax.cpp calls helper, which is declared but defined nowhere (write its "
+            "body, or remove the call)");
+  EXPECT_EQ(grade::missing_function_message("collect2: error: ld returned 1", "softmax", signature),
+            "");
+}
+
+TEST(Messages, EditDistance) {
+  EXPECT_EQ(grade::edit_distance("", ""), 0u);
+  EXPECT_EQ(grade::edit_distance("softmax", ""), 7u);
+  EXPECT_EQ(grade::edit_distance("kitten", "sitting"), 3u);                    // k->s, e->i, +g
+  EXPECT_EQ(grade::edit_distance("softmax.cc", "softmax.cpp"), 2u);            // c->p, +p
+  EXPECT_EQ(grade::edit_distance("softmax_\xc3\xa9.cpp", "softmax.cpp"), 3u);  // "_é": 3 bytes
+  EXPECT_EQ(grade::edit_distance("flaw", "lawn"), 2u);
+}
+
+// Every file of a submission's exercises/ that is not an exercise, with the closest exercise.
+TEST(Messages, StrayFilesAreNamedWithTheClosestExercise) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("xenc_strays_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "sub.cpp");  // a folder is not a file
+  for (const char* f : {"softmax.cpp", "Softmax.cpp", "softmax.cc", "softmax_\xc3\xa9.cpp",
+                        "merge_head.cpp", "attention.cpp", "notes.txt"})
+    std::ofstream(dir / f) << "x";
+  const std::vector<std::string> names = {"softmax", "merge_heads", "split_heads"};
+  std::vector<std::string> got;
+  for (const grade::StrayFile& f : grade::stray_files(dir.string(), names))
+    got.push_back(f.file + " -> " + f.closest);
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "Softmax.cpp -> softmax.cpp", "attention.cpp -> softmax.cpp",
+                     "merge_head.cpp -> merge_heads.cpp", "notes.txt -> softmax.cpp",
+                     "softmax.cc -> softmax.cpp", "softmax_\xc3\xa9.cpp -> softmax.cpp"}));
+  EXPECT_EQ(grade::stray_message({"Softmax.cpp", "softmax.cpp"}, "exercises/"),
+            "exercises/Softmax.cpp is not an exercise of this assignment and was not graded (did "
+            "you mean exercises/softmax.cpp?)");
+  EXPECT_TRUE(grade::stray_files((dir / "missing").string(), names).empty());
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
+
+// ---- the build cache (xenc/grade/cache.hpp)
+// ------------------------------------------------------
+
+namespace {
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+}  // namespace
+
+TEST(Cache, DigestIsFnv1a64) {
+  // FNV-1a 64's published test vectors (the offset basis for "", then "a" and "foobar")
+  EXPECT_EQ(xenc::grade::digest(""), "cbf29ce484222325");
+  EXPECT_EQ(xenc::grade::digest("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(xenc::grade::digest("foobar"), "85944171f73967e8");
+}
+
+TEST(Cache, AProgramComesBackOnlyForTheSameKey) {
+  namespace fs = std::filesystem;
+  const fs::path dir = ::testing::TempDir() + "xenc_cache_" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir / "built", "program of file A");
+  const xenc::grade::ProgramCache cache((dir / "cache").string());
+  const std::string key_a = "source 1\nA", key_b = "source 1\nB";
+  EXPECT_FALSE(cache.fetch(key_a, (dir / "out").string()));
+  ASSERT_TRUE(cache.store(key_a, (dir / "built").string()));
+  // only the grader may enter the cache's folder
+  EXPECT_EQ(fs::status(dir / "cache").permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_FALSE(cache.fetch(key_b, (dir / "out").string()));
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  ASSERT_TRUE(cache.fetch(key_a, (dir / "out").string()));
+  EXPECT_EQ(slurp(dir / "out"), "program of file A");
+  EXPECT_NE(fs::status(dir / "out").permissions() & fs::perms::owner_exec, fs::perms::none);
+  // an entry is never replaced: a second store of the same key keeps the first program
+  write(dir / "built", "another program");
+  EXPECT_TRUE(cache.store(key_a, (dir / "built").string()));
+  ASSERT_TRUE(cache.fetch(key_a, (dir / "out").string()));
+  EXPECT_EQ(slurp(dir / "out"), "program of file A");
+  // the digest only finds the folder: an entry whose stored key is another file's (as two keys
+  // of the same digest would be) is not handed out
+  write(dir / "cache" / xenc::grade::digest(key_a) / "key", key_b);
+  EXPECT_FALSE(cache.fetch(key_a, (dir / "out2").string()));
+  EXPECT_FALSE(fs::exists(dir / "out2"));
+  fs::remove_all(dir);
+}
+
+TEST(Cache, TreeStampSeesAChangedFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = ::testing::TempDir() + "xenc_stamp_" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  write(dir / "sub" / "a.hpp", "int a;");
+  const std::string before = xenc::grade::tree_stamp(dir.string());
+  EXPECT_EQ(before.size(), 16u);
+  EXPECT_EQ(xenc::grade::tree_stamp(dir.string()), before);
+  write(dir / "sub" / "a.hpp", "int ab;");  // one byte longer
+  EXPECT_NE(xenc::grade::tree_stamp(dir.string()), before);
+  EXPECT_EQ(xenc::grade::tree_stamp((dir / "none").string()), "");
+  EXPECT_EQ(xenc::grade::file_digest((dir / "sub" / "a.hpp").string()),
+            xenc::grade::digest("int ab;"));
+  fs::remove_all(dir);
+}

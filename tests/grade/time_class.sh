@@ -9,8 +9,12 @@
 # Each student hands in the 8 exercises below: the reference solutions of tests/grade/solutions,
 # with a classic mistake in about one exercise in four (tests/grade/bad: no max subtracted, no
 # transpose, a compile error, an abort, a segfault) and a missing file (the stub) in one in
-# eight. Both runs grade the same class and must give the same grades.csv. BUILD_DIR is
-# installed into WORK_DIR/prefix first.
+# eight. Each handed-in file ends with a comment naming its student, so no two students' files
+# are the same bytes (the build cache compiles identical files once; a real class's files
+# differ). Both runs grade the same class and must give the same grades.csv. The sandboxed run
+# starts with an empty cache (--cache). Then the regrade of one student: student_000 alone, one
+# of its files changed, graded with the sandboxed run's cache. BUILD_DIR is installed into
+# WORK_DIR/prefix first.
 set -euo pipefail
 n=${1:-100}
 build=$(cd "${2:-build}" && pwd)
@@ -41,6 +45,7 @@ for ((s = 0; s < n; ++s)); do
     else
       cp "$here/solutions/$name.cpp" "$dir/$name.cpp"
     fi
+    printf '\n// %s\n' "$(basename "$(dirname "$dir")")" >> "$dir/$name.cpp"
   done
 done
 points=$(printf '"%s": 1, ' "${exercises[@]}")
@@ -48,18 +53,23 @@ cat > "$work/grading.json" << JSON
 {"exercises": {${points%, }}, "time_limit_seconds": 10, "compile_time_limit_seconds": 120}
 JSON
 
-run() {  # label output-dir [env...]
-  local label=$1 out=$2 start end
-  shift 2
+run() {  # label class-dir output-dir [env...]
+  local label=$1 class=$2 out=$3 start end
+  shift 3
   start=$(date +%s.%N)
-  env "$@" "$grade_all" "$work/class" --settings "$work/grading.json" --output "$out" \
-    > "$out.log" 2>&1 || true
+  env "$@" "$grade_all" "$class" --settings "$work/grading.json" --output "$out" \
+    --cache "$work/cache" > "$out.log" 2>&1 || true
   end=$(date +%s.%N)
   grep -q '^wrote ' "$out.log" || { echo "time_class: $label: xenc-grade-all failed:" >&2; cat "$out.log" >&2; exit 1; }
   echo "$end - $start" | bc
 }
-plain=$(run "without namespaces" "$work/grades-plain" XENC_GRADE_NO_NAMESPACES=1)
-boxed=$(run "with the sandbox" "$work/grades-sandbox")
+plain=$(run "without namespaces" "$work/class" "$work/grades-plain" XENC_GRADE_NO_NAMESPACES=1)
+boxed=$(run "with the sandbox" "$work/class" "$work/grades-sandbox")
+mkdir -p "$work/one"
+cp -r "$work/class/student_000" "$work/one/"
+changed=$(find "$work/one/student_000/exercises" -name '*.cpp' | sort | head -n 1)
+printf '// changed\n' >> "$changed"
+one=$(run "the regrade of one student" "$work/one" "$work/grades-one")
 grep -q '^Sandbox: ' "$work/grades-sandbox.log" &&
   { echo "time_class: bwrap did not start here; the sandboxed run is not one" >&2; exit 1; }
 # the same grades; a note may name its log, under each run's own output folder
@@ -73,3 +83,4 @@ cmp -s "$work/grades-plain.csv" "$work/grades-sandbox.csv" || {
 }
 printf '%d students × %d exercises: without namespaces %.1f s, with the sandbox %.1f s, ratio %.2f\n' \
   "$n" "${#exercises[@]}" "$plain" "$boxed" "$(echo "$boxed / $plain" | bc -l)"
+printf 'the regrade of one student with one changed file: %.1f s\n' "$one"

@@ -115,3 +115,40 @@ TEST(SvgFile, WriteFailureNamesThePath) {
 }
 
 }  // namespace
+
+// bar_chart_svg: one bar per category, heights proportional to the values (the y axis from 0).
+TEST(SvgBarChart, OneBarPerCategoryHeightsInProportion) {
+  viz::BarChartOptions o;
+  o.title = "softmax";
+  o.x_label = "points";
+  o.y_label = "students";
+  const std::string svg = viz::bar_chart_svg({"0", "0.5", "1", "1.5", "2"}, {2, 0, 0, 1, 4}, o);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:rect[@class='bar'])"), 5);
+  const double h0 = svg_xpath_number(svg, "number(//s:rect[@class='bar'][1]/@height)");
+  const double h2 = svg_xpath_number(svg, "number(//s:rect[@class='bar'][2]/@height)");
+  const double h3 = svg_xpath_number(svg, "number(//s:rect[@class='bar'][4]/@height)");
+  const double h4 = svg_xpath_number(svg, "number(//s:rect[@class='bar'][5]/@height)");
+  EXPECT_EQ(h2, 0.0);
+  EXPECT_NEAR(h0 / h4, 0.5, 1e-3);
+  EXPECT_NEAR(h3 / h4, 0.25, 1e-3);
+  // bars share one baseline, in the order given, left to right
+  const double y0 = svg_xpath_number(svg, "number(//s:rect[@class='bar'][1]/@y)");
+  EXPECT_NEAR(y0 + h0, svg_xpath_number(svg, "number(//s:rect[@class='bar'][5]/@y)") + h4, 0.02);
+  EXPECT_LT(svg_xpath_number(svg, "number(//s:rect[@class='bar'][1]/@x)"),
+            svg_xpath_number(svg, "number(//s:rect[@class='bar'][2]/@x)"));
+  // the value above each non-empty bar, and the labels
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='bar-value'])"), 3);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[@class='bar-value'][.='4'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='1.5'])"), 1);  // a category label
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='students'])"), 1);
+  // counts: no tick at a fraction
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='0.5' and @text-anchor='end'])"), 0);
+}
+
+TEST(SvgBarChart, RefusesMismatchedOrNegative) {
+  viz::BarChartOptions o;
+  EXPECT_THROW(viz::bar_chart_svg({"a", "b"}, {1}, o), xenc::shape_error);
+  EXPECT_THROW(viz::bar_chart_svg({}, {}, o), xenc::shape_error);
+  EXPECT_THROW(viz::bar_chart_svg({"a"}, {-1}, o), xenc::shape_error);
+  EXPECT_THROW(viz::bar_chart_svg({"a"}, {NAN}, o), xenc::shape_error);
+}

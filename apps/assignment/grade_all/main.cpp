@@ -15,21 +15,28 @@
 //      "not_selected": ["sinusoidal_table", ...],   // registered, left out by the settings
 //      "hints": "full" | "brief" | "off"}
 //
+// The template is --template, else the folder of --settings when it is an assignment (the
+// teacher's copy: its exercises are the course's when grading.json has no "exercises"), else the
+// installed one; --exercises lists the exercises that folder holds.
 // A submission is SUBMISSIONS_DIR/<student>/exercises/<name>.cpp (or <student>/<name>.cpp);
 // an exercise a student did not hand in is graded as the template's stub. The template is copied
-// once into DIR/work and built once (the trusted grade program and each exercise's child object);
+// and built once (the trusted grade program and each exercise's child object), and kept in the
+// cache (--cache, default DIR/cache) with each linked exercise program, so a regrade compiles only
+// what changed (xenc/grade/cache.hpp);
 // each student's files are copied into a folder of their own, and grade compiles, links and runs
 // each exercise in its own sandbox (xenc/grade/sandbox.hpp: bubblewrap's namespaces where it
 // starts), sends it each check's inputs and decides every verdict itself, so a student's code can
-// neither forge a grade nor touch another student, the settings or the reports. Two students are
-// graded at a time. grade answers on its stdout only; this program writes DIR/grades.csv,
-// DIR/<student>.txt (the report the student reads) and DIR/<student>.json, after removing the
-// student's reports of an earlier run. A failed build's log: DIR/grade-logs/<student>/<name>.log.
-// Each CSV row says when (UTC) and with which settings it was graded; --only regrades the students
-// named and keeps the other rows byte for byte. DIR/canvas.csv and DIR/moodle.csv are the
-// platforms' gradebook imports, made from grades.csv (gradebook.hpp). --gradescope-bundle writes
-// Gradescope's autograder zip (bundle.hpp).
+// neither forge a grade nor touch another student, the settings or the reports. One student per
+// core is graded at a time (--jobs). grade answers on its stdout only; this program writes
+// DIR/grades.csv, DIR/<student>.txt (the report the student reads) and DIR/<student>.json, after
+// removing the student's reports of an earlier run. A failed build's log:
+// DIR/grade-logs/<student>/<name>.log. Each CSV row says when (UTC) and with which settings it
+// was graded; --only regrades the students named and keeps the other rows byte for byte.
+// DIR/canvas.csv and DIR/moodle.csv are the platforms' gradebook imports, made from grades.csv
+// (gradebook.hpp). From the same answers, the class report: DIR/class.html and DIR/class.json
+// (class_report.hpp). --gradescope-bundle writes Gradescope's autograder zip (bundle.hpp).
 #include <CLI/CLI.hpp>
+#include <xenc/grade/cache.hpp>
 #include <xenc/grade/exercises.hpp>
 #include <xenc/grade/runner.hpp>
 #include <xenc/grade/sandbox.hpp>
@@ -47,11 +54,16 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../common/cli.hpp"
 #include "bundle.hpp"
+#include "class_report.hpp"
 #include "gradebook.hpp"
+#include "options.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -90,18 +102,12 @@ fs::path self_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
-// The command line, after parsing.
-struct Options {
-  std::string submissions, settings, output = "grades", template_dir, prefix;
-  bool list_exercises = false;
-  std::vector<std::string> only;  // --only: regrade these students, keep the other rows
-  std::string gradescope_bundle, source = XENC_SOURCE_DIR, assignment = "xencoder assignment";
-};
+using grade_all::Options;
 
 // --exercises: the registry as JSON with the teacher's settings applied (the chosen exercises
 // with their points, and the names of the others: a notebook leaves those out, and still refuses
 // a name the registry does not know). Returns the exit code.
-int print_exercises(const std::string& settings) {
+int print_exercises(const std::string& settings, const std::vector<std::string>& in_template) {
   xenc::grade::Settings chosen;
   try {
     if (!settings.empty()) chosen = xenc::grade::read_settings(settings);
@@ -112,7 +118,9 @@ int print_exercises(const std::string& settings) {
   json list = json::array(), not_selected = json::array();
   for (const xenc::grade::ExerciseInfo& e : xenc::grade::exercises()) {
     double points = e.points;
-    bool wanted = chosen.exercises.empty();
+    bool wanted = chosen.exercises.empty() &&
+                  (in_template.empty() ||
+                   std::find(in_template.begin(), in_template.end(), e.name) != in_template.end());
     for (const auto& [name, p] : chosen.exercises)
       if (name == e.name) wanted = true, points = p;
     if (wanted)
@@ -129,10 +137,23 @@ int print_exercises(const std::string& settings) {
   return 0;
 }
 
+// The exercises a template folder holds: the names of its exercises/*.cpp (none when it is not a
+// template: no CMakeLists.txt or no exercises/).
+std::vector<std::string> template_exercises(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (!fs::exists(dir / "CMakeLists.txt", ec) || !fs::is_directory(dir / "exercises", ec))
+    return names;
+  for (const auto& e : fs::directory_iterator(dir / "exercises", ec))
+    if (e.path().extension() == ".cpp") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // What step 1 leaves for grading: the folders, the exercises' names and stubs, grade's path and
 // the settings' arguments, the exercises grade grades (in its order).
 struct Prepared {
-  fs::path out, work, build;
+  fs::path out, work, build, programs;  // programs: grade's build cache (empty: none)
   std::vector<std::string> names;
   std::map<std::string, std::string> stubs;
   std::string grade;
@@ -140,35 +161,94 @@ struct Prepared {
   std::string stamp;  // the settings column of every row graded now (gradebook.hpp)
 };
 
+// What the template's build depends on: the template's files (not a grading.json), xencoder's
+// installed headers, CMake files and libraries under the prefix, CMake, and Debian's package list.
+std::string template_stamp(const Options& o, const std::string& cmake) {
+  std::vector<std::string> lines;
+  for (const auto& e : fs::recursive_directory_iterator(o.template_dir)) {
+    const fs::path rel = fs::relative(e.path(), o.template_dir);
+    if (!e.is_regular_file() || rel == "grading.json" || *rel.begin() == "build") continue;
+    lines.push_back(rel.string() + " " + xenc::grade::file_digest(e.path().string()));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string all = "prefix " + o.prefix + "\ncmake " + xenc::grade::file_digest(cmake) + "\n";
+  for (const std::string& l : lines) all += l + "\n";
+  const fs::path prefix(o.prefix);
+  for (const fs::path& dir : {prefix / "include" / "xenc", prefix / "lib" / "cmake"})
+    all += dir.string() + " " + xenc::grade::tree_stamp(dir.string()) + "\n";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(prefix / "lib", ec))
+    if (e.path().filename().string().rfind("libxencoder", 0) == 0 && e.is_regular_file())
+      all += e.path().string() + " " + xenc::grade::file_digest(e.path().string()) + "\n";
+  struct stat st{};
+  if (::stat("/var/lib/dpkg/status", &st) == 0)
+    all +=
+        "packages " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "\n";
+  return all;
+}
+
 // 1. one copy of the template, configured and built once (the trusted half: grade and each
-// exercise's child object). No student's process ever sees this folder, the settings or the
-// reports: each exercise is compiled, linked and run in its own sandbox. Throws runtime_error with
-// the message to print when the template does not build or grade cannot list its exercises.
+// exercise's child object), kept in the cache (DIR/cache/template) and built again only when the
+// template, xencoder's install or the toolchain changed (template_stamp). Without the sandbox's
+// namespaces a student's process could write there, so then it is built afresh in DIR/work and
+// no cache is used. No student's process ever sees this folder, the settings or the reports:
+// each exercise is compiled, linked and run in its own sandbox. Throws runtime_error with the
+// message to print when the template does not build or grade cannot list its exercises.
 Prepared prepare(const Options& o) {
   const std::string cmake = fs::exists(XENC_CMAKE) ? XENC_CMAKE : "/usr/bin/cmake";
   Prepared p;
   p.out = fs::absolute(o.output);
-  p.work = p.out / "work" / "assignment";
-  p.build = p.out / "work" / "build";
   fs::remove_all(p.out / "work");
-  fs::create_directories(p.work);
+  fs::create_directories(p.out / "work");
   // others may pass through (the sandbox binds a student's files from here as nobody when root
   // grades) but not list it
-  fs::permissions(p.out / "work",
-                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  fs::copy(o.template_dir, p.work, fs::copy_options::recursive);
-  fs::remove_all(p.work / "build");
-  fs::remove(p.work / "grading.json");
+  const fs::perms pass = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  fs::permissions(p.out / "work", pass);
+  const bool cached = xenc::grade::namespaces_unavailable().empty();
+  const fs::path home = cached ? fs::absolute(o.cache) / "template" : p.out / "work";
+  p.work = home / "assignment";
+  p.build = home / "build";
+  if (cached) {
+    // a cache folder made here may be passed through, as DIR/work; one given is left as it is
+    if (fs::create_directories(home.parent_path())) fs::permissions(home.parent_path(), pass);
+    fs::create_directories(home);
+    // one xenc-grade-all at a time per cache (held until this process ends)
+    const int lock =
+        ::open((home.parent_path() / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock < 0 || ::flock(lock, LOCK_EX) != 0)
+      throw std::runtime_error("cannot lock the cache " + home.parent_path().string() + "\n");
+    fs::permissions(home, pass);
+    p.programs = home.parent_path() / "programs";
+  }
+  const std::string stamp = template_stamp(o, cmake);
+  const bool reuse = cached && read_file(home / "stamp") == stamp && fs::exists(p.build / "grade");
+  if (!reuse) {
+    fs::remove(home / "stamp");
+    fs::remove_all(p.work);
+    fs::remove_all(p.build);
+    fs::create_directories(p.work);
+    // the template's files, its cmake/ and exercises/ (not a build, the settings, or the class's
+    // submissions and grades, which a teacher's assignment folder may hold)
+    for (const auto& e : fs::directory_iterator(o.template_dir)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() && name != "grading.json")
+        fs::copy(e.path(), p.work / name);
+      else if (e.is_directory() && (name == "cmake" || name == "exercises"))
+        fs::copy(e.path(), p.work / name, fs::copy_options::recursive);
+    }
+  }
   for (const auto& e : fs::directory_iterator(p.work / "exercises"))
     if (e.path().extension() == ".cpp") p.names.push_back(e.path().stem().string());
   std::sort(p.names.begin(), p.names.end());
   for (const std::string& n : p.names) p.stubs[n] = read_file(p.work / "exercises" / (n + ".cpp"));
   std::string log;
-  if (!run_step({cmake, "-S", p.work.string(), "-B", p.build.string(), "-G", "Unix Makefiles",
-                 "-DCMAKE_PREFIX_PATH=" + o.prefix},
-                log) ||
-      !run_step({cmake, "--build", p.build.string(), "--", "-j2"}, log))
+  if (!reuse &&
+      (!run_step({cmake, "-S", p.work.string(), "-B", p.build.string(), "-G", "Unix Makefiles",
+                  "-DCMAKE_PREFIX_PATH=" + o.prefix},
+                 log) ||
+       !run_step({cmake, "--build", p.build.string(), "--", "-j" + std::to_string(o.jobs)}, log)))
     throw std::runtime_error("the template does not build against " + o.prefix + ":\n" + log);
+  if (cached && !reuse) std::ofstream(home / "stamp", std::ios::binary) << stamp;
   p.grade = (p.build / "grade").string();
   if (!o.settings.empty()) p.settings_args = {"--settings", fs::absolute(o.settings).string()};
   std::vector<std::string> args = {p.grade, "--list"};
@@ -203,6 +283,17 @@ Row grade_student(const Prepared& p, const fs::path& student,
     std::ofstream(mine / "src" / "exercises" / (n + ".cpp"), std::ios::binary)
         << (fs::exists(handed) && !fs::is_directory(handed) ? read_file(handed) : p.stubs.at(n));
   }
+  // a file that is not an exercise (Softmax.cpp, softmax.cc, softmax_é.cpp) becomes an empty file
+  // of that name, so that grade names it, with the closest exercise, in the student's report
+  const bool nested = fs::is_directory(student / "exercises");
+  for (const xenc::grade::StrayFile& f :
+       xenc::grade::stray_files((nested ? student / "exercises" : student).string(), p.names)) {
+    const std::string ext = fs::path(f.file).extension().string();
+    const bool source = ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c++" ||
+                        ext == ".C" || ext == ".cp" || ext == ".CPP" || ext == ".h" ||
+                        ext == ".hpp" || ext == ".c";
+    if (nested || source) std::ofstream(mine / "src" / "exercises" / f.file);
+  }
   std::vector<std::string> args = {p.grade,
                                    "--format",
                                    "both",
@@ -212,6 +303,7 @@ Row grade_student(const Prepared& p, const fs::path& student,
                                    (mine / "scratch").string(),
                                    "--logs",
                                    (p.out / "grade-logs" / row.who).string()};
+  if (!p.programs.empty()) args.insert(args.end(), {"--cache", p.programs.string()});
   args.insert(args.end(), p.settings_args.begin(), p.settings_args.end());
   xenc::grade::Limits limits;
   limits.time_seconds = 3600;
@@ -227,8 +319,9 @@ Row grade_student(const Prepared& p, const fs::path& student,
   return row;
 }
 
-// Every student, two at a time (one per core).
-std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& students) {
+// Every student, `jobs` at a time (by default one per core).
+std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& students,
+                                unsigned jobs) {
   std::vector<Row> rows(students.size());
   std::vector<std::string> forwarded;
   if (const char* off = std::getenv("XENC_GRADE_NO_NAMESPACES"))
@@ -238,9 +331,10 @@ std::vector<Row> grade_students(const Prepared& p, const std::vector<fs::path>& 
     for (std::size_t i; (i = next++) < students.size();)
       rows[i] = grade_student(p, students[i], forwarded);
   };
-  std::thread second(worker);
+  std::vector<std::thread> others;
+  for (unsigned j = 1; j < jobs && j < students.size(); ++j) others.emplace_back(worker);
   worker();
-  second.join();
+  for (std::thread& t : others) t.join();
   return rows;
 }
 
@@ -278,6 +372,9 @@ void write_student(const Prepared& p, const Row& row, std::ostream& table) {
   }
   table << "," << csv_field(notes);
   std::cout << row.who << ": " << number(points) << " of " << number(max_points) << " points\n";
+  if (r.contains("not_exercises"))
+    for (const json& f : r.at("not_exercises"))
+      std::cout << "  " << row.who << ": " << f.at("message").get<std::string>() << "\n";
 }
 
 // grades.csv's header line: the student, the points, one column per graded exercise, the notes,
@@ -368,6 +465,41 @@ int write_results(const Prepared& p, const std::vector<Row>& rows, const Options
   return failures;
 }
 
+// 4. class.html and class.json beside grades.csv, from the same answers (class_report.hpp). Each
+// student's answer is kept in DIR/answers/<student>.json (written here, from grade's pipe), so
+// that after a regrade with --only the report still covers the whole class: the students graded
+// now with their new answers, the others with their kept ones. A run without --only starts the
+// folder afresh, so a student who left the class leaves the report too.
+void write_class(const Prepared& p, const std::vector<Row>& rows, const Options& o) {
+  xenc_grade_all::ReportInputs in{p.out, p.work, fs::absolute(o.submissions), p.graded_names};
+  if (!o.settings.empty())
+    in.mistakes_named = xenc::grade::read_settings(o.settings).hints != xenc::grade::HintLevel::off;
+  const fs::path kept = p.out / "answers";
+  if (o.only.empty()) fs::remove_all(kept);
+  fs::create_directories(kept);
+  std::map<std::string, xenc_grade_all::StudentAnswer> by_student;
+  for (const auto& e : fs::directory_iterator(kept)) {
+    if (e.path().extension() != ".json") continue;
+    try {
+      const json j = json::parse(read_file(e.path()));
+      const std::string who = j.at("student").get<std::string>();
+      by_student[who] = {who, j.at("answer").get<std::string>(),
+                         j.at("failure").get<std::string>()};
+    } catch (const std::exception&) {
+      // an unreadable kept answer: that student is left out until graded again
+    }
+  }
+  for (const Row& r : rows) {
+    by_student[r.who] = {r.who, r.answer, r.failure};
+    std::ofstream(kept / (r.who + ".json"), std::ios::binary)
+        << json{{"student", r.who}, {"answer", r.answer}, {"failure", r.failure}}.dump(
+               -1, ' ', false, json::error_handler_t::replace);
+  }
+  std::vector<xenc_grade_all::StudentAnswer> answers;
+  for (auto& [who, a] : by_student) answers.push_back(std::move(a));
+  xenc_grade_all::write_class_report(in, answers);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -377,45 +509,37 @@ int main(int argc, char** argv) {
       "and one report per student."};
   xenc_app::add_version(app, "xenc-grade-all");
   Options o;
-  app.add_option("SUBMISSIONS_DIR", o.submissions, "one sub-folder per student")
-      ->check(CLI::ExistingDirectory);
-  app.add_flag("--exercises", o.list_exercises,
-               "print the registered exercises as JSON (name, signature, points, "
-               "teaching order; with --settings: the chosen ones, their points, "
-               "the ones left out and the hint level) and exit");
-  app.add_option("--settings", o.settings,
-                 "the teacher's grading.json (exercises, points, hints, hidden checks, "
-                 "library calls, limits)")
-      ->check(CLI::ExistingFile);
-  app.add_option("--output", o.output, "where grades.csv and the reports go")
-      ->capture_default_str();
+  xenc_app::add_options(app, o, grade_all::option_records());
+  CLI11_PARSE(app, argc, argv);
+  if (!o.settings.empty() && !fs::is_regular_file(o.settings)) {
+    std::cerr << "xenc-grade-all: --settings " << o.settings << " is not a file\n";
+    return 2;
+  }
+  if (o.cache.empty()) o.cache = (fs::path(o.output) / "cache").string();
+  if (o.source.empty()) o.source = XENC_SOURCE_DIR;
+  // the teacher's folder: without --template, the settings' folder when it is an assignment (its
+  // CMakeLists.txt and exercises/), so that its exercises are the course's
+  if (o.template_dir.empty() && !o.settings.empty()) {
+    const fs::path folder = fs::absolute(o.settings).parent_path();
+    if (!template_exercises(folder).empty()) o.template_dir = folder.string();
+  }
+  if (o.list_exercises)
+    return print_exercises(o.settings, o.template_dir.empty() ? std::vector<std::string>{}
+                                                              : template_exercises(o.template_dir));
   const fs::path installed_template =
       self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
-  app.add_option("--template", o.template_dir,
-                 "the assignment template (default: the installed one, " +
-                     installed_template.lexically_normal().string() + ")");
-  app.add_option("--only", o.only,
-                 "regrade only these students (folder names in SUBMISSIONS_DIR) and keep every "
-                 "other row of DIR/grades.csv and the others' reports");
-  app.add_option("--assignment-name", o.assignment,
-                 "the grade column's name in canvas.csv and moodle.csv")
-      ->capture_default_str();
-  app.add_option("--gradescope-bundle", o.gradescope_bundle,
-                 "write Gradescope's autograder zip (setup.sh, run_autograder, the template "
-                 "with --settings as its grading.json, xencoder's source) to this file and exit");
-  app.add_option("--source", o.source,
-                 "xencoder's source tree, for --gradescope-bundle (default: " +
-                     std::string(XENC_SOURCE_DIR) + ")");
-  app.add_option("--prefix", o.prefix,
-                 "where xencoder is installed (default: this program's prefix, " +
-                     (self_dir() / "..").lexically_normal().string() + ")");
-  CLI11_PARSE(app, argc, argv);
-  if (o.list_exercises) return print_exercises(o.settings);
   if (!o.gradescope_bundle.empty()) return write_bundle(o, installed_template);
   if (o.submissions.empty()) {
     std::cerr << "xenc-grade-all: SUBMISSIONS_DIR is required (or --exercises)\n" << app.help();
     return 2;
   }
+  if (!fs::is_directory(o.submissions)) {
+    std::cerr << "xenc-grade-all: SUBMISSIONS_DIR " << o.submissions
+              << " is not a folder (one sub-folder per student)\n";
+    return 2;
+  }
+  const fs::path installed_template =
+      self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
   if (o.template_dir.empty()) o.template_dir = installed_template.lexically_normal().string();
   if (o.prefix.empty()) o.prefix = (self_dir() / "..").lexically_normal().string();
   if (!fs::exists(fs::path(o.template_dir) / "CMakeLists.txt")) {
@@ -438,7 +562,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   p.stamp = xenc_grade_all::settings_stamp(o.settings, o.template_dir);
-  const int failures = write_results(p, grade_students(p, students), o);
+  const std::vector<Row> rows = grade_students(p, students, o.jobs);
+  const int failures = write_results(p, rows, o);
+  write_class(p, rows, o);
   const std::string& no_namespaces = xenc::grade::namespaces_unavailable();
   if (!no_namespaces.empty())
     std::cout << "Sandbox: " << no_namespaces
@@ -447,6 +573,7 @@ int main(int argc, char** argv) {
             << (students.size() == 1 ? " student" : " students") << " graded"
             << (o.only.empty() ? "" : ", the other rows kept") << "), their reports ("
             << (p.out / "<student>.txt").string() << "), " << (p.out / "canvas.csv").string()
-            << " and " << (p.out / "moodle.csv").string() << "\n";
+            << ", " << (p.out / "moodle.csv").string() << " and the class report ("
+            << (p.out / "class.html").string() << ")\n";
   return failures ? 1 : 0;
 }

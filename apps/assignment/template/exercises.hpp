@@ -19,7 +19,10 @@ using xenc::Tensor1;
 using xenc::Tensor2;
 using xenc::Tensor3;
 using xenc::Tensor4;
+using xenc::grade::AttentionFn;
+using xenc::grade::LayerNormForwardFn;
 using xenc::grade::OnlineSoftmaxState;
+using xenc::grade::SoftmaxFn;
 
 /// Sinusoidal positional encoding table (Vaswani et al., 2017, 3.5):
 ///     PE(p, 2i) = sin(p / 10000^(2i/D)),  PE(p, 2i+1) = cos(p / 10000^(2i/D))
@@ -126,5 +129,38 @@ xenc::grade::OnlineSoftmaxState online_softmax_tile(const xenc::grade::OnlineSof
 /// Throws:  std::invalid_argument (e.g. xenc::shape_error) unless z is [T, 2T−1].
 /// Library: xenc::relative_shift (xenc/ops/relative_attention.hpp).
 Tensor2 relative_shift(const Tensor2& z);
+
+/// Your test of a softmax (the function of the exercise softmax, Tensor2(const Tensor2& x)):
+/// return true when `softmax` is right, false (or throw) when it is wrong. The grader runs it
+/// on a correct softmax, which it must accept, and on each published mistake of the museum
+/// (xenc-pe-pitfalls), which it should reject. Your points are the share of mistakes it
+/// catches; the report names the ones it missed. A test that rejects the correct softmax
+/// scores 0; a run that crashes or hangs gives no verdict (it neither accepts nor catches).
+/// The softmax under test takes x: [N, C] with N, C >= 1 and at most 1048576 values (others
+/// throw, whichever softmax it is).
+bool test_softmax(const xenc::grade::SoftmaxFn& softmax);
+
+/// Your test of a layer norm forward (the function of the exercise layer_norm_forward,
+/// Tensor2(const Tensor2& x, const Tensor1& weight, const Tensor1& bias, float eps)): return
+/// true when `layer_norm_forward` is right, false (or throw) when it is wrong. The grader runs
+/// it on a correct layer norm, which it must accept, and on each published mistake of the
+/// museum (xenc-pe-pitfalls), which it should reject. Your points are the share of mistakes it
+/// catches; the report names the ones it missed. A test that rejects the correct layer norm
+/// scores 0; a run that crashes or hangs gives no verdict (it neither accepts nor catches).
+/// The function under test takes x: [N, D], weight, bias: [D] with N, D >= 1 and at most
+/// 1048576 values (others throw, whichever function it is).
+bool test_layer_norm_forward(const xenc::grade::LayerNormForwardFn& layer_norm_forward);
+
+/// Your test of attention (the function of the exercise attention: q, k, v and a key-padding
+/// mask in, output and weights out): return true when `attention` is right, false (or throw)
+/// when it is wrong. The grader runs it on a correct attention, which it must accept, and on
+/// each published mistake of the museum (xenc-pe-pitfalls), which it should reject. Your
+/// points are the share of mistakes it catches; the report names the ones it missed. A test
+/// that rejects the correct attention scores 0; a run that crashes or hangs gives no verdict
+/// (it neither accepts nor catches). The function under test takes q: [B, H, Tq, Dh],
+/// k, v: [B, H, Tk, Dh], key_padding_mask: [B, Tk] (true = padding), every size >= 1, at most
+/// 1048576 values per tensor and B·H·Tq·Tk·Dh <= 16777216 (others throw, whichever function
+/// it is).
+bool test_attention(const xenc::grade::AttentionFn& attention);
 
 }  // namespace assignment

@@ -2,8 +2,12 @@
 // first differing index, and look for a museum exhibit with the same output to name the mistake.
 #include "engine.hpp"
 
+#include "xenc/grade/exercises.hpp"
+#include "xenc/grade/sandbox.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <sstream>
@@ -116,9 +120,86 @@ std::string format(const Output& out, std::size_t max_values, const Difference* 
   return s;
 }
 
+// ---- the student's function in a forked child (set_check_isolation) ---------------------------
+
+namespace {
+thread_local int g_remote_calls = 0;
+
+void put_output(wire::Writer& w, const Output& out) {
+  w.raw(std::uint64_t(out.size()));
+  for (const Field& f : out) {
+    w.raw(std::uint64_t(f.name.size()));
+    w.bytes(f.name.data(), f.name.size());
+    w.raw(std::uint64_t(f.shape.size()));
+    for (std::size_t d : f.shape) w.raw(std::uint64_t(d));
+    w.raw(std::uint64_t(f.data.size()));
+    w.bytes(f.data.data(), f.data.size() * sizeof(double));
+  }
+}
+
+Output get_output(wire::Reader& r) {
+  Output out(r.count(1));
+  for (Field& f : out) {
+    f.name.resize(r.count(1));
+    r.bytes(f.name.data(), f.name.size());
+    f.shape.resize(r.count(sizeof(std::uint64_t)));
+    for (std::size_t& d : f.shape) d = std::size_t(r.raw<std::uint64_t>());
+    f.data.resize(r.count(sizeof(double)));
+    r.bytes(f.data.data(), f.data.size() * sizeof(double));
+  }
+  return out;
+}
+}  // namespace
+
+RemoteCalls::RemoteCalls() { ++g_remote_calls; }
+RemoteCalls::~RemoteCalls() { --g_remote_calls; }
+
+Output isolated(const std::function<Output()>& f) {
+  const CheckIsolation& iso = check_isolation();
+  if (!iso.on || g_remote_calls > 0) return f();
+  Limits limits;
+  limits.time_seconds = iso.time_seconds;
+  limits.memory_mib = iso.memory_mib;
+  std::string answer;
+  const Outcome o = run_forked(
+      [&f](int fd) {
+        wire::Writer w;
+        try {
+          const Output out = f();
+          w.raw(std::uint8_t(wire::Status::returned));
+          put_output(w, out);
+        } catch (...) {
+          const auto [status, what] = wire::classify_current_exception();
+          w = wire::Writer();
+          w.raw(std::uint8_t(status));
+          w.raw(std::uint64_t(what.size()));
+          w.bytes(what.data(), what.size());
+        }
+        wire::write_all(fd, w.str().data(), w.str().size());
+      },
+      limits, answer);
+  if (!o.answered || answer.empty()) {
+    Outcome told = o;
+    told.answered = o.answered && !answer.empty();
+    throw ChildFailure(describe_outcome(told, limits));
+  }
+  wire::Reader r(answer);
+  const auto status = wire::Status(r.raw<std::uint8_t>());
+  if (status != wire::Status::returned) {
+    std::string what(r.count(1), '\0');
+    r.bytes(what.data(), what.size());
+    wire::rethrow(status, what);
+  }
+  Output out = get_output(r);
+  r.expect_end();
+  return out;
+}
+
 std::string describe_exception(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
+  } catch (const ChildFailure& ex) {
+    return ex.what();
   } catch (const std::exception& ex) {
     return std::string("threw an exception: ") + ex.what();
   } catch (...) {
@@ -127,6 +208,13 @@ std::string describe_exception(std::exception_ptr e) {
 }
 
 namespace {
+// The hint for a student function whose process ended without answering (ChildFailure).
+std::string hint_for_child_failure() {
+  return "your function ran in a process of its own, which ended without answering: nothing "
+         "else was lost. Fix what the line above names (an index outside a tensor? a loop that "
+         "never ends? a tensor far larger than its input?), then run the check again.";
+}
+
 // The hint for a student function that threw.
 std::string hint_for_exception(const std::string& what) {
   if (what.find("not implemented") != std::string::npos)
@@ -142,11 +230,33 @@ void explain_failure(CheckResult& r, const std::vector<Exhibit>& exhibits, const
   r.hint = hint;
 }
 
+// Garbage output: a NaN or an infinity where the expected value is finite, on a check whose
+// inputs are all finite (no "inf" or "nan" in its input), so no masked row or overflow of the
+// input explains it. Its own hint, then the check's.
+void explain_garbage(CheckResult& r, const Output& expected, const Output& measured) {
+  if (!r.known_mistake.empty() || r.input.find("inf") != std::string::npos ||
+      r.input.find("nan") != std::string::npos)
+    return;
+  for (std::size_t f = 0; f < expected.size() && f < measured.size(); ++f)
+    for (std::size_t i = 0; i < expected[f].data.size() && i < measured[f].data.size(); ++i)
+      if (std::isfinite(expected[f].data[i]) && !std::isfinite(measured[f].data[i])) {
+        r.hint = "your output holds " + num(measured[f].data[i]) + " (in " + measured[f].name +
+                 ") where a finite value is expected, and every input here is finite: a 0/0, an "
+                 "exp that overflows, or an entry never written. " +
+                 r.hint;
+        return;
+      }
+}
+
 // Calls the student's function; false (with the exception in the result) when it threw.
 bool call_student(const std::function<Output()>& student, Output& raw, CheckResult& r) {
   try {
-    raw = student();
+    raw = isolated(student);
     return true;
+  } catch (const ChildFailure& e) {
+    r.computed = e.what();
+    r.hint = hint_for_child_failure();
+    return false;
   } catch (...) {
     r.computed = describe_exception(std::current_exception());
     r.hint = hint_for_exception(r.computed);
@@ -164,14 +274,20 @@ CheckResult run(const ValueCheck& c) {
   const std::string prefix = c.expected_text.empty() ? "" : c.expected_text + ": ";
   Output raw;
   if (!call_student(c.student, raw, r)) return r;
+  Output measured, expected;
   try {
-    const Output measured = c.measure ? c.measure(raw) : raw;
-    const Output expected = c.expected_from ? c.expected_from(raw) : c.expected;
+    // (each may call the student's function again: isolated, as the first call)
+    measured = c.measure ? isolated([&] { return c.measure(raw); }) : raw;
+    expected = c.expected_from ? isolated([&] { return c.expected_from(raw); }) : c.expected;
     const Difference d = find_difference(expected, measured, c.tol);
     // values shown around the first difference; a text-only expectation stays as written
     if (c.expected_from || c.expected_text.empty()) r.expected = prefix + format(expected, 12, &d);
     r.computed = format(measured, 12, &d);
     r.first_difference = d.text;
+  } catch (const ChildFailure& e) {
+    r.computed = e.what();
+    r.hint = hint_for_child_failure();
+    return r;
   } catch (...) {
     // measuring can call the student's function again (shift invariance) or index its output
     r.computed = describe_exception(std::current_exception());
@@ -179,7 +295,11 @@ CheckResult run(const ValueCheck& c) {
     return r;
   }
   r.passed = r.first_difference.empty();
-  if (!r.passed) explain_failure(r, c.exhibits, raw, c.tol, c.hint);
+  r.hint = c.hint;  // a passed check keeps its own hint (the report shows only a failed one's)
+  if (!r.passed) {
+    explain_failure(r, c.exhibits, raw, c.tol, c.hint);
+    explain_garbage(r, expected, measured);
+  }
   return r;
 }
 
@@ -189,13 +309,21 @@ CheckResult run(const ThrowCheck& c) {
   r.input = c.input;
   r.expected = c.expected;
   try {
-    c.student();
+    isolated([&] {
+      c.student();
+      return Output{};
+    });
     r.computed = "returned without throwing";
     r.hint = c.hint;
+    return r;
+  } catch (const ChildFailure& e) {
+    r.computed = e.what();
+    r.hint = hint_for_child_failure();
     return r;
   } catch (const std::invalid_argument& e) {
     r.computed = std::string("threw std::invalid_argument: ") + e.what();
     r.passed = true;
+    r.hint = c.hint;
     return r;
   } catch (const std::exception& e) {
     r.computed = std::string("threw an exception that is not a std::invalid_argument: ") + e.what();
@@ -268,6 +396,7 @@ CheckResult run(const GradCheck& c) {
   r.passed = err <= 1e-4;  // NaN compares false: fails
   r.expected += "  (error ‖a − n‖/(‖a‖ + ‖n‖) must be <= 0.0001)";
   r.computed += "  (error " + num(err) + ")";
+  r.hint = c.hint;
   if (r.passed) return r;
   r.first_difference = d.text;
   explain_failure(r, c.exhibits, raw, Tolerance{}, c.hint);

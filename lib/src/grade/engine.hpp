@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,6 +114,27 @@ struct GradCheck {
   std::string hint;
 };
 CheckResult run(const GradCheck& c);
+
+/// The process that ran the student's function (a forked child, set_check_isolation) ended
+/// without answering: crashed, timed out, ran out of memory or exited. what(): the sandbox's
+/// sentence ("crashed with SIGSEGV (segmentation fault)").
+struct ChildFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Runs f (the student's function, or what calls it) in a forked child when check isolation is on
+/// and the calls are not already remote; its Output, or the exception it threw (of the same
+/// standard kind), comes back. Throws ChildFailure when the child ended without answering.
+Output isolated(const std::function<Output()>& f);
+
+/// While one lives, the student's function is a stand-in whose calls already go to another
+/// process (exercise_support.hpp's remote): isolated() then calls f here.
+struct RemoteCalls {
+  RemoteCalls();
+  ~RemoteCalls();
+  RemoteCalls(const RemoteCalls&) = delete;
+  RemoteCalls& operator=(const RemoteCalls&) = delete;
+};
 
 /// The message of the exception the student's code threw, for a report.
 std::string describe_exception(std::exception_ptr e);

@@ -1,6 +1,8 @@
 // The registry of exercises: each lib/src/grade/exercises/<name>.cpp registers itself at load
 // time; the list is kept in teaching order. Also the teacher's hidden-check seed.
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "xenc/core/error.hpp"
 #include "xenc/grade/exercises.hpp"
@@ -43,5 +45,22 @@ const ExerciseInfo* find_exercise(const std::string& name) {
 
 void set_hidden_seed(std::optional<std::uint64_t> s) { seed() = s; }
 std::optional<std::uint64_t> hidden_seed() { return seed(); }
+
+namespace {
+CheckIsolation& isolation() {
+  static CheckIsolation i;
+  return i;
+}
+}  // namespace
+void set_check_isolation(const CheckIsolation& i) {
+  if (!(i.time_seconds > 0 && i.time_seconds <= 3600))
+    throw std::invalid_argument("set_check_isolation: time_seconds is " +
+                                std::to_string(i.time_seconds) + ", expected (0, 3600]");
+  if (i.memory_mib < 16 || i.memory_mib > (std::size_t(1) << 24))
+    throw std::invalid_argument("set_check_isolation: memory_mib is " +
+                                std::to_string(i.memory_mib) + ", expected 16 .. 16777216");
+  isolation() = i;
+}
+const CheckIsolation& check_isolation() { return isolation(); }
 
 }  // namespace xenc::grade

@@ -2,6 +2,7 @@
 #include "xenc/grade/result.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -15,6 +16,18 @@ bool ExerciseResult::passed() const { return !checks.empty() && num_passed() == 
 std::size_t ExerciseResult::num_passed() const {
   std::size_t n = 0;
   for (const CheckResult& c : checks) n += c.passed;
+  return n;
+}
+
+std::size_t ExerciseResult::num_scored() const {
+  std::size_t n = 0;
+  for (const CheckResult& c : checks) n += c.scored;
+  return n;
+}
+
+std::size_t ExerciseResult::num_scored_passed() const {
+  std::size_t n = 0;
+  for (const CheckResult& c : checks) n += c.scored && c.passed;
   return n;
 }
 
@@ -46,14 +59,39 @@ std::string hint_level_name(HintLevel level) {
                      " is not one of HintLevel::full (0), brief (1) or off (2)");
 }
 
+std::string first_sentence(const std::string& text) {
+  // abbreviations whose period does not end a sentence (the word before the period, lower case)
+  static const char* const kAbbreviations[] = {"e.g", "i.e", "cf",  "vs",
+                                               "etc", "eq",  "fig", "resp"};
+  int depth = 0;  // inside (), [], {} or `...`
+  bool code = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '`') code = !code;
+    if (code) continue;
+    if (ch == '(' || ch == '[' || ch == '{') ++depth;
+    if ((ch == ')' || ch == ']' || ch == '}') && depth > 0) --depth;
+    if (ch != '.' || depth > 0) continue;
+    // a sentence ends at a period followed by a space, never inside ".." or "..." (a range)
+    if (i + 1 >= text.size() || text[i + 1] != ' ' || (i > 0 && text[i - 1] == '.')) continue;
+    std::size_t w = i;
+    while (w > 0 && text[w - 1] != ' ' && text[w - 1] != '(') --w;
+    std::string word = text.substr(w, i - w);
+    for (char& k : word) k = char(std::tolower(static_cast<unsigned char>(k)));
+    bool abbreviation = false;
+    for (const char* a : kAbbreviations) abbreviation = abbreviation || word == a;
+    if (!abbreviation) return text.substr(0, i + 1);
+  }
+  return text;
+}
+
 std::string hint_text(const CheckResult& c, HintLevel level) {
   hint_level_name(level);  // throws for a level outside the enum
   // a hidden check shows a hint only when it names a known mistake
   if (level == HintLevel::off || (c.hidden && c.known_mistake.empty())) return "";
   if (level == HintLevel::brief) {
     if (!c.known_mistake.empty()) return "a known mistake: " + c.known_mistake + ".";
-    const std::size_t end = c.hint.find(". ");
-    return end == std::string::npos ? c.hint : c.hint.substr(0, end + 1);
+    return first_sentence(c.hint);
   }
   return c.hint;
 }

@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include "xenc/core/error.hpp"
+#include "xenc/grade/cache.hpp"
 #include "xenc/grade/exercises.hpp"
 
 namespace xenc::grade {
@@ -158,7 +159,13 @@ Settings read_settings(const std::string& path) {
 // ---- formats ------------------------------------------------------------------------------------
 
 double Graded::points_per_check() const {
-  return result.checks.empty() ? 0.0 : max_points / double(result.checks.size());
+  return result.num_scored() == 0 ? 0.0 : max_points / double(result.num_scored());
+}
+double Graded::check_points(const CheckResult& c) const {
+  return c.passed && c.scored ? points_per_check() : 0.0;
+}
+double Graded::check_max_points(const CheckResult& c) const {
+  return c.scored ? points_per_check() : 0.0;
 }
 
 namespace {
@@ -223,6 +230,7 @@ ExerciseLines exercise_lines(const Graded& g, HintLevel hints) {
     return e;
   }
   e.notes.push_back(g.result.signature);
+  if (!g.note.empty()) e.notes.push_back(g.note);
   for (const CheckResult& c : g.result.checks) {
     std::vector<std::string> lines = {(c.passed ? "✔ " : "✘ ") + c.name};
     for (const std::string& l : check_details(c, hints)) lines.push_back(l);
@@ -261,7 +269,8 @@ std::string text_report(const std::vector<Graded>& graded, HintLevel hints) {
 std::string status_of(const Graded& g) {
   if (!g.failure.empty()) return "failed: " + g.failure;
   if (g.result.still_stub()) return "not implemented";
-  return g.passed() ? "passed" : "failed";
+  if (g.passed()) return "passed";
+  return g.note.empty() ? "failed" : "failed: " + g.note;
 }
 
 json json_report(const std::vector<Graded>& graded, HintLevel hints) {
@@ -277,8 +286,8 @@ json json_report(const std::vector<Graded>& graded, HintLevel hints) {
                 {"report", i < lines.checks.size() ? lines.checks[i] : std::vector<std::string>()},
                 {"passed", c.passed},
                 {"hidden", c.hidden},
-                {"points", c.passed ? g.points_per_check() : 0.0},
-                {"max_points", g.points_per_check()}};
+                {"points", g.check_points(c)},
+                {"max_points", g.check_max_points(c)}};
       if (!c.passed && !c.hidden)
         k.update({{"input", c.input},
                   {"expected", c.expected},
@@ -337,8 +346,8 @@ json gradescope_report(const std::vector<Graded>& graded, HintLevel hints) {
       const CheckResult& c = g.result.checks[i];
       const std::string out = joined(lines.checks[i]);
       tests.push_back({{"name", g.exercise + ": " + c.name},
-                       {"score", c.passed ? g.points_per_check() : 0.0},
-                       {"max_score", g.points_per_check()},
+                       {"score", g.check_points(c)},
+                       {"max_score", g.check_max_points(c)},
                        {"status", c.passed ? "passed" : "failed"},
                        {"output", out},
                        {"visibility", c.hidden ? "hidden" : "visible"}});
@@ -455,6 +464,106 @@ std::string format_report(const std::vector<Graded>& graded, Format format, Hint
   return text_report(graded, hints);
 }
 
+// ---- messages a student can act on -------------------------------------------------------------
+
+std::vector<std::string> undefined_references(const std::string& link_log) {
+  std::vector<std::string> found;
+  std::istringstream in(link_log);
+  for (std::string line; std::getline(in, line);) {
+    std::string name;
+    for (const std::string marker : {"undefined reference to ", "undefined symbol: "}) {
+      const std::size_t at = line.find(marker);
+      if (at == std::string::npos) continue;
+      name = line.substr(at + marker.size());
+      // GNU ld quotes the name `...' (older) or '...' (newer)
+      if (!name.empty() && (name.front() == '`' || name.front() == '\'')) name.erase(0, 1);
+      while (!name.empty() && (name.back() == '\'' || name.back() == '\r' || name.back() == ' '))
+        name.pop_back();
+      break;
+    }
+    if (!name.empty() && std::find(found.begin(), found.end(), name) == found.end())
+      found.push_back(name);
+  }
+  return found;
+}
+
+namespace {
+// A demangled function's qualified name, without its parameters: "assignment::softmax".
+std::string function_name(const std::string& demangled) {
+  int depth = 0;
+  for (std::size_t i = 0; i < demangled.size(); ++i) {
+    if (demangled[i] == '<') ++depth;
+    if (demangled[i] == '>' && depth > 0) --depth;
+    if (demangled[i] == '(' && depth == 0 && i > 0) return demangled.substr(0, i);
+  }
+  return demangled;
+}
+}  // namespace
+
+std::string missing_function_message(const std::string& link_log, const std::string& exercise,
+                                     const std::string& signature) {
+  const std::vector<std::string> missing = undefined_references(link_log);
+  if (missing.empty()) return "";
+  const std::string file = "exercises/" + exercise + ".cpp";
+  for (const std::string& m : missing)
+    if (function_name(m) == "assignment::" + exercise)
+      return file + " does not define assignment::" + exercise + ", the function `" + signature +
+             "` (renamed, misspelled, outside namespace assignment, or with other parameter "
+             "types?)";
+  return file + " calls " + function_name(missing.front()) +
+         ", which is declared but defined nowhere (write its body, or remove the call)";
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<StrayFile> stray_files(const std::string& dir,
+                                   const std::vector<std::string>& exercises) {
+  std::vector<StrayFile> strays;
+  std::error_code ec;
+  if (exercises.empty() || !fs::is_directory(dir, ec)) return strays;
+  auto lower = [](std::string t) {
+    for (char& ch : t) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return t;
+  };
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    const std::string file = entry.path().filename().string();
+    bool exercise = false;
+    for (const std::string& e : exercises) exercise = exercise || file == e + ".cpp";
+    if (exercise) continue;
+    StrayFile f{file, exercises.front() + ".cpp"};
+    std::size_t best = edit_distance(lower(file), lower(f.closest));
+    for (const std::string& e : exercises) {
+      const std::size_t d = edit_distance(lower(file), lower(e + ".cpp"));
+      if (d < best) best = d, f.closest = e + ".cpp";
+    }
+    strays.push_back(f);
+  }
+  std::sort(strays.begin(), strays.end(),
+            [](const StrayFile& a, const StrayFile& b) { return a.file < b.file; });
+  return strays;
+}
+
+std::string stray_message(const StrayFile& f, const std::string& folder) {
+  return folder + f.file +
+         " is not an exercise of this assignment and was not graded (did you "
+         "mean " +
+         folder + f.closest + "?)";
+}
+
 // ---- the parent ---------------------------------------------------------------------------------
 
 namespace {
@@ -499,7 +608,7 @@ std::string first_error(const std::string& log) {
 struct Options {
   Format format = Format::text;
   bool both = false;  // --format both: {"json": ..., "text": ...} for xenc-grade-all
-  std::string output, text_output, settings, submission, scratch, logs;
+  std::string output, text_output, settings, submission, scratch, logs, cache;
   std::optional<double> time_limit;
   std::optional<std::size_t> memory_limit;
   bool list = false;
@@ -508,12 +617,14 @@ struct Options {
 
 const char* kUsage =
     "usage: grade [--format text|json|gradescope|junit|both] [--output FILE] [--text-output FILE]\n"
-    "             [--settings FILE] [--submission DIR] [--scratch DIR] [--logs DIR]\n"
+    "             [--settings FILE] [--submission DIR] [--scratch DIR] [--logs DIR] [--cache DIR]\n"
     "             [--time-limit SECONDS] [--memory-limit MIB] [--list] [exercise ...]\n"
     "Builds and grades each exercise in its own sandbox. --submission: the folder whose\n"
     "exercises/<name>.cpp are graded (default: this template's); --scratch: where each exercise\n"
     "is built (default: BUILD/grade-scratch); --logs: where failed builds' logs go (default:\n"
-    "BUILD/grade-logs); --format both: the json and text reports in one JSON object.\n"
+    "BUILD/grade-logs); --cache: keep each linked program there and reuse it when the file,\n"
+    "the commands and everything they read are the same (default: none, every file compiled);\n"
+    "--format both: the json and text reports in one JSON object.\n"
     "Exit code: 0 when every check of every chosen exercise passed, 1 when one did not, 2 for a\n"
     "usage or settings error.\n";
 
@@ -553,6 +664,8 @@ Options parse(int argc, char** argv) {
       o.scratch = value();
     } else if (a == "--logs") {
       o.logs = value();
+    } else if (a == "--cache") {
+      o.cache = value();
     } else if (a == "--time-limit") {
       const std::string v = value();
       char* end = nullptr;
@@ -636,6 +749,9 @@ void bind_paths(const std::vector<std::string>& words, const std::string& templa
       continue;
     }
     paths.push_back(w);
+    // a precompiled header (-include FILE): GCC reads FILE.gch beside it
+    std::error_code ec;
+    if (!w.empty() && w[0] == '/' && fs::exists(w + ".gch", ec)) paths.push_back(w + ".gch");
   }
   for (const std::string& w : paths) {
     std::string p = w;
@@ -691,6 +807,12 @@ Limits build_limits() {
   return l;
 }
 
+// Where one student's grading reads and writes (cache: the build cache's folder, or empty).
+struct Places {
+  std::string submission;
+  fs::path scratch, logs, cache;
+};
+
 struct Built {
   std::string program;  ///< the linked grade-<name>
   std::string failure;  ///< why not: "does not compile: ..." (empty when built)
@@ -732,6 +854,22 @@ std::string policy_failure(const std::string& log, const std::string& name) {
   return "";
 }
 
+// With "library_calls": false, the note for an exercise whose object calls the dynamic loader
+// (dlopen, dlsym: undefined symbols of the object, named in its string table): they find nothing
+// of xencoder, which is neither linked nor in the sandbox. "" otherwise.
+std::string loader_note(const fs::path& object, const std::string& name) {
+  const std::string bytes = read_text(object);
+  std::string calls;
+  for (const char* f : {"dlopen", "dlmopen", "dlsym", "dlvsym"})
+    if (bytes.find(std::string(1, '\0') + f + std::string(1, '\0')) != std::string::npos)
+      calls += (calls.empty() ? "" : " and ") + std::string(f);
+  if (calls.empty()) return "";
+  return "exercises/" + name + ".cpp calls " + calls +
+         ", which find nothing of xencoder here: library calls are not allowed in this assignment "
+         "(grading.json: \"library_calls\": false), and the library is neither linked nor "
+         "visible when your code runs";
+}
+
 // Writes a failed build's log and returns the failure sentence.
 std::string build_failure(const std::string& log, const std::string& step, const Project& p,
                           const std::string& submission, const fs::path& logs,
@@ -757,27 +895,24 @@ std::string build_failure(const std::string& log, const std::string& step, const
   // the policy's own sentence, without the "error: " the symbol check's message starts with
   const std::size_t policy_at = err.find("library calls are not allowed");
   if (policy_at != std::string::npos) return err.substr(policy_at) + where;
+  // a link that failed on a function: its name, not the linker's "ld returned 1"
+  const ExerciseInfo* e = find_exercise(name);
+  const std::string missing =
+      step == "does not link: " ? missing_function_message(log, name, e ? e->signature : name) : "";
+  if (!missing.empty()) return step + missing + where;
   return step + err + where;
 }
 
-// Compiles the submission's exercises/<name>.cpp and links grade-<name> in the scratch folder,
-// each step in the sandbox, with the commands CMake wrote for the template (compile_commands.json
-// and the link line), the template's child object prebuilt.
-Built build_exercise(const Project& p, const Settings& settings, const std::string& submission,
-                     const fs::path& scratch_root, const fs::path& logs, const std::string& name) {
-  Built b;
-  const fs::path scratch = scratch_root / name;
-  std::error_code ec;
-  fs::remove_all(scratch, ec);
-  fs::create_directories(scratch, ec);
-  if (::geteuid() == 0 && ::chown(scratch.c_str(), 65534, 65534) != 0) {
-    b.failure = "could not prepare its scratch folder " + scratch.string();
-    return b;
-  }
-  const fs::path source = fs::path(submission) / "exercises" / (name + ".cpp");
-  const fs::path object = scratch / (name + ".o");
-  const fs::path program = scratch / ("grade-" + name);
-  // the compile command of exercises/<name>.cpp
+// The compile and link commands of exercises/<name>.cpp, as CMake wrote them for the template
+// (compile_commands.json and the link line), with this student's source, object and program in
+// place. Both empty when the template's build has none.
+struct Commands {
+  std::vector<std::string> compile, link;
+};
+
+Commands exercise_commands(const Project& p, const Settings& settings, const fs::path& source,
+                           const fs::path& object, const fs::path& program,
+                           const std::string& name) {
   // "library_calls": false: the template's tensors-only variant (its include folder has no ops/
   // or nn/ header, its program is linked against xencoder::tensors alone)
   const std::string variant = settings.library_calls ? "exercise_" : "exercise_tensors_";
@@ -800,40 +935,161 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
     compile.clear();
   }
   const fs::path link_file = fs::path(p.build_dir) / "CMakeFiles" / (linked + ".dir") / "link.txt";
-  if (compile.empty() || !fs::exists(link_file)) {
+  Commands c;
+  if (compile.empty() || !fs::exists(link_file)) return c;
+  for (std::size_t i = 0; i < compile.size(); ++i) {
+    const std::string& w = compile[i];
+    if (i == 0 && fs::path(w).filename().string().find("ccache") != std::string::npos) continue;
+    if (w == "-o" || w == "-c" || w == "-MT" || w == "-MF") {
+      if (w == "-o") c.compile.insert(c.compile.end(), {"-o", object.string()});
+      if (w == "-c") c.compile.insert(c.compile.end(), {"-c", source.string()});
+      ++i;
+      continue;
+    }
+    if (w == "-MD" || w == "-MMD") continue;
+    c.compile.push_back(w);
+  }
+  const std::vector<std::string> line = split_command(read_text(link_file));
+  const std::string own_object = target_dir + "exercises/" + name + ".cpp.o";
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const std::string& w = line[i];
+    if (w == "-o" && i + 1 < line.size()) {
+      c.link.insert(c.link.end(), {"-o", program.string()});
+      ++i;
+    } else if (w.size() >= own_object.size() &&
+               w.compare(w.size() - own_object.size(), own_object.size(), own_object) == 0) {
+      c.link.push_back(object.string());
+    } else if (!w.empty() && w[0] != '-' && w[0] != '/' && i > 0) {
+      c.link.push_back((fs::path(p.build_dir) / w).lexically_normal().string());
+    } else {
+      c.link.push_back(w);
+    }
+  }
+  return c;
+}
+
+// A file's or folder's witness in a cache key, computed once per run: a file's digest, a
+// folder's stamp (xenc/grade/cache.hpp).
+const std::string& witness(const std::string& path, bool folder) {
+  static std::map<std::string, std::string> known;
+  auto [it, fresh] = known.try_emplace(path);
+  if (fresh) it->second = folder ? tree_stamp(path) : file_digest(path);
+  return it->second;
+}
+
+// The whole text a cached grade-<name> is stored under: the commands (this student's paths
+// replaced by names), the student's file byte for byte, and a witness of everything else the
+// build read: each file and folder the commands name (the template's child object, xencoder's
+// libraries and headers, the template's exercises.hpp), the compiler, the library-calls policy,
+// and Debian's package list (the system's headers and libraries). "" when the file is unreadable.
+std::string cache_key(const Project& p, const Commands& c, const fs::path& source,
+                      const fs::path& object, const fs::path& program) {
+  std::string key = "xenc grade cache 1\n", submitted;
+  std::ifstream in(source, std::ios::binary);
+  std::ostringstream s;
+  if (!(s << in.rdbuf())) return "";
+  submitted = s.str();
+  std::vector<std::string> named;
+  for (const auto* words : {&c.compile, &c.link}) {
+    key += words == &c.compile ? "compile:" : "\nlink:";
+    for (const std::string& w : *words) {
+      key += ' ';
+      if (w == source.string() || w == object.string() || w == program.string()) {
+        key += w == source.string() ? "@SOURCE" : w == object.string() ? "@OBJECT" : "@PROGRAM";
+        continue;
+      }
+      key += w;
+      std::string path = w;
+      for (const char* flag : {"-I", "-L", "-isystem", "-Wl,-rpath,"})
+        if (path.rfind(flag, 0) == 0) path = path.substr(std::strlen(flag));
+      if (!path.empty() && path[0] == '/') named.push_back(path);
+    }
+  }
+  key += "\n";
+  std::error_code ec;
+  named.push_back(fs::canonical(c.compile.at(0), ec).string());
+  named.push_back((fs::path(p.source_dir) / "cmake" / "library_calls.cmake").string());
+  for (const std::string& path : named) {
+    if (fs::path(path).lexically_normal() == fs::path(p.source_dir).lexically_normal()) {
+      // the template's folder: the sandbox sees its exercises.hpp alone
+      const std::string header = (fs::path(path) / "exercises.hpp").string();
+      key += "file " + header + " " + witness(header, false) + "\n";
+    } else if (fs::is_directory(path, ec)) {
+      if (!under(path, "/usr")) key += "folder " + path + " " + witness(path, true) + "\n";
+    } else if (fs::is_regular_file(path, ec)) {
+      key += "file " + path + " " + witness(path, false) + "\n";
+      // a precompiled header beside it: large, so its size and time (the template's build is
+      // made again, and so is it, when anything it was made from changes)
+      struct stat gch{};
+      if (::stat((path + ".gch").c_str(), &gch) == 0)
+        key += "pch " + path + ".gch " + std::to_string(gch.st_size) + " " +
+               std::to_string(gch.st_mtim.tv_sec) + "." + std::to_string(gch.st_mtim.tv_nsec) +
+               "\n";
+    }
+  }
+  struct stat st{};
+  if (::stat("/var/lib/dpkg/status", &st) == 0)
+    key += "packages " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+           "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
+  return key + "source " + std::to_string(submitted.size()) + "\n" + submitted;
+}
+
+// Compiles the submission's exercises/<name>.cpp and links grade-<name> in the scratch folder,
+// each step in the sandbox, the template's child object prebuilt. With a cache, a program built
+// before from the same key (cache_key) is copied in instead, and a new one is stored right after
+// its link, before it first runs.
+Built build_exercise(const Project& p, const Settings& settings, const Places& at,
+                     const std::string& name) {
+  Built b;
+  const fs::path scratch = at.scratch / name;
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  fs::create_directories(scratch, ec);
+  if (::geteuid() == 0 && ::chown(scratch.c_str(), 65534, 65534) != 0) {
+    b.failure = "could not prepare its scratch folder " + scratch.string();
+    return b;
+  }
+  const fs::path source = fs::path(at.submission) / "exercises" / (name + ".cpp");
+  const fs::path object = scratch / (name + ".o");
+  const fs::path program = scratch / ("grade-" + name);
+  const Commands c = exercise_commands(p, settings, source, object, program, name);
+  if (c.compile.empty()) {
     b.failure =
         "cannot be built: the template's build has no compile command or link line for "
         "it (configure it again with the Unix Makefiles generator)";
     return b;
   }
-  std::vector<std::string> cc;
-  for (std::size_t i = 0; i < compile.size(); ++i) {
-    const std::string& w = compile[i];
-    if (i == 0 && fs::path(w).filename().string().find("ccache") != std::string::npos) continue;
-    if (w == "-o" || w == "-c" || w == "-MT" || w == "-MF") {
-      if (w == "-o") cc.insert(cc.end(), {"-o", object.string()});
-      if (w == "-c") cc.insert(cc.end(), {"-c", source.string()});
-      ++i;
-      continue;
-    }
-    if (w == "-MD" || w == "-MMD") continue;
-    cc.push_back(w);
-  }
+  const std::vector<std::string>& cc = c.compile;
   Box box;
   box.namespaces = true;
   box.scratch = scratch.string();
   if (!settings.library_calls) box.hidden = library_files();
   bind_paths(cc, p.source_dir, scratch.string(), box);
   box.read_only.push_back(source.string());
+  Box lbox;
+  lbox.namespaces = true;
+  lbox.scratch = scratch.string();
+  lbox.hidden = box.hidden;
+  bind_paths(c.link, p.source_dir, scratch.string(), lbox);
+  b.box = lbox;
+  // the cache, never where the student's process may write (without namespaces, it could)
+  const std::optional<ProgramCache> cache = at.cache.empty() || !namespaces_unavailable().empty()
+                                                ? std::nullopt
+                                                : std::optional<ProgramCache>(at.cache.string());
+  const std::string key = cache ? cache_key(p, c, source, object, program) : "";
+  if (!key.empty() && cache->fetch(key, program.string())) {
+    b.program = program.string();
+    return b;
+  }
   Limits limits = build_limits();
   limits.time_seconds = settings.compile_seconds;
   Outcome o = run_isolated(cc[0], cc, limits, {}, box);
   if (!(o.exited && o.exit_code == 0)) {
-    b.failure =
-        build_failure(o.output + (o.timed_out ? "\nerror: the compile exceeded its time "
-                                                "limit\n"
-                                              : ""),
-                      "does not compile: ", p, submission, logs, name, settings.library_calls);
+    b.failure = build_failure(o.output + (o.timed_out ? "\nerror: the compile exceeded its time "
+                                                        "limit\n"
+                                                      : ""),
+                              "does not compile: ", p, at.submission, at.logs, name,
+                              settings.library_calls);
     return b;
   }
   // the library-calls policy (cmake/library_calls.cmake looks at the object's symbols)
@@ -846,54 +1102,70 @@ Built build_exercise(const Project& p, const Settings& settings, const std::stri
                       "-P", policy.string()},
                      limits, {}, pbox);
     if (!(o.exited && o.exit_code == 0)) {
-      b.failure = build_failure(o.output, "", p, submission, logs, name);
+      b.failure = build_failure(o.output, "", p, at.submission, at.logs, name);
       return b;
     }
   }
-  // the link line, with the student's object and absolute paths
-  const std::vector<std::string> line = split_command(read_text(link_file));
-  std::vector<std::string> ld;
-  const std::string own_object = target_dir + "exercises/" + name + ".cpp.o";
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const std::string& w = line[i];
-    if (w == "-o" && i + 1 < line.size()) {
-      ld.insert(ld.end(), {"-o", program.string()});
-      ++i;
-    } else if (w.size() >= own_object.size() &&
-               w.compare(w.size() - own_object.size(), own_object.size(), own_object) == 0) {
-      ld.push_back(object.string());
-    } else if (!w.empty() && w[0] != '-' && w[0] != '/' && i > 0) {
-      ld.push_back((fs::path(p.build_dir) / w).lexically_normal().string());
-    } else {
-      ld.push_back(w);
-    }
-  }
-  Box lbox;
-  lbox.namespaces = true;
-  lbox.scratch = scratch.string();
-  lbox.hidden = box.hidden;
-  bind_paths(ld, p.source_dir, scratch.string(), lbox);
-  o = run_isolated(ld[0], ld, limits, {}, lbox);
+  o = run_isolated(c.link[0], c.link, limits, {}, lbox);
   if (!(o.exited && o.exit_code == 0)) {
-    b.failure = build_failure(o.output, "does not link: ", p, submission, logs, name,
+    b.failure = build_failure(o.output, "does not link: ", p, at.submission, at.logs, name,
                               settings.library_calls);
     return b;
   }
+  // stored before it first runs: no student's process has touched the program yet
+  if (!key.empty()) cache->store(key, program.string());
   b.program = program.string();
-  b.box = lbox;
   return b;
 }
 
 // The points earned: the passed checks' share, 0 without a verdict.
 void score(Graded& g) {
-  g.points = g.failure.empty() ? g.points_per_check() * double(g.result.num_passed()) : 0.0;
+  g.points = g.failure.empty() ? g.points_per_check() * double(g.result.num_scored_passed()) : 0.0;
 }
 
-// Where one student's grading reads and writes.
-struct Places {
-  std::string submission;
-  fs::path scratch, logs;
+// A test-writing exercise's runs: each a fresh process of the student's program in its sandbox,
+// with the exercise's limits; a run that ends badly gives its reason and no verdict.
+class SandboxLauncher : public wire::Launcher {
+ public:
+  SandboxLauncher(const Built& b, const Limits& limits, const std::vector<std::string>& env)
+      : built_(b), limits_(limits), env_(env) {}
+  std::string run(const std::function<void(wire::Caller&)>& body) override {
+    Session child(built_.program, {built_.program}, limits_, env_, built_.box);
+    std::string error;
+    try {
+      body(child);
+    } catch (const std::exception& x) {
+      error = x.what();
+    }
+    const Outcome o = child.finish();
+    seconds += o.seconds;
+    if (output.size() < limits_.output_bytes) output += o.output;
+    std::string why = describe_outcome(o, limits_);
+    if (why.empty() && !error.empty()) why = "could not be graded: " + error;
+    return why;
+  }
+  double seconds = 0.0;
+  std::string output;
+
+ private:
+  const Built& built_;
+  Limits limits_;
+  std::vector<std::string> env_;
 };
+
+// A test-writing exercise (ExerciseInfo::check_runs): the student's check, run once per
+// candidate in a fresh process; its runs without a verdict are in its report, not a failure.
+void grade_test_runs(Graded& g, const ExerciseInfo& e, const Built& b, const Settings& settings,
+                     const std::vector<std::string>& env) {
+  SandboxLauncher launcher(b, settings.limits, env);
+  try {
+    g.result = e.check_runs(launcher);
+  } catch (const std::exception& x) {
+    g.failure = std::string("could not be graded: ") + x.what();
+  }
+  g.seconds = launcher.seconds;
+  g.output = launcher.output.substr(0, settings.limits.output_bytes);
+}
 
 // One exercise: built in its sandbox, then checked here through calls answered by the student's
 // process, which never sees a verdict.
@@ -910,9 +1182,14 @@ Graded grade_one(const Project& project, const Settings& settings, const Places&
   if (!fs::exists(handed))
     b.failure = "not handed in (no exercises/" + e.name + ".cpp)";
   else
-    b = build_exercise(project, settings, at.submission, at.scratch, at.logs, e.name);
+    b = build_exercise(project, settings, at, e.name);
   g.failure = b.failure;
-  if (g.failure.empty()) {
+  // the object is still in the scratch folder: its calls of the dynamic loader explain a failure
+  if (g.failure.empty() && !settings.library_calls)
+    g.note = loader_note(at.scratch / e.name / (e.name + ".o"), e.name);
+  if (g.failure.empty() && e.check_runs) {
+    grade_test_runs(g, e, b, settings, env);
+  } else if (g.failure.empty()) {
     Session child(b.program, {b.program}, settings.limits, env, b.box);
     try {
       g.result = e.check_remote(child);
@@ -932,6 +1209,7 @@ Graded grade_one(const Project& project, const Settings& settings, const Places&
     if (!g.failure.empty()) g.result.checks.clear();
   }
   score(g);
+  if (g.passed()) g.note.clear();
   return g;
 }
 
@@ -949,6 +1227,33 @@ std::vector<std::pair<ExerciseInfo, double>> exercise_plan(const Project& projec
       plan.emplace_back(e, points);
   }
   return plan;
+}
+
+// Every file of the submission's exercises/ that is not a registered exercise, with the closest
+// of the graded ones (a misnamed file is not graded: the student must hear why; the file of an
+// exercise the settings leave out is no mistake): as JSON, and as the report's lines.
+json strays_of(const std::string& submission,
+               const std::vector<std::pair<ExerciseInfo, double>>& plan, std::string& lines) {
+  std::vector<std::string> names;
+  for (const auto& [e, points] : plan) names.push_back(e.name);
+  std::vector<std::string> registered;
+  for (const ExerciseInfo& e : exercises()) registered.push_back(e.name);
+  const std::string dir = submission + "/exercises";
+  const std::vector<StrayFile> near_graded = stray_files(dir, names);
+  std::vector<StrayFile> found;
+  for (StrayFile f : stray_files(dir, registered)) {
+    for (const StrayFile& g : near_graded)
+      if (g.file == f.file) f.closest = g.closest;
+    found.push_back(f);
+  }
+  json strays = json::array();
+  for (const StrayFile& f : found) {
+    lines += stray_message(f, "exercises/") + "\n";
+    strays.push_back({{"file", "exercises/" + f.file},
+                      {"closest", "exercises/" + f.closest},
+                      {"message", stray_message(f, "exercises/")}});
+  }
+  return strays;
 }
 
 }  // namespace
@@ -986,6 +1291,8 @@ int grade_main(int argc, char** argv, const Project& project) {
                                                       : fs::path(opt.logs));
 
   const auto started = std::chrono::steady_clock::now();
+  const fs::path cache = opt.cache.empty() ? fs::path() : fs::absolute(opt.cache);
+
   const auto plan = exercise_plan(project, settings);
   if (opt.list) {
     for (const auto& [e, points] : plan) std::cout << e.name << "\n";
@@ -1017,18 +1324,27 @@ int grade_main(int argc, char** argv, const Project& project) {
     bool wanted = opt.chosen.empty();
     for (const std::string& name : opt.chosen) wanted = wanted || name == e.name;
     if (!wanted) continue;
-    Graded g = grade_one(project, settings, {submission, scratch, logs}, e, points);
+    Graded g = grade_one(project, settings, {submission, scratch, logs, cache}, e, points);
     fs::remove_all(scratch / e.name, ec);
     reap_orphans();
     graded.push_back(g);
   }
 
+  std::string stray_lines;
+  const json strays = strays_of(submission, plan, stray_lines);
   // one line when the sandbox's namespaces are missing: never silently
   const std::string& no_namespaces = namespaces_unavailable();
   std::string report = format_report(graded, opt.format, settings.hints);
   std::string text = opt.text_output.empty() && !opt.both
                          ? std::string()
                          : format_report(graded, Format::text, settings.hints);
+  text += stray_lines;
+  if (opt.format == Format::text) report += stray_lines;
+  if (opt.format == Format::json && !strays.empty()) {
+    json j = json::parse(report);
+    j["not_exercises"] = strays;
+    report = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  }
   if (!no_namespaces.empty()) {
     const std::string line = "Sandbox: " + no_namespaces +
                              "; each exercise ran in a process with limits, without namespaces.\n";
@@ -1039,6 +1355,7 @@ int grade_main(int argc, char** argv, const Project& project) {
   if (opt.both) {
     json j = json::parse(report);
     if (!no_namespaces.empty()) j["sandbox"] = no_namespaces;
+    if (!strays.empty()) j["not_exercises"] = strays;
     // for xenc-grade-all's CSV: the exhibits named, whatever the student's hint level
     report = json{{"json", j}, {"text", text}, {"mistakes", named_mistakes(graded)}}.dump(
                  -1, ' ', false, json::error_handler_t::replace) +

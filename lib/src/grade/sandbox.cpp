@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -127,12 +128,10 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
   return p;
 }
 
-// In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(const Plan& p, const Limits& limits, int out_fd, int calls_fd,
-                             int answers_fd) {
-  ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
-  const rlim_t bytes = rlim_t(limits.memory_mib) * 1024 * 1024;
-  const rlimit as{bytes, bytes};
+// In a child (async-signal-safe): the address space, the CPU time (this, then SIGKILL a second
+// later), no core file, the largest file. Returns the CPU limit in seconds.
+rlim_t set_limits(const Limits& limits, rlim_t address_space) {
+  const rlimit as{address_space, address_space};
   ::setrlimit(RLIMIT_AS, &as);
   const rlim_t cpu = rlim_t(std::ceil(limits.time_seconds)) + 1;
   const rlimit cpu_limit{cpu, cpu + 1};
@@ -142,6 +141,14 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
   const rlim_t fsize = rlim_t(limits.file_mib) * 1024 * 1024;
   const rlimit file_limit{fsize, fsize};
   ::setrlimit(RLIMIT_FSIZE, &file_limit);
+  return cpu;
+}
+
+// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void exec_child(const Plan& p, const Limits& limits, int out_fd, int calls_fd,
+                             int answers_fd) {
+  ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
+  set_limits(limits, rlim_t(limits.memory_mib) * 1024 * 1024);
   if (p.nproc) {
     const rlimit procs{rlim_t(limits.processes), rlim_t(limits.processes)};
     ::setrlimit(RLIMIT_NPROC, &procs);
@@ -416,6 +423,89 @@ std::string Session::call(const std::string& request) {
 Outcome Session::finish() {
   Outcome o = s_->finish();
   o.answered = !s_->gone;
+  return o;
+}
+
+namespace {
+
+// The bytes this process maps now (/proc/self/statm's first field, in pages); 0 when unknown.
+rlim_t mapped_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long pages = 0;
+  const int n = std::fscanf(f, "%llu", &pages);
+  std::fclose(f);
+  return n == 1 ? rlim_t(pages) * rlim_t(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// In the forked child: the limits, the default action for crash signals, then body, then _exit.
+[[noreturn]] void forked_child(const std::function<void(int)>& body, const Limits& limits,
+                               rlim_t address_space, int answer_fd) {
+  ::setpgid(0, 0);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGALRM})
+    ::signal(sig, SIG_DFL);
+  const rlim_t cpu = set_limits(limits, address_space);
+  ::alarm(unsigned(cpu) + 1);  // ends it even if the parent stopped waiting (an Interrupt)
+  int code = 0;
+  try {
+    body(answer_fd);
+  } catch (...) {
+    code = 3;  // body answers for the student's exceptions; this is its own failure
+  }
+  ::close(answer_fd);
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
+}  // namespace
+
+Outcome run_forked(const std::function<void(int answer_fd)>& body, const Limits& limits,
+                   std::string& answer) {
+  answer.clear();
+  Session::State s;
+  s.limits = limits;
+  const rlim_t address_space = mapped_bytes() + rlim_t(limits.memory_mib) * 1024 * 1024;
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    s.o.failure = std::string("pipe failed: ") + std::strerror(errno);
+    return s.o;
+  }
+  std::fflush(nullptr);  // what the caller buffered is not written twice
+  s.start = Clock::now();
+  s.deadline = s.start + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(limits.time_seconds));
+  s.pid = ::fork();
+  if (s.pid < 0) {
+    s.o.failure = std::string("fork failed: ") + std::strerror(errno);
+    ::close(pipe_fds[0]), ::close(pipe_fds[1]);
+    return s.o;
+  }
+  if (s.pid == 0) {
+    ::close(pipe_fds[0]);
+    forked_child(body, limits, address_space, pipe_fds[1]);
+  }
+  s.o.started = true;
+  ::setpgid(s.pid, s.pid);
+  ::close(pipe_fds[1]);
+  s.answers = pipe_fds[0];
+  bool complete = false;
+  char buf[65536];
+  while (s.wait_for(s.answers, POLLIN)) {
+    const ssize_t k = ::read(s.answers, buf, sizeof buf);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      complete = k == 0;
+      break;
+    }
+    if (answer.size() + std::size_t(k) > wire::kMaxMessage) {
+      s.o.broke_protocol = true;
+      s.kill_all();
+      break;
+    }
+    answer.append(buf, std::size_t(k));
+  }
+  Outcome o = s.finish();
+  o.answered = complete && !o.broke_protocol && o.exited && o.exit_code == 0;
   return o;
 }
 

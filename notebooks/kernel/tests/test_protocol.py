@@ -334,6 +334,26 @@ def main():
             check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "42\n",
                   "after %s the next cell runs and sees the earlier variable" % signal, msgs)
 
+        # an exercise's check cell whose student function crashes: the grader runs each call of it in
+        # a forked child (xenc::grade::set_check_isolation), so every check reports the crash, the
+        # cell replies ok, and the kernel lives on with its state
+        reply, msgs = execute(kc, '#include "xenc/xenc_cling.hpp"\n#include <xenc/grade/exercises.hpp>')
+        check(reply["status"] == "ok", "the notebooks' set-up header and the grader's load", [reply, msgs])
+        execute(kc, "xenc::Tensor2 crashing_softmax(const xenc::Tensor2& x) {\n"
+                    "  *(volatile int*)nullptr = 1;\n  return x;\n}")
+        reply, msgs = execute(kc, "{ auto r = xenc::grade::check_softmax(crashing_softmax);\n"
+                                  "  std::cout << r.checks.size() - r.num_passed() << \" of \" << r.checks.size()\n"
+                                  "            << \" failed: \" << r.checks[0].computed << std::endl; }")
+        out = stream_text(msgs, "stdout")
+        failed, _, total = out.partition(" of ")
+        check(reply["status"] == "ok" and failed.isdigit() and total.startswith(failed + " failed: ")
+              and "failed: crashed with SIGSEGV (segmentation fault" in out,
+              "a check cell whose student function segfaults reports the crash in every check and "
+              "replies ok", [reply, msgs])
+        reply, msgs = execute(kc, "std::cout << kept + 1 << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "42\n",
+              "after the crashing check the next cell runs and sees the earlier variable", msgs)
+
         # statements clang 19 crashed on at the top level run inside a function
         for code, out in [("{ auto f = [] { return 1; }; std::cout << f() << std::endl; }", "1\n"),
                           ("#include <thread>\nstd::thread([] {}).detach();\nstd::cout << \"t\\n\";", "t\n"),

@@ -42,7 +42,8 @@
 namespace xenc::grade {
 
 namespace wire {
-struct Caller;  // xenc/grade/wire.hpp
+struct Caller;    // xenc/grade/wire.hpp
+struct Launcher;  // xenc/grade/wire.hpp
 }  // namespace wire
 
 /// An exercise as the registry knows it. Each exercise's file (lib/src/grade/exercises/<name>.cpp)
@@ -58,6 +59,16 @@ struct ExerciseInfo {
   /// student's function goes through the caller (xenc/grade/wire.hpp), and the verdict is
   /// computed here. Set by the exercise's registration.
   std::function<ExerciseResult(wire::Caller&)> check_remote;
+  /// A test-writing exercise (test_softmax, ...): the student writes a check of a function, and
+  /// `tests` names that function ("softmax"); empty for an exercise where the student writes the
+  /// function itself.
+  std::string tests;
+  /// (A test-writing exercise, instead of check_remote.) Runs the student's check against the
+  /// correct function and against each of its museum exhibits, each run a fresh process of the
+  /// student's program started by the launcher (xenc/grade/wire.hpp), in a shuffled order; the
+  /// function under test is computed here, and the student's process only says whether its check
+  /// accepted. The verdict is computed here. Set by the exercise's registration.
+  std::function<ExerciseResult(wire::Launcher&)> check_runs;
 };
 /// The registered exercises, in teaching order.
 const std::vector<ExerciseInfo>& exercises();
@@ -80,5 +91,20 @@ namespace xenc::grade {
 /// of xenc/grade/runner.hpp sets it from the teacher's settings.
 void set_hidden_seed(std::optional<std::uint64_t> seed);
 std::optional<std::uint64_t> hidden_seed();
+
+/// Checks run in the caller's own process (a notebook's check cell, a test: check_softmax(fn))
+/// call the student's function in a forked child of that process, under these limits, with the
+/// grader's sandbox (xenc/grade/sandbox.hpp's run_forked): a crash, an abort, a hang or a memory
+/// blow-up in the student's function costs only that check, reported as "crashed with SIGSEGV
+/// (segmentation fault)" or "exceeded the time limit of 10 s", and the caller (the notebook's
+/// kernel) lives on with its state. Off: the function runs in the caller's process (to debug it
+/// there). `grade` runs the student's function in a sandboxed process of its own instead.
+struct CheckIsolation {
+  bool on = true;
+  double time_seconds = 10.0;     ///< wall clock per call (the CPU limit is this + 1 s)
+  std::size_t memory_mib = 2048;  ///< address space the call may add to the caller's
+};
+void set_check_isolation(const CheckIsolation& isolation);
+const CheckIsolation& check_isolation();
 
 }  // namespace xenc::grade

@@ -38,9 +38,12 @@ struct CheckResult {
   std::string expected;          ///< the expected values (or behaviour)
   std::string computed;          ///< what the student's function gave (or threw)
   std::string first_difference;  ///< "y[0, 2]: expected 0.665241, computed nan" (empty if none)
-  std::string hint;              ///< what to do; names the known mistake when one matched
-  std::string known_mistake;     ///< the pitfall's title when the output equals an exhibit's
-  bool hidden = false;           ///< a hidden check (teacher's seed): its input is not shown
+  std::string hint;  ///< what to do; names the known mistake when one matched (passed: its own)
+  std::string known_mistake;  ///< the pitfall's title when the output equals an exhibit's
+  bool hidden = false;        ///< a hidden check (teacher's seed): its input is not shown
+  /// Counts toward the points. False for a test-writing exercise's run on the correct function:
+  /// it earns nothing itself, and when it fails every other check of the exercise fails with it.
+  bool scored = true;
 };
 
 /// All checks of one exercise.
@@ -51,9 +54,16 @@ struct ExerciseResult {
 
   bool passed() const;  ///< every check passed (false when there are none)
   std::size_t num_passed() const;
+  std::size_t num_scored() const;         ///< the checks that count toward the points
+  std::size_t num_scored_passed() const;  ///< those that passed
   /// Every check failed because the function threw "... not implemented" (the stub as handed out).
   bool still_stub() const;
 };
+
+/// The first sentence of a text (a hint's brief form): up to the first period followed by a
+/// space, except a period inside (), [], {} or `code`, one of a range's ".." or "...", or one
+/// that ends an abbreviation (e.g., i.e., cf., vs., etc.); the whole text when none ends earlier.
+std::string first_sentence(const std::string& text);
 
 /// The hint of a failed check as `level` shows it: the whole hint (full), the known mistake's title
 /// or the hint's first sentence (brief), "" (off). A hidden check's hint is "" unless it names a

@@ -64,12 +64,19 @@ struct Graded {
   /// empty when the child delivered a verdict; otherwise why there is none or why it does not
   /// count: "does not compile: ...", "crashed with SIGSEGV ...", "exceeded the time limit ..."
   std::string failure;
+  /// why it failed when the grader knows more than its checks say (with "library_calls": false,
+  /// a call of dlopen or dlsym, which find nothing); "" otherwise. Costs no points by itself.
+  std::string note;
   ExerciseResult result;  ///< the checks (empty when there is no verdict)
   std::string output;     ///< what the student's code printed (captured, shortened)
   double seconds = 0.0;
   bool passed() const { return failure.empty() && result.passed(); }
-  /// The points of one check: max_points shared equally among the exercise's checks.
+  /// The points of one check: max_points shared equally among the exercise's checks that count
+  /// (CheckResult::scored; all but a test-writing exercise's run on the correct function).
   double points_per_check() const;
+  /// What check c earns (points_per_check when it passed and counts, else 0) and could earn.
+  double check_points(const CheckResult& c) const;
+  double check_max_points(const CheckResult& c) const;
 };
 
 enum class Format { text, json, gradescope, junit };
@@ -77,6 +84,36 @@ enum class Format { text, json, gradescope, junit };
 /// The report of a whole submission in one format. Hidden checks show no input and no values in
 /// any format; hints follow `hints`.
 std::string format_report(const std::vector<Graded>& graded, Format format, HintLevel hints);
+
+/// The functions a failed link's log names as undefined (GNU ld's "undefined reference to
+/// `f(int)'", lld's "undefined symbol: f(int)"), demangled as the linker prints them, each once,
+/// in the order of the log.
+std::vector<std::string> undefined_references(const std::string& link_log);
+
+/// The sentence for a link that failed on undefined functions of exercises/<exercise>.cpp, "" when
+/// the log names none: the exercise's own function missing ("exercises/softmax.cpp does not define
+/// assignment::softmax, the function `Tensor2 softmax(const Tensor2& x)` ..."), else the first
+/// other function that is declared but defined nowhere.
+std::string missing_function_message(const std::string& link_log, const std::string& exercise,
+                                     const std::string& signature);
+
+/// Levenshtein's edit distance of a and b, on bytes (insertions, deletions, substitutions).
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+/// A file of a submission that is not one of its exercises, with the exercise file closest to its
+/// name (by edit distance, ignoring case).
+struct StrayFile {
+  std::string file;     ///< its name, as handed in: "Softmax.cpp"
+  std::string closest;  ///< "softmax.cpp"
+};
+
+/// The regular files of `dir` whose name is not <name>.cpp for one of `exercises`, sorted by name.
+std::vector<StrayFile> stray_files(const std::string& dir,
+                                   const std::vector<std::string>& exercises);
+
+/// The report's sentence for a stray file in `folder` ("exercises/"): "exercises/Softmax.cpp is
+/// not an exercise of this assignment and was not graded (did you mean exercises/softmax.cpp?)".
+std::string stray_message(const StrayFile& f, const std::string& folder);
 
 /// Where the parent finds the template's source and build trees and CMake.
 struct Project {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,17 @@ class Session : public wire::Caller {
  private:
   State* s_;
 };
+
+/// Runs `body` in a forked child of this process (a copy of it: no exec), under `limits`: the
+/// address space this process already maps plus limits.memory_mib, the CPU time, the wall clock
+/// (then SIGKILL), no core file. `body` writes its answer to the descriptor it is given; what it
+/// wrote (at most wire::kMaxMessage bytes) is returned in `answer`. The child ends with _exit once
+/// body returns, and its crash signals have their default action, so it never returns into the
+/// caller's code (a notebook kernel's loop). Outcome::answered: body returned and the child exited
+/// with 0. For checks run in the caller's own process (xenc/grade/exercises.hpp's
+/// set_check_isolation): a student's crash or hang then costs only that check.
+Outcome run_forked(const std::function<void(int answer_fd)>& body, const Limits& limits,
+                   std::string& answer);
 
 /// "SIGSEGV (segmentation fault)" for a signal number.
 std::string signal_name(int signal);

@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -271,6 +272,40 @@ struct Caller {
   virtual std::string call(const std::string& request) = 0;
 };
 
+/// An answer's bytes as the value it carries, or the exception it reports rethrown.
+template <class R>
+R decode_answer(const std::string& answer) {
+  Reader r(answer);
+  const auto status = Status(r.raw<std::uint8_t>());
+  if (status != Status::returned) {
+    std::string what(r.count(1), '\0');
+    r.bytes(what.data(), what.size());
+    rethrow(status, what);
+  }
+  R out{};
+  get(r, out);
+  r.expect_end();
+  return out;
+}
+
+/// The answer to a call: f()'s value, or the kind and text of the exception it threw.
+template <class F>
+std::string encode_answer(F&& f) {
+  Writer w;
+  try {
+    const auto out = f();
+    w.raw(std::uint8_t(Status::returned));
+    put(w, out);
+  } catch (...) {
+    const auto [status, what] = classify_current_exception();
+    w = Writer();
+    w.raw(std::uint8_t(status));
+    w.raw(std::uint64_t(what.size()));
+    w.bytes(what.data(), what.size());
+  }
+  return w.str();
+}
+
 /// The grader's stand-in for the student's function of type Sig (signature::<name>): each call
 /// goes to the student's process through `caller` and returns what that process sent back.
 template <class Sig>
@@ -281,18 +316,7 @@ struct Remote<R(A...)> {
     return [&caller](A... args) -> R {
       Writer w;
       (put(w, static_cast<const std::decay_t<A>&>(args)), ...);
-      const std::string answer = caller.call(w.str());
-      Reader r(answer);
-      const auto status = Status(r.raw<std::uint8_t>());
-      if (status != Status::returned) {
-        std::string what(r.count(1), '\0');
-        r.bytes(what.data(), what.size());
-        rethrow(status, what);
-      }
-      R out{};
-      get(r, out);
-      r.expect_end();
-      return out;
+      return decode_answer<R>(caller.call(w.str()));
     };
   }
 };
@@ -322,42 +346,139 @@ inline bool write_all(int fd, const void* p, std::size_t n) {
   }
   return true;
 }
+/// One message (its length, then its bytes) in or out; false when the channel is closed or broken.
+inline bool read_message(int fd, std::string& message) {
+  std::uint64_t n = 0;
+  if (!read_all(fd, &n, sizeof n) || n > kMaxMessage) return false;
+  message.assign(n, '\0');
+  return read_all(fd, message.data(), n);
+}
+inline bool write_message(int fd, const std::string& message) {
+  const std::uint64_t n = message.size();
+  return write_all(fd, &n, sizeof n) && write_all(fd, message.data(), n);
+}
+
+inline bool started_by_the_grader() {
+  if (std::getenv("XENC_GRADE_SERVE") != nullptr) return true;
+  const char msg[] =
+      "this program answers the grader's calls: run ./build/grade to grade this exercise\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  return false;
+}
 
 /// In the student's process (the template's grade-<name>): answers the grader's calls with the
 /// student's function until the grader closes the channel. Returns the process's exit code: 0,
 /// or 2 when not started by the grader (it then says so on stderr).
 template <class R, class... A>
 int serve(R (&fn)(A...)) {
-  if (std::getenv("XENC_GRADE_SERVE") == nullptr) {
-    const char msg[] =
-        "this program answers the grader's calls: run ./build/grade to grade this exercise\n";
-    (void)!::write(2, msg, sizeof msg - 1);
-    return 2;
-  }
-  for (;;) {
-    std::uint64_t n = 0;
-    if (!read_all(kCallsFd, &n, sizeof n)) return 0;  // the grader closed the channel: done
-    if (n > kMaxMessage) return 3;
-    std::string request(n, '\0');
-    if (!read_all(kCallsFd, request.data(), n)) return 3;
+  if (!started_by_the_grader()) return 2;
+  for (std::string request;;) {
+    if (!read_message(kCallsFd, request)) return 0;  // the grader closed the channel: done
     Reader r(request);
     std::tuple<std::decay_t<A>...> args;
     std::apply([&r](auto&... a) { (get(r, a), ...); }, args);
-    Writer w;
-    try {
-      R out = std::apply(fn, args);
-      w.raw(std::uint8_t(Status::returned));
-      put(w, out);
-    } catch (...) {
-      const auto [status, what] = classify_current_exception();
-      w = Writer();
-      w.raw(std::uint8_t(status));
-      w.raw(std::uint64_t(what.size()));
-      w.bytes(what.data(), what.size());
+    if (!write_message(kAnswersFd, encode_answer([&] { return std::apply(fn, args); }))) return 3;
+  }
+}
+
+// ---- test-writing exercises --------------------------------------------------------------------
+//
+// The student writes `bool test_softmax(const SoftmaxFn& softmax)`: a check of a function. The
+// grader runs it once per candidate (the correct function or a museum exhibit), each time in a
+// fresh process: it sends kRunTest; the student's process calls its check with a stand-in whose
+// every call is a message kTestCall + the arguments, answered by the grader with what the
+// candidate (computed in the grader, never in the student's process) returned or threw; at the
+// end the process sends kTestVerdict, a byte (1: the check returned true; 0: it returned false or
+// threw) and a text (the exception's, or "returned false"). The student's process never learns
+// which candidate it tests except by the candidate's behaviour, and never computes a score.
+
+inline constexpr std::uint8_t kRunTest = 'T';
+inline constexpr std::uint8_t kTestCall = 1;
+inline constexpr std::uint8_t kTestVerdict = 0;
+
+/// The grader's end for a test-writing exercise: each run is a fresh process of the student's
+/// program.
+struct Launcher {
+  virtual ~Launcher() = default;
+  /// Starts a fresh process, lets `body` call it, ends it. Returns "" when the process answered
+  /// and ended well; otherwise the sentence that says what happened ("crashed with SIGSEGV ...",
+  /// "exceeded the time limit of 10 s ..."). A WireError thrown by body is caught here.
+  virtual std::string run(const std::function<void(Caller&)>& body) = 0;
+};
+
+/// What the student's check said about one candidate.
+struct TestVerdict {
+  bool accepted = false;
+  std::string said;  ///< "returned false", or the exception it threw ("" when it accepted)
+};
+
+/// In the grader: runs the student's check once, through `caller`, against fn (the candidate,
+/// computed here). Throws WireError for a message that is not the protocol's.
+template <class R, class... A>
+TestVerdict run_test(Caller& caller, const std::function<R(A...)>& fn) {
+  std::string message = caller.call(std::string(1, char(kRunTest)));
+  for (;;) {
+    Reader r(message);
+    const auto tag = r.raw<std::uint8_t>();
+    if (tag == kTestVerdict) {
+      TestVerdict v;
+      v.accepted = r.raw<std::uint8_t>() == 1;
+      v.said.assign(r.count(1), '\0');
+      r.bytes(v.said.data(), v.said.size());
+      r.expect_end();
+      return v;
     }
-    const std::uint64_t len = w.str().size();
-    if (!write_all(kAnswersFd, &len, sizeof len) || !write_all(kAnswersFd, w.str().data(), len))
-      return 3;
+    if (tag != kTestCall)
+      throw WireError("wire: a test's message has the unknown tag " + std::to_string(int(tag)));
+    std::tuple<std::decay_t<A>...> args;
+    std::apply([&r](auto&... a) { (get(r, a), ...); }, args);
+    r.expect_end();
+    message = caller.call(encode_answer([&] { return std::apply(fn, args); }));
+  }
+}
+
+/// In the student's process: the stand-in for the function under test, of type Sig.
+template <class Sig>
+struct Callback;
+template <class R, class... A>
+struct Callback<R(A...)> {
+  static std::function<R(A...)> make() {
+    return [](A... args) -> R {
+      Writer w;
+      w.raw(kTestCall);
+      (put(w, static_cast<const std::decay_t<A>&>(args)), ...);
+      std::string answer;
+      if (!write_message(kAnswersFd, w.str()) || !read_message(kCallsFd, answer))
+        throw std::runtime_error("the grader closed the channel");
+      return decode_answer<R>(answer);
+    };
+  }
+};
+
+/// In the student's process of a test-writing exercise: runs the student's check each time the
+/// grader asks (once per process in practice), and sends back only whether it accepted.
+template <class Sig>
+int serve(bool (&test)(const std::function<Sig>&)) {
+  if (!started_by_the_grader()) return 2;
+  for (std::string request;;) {
+    if (!read_message(kCallsFd, request)) return 0;
+    if (request != std::string(1, char(kRunTest))) return 3;
+    const std::function<Sig> under_test = Callback<Sig>::make();
+    bool accepted = false;
+    std::string said;
+    try {
+      accepted = test(under_test);
+      if (!accepted) said = "returned false";
+    } catch (...) {
+      said = "threw an exception: " + classify_current_exception().second;
+      accepted = false;
+    }
+    Writer w;
+    w.raw(kTestVerdict);
+    w.raw(std::uint8_t(accepted ? 1 : 0));
+    w.raw(std::uint64_t(said.size()));
+    w.bytes(said.data(), said.size());
+    if (!write_message(kAnswersFd, w.str())) return 3;
   }
 }
 

@@ -1,13 +1,14 @@
-// SVG figures: heatmaps (one rect per value), line plots, and a grid of heatmaps sharing one
-// colour scale (attention heads). Plain SVG 1.1 with presentation attributes only (no CSS, no
-// scripts, no ids), so the files render the same in browsers, on GitHub, in rsvg-convert and
-// inline in a notebook next to other figures.
+// SVG figures: heatmaps (one rect per value), line plots, bar charts, and a grid of heatmaps
+// sharing one colour scale (attention heads). Plain SVG 1.1 with presentation attributes only (no
+// CSS, no scripts, no ids), so the files render the same in browsers, on GitHub, in rsvg-convert
+// and inline in a notebook next to other figures.
 //
 //     Tensor2 pe = sinusoidal_encoding(50, 64);                       // [T, D]
 //     HeatmapOptions o;  o.title = "PE";  o.x_label = "dimension";  o.y_label = "position";
 //     write_text_file("pe.svg", heatmap_svg(pe, o));
 //
-// Every heatmap cell is `<rect class="cell" .../>` (tests count them); colour-bar swatches are
+// Every heatmap cell is `<rect class="cell" .../>` (tests count them); bar-chart bars
+// `<rect class="bar" .../>`; colour-bar swatches are
 // `<rect class="colorbar" .../>`, line-plot series `<polyline class="series" .../>`.
 // Text is XML-escaped and set in a font list with CJK fallbacks (Noto Sans CJK, Source Han Sans,
 // ...), so Chinese or Japanese tokens do not render as empty boxes; text widths count East Asian
@@ -21,8 +22,8 @@
 //          names the path). Both are in xenc/core/error.hpp and derive from std::invalid_argument.
 //
 // Part of xencoder::viz. The code: lib/src/viz/svg_primitives.cpp (text, numbers, colours,
-// elements), heatmap.cpp (heatmaps and grids, colour bar), line_plot.cpp and diagram.cpp
-// (the encoder-layer diagram).
+// elements), heatmap.cpp (heatmaps and grids, colour bar), line_plot.cpp, bar_chart.cpp and
+// diagram.cpp (the encoder-layer diagram).
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -123,6 +124,22 @@ inline constexpr std::size_t kMaxLegendEntries = 20;
 /// alike. `<polyline class="series">` per series, `<text class="legend">` per legend entry,
 /// `<text class="legend-note">` for the note.
 std::string line_plot_svg(const std::vector<LineSeries>& series, const LinePlotOptions& opt);
+
+struct BarChartOptions {
+  std::string title, x_label, y_label;
+  int width = 640, height = 300;  ///< figure size in px
+  std::string color = "#4e79a7";  ///< the bars' fill
+};
+
+/// A bar chart of counts, e.g. how many students scored each number of points (a histogram
+/// over given bins): one `<rect class="bar">` per category in the order given, its value
+/// written above it (`<text class="bar-value">`, none for 0), the category's label under the
+/// axis (every k-th when they would overlap), y from 0 with nice ticks (whole numbers when every
+/// value is whole).
+/// Throws:  xenc::shape_error when labels is empty or its length differs from values', or a
+///          value is negative or not finite.
+std::string bar_chart_svg(const std::vector<std::string>& labels, const std::vector<double>& values,
+                          const BarChartOptions& opt);
 
 /// Sizes and variant of the encoder-layer diagram (glossary names: B, T, D, H, F).
 struct EncoderLayerDiagramOptions {
