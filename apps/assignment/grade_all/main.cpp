@@ -538,8 +538,6 @@ int main(int argc, char** argv) {
               << " is not a folder (one sub-folder per student)\n";
     return 2;
   }
-  const fs::path installed_template =
-      self_dir() / ".." / "share" / "xencoder" / "assignment" / "template";
   if (o.template_dir.empty()) o.template_dir = installed_template.lexically_normal().string();
   if (o.prefix.empty()) o.prefix = (self_dir() / "..").lexically_normal().string();
   if (!fs::exists(fs::path(o.template_dir) / "CMakeLists.txt")) {
