@@ -100,7 +100,7 @@ foreach(who a_correct b_zeros)
 endforeach()
 row_of("${hostile}" a_correct)
 expect_in("${row}" "a_correct's row" "a_correct,5,5,2,3,")
-# dlsym and dlopen: nothing found, the zeros' score (3 of 5: merge_heads alone), and a note that
+# dlsym and dlopen: nothing found, the zeros' score (3.25 of 5: merge_heads's 3, and 0.25 of softmax's 2 for one of its 8 checks), and a note that
 # says why (the zeros' own note is a plain "softmax: failed")
 row_of("${hostile}" b_zeros)
 expect_in("${row}" "b_zeros's row" "b_zeros,3.25,5,0.25,3,softmax: failed")

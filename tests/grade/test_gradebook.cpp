@@ -122,7 +122,17 @@ TEST(Gradebook, ExerciseNoteNamesTheMistake) {
             "softmax: failed (the known mistake: softmax without the max subtraction)");
   EXPECT_EQ(exercise_note("attention", "failed", {"mask after the softmax", "no 1/√Dh scale"}),
             "attention: failed (the known mistake: mask after the softmax; no 1/√Dh scale)");
-  EXPECT_EQ(exercise_note("x", std::string(300, 'e'), {}), "x: " + std::string(160, 'e'));
+  EXPECT_EQ(exercise_note("x", std::string(300, 'e'), {}), "x: " + std::string(160, 'e') + " ...");
+}
+
+TEST(Gradebook, LongStatusIsCutBetweenWords) {
+  const std::string words = "failed: does not link: exercises/merge_heads.cpp does not define";
+  EXPECT_EQ(cut_status(words, 100), words);
+  EXPECT_EQ(cut_status(words, 30), "failed: does not link: ...");
+  EXPECT_EQ(cut_status(words, 21), "failed: does not ...");  // "link:" ends at byte 22
+  // no space: cut at a character boundary, never inside "é" (2 bytes) or "✘" (3 bytes)
+  EXPECT_EQ(cut_status("ééééé", 5), "éé ...");
+  EXPECT_EQ(cut_status("✘✘✘", 4), "✘ ...");
 }
 
 const std::string grades =

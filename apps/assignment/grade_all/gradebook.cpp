@@ -127,9 +127,21 @@ std::string utc_now() {
   return buf;
 }
 
+std::string cut_status(const std::string& status, std::size_t limit) {
+  if (status.size() <= limit) return status;
+  // at the last space within the limit, so that no word (and no UTF-8 character) is split;
+  // without one, at the last character boundary
+  std::size_t at = status.rfind(' ', limit);
+  if (at == std::string::npos || at == 0) {
+    at = limit;
+    while (at > 0 && (static_cast<unsigned char>(status[at]) & 0xC0) == 0x80) --at;
+  }
+  return status.substr(0, at) + " ...";
+}
+
 std::string exercise_note(const std::string& exercise, const std::string& status,
                           const std::vector<std::string>& mistakes) {
-  std::string note = exercise + ": " + status.substr(0, 160);
+  std::string note = exercise + ": " + cut_status(status, 160);
   if (mistakes.empty()) return note;
   note += " (the known mistake: ";
   for (std::size_t i = 0; i < mistakes.size(); ++i) note += (i ? "; " : "") + mistakes[i];

@@ -43,8 +43,14 @@ std::string settings_stamp(const std::filesystem::path& settings,
 /// Now, UTC, ISO 8601 to the second: "2026-11-27T14:05:09Z".
 std::string utc_now();
 
+/// `status` when it has at most `limit` bytes; else its text up to the last space within the
+/// limit (no word and no UTF-8 character split; without a space, up to the last character
+/// boundary), then " ...": the full text is in the student's report.
+std::string cut_status(const std::string& status, std::size_t limit);
+
 /// The notes of one exercise that did not pass: "softmax: failed" and, when the grader named a
-/// museum exhibit, " (the known mistake: <title>[; <title>...])"; the status is cut to 160 bytes.
+/// museum exhibit, " (the known mistake: <title>[; <title>...])"; the status is cut to at most
+/// 160 bytes (cut_status).
 std::string exercise_note(const std::string& exercise, const std::string& status,
                           const std::vector<std::string>& mistakes);
 
