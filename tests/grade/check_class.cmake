@@ -86,7 +86,7 @@ set(expected "username,xencoder assignment\na_correct,5\nb_crash,2\nc_hang,3\nd_
 if(NOT moodle STREQUAL expected)
   message(FATAL_ERROR "moodle.csv is:\n${moodle}\nexpected:\n${expected}")
 endif()
-expect_in("${out}" "xenc-grade-all's output" "wrote ${WORK_DIR}/grades/grades.csv (5 students graded), their reports (${WORK_DIR}/grades/<student>.txt), ${WORK_DIR}/grades/canvas.csv, ${WORK_DIR}/grades/moodle.csv and the class report (${WORK_DIR}/grades/class.html)")
+expect_in("${out}" "xenc-grade-all's output" "wrote ${WORK_DIR}/grades/class.html and ${WORK_DIR}/grades/class.json (the class report)" "wrote ${WORK_DIR}/grades/grades.csv (5 students graded), their reports (${WORK_DIR}/grades/<student>.txt), ${WORK_DIR}/grades/canvas.csv and ${WORK_DIR}/grades/moodle.csv")
 
 
 # The class report (class.json, class.html), against what each made-up student does by

@@ -571,7 +571,6 @@ int main(int argc, char** argv) {
             << (students.size() == 1 ? " student" : " students") << " graded"
             << (o.only.empty() ? "" : ", the other rows kept") << "), their reports ("
             << (p.out / "<student>.txt").string() << "), " << (p.out / "canvas.csv").string()
-            << ", " << (p.out / "moodle.csv").string() << " and the class report ("
-            << (p.out / "class.html").string() << ")\n";
+            << " and " << (p.out / "moodle.csv").string() << "\n";
   return failures ? 1 : 0;
 }
