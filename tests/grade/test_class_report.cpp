@@ -3,6 +3,11 @@
 // below is known by construction.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "../../apps/assignment/grade_all/class_report.hpp"
@@ -145,4 +150,32 @@ TEST(ClassReport, FailureKinds) {
       report::failure_kind("exceeded the memory limit of 512 MiB (std::bad_alloc) and stopped"),
       "ran out of memory");
   EXPECT_EQ(report::failure_kind("exited with code 3"), "failed to run");
+}
+
+// The page's words and bar labels for made_up_class (above) and a 1-point exercise of 7 checks:
+// "1 point", never "1 points"; a bar of 1/7 of a point labelled 0.143, not 0.142857.
+TEST(ClassReport, PageSaysPointOrPointsAndShortBarLabels) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("class_report_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "submissions");
+  json seven = json::array();
+  for (int i = 0; i < 7; ++i) seven.push_back(check("check " + std::to_string(i), i != 0));
+  const std::vector<report::StudentAnswer> answers = {
+      answer("ann", {exercise("softmax", 2, 2, "passed", json::array({check("a", true)})),
+                     exercise("split_heads", 6.0 / 7, 1, "failed", seven)})};
+  testing::internal::CaptureStdout();
+  report::write_class_report(
+      {dir, dir / "template", dir / "submissions", {"softmax", "split_heads"}}, answers);
+  testing::internal::GetCapturedStdout();
+  std::ifstream in(dir / "class.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<h3>softmax (2 points)</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<h3>split_heads (1 point)</h3>"), std::string::npos);
+  EXPECT_NE(html.find("the mean is 0.86 of 1 point."), std::string::npos);
+  EXPECT_NE(html.find(">0.143<"), std::string::npos);
+  EXPECT_EQ(html.find("0.142857"), std::string::npos);
+  EXPECT_EQ(html.find("1 points"), std::string::npos);
+  fs::remove_all(dir);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <set>
@@ -26,6 +27,16 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 std::string number(double v) {
   std::ostringstream s;
   s << v;
+  return s.str();
+}
+
+// "1 point", "0.5 points", "2 points"
+std::string points(double v) { return number(v) + (v == 1 ? " point" : " points"); }
+
+// A bar's label: three significant digits (0.143 for 1/7 of a point), so that labels stay short.
+std::string bar_label(double v) {
+  std::ostringstream s;
+  s << std::setprecision(3) << v;
   return s.str();
 }
 
@@ -278,15 +289,15 @@ std::string inline_svg(const std::string& svg) {
 
 std::string exercise_section(const ExerciseSummary& e) {
   std::ostringstream h;
-  h << "<h3>" << xml_escape(e.name) << " (" << number(e.max_points) << " points)</h3><p>";
+  h << "<h3>" << xml_escape(e.name) << " (" << points(e.max_points) << ")</h3><p>";
   if (e.students == 0) return h.str() + "No graded student has this exercise.</p>";
   h << plural(e.students, "graded student", "graded students") << ": " << e.passed
     << " passed every check; the mean is " << number(std::round(e.mean * 100) / 100) << " of "
-    << number(e.max_points) << " points.</p>";
+    << points(e.max_points) << ".</p>";
   std::vector<std::string> labels;
   std::vector<double> counts;
   for (const Bin& b : e.distribution)
-    labels.push_back(number(b.points)), counts.push_back(double(b.students));
+    labels.push_back(bar_label(b.points)), counts.push_back(double(b.students));
   xenc::viz::BarChartOptions o;
   o.title = e.name + ": students per score";
   o.x_label = "points";
