@@ -56,8 +56,8 @@ inline std::vector<xenc_app::OptionRecord<Options>> option_records() {
        "of DIR/grades.csv and the others' reports",
        list(), absent(), XENC_FIELD(Options, only)},
       {"--assignment-name", "assignment_name", nullptr,
-       "the grade column's name in canvas.csv and moodle.csv (default: xencoder assignment)",
-       text(), absent(), XENC_FIELD(Options, assignment)},
+       "the grade column's name in canvas.csv and moodle.csv", text(), absent(),
+       XENC_FIELD(Options, assignment)},
       {"--gradescope-bundle", "gradescope_bundle", nullptr,
        "write Gradescope's autograder zip (setup.sh, run_autograder, the template with "
        "--settings as its grading.json, xencoder's source) to this file and exit",
