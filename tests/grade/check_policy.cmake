@@ -8,7 +8,8 @@
 # alone; the library is not mounted in the sandbox), so both score what the plain zeros softmax
 # scores, and their note says they called dlsym/dlopen, which find nothing; the include does not compile and the copy is refused by the symbol check, and each
 # note says why; the correct student's and b_zeros's rows equal a run without the four. The control: with "library_calls": true the dlsym and dlopen students get
-# softmax's full points, so the attacks work where the policy is off.
+# softmax's full points, so the attacks work where the policy is off. The class graded twice into
+# the same folder, the second time from the build cache, gives the same CSV.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
 set(prefix ${WORK_DIR}/prefix)
@@ -128,6 +129,17 @@ expect_in("${row}" "h_copies_header's row" "h_copies_header,3,5,0,3,"
 file(READ ${WORK_DIR}/grades-hostile/h_copies_header.txt report)
 expect_in("${report}" "h_copies_header's report"
           "✘ softmax: library calls are not allowed in this assignment (grading.json: \"library_calls\": false): exercises/softmax.cpp calls xenc::softmax_forward. Write it with your own loops on the tensors")
+
+# graded again into the same folder, now from the build cache (nothing is compiled again): the
+# same CSV, the dlsym and dlopen notes too (they are read from the object, kept in the cache)
+string(REGEX REPLACE ",20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z,"
+                     ",<when>," first "${hostile}")
+grade(hostile false)
+string(REGEX REPLACE ",20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z,"
+                     ",<when>," again "${csv}")
+if(NOT again STREQUAL first)
+  message(FATAL_ERROR "grading the class again gave another CSV:\n${again}\nthe first:\n${first}")
+endif()
 
 # the control: where the policy is off, the same dlsym and dlopen find softmax_forward
 grade(allowed true)

@@ -1077,7 +1077,12 @@ Built build_exercise(const Project& p, const Settings& settings, const Places& a
                                                 ? std::nullopt
                                                 : std::optional<ProgramCache>(at.cache.string());
   const std::string key = cache ? cache_key(p, c, source, object, program) : "";
-  if (!key.empty() && cache->fetch(key, program.string())) {
+  // with "library_calls": false the object is kept too: its calls of the dynamic loader explain
+  // a failure (loader_note), and a regrade from the cache must say the same
+  const std::string object_key =
+      key.empty() || settings.library_calls ? "" : key + "the object file\n";
+  if (!key.empty() && cache->fetch(key, program.string()) &&
+      (object_key.empty() || cache->fetch(object_key, object.string()))) {
     b.program = program.string();
     return b;
   }
@@ -1114,6 +1119,7 @@ Built build_exercise(const Project& p, const Settings& settings, const Places& a
   }
   // stored before it first runs: no student's process has touched the program yet
   if (!key.empty()) cache->store(key, program.string());
+  if (!object_key.empty()) cache->store(object_key, object.string());
   b.program = program.string();
   return b;
 }
