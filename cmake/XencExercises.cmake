@@ -18,13 +18,16 @@
 #   @stub TEXT         the formula in the comment of the template's stub
 #   @notebook MD       the notebook's heading cell (markdown)
 #   @notebook_stub T   the comment of the notebook's stub cell
+#   @notebook_weak C   (a test-writing exercise) the body of a weak test, C++, that the notebook
+#                      grades after the student's check, to show a partial score
 #
 # Script mode: cmake -DMODE=write|check -DEXERCISES_DIR=... -DTEMPLATE_DIR=... -DCLANG_FORMAT=...
 #              -P XencExercises.cmake
 # (the template's files are formatted with the tree's .clang-format, by clang-format-19).
 cmake_policy(VERSION 3.20)
 
-set(_xenc_keys exercise order points function doc type using stub notebook notebook_stub)
+set(_xenc_keys exercise order points function doc type using stub notebook notebook_stub
+    notebook_weak)
 
 # CMake lists split on ';' and treat brackets specially: they travel escaped, and come back on
 # output.

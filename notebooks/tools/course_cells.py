@@ -183,7 +183,8 @@ def heading(exercise, text):
 
 # Each exercise's cells come from its file, lib/src/grade/exercises/<name>.cpp, the one place an
 # exercise is written: its `// @notebook` lines are the heading cell (markdown), `// @notebook_stub`
-# the stub cell's comment and `// @function` the function it defines (cmake/XencExercises.cmake
+# the stub cell's comment, `// @function` the function it defines and, for an exercise where the
+# student writes a test, `// @notebook_weak` a weak test that a cell before the stub grades (its score shows) (cmake/XencExercises.cmake
 # describes the keys; it generates the template's exercises.hpp and stubs from the same lines).
 EXERCISES_DIR = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib", "src", "grade", "exercises"
@@ -216,7 +217,50 @@ def exercise_cells(name):
         if "notebook_stub" in spec
         else ""
     )
-    return [heading(name, spec["notebook"]), stub(name, doc, spec["function"]), check(name, name)]
+    cells = [heading(name, spec["notebook"]), stub(name, doc, spec["function"]), check(name, name)]
+    if "notebook_weak" in spec:  # a test-writing exercise: a weak test, graded as the student's is,
+        # before the student's stub (the notebook's last code cell stays a check cell)
+        cells.insert(1, weak_test(name, spec["function"], spec["notebook_weak"]))
+    return cells
+
+
+def weak_test(name, signature, body):
+    """A test-writing exercise's weak test (its file's `// @notebook_weak` lines), graded by the
+    same check as the student's: the cell prints its score and the mistakes it misses, and no ✘."""
+    params = signature[signature.index("(") :]
+    return code(
+        """// A weak test, graded as yours will be: its score, and the mistakes it misses.
+std::cout << xenc::grade::test_score(xenc::grade::check_%s([]%s {
+%s
+})) << "\\n";"""
+        % (name, params, "\n".join("  " + l if l else "" for l in body.split("\n"))),
+        "exercise-weak",
+        belongs_to=name,
+    )
+
+
+def aliases(chosen):
+    """The alias cell: ALIASES, and the `// @using` names of the chosen exercises (the test-writing
+    exercises' function types, xenc::grade::SoftmaxFn ...), as the template's exercises.hpp has."""
+    extra = sorted(
+        {
+            u
+            for e in chosen
+            for u in read_spec(os.path.join(EXERCISES_DIR, e + ".cpp")).get("using", "").split("\n")
+            if u
+        }
+    )
+    if not extra:
+        return ALIASES
+    return ALIASES.replace(
+        "using xenc::Tensor4;\n",
+        "using xenc::Tensor4;\n" + "".join("using %s;\n" % u for u in extra),
+    )
+
+
+TESTS_SAID = """
+In an exercise named `test_...` you write a test instead of a function: it receives a function and returns `true` when that function is right, `false` (or throws) when it is wrong. Its check runs your test on a correct function, which it must accept, and on each published mistake of the museum, which it should reject; it prints your score (the share of the mistakes your test catches) and names the mistakes it missed. As handed out, such a test only throws "not implemented", so it catches nothing.
+"""
 
 
 NEXT = {
@@ -261,8 +305,8 @@ NB = {
         objectives="""* compute scaled dot-product attention by hand for three tokens and match the library;
 * explain what the key-padding mask and the causal mask do to the scores and the weights;
 * read multi-head attention maps;
-* (exercises) write a numerically stable softmax and masked attention yourself.""",
-        exercises=["softmax", "attention"],
+* (exercises) write a numerically stable softmax and masked attention yourself, and tests that catch published mistakes in each.""",
+        exercises=["softmax", "test_softmax", "attention", "test_attention"],
         summary="""* Attention is $\\operatorname{softmax}(QK^\\top/\\sqrt{D_h})\\,V$: every output row is a weighted average of the value rows, with weights that sum to 1.
 * Masks act on the scores, before the softmax: a masked key gets weight exactly 0; a query with every key masked gets zeros in the library.
 * Multi-head attention runs this in $H$ heads of width $D_h = D/H$ and concatenates them; each head has its own attention map.""",
@@ -271,8 +315,8 @@ NB = {
         objectives="""* write one encoder layer as equations (post-norm and pre-norm) and check the library against them step by step;
 * say what layer normalisation does to each token vector;
 * compare the size of the residual stream in deep post-norm and pre-norm stacks;
-* (exercise) write layer normalisation's forward pass yourself (its backward pass is an exercise of notebook 08).""",
-        exercises=["layer_norm_forward"],
+* (exercises) write layer normalisation's forward pass yourself (its backward pass is an exercise of notebook 08), and a test that catches published mistakes in it.""",
+        exercises=["layer_norm_forward", "test_layer_norm_forward"],
         summary="""* An encoder layer is self-attention and a feed-forward network, each inside a residual connection with a layer norm: after the sum (post-norm) or on the input of the branch (pre-norm).
 * Layer norm gives every token mean 0 and standard deviation (almost) 1, whatever the size of its input.
 * In a pre-norm stack the residual stream is never normalised and grows with depth, which is why such models end with a final layer norm.""",
@@ -397,13 +441,17 @@ def check_against_registry(path, nb):
                     '%s: the heading of "%s" is `%s`, the registry says %s'
                     % (path, owner, source.split("\n")[0], want)
                 )
-        elif owner in REGISTRY and c["cell_type"] == "code":
+        elif (
+            owner in REGISTRY
+            and c["cell_type"] == "code"
+            and c.get("metadata", {}).get("xenc", {}).get("part") == "exercise-check"
+        ):
             if "xenc::grade::HintLevel::%s)" % HINTS not in source:
                 errors.append(
                     '%s: the check cell of "%s" does not pass the hint level "%s": `%s`'
                     % (path, owner, HINTS, source)
                 )
-        elif owner:
+        elif owner and owner not in REGISTRY:
             errors.append(
                 '%s: a cell of exercise "%s", which the registry does not choose' % (path, owner)
             )
@@ -446,8 +494,11 @@ def apply(name):
         )
     bottom = []
     if chosen:
-        bottom.append(md(exercises_intro(""), "exercise"))
-        bottom.append(code(ALIASES, "exercise"))
+        tests = any(
+            "notebook_weak" in read_spec(os.path.join(EXERCISES_DIR, e + ".cpp")) for e in chosen
+        )
+        bottom.append(md(exercises_intro(TESTS_SAID if tests else ""), "exercise"))
+        bottom.append(code(aliases(chosen), "exercise"))
         for e in chosen:
             bottom += exercise_cells(e)
     summary = "## Summary\n\n" + (spec["summary"] or "")

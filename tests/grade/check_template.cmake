@@ -6,7 +6,8 @@
 #   4. the test-writing exercises (the student writes a check, run against the correct function and
 #      the museum's exhibits, each in a fresh sandboxed process): a weak test catches some and the
 #      report names the missed mistake, an empty test catches none, a test that aborts on what it
-#      dislikes gives no verdict there and catches nothing.
+#      dislikes gives no verdict there and catches nothing;
+#   5. the sandboxed compile uses the precompiled exercises.hpp (GCC -H prints its .gch).
 # Inputs: BUILD_DIR, TEMPLATE_DIR, SOLUTIONS_DIR, WORK_DIR.
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
@@ -164,3 +165,44 @@ if(NOT at EQUAL -1)
   message(FATAL_ERROR "the report shows an exhibit's code name:\n${grade_out}")
 endif()
 message(STATUS "test-writing exercises: a weak test 0.5, an empty test 0, an aborting test 0 with no verdict where it aborts")
+
+# 5. the precompiled exercises.hpp is used inside the sandbox. GCC skips a .gch it cannot read or
+# use (not bound into the sandbox, built with other flags) silently and compiles the headers
+# instead, so only the compiler can say: one exercise compiled by grade, in its sandbox, with -H
+# added to the build's compile command (GCC then prints "! FILE.gch" for a precompiled header it
+# uses, and -Winvalid-pch, already there, "FILE.gch: not used because ..." for one it refuses).
+# The file ends with an #error, so that grade keeps the compile's log (--logs).
+set(db ${copy}/build/compile_commands.json)
+file(READ ${db} db_text)
+string(REPLACE "-Winvalid-pch" "-Winvalid-pch -H" probe_text "${db_text}")
+if(probe_text STREQUAL db_text)
+  message(FATAL_ERROR "${db} has no -Winvalid-pch: the exercises are not compiled with a precompiled header")
+endif()
+file(WRITE ${db} "${probe_text}")
+file(WRITE ${WORK_DIR}/pch-probe/exercises/softmax.cpp
+     "#include \"exercises.hpp\"\n#error the precompiled header probe ends here\n")
+execute_process(COMMAND ${copy}/build/grade --submission ${WORK_DIR}/pch-probe
+                        --logs ${WORK_DIR}/pch-probe-logs softmax
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+file(WRITE ${db} "${db_text}")
+set(log_file ${WORK_DIR}/pch-probe-logs/softmax.log)
+if(NOT EXISTS ${log_file})
+  message(FATAL_ERROR "grade (exit ${rc}) kept no compile log ${log_file}:\n${out}")
+endif()
+file(READ ${log_file} log)
+set(gch "${copy}/build/CMakeFiles/exercise_pch_xencoder.dir/cmake_pch.hxx.gch")
+string(FIND "${log}" "\n! ${gch}\n" used)
+if(used EQUAL -1)
+  string(FIND "${log}" "! ${gch}\n" used)  # the log's first line
+  if(NOT used EQUAL 0)
+    set(used -1)
+  endif()
+endif()
+string(FIND "${log}" "not used because" refused)
+string(FIND "${log}" "the precompiled header probe ends here" reached)
+if(used EQUAL -1 OR NOT refused EQUAL -1 OR reached EQUAL -1)
+  string(SUBSTRING "${log}" 0 3000 head)
+  message(FATAL_ERROR "the sandboxed compile did not use ${gch} (GCC -H prints '! ${gch}' when it "
+                      "does); its log ${log_file} begins:\n${head}")
+endif()
+message(STATUS "the sandboxed compile used the precompiled exercises.hpp (${gch})")

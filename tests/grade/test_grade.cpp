@@ -834,6 +834,11 @@ TEST(GradeTestExercises, AStrongTestCatchesEveryExhibit) {
   EXPECT_EQ(sm.checks[2].name, "catches: " + title(Pitfall::softmax_wrong_axis));
   EXPECT_EQ(sm.num_scored(), 2u);
   EXPECT_EQ(sm.num_scored_passed(), 2u);
+  EXPECT_EQ(grade::test_score(sm),
+            "score: 2 of 2 mistakes caught (100% of the points), none missed");
+  EXPECT_NE(grade::report(sm).find("\n  score: 2 of 2 mistakes caught"), std::string::npos);
+  // an exercise where the student writes the function has no such line
+  EXPECT_EQ(grade::test_score(grade::check_softmax(assignment::softmax)), "");
   const grade::ExerciseResult ln =
       grade::check_test_layer_norm_forward(assignment::test_layer_norm_forward);
   EXPECT_EQ(ln.num_scored(), 3u);
@@ -856,6 +861,8 @@ TEST(GradeTestExercises, AWeakTestCatchesSomeAndNamesTheMissed) {
   EXPECT_TRUE(sm.checks[0].passed);
   EXPECT_EQ(sm.num_scored_passed(), 1u);
   EXPECT_EQ(missed(sm), std::vector<std::string>{title(Pitfall::softmax_without_max)});
+  EXPECT_EQ(grade::test_score(sm), "score: 1 of 2 mistakes caught (50% of the points), missed: " +
+                                       title(Pitfall::softmax_without_max));
   const grade::CheckResult& miss = sm.checks[1];
   EXPECT_EQ(miss.computed, "your check returned true: it missed this mistake");
   EXPECT_EQ(miss.hint, "the mistake: " + pitfalls::describe(Pitfall::softmax_without_max).mistake +
@@ -882,6 +889,8 @@ TEST(GradeTestExercises, AWeakTestCatchesSomeAndNamesTheMissed) {
   });
   EXPECT_EQ(at.num_scored_passed(), 3u);
   EXPECT_EQ(missed(at), std::vector<std::string>{title(Pitfall::mask_after_softmax)});
+  EXPECT_EQ(grade::test_score(at), "score: 3 of 4 mistakes caught (75% of the points), missed: " +
+                                       title(Pitfall::mask_after_softmax));
 }
 
 // An empty test (accepts everything) catches nothing; a test that rejects everything, the correct
@@ -904,6 +913,9 @@ TEST(GradeTestExercises, AnEmptyTestCatchesNoneAndARejectingTestScoresZero) {
             "not counted: your check does not accept the correct softmax (your check returned "
             "false)");
   EXPECT_NE(no.checks[0].hint.find("catches nothing"), std::string::npos) << no.checks[0].hint;
+  EXPECT_EQ(grade::test_score(no),
+            "score: 0 of 2 mistakes caught (none counts until your check "
+            "accepts the correct function)");
 
   const grade::ExerciseResult stub =
       grade::check_test_layer_norm_forward([](const grade::LayerNormForwardFn&) -> bool {
@@ -917,6 +929,11 @@ TEST(GradeTestExercises, AnEmptyTestCatchesNoneAndARejectingTestScoresZero) {
 // The function under test refuses inputs it cannot compute, the same way whichever candidate it
 // is: a test that only sends such inputs sees the same exception every time and catches nothing.
 TEST(GradeTestExercises, BadInputsThrowTheSameForEveryCandidate) {
+  // the check records what it saw, so it runs in this process (isolation off), not in a child
+  grade::set_check_isolation({false, 10.0, 2048});
+  struct Restore {
+    ~Restore() { grade::set_check_isolation(grade::CheckIsolation{}); }
+  } restore;
   std::vector<std::string> seen;
   const grade::ExerciseResult r = grade::check_test_attention([&](const grade::AttentionFn& f) {
     try {
@@ -1313,6 +1330,23 @@ TEST(CheckIsolation, ASegfaultCostsOnlyItsCheck) {
             "crashed with SIGSEGV (segmentation fault: a read or write outside the memory of a "
             "tensor?)");
   expect_only_the_hand_example_failed(r);
+}
+
+// A test-writing exercise's check (check_test_softmax, a notebook's check cell) runs the
+// student's check in a forked child too: one that aborts on a candidate gives no verdict there,
+// and this process lives on. Here it aborts on the correct softmax only (whose hand-example rows
+// sum to 1; the wrong axis's do not), so nothing counts: no verdict is no acceptance.
+TEST(CheckIsolation, AStudentsCheckThatAbortsGivesNoVerdict) {
+  const grade::ExerciseResult r = grade::check_test_softmax([](const grade::SoftmaxFn& f) {
+    const Tensor2 y = f(Tensor2{{1, 2, 3}, {1, 2, 3}});
+    if (std::fabs(y(0, 0) + y(0, 1) + y(0, 2) - 1.0f) < 1e-5f) std::abort();
+    return false;
+  });
+  ASSERT_EQ(r.checks.size(), 3u);
+  EXPECT_FALSE(r.checks[0].passed);
+  EXPECT_EQ(r.checks[0].computed.rfind("no verdict: your program crashed with SIGABRT", 0), 0u)
+      << r.checks[0].computed;
+  EXPECT_EQ(r.num_scored_passed(), 0u);
 }
 
 TEST(CheckIsolation, AnAbortAndASigfpeCostOnlyTheirCheck) {

@@ -96,11 +96,33 @@ std::string hint_text(const CheckResult& c, HintLevel level) {
   return c.hint;
 }
 
+std::string test_score(const ExerciseResult& r) {
+  const std::size_t scored = r.num_scored(), caught = r.num_scored_passed();
+  if (scored == r.checks.size()) return "";
+  std::string s =
+      "score: " + std::to_string(caught) + " of " + std::to_string(scored) + " mistakes caught";
+  const bool accepts_correct = std::all_of(
+      r.checks.begin(), r.checks.end(), [](const CheckResult& c) { return c.scored || c.passed; });
+  if (!accepts_correct) return s + " (none counts until your check accepts the correct function)";
+  s += " (" + std::to_string(scored == 0 ? 0 : (100 * caught + scored / 2) / scored) +
+       "% of the points)";
+  std::string missed;
+  for (const CheckResult& c : r.checks) {
+    if (!c.scored || c.passed) continue;
+    const std::string prefix = "catches: ";
+    missed += (missed.empty() ? "" : "; ") +
+              (c.name.rfind(prefix, 0) == 0 ? c.name.substr(prefix.size()) : c.name);
+  }
+  return s + (missed.empty() ? ", none missed" : ", missed: " + missed);
+}
+
 void print_report(std::ostream& os, const ExerciseResult& r, HintLevel hints) {
   hint_level_name(hints);  // a bad level throws before anything is printed
   os << (r.passed() ? "✔ " : "✘ ") << r.exercise << ": " << r.num_passed() << " of "
      << r.checks.size() << " checks passed\n";
   os << "  " << r.signature << "\n";
+  const std::string score = test_score(r);
+  if (!score.empty()) os << "  " << score << "\n";
   for (const CheckResult& c : r.checks) {
     os << "  " << (c.passed ? "✔ " : "✘ ") << c.name << "\n";
     if (c.passed) continue;

@@ -69,13 +69,21 @@ xt::xtensor<float, R> to_float(const ref::Array& a) {
   return t;
 }
 
-/// The student's check run here, in this process (the notebooks, the unit tests).
+/// The student's check run from this process (the notebooks, the unit tests): in a forked child
+/// under the check isolation's limits (set_check_isolation, xenc/grade/exercises.hpp), as every
+/// check cell runs the student's code, so that a check that crashes or hangs gives no verdict and
+/// the caller (the notebook's kernel) lives on; in this process when isolation is off.
 template <class Sig>
 RunVerdict run_here(const std::function<bool(const std::function<Sig>&)>& test,
                     const std::function<Sig>& fn) {
   try {
-    const bool ok = test(fn);
+    const detail::Output out = detail::isolated([&test, &fn] {
+      return detail::Output{detail::Field{"accepted", {1}, {test(fn) ? 1.0 : 0.0}}};
+    });
+    const bool ok = out.at(0).data.at(0) != 0.0;
     return {true, ok, ok ? "" : "returned false"};
+  } catch (const detail::ChildFailure& e) {
+    return {false, false, e.what()};
   } catch (...) {
     return {true, false, detail::describe_exception(std::current_exception())};
   }

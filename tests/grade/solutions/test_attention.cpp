@@ -8,7 +8,7 @@
 namespace assignment {
 
 namespace {
-bool close(float a, double b) { return std::fabs(a - b) <= 1e-5 + 1e-4 * std::fabs(b); }
+bool close_to(float a, double b) { return std::fabs(a - b) <= 1e-5 + 1e-4 * std::fabs(b); }
 }  // namespace
 
 bool test_attention(const AttentionFn& attention) {
@@ -21,16 +21,18 @@ bool test_attention(const AttentionFn& attention) {
   v(0, 0, 0, 0) = 1, v(0, 0, 1, 1) = 1;
   Mask2 none = xt::zeros<bool>({1, 2});
   const xenc::AttentionResult a = attention(q, k, v, none);
-  if (!close(a.weights(0, 0, 0, 0), 0.8807970780) || !close(a.weights(0, 0, 0, 1), 0.1192029220))
+  if (!close_to(a.weights(0, 0, 0, 0), 0.8807970780) ||
+      !close_to(a.weights(0, 0, 0, 1), 0.1192029220))
     return false;
-  if (!close(a.output(0, 0, 0, 0), 0.8807970780) || !close(a.output(0, 0, 0, 1), 0.1192029220))
+  if (!close_to(a.output(0, 0, 0, 0), 0.8807970780) ||
+      !close_to(a.output(0, 0, 0, 1), 0.1192029220))
     return false;
   // the second key is padding: its weight is exactly 0 and the first key takes all (weight 1)
   Mask2 pad = xt::zeros<bool>({1, 2});
   pad(0, 1) = true;
   const xenc::AttentionResult m = attention(q, k, v, pad);
-  return m.weights(0, 0, 0, 1) == 0.0f && close(m.weights(0, 0, 0, 0), 1.0) &&
-         close(m.output(0, 0, 0, 0), 1.0);
+  return m.weights(0, 0, 0, 1) == 0.0f && close_to(m.weights(0, 0, 0, 0), 1.0) &&
+         close_to(m.output(0, 0, 0, 0), 1.0);
 }
 
 }  // namespace assignment

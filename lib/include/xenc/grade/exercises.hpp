@@ -92,13 +92,13 @@ namespace xenc::grade {
 void set_hidden_seed(std::optional<std::uint64_t> seed);
 std::optional<std::uint64_t> hidden_seed();
 
-/// Checks run in the caller's own process (a notebook's check cell, a test: check_softmax(fn))
-/// call the student's function in a forked child of that process, under these limits, with the
-/// grader's sandbox (xenc/grade/sandbox.hpp's run_forked): a crash, an abort, a hang or a memory
-/// blow-up in the student's function costs only that check, reported as "crashed with SIGSEGV
-/// (segmentation fault)" or "exceeded the time limit of 10 s", and the caller (the notebook's
-/// kernel) lives on with its state. Off: the function runs in the caller's process (to debug it
-/// there). `grade` runs the student's function in a sandboxed process of its own instead.
+/// Checks run in the caller's own process (check_softmax(fn), a notebook's check cell) call the
+/// student's function (check_test_softmax(test): the student's test) in a forked child, under
+/// these limits, with the grader's sandbox (xenc/grade/sandbox.hpp's run_forked): a crash, an
+/// abort, a hang or a memory blow-up there costs only that check, reported as "crashed with
+/// SIGSEGV (segmentation fault)" or "exceeded the time limit of 10 s", and the caller (the kernel)
+/// lives on with its state. Off: it runs in the caller's process (to debug it there). `grade`
+/// runs the student's function in a sandboxed process of its own instead.
 struct CheckIsolation {
   bool on = true;
   double time_seconds = 10.0;     ///< wall clock per call (the CPU limit is this + 1 s)

@@ -70,8 +70,17 @@ std::string first_sentence(const std::string& text);
 /// known mistake. Throws xenc::config_error for a level outside the enum.
 std::string hint_text(const CheckResult& check, HintLevel level);
 
-/// The report: a heading with the signature and "k of n checks passed", then one ✔/✘ line per
-/// check; for a failed check its input, expected and computed values and the first difference.
+/// A test-writing exercise's score (one whose checks include one that is not scored: the run on
+/// the correct function): "score: 1 of 2 mistakes caught (50% of the points), missed: <title>",
+/// the titles of the scored checks that failed ("catches: " dropped; several joined by "; "), or
+/// ", none missed"; when the unscored check failed, "score: 0 of 2 mistakes caught (none counts
+/// until your check accepts the correct function)". "" for an exercise whose checks are all
+/// scored.
+std::string test_score(const ExerciseResult& result);
+
+/// The report: a heading with the signature and "k of n checks passed" (then, for a test-writing
+/// exercise, its test_score line), then one ✔/✘ line per check; for a failed check its input,
+/// expected and computed values and the first difference.
 /// After the list, the failed checks' hints as `hints` shows them (hint_text), each hint once
 /// ("  hint: ..."); when the failed checks have different hints, each says which checks it is for
 /// ("  hint for \"name\", \"name\": ..."). A failed hidden check shows no input and no values.

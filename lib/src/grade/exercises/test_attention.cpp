@@ -21,6 +21,17 @@
 // @using xenc::grade::AttentionFn
 // @stub     return true when attention(q, k, v, key_padding_mask) is right on inputs of your
 // @stub     choice, false when it is not
+// @notebook ### Exercise: a test that catches a wrong attention
+// @notebook
+// @notebook Here you write the test, not the function: `test_attention(attention)` receives an attention `(q, k, v, key_padding_mask)` and returns `true` when it is right, `false` (or throws) when it is wrong. The check runs your test on a correct attention, which it must accept, and on each published attention mistake of the museum (`xenc-pe-pitfalls`), which it should reject; your score is the share of mistakes it catches, and the report names the ones it missed, never their code. Call it on inputs of your choice and compare with values you worked out by hand, with a tolerance (float32 rounds). The next cell grades a weak test the same way: see what its report says, then write a stronger one.
+// @notebook_stub return true when attention(q, k, v, key_padding_mask) is right on inputs of your
+// @notebook_stub choice, false when it is not
+// @notebook_weak // a weak test: one query, two keys, Dh = 4, no padding: scores [4, 0] / sqrt(4),
+// @notebook_weak // so the first weight is e² / (e² + 1) = 0.880797
+// @notebook_weak xenc::Tensor4 q = xt::ones<float>({1, 1, 1, 4}), k = xt::zeros<float>({1, 1, 2, 4});
+// @notebook_weak for (std::size_t e = 0; e < 4; ++e) k(0, 0, 0, e) = 1;
+// @notebook_weak const xenc::AttentionResult a = attention(q, k, k, xt::zeros<bool>({1, 2}));
+// @notebook_weak return std::fabs(a.weights(0, 0, 0, 0) - 0.880797078f) < 1e-5f;
 #include "../test_support.hpp"
 
 namespace xenc::grade {

@@ -20,6 +20,15 @@
 // @using xenc::grade::LayerNormForwardFn
 // @stub     return true when layer_norm_forward(x, weight, bias, eps) is right on inputs of your
 // @stub     choice, false when it is not
+// @notebook ### Exercise: a test that catches a wrong layer norm
+// @notebook
+// @notebook Here you write the test, not the function: `test_layer_norm_forward(layer_norm_forward)` receives a layer norm forward `(x, weight, bias, eps)` and returns `true` when it is right, `false` (or throws) when it is wrong. The check runs your test on a correct layer norm, which it must accept, and on each published layer norm mistake of the museum (`xenc-pe-pitfalls`), which it should reject; your score is the share of mistakes it catches, and the report names the ones it missed, never their code. Call it on inputs of your choice and compare with values you worked out by hand, with a tolerance (float32 rounds). The next cell grades a weak test the same way: see what its report says, then write a stronger one.
+// @notebook_stub return true when layer_norm_forward(x, weight, bias, eps) is right on inputs of
+// @notebook_stub your choice, false when it is not
+// @notebook_weak // a weak test: one row, x = [1, 3], eps = 0: mean 2, variance 1, so y = [-1, 1]
+// @notebook_weak const xenc::Tensor2 y =
+// @notebook_weak     layer_norm_forward(xenc::Tensor2{{1, 3}}, xenc::Tensor1{1, 1}, xenc::Tensor1{0, 0}, 0.0f);
+// @notebook_weak return std::fabs(y(0, 0) + 1) < 1e-5f && std::fabs(y(0, 1) - 1) < 1e-5f;
 #include "../test_support.hpp"
 
 namespace xenc::grade {

@@ -17,6 +17,15 @@
 // @doc throw, whichever softmax it is).
 // @using xenc::grade::SoftmaxFn
 // @stub     return true when softmax(x) is right on inputs of your choice, false when it is not
+// @notebook ### Exercise: a test that catches a wrong softmax
+// @notebook
+// @notebook Here you write the test, not the function: `test_softmax(softmax)` receives a softmax and returns `true` when it is right, `false` (or throws) when it is wrong. The check runs your test on a correct softmax, which it must accept, and on each published softmax mistake of the museum (`xenc-pe-pitfalls`), which it should reject; your score is the share of mistakes it catches, and the report names the ones it missed, never their code. Call it on inputs of your choice and compare with values you worked out by hand, with a tolerance (float32 rounds). The next cell grades a weak test the same way: see what its report says, then write a stronger one.
+// @notebook_stub return true when softmax(x) is right on inputs of your choice, false when it is not
+// @notebook_weak // a weak test: it checks only that each row sums to 1
+// @notebook_weak const xenc::Tensor2 y = softmax(xenc::Tensor2{{1, 2, 3}, {0, 5, 1}});
+// @notebook_weak for (std::size_t r = 0; r < 2; ++r)
+// @notebook_weak   if (std::fabs(y(r, 0) + y(r, 1) + y(r, 2) - 1.0f) > 1e-5f) return false;
+// @notebook_weak return true;
 #include "../test_support.hpp"
 
 namespace xenc::grade {
