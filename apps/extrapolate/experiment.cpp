@@ -306,10 +306,10 @@ void apply_study_defaults(Options& o, const std::function<bool(const std::string
     o.test_lengths_given = true;
   }
   if (!given("--train-sequences")) o.train_sequences = 3200;
-  if (!given("--epochs")) o.epochs = 5;
-  if (!given("--d-model")) o.d_model = 32;
+  if (!given("--epochs")) o.epochs = 4;
+  if (!given("--d-model")) o.d_model = 16;
   if (!given("--heads")) o.heads = 4;
-  if (!given("--ff")) o.ff = 64;
+  if (!given("--ff")) o.ff = 32;
   if (!given("--randomized-positions")) o.randomized_positions = 256;
 }
 

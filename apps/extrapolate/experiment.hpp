@@ -114,7 +114,7 @@ Result run_experiment(const Options& o, xenc_app::Progress& progress,
 
 /// The study's sizes where the command line does not set them (given(flag): the option was on
 /// the command line): --train-length 8, --test-lengths 8,12,16,24,32, --train-sequences 3200,
-/// --epochs 5, --d-model 32, --heads 4, --ff 64, --randomized-positions 256.
+/// --epochs 4, --d-model 16, --heads 4, --ff 32, --randomized-positions 256.
 void apply_study_defaults(Options& o, const std::function<bool(const std::string&)>& given);
 
 /// One cell of the grid: a task, a scheme, plain or randomized, every seed.

@@ -414,6 +414,22 @@ TEST(ExtrapolateStudy, JsonHasEveryCellTextAgreesConclusionsNameTheirTask) {
   // the text: the same seeded models, so the same numbers
   const Result t = run(kStudy + " --svg-dir figs", dir);
   ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(
+      t.out.rfind(
+          "Study: tasks reverse_string, parity_check; every scheme (relative too), each plain "
+          "and randomized (positions a sorted random sample from [0, 16) in training; none "
+          "only plain); 2 seeds (0 to 1); 44 models.\nEach model: trained on inputs of "
+          "lengths 1 to 4 (2 to 4 for missing_duplicate_string), 64 sequences x 1 epochs, "
+          "batch 32; D=8, H=2, F=16, 1 layer, AdamW lr 0.003. Test: 10 sequences at each "
+          "input length 4, 6 and 8.\n",
+          0),
+      0u)
+      << t.out;
+  EXPECT_TRUE(contains(t.out,
+                       "(* = L_train; +rand = randomized positions; beyond = mean over the "
+                       "longer lengths; plain learned has a row for every test position, "
+                       "rows beyond training never trained; 44 models, "))
+      << t.out;
   for (const auto& task : study["tasks"]) {
     EXPECT_TRUE(contains(t.out, task["rule"].get<std::string>() +
                                     " (V = 2, chance 1/C = 50.0%; trained on lengths 1 to 4): "
