@@ -758,6 +758,7 @@ std::string study_svg(const StudyResult& res) {
   ho.vmin = 0;
   ho.vmax = 100;
   ho.annotate = true;
+  ho.cell_size = 44;  // room for "58.8" in every cell (the automatic size leaves about 12 px)
   ho.colorbar_label = "accuracy (%)";
   ho.panel_scale = xenc::viz::PanelScale::shared;
   return xenc::viz::heatmap_grid_svg(panels, {"lowest seed", "mean over seeds", "highest seed"}, ho,
