@@ -154,21 +154,44 @@ void test_scheme(xenc::TokenClassifier& model, const std::vector<xenc::PositionT
 
 }  // namespace
 
+int default_symbols(const std::string& rule) {
+  switch (xenc::parse_position_rule(rule)) {
+    case xenc::PositionRule::neighbour_sum:
+    case xenc::PositionRule::copy_left:
+      return 8;
+    case xenc::PositionRule::bucket_sort:
+      return 5;
+    case xenc::PositionRule::cycle_navigation:
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+std::size_t sequence_tokens(const Options& o, std::size_t n) {
+  return n + xenc::position_task_output_length(rule_of(o), n);
+}
+
 std::size_t min_train_length(const Options& o) {
   if (o.min_train_length > 0) return std::size_t(o.min_train_length);
+  const xenc::PositionRule rule = rule_of(o);
+  const std::size_t shortest = xenc::position_task_min_length(rule, std::size_t(o.offset));
+  // the tasks of Ruoss et al.: every length from the shortest, as the paper (1 to 40)
+  if (xenc::position_task_has_outputs(rule)) return shortest;
   // half of L_train, or the rule's shortest sequence if that is longer
-  return std::max(std::size_t(o.train_length) / 2,
-                  xenc::position_task_min_length(rule_of(o), std::size_t(o.offset)));
+  return std::max(std::size_t(o.train_length) / 2, shortest);
 }
 
 std::size_t learned_max_len(const Options& o) {
-  const std::size_t rows =
-      o.learned_max_len > 0 ? std::size_t(o.learned_max_len) : std::size_t(o.train_length);
+  const std::size_t rows = o.learned_max_len > 0 ? std::size_t(o.learned_max_len)
+                                                 : sequence_tokens(o, std::size_t(o.train_length));
   // randomized positions draw rows from [0, L): the table needs L of them
   return std::max(rows, std::size_t(o.randomized_positions));
 }
 
 void check_options(Options& o) {
+  xenc::parse_position_rule(o.rule);  // a config_error listing the known rules
+  if (!o.symbols_given) o.symbols = default_symbols(o.rule);
   if (o.d_model % o.heads != 0)
     throw std::invalid_argument("--d-model (" + std::to_string(o.d_model) +
                                 ") must be divisible by --heads (" + std::to_string(o.heads) + ")");
@@ -184,10 +207,12 @@ void check_options(Options& o) {
                                 ", expected " + std::to_string(shortest) + "..." +
                                 std::to_string(o.train_length) +
                                 " (the rule's shortest sequence ... --train-length)");
-  if (o.learned_max_len > 0 && o.learned_max_len < o.train_length)
+  const std::size_t train_tokens = sequence_tokens(o, std::size_t(o.train_length));
+  if (o.learned_max_len > 0 && std::size_t(o.learned_max_len) < train_tokens)
     throw std::invalid_argument("--learned-max-len is " + std::to_string(o.learned_max_len) +
-                                ", expected >= --train-length (" + std::to_string(o.train_length) +
-                                "): learned positions need a row for every training position");
+                                ", expected >= " + std::to_string(train_tokens) +
+                                " (the longest training sequence in tokens): learned positions "
+                                "need a row for every training position");
   if (!o.test_lengths_given)
     o.test_lengths.erase(std::remove_if(o.test_lengths.begin(), o.test_lengths.end(),
                                         [&](int L) { return std::size_t(L) < shortest; }),
@@ -207,24 +232,27 @@ void check_options(Options& o) {
 
 xenc_app::TrainingPlan training_plan(const Options& o) {
   xenc_app::TrainingPlan p;
-  p.config.vocab_size = std::size_t(o.symbols) + 2;
+  const xenc::PositionRule rule = rule_of(o);
+  p.config.vocab_size = xenc::position_task_vocabulary(rule, std::size_t(o.symbols)).size();
   p.config.layer.d_model = std::size_t(o.d_model);
   p.config.layer.nhead = std::size_t(o.heads);
   p.config.layer.dim_feedforward = std::size_t(o.ff);
   p.config.num_layers = std::size_t(o.layers);
   p.config.position = xenc::PositionKind::learned;  // the largest: its table
   p.config.max_len = learned_max_len(o);
-  p.num_labels = std::size_t(o.symbols);
+  p.num_labels = xenc::position_task_num_classes(rule, std::size_t(o.symbols));
   p.batch = std::size_t(o.batch_size);
-  p.length = std::size_t(o.train_length);
+  p.length = sequence_tokens(o, std::size_t(o.train_length));
   p.models = o.schemes.empty() ? xenc::all_position_kinds().size() : o.schemes.size();
   p.steps = (std::size_t(o.train_sequences) + p.batch - 1) / p.batch * std::size_t(o.epochs);
-  p.eval_length = std::size_t(*std::max_element(o.test_lengths.begin(), o.test_lengths.end()));
+  p.eval_length = sequence_tokens(
+      o, std::size_t(*std::max_element(o.test_lengths.begin(), o.test_lengths.end())));
   p.eval_batch = std::max<std::size_t>(1, 4096 / p.eval_length);
   double tested = 0;
-  for (int L : o.test_lengths) tested += double(o.test_sequences) * double(L);
-  p.eval_tokens = double(o.epochs + 1) * double(o.test_sequences) * double(o.train_length) +
-                  double(o.train_sequences) * double(o.train_length) + tested;
+  for (int L : o.test_lengths)
+    tested += double(o.test_sequences) * double(sequence_tokens(o, std::size_t(L)));
+  p.eval_tokens = double(o.epochs + 1) * double(o.test_sequences) * double(p.length) +
+                  double(o.train_sequences) * double(p.length) + tested;
   return p;
 }
 
@@ -259,11 +287,172 @@ Result run_experiment(const Options& o, xenc_app::Progress& progress,
   if (on_ready) on_ready(result);
 
   for (auto kind : kinds) {
-    xenc::TokenClassifier model(model_config(o, kind, train.vocab.size()), std::size_t(o.symbols));
+    xenc::TokenClassifier model(model_config(o, kind, train.vocab.size()), train.num_classes());
     result.schemes.push_back(train_scheme(o, kind, train, at_train_length, model, progress));
     test_scheme(model, tests, result.schemes.back());
   }
   return result;
+}
+
+// ---- the study ------------------------------------------------------------------------------
+
+void apply_study_defaults(Options& o, const std::function<bool(const std::string&)>& given) {
+  if (!o.study) return;
+  // sized to run in minutes on 2 idle cores, about half an hour at nice 19 on the shared
+  // machine (apps/extrapolate/README.md)
+  if (!given("--train-length")) o.train_length = 8;
+  if (!given("--test-lengths")) {
+    o.test_lengths = {8, 12, 16, 24, 32};
+    o.test_lengths_given = true;
+  }
+  if (!given("--train-sequences")) o.train_sequences = 3200;
+  if (!given("--epochs")) o.epochs = 4;
+  if (!given("--d-model")) o.d_model = 16;
+  if (!given("--heads")) o.heads = 4;
+  if (!given("--ff")) o.ff = 32;
+  if (!given("--randomized-positions")) o.randomized_positions = 256;
+}
+
+namespace {
+
+// The schemes of the study: --schemes, or every registered one and relative.
+std::vector<std::string> study_schemes(const Options& o) {
+  if (!o.schemes.empty()) return o.schemes;
+  std::vector<std::string> names;
+  for (auto k : xenc::all_position_kinds()) names.push_back(xenc::to_string(k));
+  if (std::find(names.begin(), names.end(), "relative") == names.end()) names.push_back("relative");
+  return names;
+}
+
+// The longest test sequence of a task, in tokens (input and <out>s).
+std::size_t longest_test_tokens(const Options& t) {
+  return sequence_tokens(
+      t, std::size_t(*std::max_element(t.test_lengths.begin(), t.test_lengths.end())));
+}
+
+}  // namespace
+
+Options study_run_options(const Options& o, const std::string& task, int seed_index,
+                          bool randomized) {
+  Options t = o;
+  t.study = false;
+  t.rule = task;
+  t.symbols_given = false;  // each task its paper's alphabet
+  t.seed = o.seed + std::uint32_t(seed_index);
+  t.randomized_positions = randomized ? o.randomized_positions : 0;
+  t.schemes.clear();
+  for (const auto& s : study_schemes(o))
+    if (!randomized || s != "none") t.schemes.push_back(s);
+  check_options(t);
+  // plain learned gets a row for every test position (rows beyond training never trained), so
+  // every cell of the grid has a number
+  if (!randomized && o.learned_max_len == 0) t.learned_max_len = int(longest_test_tokens(t));
+  return t;
+}
+
+std::size_t study_models(const Options& o) {
+  const std::vector<std::string> schemes = study_schemes(o);
+  const std::size_t with_positions = std::size_t(std::count_if(
+      schemes.begin(), schemes.end(), [](const std::string& s) { return s != "none"; }));
+  return o.study_tasks.size() * (schemes.size() + with_positions) * std::size_t(o.seeds);
+}
+
+void check_study_options(Options& o) {
+  if (o.study_tasks.empty())
+    throw std::invalid_argument("--study-tasks is empty, expected at least one task");
+  for (const auto& task : o.study_tasks) {
+    try {
+      xenc::parse_position_rule(task);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("--study-tasks: ") + e.what());
+    }
+  }
+  for (const auto& s : study_schemes(o)) xenc::parse_position_kind(s);
+  if (o.randomized_positions <= 0)
+    throw std::invalid_argument(
+        "--randomized-positions is 0, expected > 0 with --study (the randomized half of the grid "
+        "needs a range)");
+  for (const auto& task : o.study_tasks) {
+    const Options t = study_run_options(o, task, 0, true);
+    const std::size_t longest = longest_test_tokens(t);
+    if (std::size_t(o.randomized_positions) < longest)
+      throw std::invalid_argument(
+          "--randomized-positions is " + std::to_string(o.randomized_positions) +
+          ", expected >= " + std::to_string(longest) + " (the longest test sequence of " + task +
+          " in tokens: trained positions must cover the tested ones)");
+  }
+}
+
+xenc_app::TrainingPlan study_plan(const Options& o) {
+  // the largest task: the longest sequences (duplicate_string: 3n tokens)
+  xenc_app::TrainingPlan worst;
+  double worst_flops = -1;
+  for (const auto& task : o.study_tasks) {
+    xenc_app::TrainingPlan p = training_plan(study_run_options(o, task, 0, false));
+    const double f = xenc_app::plan_flops(p);
+    if (f > worst_flops) worst_flops = f, worst = p;
+  }
+  worst.models = study_models(o);
+  return worst;
+}
+
+std::string study_plan_sizes(const Options& o) {
+  return std::to_string(o.study_tasks.size()) + " tasks x " +
+         std::to_string(study_schemes(o).size()) + " schemes x {plain, randomized} x " +
+         std::to_string(o.seeds) + " seeds = " + std::to_string(study_models(o)) +
+         " models; each: " + training_plan_sizes(o);
+}
+
+StudyResult run_study(const Options& o, xenc_app::Progress& progress) {
+  StudyResult res;
+  res.options = o;
+  res.models = study_models(o);
+  res.blas_threads = xenc_app::one_blas_thread_unless_set();
+  const std::vector<std::string> schemes = study_schemes(o);
+  for (const auto& task : o.study_tasks) {
+    StudyTask st;
+    st.rule = task;
+    const Options first = study_run_options(o, task, 0, false);
+    st.symbols = first.symbols;
+    st.min_train_length = min_train_length(first);
+    st.learned_max_len = std::size_t(first.learned_max_len);
+    st.lengths.assign(first.test_lengths.begin(), first.test_lengths.end());
+    // cells: each scheme plain, then randomized (none only plain)
+    for (bool randomized : {false, true})
+      for (const auto& s : schemes)
+        if (!randomized || s != "none") {
+          StudyCell c;
+          c.scheme = s;
+          c.randomized = randomized;
+          st.cells.push_back(c);
+        }
+    for (int seed = 0; seed < o.seeds; ++seed)
+      for (bool randomized : {false, true}) {
+        const Options t = study_run_options(o, task, seed, randomized);
+        const Result r = run_experiment(t, progress, nullptr);
+        st.chance = r.chance;
+        for (const auto& sr : r.schemes) {
+          auto cell = std::find_if(st.cells.begin(), st.cells.end(), [&](const StudyCell& c) {
+            return c.scheme == sr.name && c.randomized == randomized;
+          });
+          if (cell == st.cells.end()) throw std::logic_error("run_study: no cell for " + sr.name);
+          std::vector<double> acc;
+          double beyond = 0;
+          std::size_t n_beyond = 0;
+          for (const auto& l : sr.lengths) {
+            acc.push_back(l.available ? l.accuracy : NAN);
+            if (l.length > std::size_t(t.train_length)) beyond += acc.back(), ++n_beyond;
+          }
+          cell->seeds.push_back(t.seed);
+          cell->accuracy.push_back(acc);
+          cell->beyond.push_back(n_beyond > 0 ? beyond / double(n_beyond) : NAN);
+          cell->seconds += sr.seconds;
+          res.seconds += sr.seconds;
+        }
+      }
+    res.tasks.push_back(st);
+  }
+  return res;
 }
 
 }  // namespace extrapolate

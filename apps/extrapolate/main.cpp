@@ -12,6 +12,9 @@
 //     xenc-extrapolate --json > run.json              # everything
 //     xenc-extrapolate --test-lengths 16,24,32,64     # other test lengths
 //     xenc-extrapolate --learned-max-len 128          # give learned a table as long as the tests
+//     xenc-extrapolate --rule reverse_string          # a task of Ruoss et al. (ACL 2023)
+//     xenc-extrapolate --study --max-minutes 60       # their grid, small: tasks x schemes x
+//                                                     # {plain, randomized} x seeds
 //
 // Before anything is built, the memory and the time of the whole run are estimated from the
 // options (apps/common/budget.hpp) and checked against --max-memory-mb (1024) and --max-minutes
@@ -40,7 +43,51 @@ namespace {
 
 constexpr const char* kProgram = "xenc-extrapolate";
 
+// --study: the grid of tasks x schemes x {plain, randomized} x seeds, one table per task.
+int run_study(extrapolate::Options o, const extrapolate::Output& out) {
+  extrapolate::check_study_options(o);
+  const std::size_t models = extrapolate::study_models(o);
+  const xenc_app::TrainingPlan plan = extrapolate::study_plan(o);
+  xenc_app::check_training_plan(plan, out.max_memory_mb, out.max_minutes,
+                                extrapolate::study_plan_sizes(o));
+  const bool svg = !out.svg_dir.empty() && (!out.json || out.svg_dir_given);
+  if (svg) std::filesystem::create_directories(out.svg_dir);
+  const bool text = !out.json;
+  if (text) {
+    std::fputs(extrapolate::study_header_text(o, models).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  xenc_app::Progress progress(text && !out.quiet,
+                              "acc at length " + std::to_string(o.train_length));
+  progress.set_time_limit(
+      plan.models * plan.steps, out.max_minutes,
+      "fewer --study-tasks, --seeds, --epochs or --train-sequences, a smaller model, or a "
+      "higher --max-minutes");
+  const extrapolate::StudyResult res = extrapolate::run_study(o, progress);
+  std::vector<std::string> written;
+  if (svg) {
+    const std::string path = out.svg_dir + "/study_accuracy.svg";
+    xenc::viz::write_text_file(path, extrapolate::study_svg(res));
+    written.push_back(path);
+  }
+  if (out.json) {
+    std::cout << extrapolate::study_to_json(res, written) << "\n";
+    return xenc_app::finish_stdout(kProgram);
+  }
+  if (!out.quiet) std::printf("\n");
+  std::fputs(extrapolate::study_table_text(res).c_str(), stdout);
+  std::printf("\n");
+  for (const auto& c : extrapolate::study_conclusions(res)) std::printf("%s\n", c.c_str());
+  if (!written.empty()) {
+    std::printf("\nWrote:");
+    for (const auto& w : written) std::printf(" %s", w.c_str());
+    std::printf("\n");
+  }
+  return xenc_app::finish_stdout(kProgram);
+}
+
 int run(extrapolate::Options o, const extrapolate::Output& out) {
+  if (o.study) return run_study(o, out);
   extrapolate::check_options(o);
   // memory and time decided before anything is built, from the options alone
   const xenc_app::TrainingPlan plan = extrapolate::training_plan(o);
@@ -97,6 +144,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   c.svg_dir_given = app.get_option("--svg-dir")->count() > 0;
   c.test_lengths_given = app.get_option("--test-lengths")->count() > 0;
+  c.symbols_given = app.get_option("--symbols")->count() > 0;
+  extrapolate::apply_study_defaults(
+      c, [&](const std::string& flag) { return app.get_option(flag)->count() > 0; });
   try {
     return run(c, c);
   } catch (const std::exception& e) {

@@ -25,22 +25,35 @@ struct Output {
 /// Everything the command line sets.
 struct CommandLine : Options, Output {};
 
+/// Every rule of xenc/data/position_tasks.hpp, the choices of --rule.
+inline std::vector<std::string> rule_names() {
+  std::vector<std::string> names;
+  for (auto r : xenc::all_position_rules()) names.push_back(xenc::to_string(r));
+  return names;
+}
+
 inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
   using namespace xenc_app;
   using C = CommandLine;
   const std::vector<OptionRecord<C>> task = {
       {"--rule", "rule", "rule",
-       "the task: neighbour_sum ((s[p-k] + s[p+k]) mod V) or copy_left (s[p-k])",
-       text({"neighbour_sum", "copy_left"}), absent(), XENC_FIELD(C, rule)},
-      {"--symbols", "symbols", "symbols", "V, random symbols (and classes)", whole(2, 1000),
-       absent(), XENC_FIELD(C, symbols)},
+       "the task: neighbour_sum ((s[p-k] + s[p+k]) mod V), copy_left (s[p-k]), or a task of "
+       "Ruoss et al. 2023 answered at <out> placeholders after the input (reverse_string, "
+       "duplicate_string, missing_duplicate_string, odds_first, parity_check, bucket_sort, "
+       "binary_addition, even_pairs, cycle_navigation; xenc/data/position_tasks.hpp)",
+       text(rule_names()), absent(), XENC_FIELD(C, rule)},
+      {"--symbols", "symbols", "symbols",
+       "V, random symbols (default: 8 for neighbour_sum and copy_left, else the paper's "
+       "alphabet: 2, 5 for bucket_sort, 3 for cycle_navigation)",
+       whole(2, 1000), absent(), XENC_FIELD(C, symbols)},
       {"--offset", "offset", "offset", "k, how far away the rule looks", whole(1, 64), absent(),
        XENC_FIELD(C, offset)},
       {"--train-length", "train_length", "train_length", "L_train, the longest training sequence",
        whole(2, 256), absent(), XENC_FIELD(C, train_length)},
       {"--min-train-length", "min_train_length", "min_train_length",
-       "the shortest training sequence (0: L_train / 2, at least the rule's shortest: 2k + 1 or "
-       "k + 1)",
+       "the shortest training input (0: L_train / 2, at least the rule's shortest, 2k + 1 or "
+       "k + 1, for neighbour_sum and copy_left; the rule's shortest, 1 or 2, for the others, as "
+       "the paper trains 1 to 40)",
        whole(0, 256), absent(), XENC_FIELD(C, min_train_length)},
       {"--train-sequences", "train_sequences", "train_sequences", "training sequences",
        whole(1, 100000), absent(), XENC_FIELD(C, train_sequences)},
@@ -67,11 +80,26 @@ inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
        "points of accuracy within which the conclusions call two numbers the same", real(0.1, 50.0),
        absent(), XENC_FIELD(C, tolerance)},
       {"--svg-dir", "svg_dir", nullptr,
-       "directory for extrapolate_accuracy.svg (\"\" = none; with --json only when given)", text(),
-       absent(), XENC_FIELD(C, svg_dir)},
+       "directory for extrapolate_accuracy.svg, or study_accuracy.svg with --study (\"\" = "
+       "none; with --json only when given)",
+       text(), absent(), XENC_FIELD(C, svg_dir)},
+  };
+  const std::vector<OptionRecord<C>> study = {
+      {"--study", "study", "study",
+       "train the grid --study-tasks x schemes x {plain, randomized} x --seeds (none only plain) "
+       "and print one table per task; unless given: --train-length 8, --test-lengths "
+       "8,12,16,24,32, --train-sequences 3200, --epochs 4, --d-model 16, --heads 4, --ff 32, "
+       "--randomized-positions 256",
+       flag(), absent(), XENC_FIELD(C, study)},
+      {"--study-tasks", "study_tasks", "study_tasks", "the study's tasks (rules, as --rule)",
+       list(), absent(), XENC_FIELD(C, study_tasks)},
+      {"--seeds", "seeds", "seeds",
+       "the study's seeds: --seed, --seed + 1, ... (data and initial weights); the tables give "
+       "the mean and the min-max over them",
+       whole(1, 20), absent(), XENC_FIELD(C, seeds)},
   };
   return records_of<C>({task, model_records<C>(Use::training), fit_records<C>("sequences per step"),
-                        runs, output_records<C>("print everything as JSON instead of text"),
+                        runs, study, output_records<C>("print everything as JSON instead of text"),
                         guard_records<C>()});
 }
 

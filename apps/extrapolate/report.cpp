@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <xenc/config.hpp>
 #include <xenc/data/batching.hpp>
+#include <xenc/data/position_tasks.hpp>
 #include <xenc/viz/svg.hpp>
 
 #include "../common/format.hpp"
@@ -350,8 +351,52 @@ json scheme_json(const SchemeResult& r) {
 
 }  // namespace
 
+namespace {
+
+std::string model_text(const Options& o, int blas_threads) {
+  return format(
+      "Model: D=%d, H=%d, F=%d, %d layer%s, post-norm, relu; AdamW lr %g (warm-up %d steps, "
+      "cosine decay), batch %d, %d epochs, seed %u; the same data, batches and initial "
+      "weights for every scheme; %d BLAS thread%s.\n\n",
+      o.d_model, o.heads, o.ff, o.layers, o.layers == 1 ? "" : "s", o.lr, o.warmup, o.batch_size,
+      o.epochs, o.seed, blas_threads, blas_threads == 1 ? "" : "s");
+}
+
+// The answer of a task of Ruoss et al. at its <out> placeholders (position_tasks.hpp).
+std::string answer_text(const std::string& rule) {
+  if (rule == "reverse_string") return "the input reversed (m = n)";
+  if (rule == "duplicate_string") return "the input twice (m = 2n)";
+  if (rule == "missing_duplicate_string")
+    return "the bit hidden by \"?\" in an input w w (\"#\" pads an odd n; m = 1)";
+  if (rule == "odds_first") return "the symbols at odd positions, then those at even ones (m = n)";
+  if (rule == "parity_check") return "the number of 1s mod 2 (m = 1)";
+  if (rule == "bucket_sort") return "the input sorted (m = n)";
+  if (rule == "binary_addition")
+    return "the little-endian sum of the input a + b, then <end> (m = n + 1, the places after "
+           "<end> unscored)";
+  if (rule == "even_pairs") return "the number of 01 and 10 pairs mod 2 (m = 1)";
+  if (rule == "cycle_navigation")
+    return "the final state of left/stay/right moves on a cycle of 5 (m = 1)";
+  return "?";
+}
+
+}  // namespace
+
 std::string header_text(const Result& res) {
   const Options& o = res.options;
+  if (xenc::position_task_has_outputs(xenc::parse_position_rule(o.rule)))
+    return format(
+               "Task %s (Ruoss et al. 2023): an input of n symbols (V = %d), then m <out> "
+               "placeholders; the labels at the placeholders are %s. Score: per-token accuracy "
+               "at the placeholders.\n"
+               "Training: %d sequences of input lengths %zu to %d (L_train = %d). Test: %d "
+               "sequences at each input length %s. Chance: 1/C = %s.\n",
+               o.rule.c_str(), o.symbols, answer_text(o.rule).c_str(), o.train_sequences,
+               min_train_length(o), o.train_length, o.train_length, o.test_sequences,
+               lengths_list(std::vector<std::size_t>(o.test_lengths.begin(), o.test_lengths.end()))
+                   .c_str(),
+               pct(res.chance).c_str()) +
+           model_text(o, res.blas_threads);
   return format(
              "Task %s: random sequences of V = %d symbols; at each position p the label is %s, "
              "with k = %d (%s).\n"
@@ -369,12 +414,7 @@ std::string header_text(const Result& res) {
              lengths_list(std::vector<std::size_t>(o.test_lengths.begin(), o.test_lengths.end()))
                  .c_str(),
              pct(res.chance).c_str()) +
-         format(
-             "Model: D=%d, H=%d, F=%d, %d layer%s, post-norm, relu; AdamW lr %g (warm-up %d steps, "
-             "cosine decay), batch %d, %d epochs, seed %u; the same data, batches and initial "
-             "weights for every scheme; %d BLAS thread%s.\n\n",
-             o.d_model, o.heads, o.ff, o.layers, o.layers == 1 ? "" : "s", o.lr, o.warmup,
-             o.batch_size, o.epochs, o.seed, res.blas_threads, res.blas_threads == 1 ? "" : "s");
+         model_text(o, res.blas_threads);
 }
 
 double total_seconds(const Result& res) {
@@ -434,6 +474,357 @@ std::string to_json(const Result& res, const std::vector<std::string>& written) 
             {"files", written}};
   j["schemes"] = json::array();
   for (const auto& r : res.schemes) j["schemes"].push_back(scheme_json(r));
+  return j.dump(2);
+}
+
+// ---- the study ------------------------------------------------------------------------------
+
+Spread spread(const std::vector<double>& values) {
+  Spread sp;
+  double sum = 0;
+  std::size_t n = 0;
+  for (double v : values) {
+    if (!std::isfinite(v)) continue;
+    sum += v;
+    sp.min = n == 0 ? v : std::min(sp.min, v);
+    sp.max = n == 0 ? v : std::max(sp.max, v);
+    ++n;
+  }
+  if (n > 0) sp.mean = sum / double(n);
+  return sp;
+}
+
+std::string cell_name(const StudyCell& c) { return c.scheme + (c.randomized ? "+rand" : ""); }
+
+namespace {
+
+// "97.3 [95.1-99.0]" (percent, mean [min-max] over the seeds); one seed: "97.3"
+std::string spread_text(const Spread& sp, std::size_t seeds) {
+  if (!std::isfinite(sp.mean)) return "-";
+  if (seeds < 2) return points(sp.mean);
+  return points(sp.mean) + " [" + points(sp.min) + "-" + points(sp.max) + "]";
+}
+
+// "97.3% (95.1% to 99.0%)" for sentences
+std::string spread_words(const Spread& sp) {
+  return pct(sp.mean) + " (seeds " + pct(sp.min) + " to " + pct(sp.max) + ")";
+}
+
+std::vector<double> column(const StudyCell& c, std::size_t i) {
+  std::vector<double> v;
+  for (const auto& seed : c.accuracy) v.push_back(seed[i]);
+  return v;
+}
+
+std::size_t train_length_of(const StudyResult& res) {
+  return std::size_t(res.options.train_length);
+}
+
+std::string beyond_label(const StudyTask& t, std::size_t L) {
+  std::vector<std::size_t> beyond;
+  for (auto n : t.lengths)
+    if (n > L) beyond.push_back(n);
+  if (beyond.empty()) return "none";
+  return std::to_string(beyond.front()) + "-" + std::to_string(beyond.back());
+}
+
+const StudyCell* find_cell(const StudyTask& t, const std::string& scheme, bool randomized) {
+  for (const auto& c : t.cells)
+    if (c.scheme == scheme && c.randomized == randomized) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string study_header_text(const Options& o, std::size_t models) {
+  std::string tasks;
+  for (const auto& t : o.study_tasks) tasks += (tasks.empty() ? "" : ", ") + t;
+  std::string schemes = o.schemes.empty() ? "every scheme (relative too)" : "";
+  for (const auto& s : o.schemes) schemes += (schemes.empty() ? "" : ", ") + s;
+  std::vector<std::size_t> lengths(o.test_lengths.begin(), o.test_lengths.end());
+  return format(
+             "Study: tasks %s; %s, each plain and randomized (positions a sorted random sample "
+             "from [0, %d) in training; none only plain); %d seed%s (%u to %u); %zu models.\n",
+             tasks.c_str(), schemes.c_str(), o.randomized_positions, o.seeds,
+             o.seeds == 1 ? "" : "s", o.seed, o.seed + std::uint32_t(o.seeds - 1), models) +
+         format(
+             "Each model: trained on inputs of lengths 1 to %d (2 to %d for "
+             "missing_duplicate_string), %d sequences x %d epochs, batch %d; D=%d, H=%d, F=%d, "
+             "%d layer%s, AdamW lr %g. Test: %d sequences at each input length %s.\n"
+             "Score: per-token accuracy at the answer positions (the <out> placeholders; every "
+             "labelled position for neighbour_sum and copy_left), as Ruoss et al.; \"beyond\" is "
+             "its mean over the test lengths longer than L_train = %d, as their score averages "
+             "over the unseen lengths.\n\n",
+             o.train_length, o.train_length, o.train_sequences, o.epochs, o.batch_size, o.d_model,
+             o.heads, o.ff, o.layers, o.layers == 1 ? "" : "s", o.lr, o.test_sequences,
+             lengths_list(lengths).c_str(), o.train_length);
+}
+
+std::string study_table_text(const StudyResult& res) {
+  const std::size_t L = train_length_of(res);
+  std::string out;
+  for (const auto& t : res.tasks) {
+    out += format("%s (V = %d, chance 1/C = %s; trained on lengths %zu to %zu): accuracy %% ",
+                  t.rule.c_str(), t.symbols, pct(t.chance).c_str(), t.min_train_length, L);
+    out += res.options.seeds > 1 ? format("mean [min-max] over %d seeds\n", res.options.seeds)
+                                 : std::string("(1 seed)\n");
+    out += format("%-16s", "scheme");
+    for (auto n : t.lengths)
+      out += format(" %17s", (n == L ? "*" + std::to_string(n) : std::to_string(n)).c_str());
+    out += format(" %17s\n", ("beyond " + beyond_label(t, L)).c_str());
+    for (const auto& c : t.cells) {
+      out += format("%-16s", cell_name(c).c_str());
+      for (std::size_t i = 0; i < t.lengths.size(); ++i)
+        out += format(" %17s", spread_text(spread(column(c, i)), c.seeds.size()).c_str());
+      out += format(" %17s\n", spread_text(spread(c.beyond), c.seeds.size()).c_str());
+    }
+    out += "\n";
+  }
+  out += format(
+      "(* = L_train; +rand = randomized positions; beyond = mean over the longer lengths; plain "
+      "learned has a row for every test position, rows beyond training never trained; %zu "
+      "models, %.1f s of training and testing)\n",
+      res.models, res.seconds);
+  return out;
+}
+
+namespace study_rules {
+
+std::string randomization(const StudyTask& t, double tolerance) {
+  const double tol = tolerance / 100.0;
+  std::vector<std::string> up, down, same;
+  for (const auto& c : t.cells) {
+    if (!c.randomized) continue;
+    const StudyCell* plain = find_cell(t, c.scheme, false);
+    if (!plain) continue;
+    const Spread r = spread(c.beyond), p = spread(plain->beyond);
+    if (r.min > p.max + tol)
+      up.push_back(c.scheme + " (" + pct(p.mean) + " -> " + pct(r.mean) + ")");
+    else if (r.max < p.min - tol)
+      down.push_back(c.scheme + " (" + pct(p.mean) + " -> " + pct(r.mean) + ")");
+    else
+      same.push_back(c.scheme);
+  }
+  std::string s = "Randomized against plain on " + t.rule + ", beyond L_train: ";
+  std::vector<std::string> parts;
+  if (!up.empty())
+    parts.push_back("randomized beats plain in every seed, by more than " + fmt("%g", tolerance) +
+                    " points, for " + and_list(up));
+  if (!down.empty()) parts.push_back("plain beats randomized in every seed for " + and_list(down));
+  if (!same.empty()) parts.push_back("the seeds do not separate them for " + and_list(same));
+  for (std::size_t i = 0; i < parts.size(); ++i) s += (i == 0 ? "" : "; ") + parts[i];
+  return s + ".";
+}
+
+namespace {
+
+// The cell with the highest mean beyond L_train; `clear`: its lowest seed above every other
+// cell's highest, and its mean more than the tolerance above chance.
+const StudyCell& top_cell(const StudyTask& t, double tol, bool& clear,
+                          std::vector<std::string>& overlap) {
+  const StudyCell* top = nullptr;
+  for (const auto& c : t.cells)
+    if (!top || spread(c.beyond).mean > spread(top->beyond).mean) top = &c;
+  const Spread b = spread(top->beyond);
+  overlap.clear();
+  for (const auto& c : t.cells)
+    if (&c != top && spread(c.beyond).max >= b.min) overlap.push_back(cell_name(c));
+  clear = overlap.empty() && b.mean > t.chance + tol;
+  return *top;
+}
+
+}  // namespace
+
+std::string best(const StudyTask& t, double tolerance) {
+  const double tol = tolerance / 100.0;
+  bool clear = false;
+  std::vector<std::string> overlap;
+  const StudyCell& top = top_cell(t, tol, clear, overlap);
+  const Spread b = spread(top.beyond);
+  if (!(b.mean > t.chance + tol))
+    return "On " + t.rule + " no scheme is more than " + fmt("%g", tolerance) +
+           " points above chance (" + pct(t.chance) + ") beyond L_train: the highest is " +
+           cell_name(top) + " at " + pct(b.mean) + ".";
+  if (clear)
+    return "Best on " + t.rule + " beyond L_train: " + cell_name(top) + ", " + spread_words(b) +
+           ", above every other scheme in every seed.";
+  return "Highest mean on " + t.rule + " beyond L_train: " + cell_name(top) + ", " +
+         spread_words(b) + "; not the best in every seed: " + and_list(overlap) +
+         (overlap.size() == 1 ? " reaches" : " reach") + " its lowest seed.";
+}
+
+std::string best_by_task(const std::vector<StudyTask>& tasks, double tolerance) {
+  std::vector<std::string> parts, names;
+  std::size_t clear_count = 0;
+  for (const auto& t : tasks) {
+    bool clear = false;
+    std::vector<std::string> overlap;
+    const StudyCell& top = top_cell(t, tolerance / 100.0, clear, overlap);
+    clear_count += clear;
+    parts.push_back(t.rule + ": " + cell_name(top) + (clear ? " (in every seed)" : ""));
+    if (std::find(names.begin(), names.end(), cell_name(top)) == names.end())
+      names.push_back(cell_name(top));
+  }
+  const std::string seeds = "; the best in every seed, and more than " + fmt("%g", tolerance) +
+                            " points above chance, on " + std::to_string(clear_count) + " of " +
+                            std::to_string(tasks.size()) + " tasks.";
+  if (tasks.size() < 2)
+    return "The highest mean beyond L_train, by task: " + and_list(parts) + seeds;
+  if (names.size() == 1)
+    return "The same scheme has the highest mean beyond L_train on every task: " + and_list(parts) +
+           seeds;
+  return "The highest mean beyond L_train changes from task to task (" +
+         std::to_string(names.size()) + " different schemes on " + std::to_string(tasks.size()) +
+         " tasks): " + and_list(parts) + seeds;
+}
+
+double mean_gain_value(const std::vector<StudyTask>& tasks, std::vector<double>* per_seed) {
+  double sum = 0;
+  std::size_t n = 0;
+  std::vector<double> seed_sum;
+  std::vector<std::size_t> seed_n;
+  for (const auto& t : tasks)
+    for (const auto& c : t.cells) {
+      if (!c.randomized) continue;
+      const StudyCell* plain = find_cell(t, c.scheme, false);
+      if (!plain) continue;
+      for (std::size_t s = 0; s < c.beyond.size() && s < plain->beyond.size(); ++s) {
+        const double g = c.beyond[s] - plain->beyond[s];
+        if (!std::isfinite(g)) continue;
+        sum += g, ++n;
+        if (seed_sum.size() <= s) seed_sum.resize(s + 1, 0.0), seed_n.resize(s + 1, 0);
+        seed_sum[s] += g, ++seed_n[s];
+      }
+    }
+  if (per_seed) {
+    per_seed->clear();
+    for (std::size_t s = 0; s < seed_sum.size(); ++s)
+      per_seed->push_back(seed_n[s] ? seed_sum[s] / double(seed_n[s]) : NAN);
+  }
+  return n ? sum / double(n) : NAN;
+}
+
+std::string mean_gain(const std::vector<StudyTask>& tasks) {
+  std::vector<std::string> names;
+  for (const auto& t : tasks) names.push_back(t.rule);
+  std::vector<double> per_seed;
+  const double g = mean_gain_value(tasks, &per_seed);
+  if (!std::isfinite(g))
+    return "No scheme was trained both plain and randomized on " + and_list(names) + ".";
+  std::string s =
+      "Randomized minus plain accuracy beyond L_train, averaged over the schemes "
+      "with both forms and over " +
+      and_list(names) + ": " + fmt("%+.1f", 100.0 * g) + " points";
+  const Spread sp = spread(per_seed);
+  if (per_seed.size() > 1)
+    s += " (seed by seed from " + fmt("%+.1f", 100.0 * sp.min) + " to " +
+         fmt("%+.1f", 100.0 * sp.max) + ")";
+  return s + ".";
+}
+
+}  // namespace study_rules
+
+std::vector<std::string> study_conclusions(const StudyResult& res) {
+  using namespace study_rules;
+  std::vector<std::string> out;
+  for (const auto& t : res.tasks) {
+    out.push_back(best(t, res.options.tolerance));
+    out.push_back(randomization(t, res.options.tolerance));
+  }
+  out.push_back(best_by_task(res.tasks, res.options.tolerance));
+  out.push_back(mean_gain(res.tasks));
+  return out;
+}
+
+std::string study_svg(const StudyResult& res) {
+  const auto& tasks = res.tasks;
+  const auto& cells = tasks.front().cells;
+  std::vector<xenc::Tensor2> panels(3, xenc::Tensor2::from_shape({cells.size(), tasks.size()}));
+  for (std::size_t j = 0; j < tasks.size(); ++j)
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const StudyCell* c = find_cell(tasks[j], cells[i].scheme, cells[i].randomized);
+      const Spread sp = c ? spread(c->beyond) : Spread{};
+      panels[0](i, j) = float(100.0 * sp.min);
+      panels[1](i, j) = float(100.0 * sp.mean);
+      panels[2](i, j) = float(100.0 * sp.max);
+    }
+  xenc::viz::HeatmapOptions ho;
+  ho.title = "Accuracy (%) beyond L_train = " + std::to_string(res.options.train_length) +
+             " (mean over test lengths " + beyond_label(tasks.front(), train_length_of(res)) +
+             "), " + std::to_string(res.options.seeds) + " seeds";
+  for (const auto& t : tasks) ho.x_ticks.push_back(t.rule);
+  for (const auto& c : cells) ho.y_ticks.push_back(cell_name(c));
+  ho.diverging = false;
+  ho.vmin = 0;
+  ho.vmax = 100;
+  ho.annotate = true;
+  ho.cell_size = 44;  // room for "58.8" in every cell (the automatic size leaves about 12 px)
+  ho.colorbar_label = "accuracy (%)";
+  ho.panel_scale = xenc::viz::PanelScale::shared;
+  return xenc::viz::heatmap_grid_svg(panels, {"lowest seed", "mean over seeds", "highest seed"}, ho,
+                                     3);
+}
+
+std::string study_to_json(const StudyResult& res, const std::vector<std::string>& written) {
+  const Options& o = res.options;
+  json tasks = json::array();
+  for (const auto& t : res.tasks) {
+    json cells = json::array();
+    for (const auto& c : t.cells) {
+      json acc = json::array();
+      for (const auto& seed : c.accuracy) {
+        json row = json::array();
+        for (double v : seed) row.push_back(nullable(v));
+        acc.push_back(row);
+      }
+      json beyond = json::array();
+      for (double v : c.beyond) beyond.push_back(nullable(v));
+      json per_length = json::array();
+      for (std::size_t i = 0; i < t.lengths.size(); ++i) {
+        const Spread sp = spread(column(c, i));
+        per_length.push_back(
+            {{"mean", nullable(sp.mean)}, {"min", nullable(sp.min)}, {"max", nullable(sp.max)}});
+      }
+      const Spread b = spread(c.beyond);
+      cells.push_back(
+          {{"scheme", c.scheme},
+           {"randomized", c.randomized},
+           {"seeds", c.seeds},
+           {"accuracy", acc},
+           {"accuracy_spread", per_length},
+           {"beyond", beyond},
+           {"beyond_spread",
+            {{"mean", nullable(b.mean)}, {"min", nullable(b.min)}, {"max", nullable(b.max)}}},
+           {"seconds", c.seconds}});
+    }
+    tasks.push_back({{"rule", t.rule},
+                     {"symbols", t.symbols},
+                     {"chance", t.chance},
+                     {"train_lengths", {t.min_train_length, o.train_length}},
+                     {"learned_max_len", t.learned_max_len},
+                     {"test_lengths", t.lengths},
+                     {"cells", cells}});
+  }
+  std::vector<double> per_seed;
+  const double gain = study_rules::mean_gain_value(res.tasks, &per_seed);
+  json seed_gain = json::array();
+  for (double v : per_seed) seed_gain.push_back(nullable(v));
+  json j = {{"program", "xenc-extrapolate"},
+            {"version", XENC_VERSION},
+            {"options", options_json(o)},
+            {"study",
+             {{"score",
+               "per-token accuracy at the answer positions; beyond = mean over the test "
+               "lengths > L_train"},
+              {"spread", "min and max over the seeds"},
+              {"models", res.models},
+              {"seconds", res.seconds},
+              {"blas_threads", res.blas_threads},
+              {"mean_gain", nullable(gain)},
+              {"mean_gain_per_seed", seed_gain},
+              {"tasks", tasks}}},
+            {"conclusions", study_conclusions(res)},
+            {"files", written}};
   return j.dump(2);
 }
 

@@ -78,4 +78,53 @@ std::string accuracy_svg(const Result& res);
 /// Everything as JSON (2-space indent, no trailing newline); `written`: the files written.
 std::string to_json(const Result& res, const std::vector<std::string>& written);
 
+// ---- the study (--study) --------------------------------------------------------------------
+
+/// Mean, smallest and largest of a cell's seeds (NaN values skipped; all NaN when none is left).
+struct Spread {
+  double mean = NAN, min = NAN, max = NAN;
+};
+Spread spread(const std::vector<double>& values);
+
+/// "rope" or "rope+rand" (randomized positions).
+std::string cell_name(const StudyCell& c);
+
+/// What the study trains, printed before training: the grid, the sizes, the score.
+std::string study_header_text(const Options& o, std::size_t models);
+
+/// One table per task: a row per scheme (plain, then randomized), a column per test length and
+/// the mean beyond L_train (the paper's score), each "mean [min-max]" over the seeds.
+std::string study_table_text(const StudyResult& res);
+
+/// The study's conclusions, computed from the table; each names its task (or lists the tasks).
+/// namespace study_rules: each rule alone.
+std::vector<std::string> study_conclusions(const StudyResult& res);
+
+namespace study_rules {
+/// The cell with both forms of one scheme on one task: "randomized beats plain" when every
+/// randomized seed is more than --tolerance above every plain seed (the ranges of the mean
+/// beyond L_train do not overlap), "plain beats randomized" the other way round, else no claim.
+/// One sentence per task: the schemes of each kind.
+std::string randomization(const StudyTask& t, double tolerance);
+/// The best cell beyond L_train on a task: named "best" only when its smallest seed is above
+/// every other cell's largest; else the highest mean and the cells that overlap it; or that no
+/// cell is clearly (more than --tolerance) above chance.
+std::string best(const StudyTask& t, double tolerance);
+/// Whether the highest mean beyond L_train is the same cell on every task, naming each task, and
+/// on how many tasks it is the best in every seed (as best() says "Best").
+std::string best_by_task(const std::vector<StudyTask>& tasks, double tolerance);
+/// Randomized minus plain, beyond L_train, averaged over the schemes that have both forms and
+/// over the tasks (naming them); with the same average seed by seed (min-max).
+std::string mean_gain(const std::vector<StudyTask>& tasks);
+/// The number mean_gain states (points of accuracy, as a fraction), and per seed.
+double mean_gain_value(const std::vector<StudyTask>& tasks, std::vector<double>* per_seed);
+}  // namespace study_rules
+
+/// The mean accuracy beyond L_train as three heatmaps side by side (min over seeds, mean, max):
+/// a row per scheme, a column per task (study_accuracy.svg).
+std::string study_svg(const StudyResult& res);
+
+/// The study as JSON: options, every cell with every seed's accuracies, the conclusions.
+std::string study_to_json(const StudyResult& res, const std::vector<std::string>& written);
+
 }  // namespace extrapolate

@@ -248,7 +248,15 @@ TEST(Extrapolate, BadInputGetsAMessageAndNonZeroExit) {
             "--test-lengths holds 2, expected >= 3 (neighbour_sum with --offset 1"},
            {"--train-length 4 --offset 2", "--train-length is 4, expected >= 5"},
            {"--min-train-length 20", "--min-train-length is 20, expected 3...16"},
-           {"--learned-max-len 8", "--learned-max-len is 8, expected >= --train-length (16)"},
+           {"--learned-max-len 8",
+            "--learned-max-len is 8, expected >= 16 (the longest training sequence in tokens)"},
+           {"--rule reverse_string --learned-max-len 20",
+            "--learned-max-len is 20, expected >= 32 (the longest training sequence in tokens)"},
+           {"--study --study-tasks reverse", "--study-tasks: parse_position_rule: unknown rule"},
+           {"--study --randomized-positions 90",
+            "--randomized-positions is 90, expected >= 96 (the longest test sequence of "
+            "duplicate_string in tokens"},
+           {"--study --seeds 0", "--seeds"},
            {"--rule reverse", "--rule"},
            {"--schemes bogus", "position is \"bogus\""},
            {"--epochs 0", "--epochs"},
@@ -268,4 +276,201 @@ TEST(Extrapolate, BadInputGetsAMessageAndNonZeroExit) {
   const Result full = run(kSmall + " --quiet > /dev/full", dir);
   EXPECT_EQ(full.status, 1);
   EXPECT_TRUE(contains(full.err, "writing to standard output failed")) << full.err;
+}
+
+// ---- the tasks of Ruoss et al. through --rule -------------------------------------------------
+
+// A task answered at <out> placeholders: the paper's alphabet by default (V = 2), every input
+// length from 1 (the paper trains 1 to 40), and the score counts the answer tokens only:
+// duplicate_string answers 2n tokens after an input of n, so n test sequences of length L count
+// 2L positions each; binary_addition has 3 classes (0, 1, <end>) on 2 symbols.
+TEST(ExtrapolateRules, RuossTasksTrainAndScoreTheirAnswerTokens) {
+  const std::string dir = out_dir();
+  const std::string small =
+      "--train-length 6 --test-lengths 6,12 --train-sequences 64 --test-sequences 10 --epochs 1 "
+      "--d-model 8 --heads 2 --ff 16 --layers 1 --schemes none,rope --json";
+  const Result d = run("--rule duplicate_string " + small, dir);
+  ASSERT_EQ(d.status, 0) << d.err;
+  const json j = json::parse(d.out);
+  EXPECT_EQ(j["task"]["rule"], "duplicate_string");
+  EXPECT_EQ(j["task"]["symbols"], 2);
+  EXPECT_EQ(j["task"]["chance"], 0.5);
+  EXPECT_EQ(j["task"]["train_lengths"], json::array({1, 6}));
+  for (const auto& s : j["schemes"]) {
+    EXPECT_EQ(at(s, 6)["positions"], 10 * 2 * 6);
+    EXPECT_EQ(at(s, 12)["positions"], 10 * 2 * 12);
+  }
+  const Result a = run("--rule binary_addition " + small, dir);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_NEAR(json::parse(a.out)["task"]["chance"].get<double>(), 1.0 / 3.0, 1e-12);
+  // a parity answer is one token per sequence
+  const Result p = run("--rule parity_check " + small, dir);
+  ASSERT_EQ(p.status, 0) << p.err;
+  for (const auto& s : json::parse(p.out)["schemes"]) EXPECT_EQ(at(s, 12)["positions"], 10);
+  // the text names the task and what is scored
+  const Result t = run("--rule reverse_string --quiet --svg-dir '' " +
+                           small.substr(0, small.size() - std::string(" --json").size()),
+                       dir);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(t.out.rfind("Task reverse_string (Ruoss et al. 2023): an input of n symbols (V = 2), "
+                        "then m <out> placeholders; the labels at the placeholders are the input "
+                        "reversed (m = n). Score: per-token accuracy at the placeholders.\n",
+                        0),
+            0u)
+      << t.out;
+  // the library's own check of the alphabet: a bit task refuses V = 8
+  const Result v = run("--rule parity_check --symbols 8 " + small, dir);
+  EXPECT_NE(v.status, 0);
+  EXPECT_TRUE(contains(v.err, "num_symbols is 8, expected 2 (parity_check reads bits)")) << v.err;
+}
+
+// ---- the study (--study) ----------------------------------------------------------------------
+
+namespace {
+// 2 tasks x (6 schemes + 5 randomized) x 2 seeds = 44 tiny models
+const std::string kStudy =
+    "--study --study-tasks reverse_string,parity_check --seeds 2 --train-length 4 "
+    "--test-lengths 4,6,8 --train-sequences 64 --test-sequences 10 --epochs 1 --d-model 8 "
+    "--heads 2 --ff 16 --layers 1 --randomized-positions 16";
+
+std::string spread_cell(const json& seeds_values) {
+  // "mean [min-max]" in points, from the seeds' own numbers
+  double sum = 0, lo = 2, hi = -1;
+  for (const auto& v : seeds_values) {
+    const double x = v.get<double>();
+    sum += x, lo = std::min(lo, x), hi = std::max(hi, x);
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f [%.1f-%.1f]", 100.0 * sum / double(seeds_values.size()),
+                100.0 * lo, 100.0 * hi);
+  return buf;
+}
+}  // namespace
+
+// Every cell of the grid is in the JSON with every seed; "beyond" is the mean over the lengths
+// longer than L_train; the text's tables show the JSON's numbers as mean [min-max] over the
+// seeds (computed here from the seeds' numbers), and every conclusion names its task.
+TEST(ExtrapolateStudy, JsonHasEveryCellTextAgreesConclusionsNameTheirTask) {
+  const std::string dir = out_dir();
+  const Result r = run(kStudy + " --json", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& study = j["study"];
+  EXPECT_EQ(study["models"], 44);
+  EXPECT_EQ(study["spread"], "min and max over the seeds");
+  ASSERT_EQ(study["tasks"].size(), 2u);
+  const std::vector<std::string> schemes = {"none", "sinusoidal", "learned",
+                                            "rope", "alibi",      "relative"};
+  const std::vector<std::string> tasks = {"reverse_string", "parity_check"};
+  for (std::size_t k = 0; k < 2; ++k) {
+    const json& t = study["tasks"][k];
+    EXPECT_EQ(t["rule"], tasks[k]);
+    EXPECT_EQ(t["test_lengths"], json::array({4, 6, 8}));
+    ASSERT_EQ(t["cells"].size(), 11u);
+    std::size_t i = 0;
+    for (bool randomized : {false, true})
+      for (const auto& s : schemes) {
+        if (randomized && s == "none") continue;
+        const json& c = t["cells"][i++];
+        SCOPED_TRACE(tasks[k] + " " + s + (randomized ? "+rand" : ""));
+        EXPECT_EQ(c["scheme"], s);
+        EXPECT_EQ(c["randomized"], randomized);
+        EXPECT_EQ(c["seeds"], json::array({0, 1}));
+        ASSERT_EQ(c["accuracy"].size(), 2u);
+        for (std::size_t seed = 0; seed < 2; ++seed) {
+          const json& acc = c["accuracy"][seed];
+          ASSERT_EQ(acc.size(), 3u);
+          for (const auto& a : acc) EXPECT_TRUE(a.is_number()) << "a cell without a number";
+          // beyond L_train = 4: the mean of lengths 6 and 8
+          EXPECT_NEAR(c["beyond"][seed].get<double>(),
+                      (acc[1].get<double>() + acc[2].get<double>()) / 2, 1e-12);
+        }
+      }
+  }
+  // every conclusion names a task of the study
+  const std::vector<std::string> claims = j["conclusions"];
+  ASSERT_EQ(claims.size(), 2 * 2 + 2u);
+  for (const auto& c : claims) {
+    bool named = false;
+    for (const auto& t : tasks) named = named || contains(c, t);
+    EXPECT_TRUE(named) << c;
+  }
+  // the mean gain: randomized minus plain, per seed, over 5 schemes x 2 tasks
+  double gain = 0;
+  for (const auto& t : study["tasks"])
+    for (const auto& c : t["cells"]) {
+      if (!c["randomized"].get<bool>()) continue;
+      for (const auto& p : t["cells"])
+        if (!p["randomized"].get<bool>() && p["scheme"] == c["scheme"])
+          for (std::size_t seed = 0; seed < 2; ++seed)
+            gain += c["beyond"][seed].get<double>() - p["beyond"][seed].get<double>();
+    }
+  EXPECT_NEAR(study["mean_gain"].get<double>(), gain / 20.0, 1e-12);
+  char sentence[64];
+  std::snprintf(sentence, sizeof sentence, "over reverse_string and parity_check: %+.1f points",
+                100.0 * gain / 20.0);
+  EXPECT_TRUE(contains(claims.back(), sentence)) << claims.back();
+
+  // the text: the same seeded models, so the same numbers
+  const Result t = run(kStudy + " --svg-dir figs", dir);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(
+      t.out.rfind(
+          "Study: tasks reverse_string, parity_check; every scheme (relative too), each plain "
+          "and randomized (positions a sorted random sample from [0, 16) in training; none "
+          "only plain); 2 seeds (0 to 1); 44 models.\nEach model: trained on inputs of "
+          "lengths 1 to 4 (2 to 4 for missing_duplicate_string), 64 sequences x 1 epochs, "
+          "batch 32; D=8, H=2, F=16, 1 layer, AdamW lr 0.003. Test: 10 sequences at each "
+          "input length 4, 6 and 8.\n",
+          0),
+      0u)
+      << t.out;
+  EXPECT_TRUE(contains(t.out,
+                       "(* = L_train; +rand = randomized positions; beyond = mean over the "
+                       "longer lengths; plain learned has a row for every test position, "
+                       "rows beyond training never trained; 44 models, "))
+      << t.out;
+  for (const auto& task : study["tasks"]) {
+    EXPECT_TRUE(contains(t.out, task["rule"].get<std::string>() +
+                                    " (V = 2, chance 1/C = 50.0%; trained on lengths 1 to 4): "
+                                    "accuracy % mean [min-max] over 2 seeds\n"))
+        << t.out;
+    for (const auto& c : task["cells"]) {
+      std::string row = c["scheme"].get<std::string>() + (c["randomized"] ? "+rand" : "");
+      row += std::string(16 - row.size(), ' ');
+      char cell[64];
+      for (std::size_t i = 0; i < 3; ++i) {
+        json column = json::array();
+        for (const auto& seed : c["accuracy"]) column.push_back(seed[i]);
+        std::snprintf(cell, sizeof cell, " %17s", spread_cell(column).c_str());
+        row += cell;
+      }
+      std::snprintf(cell, sizeof cell, " %17s", spread_cell(c["beyond"]).c_str());
+      row += cell;
+      EXPECT_TRUE(contains(t.out, row + "\n")) << row << "\n" << t.out;
+    }
+  }
+  for (const auto& c : claims) EXPECT_TRUE(contains(t.out, c + "\n")) << c;
+  EXPECT_TRUE(contains(t.out, "Wrote: figs/study_accuracy.svg"));
+  // the figure: three panels (lowest seed, mean, highest seed) of 11 schemes x 2 tasks
+  const std::string svg = read_file(dir + "/figs/study_accuracy.svg");
+  std::size_t cells = 0;
+  for (std::size_t p = svg.find("class=\"cell\""); p != std::string::npos;
+       p = svg.find("class=\"cell\"", p + 1))
+    ++cells;
+  EXPECT_EQ(cells, 3u * 11u * 2u);
+  for (const char* panel : {">lowest seed<", ">mean over seeds<", ">highest seed<"})
+    EXPECT_TRUE(contains(svg, panel)) << panel;
+}
+
+// The time is decided before anything is built: a grid that the estimate puts over
+// --max-minutes is refused at once, naming the grid, and nothing is trained.
+TEST(ExtrapolateStudy, AGridOverTheTimeLimitIsRefusedUpFront) {
+  const Result r = run("--study --seeds 20 --epochs 1000 --max-minutes 1", out_dir());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "training 1100 model(s) of 100000 steps would take about")) << r.err;
+  EXPECT_TRUE(contains(r.err, "5 tasks x 6 schemes x {plain, randomized} x 20 seeds = 1100 models"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "more than the limit of 1 min (--max-minutes 1)")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "nothing printed, nothing trained: " << r.out;
 }

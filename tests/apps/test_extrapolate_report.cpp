@@ -6,6 +6,7 @@
 // 3 * sqrt(0.125 * 0.875 / 3000) = 1.8 points: the margin is the 5-point tolerance.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -293,4 +294,103 @@ TEST(ExtrapolateConclusions, EveryConclusionNamesTheTask) {
           << claims.back();
     }
   }
+}
+
+// ---- the study's conclusions (study_rules), on hand-made cells ---------------------------------
+
+namespace {
+
+// A cell whose seeds score `beyond` beyond L_train (one test length beyond, so accuracy = beyond).
+extrapolate::StudyCell cell(const std::string& scheme, bool randomized,
+                            const std::vector<double>& beyond) {
+  extrapolate::StudyCell c;
+  c.scheme = scheme;
+  c.randomized = randomized;
+  for (std::size_t s = 0; s < beyond.size(); ++s) {
+    c.seeds.push_back(std::uint32_t(s));
+    c.accuracy.push_back({1.0, beyond[s]});
+    c.beyond.push_back(beyond[s]);
+  }
+  return c;
+}
+
+extrapolate::StudyTask task(const std::string& rule,
+                            const std::vector<extrapolate::StudyCell>& cells) {
+  extrapolate::StudyTask t;
+  t.rule = rule;
+  t.chance = 0.5;
+  t.lengths = {10, 20};
+  t.cells = cells;
+  return t;
+}
+
+}  // namespace
+
+// "Randomized beats plain" needs every randomized seed more than the tolerance (5 points) above
+// every plain seed: 0.80-0.90 against 0.50-0.70 separates; 0.74-0.90 against 0.50-0.70 does not
+// (4 points apart), and neither does a mean gain of 20 points with overlapping seeds.
+TEST(ExtrapolateStudyConclusions, RandomizedBeatsPlainOnlyWhenEverySeedSeparates) {
+  namespace sr = extrapolate::study_rules;
+  const std::string s = sr::randomization(
+      task("reverse_string",
+           {cell("rope", false, {0.5, 0.6, 0.7}), cell("rope", true, {0.8, 0.85, 0.9}),
+            cell("alibi", false, {0.5, 0.6, 0.7}), cell("alibi", true, {0.74, 0.8, 0.9}),
+            cell("learned", false, {0.5, 0.55, 0.95}), cell("learned", true, {0.9, 0.9, 0.9}),
+            cell("sinusoidal", false, {0.9, 0.9, 0.9}), cell("sinusoidal", true, {0.5, 0.5, 0.6})}),
+      5.0);
+  EXPECT_EQ(s,
+            "Randomized against plain on reverse_string, beyond L_train: randomized beats plain "
+            "in every seed, by more than 5 points, for rope (60.0% -> 85.0%); plain beats "
+            "randomized in every seed for sinusoidal (90.0% -> 53.3%); the seeds do not separate "
+            "them for alibi and learned.");
+}
+
+// "Best" only when the top cell's lowest seed is above every other cell's highest; otherwise
+// the highest mean and who reaches its lowest seed; and no claim near chance.
+TEST(ExtrapolateStudyConclusions, BestOnlyWhenItsLowestSeedIsAboveEveryOther) {
+  namespace sr = extrapolate::study_rules;
+  EXPECT_EQ(sr::best(task("odds_first", {cell("rope", true, {0.9, 0.95, 1.0}),
+                                         cell("alibi", false, {0.6, 0.7, 0.8})}),
+                     5.0),
+            "Best on odds_first beyond L_train: rope+rand, 95.0% (seeds 90.0% to 100.0%), above "
+            "every other scheme in every seed.");
+  EXPECT_EQ(sr::best(task("odds_first", {cell("rope", true, {0.7, 0.95, 1.0}),
+                                         cell("alibi", false, {0.6, 0.7, 0.8})}),
+                     5.0),
+            "Highest mean on odds_first beyond L_train: rope+rand, 88.3% (seeds 70.0% to 100.0%); "
+            "not the best in every seed: alibi reaches its lowest seed.");
+  EXPECT_EQ(sr::best(task("parity_check", {cell("none", false, {0.5, 0.52, 0.54}),
+                                           cell("rope", false, {0.49, 0.5, 0.51})}),
+                     5.0),
+            "On parity_check no scheme is more than 5 points above chance (50.0%) beyond L_train: "
+            "the highest is none at 52.0%.");
+}
+
+// The gain is randomized minus plain, seed by seed, averaged over the schemes with both forms
+// and over the tasks: 0.2, 0.3, 0.1 on reverse_string (rope, seeds 0..2), and -0.1, -0.1, -0.05
+// on odds_first (alibi); mean over the 6 pairs (0.6 - 0.25) / 6 = 0.058333; seed by seed
+// (0.2 - 0.1) / 2 = 0.05, (0.3 - 0.1) / 2 = 0.10, (0.1 - 0.05) / 2 = 0.025.
+TEST(ExtrapolateStudyConclusions, MeanGainIsRandomizedMinusPlainOverSchemesTasksAndSeeds) {
+  namespace sr = extrapolate::study_rules;
+  const std::vector<extrapolate::StudyTask> tasks = {
+      task("reverse_string",
+           {cell("none", false, {0.5, 0.5, 0.5}), cell("rope", false, {0.5, 0.5, 0.6}),
+            cell("rope", true, {0.7, 0.8, 0.7})}),
+      task("odds_first",
+           {cell("alibi", false, {0.6, 0.7, 0.8}), cell("alibi", true, {0.5, 0.6, 0.75})})};
+  std::vector<double> per_seed;
+  EXPECT_NEAR(sr::mean_gain_value(tasks, &per_seed), 0.35 / 6.0, 1e-12);
+  ASSERT_EQ(per_seed.size(), 3u);
+  EXPECT_NEAR(per_seed[0], 0.05, 1e-12);
+  EXPECT_NEAR(per_seed[1], 0.10, 1e-12);
+  EXPECT_NEAR(per_seed[2], 0.025, 1e-12);
+  EXPECT_EQ(sr::mean_gain(tasks),
+            "Randomized minus plain accuracy beyond L_train, averaged over the schemes with both "
+            "forms and over reverse_string and odds_first: +5.8 points (seed by seed from +2.5 to "
+            "+10.0).");
+  // which cell has the highest mean, task by task, and on how many it is clear
+  EXPECT_EQ(sr::best_by_task(tasks, 5.0),
+            "The highest mean beyond L_train changes from task to task (2 different schemes on 2 "
+            "tasks): reverse_string: rope+rand (in every seed) and odds_first: alibi; the best "
+            "in every seed, and more than 5 points above chance, on 1 of 2 tasks.");
 }
