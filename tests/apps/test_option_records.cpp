@@ -223,8 +223,11 @@ TEST(OptionRecords, EchoUsesTheRecordsKeys) {
   EXPECT_EQ(j.at("rule"), "neighbour_sum");
   EXPECT_FALSE(j.contains("json"));  // outputs and limits are not echoed
   EXPECT_FALSE(j.contains("max_memory_mb"));
-  EXPECT_EQ(j.size(),
-            22u);  // 9 task, 4 model, 7 fit (seed included), tolerance, randomized positions
+  // 9 task, 4 model, 7 fit (seed included), tolerance, randomized positions, and the study's
+  // three (study, study_tasks, seeds)
+  EXPECT_EQ(j.size(), 25u);
+  EXPECT_EQ(j.at("study"), false);
+  EXPECT_EQ(j.at("seeds"), c.seeds);
   EXPECT_EQ(j.at("randomized_positions"), 0);
 }
 
