@@ -306,7 +306,8 @@ TEST(ExtrapolateRules, RuossTasksTrainAndScoreTheirAnswerTokens) {
   // a parity answer is one token per sequence
   const Result p = run("--rule parity_check " + small, dir);
   ASSERT_EQ(p.status, 0) << p.err;
-  for (const auto& s : json::parse(p.out)["schemes"]) EXPECT_EQ(at(s, 12)["positions"], 10);
+  const json parity = json::parse(p.out);  // kept: a loop over a temporary's member dangles
+  for (const auto& s : parity["schemes"]) EXPECT_EQ(at(s, 12)["positions"], 10);
   // the text names the task and what is scored
   const Result t = run("--rule reverse_string --quiet --svg-dir '' " +
                            small.substr(0, small.size() - std::string(" --json").size()),
