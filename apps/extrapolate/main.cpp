@@ -43,6 +43,21 @@ namespace {
 
 constexpr const char* kProgram = "xenc-extrapolate";
 
+// The text output of a run and of the study: the table, the conclusions, the files written.
+int print_text(const std::string& table, const std::vector<std::string>& conclusions,
+               const std::vector<std::string>& written, bool quiet) {
+  if (!quiet) std::printf("\n");
+  std::fputs(table.c_str(), stdout);
+  std::printf("\n");
+  for (const auto& c : conclusions) std::printf("%s\n", c.c_str());
+  if (!written.empty()) {
+    std::printf("\nWrote:");
+    for (const auto& w : written) std::printf(" %s", w.c_str());
+    std::printf("\n");
+  }
+  return xenc_app::finish_stdout(kProgram);
+}
+
 // --study: the grid of tasks x schemes x {plain, randomized} x seeds, one table per task.
 int run_study(extrapolate::Options o, const extrapolate::Output& out) {
   extrapolate::check_study_options(o);
@@ -74,16 +89,8 @@ int run_study(extrapolate::Options o, const extrapolate::Output& out) {
     std::cout << extrapolate::study_to_json(res, written) << "\n";
     return xenc_app::finish_stdout(kProgram);
   }
-  if (!out.quiet) std::printf("\n");
-  std::fputs(extrapolate::study_table_text(res).c_str(), stdout);
-  std::printf("\n");
-  for (const auto& c : extrapolate::study_conclusions(res)) std::printf("%s\n", c.c_str());
-  if (!written.empty()) {
-    std::printf("\nWrote:");
-    for (const auto& w : written) std::printf(" %s", w.c_str());
-    std::printf("\n");
-  }
-  return xenc_app::finish_stdout(kProgram);
+  return print_text(extrapolate::study_table_text(res), extrapolate::study_conclusions(res),
+                    written, out.quiet);
 }
 
 int run(extrapolate::Options o, const extrapolate::Output& out) {
@@ -120,16 +127,8 @@ int run(extrapolate::Options o, const extrapolate::Output& out) {
     std::cout << extrapolate::to_json(res, written) << "\n";
     return xenc_app::finish_stdout(kProgram);
   }
-  if (!out.quiet) std::printf("\n");
-  std::fputs(extrapolate::table_text(res).c_str(), stdout);
-  std::printf("\n");
-  for (const auto& c : extrapolate::conclusions(res)) std::printf("%s\n", c.c_str());
-  if (!written.empty()) {
-    std::printf("\nWrote:");
-    for (const auto& w : written) std::printf(" %s", w.c_str());
-    std::printf("\n");
-  }
-  return xenc_app::finish_stdout(kProgram);
+  return print_text(extrapolate::table_text(res), extrapolate::conclusions(res), written,
+                    out.quiet);
 }
 
 }  // namespace
