@@ -414,7 +414,8 @@ def main(argv=None):
             serial_f[mode] = float(m.group(1))
 
     print(
-        "\nCrossovers at 2 threads (speed-up = one thread's time / the threads' time, medians;\n"
+        "\nCrossovers at 2 threads (speed-up = one thread's time / the threads' time; CPU = the"
+        " threads'\n  CPU time / one thread's, against the target of <= 1.1 at every point; medians;\n"
         f"  glibc's heap not given back to the kernel: GLIBC_TUNABLES={NO_TRIM['GLIBC_TUNABLES']}):"
     )
     att_t = TINY_ATTENTION_T if tiny else FULL_ATTENTION_T
@@ -438,10 +439,13 @@ def main(argv=None):
                         args.min_time,
                         STARTUP_WARMUP,
                         NO_TRIM,
-                    )[0]
+                    )
                     for a in order
                 }
-                table[T].append(got[one_arg] / got[many_arg])
+                # (speed-up, CPU ratio: the threads' CPU time / one thread's)
+                table[T].append(
+                    (got[one_arg][0] / got[many_arg][0], got[many_arg][1] / got[one_arg][1])
+                )
     for what, table, work_of, current, constant in (
         (
             "attention op (BM_AttentionOp, H = 8, Dh = 32)",
@@ -458,10 +462,14 @@ def main(argv=None):
             "kSplitGemmWork",
         ),
     ):
-        rows = [(work_of(T), statistics.median(v)) for T, v in sorted(table.items())]
+        rows = [(work_of(T), statistics.median(x[0] for x in v)) for T, v in sorted(table.items())]
         print(f"  {what}:")
-        for (T, _), (work, speedup) in zip(sorted(table.items()), rows):
-            print(f"    T = {T:5d}  work = {work:>11d} (2^{math.log2(work):.1f})  {speedup:.2f}x")
+        for (T, v), (work, speedup) in zip(sorted(table.items()), rows):
+            cpu = statistics.median(x[1] for x in v)
+            print(
+                f"    T = {T:5d}  work = {work:>11d} (2^{math.log2(work):.1f})  {speedup:.2f}x"
+                f"  CPU {cpu:.2f}"
+            )
         last_lose, first_win = crossover(rows)
         suggestion = suggest_threshold(last_lose, first_win)
         if first_win is None:
