@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Adds (or re-adds) the course cells of issue 13 to notebooks 01-07: learning objectives after the
 # title cell; exercises (stub + grader check), a summary and a link to the next notebook at the end
-# (06, 07, 08 when those notebooks exist). 08 and 09 write their own objectives and summary; their
+# (06, 07, 08 when those notebooks exist). 08, 09 and 10 write their own objectives and summary; their
 # exercise cells are appended at their end. Idempotent: cells whose metadata has xenc.part are removed
 # first, so it can re-apply the cells after a merge took another version of a notebook. Then run
 # `cmake --build build --target notebooks_update`.  Usage: python3 notebooks/tools/course_cells.py [notebooks]
@@ -349,19 +349,23 @@ NB = {
 * show numerically that a RoPE score depends only on $m - n$, and that the rotation keeps norms;
 * compute the ALiBi slopes for any number of heads, read the bias matrices, and say why ALiBi needs no embedding;
 * show that the symmetric ALiBi of an encoder cannot tell a sentence from its reverse;
-* run "train short, test long" and read which position schemes still work on longer sequences;
-* (exercises) write the RoPE rotation of one head, the ALiBi slopes and Transformer-XL's relative shift yourself.""",
-        exercises=["rope", "alibi_slopes", "relative_shift"],
+* run "train short, test long" on one task and read which position schemes still work on longer sequences, and why another task can give another answer;
+* (exercises) write the RoPE rotation of one head and the ALiBi slopes yourself.""",
+        exercises=["rope", "alibi_slopes"],
         summary="""* RoPE rotates $q$ and $k$ of every head by $R(p)$, the rotations of notebook 02 ($R_k = R(k)^\\top$). The score $(R(m)q)\\cdot(R(n)k) = q^\\top R(n-m)\\,k$ depends only on $m - n$: shifting every position by up to 1000 changed no score by more than $10^{-5}$, and no norm by more than $10^{-6}$ (relative). The "rotate half" pairing of GPT-NeoX and LLaMA is the same rotation on permuted columns.
 * ALiBi adds $-m_h|i-j|$ to the scores, with slopes $2^{-8/H}, 2^{-16/H}, \\dots$ (and the interleaving rule when $H$ is not a power of two). It needs no embedding and no parameters. Its encoder form is symmetric, so a sentence and its reverse get reversed outputs.
 * Neither adds anything to the token vectors: the words separate only inside attention.
-* Train short, test long (`copy_left`, trained on lengths up to 16, tested up to 128): RoPE keeps at least 98% up to 4 times the training length; sinusoidal falls as soon as the sequences are longer than in training; learned has no embedding beyond its table; the encoder's ALiBi stays near one half at every length, because the task needs the direction that its symmetric bias cannot see.""",
+* Train short, test long (`copy_left`, trained on lengths up to 16, tested up to 128): RoPE keeps at least 98% up to 4 times the training length; sinusoidal falls as soon as the sequences are longer than in training; learned has no embedding beyond its table; the encoder's ALiBi stays near one half at every length, because the task needs the direction that its symmetric bias cannot see. On `neighbour_sum`, which needs no direction, `xenc-extrapolate` finds the opposite: ALiBi keeps its accuracy and RoPE falls. A verdict on a scheme names its task; notebook 10 compares the schemes on two tasks side by side, with randomized positions.""",
     ),
     # 08 and 09 write their own objectives and summary: their exercises are appended at the end
     "08_gradients": dict(
         objectives=None, exercises=["linear_backward", "layer_norm_backward"], summary=None
     ),
     "09_attention_in_tiles": dict(objectives=None, exercises=["online_softmax_tile"], summary=None),
+    # 10 writes its own objectives and summary (its results are sentences its cells print)
+    "10_which_positions_generalize": dict(
+        objectives=None, exercises=["relative_shift"], summary=None
+    ),
 }
 
 # Each exercise in one notebook: the class's notebooks then count each exercise's points once, and
