@@ -233,6 +233,7 @@ struct Tolerance {
   double abs = 0.0;
   double svg = 0.0;
   double noise = 0.0;
+  double colour = 0.0;
 };
 
 // The tolerance a cell declares (all zero when it declares none). Throws on an unknown key, a
@@ -250,13 +251,14 @@ Tolerance cell_tolerance(const json& cell, const std::string& where) {
                              ": metadata xenc.tolerance needs \"why\": the reason, in words");
   for (auto it = tol.begin(); it != tol.end(); ++it) {
     if (it.key() == "why") continue;
-    double* field = it.key() == "abs"     ? &t.abs
-                    : it.key() == "svg"   ? &t.svg
-                    : it.key() == "noise" ? &t.noise
-                                          : nullptr;
+    double* field = it.key() == "abs"      ? &t.abs
+                    : it.key() == "svg"    ? &t.svg
+                    : it.key() == "noise"  ? &t.noise
+                    : it.key() == "colour" ? &t.colour
+                                           : nullptr;
     if (field == nullptr)
       throw std::runtime_error(where + ": metadata xenc.tolerance has unknown key \"" + it.key() +
-                               "\" (expected why, abs, svg, noise)");
+                               "\" (expected why, abs, svg, noise, colour)");
     if (!it.value().is_number() || !(it.value().get<double>() > 0.0))
       throw std::runtime_error(where + ": metadata xenc.tolerance." + it.key() +
                                " must be a positive number, got " + it.value().dump());
@@ -283,6 +285,17 @@ double last_digit_unit(const std::string& s, std::size_t begin, std::size_t end)
   const int decimals = dot < e ? static_cast<int>(e - dot - 1) : 0;
   const int exponent = e < end ? std::atoi(s.c_str() + e + 1) : 0;
   return std::pow(10.0, exponent - decimals);
+}
+
+// A colour #rrggbb at s[i]: its three channels (0..255) in rgb. A colour is compared as a colour,
+// channel by channel, never as a number ("#3e3577" would read as 3e3577, an infinite float).
+bool colour_at(const std::string& s, std::size_t i, int rgb[3]) {
+  if (s[i] != '#' || i + 7 > s.size()) return false;
+  for (std::size_t k = i + 1; k < i + 7; ++k)
+    if (!std::isxdigit(static_cast<unsigned char>(s[k]))) return false;
+  if (i + 7 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 7]))) return false;
+  for (int c = 0; c < 3; ++c) rgb[c] = std::stoi(s.substr(i + 1 + 2 * c, 2), nullptr, 16);
+  return true;
 }
 
 // An integer: the number s[begin, end) has neither a decimal point nor an exponent.
@@ -589,10 +602,14 @@ int run(const std::string& nb_path, const std::string& out_path,
 //   svg    numbers in image/svg+xml outputs (pixel coordinates) may differ by up to svg
 //   noise  two numbers that are both below noise in magnitude are the same (rounding noise;
 //          the cell prints the bound it claims, e.g. "(< 1e-5: yes)", and that text must match)
+//   colour colours #rrggbb (a heatmap's cells) may differ by up to colour in each channel (0..255)
+// A colour #rrggbb is always compared as one, channel by channel (exactly without a colour
+// tolerance), never as a number.
 // Everything else is compared as above, so a deliberately changed number still fails.
-// abs: the allowed difference of any two numbers (0: the rules above); noise: see Tolerance.
+// abs: the allowed difference of any two numbers (0: the rules above); noise, colour: see
+// Tolerance.
 bool same_text_up_to_rounding(const std::string& a, const std::string& b, double abs = 0.0,
-                              double noise = 0.0) {
+                              double noise = 0.0, double colour = 0.0) {
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     const bool wa = std::isspace(static_cast<unsigned char>(a[i])),
@@ -601,6 +618,14 @@ bool same_text_up_to_rounding(const std::string& a, const std::string& b, double
       if (!(wa && wb)) return false;
       while (i < a.size() && std::isspace(static_cast<unsigned char>(a[i]))) ++i;
       while (j < b.size() && std::isspace(static_cast<unsigned char>(b[j]))) ++j;
+      continue;
+    }
+    int ca[3], cb[3];
+    if (colour_at(a, i, ca) && colour_at(b, j, cb)) {
+      for (int c = 0; c < 3; ++c)
+        if (std::abs(ca[c] - cb[c]) > colour) return false;
+      i += 7;
+      j += 7;
       continue;
     }
     if (number_start(a, i) && number_start(b, j)) {
@@ -636,7 +661,8 @@ bool same_up_to_rounding(const json& a, const json& b, const Tolerance& tol = {}
                          const std::string& key = "") {
   if (a.is_string() && b.is_string())
     return same_text_up_to_rounding(a.get<std::string>(), b.get<std::string>(),
-                                    key == "image/svg+xml" ? tol.svg : tol.abs, tol.noise);
+                                    key == "image/svg+xml" ? tol.svg : tol.abs, tol.noise,
+                                    tol.colour);
   if (a.type() != b.type() || a.size() != b.size()) return false;
   if (a.is_array()) {
     for (std::size_t k = 0; k < a.size(); ++k)
@@ -666,15 +692,16 @@ json normalised(const json& outputs) {
   return n;
 }
 
-// The first line that differs beyond the tolerance (abs, noise: as same_text_up_to_rounding).
+// The first line that differs beyond the tolerance (abs, noise, colour: as
+// same_text_up_to_rounding).
 std::string first_difference(const std::string& a, const std::string& b, double abs = 0.0,
-                             double noise = 0.0) {
+                             double noise = 0.0, double colour = 0.0) {
   std::istringstream ia(a), ib(b);
   std::string la, lb;
   for (int line = 1;; ++line) {
     bool ga = static_cast<bool>(std::getline(ia, la)), gb = static_cast<bool>(std::getline(ib, lb));
     if (!ga && !gb) return "(no line differs)";
-    if (!ga || !gb || !same_text_up_to_rounding(la, lb, abs, noise))
+    if (!ga || !gb || !same_text_up_to_rounding(la, lb, abs, noise, colour))
       return "line " + std::to_string(line) + ":\n  committed: " + (ga ? clip(la, 300) : "<end>") +
              "\n  now:       " + (gb ? clip(lb, 300) : "<end>");
   }
@@ -694,14 +721,15 @@ std::string describe_difference(const json& committed, const json& now, const To
         !same_up_to_rounding(a["text"], b["text"], tol, "text"))
       return where + "stdout " +
              first_difference(a["text"].get<std::string>(), b["text"].get<std::string>(), tol.abs,
-                              tol.noise);
+                              tol.noise, tol.colour);
     if (a.contains("data") && b.contains("data"))
       for (auto& [mime, value] : b["data"].items())
         if (a["data"].contains(mime) && value.is_string() && a["data"][mime].is_string() &&
             !same_up_to_rounding(a["data"][mime], value, tol, mime))
           return where + mime + " " +
                  first_difference(a["data"][mime].get<std::string>(), value.get<std::string>(),
-                                  mime == "image/svg+xml" ? tol.svg : tol.abs, tol.noise);
+                                  mime == "image/svg+xml" ? tol.svg : tol.abs, tol.noise,
+                                  tol.colour);
     return where + first_difference(a.dump(1), b.dump(1));
   }
   return "(no output differs)";
@@ -727,9 +755,9 @@ int check_or_update(const std::string& nb_path, const std::string& out_path, boo
     if (!same_up_to_rounding(a, b, tol)) {
       ++stale;
       std::cerr << nb_path << ": code cell " << k << " has stale outputs";
-      if (tol.abs > 0 || tol.svg > 0 || tol.noise > 0)
+      if (tol.abs > 0 || tol.svg > 0 || tol.noise > 0 || tol.colour > 0)
         std::cerr << " (beyond its tolerance: abs " << tol.abs << ", svg " << tol.svg << ", noise "
-                  << tol.noise << ")";
+                  << tol.noise << ", colour " << tol.colour << ")";
       std::cerr << ", " << describe_difference(a, b, tol) << "\n";
     } else if (cell["execution_count"] != count) {
       ++stale;
