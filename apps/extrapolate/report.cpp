@@ -246,7 +246,8 @@ std::string scope(const Context& c) {
   return "These verdicts hold for " + c.task +
          " only: which positions generalize depends on the task (another task: --rule " +
          (c.copy_left ? "neighbour_sum" : "copy_left") +
-         "; notebook 07 trains copy_left, where the encoder's ALiBi stays near one half).";
+         "; notebook 07 trains copy_left, where the encoder's ALiBi stays near one half; "
+         "notebook 10 compares the schemes on both tasks side by side, with randomized positions).";
 }
 
 }  // namespace conclusion_rules

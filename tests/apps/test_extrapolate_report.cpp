@@ -150,10 +150,12 @@ TEST(ExtrapolateConclusions, DefaultRunVerdicts) {
                   "neighbour_sum: alibi."))
       << text;
   EXPECT_EQ(claims[claims.size() - 2], "Best at length 128 on neighbour_sum: alibi (99.6%).");
-  EXPECT_EQ(claims.back(),
-            "These verdicts hold for neighbour_sum only: which positions generalize depends on "
-            "the task (another task: --rule copy_left; notebook 07 trains copy_left, where the "
-            "encoder's ALiBi stays near one half).");
+  EXPECT_EQ(
+      claims.back(),
+      "These verdicts hold for neighbour_sum only: which positions generalize depends on "
+      "the task (another task: --rule copy_left; notebook 07 trains copy_left, where the "
+      "encoder's ALiBi stays near one half; notebook 10 compares the schemes on both tasks side by "
+      "side, with randomized positions).");
 }
 
 // The margin that "clearly above chance" means is stated in the output, with its numbers.
