@@ -44,8 +44,9 @@ struct Options : xenc_app::TrainedModelOptions, xenc_app::FitGroupOptions {
   double tolerance = 5.0;  // percentage points
   // the study (--study): tasks x schemes x {plain, randomized} x seeds
   bool study = false;
-  std::vector<std::string> study_tasks = {"reverse_string", "duplicate_string",
-                                          "missing_duplicate_string", "odds_first", "parity_check"};
+  std::vector<std::string> study_tasks = {
+      "reverse_string", "duplicate_string", "missing_duplicate_string", "odds_first",
+      "parity_check",   "bucket_sort",      "cycle_navigation"};
   int seeds = 2;  // seeds seed, seed + 1, ...
 };
 
@@ -113,8 +114,8 @@ Result run_experiment(const Options& o, xenc_app::Progress& progress,
 // ---- the study (--study) --------------------------------------------------------------------
 
 /// The study's sizes where the command line does not set them (given(flag): the option was on
-/// the command line): --train-length 8, --test-lengths 8,12,16,24,32, --train-sequences 3200,
-/// --epochs 4, --d-model 16, --heads 4, --ff 32, --randomized-positions 256.
+/// the command line): --train-length 8, --test-lengths 8,12,16,24,32, --train-sequences 12000,
+/// --epochs 4, --d-model 32, --heads 4, --ff 64, --randomized-positions 256.
 void apply_study_defaults(Options& o, const std::function<bool(const std::string&)>& given);
 
 /// One cell of the grid: a task, a scheme, plain or randomized, every seed.

@@ -88,7 +88,7 @@ inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
       {"--study", "study", "study",
        "train the grid --study-tasks x schemes x {plain, randomized} x --seeds (none only plain) "
        "and print one table per task; unless given: --train-length 8, --test-lengths "
-       "8,12,16,24,32, --train-sequences 3200, --epochs 4, --d-model 16, --heads 4, --ff 32, "
+       "8,12,16,24,32, --train-sequences 12000, --epochs 4, --d-model 32, --heads 4, --ff 64, "
        "--randomized-positions 256",
        flag(), absent(), XENC_FIELD(C, study)},
       {"--study-tasks", "study_tasks", "study_tasks", "the study's tasks (rules, as --rule)",

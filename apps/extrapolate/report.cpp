@@ -49,11 +49,18 @@ std::string lengths_list(const std::vector<std::size_t>& v) {
 
 std::string points(double v) { return fmt("%.1f", 100.0 * v); }
 
+// "1/V = 12.5%" where the answer is a symbol (neighbour_sum, copy_left), "1/C = 20.0%" for the
+// tasks of Ruoss et al. (C classes: 5 for cycle_navigation's V = 3 moves, 3 for binary_addition)
+std::string chance_text(const std::string& rule, double chance) {
+  const bool classes = xenc::position_task_has_outputs(xenc::parse_position_rule(rule));
+  return std::string(classes ? "1/C = " : "1/V = ") + pct(chance);
+}
+
 }  // namespace
 
 namespace {
 
-// "Clearly above chance": more than this many points (as a fraction) above 1/V at a length.
+// "Clearly above chance": more than this many points (as a fraction) above chance at a length.
 // The larger of --tolerance and three standard errors of a guesser, sqrt(c (1 - c) / n), on the
 // fewest positions any length was tested on (n); `n` and `length` return where that was.
 double chance_margin(const Result& res, std::size_t& n, std::size_t& length) {
@@ -86,13 +93,13 @@ Context context(const Result& res) {
   c.halfway = c.chance + (1.0 - c.chance) / 2.0;
   c.copy_left = o.rule == "copy_left";
   c.task = o.rule;
+  c.chance_txt = chance_text(o.rule, c.chance);
   return c;
 }
 
 std::string margin(const Context& c) {
-  std::string m = "Clearly above chance means more than " + c.margin_txt +
-                  " above 1/V = " + pct(c.chance) + ": the larger of --tolerance (" + c.tol_txt +
-                  ")";
+  std::string m = "Clearly above chance means more than " + c.margin_txt + " above " +
+                  c.chance_txt + ": the larger of --tolerance (" + c.tol_txt + ")";
   if (c.fewest > 0)
     m += " and three standard errors of guessing on the " + std::to_string(c.fewest) +
          " positions tested at length " + std::to_string(c.fewest_at) + " (" +
@@ -126,7 +133,7 @@ std::optional<Verdict> at_chance(const SchemeResult& r, const Context& c) {
   if (!(lo >= c.chance - c.margin && hi <= c.chance + c.margin)) return std::nullopt;
   Verdict v;
   v.sentence = r.name + " is at chance at every length of " + c.task + ": from " + pct(lo) +
-               " to " + pct(hi) + ", within " + c.margin_txt + " of 1/V = " + pct(c.chance) + ".";
+               " to " + pct(hi) + ", within " + c.margin_txt + " of " + c.chance_txt + ".";
   return v;
 }
 
@@ -307,7 +314,7 @@ std::string accuracy_svg(const Result& res) {
   po.height = 420;
   // marks, not data: dashed lines across the plot without markers
   po.reference_lines = {
-      {"chance (1/V = " + pct(chance) + ")", chance, false},
+      {"chance (" + chance_text(o.rule, chance) + ")", chance, false},
       {"L_train = " + std::to_string(o.train_length) + " (longest training length)", marker, true}};
   return xenc::viz::line_plot_svg(series, po);
 }

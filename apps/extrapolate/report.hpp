@@ -27,13 +27,17 @@ std::vector<std::string> conclusions(const Result& res);
 /// The rules conclusions() is made of, each testable alone on a hand-made Result.
 namespace conclusion_rules {
 
-/// What every rule reads, computed once from the Result: chance (1/V), --tolerance as a fraction
+/// What every rule reads, computed once from the Result: chance (1/C, C the answer's classes),
+/// its name in the text, --tolerance as a fraction
 /// and as text, the margin "clearly above chance" (chance_margin: where the fewest positions
 /// were tested), halfway from chance to 100%, L_train and the longest test length.
 struct Context {
   double chance = 0, tol = 0, margin = 0, halfway = 0;
   std::size_t L = 0, longest = 0, fewest = 0, fewest_at = 0;
   std::string tol_txt, longest_txt, margin_txt;
+  /// "1/V = 12.5%" (neighbour_sum, copy_left: the answer is a symbol) or "1/C = 20.0%" (the
+  /// tasks of Ruoss et al., whose C classes may differ from V: cycle_navigation, binary_addition)
+  std::string chance_txt;
   bool copy_left = false;  ///< --rule copy_left (ALiBi's symmetry cap)
   std::string task;        ///< --rule: every verdict names it (a verdict holds for its task only)
 };
@@ -48,7 +52,7 @@ struct Verdict {
   bool compared = false;  ///< a candidate for "best at the longest length"
 };
 
-/// "Clearly above chance means more than ... points above 1/V ...".
+/// "Clearly above chance means more than ... points above 1/V (or 1/C) ...".
 std::string margin(const Context& c);
 /// A learned table that cannot read some lengths (no embedding beyond it).
 std::optional<Verdict> unreadable(const SchemeResult& r, const Context& c);

@@ -469,8 +469,9 @@ TEST(ExtrapolateStudy, JsonHasEveryCellTextAgreesConclusionsNameTheirTask) {
 TEST(ExtrapolateStudy, AGridOverTheTimeLimitIsRefusedUpFront) {
   const Result r = run("--study --seeds 20 --epochs 1000 --max-minutes 1", out_dir());
   EXPECT_EQ(r.status, 1);
-  EXPECT_TRUE(contains(r.err, "training 1100 model(s) of 100000 steps would take about")) << r.err;
-  EXPECT_TRUE(contains(r.err, "5 tasks x 6 schemes x {plain, randomized} x 20 seeds = 1100 models"))
+  // 7 tasks x (6 plain + 5 randomized) x 20 seeds; 12000 sequences x 1000 epochs / batch 32
+  EXPECT_TRUE(contains(r.err, "training 1540 model(s) of 375000 steps would take about")) << r.err;
+  EXPECT_TRUE(contains(r.err, "7 tasks x 6 schemes x {plain, randomized} x 20 seeds = 1540 models"))
       << r.err;
   EXPECT_TRUE(contains(r.err, "more than the limit of 1 min (--max-minutes 1)")) << r.err;
   EXPECT_TRUE(r.out.empty()) << "nothing printed, nothing trained: " << r.out;

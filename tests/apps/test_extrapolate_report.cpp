@@ -166,6 +166,24 @@ TEST(ExtrapolateConclusions, StatesTheMarginAboveChance) {
       << all(claims);
 }
 
+// cycle_navigation's answer is one of C = 5 positions on the cycle, from V = 3 moves: chance is
+// 1/5 = 20%, and the text names it 1/C (1/V would be 33.3%), in the margin and in "at chance".
+TEST(ExtrapolateConclusions, ChanceOfATaskWithCClassesIsOneOverC) {
+  Result r = result({scheme("rope", kLengths, {0.99, 0.99, 0.9, 0.8, 0.7}),
+                     scheme("none", kLengths, {0.21, 0.2, 0.19, 0.2, 0.2})},
+                    "cycle_navigation");
+  r.options.symbols = 3;
+  r.chance = 1.0 / 5.0;
+  const std::string text = all(extrapolate::conclusions(r));
+  EXPECT_TRUE(has(text, "Clearly above chance means more than 5.0 points above 1/C = 20.0%"))
+      << text;
+  EXPECT_TRUE(has(text,
+                  "none is at chance at every length of cycle_navigation: from 19.0% to "
+                  "21.0%, within 5.0 points of 1/C = 20.0%."))
+      << text;
+  EXPECT_FALSE(has(text, "1/V")) << text;
+}
+
 // With few test positions three standard errors exceed the tolerance: the margin grows.
 TEST(ExtrapolateConclusions, MarginGrowsWithFewPositions) {
   Result r = result({scheme("alibi", kLengths, {1.0, 1.0, 1.0, 1.0, 1.0})});

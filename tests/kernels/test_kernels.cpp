@@ -2,7 +2,8 @@
 // transposes, strides, alpha and beta; the row softmax and layer norm (in place, strided rows,
 // fully masked rows); linear_rows and its backward (weight blocks, accumulation, bias sums);
 // and the per-head attention kernel (strided heads, masks, a score bias, dropout), each against
-// loops written here, plus a finite-difference check of the attention kernel's backward; and the
+// loops written here, plus a finite-difference check of the attention kernel's backward; the
+// relative shift as a strided view (Transformer-XL's attention, relative.cpp); and the
 // thread pool (parallel_for): every item once, worker indices in range, errors rethrown,
 // nested regions, OpenBLAS's setting restored.
 #include <gtest/gtest.h>
@@ -53,6 +54,32 @@ TEST(KernelsMatrix, ViewsIndexRowsWithTheStride) {
 
 // C = alpha · op(A) op(B) + beta · C on sub-blocks of larger buffers (strides > width); the
 // columns of C outside the block stay untouched.
+// Transformer-XL's relative shift as a strided view (relative.cpp): element (i, j) is
+// z(i, T − 1 − i + j), the formula of the shift, at every T including 1; writing through the
+// view of a zeroed buffer fills exactly the band (the backward's shiftᵀ), nothing else.
+TEST(KernelsRelativeShift, ViewIsTheShiftFormula) {
+  for (std::size_t T : {1u, 2u, 5u}) {
+    SCOPED_TRACE("T = " + std::to_string(T));
+    Tensor2 z = Tensor2::from_shape({T, 2 * T - 1});
+    for (std::size_t n = 0; n < z.size(); ++n) z.flat(n) = float(n);
+    const k::MatView shifted = k::relative_shift_view(k::as_matrix(z));
+    ASSERT_EQ(shifted.rows, T);
+    ASSERT_EQ(shifted.cols, T);
+    for (std::size_t i = 0; i < T; ++i)
+      for (std::size_t j = 0; j < T; ++j)
+        EXPECT_EQ(shifted(i, j), z(i, T - 1 - i + j)) << i << ", " << j;
+    Tensor2 dz = xt::zeros<float>({T, 2 * T - 1});
+    const k::MatView band = k::relative_shift_view(k::as_matrix(dz));
+    for (std::size_t i = 0; i < T; ++i)
+      for (std::size_t j = 0; j < T; ++j) band(i, j) = 1.0f;
+    for (std::size_t i = 0; i < T; ++i)
+      for (std::size_t m = 0; m + 1 < 2 * T; ++m)
+        EXPECT_EQ(dz(i, m), m + i >= T - 1 && m + i <= 2 * T - 2 ? 1.0f : 0.0f) << i << ", " << m;
+  }
+  Tensor2 wrong = Tensor2::from_shape({3, 4});
+  EXPECT_THROW(k::relative_shift_view(k::as_matrix(wrong)), std::logic_error);
+}
+
 TEST(KernelsGemm, TransposesStridesAlphaBetaMatchLoops) {
   Rng rng(3);
   const std::size_t M = 3, N = 4, K = 5, ld = 9;

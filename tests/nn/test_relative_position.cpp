@@ -2,7 +2,8 @@
 // RelativePosition): a hand example of the relative shift, PyTorch reference values through
 // self-attention (tests/reference/generate_relative.py, written from the paper without the
 // shift), the reference oracle against the fast op, finite-difference gradients, an invariant
-// (equal tokens: the scores depend on i − j only) and the error paths.
+// (equal tokens: the scores depend on i − j only), the error paths, and attn_mask and dropout
+// against their formulas (with the backward through both).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -199,4 +200,70 @@ TEST(RelativeAttention, ErrorsNameTheArgument) {
   std::vector<std::string> names;
   for (const auto& p : scheme.parameters()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"content_bias", "position_bias", "position_weight"}));
+}
+
+// 7. attn_mask and dropout factors, each against its formula on the op's unmasked numbers:
+//    softmax(S + M) = P ⊙ exp(M), renormalised by rows; O = (P ⊙ dropout) V. Then the backward
+//    with both, against central differences of Σ G ⊙ O over q, u and v.
+TEST(RelativeAttention, AttnMaskAndDropoutFollowTheirFormulas) {
+  const std::size_t B = 1, T = 5, H = 2, D = 8, Dh = D / H;
+  Rng rng(11);
+  auto q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const auto k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const auto v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const auto G = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  RelativeAttentionParameters p;
+  p.content_bias = random_tensor<Tensor2>(std::array<std::size_t, 2>{H, Dh}, rng);
+  p.position_bias = random_tensor<Tensor2>(std::array<std::size_t, 2>{H, Dh}, rng);
+  p.position_weight = random_tensor<Tensor2>(std::array<std::size_t, 2>{D, D}, rng);
+  const Tensor2 mask = random_tensor<Tensor2>(std::array<std::size_t, 2>{T, T}, rng);
+  Tensor4 drop = Tensor4::from_shape({B, H, T, T});
+  for (std::size_t n = 0; n < drop.size(); ++n) drop.flat(n) = n % 3 == 1 ? 0.0f : 1.5f;
+  const Tensor2 R = relative_sinusoids(relative_distances(T), D);
+  const Mask2 no_padding;
+  const Tensor2 no_mask;
+  const Tensor4 no_dropout;
+  const auto P0 =
+      relative_attention_forward(q, k, v, {H, no_padding, no_mask, no_dropout}, p, R).saved.probs;
+  const auto masked =
+      relative_attention_forward(q, k, v, {H, no_padding, mask, no_dropout}, p, R).saved.probs;
+  const auto dropped = relative_attention_forward(q, k, v, {H, no_padding, no_mask, drop}, p, R);
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t i = 0; i < T; ++i) {
+      double z = 0;
+      for (std::size_t j = 0; j < T; ++j) z += P0(0, h, i, j) * std::exp(double(mask(i, j)));
+      for (std::size_t j = 0; j < T; ++j)
+        EXPECT_NEAR(masked(0, h, i, j), P0(0, h, i, j) * std::exp(double(mask(i, j))) / z, 1e-5);
+      for (std::size_t e = 0; e < Dh; ++e) {
+        double o = 0;
+        for (std::size_t j = 0; j < T; ++j)
+          o += double(P0(0, h, i, j)) * drop(0, h, i, j) * v(0, j, h * Dh + e);
+        EXPECT_NEAR(dropped.output(0, i, h * Dh + e), o, 1e-5);
+      }
+    }
+  // The backward with the mask and the dropout factors, against central differences
+  const AttentionInputs both{H, no_padding, mask, drop};
+  const auto loss = [&] {
+    const Tensor3 o = relative_attention_forward(q, k, v, both, p, R).output;
+    double s = 0;
+    for (std::size_t n = 0; n < o.size(); ++n) s += double(o.flat(n)) * G.flat(n);
+    return s;
+  };
+  const auto g = relative_attention_backward(
+      G, q, k, v, relative_attention_forward(q, k, v, both, p, R).saved, p, H);
+  const auto central = [&](float& x) {
+    const float x0 = x, h = 1e-2f;
+    x = x0 + h;
+    const double up = loss();
+    x = x0 - h;
+    const double down = loss();
+    x = x0;
+    return (up - down) / (2.0 * double(h));
+  };
+  for (std::size_t n = 0; n < q.size(); ++n)
+    EXPECT_NEAR(g.q.flat(n), central(q.flat(n)), 1e-2) << "q " << n;
+  for (std::size_t n = 0; n < p.content_bias.size(); ++n)
+    EXPECT_NEAR(g.content_bias.flat(n), central(p.content_bias.flat(n)), 1e-2) << "u " << n;
+  for (std::size_t n = 0; n < p.position_bias.size(); ++n)
+    EXPECT_NEAR(g.position_bias.flat(n), central(p.position_bias.flat(n)), 1e-2) << "v " << n;
 }

@@ -273,6 +273,36 @@ void attention_values_backward(ConstMatView probs, ConstMatView dropout, ConstMa
 /// out += a, element by element (same shapes).
 void add_into(ConstMatView a, MatView out);
 
+// ---- Relative attention, one (batch, head) (relative.cpp) ----------------------------------
+
+/// out (i, j) = x (i, j) + row[j]: a bias row added to every row (out may be x).
+void add_row(ConstMatView x, const float* row, MatView out);
+
+/// The relative shift of z [T, 2T − 1] (contiguous) as a [T, T] view of the same floats:
+/// element (i, j) is z(i, T − 1 − i + j) (start z + T − 1, stride 2T − 2). No copy.
+MatView relative_shift_view(MatView z);
+
+/// One head of Transformer-XL's attention: qu = q + u and qv = q + v [T, Dh] (the queries with
+/// the content and position biases added), k, v [T, Dh], r [2T − 1, Dh] (the head's R W_Rᵀ).
+struct RelativeHeadInputs {
+  ConstMatView qu, qv, k, v, r;
+};
+/// Z = scale · qv rᵀ into z [T, 2T − 1]; then attention_head_forward on (qu, k, v) with
+/// shift(Z) added to the scores (terms.bias is replaced by it).
+void relative_attention_head_forward(const RelativeHeadInputs& in, const ScoreTerms& terms,
+                                     MatView z, MatView probs, ConstMatView dropout,
+                                     MatView scratch, MatView out);
+/// Where relative_attention_head_backward writes: dqu, dk, dv, dqv [T, Dh] (overwritten), dr
+/// [2T − 1, Dh] (added to: the heads' shares of one table).
+struct RelativeHeadGrads {
+  MatView dqu, dk, dv, dqv, dr;
+};
+/// Backward of one head, given P (and the dropout factors, if any) from the forward.
+/// dout: [T, Dh]. scratch: [T, T]. dz: [T, 2T − 1], contiguous (scratch too).
+void relative_attention_head_backward(const RelativeHeadInputs& in, float scale, ConstMatView probs,
+                                      ConstMatView dropout, ConstMatView dout, MatView scratch,
+                                      MatView dz, const RelativeHeadGrads& g);
+
 // ---- Attention in tiles, one (batch, head) (attention_tiled.cpp) ---------------------------
 
 /// Queries per tile (Br) and keys per tile (Bc): the score tile is [Br, Bc] (256 KiB at

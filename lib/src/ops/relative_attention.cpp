@@ -1,16 +1,16 @@
 // Transformer-XL's relative attention (ops/relative_attention.hpp has the equation), head by
 // head: the content term, the position term through the relative shift, the masks, the softmax,
-// P V. The backward walks the same steps back. Plain loops over one head at a time.
+// P V, each head two GEMMs more than plain attention (kernels/relative.cpp, where the shift is a
+// strided view). relative_shift and its backward below are the readable copies, for the tests
+// and the exercise. The backward walks the same steps back.
 #include "xenc/ops/relative_attention.hpp"
 
-#include <cmath>
-#include <limits>
 #include <string>
 
+#include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
 #include "xenc/ops/gemm.hpp"
 #include "xenc/ops/positional.hpp"
-#include "xenc/ops/softmax.hpp"
 
 namespace xenc {
 
@@ -76,6 +76,20 @@ void check_inputs(const char* where, const Tensor3& q, const Tensor3& k, const T
 }
 }  // namespace
 
+namespace {
+// q + b, b [H, Dh] added to every row's head columns (c = h·Dh + e): q + u and q + v
+Tensor3 add_head_bias(const Tensor3& q, const Tensor2& bias) {
+  Tensor3 out = Tensor3::from_shape(q.shape());
+  kernels::add_row(kernels::as_matrix(q), kernels::as_vector(bias), kernels::as_matrix(out));
+  return out;
+}
+// Head h of a [B, T, D] tensor in batch b: its [T, Dh] column slice
+template <class Tensor>
+auto head_of(Tensor& t, std::size_t b, std::size_t h, std::size_t Dh) {
+  return kernels::as_matrix(t).block(b * t.shape(1), h * Dh, t.shape(1), Dh);
+}
+}  // namespace
+
 RelativeAttentionResult relative_attention_forward(const Tensor3& q, const Tensor3& k,
                                                    const Tensor3& v, const AttentionInputs& in,
                                                    const RelativeAttentionParameters& p,
@@ -95,8 +109,6 @@ RelativeAttentionResult relative_attention_forward(const Tensor3& q, const Tenso
   if (in.dropout_mask.size() != 0)
     check_shape(where, "dropout_mask", in.dropout_mask, {long(B), long(H), long(T), long(T)},
                 "[B, H, T, T]");
-  const float scale = 1.0f / std::sqrt(float(Dh));  // scalar
-  const float neg_inf = -std::numeric_limits<float>::infinity();
 
   RelativeAttentionResult res;
   RelativeAttentionSaved& s = res.saved;
@@ -105,53 +117,25 @@ RelativeAttentionResult relative_attention_forward(const Tensor3& q, const Tenso
   s.r = matmul(sinusoids, Tensor2(xt::transpose(p.position_weight)));
   s.probs = Tensor4::from_shape({B, H, T, T});
   s.dropout_mask = in.dropout_mask;
-  res.output = xt::zeros<float>({B, T, D});
+  res.output = Tensor3::from_shape({B, T, D});
+  // 2. The queries with the content bias u and with the position bias v
+  const Tensor3 qu = add_head_bias(q, p.content_bias), qv = add_head_bias(q, p.position_bias);
+  Tensor2 z = Tensor2::from_shape({T, 2 * T - 1}), scratch = Tensor2::from_shape({T, T});
+  const kernels::ConstMatView mask =
+      in.attn_mask.size() ? kernels::as_matrix(in.attn_mask) : kernels::ConstMatView{};
+  // 3. Per head (kernels/relative.cpp): Z = (q + v) rᵀ, its relative shift added to the content
+  //    scores (q + u) kᵀ, scaled, masked (a padded key gets −inf), softmax, (P ⊙ dropout) v
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h) {
-      const std::size_t c0 = h * Dh;
-      // 2. Content term (q_i + u)·k_j [T, T] and Z = (q + v) rᵀ [T, 2T−1]
-      Tensor2 scores = Tensor2::from_shape({T, T}), z = Tensor2::from_shape({T, 2 * T - 1});
-      for (std::size_t i = 0; i < T; ++i) {
-        for (std::size_t j = 0; j < T; ++j) {
-          float a = 0.0f;
-          for (std::size_t e = 0; e < Dh; ++e)
-            a += (q(b, i, c0 + e) + p.content_bias(h, e)) * k(b, j, c0 + e);
-          scores(i, j) = a;
-        }
-        for (std::size_t m = 0; m < 2 * T - 1; ++m) {
-          float a = 0.0f;
-          for (std::size_t e = 0; e < Dh; ++e)
-            a += (q(b, i, c0 + e) + p.position_bias(h, e)) * s.r(m, c0 + e);
-          z(i, m) = a;
-        }
-      }
-      // 3. Position term by the relative shift; scale; masks (a padded key gets −inf)
-      const Tensor2 position = relative_shift(z);
-      std::vector<bool> all_masked(T, true);
-      for (std::size_t i = 0; i < T; ++i)
-        for (std::size_t j = 0; j < T; ++j) {
-          float sc = (scores(i, j) + position(i, j)) * scale;
-          if (in.attn_mask.size() != 0) sc += in.attn_mask(i, j);
-          if (in.key_padding_mask.size() != 0 && in.key_padding_mask(b, j)) sc = neg_inf;
-          if (sc != neg_inf) all_masked[i] = false;
-          scores(i, j) = sc;
-        }
-      // 4. P = softmax(S) by rows; a query whose every key is masked attends to nothing
-      for (std::size_t i = 0; i < T; ++i)
-        if (all_masked[i])
-          for (std::size_t j = 0; j < T; ++j) scores(i, j) = 0.0f;
-      Tensor2 P = softmax_forward<2>(scores);
-      for (std::size_t i = 0; i < T; ++i)
-        if (all_masked[i])
-          for (std::size_t j = 0; j < T; ++j) P(i, j) = 0.0f;
-      // 5. O = (P ⊙ dropout) v   [T, T] x [T, Dh]
-      for (std::size_t i = 0; i < T; ++i)
-        for (std::size_t j = 0; j < T; ++j) {
-          s.probs(b, h, i, j) = P(i, j);
-          const float w =
-              in.dropout_mask.size() != 0 ? P(i, j) * in.dropout_mask(b, h, i, j) : P(i, j);
-          for (std::size_t e = 0; e < Dh; ++e) res.output(b, i, c0 + e) += w * v(b, j, c0 + e);
-        }
+      const kernels::ScoreTerms terms{
+          kernels::attention_scale(Dh), kernels::row_of(in.key_padding_mask, b), mask, {}};
+      kernels::relative_attention_head_forward(
+          {head_of(qu, b, h, Dh), head_of(qv, b, h, Dh), head_of(k, b, h, Dh), head_of(v, b, h, Dh),
+           kernels::as_matrix(s.r).block(0, h * Dh, 2 * T - 1, Dh)},
+          terms, kernels::as_matrix(z), kernels::as_matrix(s.probs, b, h),
+          in.dropout_mask.size() ? kernels::as_matrix(in.dropout_mask, b, h)
+                                 : kernels::ConstMatView{},
+          kernels::as_matrix(scratch), head_of(res.output, b, h, Dh));
     }
   s.valid = true;
   return res;
@@ -170,56 +154,35 @@ RelativeAttentionGrads relative_attention_backward(const Tensor3& grad_output, c
               {long(q.shape(0)), long(q.shape(1)), long(q.shape(2))},
               "[B, T, D] = " + shape_str(q.shape()));
   const std::size_t B = q.shape(0), T = q.shape(1), D = q.shape(2), Dh = D / H;
-  const float scale = 1.0f / std::sqrt(float(Dh));  // scalar
   const bool dropped = saved.dropout_mask.size() != 0;
 
+  const Tensor3 qu = add_head_bias(q, p.content_bias), qv = add_head_bias(q, p.position_bias);
+  Tensor3 dqu = Tensor3::from_shape({B, T, D}), dqv = Tensor3::from_shape({B, T, D});
   RelativeAttentionGrads g;
-  g.q = xt::zeros<float>({B, T, D});
-  g.k = xt::zeros<float>({B, T, D});
-  g.v = xt::zeros<float>({B, T, D});
-  g.content_bias = xt::zeros<float>({H, Dh});
-  g.position_bias = xt::zeros<float>({H, Dh});
+  g.k = Tensor3::from_shape({B, T, D});
+  g.v = Tensor3::from_shape({B, T, D});
   Tensor2 dr = xt::zeros<float>({2 * T - 1, D});
+  Tensor2 dz = Tensor2::from_shape({T, 2 * T - 1}), scratch = Tensor2::from_shape({T, T});
+  // Per head (kernels/relative.cpp): dv, dS through the softmax; the content term gives
+  // d(q + u) and dk, the position term, back through the shift, d(q + v) and dr
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h) {
-      const std::size_t c0 = h * Dh;
-      Tensor2 P = Tensor2::from_shape({T, T}), dP = Tensor2::from_shape({T, T});
-      // 5'. dv_j += Σ_i (P ⊙ drop)[i, j] dO_i;  dP = (dO vᵀ) ⊙ drop
-      for (std::size_t i = 0; i < T; ++i)
-        for (std::size_t j = 0; j < T; ++j) {
-          P(i, j) = saved.probs(b, h, i, j);
-          const float f = dropped ? saved.dropout_mask(b, h, i, j) : 1.0f;
-          float a = 0.0f;
-          for (std::size_t e = 0; e < Dh; ++e) {
-            a += grad_output(b, i, c0 + e) * v(b, j, c0 + e);
-            g.v(b, j, c0 + e) += P(i, j) * f * grad_output(b, i, c0 + e);
-          }
-          dP(i, j) = a * f;
-        }
-      // 4'. dS = P ⊙ (dP − rowsum(dP ⊙ P)), times the 1/√Dh of step 3 (masks are constants)
-      Tensor2 dS = softmax_backward<2>(dP, P);
-      dS *= scale;
-      // 3'. Back through the shift: dZ [T, 2T−1]
-      const Tensor2 dz = relative_shift_backward(dS);
-      // 2'. Content term: dq_i += Σ_j dS[i, j] k_j, dk_j += Σ_i dS[i, j] (q_i + u), du = Σ_i dq_i
-      //     Position term: dq_i += Σ_m dZ[i, m] r_m, dr_m += Σ_i dZ[i, m] (q_i + v), dv = Σ_i
-      for (std::size_t i = 0; i < T; ++i)
-        for (std::size_t e = 0; e < Dh; ++e) {
-          const std::size_t c = c0 + e;
-          float dq_content = 0.0f, dq_position = 0.0f;
-          for (std::size_t j = 0; j < T; ++j) {
-            dq_content += dS(i, j) * k(b, j, c);
-            g.k(b, j, c) += dS(i, j) * (q(b, i, c) + p.content_bias(h, e));
-          }
-          for (std::size_t m = 0; m < 2 * T - 1; ++m) {
-            dq_position += dz(i, m) * saved.r(m, c);
-            dr(m, c) += dz(i, m) * (q(b, i, c) + p.position_bias(h, e));
-          }
-          g.q(b, i, c) += dq_content + dq_position;
-          g.content_bias(h, e) += dq_content;
-          g.position_bias(h, e) += dq_position;
-        }
+      const kernels::MatView dr_h = kernels::as_matrix(dr).block(0, h * Dh, 2 * T - 1, Dh);
+      kernels::relative_attention_head_backward(
+          {head_of(qu, b, h, Dh), head_of(qv, b, h, Dh), head_of(k, b, h, Dh), head_of(v, b, h, Dh),
+           kernels::as_matrix(saved.r).block(0, h * Dh, 2 * T - 1, Dh)},
+          kernels::attention_scale(Dh), kernels::as_matrix(saved.probs, b, h),
+          dropped ? kernels::as_matrix(saved.dropout_mask, b, h) : kernels::ConstMatView{},
+          head_of(grad_output, b, h, Dh), kernels::as_matrix(scratch), kernels::as_matrix(dz),
+          {head_of(dqu, b, h, Dh), head_of(g.k, b, h, Dh), head_of(g.v, b, h, Dh),
+           head_of(dqv, b, h, Dh), dr_h});
     }
+  // q enters through both q + u and q + v; u and v through every row (their column sums)
+  g.q = dqu + dqv;
+  g.content_bias = Tensor2::from_shape({H, Dh});
+  g.position_bias = Tensor2::from_shape({H, Dh});
+  kernels::column_sums(kernels::as_matrix(dqu), kernels::as_vector(g.content_bias), false);
+  kernels::column_sums(kernels::as_matrix(dqv), kernels::as_vector(g.position_bias), false);
   // 1'. r = R W_Rᵀ: dW_R = drᵀ R   [D, 2T−1] x [2T−1, D]
   g.position_weight = matmul(Tensor2(xt::transpose(dr)), saved.sinusoids);
   return g;

@@ -17,6 +17,8 @@
 //     shift(Z)[i, j] = Z[i, T − 1 − i + j]        (= (q_i + v)·r[i − j])
 //
 // which costs one [T, 2T−1] product per head instead of a [T, T, Dh] table of r[i − j].
+// Speed: per head, that GEMM and the plain attention kernel (lib/src/kernels/relative.cpp); in
+// a contiguous Z the shift is the strided view (Z + T − 1, row stride 2T − 2): no copy.
 // Randomized positions (Ruoss et al., 2023, ops/randomized_positions.hpp) replace the distance
 // values δ by a sorted random sample (rows stay 2T − 1, the shift is unchanged): hence R is
 // built from a list of distance values.
