@@ -415,6 +415,7 @@ StudyResult run_study(const Options& o, xenc_app::Progress& progress) {
     const Options first = study_run_options(o, task, 0, false);
     st.symbols = first.symbols;
     st.min_train_length = min_train_length(first);
+    st.train_length = std::size_t(o.train_length);
     st.learned_max_len = std::size_t(first.learned_max_len);
     st.lengths.assign(first.test_lengths.begin(), first.test_lengths.end());
     // cells: each scheme plain, then randomized (none only plain)

@@ -133,6 +133,7 @@ struct StudyTask {
   int symbols = 2;
   double chance = 0.5;               ///< 1/C
   std::size_t min_train_length = 1;  ///< training inputs: min_train_length ... L_train symbols
+  std::size_t train_length = 0;      ///< L_train (one of `lengths`)
   std::size_t learned_max_len = 0;   ///< rows of plain learned's table (the longest test sequence)
   std::vector<std::size_t> lengths;  ///< test lengths (input symbols), L_train among them
   std::vector<StudyCell> cells;      ///< schemes in order, plain then randomized (none: plain)

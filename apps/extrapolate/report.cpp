@@ -542,6 +542,28 @@ const StudyCell* find_cell(const StudyTask& t, const std::string& scheme, bool r
   return nullptr;
 }
 
+// What "learned the task" means in the study's conclusions: every seed at least halfway from
+// chance to 100% at L_train (as the single-rule verdicts' "learned only partly" line). A cell that
+// did not learn the task where it was trained says nothing about extrapolation, and comparing it
+// beyond L_train would credit or blame its positions for what its training did not reach.
+double halfway(const StudyTask& t) { return t.chance + (1.0 - t.chance) / 2.0; }
+
+bool learned_at_train_length(const StudyTask& t, const StudyCell& c) {
+  const auto at = std::find(t.lengths.begin(), t.lengths.end(), t.train_length);
+  if (at == t.lengths.end()) return true;  // L_train not tested: nothing to gate on
+  const std::vector<double> v = column(c, std::size_t(at - t.lengths.begin()));
+  if (v.empty()) return false;
+  for (double a : v)
+    if (!(a >= halfway(t))) return false;
+  return true;
+}
+
+// "every seed at least 75.0% at length 8, halfway from chance to 100%"
+std::string learned_words(const StudyTask& t) {
+  return "learned: every seed at least " + pct(halfway(t)) + " at length " +
+         std::to_string(t.train_length) + ", halfway from chance to 100%";
+}
+
 }  // namespace
 
 std::string study_header_text(const Options& o, std::size_t models) {
@@ -600,11 +622,15 @@ namespace study_rules {
 
 std::string randomization(const StudyTask& t, double tolerance) {
   const double tol = tolerance / 100.0;
-  std::vector<std::string> up, down, same;
+  std::vector<std::string> up, down, same, unlearned;
   for (const auto& c : t.cells) {
     if (!c.randomized) continue;
     const StudyCell* plain = find_cell(t, c.scheme, false);
     if (!plain) continue;
+    if (!learned_at_train_length(t, c) || !learned_at_train_length(t, *plain)) {
+      unlearned.push_back(c.scheme);
+      continue;
+    }
     const Spread r = spread(c.beyond), p = spread(plain->beyond);
     if (r.min > p.max + tol)
       up.push_back(c.scheme + " (" + pct(p.mean) + " -> " + pct(r.mean) + ")");
@@ -620,6 +646,9 @@ std::string randomization(const StudyTask& t, double tolerance) {
                     " points, for " + and_list(up));
   if (!down.empty()) parts.push_back("plain beats randomized in every seed for " + and_list(down));
   if (!same.empty()) parts.push_back("the seeds do not separate them for " + and_list(same));
+  if (!unlearned.empty())
+    parts.push_back("not compared for " + and_list(unlearned) + ", where a form did not learn " +
+                    t.rule + " at L_train (" + learned_words(t) + ")");
   for (std::size_t i = 0; i < parts.size(); ++i) s += (i == 0 ? "" : "; ") + parts[i];
   return s + ".";
 }
@@ -628,17 +657,32 @@ namespace {
 
 // The cell with the highest mean beyond L_train; `clear`: its lowest seed above every other
 // cell's highest, and its mean more than the tolerance above chance.
-const StudyCell& top_cell(const StudyTask& t, double tol, bool& clear,
+// Only cells that learned the task at L_train take part (learned_at_train_length); nullptr when
+// none did.
+const StudyCell* top_cell(const StudyTask& t, double tol, bool& clear,
                           std::vector<std::string>& overlap) {
   const StudyCell* top = nullptr;
   for (const auto& c : t.cells)
-    if (!top || spread(c.beyond).mean > spread(top->beyond).mean) top = &c;
-  const Spread b = spread(top->beyond);
+    if (learned_at_train_length(t, c) && (!top || spread(c.beyond).mean > spread(top->beyond).mean))
+      top = &c;
   overlap.clear();
+  clear = false;
+  if (!top) return nullptr;
+  const Spread b = spread(top->beyond);
   for (const auto& c : t.cells)
-    if (&c != top && spread(c.beyond).max >= b.min) overlap.push_back(cell_name(c));
+    if (&c != top && learned_at_train_length(t, c) && spread(c.beyond).max >= b.min)
+      overlap.push_back(cell_name(c));
   clear = overlap.empty() && b.mean > t.chance + tol;
-  return *top;
+  return top;
+}
+
+// " (left out, as they did not learn it at L_train: a and b)", or "" when every cell learned it.
+std::string left_out(const StudyTask& t) {
+  std::vector<std::string> out;
+  for (const auto& c : t.cells)
+    if (!learned_at_train_length(t, c)) out.push_back(cell_name(c));
+  return out.empty() ? ""
+                     : " (left out, as they did not learn it at L_train: " + and_list(out) + ")";
 }
 
 }  // namespace
@@ -647,42 +691,56 @@ std::string best(const StudyTask& t, double tolerance) {
   const double tol = tolerance / 100.0;
   bool clear = false;
   std::vector<std::string> overlap;
-  const StudyCell& top = top_cell(t, tol, clear, overlap);
+  const StudyCell* found = top_cell(t, tol, clear, overlap);
+  if (!found)
+    return "On " + t.rule + " no scheme learned the task at L_train (" + learned_words(t) +
+           "), so no scheme's accuracy beyond it is compared.";
+  const StudyCell& top = *found;
   const Spread b = spread(top.beyond);
   if (!(b.mean > t.chance + tol))
     return "On " + t.rule + " no scheme is more than " + fmt("%g", tolerance) +
            " points above chance (" + pct(t.chance) + ") beyond L_train: the highest is " +
-           cell_name(top) + " at " + pct(b.mean) + ".";
+           cell_name(top) + " at " + pct(b.mean) + left_out(t) + ".";
   if (clear)
     return "Best on " + t.rule + " beyond L_train: " + cell_name(top) + ", " + spread_words(b) +
-           ", above every other scheme in every seed.";
+           ", above every other scheme in every seed" + left_out(t) + ".";
   return "Highest mean on " + t.rule + " beyond L_train: " + cell_name(top) + ", " +
          spread_words(b) + "; not the best in every seed: " + and_list(overlap) +
-         (overlap.size() == 1 ? " reaches" : " reach") + " its lowest seed.";
+         (overlap.size() == 1 ? " reaches" : " reach") + " its lowest seed" + left_out(t) + ".";
 }
 
 std::string best_by_task(const std::vector<StudyTask>& tasks, double tolerance) {
   std::vector<std::string> parts, names;
-  std::size_t clear_count = 0;
+  std::size_t clear_count = 0, compared = 0;
   for (const auto& t : tasks) {
     bool clear = false;
     std::vector<std::string> overlap;
-    const StudyCell& top = top_cell(t, tolerance / 100.0, clear, overlap);
+    const StudyCell* top = top_cell(t, tolerance / 100.0, clear, overlap);
+    if (!top) {
+      parts.push_back(t.rule + ": none (no scheme learned it at L_train)");
+      continue;
+    }
     clear_count += clear;
-    parts.push_back(t.rule + ": " + cell_name(top) + (clear ? " (in every seed)" : ""));
-    if (std::find(names.begin(), names.end(), cell_name(top)) == names.end())
-      names.push_back(cell_name(top));
+    ++compared;
+    parts.push_back(t.rule + ": " + cell_name(*top) + (clear ? " (in every seed)" : ""));
+    if (std::find(names.begin(), names.end(), cell_name(*top)) == names.end())
+      names.push_back(cell_name(*top));
   }
   const std::string seeds = "; the best in every seed, and more than " + fmt("%g", tolerance) +
                             " points above chance, on " + std::to_string(clear_count) + " of " +
                             std::to_string(tasks.size()) + " tasks.";
-  if (tasks.size() < 2)
-    return "The highest mean beyond L_train, by task: " + and_list(parts) + seeds;
+  if (compared < 2)
+    return "The highest mean beyond L_train among the schemes that learned the task at L_train, "
+           "by task: " +
+           and_list(parts) + seeds;
   if (names.size() == 1)
-    return "The same scheme has the highest mean beyond L_train on every task: " + and_list(parts) +
-           seeds;
-  return "The highest mean beyond L_train changes from task to task (" +
-         std::to_string(names.size()) + " different schemes on " + std::to_string(tasks.size()) +
+    return "Among the schemes that learned each task at L_train, the same scheme has the highest "
+           "mean beyond L_train on every task" +
+           (compared < tasks.size() ? std::string(" where one did") : std::string()) + ": " +
+           and_list(parts) + seeds;
+  return "Among the schemes that learned each task at L_train, the highest mean beyond L_train "
+         "changes from task to task (" +
+         std::to_string(names.size()) + " different schemes on " + std::to_string(compared) +
          " tasks): " + and_list(parts) + seeds;
 }
 
@@ -695,7 +753,7 @@ double mean_gain_value(const std::vector<StudyTask>& tasks, std::vector<double>*
     for (const auto& c : t.cells) {
       if (!c.randomized) continue;
       const StudyCell* plain = find_cell(t, c.scheme, false);
-      if (!plain) continue;
+      if (!plain || !learned_at_train_length(t, c) || !learned_at_train_length(t, *plain)) continue;
       for (std::size_t s = 0; s < c.beyond.size() && s < plain->beyond.size(); ++s) {
         const double g = c.beyond[s] - plain->beyond[s];
         if (!std::isfinite(g)) continue;
@@ -718,10 +776,12 @@ std::string mean_gain(const std::vector<StudyTask>& tasks) {
   std::vector<double> per_seed;
   const double g = mean_gain_value(tasks, &per_seed);
   if (!std::isfinite(g))
-    return "No scheme was trained both plain and randomized on " + and_list(names) + ".";
+    return "No scheme learned " + and_list(names) +
+           " at L_train both plain and randomized, so no gain of randomized positions is "
+           "measured.";
   std::string s =
-      "Randomized minus plain accuracy beyond L_train, averaged over the schemes "
-      "with both forms and over " +
+      "Randomized minus plain accuracy beyond L_train, averaged over the schemes with both "
+      "forms learned at L_train and over " +
       and_list(names) + ": " + fmt("%+.1f", 100.0 * g) + " points";
   const Spread sp = spread(per_seed);
   if (per_seed.size() > 1)

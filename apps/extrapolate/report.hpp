@@ -101,6 +101,8 @@ std::string study_header_text(const Options& o, std::size_t models);
 std::string study_table_text(const StudyResult& res);
 
 /// The study's conclusions, computed from the table; each names its task (or lists the tasks).
+/// A cell that did not learn its task at L_train (a seed below halfway from chance to 100% at
+/// length L_train) is left out of every comparison beyond L_train, and the sentence says so.
 /// namespace study_rules: each rule alone.
 std::vector<std::string> study_conclusions(const StudyResult& res);
 

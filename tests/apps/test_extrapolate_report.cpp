@@ -340,8 +340,17 @@ extrapolate::StudyTask task(const std::string& rule,
   t.rule = rule;
   t.chance = 0.5;
   t.lengths = {10, 20};
+  t.train_length = 10;
   t.cells = cells;
   return t;
+}
+
+// A cell that scores `at_train` at L_train = 10 in every seed and `beyond` at 20.
+extrapolate::StudyCell cell_at(const std::string& scheme, bool randomized, double at_train,
+                               const std::vector<double>& beyond) {
+  extrapolate::StudyCell c = cell(scheme, randomized, beyond);
+  for (auto& seed : c.accuracy) seed[0] = at_train;
+  return c;
 }
 
 }  // namespace
@@ -406,11 +415,54 @@ TEST(ExtrapolateStudyConclusions, MeanGainIsRandomizedMinusPlainOverSchemesTasks
   EXPECT_NEAR(per_seed[2], 0.025, 1e-12);
   EXPECT_EQ(sr::mean_gain(tasks),
             "Randomized minus plain accuracy beyond L_train, averaged over the schemes with both "
-            "forms and over reverse_string and odds_first: +5.8 points (seed by seed from +2.5 to "
-            "+10.0).");
+            "forms learned at L_train and over reverse_string and odds_first: +5.8 points (seed by "
+            "seed from +2.5 to +10.0).");
   // which cell has the highest mean, task by task, and on how many it is clear
   EXPECT_EQ(sr::best_by_task(tasks, 5.0),
-            "The highest mean beyond L_train changes from task to task (2 different schemes on 2 "
-            "tasks): reverse_string: rope+rand (in every seed) and odds_first: alibi; the best "
-            "in every seed, and more than 5 points above chance, on 1 of 2 tasks.");
+            "Among the schemes that learned each task at L_train, the highest mean beyond L_train "
+            "changes from task to task (2 different schemes on 2 tasks): reverse_string: "
+            "rope+rand (in every seed) and odds_first: alibi; the best in every seed, and more "
+            "than 5 points above chance, on 1 of 2 tasks.");
+}
+
+// A cell that did not learn its task at L_train (a seed below halfway from chance, 75% at chance
+// 50%) is left out of every study conclusion: a randomized cell at 65% where it was trained,
+// 70% beyond, does not "beat" a plain one at 100% and 55% beyond; nor is it the best, nor does it
+// count in the mean gain. The hand-made numbers: rope plain 1.0 / {0.5, 0.55, 0.6}, rope+rand
+// 0.65 / {0.7, 0.7, 0.7}; alibi plain 1.0 / {0.6, 0.6, 0.6}, alibi+rand 1.0 / {0.8, 0.8, 0.8}
+// (gain 0.2 in every seed).
+TEST(ExtrapolateStudyConclusions, CellsThatDidNotLearnAtTrainLengthAreLeftOut) {
+  namespace sr = extrapolate::study_rules;
+  const auto t = task("odds_first", {cell_at("rope", false, 1.0, {0.5, 0.55, 0.6}),
+                                     cell_at("rope", true, 0.65, {0.7, 0.7, 0.7}),
+                                     cell_at("alibi", false, 1.0, {0.6, 0.6, 0.6}),
+                                     cell_at("alibi", true, 1.0, {0.8, 0.8, 0.8})});
+  EXPECT_EQ(sr::randomization(t, 5.0),
+            "Randomized against plain on odds_first, beyond L_train: randomized beats plain in "
+            "every seed, by more than 5 points, for alibi (60.0% -> 80.0%); not compared for "
+            "rope, where a form did not learn odds_first at L_train (learned: every seed at "
+            "least 75.0% at length 10, halfway from chance to 100%).");
+  EXPECT_EQ(sr::best(t, 5.0),
+            "Best on odds_first beyond L_train: alibi+rand, 80.0% (seeds 80.0% to 80.0%), above "
+            "every other scheme in every seed (left out, as they did not learn it at L_train: "
+            "rope+rand).");
+  EXPECT_NEAR(sr::mean_gain_value({t}, nullptr), 0.2, 1e-12);
+  // one seed of three below the line is enough to leave a cell out
+  auto one_low = t;
+  one_low.cells[3].accuracy[1][0] = 0.74;
+  EXPECT_TRUE(std::isnan(sr::mean_gain_value({one_low}, nullptr)));
+  EXPECT_EQ(sr::mean_gain({one_low}),
+            "No scheme learned odds_first at L_train both plain and randomized, so no gain of "
+            "randomized positions is measured.");
+  // no cell learned: no best, and the task says so in the summary
+  const auto none = task("parity_check", {cell_at("rope", false, 0.6, {0.9, 0.9, 0.9})});
+  EXPECT_EQ(sr::best(none, 5.0),
+            "On parity_check no scheme learned the task at L_train (learned: every seed at least "
+            "75.0% at length 10, halfway from chance to 100%), so no scheme's accuracy beyond it "
+            "is compared.");
+  EXPECT_EQ(sr::best_by_task({t, none}, 5.0),
+            "The highest mean beyond L_train among the schemes that learned the task at L_train, "
+            "by task: odds_first: alibi+rand (in every seed) and parity_check: none (no scheme "
+            "learned it at L_train); the best in every seed, and more than 5 points above "
+            "chance, on 1 of 2 tasks.");
 }
