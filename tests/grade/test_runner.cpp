@@ -3,6 +3,7 @@
 // (check_*.cmake) run the same machinery on compiled student code.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -155,20 +156,31 @@ std::string pid_namespace_of(const std::string& pid) {
   return n > 0 ? std::string(buf, std::size_t(n)) : "";
 }
 
+// A /proc file's text, or "" when it cannot be read: the process may end between the listing of
+// /proc and the read, and then read() fails with ESRCH (libstdc++'s filebuf throws on that, so
+// this reads with open/read).
+std::string read_proc_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, std::size_t(n));
+  ::close(fd);
+  return text;
+}
+
 // The machine's processes whose command line holds `mark` and that have not ended (a zombie has
 // ended: it waits only for its parent), each as its /proc/<pid>/stat line.
 std::vector<std::string> live_processes_marked(const std::string& mark) {
   std::vector<std::string> found;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string pid = e.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmdline("/proc/" + pid + "/cmdline");
-    const std::string args((std::istreambuf_iterator<char>(cmdline)),
-                           std::istreambuf_iterator<char>());
+    const std::string args = read_proc_file("/proc/" + pid + "/cmdline");
     if (args.find(mark) == std::string::npos) continue;
-    std::ifstream stat("/proc/" + pid + "/stat");
-    std::string line;
-    std::getline(stat, line);
+    std::string line = read_proc_file("/proc/" + pid + "/stat");
+    if (const std::size_t end = line.find('\n'); end != std::string::npos) line.resize(end);
     const std::size_t close = line.rfind(')');
     if (line.empty() ||
         (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z'))
