@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <xenc/core/blas_core.hpp>
 #include <xenc/ops/positional.hpp>
 #include <xtensor-blas/xlinalg.hpp>
 #include <xtensor/xview.hpp>
@@ -57,6 +58,8 @@ Result run_experiment(const CommandLine& c) {
   const xt::xtensor<double, 2> pe_t = xt::view(pe_d, xt::range(0, T), xt::all());  // [T, D]
 
   // 1. row p of PE R_kᵀ is R_k PE(p): every position in one GEMM  [T, D] x [D, D] -> [T, D]
+  //    (xtensor-blas calls OpenBLAS directly: refuse a core set the CPU cannot run, as gemm does)
+  xenc::require_blas_core_runs_here("pe_properties");
   const xt::xtensor<double, 2> rotated = xt::linalg::dot(pe_t, xt::transpose(rk_d));
   for (std::size_t p = 0; p < T; ++p)
     for (std::size_t a = 0; a < D; ++a)

@@ -110,6 +110,47 @@ TEST(BlasCoreProgram, ExplicitCoretypeIsRespected) {
   EXPECT_FALSE(contains(r.out, "set by xencoder")) << r.out;
 }
 
+// The set one tier above the best this CPU runs ("" on an AVX-512 CPU: none is beyond it).
+std::string set_beyond(const std::string& best) {
+  if (best == "Haswell") return "SkylakeX";
+  if (best == "Sandybridge") return "Haswell";
+  if (best.empty()) return "Sandybridge";
+  return "";
+}
+
+// OPENBLAS_CORETYPE naming kernels this CPU cannot execute: respected (never replaced), but the
+// program says so in --version and refuses its first matrix product with a message and exit 1,
+// where OpenBLAS would stop it with SIGILL (exit 132, no message). On an AVX-512 CPU every set
+// runs, and SkylakeX must compute as any other set.
+TEST(BlasCoreProgram, CoretypeBeyondTheCpuIsRefusedWithTheValueThatFits) {
+  const std::string best = best_set_from_proc_cpuinfo();
+  const std::string beyond = set_beyond(best);
+  const std::string env = "-u XENC_BLAS_REEXEC -u XENC_TEST_BLAS_CORE OPENBLAS_CORETYPE=";
+  if (beyond.empty()) {
+    const RunResult r = run_with(env + "SkylakeX", XENC_APP_WORD_ORDER, "");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "Without positional information (--position none)")) << r.out;
+    return;
+  }
+  const RunResult v = run_with(env + beyond, XENC_APP_WORD_ORDER, "--version");
+  ASSERT_EQ(v.status, 0) << v.err;
+  EXPECT_TRUE(
+      contains(v.out, "core set " + beyond + " (OPENBLAS_CORETYPE=" + beyond + ", beyond this "))
+      << v.out;
+  const RunResult r = run_with(env + beyond, XENC_APP_WORD_ORDER, "");
+  EXPECT_EQ(r.status, 1) << "status " << r.status << " (132 = SIGILL): " << r.err;
+  EXPECT_TRUE(contains(r.err, "gemm: OPENBLAS_CORETYPE=" + beyond + " makes OpenBLAS run its " +
+                                  beyond + " kernels"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, best.empty() ? "Unset OPENBLAS_CORETYPE before"
+                                           : "Unset OPENBLAS_CORETYPE, or set it to " + best + ","))
+      << r.err;
+  // the same in a program that calls OpenBLAS through xtensor-blas
+  const RunResult pe = run_with(env + beyond, XENC_APP_PE_PROPERTIES, "");
+  EXPECT_EQ(pe.status, 1) << "status " << pe.status << ": " << pe.err;
+  EXPECT_TRUE(contains(pe.err, "OPENBLAS_CORETYPE=" + beyond + " makes OpenBLAS run")) << pe.err;
+}
+
 TEST(BlasCoreProgram, UserProgramIsWarnedOnceWithTheValue) {
   const std::string best = best_set_from_proc_cpuinfo();
   ASSERT_FALSE(best.empty());

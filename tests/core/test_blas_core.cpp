@@ -90,6 +90,45 @@ TEST(BlasCore, ChoiceForEachCpuOfTheTable) {
         << row.cpu << ": OpenBLAS chose " << row.openblas;
 }
 
+// An explicit OPENBLAS_CORETYPE whose kernels the CPU cannot execute (OpenBLAS's matrix products
+// would stop the process with SIGILL): the sentence kernels::gemm throws, naming the variable, the
+// set, both tiers and the value that fits; "" whenever the set runs on the CPU.
+TEST(BlasCore, CoretypeBeyondTheCpuIsNamedWithTheValueThatFits) {
+  struct Case {
+    const char* env;   // OPENBLAS_CORETYPE
+    const char* core;  // what OpenBLAS then runs
+    CpuFeatures cpu;
+    const char* says;  // "" = runs here; else a part of the sentence
+  };
+  const Case cases[] = {
+      {"SkylakeX", "SkylakeX", avx2_fma(),
+       "OPENBLAS_CORETYPE=SkylakeX makes OpenBLAS run its SkylakeX kernels (AVX-512), which this "
+       "CPU cannot execute (it runs AVX2): a matrix product would stop the program with an "
+       "illegal instruction. Unset OPENBLAS_CORETYPE, or set it to Haswell, before the program "
+       "starts (OpenBLAS reads it only when it loads)."},
+      {"haswell", "Haswell", avx_only(), "or set it to Sandybridge,"},
+      {"Cooperlake", "Cooperlake", avx2_fma(), "its Cooperlake kernels (AVX-512)"},
+      {"Sandybridge", "Sandybridge", sse_only(),
+       "(it runs SSE): a matrix product would stop the program with an illegal instruction. "
+       "Unset OPENBLAS_CORETYPE before the program starts"},
+      // a build without AVX-512 kernels maps SkylakeX to Haswell: what runs is what counts
+      {"SkylakeX", "Haswell", avx2_fma(), ""},
+      {"SkylakeX", "SkylakeX", avx512(), ""},
+      {"Sandybridge", "Sandybridge", avx2_fma(), ""},
+      {"Prescott", "Prescott", sse_only(), ""},
+      {"Unknown", "Unknown", sse_only(), ""},
+      {"", "SkylakeX", avx2_fma(), ""},  // OpenBLAS chose alone (or the test switch): not ours
+  };
+  for (const Case& c : cases) {
+    const std::string got = xenc::blas_core_beyond_cpu(c.env, c.core, c.cpu);
+    if (*c.says == '\0')
+      EXPECT_EQ(got, "") << c.env << " running " << c.core;
+    else
+      EXPECT_NE(got.find(c.says), std::string::npos)
+          << c.env << " running " << c.core << ": " << got;
+  }
+}
+
 TEST(BlasCore, OpenBlasWithOneSetIsLeftAlone) {
   // without DYNAMIC_ARCH, OPENBLAS_CORETYPE chooses nothing
   EXPECT_EQ(xenc::choose_blas_core("Prescott", avx512(), false), "");
@@ -176,7 +215,8 @@ TEST(BlasReport, ExplicitCoretypeIsRespected) {
   env.set("OPENBLAS_CORETYPE", "SkylakeX");
   EXPECT_EQ(xenc::blas_summary(xenc::make_blas_report(kConfig, "SkylakeX", 2, avx2_fma())),
             "BLAS: OpenBLAS 0.3.21, core set SkylakeX (OPENBLAS_CORETYPE=SkylakeX, beyond this "
-            "AVX2 CPU: its matrix products stop with an illegal instruction), 2 threads");
+            "AVX2 CPU: xencoder refuses its matrix products, which would stop with an illegal "
+            "instruction), 2 threads");
 }
 
 TEST(BlasReport, TestSwitchMakesTheLibraryBelieveInAFallback) {

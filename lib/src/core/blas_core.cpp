@@ -100,6 +100,22 @@ std::string choose_blas_core(std::string_view core, const CpuFeatures& cpu, bool
   return chosen < best ? core_for_tier(best) : "";
 }
 
+std::string blas_core_beyond_cpu(std::string_view coretype_env, std::string_view core,
+                                 const CpuFeatures& cpu) {
+  SimdTier runs = SimdTier::sse;
+  const SimdTier can = cpu_tier(cpu);
+  if (coretype_env.empty() || !core_tier(core, runs) || runs <= can) return "";
+  const std::string set(core);
+  std::string s = "OPENBLAS_CORETYPE=" + std::string(coretype_env) + " makes OpenBLAS run its " +
+                  set + " kernels (" + simd_tier_name(runs) + "), which this CPU cannot execute (" +
+                  "it runs " + simd_tier_name(can) +
+                  "): a matrix product would stop the program with an illegal instruction. ";
+  const char* fits = core_for_tier(can);
+  s += *fits != '\0' ? "Unset OPENBLAS_CORETYPE, or set it to " + std::string(fits) + ","
+                     : std::string("Unset OPENBLAS_CORETYPE");
+  return s + " before the program starts (OpenBLAS reads it only when it loads).";
+}
+
 namespace {
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -124,6 +140,7 @@ BlasReport make_blas_report(const std::string& config, const std::string& core, 
   // a user's OPENBLAS_CORETYPE is theirs; ours (after the re-execution) is checked again
   if (r.coretype_env.empty() || !r.reexec_from.empty())
     r.better = choose_blas_core(r.core, r.cpu, r.dynamic_arch);
+  r.beyond_cpu = blas_core_beyond_cpu(r.coretype_env, r.core, r.cpu);
   return r;
 }
 
@@ -143,9 +160,10 @@ std::string blas_summary(const BlasReport& r) {
     s += " (OPENBLAS_CORETYPE=" + r.coretype_env + ", set by xencoder: OpenBLAS chose " +
          r.reexec_from + " on this " + cpu + " CPU" +
          (r.better.empty() ? std::string(")") : "; this OpenBLAS has no " + cpu + " set)");
-  else if (!r.coretype_env.empty() && known && tier > cpu_tier(r.cpu))
+  else if (!r.beyond_cpu.empty())
     s += " (OPENBLAS_CORETYPE=" + r.coretype_env + ", beyond this " + cpu +
-         " CPU: its matrix products stop with an illegal instruction)";
+         " CPU: xencoder refuses its matrix products, which would stop with an illegal "
+         "instruction)";
   else if (!r.coretype_env.empty())
     s += " (OPENBLAS_CORETYPE=" + r.coretype_env + "; this CPU runs " + cpu + ")";
   else if (!r.better.empty())

@@ -1,7 +1,8 @@
 // OpenBLAS's own account of itself (openblas_get_config, openblas_get_corename,
-// openblas_get_num_threads) for xenc/core/blas_core.hpp, and the one-time warning kernels::gemm
-// gives when the set it runs is weaker than the CPU's. A build without BLAS (WebAssembly:
-// XENC_NO_BLAS) reports "none" and never warns.
+// openblas_get_num_threads) for xenc/core/blas_core.hpp, the one-time warning kernels::gemm
+// gives when the set it runs is weaker than the CPU's, and the refusal of a set the CPU cannot
+// execute (an explicit OPENBLAS_CORETYPE beyond it: SIGILL at the first product otherwise). A build
+// without BLAS (WebAssembly: XENC_NO_BLAS) reports "none" and never warns.
 #ifndef XENC_NO_BLAS
 #include <cblas.h>
 #endif
@@ -11,6 +12,7 @@
 
 #include "blas_probe.hpp"
 #include "xenc/core/blas_core.hpp"
+#include "xenc/core/error.hpp"
 
 namespace xenc {
 
@@ -23,6 +25,15 @@ BlasReport blas_report() {
 #else
   return make_blas_report(openblas_get_config(), openblas_get_corename(),
                           openblas_get_num_threads(), cpu_features());
+#endif
+}
+
+void require_blas_core_runs_here(const char* function) {
+#ifndef XENC_NO_BLAS
+  static const std::string beyond = blas_report().beyond_cpu;
+  if (!beyond.empty()) throw config_error(std::string(function) + ": " + beyond);
+#else
+  (void)function;
 #endif
 }
 

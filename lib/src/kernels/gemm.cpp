@@ -18,6 +18,7 @@
 
 #include "blas_probe.hpp"
 #include "kernels.hpp"
+#include "xenc/core/blas_core.hpp"
 
 namespace xenc::kernels {
 
@@ -28,6 +29,7 @@ void sgemm(ConstMatView a, bool ta, ConstMatView b, bool tb, MatView c, std::siz
 #ifdef XENC_NO_BLAS
   gemm_portable(a, ta ? Op::transpose : Op::none, b, tb ? Op::transpose : Op::none, c, alpha, beta);
 #else
+  xenc::require_blas_core_runs_here("gemm");  // a set beyond the CPU: an exception, not SIGILL
   warn_once_if_blas_fallback();  // OpenBLAS on a weaker core set than the CPU runs says so, once
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(c.rows), static_cast<blasint>(c.cols), static_cast<blasint>(K),

@@ -77,8 +77,24 @@ struct BlasReport {
   std::string coretype_env;   // OPENBLAS_CORETYPE, "" when unset
   std::string reexec_from;    // kBlasReexecMarker: OpenBLAS's own choice before the re-execution
   CpuFeatures cpu;
-  std::string better;  // choose_blas_core for this CPU when OpenBLAS chose alone, else ""
+  std::string better;      // choose_blas_core for this CPU when OpenBLAS chose alone, else ""
+  std::string beyond_cpu;  // blas_core_beyond_cpu: OPENBLAS_CORETYPE asks for kernels the CPU
+                           // cannot execute (the sentence that says so), else ""
 };
+
+/// When OPENBLAS_CORETYPE made OpenBLAS run a core set of a higher tier than the CPU can execute
+/// (`core`, what OpenBLAS runs, "SkylakeX" on an AVX2 CPU), the sentence that says so and what to
+/// set instead; "" otherwise (the variable unset, a set the CPU runs, or a name of no known tier).
+/// Such a set's matrix products stop the process with an illegal instruction (SIGILL), so
+/// kernels::gemm throws this sentence instead of calling OpenBLAS, and --version prints it.
+std::string blas_core_beyond_cpu(std::string_view coretype_env, std::string_view core,
+                                 const CpuFeatures& cpu);
+
+/// Throws xenc::config_error("<function>: " + report.beyond_cpu) for this process's BLAS when that
+/// is not empty: before a matrix product that would stop the process with an illegal instruction.
+/// kernels::gemm calls it (function "gemm"); code that calls BLAS another way (xtensor-blas) can
+/// call it first. The check is made once per process; later calls cost one load of a static.
+void require_blas_core_runs_here(const char* function);
 
 /// What cpuid and xgetbv say about this CPU (all false on other architectures).
 CpuFeatures cpu_features();
