@@ -8,8 +8,10 @@
 // nested regions, OpenBLAS's setting restored.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -444,5 +446,49 @@ TEST(KernelsThreads, PoolRunsEveryItemOnceAndRestoresOpenBlas) {
     k::parallel_for(64, [&](std::size_t) { ++after; });
     EXPECT_EQ(after.load(), 64);
   }
+  openblas_set_num_threads(before);
+}
+
+// The pool's accounting (kernels::pool_stats): zero after a reset, nothing for a region run on
+// one thread, and for regions on 2 to 4 threads totals that add up: the count of regions,
+// participants and items; p · wall = busy + dispatch + wake + tail + lag (the same clock reads);
+// busy wall time within p · wall; busy CPU time within busy wall time (plus the clocks' grain).
+TEST(KernelsThreads, PoolStatsAddUp) {
+  const int before = openblas_get_num_threads();
+  k::reset_pool_stats();
+  k::PoolStats s = k::pool_stats();
+  EXPECT_EQ(s.regions, 0u);
+  EXPECT_EQ(s.wall, 0.0);
+  openblas_set_num_threads(1);
+  std::atomic<std::size_t> sum{0};
+  k::parallel_for(10, [&](std::size_t i) { sum += i; });
+  EXPECT_EQ(k::pool_stats().regions, 0u) << "a region on one thread is not the pool's";
+  for (int threads : {2, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    openblas_set_num_threads(threads);
+    k::reset_pool_stats();
+    const std::size_t regions = 20, items = 16;
+    for (std::size_t r = 0; r < regions; ++r)
+      k::parallel_for(items, [&](std::size_t i) {
+        volatile double x = 0;  // some work, so that the clocks move
+        for (int j = 0; j < 20000; ++j) x = x + double(i * j);
+        sum += i;
+      });
+    s = k::pool_stats();
+    EXPECT_EQ(s.regions, regions);
+    EXPECT_EQ(s.participants, regions * std::size_t(threads));
+    EXPECT_EQ(s.items, regions * items);
+    const double p_wall = double(threads) * s.wall;
+    EXPECT_NEAR(s.busy_wall + s.dispatch + s.wake + s.tail + s.lag, p_wall, 1e-6);
+    EXPECT_GT(s.busy_wall, 0.0);
+    EXPECT_LE(s.busy_wall, p_wall + 1e-9);
+    EXPECT_GT(s.busy_cpu, 0.0);
+    EXPECT_LE(s.busy_cpu, s.busy_wall + 1e-3 * double(regions * std::size_t(threads)));
+    EXPECT_GE(s.wake, 0.0);
+    EXPECT_GE(s.tail, 0.0);
+  }
+  k::reset_pool_stats();
+  EXPECT_EQ(k::pool_stats().participants, 0u);
+  EXPECT_EQ(k::pool_stats().busy_cpu, 0.0);
   openblas_set_num_threads(before);
 }

@@ -387,6 +387,24 @@ void parallel_for(std::size_t n, std::size_t threads,
 /// since the process started: a thread's CPU time minus this is what it ran alone (the serial
 /// part, bench/serial_fraction.cpp).
 double region_cpu_seconds();
+/// Where the pool's regions (parallel_for on 2 or more threads) spent their time, summed over
+/// the regions since the process started or the last reset_pool_stats(); seconds. Per region
+/// and per participant (the caller is one) a few clock reads, never per item. With p
+/// participants per region, Σ p · region wall = busy_wall + dispatch + wake + tail + lag.
+struct PoolStats {
+  std::uint64_t regions = 0;       ///< how many regions
+  std::uint64_t participants = 0;  ///< Σ threads per region
+  std::uint64_t items = 0;         ///< Σ items per region
+  double wall = 0;       ///< Σ regions' wall time: the caller's start to the end of its wait
+  double busy_wall = 0;  ///< Σ participants' wall time from their first item to their last's end
+  double busy_cpu = 0;   ///< the same participants' thread CPU time over those spans
+  double wake = 0;       ///< workers: the region's start to their first item (the wake-up)
+  double dispatch = 0;   ///< the caller: the region's start to its first item (the notify)
+  double tail = 0;       ///< the caller: its last item done to the region's end (the wait)
+  double lag = 0;        ///< workers: their last item done to the region's end
+};
+PoolStats pool_stats();
+void reset_pool_stats();
 /// The same on every thread of the budget, fn(item) only.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 /// OpenBLAS at one thread for the object's lifetime, the old setting restored after it: every
