@@ -263,4 +263,17 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   parallel_for(n, thread_budget(), [&fn](std::size_t i, std::size_t) { fn(i); });
 }
 
+void parallel_rows(std::size_t rows, std::size_t cols,
+                   const std::function<void(std::size_t, std::size_t)>& fn, std::size_t min_work) {
+  const std::size_t threads = thread_budget();
+  const std::size_t blocks = std::min(rows, 4 * threads);
+  if (threads <= 1 || blocks <= 1 || rows * cols < min_work) {
+    if (rows != 0) fn(0, rows);
+    return;
+  }
+  const std::size_t step = (rows + blocks - 1) / blocks;
+  parallel_for((rows + step - 1) / step, threads,
+               [&](std::size_t b, std::size_t) { fn(b * step, std::min(rows, (b + 1) * step)); });
+}
+
 }  // namespace xenc::kernels
