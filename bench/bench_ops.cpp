@@ -192,6 +192,47 @@ BENCHMARK(BM_LayerNorm)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
+// A pass over independent rows, [T, D] floats, on 1 thread (pool 0: the budget set to 1) or as
+// blocks of rows on the pool (pool 1: kernels::parallel_rows from any size, on the budget,
+// OPENBLAS_NUM_THREADS): layer norm forward (pass 0) or relu in place (pass 1), at T·D on both
+// sides of kernels::kRowPassWork (bench/README.md, "One pool": where the pool starts to win).
+void BM_RowPass(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             D = static_cast<std::size_t>(state.range(1));
+  const bool relu = state.range(2) != 0, pool = state.range(3) != 0;
+  Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D}, 1);
+  Tensor2 y = Tensor2::from_shape({T, D});
+  Tensor1 w = xt::ones<float>({D}), b = xt::zeros<float>({D});
+  const auto pass = [&](std::size_t r0, std::size_t r1) {
+    if (relu) {
+      kernels::relu_inplace(kernels::as_matrix(y).row(r0), (r1 - r0) * D);
+    } else {
+      kernels::layer_norm_rows(kernels::as_matrix(x).block(r0, 0, r1 - r0, D),
+                               kernels::as_matrix(y).block(r0, 0, r1 - r0, D),
+                               kernels::as_vector(w), kernels::as_vector(b), 1e-5f, nullptr,
+                               nullptr);
+    }
+  };
+  y = x;
+  for (auto _ : state) {
+    if (pool) {
+      kernels::parallel_rows(T, D, pass, 0);  // inside the region each block runs on 1 thread
+    } else {
+      const kernels::BlasOnOneThread one;  // the budget is 1: no region
+      pass(0, T);
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(T * D));
+}
+BENCHMARK(BM_RowPass)
+    ->ArgNames({"T", "D", "pass", "pool"})
+    ->ArgsProduct({{8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, {512}, {0, 1}, {0, 1}})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 // ---- activations over [T, F] -----------------------------------------------------------
 
 void BM_GeluXtensor(benchmark::State& state) {

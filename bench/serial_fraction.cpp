@@ -1,30 +1,38 @@
-// xencoder_serial T D H forward|train [reps]: which part of one encoder layer runs on one
-// thread, measured in CPU time, and what Amdahl's law then predicts (bench/README.md, "One
-// pool").
+// xencoder_serial T D H forward|train [reps] [auto|plain|tiled]: where one encoder layer's time
+// goes on 2 threads, against the same layer on 1 thread (bench/README.md, "One pool").
 //
-// Run it with OPENBLAS_NUM_THREADS=2 (or more). The pool's workers only ever run items of
-// parallel regions; the calling (main) thread runs the serial steps plus its share of every
-// region, and kernels::region_cpu_seconds() says how much CPU time it spent inside regions. So
-// serial = main thread's CPU time − its CPU time inside regions, and parallel = all the other
-// CPU time: no assumption on how the items were shared, so a machine loaded by other processes
-// changes the numbers little (CPU time, not wall-clock time; the thread CPU times come from
-// /proc/self/task/<tid>/schedstat). Prints the CPU times, the serial fraction
-// f = serial / (serial + parallel) (the part of the 1-thread work that stays on one thread) and
-// Amdahl's speed-up 1 / (f + (1 − f)/n) for n = 2, 4, 8, 16.
+// Run it with OPENBLAS_NUM_THREADS=2 (the thread budget). Each repetition runs the layer once
+// with the budget at 1 (kernels::BlasOnOneThread: no region, the plain sgemms) and once at 2,
+// in one process, the order alternating; every figure printed is the median over repetitions.
+//
+// 1. The serial fraction, in CPU time (little changed by a machine loaded by other processes):
+//    serial = the main thread's CPU time outside the pool's regions (kernels::region_cpu_seconds
+//    counts the inside), f = serial / the process's CPU time at 2 threads, and Amdahl's speed-up
+//    1 / (f + (1 − f)/n) for n = 2, 4, 8, 16.
+// 2. The decomposition of the 2-thread wall time W2 (kernels::pool_stats): the serial wall
+//    (outside regions) and the regions' wall R, where 2·R = busy (the participants' spans from
+//    their first item to the end of their last, summed) + wake (the worker's latency from the
+//    region's start to its first item) + tail (the caller's wait from its last item to the
+//    region's end) + dispatch and lag (the caller's start, the worker's report).
+// 3. The busy inflation: the items' CPU time at 2 threads (summed over both) over the CPU time
+//    the same work takes at 1 thread, C1 − serial (the serial steps are the same code at both
+//    budgets): what sharing the chip and cutting the work into blocks cost.
+// 4. The predicted speed-up C1 / (serial + (items' CPU + waits) / 2), built up term by term, and
+//    what each term takes from 2×: 2 · term / predicted time. Against it, the measured W1 / W2;
+//    the difference is what the CPU times do not see (a loaded machine's preemption).
 //
 // The layer is BM_EncoderLayerForward's / BM_EncoderLayerTrainStep's: batch 1, F = 4·D,
-// post-norm, relu, dropout 0; train = zero_grad, forward, backward, AdamW step.
-#include <dirent.h>
-#include <unistd.h>
+// post-norm, relu, dropout 0; train = zero_grad, forward, backward, AdamW step. The third
+// argument forces the attention path as BM_EncoderLayerForwardPlain / ...Tiled do.
+#include <time.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "kernels/kernels.hpp"  // lib/src: region_cpu_seconds
+#include "kernels/kernels.hpp"  // lib/src: region_cpu_seconds, pool_stats, BlasOnOneThread
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/core/random.hpp"
 #include "xenc/nn/optim.hpp"
@@ -32,43 +40,59 @@
 
 namespace {
 
-// Nanoseconds thread `tid` of this process has run.
-double thread_ns(const std::string& tid) {
-  std::ifstream f("/proc/self/task/" + tid + "/schedstat");
-  double ns = 0;
-  f >> ns;
-  return ns;
+double clock_ms(clockid_t id) {
+  timespec t{};
+  clock_gettime(id, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
 
-struct ThreadTimes {
-  double main = 0, others = 0;
+// One run of the layer: wall, process CPU, main thread CPU, its CPU inside regions (ms), and the
+// pool's totals over the run.
+struct Run {
+  double wall = 0, cpu = 0, main_cpu = 0, region_cpu = 0;
+  xenc::kernels::PoolStats pool;
 };
-ThreadTimes thread_times() {
-  ThreadTimes t;
-  const std::string self = std::to_string(getpid());
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return t;
-  while (const dirent* e = readdir(dir)) {
-    const std::string tid = e->d_name;
-    if (tid == "." || tid == "..") continue;
-    (tid == self ? t.main : t.others) += thread_ns(tid);
-  }
-  closedir(dir);
-  return t;
+
+template <class Step>
+Run measure(const Step& step) {
+  namespace k = xenc::kernels;
+  k::reset_pool_stats();
+  const double w0 = clock_ms(CLOCK_MONOTONIC), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+  const double m0 = clock_ms(CLOCK_THREAD_CPUTIME_ID), r0 = k::region_cpu_seconds();
+  step();
+  Run r;
+  r.main_cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID) - m0;
+  r.cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  r.wall = clock_ms(CLOCK_MONOTONIC) - w0;
+  r.region_cpu = (k::region_cpu_seconds() - r0) * 1e3;
+  r.pool = k::pool_stats();
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: xencoder_serial T D H forward|train [reps]\n");
+    std::fprintf(stderr, "usage: xencoder_serial T D H forward|train [reps] [auto|plain|tiled]\n");
     return 2;
   }
   const std::size_t T = std::stoul(argv[1]), D = std::stoul(argv[2]), H = std::stoul(argv[3]);
   const std::string mode = argv[4];
-  const int reps = argc > 5 ? std::stoi(argv[5]) : 3;
+  const int reps = argc > 5 ? std::max(1, std::stoi(argv[5])) : 3;
+  const std::string path_name = argc > 6 ? argv[6] : "auto";
   if (mode != "forward" && mode != "train") {
     std::fprintf(stderr, "xencoder_serial: mode is \"%s\", expected forward or train\n", argv[4]);
+    return 2;
+  }
+  if (path_name != "auto" && path_name != "plain" && path_name != "tiled") {
+    std::fprintf(stderr, "xencoder_serial: path is \"%s\", expected auto, plain or tiled\n",
+                 path_name.c_str());
     return 2;
   }
   xenc::EncoderLayerConfig c;
@@ -78,6 +102,9 @@ int main(int argc, char** argv) {
   c.dropout = 0.0f;
   c.activation = xenc::Activation::relu;
   xenc::TransformerEncoderLayer layer(c, /*seed=*/1);
+  layer.self_attn.set_attention_path(path_name == "plain"   ? xenc::AttentionPath::plain
+                                     : path_name == "tiled" ? xenc::AttentionPath::tiled
+                                                            : xenc::AttentionPath::automatic);
   xenc::Rng rng(1);
   xenc::Tensor3 x = xenc::Tensor3::from_shape({1, T, D}), dy = x;
   xenc::fill_uniform(x, rng, -1.0f, 1.0f);
@@ -96,26 +123,87 @@ int main(int argc, char** argv) {
     opt.step();
     return dx;
   };
-  step();  // warm-up: the pool's worker, the buffers
-  const ThreadTimes before = thread_times();
-  const double region_before = xenc::kernels::region_cpu_seconds();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < reps; ++r) step();
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3 / reps;
-  const ThreadTimes after = thread_times();
-  const double region_ms = (xenc::kernels::region_cpu_seconds() - region_before) * 1e3 / reps;
-  const double main_ms = (after.main - before.main) * 1e-6 / reps;
-  const double others_ms = (after.others - before.others) * 1e-6 / reps;
-  const double serial = main_ms > region_ms ? main_ms - region_ms : 0.0;
-  const double total = main_ms + others_ms;
-  const double f = total > 0 ? serial / total : 0.0;
-  std::printf(
-      "T %zu D %zu H %zu %s: wall %.2f ms, CPU main %.2f ms (%.2f in regions), "
-      "other threads %.2f ms\n",
-      T, D, H, mode.c_str(), wall, main_ms, region_ms, others_ms);
-  std::printf("serial %.2f ms of %.2f ms CPU: f = %.4f\n", serial, total, f);
+  const auto one_thread = [&] {
+    const xenc::kernels::BlasOnOneThread one;  // the budget is 1 inside: no region
+    step();
+  };
+  const std::size_t budget = xenc::kernels::thread_budget();
+  one_thread();  // warm-up: the buffers, the pool's worker, OpenBLAS's start-up spin
+  step();
+  std::vector<Run> ones, twos;
+  for (int r = 0; r < reps; ++r) {
+    if (r % 2 == 0) ones.push_back(measure(one_thread));
+    twos.push_back(measure(step));
+    if (r % 2 == 1) ones.push_back(measure(one_thread));
+  }
+  // medians over the repetitions, in ms
+  const auto med = [](const std::vector<Run>& runs, auto get) {
+    std::vector<double> v;
+    for (const Run& r : runs) v.push_back(get(r));
+    return median(v);
+  };
+  const auto serial_of = [](const Run& r) { return std::max(0.0, r.main_cpu - r.region_cpu); };
+  const auto waits_of = [](const Run& r) {
+    return (r.pool.wake + r.pool.dispatch + r.pool.tail + r.pool.lag) * 1e3;
+  };
+  const double w1 = med(ones, [](const Run& r) { return r.wall; });
+  const double c1 = med(ones, [](const Run& r) { return r.cpu; });
+  const double w2 = med(twos, [](const Run& r) { return r.wall; });
+  const double c2 = med(twos, [](const Run& r) { return r.cpu; });
+  const double serial = med(twos, serial_of);
+  const double serial_wall = med(twos, [](const Run& r) { return r.wall - r.pool.wall * 1e3; });
+  const double region_wall = med(twos, [](const Run& r) { return r.pool.wall * 1e3; });
+  const double busy_wall = med(twos, [](const Run& r) { return r.pool.busy_wall * 1e3; });
+  const double busy = med(twos, [](const Run& r) { return r.pool.busy_cpu * 1e3; });
+  const double wake = med(twos, [](const Run& r) { return r.pool.wake * 1e3; });
+  const double tail = med(twos, [](const Run& r) { return r.pool.tail * 1e3; });
+  const double other = med(twos, [](const Run& r) { return (r.pool.dispatch + r.pool.lag) * 1e3; });
+  const double waits = med(twos, waits_of);
+  std::vector<double> speedups;  // per repetition: its 1-thread wall / its 2-thread wall
+  for (std::size_t r = 0; r < twos.size(); ++r) speedups.push_back(ones[r].wall / twos[r].wall);
+  const double speedup = median(speedups);
+  const Run& last = twos.back();
+
+  // 1. The serial fraction (the lines bench/scaling.py and the serial_smoke test read).
+  const double f = c2 > 0 ? serial / c2 : 0.0;
+  std::printf("T %zu D %zu H %zu %s, path %s, budget %zu, median of %d\n", T, D, H, mode.c_str(),
+              path_name.c_str(), budget, reps);
+  std::printf("wall %.2f ms, CPU main %.2f ms (%.2f in regions), other threads %.2f ms\n", w2,
+              med(twos, [](const Run& r) { return r.main_cpu; }),
+              med(twos, [](const Run& r) { return r.region_cpu; }),
+              med(twos, [](const Run& r) { return r.cpu - r.main_cpu; }));
+  std::printf("serial %.2f ms of %.2f ms CPU: f = %.4f\n", serial, c2, f);
   for (int n : {2, 4, 8, 16})
     std::printf("Amdahl at %2d threads: %.2fx\n", n, 1.0 / (f + (1.0 - f) / n));
+
+  // 2. The decomposition of the 2-thread wall time.
+  std::printf("\n1 thread: wall %.2f ms, CPU %.2f ms\n", w1, c1);
+  std::printf("%zu threads: wall %.2f ms, CPU %.2f ms (%.2fx of 1 thread's); speed-up %.2fx\n",
+              budget, w2, c2, c1 > 0 ? c2 / c1 : 0.0, speedup);
+  std::printf("  serial, outside regions: wall %.2f ms, CPU %.2f ms\n", serial_wall, serial);
+  std::printf("  regions: wall %.2f ms (%llu regions, %llu items); per thread (sums / %zu):\n",
+              region_wall, static_cast<unsigned long long>(last.pool.regions),
+              static_cast<unsigned long long>(last.pool.items), budget);
+  const double p = double(std::max<std::size_t>(budget, 1));
+  std::printf("    busy in items %.2f ms wall, %.2f ms CPU\n", busy_wall / p, busy / p);
+  std::printf("    wake latency %.2f ms, caller's tail %.2f ms, dispatch + report %.2f ms\n",
+              wake / p, tail / p, other / p);
+  // 3. The busy inflation.
+  const double items1 = std::max(c1 - serial, 1e-9);
+  std::printf("  busy inflation: items' CPU %.2f ms at %zu threads / %.2f ms at 1 = %.3f\n", busy,
+              budget, items1, busy / items1);
+  // 4. The prediction, term by term, and what each term takes from the ideal.
+  const double ideal = serial + items1 / p, inflated = serial + busy / p;
+  const double with_waits = serial + (busy + waits) / p;
+  std::printf(
+      "predicted speed-up (1-thread CPU / predicted time): serial only %.2fx, "
+      "+ inflation %.2fx, + waits %.2fx; measured (wall) %.2fx\n",
+      c1 / ideal, c1 / inflated, c1 / with_waits, speedup);
+  const auto lost = [&](double term) { return p * term / with_waits; };
+  std::printf(
+      "lost from %zux: serial %.3fx, inflation %.3fx, waits %.3fx "
+      "(wake %.3fx, tail %.3fx, dispatch + report %.3fx)\n",
+      budget, lost(serial * (p - 1) / p), lost((busy - items1) / p), lost(waits / p),
+      lost(wake / p), lost(tail / p), lost(other / p));
   return 0;
 }

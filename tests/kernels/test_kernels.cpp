@@ -8,8 +8,10 @@
 // nested regions, OpenBLAS's setting restored.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -443,6 +445,124 @@ TEST(KernelsThreads, PoolRunsEveryItemOnceAndRestoresOpenBlas) {
     std::atomic<int> after{0};
     k::parallel_for(64, [&](std::size_t) { ++after; });
     EXPECT_EQ(after.load(), 64);
+  }
+  openblas_set_num_threads(before);
+}
+
+// The pool's accounting (kernels::pool_stats): zero after a reset, nothing for a region run on
+// one thread, and for regions on 2 to 4 threads totals that add up: the count of regions,
+// participants and items; p · wall = busy + dispatch + wake + tail + lag (the same clock reads);
+// busy wall time within p · wall; busy CPU time within busy wall time (plus the clocks' grain).
+TEST(KernelsThreads, PoolStatsAddUp) {
+  const int before = openblas_get_num_threads();
+  k::reset_pool_stats();
+  k::PoolStats s = k::pool_stats();
+  EXPECT_EQ(s.regions, 0u);
+  EXPECT_EQ(s.wall, 0.0);
+  openblas_set_num_threads(1);
+  std::atomic<std::size_t> sum{0};
+  k::parallel_for(10, [&](std::size_t i) { sum += i; });
+  EXPECT_EQ(k::pool_stats().regions, 0u) << "a region on one thread is not the pool's";
+  for (int threads : {2, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    openblas_set_num_threads(threads);
+    k::reset_pool_stats();
+    const std::size_t regions = 20, items = 16;
+    for (std::size_t r = 0; r < regions; ++r)
+      k::parallel_for(items, [&](std::size_t i) {
+        volatile double x = 0;  // some work, so that the clocks move
+        for (int j = 0; j < 20000; ++j) x = x + double(i * j);
+        sum += i;
+      });
+    s = k::pool_stats();
+    EXPECT_EQ(s.regions, regions);
+    EXPECT_EQ(s.participants, regions * std::size_t(threads));
+    EXPECT_EQ(s.items, regions * items);
+    const double p_wall = double(threads) * s.wall;
+    EXPECT_NEAR(s.busy_wall + s.dispatch + s.wake + s.tail + s.lag, p_wall, 1e-6);
+    EXPECT_GT(s.busy_wall, 0.0);
+    EXPECT_LE(s.busy_wall, p_wall + 1e-9);
+    EXPECT_GT(s.busy_cpu, 0.0);
+    EXPECT_LE(s.busy_cpu, s.busy_wall + 1e-3 * double(regions * std::size_t(threads)));
+    EXPECT_GE(s.wake, 0.0);
+    EXPECT_GE(s.tail, 0.0);
+  }
+  k::reset_pool_stats();
+  EXPECT_EQ(k::pool_stats().participants, 0u);
+  EXPECT_EQ(k::pool_stats().busy_cpu, 0.0);
+  openblas_set_num_threads(before);
+}
+
+// The row passes run as blocks on the pool above kRowPassWork: layer norm forward (y, mean,
+// rstd), its backward (dx and the parameter gradients, summed in row order on one thread), relu
+// and relu's backward give the same bits on 1, 2, 3 and 4 threads; and parallel_rows covers
+// every row once, in blocks, at any size.
+TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
+  const int before = openblas_get_num_threads();
+  const std::size_t N = 4101, D = 512;  // 4101 · 512 floats: above kRowPassWork, uneven blocks
+  ASSERT_GE(N * D, k::kRowPassWork);
+  Rng rng(23);
+  const auto x = random_tensor<Tensor2>(Shape2{N, D}, rng);
+  const auto dy = random_tensor<Tensor2>(Shape2{N, D}, rng);
+  const auto w = random_tensor<Tensor1>(std::vector<std::size_t>{D}, rng);
+  const auto b = random_tensor<Tensor1>(std::vector<std::size_t>{D}, rng);
+  struct Out {
+    Tensor2 y, dx, relu, drelu;
+    Tensor1 mean, rstd, dw, db;
+  };
+  const auto run = [&] {
+    Out o{Tensor2::from_shape({N, D}),
+          Tensor2::from_shape({N, D}),
+          x,
+          dy,
+          Tensor1::from_shape({N}),
+          Tensor1::from_shape({N}),
+          xt::zeros<float>({D}),
+          xt::zeros<float>({D})};
+    k::layer_norm_rows(k::as_matrix(x), k::as_matrix(o.y), w.data(), b.data(), 1e-5f, o.mean.data(),
+                       o.rstd.data());
+    k::layer_norm_rows_backward(k::as_matrix(dy), k::as_matrix(x), w.data(),
+                                {o.mean.data(), o.rstd.data()}, k::as_matrix(o.dx), o.dw.data(),
+                                o.db.data());
+    k::relu_inplace(o.relu.data(), o.relu.size());
+    k::relu_backward_inplace(o.drelu.data(), x.data(), x.size());
+    return o;
+  };
+  const auto same_bits = [](const auto& a, const auto& e) {
+    return a.size() == e.size() && std::memcmp(a.data(), e.data(), a.size() * sizeof(float)) == 0;
+  };
+  openblas_set_num_threads(1);
+  const Out one = run();
+  for (int threads : {2, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    openblas_set_num_threads(threads);
+    k::reset_pool_stats();
+    const Out n = run();
+    EXPECT_EQ(k::pool_stats().regions, 4u) << "each pass on the pool";
+    EXPECT_TRUE(same_bits(n.y, one.y));
+    EXPECT_TRUE(same_bits(n.mean, one.mean));
+    EXPECT_TRUE(same_bits(n.rstd, one.rstd));
+    EXPECT_TRUE(same_bits(n.dx, one.dx));
+    EXPECT_TRUE(same_bits(n.dw, one.dw));
+    EXPECT_TRUE(same_bits(n.db, one.db));
+    EXPECT_TRUE(same_bits(n.relu, one.relu));
+    EXPECT_TRUE(same_bits(n.drelu, one.drelu));
+    for (std::size_t rows : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(301)}) {
+      std::vector<int> seen(rows, 0);
+      std::atomic<std::size_t> calls{0};
+      k::parallel_rows(
+          rows, 1,
+          [&](std::size_t r0, std::size_t r1) {
+            ++calls;
+            for (std::size_t r = r0; r < r1; ++r) ++seen[r];
+          },
+          0);
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), std::ptrdiff_t(rows)) << rows << " rows";
+      // 4 blocks per thread, as many as there are rows at most (none for no row)
+      const std::size_t blocks = std::min(rows, std::size_t(4 * threads));
+      const std::size_t step = blocks == 0 ? 1 : (rows + blocks - 1) / blocks;
+      EXPECT_EQ(calls.load(), (rows + step - 1) / step) << rows << " rows";
+    }
   }
   openblas_set_num_threads(before);
 }

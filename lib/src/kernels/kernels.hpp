@@ -9,8 +9,8 @@
 //
 // Threads: OPENBLAS_NUM_THREADS is the budget, and one persistent pool (threads.cpp) its only
 // user: a large GEMM is cut into blocks of C, each a 1-thread cblas_sgemm run by parallel_for,
-// which attention also uses to run heads × query blocks side by side (ops/multi_head_attention.cpp
-// decides how many threads); small GEMMs and the row loops run on the calling thread.
+// as do attention's heads × query blocks (ops/multi_head_attention.cpp decides how many threads)
+// and the row passes from kRowPassWork on (parallel_rows); smaller ones run on the calling thread.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
@@ -387,8 +387,37 @@ void parallel_for(std::size_t n, std::size_t threads,
 /// since the process started: a thread's CPU time minus this is what it ran alone (the serial
 /// part, bench/serial_fraction.cpp).
 double region_cpu_seconds();
+/// Where the pool's regions (parallel_for on 2 or more threads) spent their time, summed over
+/// the regions since the process started or the last reset_pool_stats(); seconds. Per region
+/// and per participant (the caller is one) a few clock reads, never per item. With p
+/// participants per region, Σ p · region wall = busy_wall + dispatch + wake + tail + lag.
+struct PoolStats {
+  std::uint64_t regions = 0;       ///< how many regions
+  std::uint64_t participants = 0;  ///< Σ threads per region
+  std::uint64_t items = 0;         ///< Σ items per region
+  double wall = 0;       ///< Σ regions' wall time: the caller's start to the end of its wait
+  double busy_wall = 0;  ///< Σ participants' wall time from their first item to their last's end
+  double busy_cpu = 0;   ///< the same participants' thread CPU time over those spans
+  double wake = 0;       ///< workers: the region's start to their first item (the wake-up)
+  double dispatch = 0;   ///< the caller: the region's start to its first item (the notify)
+  double tail = 0;       ///< the caller: its last item done to the region's end (the wait)
+  double lag = 0;        ///< workers: their last item done to the region's end
+};
+PoolStats pool_stats();
+void reset_pool_stats();
 /// The same on every thread of the budget, fn(item) only.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
+/// From this many floats (rows · cols) a pass over independent rows (layer norm, relu, their
+/// backward) runs as blocks of rows on the pool: BM_RowPass lost on the pool up to 2²⁰ floats
+/// and won from 2²¹ (bench/README.md, "One pool", measured under load).
+inline constexpr std::size_t kRowPassWork = std::size_t(1) << 21;
+/// fn(r0, r1) over blocks of rows [r0, r1) covering [0, rows): 4 blocks per thread of the
+/// budget on the pool (parallel_for) when rows · cols >= min_work and the budget is 2 or more,
+/// else fn(0, rows) on this thread. For passes whose rows are independent: each row is computed
+/// by the same code whatever the blocks, so the bits do not depend on the thread count.
+void parallel_rows(std::size_t rows, std::size_t cols,
+                   const std::function<void(std::size_t, std::size_t)>& fn,
+                   std::size_t min_work = kRowPassWork);
 /// OpenBLAS at one thread for the object's lifetime, the old setting restored after it: every
 /// sgemm runs so (gemm.cpp), and OpenBLAS never wakes a worker of its own.
 class BlasOnOneThread {

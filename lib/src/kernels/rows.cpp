@@ -95,10 +95,14 @@ void softmax_rows_backward(ConstMatView y, ConstMatView dy, MatView dx) {
   }
 }
 
+namespace {
+
+// The row loops of the passes below, on a block of rows; the functions after them run the blocks
+// on the pool from kRowPassWork floats on (parallel_rows). Every row is computed by the same
+// code on any thread, so the bits do not depend on the thread count.
 XENC_VECTOR_KERNEL
-void layer_norm_rows(ConstMatView x, MatView y, const float* weight, const float* bias, float eps,
-                     float* mean_out, float* rstd_out) {
-  require(y.rows == x.rows && y.cols == x.cols, "layer_norm_rows", "x and y differ in shape");
+void layer_norm_block(ConstMatView x, MatView y, const float* weight, const float* bias, float eps,
+                      float* mean_out, float* rstd_out) {
   const std::size_t D = x.cols;
   for (std::size_t n = 0; n < x.rows; ++n) {
     const float* xr = x.row(n);
@@ -121,11 +125,10 @@ void layer_norm_rows(ConstMatView x, MatView y, const float* weight, const float
   }
 }
 
+// dx of rows r0 .. r0 + dx.rows (stats point at row r0's).
 XENC_VECTOR_KERNEL
-void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight, RowStats stats,
-                              MatView dx, float* dweight, float* dbias) {
-  require(dy.rows == x.rows && dy.cols == x.cols && dx.rows == x.rows && dx.cols == x.cols,
-          "layer_norm_rows_backward", "dy, x and dx differ in shape");
+void layer_norm_backward_block(ConstMatView dy, ConstMatView x, const float* weight, RowStats stats,
+                               MatView dx) {
   const std::size_t D = x.cols;
   const float inv_d = 1.0f / static_cast<float>(D);
   for (std::size_t n = 0; n < x.rows; ++n) {
@@ -133,7 +136,7 @@ void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weig
     const float* dyr = dy.row(n);
     float* dxr = dx.row(n);
     const float mean = stats.mean[n], rstd = stats.rstd[n];
-    // mean(g) and mean(g · x̂), with g = dy · weight; the parameter gradients on the way
+    // mean(g) and mean(g · x̂), with g = dy · weight
     float mean_g = 0.0f, mean_gx = 0.0f;
 #pragma omp simd reduction(+ : mean_g, mean_gx)
     for (std::size_t d = 0; d < D; ++d) {
@@ -141,8 +144,6 @@ void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weig
       const float gd = dyr[d] * weight[d];
       mean_g += gd;
       mean_gx += gd * xhat;
-      dweight[d] += dyr[d] * xhat;
-      dbias[d] += dyr[d];
     }
     mean_g *= inv_d;
     mean_gx *= inv_d;
@@ -155,16 +156,68 @@ void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weig
   }
 }
 
+// The parameter gradients, row after row in the order of the rows (one thread, whatever the
+// budget: a sum over rows whose order must not depend on the thread count).
 XENC_VECTOR_KERNEL
-void relu_inplace(float* x, std::size_t n) {
+void layer_norm_parameter_grads(ConstMatView dy, ConstMatView x, RowStats stats, float* dweight,
+                                float* dbias) {
+  const std::size_t D = x.cols;
+  for (std::size_t n = 0; n < x.rows; ++n) {
+    const float* xr = x.row(n);
+    const float* dyr = dy.row(n);
+    const float mean = stats.mean[n], rstd = stats.rstd[n];
+#pragma omp simd
+    for (std::size_t d = 0; d < D; ++d) {
+      const float xhat = (xr[d] - mean) * rstd;
+      dweight[d] += dyr[d] * xhat;
+      dbias[d] += dyr[d];
+    }
+  }
+}
+
+XENC_VECTOR_KERNEL
+void relu_block(float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
 XENC_VECTOR_KERNEL
-void relu_backward_inplace(float* g, const float* x, std::size_t n) {
+void relu_backward_block(float* g, const float* x, std::size_t n) {
   // a select, not a branch: the signs of x are random, a branch would be mispredicted half the time
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) g[i] = x[i] > 0.0f ? g[i] : 0.0f;
+}
+
+}  // namespace
+
+void layer_norm_rows(ConstMatView x, MatView y, const float* weight, const float* bias, float eps,
+                     float* mean, float* rstd) {
+  require(y.rows == x.rows && y.cols == x.cols, "layer_norm_rows", "x and y differ in shape");
+  parallel_rows(x.rows, x.cols, [&](std::size_t r0, std::size_t r1) {
+    layer_norm_block(x.block(r0, 0, r1 - r0, x.cols), y.block(r0, 0, r1 - r0, y.cols), weight, bias,
+                     eps, mean ? mean + r0 : nullptr, rstd ? rstd + r0 : nullptr);
+  });
+}
+
+void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight, RowStats stats,
+                              MatView dx, float* dweight, float* dbias) {
+  require(dy.rows == x.rows && dy.cols == x.cols && dx.rows == x.rows && dx.cols == x.cols,
+          "layer_norm_rows_backward", "dy, x and dx differ in shape");
+  // dx row by row (independent rows: blocks on the pool), then the column sums in row order
+  parallel_rows(x.rows, x.cols, [&](std::size_t r0, std::size_t r1) {
+    const std::size_t n = r1 - r0;
+    layer_norm_backward_block(dy.block(r0, 0, n, dy.cols), x.block(r0, 0, n, x.cols), weight,
+                              {stats.mean + r0, stats.rstd + r0}, dx.block(r0, 0, n, dx.cols));
+  });
+  layer_norm_parameter_grads(dy, x, stats, dweight, dbias);
+}
+
+void relu_inplace(float* x, std::size_t n) {
+  parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) { relu_block(x + i0, i1 - i0); });
+}
+
+void relu_backward_inplace(float* g, const float* x, std::size_t n) {
+  parallel_rows(
+      n, 1, [&](std::size_t i0, std::size_t i1) { relu_backward_block(g + i0, x + i0, i1 - i0); });
 }
 
 void gelu_inplace(float* x, std::size_t n) {

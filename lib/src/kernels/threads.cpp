@@ -57,6 +57,29 @@ std::uint64_t thread_cpu_ns() {
   return std::uint64_t(t.tv_sec) * 1000000000u + std::uint64_t(t.tv_nsec);
 }
 
+std::uint64_t wall_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return std::uint64_t(t.tv_sec) * 1000000000u + std::uint64_t(t.tv_nsec);
+}
+
+// Totals behind pool_stats(), in nanoseconds. Written by the caller of a region only (one region
+// at a time), after the region ended; relaxed: a reader on another thread sees each total whole.
+struct StatTotals {
+  std::atomic<std::uint64_t> regions{0}, participants{0}, items{0}, wall{0}, busy_wall{0},
+      busy_cpu{0}, wake{0}, dispatch{0}, tail{0}, lag{0};
+};
+StatTotals totals;
+void add(std::atomic<std::uint64_t>& total, std::uint64_t ns) {
+  total.fetch_add(ns, std::memory_order_relaxed);
+}
+
+// What one participant of a region did: when it ran its first item and finished its last (wall
+// clock), and the CPU time it spent in between. Four clock reads per participant per region.
+struct Visit {
+  std::uint64_t arrive = 0, leave = 0, cpu = 0;
+};
+
 // True on a thread while it runs a region's items: a parallel_for there runs serially.
 thread_local bool in_region = false;
 
@@ -78,6 +101,8 @@ class Pool {
       const std::uint64_t seen = generation_;
       workers_.emplace_back([this, w, seen] { work_loop(w, seen); });
     }
+    if (visits_.size() < threads) visits_.resize(threads);
+    const std::uint64_t start = wall_ns();
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       fn_ = &fn;
@@ -92,13 +117,18 @@ class Pool {
     run_items(0);
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return running_ == 0; });
+    const std::uint64_t end = wall_ns();
     fn_ = nullptr;
+    account(start, end, threads, n);
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
   void run_items(std::size_t worker) {
     in_region = true;
+    Visit& visit = visits_[worker];  // this participant's own slot, read by the caller at the end
+    visit.arrive = wall_ns();
+    const std::uint64_t cpu0 = thread_cpu_ns();
     for (std::size_t i = next_++; i < n_; i = next_++) {
       try {
         (*fn_)(i, worker);
@@ -108,7 +138,34 @@ class Pool {
         next_ = n_;  // stop handing out items
       }
     }
+    visit.cpu = thread_cpu_ns() - cpu0;
+    visit.leave = wall_ns();
     in_region = false;
+  }
+
+  // Adds one region to the totals (the caller, after every participant is done: the workers'
+  // visits were written before they took the mutex to report, which the caller holds now).
+  void account(std::uint64_t start, std::uint64_t end, std::size_t threads, std::size_t n) {
+    std::uint64_t busy_wall = 0, busy_cpu = 0, wake = 0, lag = 0;
+    for (std::size_t w = 0; w < threads; ++w) {
+      const Visit& v = visits_[w];
+      busy_wall += v.leave - v.arrive;
+      busy_cpu += v.cpu;
+      if (w > 0) {
+        wake += v.arrive > start ? v.arrive - start : 0;
+        lag += end > v.leave ? end - v.leave : 0;
+      }
+    }
+    add(totals.regions, 1);
+    add(totals.participants, threads);
+    add(totals.items, n);
+    add(totals.wall, end - start);
+    add(totals.busy_wall, busy_wall);
+    add(totals.busy_cpu, busy_cpu);
+    add(totals.wake, wake);
+    add(totals.dispatch, visits_[0].arrive - start);
+    add(totals.tail, end - visits_[0].leave);
+    add(totals.lag, lag);
   }
 
   void work_loop(std::size_t w, std::uint64_t seen) {
@@ -128,6 +185,7 @@ class Pool {
   std::mutex mutex_;   // guards the fields below, at a region's start and end only
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
+  std::vector<Visit> visits_;  // one per participant, resized by the caller between regions
   const ItemFn* fn_ = nullptr;
   std::size_t n_ = 0, participants_ = 0, running_ = 0;
   std::uint64_t generation_ = 0;
@@ -176,8 +234,46 @@ void parallel_for(std::size_t n, std::size_t threads,
 
 double region_cpu_seconds() { return double(caller_region_ns.load()) * 1e-9; }
 
+PoolStats pool_stats() {
+  const auto s = [](const std::atomic<std::uint64_t>& ns) {
+    return double(ns.load(std::memory_order_relaxed)) * 1e-9;
+  };
+  PoolStats p;
+  p.regions = totals.regions.load(std::memory_order_relaxed);
+  p.participants = totals.participants.load(std::memory_order_relaxed);
+  p.items = totals.items.load(std::memory_order_relaxed);
+  p.wall = s(totals.wall);
+  p.busy_wall = s(totals.busy_wall);
+  p.busy_cpu = s(totals.busy_cpu);
+  p.wake = s(totals.wake);
+  p.dispatch = s(totals.dispatch);
+  p.tail = s(totals.tail);
+  p.lag = s(totals.lag);
+  return p;
+}
+
+void reset_pool_stats() {
+  for (auto* t :
+       {&totals.regions, &totals.participants, &totals.items, &totals.wall, &totals.busy_wall,
+        &totals.busy_cpu, &totals.wake, &totals.dispatch, &totals.tail, &totals.lag})
+    t->store(0, std::memory_order_relaxed);
+}
+
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   parallel_for(n, thread_budget(), [&fn](std::size_t i, std::size_t) { fn(i); });
+}
+
+void parallel_rows(std::size_t rows, std::size_t cols,
+                   const std::function<void(std::size_t, std::size_t)>& fn, std::size_t min_work) {
+  const std::size_t threads = thread_budget();
+  const std::size_t blocks = std::min(rows, 4 * threads);
+  if (threads <= 1 || blocks <= 1 || rows * cols < min_work) {
+    if (rows != 0) fn(0, rows);
+    return;
+  }
+  const std::size_t step = (rows + blocks - 1) / blocks;
+  parallel_for((rows + step - 1) / step, threads,
+               [&](std::size_t b, std::size_t) { fn(b * step, std::min(rows, (b + 1) * step)); });
 }
 
 }  // namespace xenc::kernels
