@@ -372,9 +372,11 @@ double colorbar_width(const ColorScale& s, const std::string& label) {
          (label.empty() ? kColorbarRightPad : kAxisLabelBand);
 }
 
-std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
-                         const std::vector<std::string>& panel_titles, const HeatmapOptions& opt,
-                         int columns, const char* where) {
+// The arguments of heatmap_impl, checked before anything is drawn: at least one panel, all of
+// one non-empty shape; one title per panel (or none); ticks and marks that fit the shape.
+void check_arguments(const std::vector<const Tensor2*>& panels,
+                     const std::vector<std::string>& panel_titles, const HeatmapOptions& opt,
+                     const char* where) {
   if (panels.empty())
     throw shape_error(std::string(where) + ": no panels to draw, expected at least one");
   const std::size_t rows = panels[0]->shape()[0], cols = panels[0]->shape()[1];
@@ -392,14 +394,37 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
                       std::to_string(panels.size()) + " or none");
   check_ticks(where, opt.x_ticks, cols, "x_ticks", "column");
   check_ticks(where, opt.y_ticks, rows, "y_ticks", "row");
-  const bool any_marked = opt.marked.size() > 0 && xt::any(opt.marked);
   if (opt.marked.size() > 0 && (opt.marked.shape()[0] != rows || opt.marked.shape()[1] != cols))
     throw shape_error(std::string(where) + ": marked has shape " + shape_str(opt.marked.shape()) +
                       ", expected " + shape_str(panels[0]->shape()) + " like the values, or empty");
-  if (any_marked && opt.marked_label.empty())
+  if (opt.marked.size() > 0 && xt::any(opt.marked) && opt.marked_label.empty())
     throw std::invalid_argument(std::string(where) +
                                 ": marked has marked cells but marked_label is empty, expected "
                                 "the legend text that says what the hatching means");
+}
+
+// The legend line under the figure at height y: a hatched swatch on a mid-scale cell, then what
+// the hatching means (HeatmapOptions::marked_label).
+void draw_legend(std::ostringstream& out, double y, const ColorScale& sc,
+                 const std::string& label) {
+  const double ly = y + (kLegendBand - kLegendSwatch) / 2;
+  const double mid = 0.5 * (sc.vmin + sc.vmax);
+  out << "<g class=\"legend\">\n<rect x=\"" << px(kMargin) << "\" y=\"" << px(ly) << "\" width=\""
+      << px(kLegendSwatch) << "\" height=\"" << px(kLegendSwatch) << "\" fill=\""
+      << hex(sc.color(mid)) << "\"/>\n"
+      << hatch_el(kMargin, kMargin + kLegendSwatch, ly, ly + kLegendSwatch, sc.text_color(mid))
+      << frame_el(kMargin, ly, kLegendSwatch, kLegendSwatch)
+      << text_el(kMargin + kLegendSwatch + kLegendGap,
+                 ly + kLegendSwatch / 2 + kTickFont * kBaselineShift, label, kTickFont, "start")
+      << "</g>\n";
+}
+
+std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
+                         const std::vector<std::string>& panel_titles, const HeatmapOptions& opt,
+                         int columns, const char* where) {
+  check_arguments(panels, panel_titles, opt, where);
+  const std::size_t rows = panels[0]->shape()[0], cols = panels[0]->shape()[1];
+  const bool any_marked = opt.marked.size() > 0 && xt::any(opt.marked);
 
   const std::size_t np = panels.size();
   const std::vector<ColorScale> scales = plan_scales(panels, opt);
@@ -494,20 +519,7 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   if (!per_panel)
     draw_colorbar(out, grid_w + kColorbarGap, title_h + ptitle_h, cb_h, scales[0],
                   opt.colorbar_label);
-  if (any_marked) {  // the legend line: a hatched swatch (on a mid-scale cell) and its meaning
-    const double ly = grid_h + (kLegendBand - kLegendSwatch) / 2;
-    const ColorScale& sc = scales[0];
-    const double mid = 0.5 * (sc.vmin + sc.vmax);
-    out << "<g class=\"legend\">\n<rect x=\"" << px(kMargin) << "\" y=\"" << px(ly) << "\" width=\""
-        << px(kLegendSwatch) << "\" height=\"" << px(kLegendSwatch) << "\" fill=\""
-        << hex(sc.color(mid)) << "\"/>\n"
-        << hatch_el(kMargin, kMargin + kLegendSwatch, ly, ly + kLegendSwatch, sc.text_color(mid))
-        << frame_el(kMargin, ly, kLegendSwatch, kLegendSwatch)
-        << text_el(kMargin + kLegendSwatch + kLegendGap,
-                   ly + kLegendSwatch / 2 + kTickFont * kBaselineShift, opt.marked_label, kTickFont,
-                   "start")
-        << "</g>\n";
-  }
+  if (any_marked) draw_legend(out, grid_h, scales[0], opt.marked_label);
   out << "</svg>\n";
   return out.str();
 }
