@@ -46,9 +46,7 @@ small_settings() {  # extra flags for a program, unless the command sets them
 commands=()
 # 1. fenced blocks
 while IFS= read -r line; do placeholder "$line" || commands+=("$line"); done < <(awk '
-  # a fence opens or closes a block of any language (the closing fence of a ```text block
-  # does not open a command block); only bash, sh, console and unlabelled blocks hold commands
-  /^```/ { if (infence) { infence = 0; inb = 0 } else { infence = 1; lang = substr($0, 4); inb = (lang == "" || lang == "bash" || lang == "sh" || lang == "console") } next }
+  /^```/ { if (inb) { inb = 0 } else { lang = substr($0, 4); inb = (lang == "" || lang == "bash" || lang == "sh" || lang == "console") } next }
   !inb { next }
   {
     l = $0
