@@ -4,7 +4,8 @@
 # It holds the `#pragma cling` lines for xeus-cling (include paths, library path, OpenBLAS and
 # the three xencoder libraries: libxencoder, libxencoder_io, libxencoder_viz) and a dlopen loader
 # for clang-repl, which ignores those pragmas. Two variants:
-#   build tree  build/lib/include/xenc/xenc_cling.hpp, pointing at the sources and the build;
+#   build tree  build/lib/include/xenc/xenc_cling.hpp, pointing at the sources and the build
+#               (XENC_CLING_SOURCE_DIR: the source tree, where notebooks find data files);
 #   installed   <prefix>/include/xenc/xenc_cling.hpp, pointing at the install prefix, which is
 #               known only at install time (`cmake --install build --prefix X`): the header is
 #               generated with the placeholder %XENC_PREFIX%, replaced by the install step.
@@ -31,6 +32,10 @@ list(GET BLAS_LIBRARIES 0 XENC_CLING_BLAS)
 # hold $<TARGET_...> generator expressions).
 function(xenc_configure_cling_header variant where include_dirs library_dir libraries output)
   set(XENC_CLING_VARIANT ${variant})
+  set(XENC_CLING_SOURCE_DIR "")  # the source tree: the build-tree variant's only
+  if(variant STREQUAL "build-tree")
+    set(XENC_CLING_SOURCE_DIR ${PROJECT_SOURCE_DIR})
+  endif()
   set(XENC_CLING_WHERE ${where})
   set(XENC_CLING_INCLUDE_PRAGMAS "")
   foreach(dir ${include_dirs})

@@ -10,9 +10,11 @@
 //     cli, page               the values accepted on the command line and on the web page
 //     field                   the member of the program's options it fills
 //
-// and three loops read them: add_options (the CLI11 declarations), read_page_options (the web
-// page's JSON) and echo_options (the options as the reports' JSON echoes them). The default is the
-// member's initial value in the program's Options (each program sets its own sizes), shown by
+// and four loops read them: add_options (the CLI11 declarations), read_page_options (the web
+// page's JSON), echo_options (the options as the reports' JSON echoes them) and
+// read_echoed_options (that echo read back, by a program that re-reads its own JSON). The default
+// is the member's initial value in the program's Options (each program sets its own sizes), shown
+// by
 // --help.
 //
 // The records are grouped: model_records (the encoder's sizes), fit_records (the optimiser and
@@ -33,6 +35,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iomanip>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -285,7 +289,21 @@ std::vector<OptionRecord<O>> pick(const std::vector<OptionRecord<O>>& group,
   return chosen;
 }
 
-// ---- the three loops ----------------------------------------------------------------------------
+/// "20", "0.1", "4294967295": a range's bound as the messages print it.
+inline std::string detail_number(double v) {
+  std::ostringstream out;
+  out << std::setprecision(12) << v;
+  return out.str();
+}
+
+/// "a, b, c": the choices of a text option, for a message.
+inline std::string choice_list(const std::vector<std::string>& choices) {
+  std::string s;
+  for (const auto& c : choices) s += (s.empty() ? "" : ", ") + c;
+  return s;
+}
+
+// ---- the four loops ----------------------------------------------------------------------------
 
 /// Loop 1: declares every record offered on the command line (`cli.on`) with CLI11, reading into
 /// `o`; returns the CLI11 options by flag, for the program's count() checks.
@@ -373,6 +391,79 @@ nlohmann::json echo_options(O o, const std::vector<OptionRecord<O>>& records) {
   for (const auto& r : records)
     if (r.echo) std::visit([&](auto get) { j[r.echo] = get(o); }, r.field);
   return j;
+}
+
+/// Loop 4, the inverse of loop 3: reads back the options a report echoed (`echo`, the object
+/// echo_options wrote) into `o`, for a program that re-reads its own JSON (xenc-extrapolate
+/// --study-from). Every record with an echo key must be there, with the member's type, and a
+/// number within the command line's range. Throws std::invalid_argument naming `where` (the
+/// option and the file), the key and what was found: "--study-from run.json: options.seeds:
+/// expected a whole number in 1 .. 20, got 0".
+template <class O>
+void read_echoed_options(const nlohmann::json& echo, O& o,
+                         const std::vector<OptionRecord<O>>& records, const std::string& where) {
+  if (!echo.is_object())
+    throw std::invalid_argument(where + ": options: expected an object, got " +
+                                std::string(echo.type_name()));
+  for (const auto& r : records) {
+    if (!r.echo) continue;
+    const std::string key = std::string("options.") + r.echo;
+    if (!echo.contains(r.echo))
+      throw std::invalid_argument(where + ": " + key + " is missing (the option " + r.flag + ")");
+    const nlohmann::json& v = echo[r.echo];
+    std::visit(
+        [&](auto get) {
+          auto& value = get(o);
+          using T = std::decay_t<decltype(value)>;
+          auto bad = [&](const std::string& expected) {
+            return std::invalid_argument(where + ": " + key + ": expected " + expected + ", got " +
+                                         v.dump());
+          };
+          auto in_range = [&](double x) {
+            return r.cli.kind != Range::whole && r.cli.kind != Range::real
+                       ? true
+                       : !(r.cli.hi > r.cli.lo) || (x >= r.cli.lo && x <= r.cli.hi);
+          };
+          auto range_text = [&] {
+            return r.cli.hi > r.cli.lo
+                       ? " in " + detail_number(r.cli.lo) + " .. " + detail_number(r.cli.hi)
+                       : std::string();
+          };
+          if constexpr (std::is_same_v<T, bool>) {
+            if (!v.is_boolean()) throw bad("true or false");
+            value = v.get<bool>();
+          } else if constexpr (std::is_integral_v<T>) {
+            if (!v.is_number_integer() || !in_range(v.get<double>()) ||
+                (std::is_unsigned_v<T> && v.get<double>() < 0))
+              throw bad("a whole number" + range_text());
+            value = v.get<T>();
+          } else if constexpr (std::is_floating_point_v<T>) {
+            if (!v.is_number() || !in_range(v.get<double>())) throw bad("a number" + range_text());
+            value = v.get<T>();
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            if (!v.is_string()) throw bad("text");
+            const auto& choices = r.cli.choices;
+            if (!choices.empty() &&
+                std::find(choices.begin(), choices.end(), v.get<std::string>()) == choices.end())
+              throw bad("one of " + choice_list(choices));
+            value = v.get<std::string>();
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            if (!v.is_array()) throw bad("a list of text");
+            for (const auto& e : v)
+              if (!e.is_string()) throw bad("a list of text");
+            value = v.get<T>();
+          } else {  // lists of whole numbers
+            if (!v.is_array()) throw bad("a list of whole numbers");
+            const bool ranged = r.cli.hi > r.cli.lo;
+            for (const auto& e : v)
+              if (!e.is_number_integer() || e.get<double>() < 0 ||
+                  (ranged && (e.get<double>() < r.cli.lo || e.get<double>() > r.cli.hi)))
+                throw bad("a list of whole numbers" + range_text());
+            value = v.get<T>();
+          }
+        },
+        r.field);
+  }
 }
 
 /// The flags of the records offered on the command line (for the test that compares them with

@@ -15,6 +15,8 @@
 //     xenc-extrapolate --rule reverse_string          # a task of Ruoss et al. (ACL 2023)
 //     xenc-extrapolate --study --max-minutes 60       # their grid, small: tasks x schemes x
 //                                                     # {plain, randomized} x seeds
+//     xenc-extrapolate --study-from study.json        # a study's JSON printed again (no
+//                                                     # training): apps/extrapolate/study/
 //
 // Before anything is built, the memory and the time of the whole run are estimated from the
 // options (apps/common/budget.hpp) and checked against --max-memory-mb (1024) and --max-minutes
@@ -25,7 +27,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,6 +63,23 @@ int print_text(const std::string& table, const std::vector<std::string>& conclus
   return xenc_app::finish_stdout(kProgram);
 }
 
+// What a study prints once its models are trained (or read back by --study-from): the figure,
+// then the JSON, or the tables and the conclusions.
+int report_study(const extrapolate::StudyResult& res, const extrapolate::Output& out, bool svg) {
+  std::vector<std::string> written;
+  if (svg) {
+    const std::string path = out.svg_dir + "/study_accuracy.svg";
+    xenc::viz::write_text_file(path, extrapolate::study_svg(res));
+    written.push_back(path);
+  }
+  if (out.json) {
+    std::cout << extrapolate::study_to_json(res, written) << "\n";
+    return xenc_app::finish_stdout(kProgram);
+  }
+  return print_text(extrapolate::study_table_text(res), extrapolate::study_conclusions(res),
+                    written, out.quiet);
+}
+
 // --study: the grid of tasks x schemes x {plain, randomized} x seeds, one table per task.
 int run_study(extrapolate::Options o, const extrapolate::Output& out) {
   extrapolate::check_study_options(o);
@@ -78,22 +100,26 @@ int run_study(extrapolate::Options o, const extrapolate::Output& out) {
       plan.models * plan.steps, out.max_minutes,
       "fewer --study-tasks, --seeds, --epochs or --train-sequences, a smaller model, or a "
       "higher --max-minutes");
-  const extrapolate::StudyResult res = extrapolate::run_study(o, progress);
-  std::vector<std::string> written;
-  if (svg) {
-    const std::string path = out.svg_dir + "/study_accuracy.svg";
-    xenc::viz::write_text_file(path, extrapolate::study_svg(res));
-    written.push_back(path);
-  }
-  if (out.json) {
-    std::cout << extrapolate::study_to_json(res, written) << "\n";
-    return xenc_app::finish_stdout(kProgram);
-  }
-  return print_text(extrapolate::study_table_text(res), extrapolate::study_conclusions(res),
-                    written, out.quiet);
+  return report_study(extrapolate::run_study(o, progress), out, svg);
+}
+
+// --study-from FILE: the study a JSON holds, printed as the study printed it, without training.
+int study_from(const extrapolate::Output& out) {
+  const std::string where = "--study-from " + out.study_from;
+  std::ifstream in(out.study_from, std::ios::binary);
+  if (!in) throw std::invalid_argument(where + ": cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const extrapolate::StudyResult res = extrapolate::study_from_json(text.str(), where);
+  const bool svg = !out.svg_dir.empty() && (!out.json || out.svg_dir_given);
+  if (svg) std::filesystem::create_directories(out.svg_dir);
+  if (!out.json)
+    std::fputs(extrapolate::study_header_text(res.options, res.models).c_str(), stdout);
+  return report_study(res, out, svg);
 }
 
 int run(extrapolate::Options o, const extrapolate::Output& out) {
+  if (!out.study_from.empty()) return study_from(out);
   if (o.study) return run_study(o, out);
   extrapolate::check_options(o);
   // memory and time decided before anything is built, from the options alone
@@ -144,9 +170,16 @@ int main(int argc, char** argv) {
   c.svg_dir_given = app.get_option("--svg-dir")->count() > 0;
   c.test_lengths_given = app.get_option("--test-lengths")->count() > 0;
   c.symbols_given = app.get_option("--symbols")->count() > 0;
-  extrapolate::apply_study_defaults(
-      c, [&](const std::string& flag) { return app.get_option(flag)->count() > 0; });
+  const auto given = [&](const std::string& flag) { return app.get_option(flag)->count() > 0; };
+  extrapolate::apply_study_defaults(c, given);
   try {
+    // --study-from: the options are the file's; one given beside it would not be the study's
+    if (!c.study_from.empty())
+      for (const auto& r : extrapolate::option_records())
+        if (r.echo && r.cli.on && given(r.flag))
+          throw std::invalid_argument(std::string("--study-from: ") + r.flag +
+                                      " cannot be given with it (the study's options are the "
+                                      "file's; only --json, --svg-dir and --quiet apply)");
     return run(c, c);
   } catch (const std::exception& e) {
     std::fflush(stdout);

@@ -18,6 +18,7 @@ struct Output {
   bool quiet = false, json = false;
   std::string svg_dir = ".";
   bool svg_dir_given = false;
+  std::string study_from;  ///< --study-from FILE: a study's JSON, re-read instead of training
   std::size_t max_memory_mb = xenc_app::kDefaultMaxMemoryMb;
   double max_minutes = 10;
 };
@@ -68,7 +69,7 @@ inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
        absent(), XENC_FIELD(C, learned_max_len)},
   };
   const std::vector<OptionRecord<C>> runs = {
-      {"--schemes", "schemes", nullptr,
+      {"--schemes", "schemes", "schemes",
        "position schemes to train (default: every registered one; relative, Transformer-XL's, "
        "by name)",
        list(), absent(), XENC_FIELD(C, schemes)},
@@ -97,6 +98,11 @@ inline std::vector<xenc_app::OptionRecord<CommandLine>> option_records() {
        "the study's seeds: --seed, --seed + 1, ... (data and initial weights); the tables give "
        "the mean and the min-max over them",
        whole(1, 20), absent(), XENC_FIELD(C, seeds)},
+      {"--study-from", "study_from", nullptr,
+       "re-read FILE, the JSON of --study --json, and print what that study printed (header, "
+       "tables, conclusions; --json and --svg-dir as a study) without training; the options are "
+       "the file's",
+       text(), absent(), XENC_FIELD(C, study_from)},
   };
   return records_of<C>({task, model_records<C>(Use::training), fit_records<C>("sequences per step"),
                         runs, study, output_records<C>("print everything as JSON instead of text"),

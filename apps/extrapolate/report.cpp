@@ -548,6 +548,8 @@ const StudyCell* find_cell(const StudyTask& t, const std::string& scheme, bool r
 // beyond L_train would credit or blame its positions for what its training did not reach.
 double halfway(const StudyTask& t) { return t.chance + (1.0 - t.chance) / 2.0; }
 
+}  // namespace
+
 bool learned_at_train_length(const StudyTask& t, const StudyCell& c) {
   const auto at = std::find(t.lengths.begin(), t.lengths.end(), t.train_length);
   if (at == t.lengths.end()) return true;  // L_train not tested: nothing to gate on
@@ -557,6 +559,8 @@ bool learned_at_train_length(const StudyTask& t, const StudyCell& c) {
     if (!(a >= halfway(t))) return false;
   return true;
 }
+
+namespace {
 
 // "every seed at least 75.0% at length 8, halfway from chance to 100%"
 std::string learned_words(const StudyTask& t) {
@@ -744,24 +748,33 @@ std::string best_by_task(const std::vector<StudyTask>& tasks, double tolerance) 
          " tasks): " + and_list(parts) + seeds;
 }
 
+std::vector<GainPair> gain_pairs(const std::vector<StudyTask>& tasks) {
+  std::vector<GainPair> pairs;
+  for (const auto& t : tasks)
+    for (const auto& c : t.cells) {
+      if (!c.randomized) continue;
+      const StudyCell* plain = find_cell(t, c.scheme, false);
+      if (plain && learned_at_train_length(t, c) && learned_at_train_length(t, *plain))
+        pairs.push_back({&t, plain, &c});
+    }
+  return pairs;
+}
+
 double mean_gain_value(const std::vector<StudyTask>& tasks, std::vector<double>* per_seed) {
   double sum = 0;
   std::size_t n = 0;
   std::vector<double> seed_sum;
   std::vector<std::size_t> seed_n;
-  for (const auto& t : tasks)
-    for (const auto& c : t.cells) {
-      if (!c.randomized) continue;
-      const StudyCell* plain = find_cell(t, c.scheme, false);
-      if (!plain || !learned_at_train_length(t, c) || !learned_at_train_length(t, *plain)) continue;
-      for (std::size_t s = 0; s < c.beyond.size() && s < plain->beyond.size(); ++s) {
-        const double g = c.beyond[s] - plain->beyond[s];
-        if (!std::isfinite(g)) continue;
-        sum += g, ++n;
-        if (seed_sum.size() <= s) seed_sum.resize(s + 1, 0.0), seed_n.resize(s + 1, 0);
-        seed_sum[s] += g, ++seed_n[s];
-      }
+  for (const GainPair& p : gain_pairs(tasks)) {
+    const StudyCell &c = *p.randomized, &plain = *p.plain;
+    for (std::size_t s = 0; s < c.beyond.size() && s < plain.beyond.size(); ++s) {
+      const double g = c.beyond[s] - plain.beyond[s];
+      if (!std::isfinite(g)) continue;
+      sum += g, ++n;
+      if (seed_sum.size() <= s) seed_sum.resize(s + 1, 0.0), seed_n.resize(s + 1, 0);
+      seed_sum[s] += g, ++seed_n[s];
     }
+  }
   if (per_seed) {
     per_seed->clear();
     for (std::size_t s = 0; s < seed_sum.size(); ++s)
@@ -779,10 +792,18 @@ std::string mean_gain(const std::vector<StudyTask>& tasks) {
     return "No scheme learned " + and_list(names) +
            " at L_train both plain and randomized, so no gain of randomized positions is "
            "measured.";
-  std::string s =
-      "Randomized minus plain accuracy beyond L_train, averaged over the schemes with both "
-      "forms learned at L_train and over " +
-      and_list(names) + ": " + fmt("%+.1f", 100.0 * g) + " points";
+  // only the tasks that give a pair are named: the others say nothing about the gain
+  const std::vector<GainPair> pairs = gain_pairs(tasks);
+  std::vector<std::string> counted;
+  for (const GainPair& p : pairs)
+    if (std::find(counted.begin(), counted.end(), p.task->rule) == counted.end())
+      counted.push_back(p.task->rule);
+  std::string s = "Randomized minus plain accuracy beyond L_train, averaged over the " +
+                  std::to_string(pairs.size()) +
+                  (pairs.size() == 1 ? " scheme-task pair whose plain and randomized forms both"
+                                     : " scheme-task pairs whose plain and randomized forms both") +
+                  " learned the task at L_train (" + and_list(counted) +
+                  "): " + fmt("%+.1f", 100.0 * g) + " points";
   const Spread sp = spread(per_seed);
   if (per_seed.size() > 1)
     s += " (seed by seed from " + fmt("%+.1f", 100.0 * sp.min) + " to " +
@@ -808,6 +829,8 @@ std::string study_svg(const StudyResult& res) {
   const auto& tasks = res.tasks;
   const auto& cells = tasks.front().cells;
   std::vector<xenc::Tensor2> panels(3, xenc::Tensor2::from_shape({cells.size(), tasks.size()}));
+  xenc::viz::HeatmapOptions ho;
+  ho.marked = xenc::Mask2::from_shape({cells.size(), tasks.size()});
   for (std::size_t j = 0; j < tasks.size(); ++j)
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const StudyCell* c = find_cell(tasks[j], cells[i].scheme, cells[i].randomized);
@@ -815,8 +838,13 @@ std::string study_svg(const StudyResult& res) {
       panels[0](i, j) = float(100.0 * sp.min);
       panels[1](i, j) = float(100.0 * sp.mean);
       panels[2](i, j) = float(100.0 * sp.max);
+      // the cells every conclusion leaves out: hatched, so the figure does not compare them either
+      ho.marked(i, j) = c && !learned_at_train_length(tasks[j], *c);
     }
-  xenc::viz::HeatmapOptions ho;
+  ho.marked_label =
+      "hatched: did not learn the task at L_train = " + std::to_string(res.options.train_length) +
+      " (a seed below halfway from chance to 100% there); the conclusions leave "
+      "these cells out";
   ho.title = "Accuracy (%) beyond L_train = " + std::to_string(res.options.train_length) +
              " (mean over test lengths " + beyond_label(tasks.front(), train_length_of(res)) +
              "), " + std::to_string(res.options.seeds) + " seeds";
@@ -863,6 +891,7 @@ std::string study_to_json(const StudyResult& res, const std::vector<std::string>
            {"beyond", beyond},
            {"beyond_spread",
             {{"mean", nullable(b.mean)}, {"min", nullable(b.min)}, {"max", nullable(b.max)}}},
+           {"learned_at_train_length", learned_at_train_length(t, c)},
            {"seconds", c.seconds}});
     }
     tasks.push_back({{"rule", t.rule},
@@ -885,6 +914,9 @@ std::string study_to_json(const StudyResult& res, const std::vector<std::string>
                "per-token accuracy at the answer positions; beyond = mean over the test "
                "lengths > L_train"},
               {"spread", "min and max over the seeds"},
+              {"learned_at_train_length",
+               "every seed at least halfway from chance to 100% at length L_train; the "
+               "conclusions compare only these cells beyond L_train"},
               {"models", res.models},
               {"seconds", res.seconds},
               {"blas_threads", res.blas_threads},
@@ -894,6 +926,161 @@ std::string study_to_json(const StudyResult& res, const std::vector<std::string>
             {"conclusions", study_conclusions(res)},
             {"files", written}};
   return j.dump(2);
+}
+
+// ---- reading a study back (--study-from) ----------------------------------------------------
+
+namespace {
+
+// The fields of a study's JSON, read with messages that name the file and the field:
+// "--study-from run.json: study.tasks[1].cells[3].accuracy[0][2]: expected a number between 0
+// and 1 or null, got "x"".
+struct Reader {
+  std::string where;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& expected,
+                         const json& got) const {
+    throw std::invalid_argument(where + ": " + field + ": expected " + expected + ", got " +
+                                (got.is_discarded() ? std::string("nothing") : got.dump()));
+  }
+  const json& member(const json& j, const std::string& field, const char* key) const {
+    if (!j.is_object()) fail(field, "an object", j);
+    if (!j.contains(key))
+      throw std::invalid_argument(where + ": " + field + "." + key + " is missing");
+    return j[key];
+  }
+  const json& array(const json& j, const std::string& field, const char* key, std::size_t size = 0,
+                    const char* size_is = nullptr) const {
+    const json& a = member(j, field, key);
+    if (!a.is_array()) fail(field + "." + key, "a list", a);
+    if (size_is && a.size() != size)
+      fail(field + "." + key, "a list of " + std::to_string(size) + " (" + size_is + ")", a);
+    return a;
+  }
+  std::string text(const json& j, const std::string& field, const char* key) const {
+    const json& v = member(j, field, key);
+    if (!v.is_string()) fail(field + "." + key, "text", v);
+    return v.get<std::string>();
+  }
+  double number(const json& j, const std::string& field, const char* key, double lo,
+                double hi) const {
+    const json& v = member(j, field, key);
+    if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi)
+      fail(field + "." + key, "a number between " + fmt("%g", lo) + " and " + fmt("%g", hi), v);
+    return v.get<double>();
+  }
+  std::size_t whole(const json& v, const std::string& field, std::size_t lo, std::size_t hi) const {
+    if (!v.is_number_integer() || v.get<double>() < double(lo) || v.get<double>() > double(hi))
+      fail(field, "a whole number between " + std::to_string(lo) + " and " + std::to_string(hi), v);
+    return v.get<std::size_t>();
+  }
+  // an accuracy: a fraction, or null (NaN) for a length a model could not read
+  double accuracy(const json& v, const std::string& field) const {
+    if (v.is_null()) return NAN;
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
+      fail(field, "a number between 0 and 1 or null", v);
+    return v.get<double>();
+  }
+};
+
+std::string at_index(const std::string& field, std::size_t i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+StudyCell read_cell(const Reader& r, const json& j, const std::string& f, const StudyTask& t) {
+  StudyCell c;
+  c.scheme = r.text(j, f, "scheme");
+  const json& randomized = r.member(j, f, "randomized");
+  if (!randomized.is_boolean()) r.fail(f + ".randomized", "true or false", randomized);
+  c.randomized = randomized.get<bool>();
+  const json& seeds = r.array(j, f, "seeds");
+  if (seeds.empty()) r.fail(f + ".seeds", "at least one seed", seeds);
+  for (std::size_t s = 0; s < seeds.size(); ++s)
+    c.seeds.push_back(std::uint32_t(r.whole(seeds[s], at_index(f + ".seeds", s), 0, 4294967295u)));
+  const json& acc = r.array(j, f, "accuracy", seeds.size(), "one per seed");
+  const json& beyond = r.array(j, f, "beyond", seeds.size(), "one per seed");
+  for (std::size_t s = 0; s < seeds.size(); ++s) {
+    const std::string fs = at_index(f + ".accuracy", s);
+    if (!acc[s].is_array() || acc[s].size() != t.lengths.size())
+      r.fail(fs, "a list of " + std::to_string(t.lengths.size()) + " (one per test length)",
+             acc[s]);
+    std::vector<double> row;
+    double sum = 0;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < t.lengths.size(); ++i) {
+      row.push_back(r.accuracy(acc[s][i], at_index(fs, i)));
+      if (t.lengths[i] > t.train_length) sum += row.back(), ++n;  // as run_study: NaN stays
+    }
+    c.accuracy.push_back(row);
+    const std::string fb = at_index(f + ".beyond", s);
+    c.beyond.push_back(r.accuracy(beyond[s], fb));
+    // "beyond" is the mean of the lengths past L_train: a file edited in one place is refused
+    const double mean = n ? sum / double(n) : NAN;
+    if (std::isfinite(mean) != std::isfinite(c.beyond.back()) ||
+        (n && std::abs(mean - c.beyond.back()) > 1e-9))
+      r.fail(fb,
+             "the mean of " + fs + " over the lengths past L_train (" +
+                 (n ? fmt("%.17g", mean) : std::string("null")) + ")",
+             beyond[s]);
+  }
+  c.seconds = r.number(j, f, "seconds", 0, 1e12);
+  return c;
+}
+
+}  // namespace
+
+StudyResult study_from_json(const std::string& text, const std::string& where) {
+  const Reader r{where};
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw std::invalid_argument(where + ": not JSON (expected what --study --json writes)");
+  if (!j.is_object() || !j.contains("study"))
+    throw std::invalid_argument(
+        where + ": study is missing: not the JSON of a study (--study --json writes it)");
+  StudyResult res;
+  CommandLine c;
+  xenc_app::read_echoed_options(r.member(j, "", "options"), c, option_records(), where);
+  res.options = c;
+  const Options& o = res.options;
+  if (!o.study) throw std::invalid_argument(where + ": options.study: expected true, got false");
+  const json& study = r.member(j, "", "study");
+  res.models = r.whole(r.member(study, "study", "models"), "study.models", 1, 1u << 20);
+  res.seconds = r.number(study, "study", "seconds", 0, 1e12);
+  res.blas_threads =
+      int(r.whole(r.member(study, "study", "blas_threads"), "study.blas_threads", 1, 1024));
+  const json& tasks =
+      r.array(study, "study", "tasks", o.study_tasks.size(), "one per task of options.study_tasks");
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    const std::string f = at_index("study.tasks", k);
+    const json& tj = tasks[k];
+    StudyTask t;
+    t.rule = r.text(tj, f, "rule");
+    if (t.rule != o.study_tasks[k])
+      r.fail(f + ".rule",
+             "\"" + o.study_tasks[k] + "\" (options.study_tasks[" + std::to_string(k) + "])",
+             tj["rule"]);
+    t.symbols = int(r.whole(r.member(tj, f, "symbols"), f + ".symbols", 2, 1000));
+    t.chance = r.number(tj, f, "chance", 0, 1);
+    const json& train = r.array(tj, f, "train_lengths", 2, "the shortest and the longest");
+    t.min_train_length = r.whole(train[0], f + ".train_lengths[0]", 1, 1024);
+    t.train_length = r.whole(train[1], f + ".train_lengths[1]", 1, 1024);
+    if (t.train_length != std::size_t(o.train_length))
+      r.fail(f + ".train_lengths[1]", std::to_string(o.train_length) + " (options.train_length)",
+             train[1]);
+    t.learned_max_len =
+        r.whole(r.member(tj, f, "learned_max_len"), f + ".learned_max_len", 0, 1u << 20);
+    const json& lengths = r.array(tj, f, "test_lengths");
+    for (std::size_t i = 0; i < lengths.size(); ++i)
+      t.lengths.push_back(r.whole(lengths[i], at_index(f + ".test_lengths", i), 1, 1u << 20));
+    if (t.lengths.empty() || !std::is_sorted(t.lengths.begin(), t.lengths.end()))
+      r.fail(f + ".test_lengths", "test lengths in increasing order", lengths);
+    const json& cells = r.array(tj, f, "cells");
+    if (cells.empty()) r.fail(f + ".cells", "at least one cell", cells);
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      t.cells.push_back(read_cell(r, cells[i], at_index(f + ".cells", i), t));
+    res.tasks.push_back(std::move(t));
+  }
+  return res;
 }
 
 }  // namespace extrapolate

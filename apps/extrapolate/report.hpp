@@ -119,8 +119,15 @@ std::string best(const StudyTask& t, double tolerance);
 /// Whether the highest mean beyond L_train is the same cell on every task, naming each task, and
 /// on how many tasks it is the best in every seed (as best() says "Best").
 std::string best_by_task(const std::vector<StudyTask>& tasks, double tolerance);
-/// Randomized minus plain, beyond L_train, averaged over the schemes that have both forms and
-/// over the tasks (naming them); with the same average seed by seed (min-max).
+/// A scheme on a task whose plain and randomized cells both learned the task at L_train: what
+/// the mean gain averages over.
+struct GainPair {
+  const StudyTask* task;
+  const StudyCell *plain, *randomized;
+};
+std::vector<GainPair> gain_pairs(const std::vector<StudyTask>& tasks);
+/// Randomized minus plain, beyond L_train, averaged over the gain_pairs (how many, and the tasks
+/// they are on, named); with the same average seed by seed (min-max).
 std::string mean_gain(const std::vector<StudyTask>& tasks);
 /// The number mean_gain states (points of accuracy, as a fraction), and per seed.
 double mean_gain_value(const std::vector<StudyTask>& tasks, std::vector<double>* per_seed);
@@ -130,7 +137,21 @@ double mean_gain_value(const std::vector<StudyTask>& tasks, std::vector<double>*
 /// a row per scheme, a column per task (study_accuracy.svg).
 std::string study_svg(const StudyResult& res);
 
-/// The study as JSON: options, every cell with every seed's accuracies, the conclusions.
+/// The study as JSON: options, every cell with every seed's accuracies (and whether it learned
+/// its task at L_train), the conclusions.
 std::string study_to_json(const StudyResult& res, const std::vector<std::string>& written);
+
+/// The inverse of study_to_json: the StudyResult a study's JSON holds (its options, through the
+/// records' echo, and every cell's seeds, accuracies and time). What the JSON derives from those
+/// (the spreads, the mean gain, the conclusions) is not read: the report computes it again, so
+/// study_to_json(study_from_json(text)) is `text` again up to "files". Each cell's "beyond" must
+/// be the mean of its accuracies beyond L_train. Throws std::invalid_argument naming `where`
+/// (the option and the file), the field and what it holds.
+StudyResult study_from_json(const std::string& text, const std::string& where);
+
+/// Whether a cell learned its task at L_train: every seed at least halfway from chance to 100%
+/// at length L_train. Every study conclusion beyond L_train compares only such cells, the figure
+/// hatches the others, and the JSON gives each cell's answer ("learned_at_train_length").
+bool learned_at_train_length(const StudyTask& t, const StudyCell& c);
 
 }  // namespace extrapolate

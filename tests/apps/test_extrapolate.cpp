@@ -6,6 +6,7 @@
 #include <libxml/tree.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -406,14 +407,21 @@ TEST(ExtrapolateStudy, JsonHasEveryCellTextAgreesConclusionsNameTheirTask) {
     return true;
   };
   double gain = 0;
-  int pairs = 0;
+  int pairs = 0, scheme_task_pairs = 0;
+  std::vector<std::string> pair_tasks;  // the tasks that give a pair, named by the sentence
   for (const auto& t : study["tasks"])
     for (const auto& c : t["cells"]) {
+      // the JSON's own flag is the rule's answer
+      EXPECT_EQ(c["learned_at_train_length"].get<bool>(), learned(t, c)) << c["scheme"];
       if (!c["randomized"].get<bool>() || !learned(t, c)) continue;
       for (const auto& p : t["cells"])
-        if (!p["randomized"].get<bool>() && p["scheme"] == c["scheme"] && learned(t, p))
+        if (!p["randomized"].get<bool>() && p["scheme"] == c["scheme"] && learned(t, p)) {
+          ++scheme_task_pairs;
+          if (std::find(pair_tasks.begin(), pair_tasks.end(), t["rule"]) == pair_tasks.end())
+            pair_tasks.push_back(t["rule"]);
           for (std::size_t seed = 0; seed < 2; ++seed, ++pairs)
             gain += c["beyond"][seed].get<double>() - p["beyond"][seed].get<double>();
+        }
     }
   if (pairs == 0) {
     EXPECT_TRUE(study["mean_gain"].is_null()) << study["mean_gain"];
@@ -423,10 +431,15 @@ TEST(ExtrapolateStudy, JsonHasEveryCellTextAgreesConclusionsNameTheirTask) {
         << claims.back();
   } else {
     EXPECT_NEAR(study["mean_gain"].get<double>(), gain / pairs, 1e-12);
-    char sentence[64];
-    std::snprintf(sentence, sizeof sentence, "over reverse_string and parity_check: %+.1f points",
+    std::string named = pair_tasks[0];
+    if (pair_tasks.size() == 2) named += " and " + pair_tasks[1];
+    char sentence[256];
+    std::snprintf(sentence, sizeof sentence,
+                  "averaged over the %d scheme-task pair%s whose plain and randomized forms both "
+                  "learned the task at L_train (%s): %+.1f points",
+                  scheme_task_pairs, scheme_task_pairs == 1 ? "" : "s", named.c_str(),
                   100.0 * gain / pairs);
-    EXPECT_TRUE(contains(claims.back(), sentence)) << claims.back();
+    EXPECT_TRUE(contains(claims.back(), sentence)) << sentence << "\n" << claims.back();
   }
 
   // the text: the same seeded models, so the same numbers
@@ -492,4 +505,153 @@ TEST(ExtrapolateStudy, AGridOverTheTimeLimitIsRefusedUpFront) {
       << r.err;
   EXPECT_TRUE(contains(r.err, "more than the limit of 1 min (--max-minutes 1)")) << r.err;
   EXPECT_TRUE(r.out.empty()) << "nothing printed, nothing trained: " << r.out;
+}
+
+// ---- a study read back (--study-from) ----------------------------------------------------------
+
+namespace {
+
+// The committed study, the run apps/extrapolate/README.md shows.
+const std::string kCommittedStudy =
+    std::string(XENC_SOURCE_DIR) + "/apps/extrapolate/study/study_L8.json";
+
+// "154 models, 690.4 s of training and testing": the one number two runs of a study differ in
+std::string without_seconds(std::string text) {
+  const std::string tail = " s of training and testing)";
+  const std::size_t end = text.find(tail);
+  if (end == std::string::npos) return text;
+  const std::size_t start = text.rfind(", ", end);
+  return text.replace(start + 2, end - start - 2, "<seconds>");
+}
+
+// The lines of `text` between the line that starts with `heading` and the end of the first
+// fenced block after it (the fences left out); "" when there is none.
+std::string fenced_block_after(const std::string& text, const std::string& heading) {
+  const std::size_t h = text.find("\n" + heading);
+  if (h == std::string::npos) return "";
+  const std::size_t open = text.find("\n```", h + 1);
+  if (open == std::string::npos) return "";
+  const std::size_t body = text.find('\n', open + 1) + 1;
+  const std::size_t close = text.find("\n```\n", body - 1);
+  if (close == std::string::npos) return "";
+  return text.substr(body, close + 1 - body);
+}
+
+json without_files(json j) {
+  j.erase("files");
+  return j;
+}
+
+}  // namespace
+
+// --study-from prints what the study printed, from its JSON alone: the same header, tables and
+// conclusions (the report's functions run on the StudyResult read back), the same figure byte for
+// byte, and with --json the same JSON; only the study's own clock differs between two runs.
+TEST(ExtrapolateStudy, StudyFromPrintsWhatTheStudyPrinted) {
+  const std::string dir = out_dir();
+  const Result j = run(kStudy + " --json --svg-dir trained", dir);
+  ASSERT_EQ(j.status, 0) << j.err;
+  {
+    std::ofstream f(dir + "/study.json");
+    f << j.out;
+  }
+  const Result text = run(kStudy + " --quiet --svg-dir text", dir);
+  ASSERT_EQ(text.status, 0) << text.err;
+  const Result again = run("--study-from study.json --quiet --svg-dir again", dir);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_TRUE(again.err.empty()) << again.err;
+  std::string expected = without_seconds(text.out);
+  expected.replace(expected.find("Wrote: text/"), 12, "Wrote: again/");
+  EXPECT_EQ(without_seconds(again.out), expected);
+  // the seconds are the JSON's
+  char seconds[64];
+  std::snprintf(seconds, sizeof seconds, "44 models, %.1f s of training and testing)",
+                json::parse(j.out)["study"]["seconds"].get<double>());
+  EXPECT_TRUE(contains(again.out, seconds)) << seconds << "\n" << again.out;
+  EXPECT_EQ(read_file(dir + "/again/study_accuracy.svg"),
+            read_file(dir + "/trained/study_accuracy.svg"));
+  // --json: the JSON again, every number to the last bit (the files it wrote aside)
+  const Result json_again = run("--study-from study.json --json", dir);
+  ASSERT_EQ(json_again.status, 0) << json_again.err;
+  EXPECT_EQ(without_files(json::parse(json_again.out)), without_files(json::parse(j.out)));
+  EXPECT_TRUE(json::parse(json_again.out)["files"].empty()) << "--json without --svg-dir: no SVG";
+}
+
+// The committed study (apps/extrapolate/study/study_L8.json) is the run the README shows: read
+// back, it prints exactly the README's "Output" block (the progress lines, which the README
+// leaves out, are printed while training only). So every number and every conclusion of that
+// block is the program's, from that file; an edited number in either fails here. And the file is
+// what the program writes: re-emitted with --json it is itself.
+TEST(ExtrapolateStudy, CommittedJsonIsTheReadmeRun) {
+  const std::string dir = out_dir();
+  const Result r = run("--study-from '" + kCommittedStudy + "'", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string readme =
+      read_file(std::string(XENC_SOURCE_DIR) + "/apps/extrapolate/README.md");
+  const std::string block = fenced_block_after(readme, "### Output (the run above");
+  ASSERT_FALSE(block.empty()) << "no fenced block after '### Output (the run above' in the README";
+  EXPECT_EQ(r.out, block);
+  if (r.out != block) {  // the first line that differs, for the reader of the log
+    std::istringstream a(r.out), b(block);
+    std::string la, lb;
+    for (int line = 1; std::getline(a, la) && std::getline(b, lb); ++line)
+      if (la != lb) {
+        ADD_FAILURE() << "line " << line << " of the block:\nprogram: " << la
+                      << "\nREADME:  " << lb;
+        break;
+      }
+  }
+  const Result j = run("--study-from '" + kCommittedStudy + "' --json", dir);
+  ASSERT_EQ(j.status, 0) << j.err;
+  EXPECT_EQ(without_files(json::parse(j.out)),
+            without_files(json::parse(read_file(kCommittedStudy))));
+}
+
+// A bad file, or an option beside --study-from, gets a message naming the option, the file and
+// the field, and a non-zero exit; nothing is printed on stdout.
+TEST(ExtrapolateStudy, StudyFromRefusesABadFileNamingTheField) {
+  const std::string dir = out_dir();
+  const json good = json::parse(read_file(kCommittedStudy));
+  auto refused = [&](const std::string& name, const std::string& text, const std::string& args,
+                     const std::string& message) {
+    SCOPED_TRACE(name);
+    if (!text.empty()) {
+      std::ofstream f(dir + "/" + name);
+      f << text;
+    }
+    const Result r = run("--study-from " + name + args, dir);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_TRUE(contains(r.err, "xenc-extrapolate: error: " + message)) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  };
+  refused("missing.json", "", "", "--study-from missing.json: cannot read the file");
+  refused("text.json", "not json", "", "--study-from text.json: not JSON");
+  refused("run.json", R"({"options": {}, "schemes": []})", "",
+          "--study-from run.json: study is missing: not the JSON of a study");
+  json j = good;
+  j["options"]["seeds"] = 0;
+  refused("seeds.json", j.dump(), "",
+          "--study-from seeds.json: options.seeds: expected a whole number in 1 .. 20, got 0");
+  j = good;
+  j["options"].erase("nhead");
+  refused("heads.json", j.dump(), "",
+          "--study-from heads.json: options.nhead is missing (the option --heads)");
+  j = good;
+  j["study"]["tasks"][1]["cells"][3]["accuracy"][0][2] = "x";
+  refused("cell.json", j.dump(), "",
+          "--study-from cell.json: study.tasks[1].cells[3].accuracy[0][2]: expected a number "
+          "between 0 and 1 or null, got \"x\"");
+  j = good;
+  j["study"]["tasks"][0]["cells"][4]["accuracy"][1][3] = 0.5;  // beyond no longer its mean
+  refused("beyond.json", j.dump(), "",
+          "--study-from beyond.json: study.tasks[0].cells[4].beyond[1]: expected the mean of "
+          "study.tasks[0].cells[4].accuracy[1] over the lengths past L_train");
+  j = good;
+  j["study"]["tasks"][2]["rule"] = "odds_first";
+  refused("rule.json", j.dump(), "",
+          "--study-from rule.json: study.tasks[2].rule: expected \"missing_duplicate_string\" "
+          "(options.study_tasks[2]), got \"odds_first\"");
+  refused("given.json", good.dump(), " --tolerance 10",
+          "--study-from: --tolerance cannot be given with it (the study's options are the "
+          "file's");
 }

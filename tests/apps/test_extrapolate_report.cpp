@@ -414,9 +414,25 @@ TEST(ExtrapolateStudyConclusions, MeanGainIsRandomizedMinusPlainOverSchemesTasks
   EXPECT_NEAR(per_seed[1], 0.10, 1e-12);
   EXPECT_NEAR(per_seed[2], 0.025, 1e-12);
   EXPECT_EQ(sr::mean_gain(tasks),
-            "Randomized minus plain accuracy beyond L_train, averaged over the schemes with both "
-            "forms learned at L_train and over reverse_string and odds_first: +5.8 points (seed by "
-            "seed from +2.5 to +10.0).");
+            "Randomized minus plain accuracy beyond L_train, averaged over the 2 scheme-task pairs "
+            "whose plain and randomized forms both learned the task at L_train (reverse_string and "
+            "odds_first): +5.8 points (seed by seed from +2.5 to +10.0).");
+  // a task with no such pair is not named: parity_check's only cells, rope plain and
+  // randomized, the randomized one below halfway (0.6 < 0.75) at L_train
+  std::vector<extrapolate::StudyTask> three = tasks;
+  three.push_back(task("parity_check", {cell_at("rope", false, 1.0, {0.5, 0.5, 0.5}),
+                                        cell_at("rope", true, 0.6, {0.9, 0.9, 0.9})}));
+  EXPECT_EQ(sr::gain_pairs(three).size(), 2u);
+  EXPECT_NEAR(sr::mean_gain_value(three, nullptr), 0.35 / 6.0, 1e-12);
+  EXPECT_EQ(sr::mean_gain(three),
+            "Randomized minus plain accuracy beyond L_train, averaged over the 2 scheme-task pairs "
+            "whose plain and randomized forms both learned the task at L_train (reverse_string and "
+            "odds_first): +5.8 points (seed by seed from +2.5 to +10.0).");
+  // one pair: the singular
+  EXPECT_EQ(sr::mean_gain({tasks[1]}),
+            "Randomized minus plain accuracy beyond L_train, averaged over the 1 scheme-task pair "
+            "whose plain and randomized forms both learned the task at L_train (odds_first): "
+            "-8.3 points (seed by seed from -10.0 to -5.0).");
   // which cell has the highest mean, task by task, and on how many it is clear
   EXPECT_EQ(sr::best_by_task(tasks, 5.0),
             "Among the schemes that learned each task at L_train, the highest mean beyond L_train "

@@ -223,12 +223,61 @@ TEST(OptionRecords, EchoUsesTheRecordsKeys) {
   EXPECT_EQ(j.at("rule"), "neighbour_sum");
   EXPECT_FALSE(j.contains("json"));  // outputs and limits are not echoed
   EXPECT_FALSE(j.contains("max_memory_mb"));
-  // 9 task, 4 model, 7 fit (seed included), tolerance, randomized positions, and the study's
-  // three (study, study_tasks, seeds)
-  EXPECT_EQ(j.size(), 25u);
+  // 9 task, 4 model, 7 fit (seed included), schemes, tolerance, randomized positions, and the
+  // study's three (study, study_tasks, seeds); --study-from is not echoed (it names the file)
+  EXPECT_EQ(j.size(), 26u);
+  EXPECT_EQ(j.at("schemes"), nlohmann::json::array());
+  EXPECT_FALSE(j.contains("study_from"));
   EXPECT_EQ(j.at("study"), false);
   EXPECT_EQ(j.at("seeds"), c.seeds);
   EXPECT_EQ(j.at("randomized_positions"), 0);
+}
+
+// Loop 4 reads the echo back (xenc-extrapolate --study-from): every echoed option returns to its
+// member; a missing key, a wrong type and a value out of the command line's range are refused
+// with the key and the value.
+TEST(OptionRecords, EchoIsReadBackThroughTheRecords) {
+  extrapolate::CommandLine c;
+  c.heads = 3;
+  c.clip = 0.25;
+  c.seeds = 4;
+  c.study = true;
+  c.schemes = {"rope", "alibi"};
+  c.test_lengths = {8, 12};
+  const nlohmann::json j = xenc_app::echo_options(c, extrapolate::option_records());
+  extrapolate::CommandLine d;
+  xenc_app::read_echoed_options(j, d, extrapolate::option_records(), "--study-from f.json");
+  EXPECT_EQ(xenc_app::echo_options(d, extrapolate::option_records()), j);
+  EXPECT_EQ(d.heads, 3);
+  EXPECT_EQ(d.schemes, (std::vector<std::string>{"rope", "alibi"}));
+  auto refused = [&](nlohmann::json bad, const std::string& message) {
+    extrapolate::CommandLine e;
+    try {
+      xenc_app::read_echoed_options(bad, e, extrapolate::option_records(), "--study-from f.json");
+      ADD_FAILURE() << "no exception for " << message;
+    } catch (const std::invalid_argument& ex) {
+      EXPECT_EQ(std::string(ex.what()), message);
+    }
+  };
+  nlohmann::json bad = j;
+  bad.erase("nhead");
+  refused(bad, "--study-from f.json: options.nhead is missing (the option --heads)");
+  bad = j;
+  bad["nhead"] = "3";
+  refused(bad, "--study-from f.json: options.nhead: expected a whole number in 1 .. 64, got \"3\"");
+  bad = j;
+  bad["seeds"] = 21;
+  refused(bad, "--study-from f.json: options.seeds: expected a whole number in 1 .. 20, got 21");
+  bad = j;
+  bad["rule"] = "sort";
+  refused(bad, "--study-from f.json: options.rule: expected one of " +
+                   xenc_app::choice_list(extrapolate::rule_names()) + ", got \"sort\"");
+  bad = j;
+  bad["test_lengths"] = {8, 1};
+  refused(bad,
+          "--study-from f.json: options.test_lengths: expected a list of whole numbers in 2 .. "
+          "1024, got [8,1]");
+  refused(nlohmann::json::array(), "--study-from f.json: options: expected an object, got array");
 }
 
 }  // namespace

@@ -11,9 +11,10 @@
 # in order in one fresh WORK_DIR, so a `--load` can use what an earlier `--save` wrote.
 #
 # Small settings where a flag allows it: the training programs get `--epochs 1` (and
-# xenc-extrapolate fewer sequences) appended, since a README shows the full run and ctest runs
-# it already at its defaults (test_train_order_full, test_extrapolate_full). A README command
-# that sets the flag itself keeps its value.
+# xenc-extrapolate fewer sequences; nothing when it only reads a study back, --study-from)
+# appended, since a README shows the full run and ctest runs it already at its defaults
+# (test_train_order_full, test_extrapolate_full). A README command that sets the flag itself
+# keeps its value.
 set -uo pipefail
 build=$(cd "$1" && pwd)
 readme=$2
@@ -33,6 +34,8 @@ small_settings() {  # extra flags for a program, unless the command sets them
     xenc-train-order)
       [[ $cmd == *"--epochs"* || $cmd == *"--load"* ]] || extra+=" --epochs 1" ;;
     xenc-extrapolate)
+      # --study-from trains nothing, and refuses the training flags (the options are the file's)
+      [[ $cmd == *"--study-from"* ]] && return
       [[ $cmd == *"--epochs"* ]] || extra+=" --epochs 1"
       [[ $cmd == *"--train-sequences"* ]] || extra+=" --train-sequences 500"
       [[ $cmd == *"--test-sequences"* ]] || extra+=" --test-sequences 20" ;;

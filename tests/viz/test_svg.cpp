@@ -69,6 +69,62 @@ TEST(SvgHeatmap, GridSharesOneColourBar) {
   EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='h3'])"), 1);
 }
 
+// Marked cells (HeatmapOptions::marked) are hatched in every panel, and a legend line under the
+// figure says what the hatching means; unmarked figures are as before (no legend, no hatching).
+TEST(SvgHeatmap, MarkedCellsAreHatchedWithALegendLine) {
+  std::vector<Tensor2> panels = {ramp(3, 4), ramp(3, 4)};
+  viz::HeatmapOptions o;
+  o.title = "marks";
+  o.marked = xenc::Mask2::from_shape({3, 4});
+  o.marked.fill(false);
+  o.marked(0, 1) = o.marked(2, 3) = true;
+  o.marked_label = "hatched: did not learn the task";
+  const std::string svg = viz::heatmap_grid_svg(panels, {"a", "b"}, o, 2);
+  // 2 cells x 2 panels, and the legend's swatch
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:path[@class='marked'])"), 2 * 2 + 1) << svg;
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:g[@class='legend']/s:path[@class='marked'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:text[.='hatched: did not learn the task'])"), 1);
+  EXPECT_EQ(svg_xpath_number(svg, "count(//s:style | //@style | //@id)"), 0);  // still no ids
+  // the legend line is below every panel: its text's y beyond the lowest cell's bottom
+  EXPECT_GT(svg_xpath_number(svg, "number(//s:g[@class='legend']/s:text/@y)"),
+            svg_xpath_number(svg, "number(//s:rect[@class='cell'][last()]/@y)") +
+                svg_xpath_number(svg, "number(//s:rect[@class='cell'][last()]/@height)"));
+  // the hatch of cell (0, 1) of the first panel stays inside that cell
+  const double x = svg_xpath_number(svg, "number(//s:rect[@class='cell'][2]/@x)");
+  const double w = svg_xpath_number(svg, "number(//s:rect[@class='cell'][2]/@width)");
+  const std::string first_hatch = svg.substr(svg.find("class=\"marked\" d=\"M") + 19);
+  const double hx = std::stod(first_hatch);
+  EXPECT_GE(hx, x - 1e-9);
+  EXPECT_LE(hx, x + w + 1e-9);
+  // nothing marked: no hatching and no legend, even with a label
+  o.marked.fill(false);
+  const std::string plain = viz::heatmap_grid_svg(panels, {"a", "b"}, o, 2);
+  EXPECT_EQ(svg_xpath_number(plain, "count(//s:path[@class='marked'] | //s:g[@class='legend'])"),
+            0);
+  // a mark needs its meaning, and the mask the values' shape
+  o.marked(1, 1) = true;
+  o.marked_label.clear();
+  try {
+    viz::heatmap_svg(ramp(3, 4), o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("heatmap_svg: marked has marked cells but marked_label "
+                                         "is empty"),
+              std::string::npos)
+        << e.what();
+  }
+  o.marked_label = "x";
+  try {
+    viz::heatmap_svg(ramp(3, 5), o);
+    FAIL() << "expected xenc::shape_error";
+  } catch (const xenc::shape_error& e) {
+    EXPECT_NE(std::string(e.what()).find("heatmap_svg: marked has shape [3, 4], expected [3, 5] "
+                                         "like the values, or empty"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SvgHeatmap, BadArgumentsNameTheArgument) {
   viz::HeatmapOptions o;
   o.x_ticks = {"a", "b"};

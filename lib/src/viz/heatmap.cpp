@@ -9,6 +9,9 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
+
+#include <xtensor/xoperation.hpp>
 
 #include "svg_primitives.hpp"
 #include "xenc/core/error.hpp"
@@ -52,6 +55,13 @@ constexpr double kColorbarWidth = 16.0;
 constexpr double kColorbarMinHeight = 120.0;
 constexpr double kColorbarTickSpacing = 40.0;  // about one tick per this many px
 constexpr double kColorbarRightPad = 8.0;      // right of the tick labels when there is no label
+// marked cells (HeatmapOptions::marked): diagonal hatching, and its legend line under the figure
+constexpr double kHatchSpacing = 6.0;   // between the hatch lines
+constexpr double kHatchWidth = 1.5;     // of a hatch line
+constexpr double kHatchOpacity = 0.45;  // so the cell's colour and number still show
+constexpr double kLegendSwatch = 14.0;  // the hatched square of the legend line
+constexpr double kLegendGap = 6.0;      // swatch to text
+constexpr double kLegendBand = 24.0;    // the legend line's height
 // values printed inside cells (HeatmapOptions::annotate)
 constexpr double kAnnotationMinFont = 6.0, kAnnotationMaxFont = 12.0;
 constexpr double kAnnotationEmsPerCellWidth = 3.2;   // "0.25" fits the cell's width
@@ -251,13 +261,31 @@ void check_ticks(const char* where, const std::vector<std::string>& ticks, std::
 
 // --- drawing ------------------------------------------------------------------------------------
 
-// Cells, frame and tick labels of one panel whose plot area starts at (x0, y0).
+// The hatching of a marked cell [xa, xb] x [ya, yb]: lines x + y = const every kHatchSpacing px
+// ("/" diagonals), each cut to the cell, as one <path class="marked">; dark lines on light cells
+// and light on dark ones, as the annotations. Drawn as segments, not an SVG <pattern>: the
+// figures have no ids, so two of them inline in one page cannot clash.
+std::string hatch_el(double xa, double xb, double ya, double yb, const char* colour) {
+  std::ostringstream d;
+  for (double c = xa + ya + kHatchSpacing; c < xb + yb; c += kHatchSpacing) {
+    const double x1 = std::max(xa, c - yb), x2 = std::min(xb, c - ya);
+    if (x2 - x1 < 0.5) continue;
+    d << (d.tellp() > 0 ? " " : "") << "M" << px(x1) << " " << px(c - x1) << "L" << px(x2) << " "
+      << px(c - x2);
+  }
+  return "<path class=\"marked\" d=\"" + d.str() + "\" stroke=\"" + colour + "\" stroke-width=\"" +
+         px(kHatchWidth) + "\" stroke-opacity=\"" + px(kHatchOpacity) + "\" fill=\"none\"/>\n";
+}
+
+// Cells, frame and tick labels of one panel whose plot area starts at (x0, y0); marked cells
+// (a Mask2 of the panel's shape, or empty) hatched over their colour.
 void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0, double cw,
                 double ch, const AxisPlan& xa, const AxisPlan& ya, const ColorScale& scale,
-                bool annotate) {
+                bool annotate, const Mask2& marked) {
   const std::size_t rows = v.shape()[0], cols = v.shape()[1];
   // one rect per value; crispEdges avoids hairline seams between fractional-width cells
   out << "<g shape-rendering=\"crispEdges\">\n";
+  std::string hatching;
   // cell edges snapped to whole pixels so neighbouring cells share an edge exactly
   auto edge = [](double origin, double size, std::size_t k) {
     return std::round(origin + size * double(k));
@@ -269,8 +297,10 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
       out << "<rect class=\"cell\" x=\"" << px(xa) << "\" y=\"" << px(ya) << "\" width=\""
           << px(std::max(kMinCell, xb - xa)) << "\" height=\"" << px(std::max(kMinCell, yb - ya))
           << "\" fill=\"" << hex(scale.color(v(r, c))) << "\"/>\n";
+      if (marked.size() > 0 && marked(r, c))  // drawn after the cells, outside crispEdges
+        hatching += hatch_el(xa, xb, ya, yb, scale.text_color(v(r, c)));
     }
-  out << "</g>\n";
+  out << "</g>\n" << hatching;
   if (annotate) {  // each value rounded to 2 decimals, centred in its cell
     const double fs =
         std::clamp(std::min(cw / kAnnotationEmsPerCellWidth, ch / kAnnotationEmsPerCellHeight),
@@ -342,9 +372,11 @@ double colorbar_width(const ColorScale& s, const std::string& label) {
          (label.empty() ? kColorbarRightPad : kAxisLabelBand);
 }
 
-std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
-                         const std::vector<std::string>& panel_titles, const HeatmapOptions& opt,
-                         int columns, const char* where) {
+// The arguments of heatmap_impl, checked before anything is drawn: at least one panel, all of
+// one non-empty shape; one title per panel (or none); ticks and marks that fit the shape.
+void check_arguments(const std::vector<const Tensor2*>& panels,
+                     const std::vector<std::string>& panel_titles, const HeatmapOptions& opt,
+                     const char* where) {
   if (panels.empty())
     throw shape_error(std::string(where) + ": no panels to draw, expected at least one");
   const std::size_t rows = panels[0]->shape()[0], cols = panels[0]->shape()[1];
@@ -362,6 +394,37 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
                       std::to_string(panels.size()) + " or none");
   check_ticks(where, opt.x_ticks, cols, "x_ticks", "column");
   check_ticks(where, opt.y_ticks, rows, "y_ticks", "row");
+  if (opt.marked.size() > 0 && (opt.marked.shape()[0] != rows || opt.marked.shape()[1] != cols))
+    throw shape_error(std::string(where) + ": marked has shape " + shape_str(opt.marked.shape()) +
+                      ", expected " + shape_str(panels[0]->shape()) + " like the values, or empty");
+  if (opt.marked.size() > 0 && xt::any(opt.marked) && opt.marked_label.empty())
+    throw std::invalid_argument(std::string(where) +
+                                ": marked has marked cells but marked_label is empty, expected "
+                                "the legend text that says what the hatching means");
+}
+
+// The legend line under the figure at height y: a hatched swatch on a mid-scale cell, then what
+// the hatching means (HeatmapOptions::marked_label).
+void draw_legend(std::ostringstream& out, double y, const ColorScale& sc,
+                 const std::string& label) {
+  const double ly = y + (kLegendBand - kLegendSwatch) / 2;
+  const double mid = 0.5 * (sc.vmin + sc.vmax);
+  out << "<g class=\"legend\">\n<rect x=\"" << px(kMargin) << "\" y=\"" << px(ly) << "\" width=\""
+      << px(kLegendSwatch) << "\" height=\"" << px(kLegendSwatch) << "\" fill=\""
+      << hex(sc.color(mid)) << "\"/>\n"
+      << hatch_el(kMargin, kMargin + kLegendSwatch, ly, ly + kLegendSwatch, sc.text_color(mid))
+      << frame_el(kMargin, ly, kLegendSwatch, kLegendSwatch)
+      << text_el(kMargin + kLegendSwatch + kLegendGap,
+                 ly + kLegendSwatch / 2 + kTickFont * kBaselineShift, label, kTickFont, "start")
+      << "</g>\n";
+}
+
+std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
+                         const std::vector<std::string>& panel_titles, const HeatmapOptions& opt,
+                         int columns, const char* where) {
+  check_arguments(panels, panel_titles, opt, where);
+  const std::size_t rows = panels[0]->shape()[0], cols = panels[0]->shape()[1];
+  const bool any_marked = opt.marked.size() > 0 && xt::any(opt.marked);
 
   const std::size_t np = panels.size();
   const std::vector<ColorScale> scales = plan_scales(panels, opt);
@@ -421,8 +484,13 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   const double grid_w = double(ncol) * panel_w + double(ncol - 1) * panel_gap;
   double width = grid_w + (per_panel ? 0 : cbar_w);
   width = std::max(width, std::min(kFigureWidth, text_width(opt.title, kTitleFont) + 2 * kMargin));
-  const double height =
-      title_h + double(nrow) * panel_h + double(nrow - 1) * kPanelRowGap + kBottomMargin;
+  const double legend_h = any_marked ? kLegendBand : 0;
+  const double legend_w = any_marked ? 2 * kMargin + kLegendSwatch + kLegendGap +
+                                           text_width(opt.marked_label, kTickFont)
+                                     : 0;
+  width = std::max(width, legend_w);
+  const double grid_h = title_h + double(nrow) * panel_h + double(nrow - 1) * kPanelRowGap;
+  const double height = grid_h + legend_h + kBottomMargin;
 
   std::ostringstream out;
   out << svg_open(width, height);
@@ -433,7 +501,7 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
     const double x0 = ox + panel_left, y0 = oy + ptitle_h;
     if (!panel_titles.empty())
       out << text_el(x0 + plot_w / 2, oy + kLabelFont, panel_titles[p], kLabelFont);
-    draw_panel(out, *panels[p], x0, y0, cw, ch, xa, ya, scales[p], opt.annotate);
+    draw_panel(out, *panels[p], x0, y0, cw, ch, xa, ya, scales[p], opt.annotate, opt.marked);
     if (per_panel)  // its own colour bar, beside it and as tall as its plot
       draw_colorbar(out, x0 + plot_w + kColorbarGap, y0, plot_h, scales[p], opt.colorbar_label);
     // axis titles once per grid row / column: x under the bottom row, y left of the first column
@@ -451,6 +519,7 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
   if (!per_panel)
     draw_colorbar(out, grid_w + kColorbarGap, title_h + ptitle_h, cb_h, scales[0],
                   opt.colorbar_label);
+  if (any_marked) draw_legend(out, grid_h, scales[0], opt.marked_label);
   out << "</svg>\n";
   return out.str();
 }

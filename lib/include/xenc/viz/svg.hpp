@@ -63,6 +63,12 @@ struct HeatmapOptions {
   bool annotate = false;
   /// Colour scales of a grid (heatmap_grid_svg); a single heatmap has one scale anyway.
   PanelScale panel_scale = PanelScale::automatic;
+  /// Cells drawn hatched, diagonal lines over their colour (`<rect class="marked">`), in every
+  /// panel: e.g. values that are not to be compared with the others. [rows, cols] like the
+  /// values, or empty (the default): none. `marked_label` says what the hatching means, on a
+  /// legend line under the figure; it is required when a cell is marked.
+  Mask2 marked;
+  std::string marked_label;
 };
 
 /// A heatmap of `values` ([rows, cols]) with title, axis labels, ticks and a colour bar.
