@@ -33,7 +33,12 @@ harnesses=(npy npz state_dict checkpoint tokenizer)
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 san+=" -fno-relaxed-template-template-args -Wno-deprecated-no-relaxed-template-template-args -Wno-pass-failed"
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# ccache as in test.sh: paths inside this checkout hashed relative to it, so CI's fresh clone
+# finds the objects of an earlier clone's build (without it, every fuzz build compiled from scratch).
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+fi
 # -O1 and line tables only (-gline-tables-only): what libFuzzer's documentation builds with, and
 # 2-3x faster to compile than RelWithDebInfo's -O2 -g; crash reports still name file and line.
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

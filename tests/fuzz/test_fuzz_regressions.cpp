@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fuzz_entries.hpp"
+#include "support/build_path.hpp"
 
 namespace {
 std::size_t g_largest_allocation = 0;

@@ -11,6 +11,8 @@
 #include <xenc/core/error.hpp>
 #include <xenc/grade/similarity.hpp>
 
+#include "support/build_path.hpp"
+
 namespace {
 
 using xenc::grade::CodeToken;

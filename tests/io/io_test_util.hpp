@@ -13,6 +13,7 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "support/build_path.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/tensor.hpp"
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xarray.hpp>
 
+#include "support/build_path.hpp"
 #include "xenc/core/parameter.hpp"
 #include "xenc/core/tensor.hpp"
 

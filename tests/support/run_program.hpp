@@ -18,6 +18,8 @@
 #include <sstream>
 #include <string>
 
+#include "support/build_path.hpp"
+
 namespace xenc::test {
 
 struct RunResult {
