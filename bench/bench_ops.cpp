@@ -47,6 +47,9 @@ void BM_GemmSplit(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)),
              D = static_cast<std::size_t>(state.range(1));
   const bool split = state.range(2) != 0;
+  const std::size_t old_blocks = kernels::set_gemm_blocks_per_thread(
+      state.range(3) > 0 ? static_cast<std::size_t>(state.range(3))
+                         : kernels::kGemmBlocksPerThread);
   Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D}, 1);
   Tensor2 w = random_tensor<Tensor2>(std::vector<std::size_t>{D, D}, 2);
   Tensor2 y = Tensor2::from_shape({T, D});
@@ -57,11 +60,13 @@ void BM_GemmSplit(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
+  kernels::set_gemm_blocks_per_thread(old_blocks);
   set_flops(state, 2.0 * double(T) * D * D);
 }
 BENCHMARK(BM_GemmSplit)
-    ->ArgNames({"T", "D", "split"})
-    ->ArgsProduct({{8, 16, 32, 64, 128, 256}, {512}, {0, 1}})
+    ->ArgNames({"T", "D", "split", "blocks"})
+    ->ArgsProduct({{8, 16, 32, 64, 128, 256}, {512}, {0, 1}, {0}})
+    ->ArgsProduct({{512, 2048}, {512, 2048}, {1}, {2, 4, 8}})
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

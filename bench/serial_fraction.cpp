@@ -1,5 +1,7 @@
-// xencoder_serial T D H forward|train [reps] [auto|plain|tiled]: where one encoder layer's time
-// goes on 2 threads, against the same layer on 1 thread (bench/README.md, "One pool").
+// xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks]: where one encoder
+// layer's time goes on 2 threads, against the same layer on 1 thread (bench/README.md, "One
+// pool"). blocks: a split GEMM's blocks per thread (kernels::set_gemm_blocks_per_thread; default
+// kernels::kGemmBlocksPerThread), to time both sides of that choice with one build.
 //
 // Run it with OPENBLAS_NUM_THREADS=2 (the thread budget). Each repetition runs the layer once
 // with the budget at 1 (kernels::BlasOnOneThread: no region, the plain sgemms) and once at 2,
@@ -79,13 +81,15 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: xencoder_serial T D H forward|train [reps] [auto|plain|tiled]\n");
+    std::fprintf(stderr,
+                 "usage: xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks]\n");
     return 2;
   }
   const std::size_t T = std::stoul(argv[1]), D = std::stoul(argv[2]), H = std::stoul(argv[3]);
   const std::string mode = argv[4];
   const int reps = argc > 5 ? std::max(1, std::stoi(argv[5])) : 3;
   const std::string path_name = argc > 6 ? argv[6] : "auto";
+  if (argc > 7) xenc::kernels::set_gemm_blocks_per_thread(std::stoul(argv[7]));
   if (mode != "forward" && mode != "train") {
     std::fprintf(stderr, "xencoder_serial: mode is \"%s\", expected forward or train\n", argv[4]);
     return 2;
@@ -166,8 +170,9 @@ int main(int argc, char** argv) {
 
   // 1. The serial fraction (the lines bench/scaling.py and the serial_smoke test read).
   const double f = c2 > 0 ? serial / c2 : 0.0;
-  std::printf("T %zu D %zu H %zu %s, path %s, budget %zu, median of %d\n", T, D, H, mode.c_str(),
-              path_name.c_str(), budget, reps);
+  std::printf(
+      "T %zu D %zu H %zu %s, path %s, budget %zu, GEMM blocks per thread %zu, median of %d\n", T, D,
+      H, mode.c_str(), path_name.c_str(), budget, xenc::kernels::gemm_blocks_per_thread(), reps);
   std::printf("wall %.2f ms, CPU main %.2f ms (%.2f in regions), other threads %.2f ms\n", w2,
               med(twos, [](const Run& r) { return r.main_cpu; }),
               med(twos, [](const Run& r) { return r.region_cpu; }),

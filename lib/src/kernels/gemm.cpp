@@ -3,18 +3,21 @@
 //
 // Threads: OpenBLAS always runs on one thread here (BlasOnOneThread, threads.cpp). A product of
 // kSplitGemmWork multiply-adds or more is cut into blocks of C, one 1-thread sgemm each, run on
-// xencoder's pool (parallel_for): the numbers are the same (every element of C is the same dot
-// product over K, in the same order), and OpenBLAS's own workers are never woken, so none of them
-// spin-waits after the call (for up to 2^28 TSC ticks, its THREAD_TIMEOUT) and takes a core from
-// the pool's next region (attention's heads, bench/README.md, "One pool"). Blocks are whole
-// multiples of 64 rows or columns (OpenBLAS's register blocks divide 64, so no block ends inside
-// one), at least 2 per thread where C is large enough, along both sides of C when one side alone
-// gives too few (16 threads on a 512-row C).
+// xencoder's pool (parallel_for): every element of C is the same dot product over K (equal to the
+// unsplit product within rounding: a different cut can hand an element to another of OpenBLAS's
+// micro-kernels, KernelsGemm.LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops), and
+// OpenBLAS's own workers are never woken, so none of them spin-waits after the call (for up to
+// 2^28 TSC ticks, its THREAD_TIMEOUT) and takes a core from the pool's next region (attention's
+// heads, bench/README.md, "One pool"). Blocks are whole multiples of 64 rows or columns
+// (OpenBLAS's register blocks divide 64, so no block ends inside one), kGemmBlocksPerThread per
+// thread where C is large enough, along both sides of C when one side alone gives too few
+// (16 threads on a 512-row C).
 #ifndef XENC_NO_BLAS
 #include <cblas.h>
 #endif
 
 #include <algorithm>
+#include <atomic>
 
 #include "blas_probe.hpp"
 #include "kernels.hpp"
@@ -45,7 +48,15 @@ ConstMatView op_rows(ConstMatView a, bool ta, std::size_t r0, std::size_t n) {
 ConstMatView op_cols(ConstMatView b, bool tb, std::size_t c0, std::size_t n) {
   return tb ? b.block(c0, 0, n, b.cols) : b.block(0, c0, b.rows, n);
 }
+
+std::atomic<std::size_t> blocks_per_thread{kGemmBlocksPerThread};
 }  // namespace
+
+std::size_t gemm_blocks_per_thread() { return blocks_per_thread.load(std::memory_order_relaxed); }
+
+std::size_t set_gemm_blocks_per_thread(std::size_t blocks) {
+  return blocks_per_thread.exchange(std::max<std::size_t>(blocks, 1), std::memory_order_relaxed);
+}
 
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha, float beta) {
   const bool ta = op_a == Op::transpose, tb = op_b == Op::transpose;
@@ -82,11 +93,12 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
     sgemm(a, ta, b, tb, c, K, alpha, beta);
     return;
   }
-  // blocks of 64-multiples: up to 2 per thread along M, then along N if that gives too few
+  // blocks of 64-multiples: up to gemm_blocks_per_thread() per thread along M, then along N if
+  // that gives too few
   const auto cut = [](std::size_t side, std::size_t parts) {
     return std::max<std::size_t>(64, (side / std::max<std::size_t>(parts, 1) + 63) / 64 * 64);
   };
-  const std::size_t want = 2 * threads;
+  const std::size_t want = gemm_blocks_per_thread() * threads;
   const std::size_t row_step = cut(M, want);
   const std::size_t row_parts = (M + row_step - 1) / row_step;
   const std::size_t col_step = cut(N, (want + row_parts - 1) / row_parts);

@@ -123,11 +123,21 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
           float beta = 0.0f);
 /// From this many multiply-adds a GEMM is split over the pool (bench/README.md, "One pool").
 inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 24;
-/// What gemm runs from kSplitGemmWork on: C cut into blocks (2 per thread, 64-row multiples),
-/// each a 1-thread sgemm on the pool, on min(threads, thread_budget()) threads, at any size
-/// (BM_GemmSplit times it on both sides of kSplitGemmWork: bench/scaling.sh).
+/// What gemm runs from kSplitGemmWork on: C cut into blocks (gemm_blocks_per_thread() per
+/// thread, 64-row multiples), each a 1-thread sgemm on the pool, on min(threads,
+/// thread_budget()) threads, at any size (BM_GemmSplit times it on both sides of kSplitGemmWork
+/// and at 2, 4 and 8 blocks per thread: bench/scaling.sh).
 void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha,
                 float beta, std::size_t threads);
+/// Blocks per thread of a split GEMM (gemm_split, and linear_rows's blocks of rows). The pool
+/// hands them out one at a time, so at a region's end a thread waits for at most one block of
+/// the other's; more blocks shorten that wait, and cost more packing of the shared operand.
+inline constexpr std::size_t kGemmBlocksPerThread = 2;
+/// kGemmBlocksPerThread, unless set_gemm_blocks_per_thread changed it (the benchmarks time both
+/// sides of the choice in one build: xencoder_serial's last argument).
+std::size_t gemm_blocks_per_thread();
+/// Sets gemm_blocks_per_thread() for the process (at least 1); returns the old value.
+std::size_t set_gemm_blocks_per_thread(std::size_t blocks);
 /// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
 /// (WebAssembly), checked against the formula and sgemm in the native tests.
 void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,

@@ -23,13 +23,15 @@ void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
   };
   // A large product on several threads: each block of rows writes its bias and runs its GEMM on
   // one thread of the pool, so the bias pass (and the first touch of y's pages) is not a serial
-  // step beside the split GEMM (bench/README.md, "One pool"). 2 blocks of 64-multiples per
-  // thread; where the rows give fewer, gemm splits the product itself (along the columns too).
+  // step beside the split GEMM (bench/README.md, "One pool"). gemm_blocks_per_thread() blocks of
+  // 64-multiples per thread; where the rows give fewer, gemm splits the product itself (along the
+  // columns too).
   const std::size_t threads = thread_budget();
+  const std::size_t want = gemm_blocks_per_thread() * threads;
   const std::size_t step =
-      std::max<std::size_t>(64, (y.rows / std::max<std::size_t>(2 * threads, 1) + 63) / 64 * 64);
+      std::max<std::size_t>(64, (y.rows / std::max<std::size_t>(want, 1) + 63) / 64 * 64);
   const std::size_t parts = (y.rows + step - 1) / step;
-  if (threads > 1 && x.rows * x.cols * w.rows >= kSplitGemmWork && parts >= 2 * threads) {
+  if (threads > 1 && x.rows * x.cols * w.rows >= kSplitGemmWork && parts >= want) {
     parallel_for(parts, [&](std::size_t p) { rows(p * step, std::min(step, y.rows - p * step)); });
     return;
   }
