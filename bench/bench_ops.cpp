@@ -42,7 +42,7 @@ BENCHMARK(BM_Sgemm)->ArgName("N")->Arg(64)->Arg(1024)->MeasureProcessCPUTime()->
 
 // A layer's projection, y [T, D] = x [T, D] W [D, D], on 1 thread (split 0: one sgemm) or cut
 // into blocks on the pool (split 1: kernels::gemm_split on the budget, OPENBLAS_NUM_THREADS), at
-// work T·D² on both sides of kSplitGemmWork = 2²⁴ (bench/scaling.sh prints where split wins).
+// work T·D² from 2²¹ to 2²⁶ = kSplitGemmWork (bench/scaling.sh prints where split wins).
 void BM_GemmSplit(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)),
              D = static_cast<std::size_t>(state.range(1));

@@ -1,7 +1,9 @@
-// xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks]: where one encoder
-// layer's time goes on 2 threads, against the same layer on 1 thread (bench/README.md, "One
-// pool"). blocks: a split GEMM's blocks per thread (kernels::set_gemm_blocks_per_thread; default
-// kernels::kGemmBlocksPerThread), to time both sides of that choice with one build.
+// xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks] [split]: where one
+// encoder layer's time goes on 2 threads, against the same layer on 1 thread (bench/README.md,
+// "One pool"). To time both sides of a choice with one build: blocks, a split GEMM's blocks per
+// thread (kernels::set_gemm_blocks_per_thread; 0 or absent: kernels::kGemmBlocksPerThread);
+// split, the multiply-adds from which a GEMM is split (kernels::set_split_gemm_work; absent:
+// kernels::kSplitGemmWork).
 //
 // Run it with OPENBLAS_NUM_THREADS=2 (the thread budget). Each repetition runs the layer once
 // with the budget at 1 (kernels::BlasOnOneThread: no region, the plain sgemms) and once at 2,
@@ -82,14 +84,17 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr,
-                 "usage: xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks]\n");
+                 "usage: xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks] "
+                 "[split]\n");
     return 2;
   }
   const std::size_t T = std::stoul(argv[1]), D = std::stoul(argv[2]), H = std::stoul(argv[3]);
   const std::string mode = argv[4];
   const int reps = argc > 5 ? std::max(1, std::stoi(argv[5])) : 3;
   const std::string path_name = argc > 6 ? argv[6] : "auto";
-  if (argc > 7) xenc::kernels::set_gemm_blocks_per_thread(std::stoul(argv[7]));
+  if (argc > 7 && std::stoul(argv[7]) > 0)
+    xenc::kernels::set_gemm_blocks_per_thread(std::stoul(argv[7]));
+  if (argc > 8) xenc::kernels::set_split_gemm_work(std::stoul(argv[8]));
   if (mode != "forward" && mode != "train") {
     std::fprintf(stderr, "xencoder_serial: mode is \"%s\", expected forward or train\n", argv[4]);
     return 2;
@@ -171,8 +176,10 @@ int main(int argc, char** argv) {
   // 1. The serial fraction (the lines bench/scaling.py and the serial_smoke test read).
   const double f = c2 > 0 ? serial / c2 : 0.0;
   std::printf(
-      "T %zu D %zu H %zu %s, path %s, budget %zu, GEMM blocks per thread %zu, median of %d\n", T, D,
-      H, mode.c_str(), path_name.c_str(), budget, xenc::kernels::gemm_blocks_per_thread(), reps);
+      "T %zu D %zu H %zu %s, path %s, budget %zu, GEMM blocks per thread %zu, split from %zu, "
+      "median of %d\n",
+      T, D, H, mode.c_str(), path_name.c_str(), budget, xenc::kernels::gemm_blocks_per_thread(),
+      xenc::kernels::split_gemm_work(), reps);
   std::printf("wall %.2f ms, CPU main %.2f ms (%.2f in regions), other threads %.2f ms\n", w2,
               med(twos, [](const Run& r) { return r.main_cpu; }),
               med(twos, [](const Run& r) { return r.region_cpu; }),

@@ -106,13 +106,13 @@ TEST(KernelsGemm, TransposesStridesAlphaBetaMatchLoops) {
     }
 }
 
-// Products of at least kSplitGemmWork multiply-adds are cut into blocks of C (2 per thread along
-// the rows, 64-multiples, then along the columns where the rows give too few), each a 1-thread
-// sgemm on the pool: on 2 threads the result must be the 1-thread result up to float rounding,
-// and match the loops, for every transpose, on strided views, with blocks of unequal size
-// (520 rows = 3 · 128 + 136, 400 rows = 3 · 128 + 16). Bit for bit under
-// OpenBLAS's AVX-512 (Cooperlake, SkylakeX) and Sandybridge kernels; under Haswell's, sgemm on a
-// block of rows rounds some elements one or two units in the last place away from sgemm on the
+// Products of at least kSplitGemmWork multiply-adds are cut into blocks of C (kGemmBlocksPerThread
+// per thread along the rows, 64-multiples, then along the columns where the rows give too few),
+// each a 1-thread sgemm on the pool: on 2 threads the result must be the 1-thread result up to
+// float rounding, and match the loops, for every transpose, on strided views, with blocks of
+// unequal size (at 2 per thread: 520 rows = 2 · 192 + 136, 400 rows = 3 · 128 + 16). Bit for bit
+// under OpenBLAS's AVX-512 (Cooperlake, SkylakeX) and Sandybridge kernels; under Haswell's, sgemm
+// on a block of rows rounds some elements one or two units in the last place away from sgemm on the
 // whole (1.4e-6 at 6.3). A block cut one row short leaves a row of beta · C: far outside.
 TEST(KernelsGemm, LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops) {
   struct Case {

@@ -50,7 +50,14 @@ ConstMatView op_cols(ConstMatView b, bool tb, std::size_t c0, std::size_t n) {
 }
 
 std::atomic<std::size_t> blocks_per_thread{kGemmBlocksPerThread};
+std::atomic<std::size_t> split_work{kSplitGemmWork};
 }  // namespace
+
+std::size_t split_gemm_work() { return split_work.load(std::memory_order_relaxed); }
+
+std::size_t set_split_gemm_work(std::size_t work) {
+  return split_work.exchange(work, std::memory_order_relaxed);
+}
 
 std::size_t gemm_blocks_per_thread() { return blocks_per_thread.load(std::memory_order_relaxed); }
 
@@ -72,7 +79,7 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
     return;
   }
   const std::size_t threads = thread_budget();
-  if (threads <= 1 || M * N * K < kSplitGemmWork) {
+  if (threads <= 1 || M * N * K < split_gemm_work()) {
     const BlasOnOneThread one;
     sgemm(a, ta, b, tb, c, K, alpha, beta);
     return;

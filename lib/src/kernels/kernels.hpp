@@ -121,8 +121,12 @@ enum class Op { none, transpose };
 /// above 1, runs as blocks of C on the pool (parallel_for), each a 1-thread sgemm (gemm.cpp).
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
           float beta = 0.0f);
-/// From this many multiply-adds a GEMM is split over the pool (bench/README.md, "One pool").
-inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 24;
+/// From this many multiply-adds a GEMM is split over the pool. Set from the layer: a GEMM alone
+/// wins on 2 threads from 2²¹ (BM_GemmSplit), but the layer at T = 128 (D = 256, F = 1024: its
+/// largest GEMMs are 2²⁵) gained no wall time from splitting them and spent 12–36% more CPU
+/// (bench/README.md, "kSplitGemmWork from the layer at T = 128"). From T = 512 at D = 512 every
+/// GEMM of a layer is 2²⁷ or more.
+inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 26;
 /// What gemm runs from kSplitGemmWork on: C cut into blocks (gemm_blocks_per_thread() per
 /// thread, 64-row multiples), each a 1-thread sgemm on the pool, on min(threads,
 /// thread_budget()) threads, at any size (BM_GemmSplit times it on both sides of kSplitGemmWork
@@ -134,10 +138,15 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
 /// the other's; more blocks shorten that wait, and cost more packing of the shared operand.
 inline constexpr std::size_t kGemmBlocksPerThread = 2;
 /// kGemmBlocksPerThread, unless set_gemm_blocks_per_thread changed it (the benchmarks time both
-/// sides of the choice in one build: xencoder_serial's last argument).
+/// sides of the choice in one build: xencoder_serial's blocks argument).
 std::size_t gemm_blocks_per_thread();
 /// Sets gemm_blocks_per_thread() for the process (at least 1); returns the old value.
 std::size_t set_gemm_blocks_per_thread(std::size_t blocks);
+/// kSplitGemmWork, unless set_split_gemm_work changed it (xencoder_serial's split argument: a
+/// layer timed with its GEMMs split from another size, in the same build).
+std::size_t split_gemm_work();
+/// Sets split_gemm_work() for the process; returns the old value.
+std::size_t set_split_gemm_work(std::size_t work);
 /// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
 /// (WebAssembly), checked against the formula and sgemm in the native tests.
 void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
