@@ -92,8 +92,8 @@ int main(int argc, char** argv) {
   const std::string mode = argv[4];
   const int reps = argc > 5 ? std::max(1, std::stoi(argv[5])) : 3;
   const std::string path_name = argc > 6 ? argv[6] : "auto";
-  if (argc > 7 && std::stoul(argv[7]) > 0)
-    xenc::kernels::set_gemm_blocks_per_thread(std::stoul(argv[7]));
+  const std::size_t blocks = argc > 7 ? std::stoul(argv[7]) : 0;
+  if (blocks > 0) xenc::kernels::set_gemm_blocks_per_thread(blocks);
   if (argc > 8) xenc::kernels::set_split_gemm_work(std::stoul(argv[8]));
   if (mode != "forward" && mode != "train") {
     std::fprintf(stderr, "xencoder_serial: mode is \"%s\", expected forward or train\n", argv[4]);

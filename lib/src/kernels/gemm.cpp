@@ -102,13 +102,10 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
   }
   // blocks of 64-multiples: up to gemm_blocks_per_thread() per thread along M, then along N if
   // that gives too few
-  const auto cut = [](std::size_t side, std::size_t parts) {
-    return std::max<std::size_t>(64, (side / std::max<std::size_t>(parts, 1) + 63) / 64 * 64);
-  };
   const std::size_t want = gemm_blocks_per_thread() * threads;
-  const std::size_t row_step = cut(M, want);
+  const std::size_t row_step = gemm_block_step(M, want);
   const std::size_t row_parts = (M + row_step - 1) / row_step;
-  const std::size_t col_step = cut(N, (want + row_parts - 1) / row_parts);
+  const std::size_t col_step = gemm_block_step(N, (want + row_parts - 1) / row_parts);
   const std::size_t col_parts = (N + col_step - 1) / col_step;
   parallel_for(row_parts * col_parts, threads, [&](std::size_t p, std::size_t) {
     const std::size_t r0 = (p / col_parts) * row_step, c0 = (p % col_parts) * col_step;

@@ -16,6 +16,7 @@
 // vectorised (-fopenmp-simd: no OpenMP runtime).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -129,8 +130,8 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
 inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 26;
 /// What gemm runs from kSplitGemmWork on: C cut into blocks (gemm_blocks_per_thread() per
 /// thread, 64-row multiples), each a 1-thread sgemm on the pool, on min(threads,
-/// thread_budget()) threads, at any size (BM_GemmSplit times it on both sides of kSplitGemmWork
-/// and at 2, 4 and 8 blocks per thread: bench/scaling.sh).
+/// thread_budget()) threads, at any size (BM_GemmSplit times it on both sides of kSplitGemmWork,
+/// bench/scaling.sh, and at 2, 4 and 8 blocks per thread, its blocks argument).
 void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha,
                 float beta, std::size_t threads);
 /// Blocks per thread of a split GEMM (gemm_split, and linear_rows's blocks of rows). The pool
@@ -142,6 +143,11 @@ inline constexpr std::size_t kGemmBlocksPerThread = 2;
 std::size_t gemm_blocks_per_thread();
 /// Sets gemm_blocks_per_thread() for the process (at least 1); returns the old value.
 std::size_t set_gemm_blocks_per_thread(std::size_t blocks);
+/// The block length that cuts `side` rows (or columns) into about `parts` blocks for a split GEMM:
+/// a whole multiple of 64 (OpenBLAS's register blocks divide it), at least 64.
+inline std::size_t gemm_block_step(std::size_t side, std::size_t parts) {
+  return std::max<std::size_t>(64, (side / std::max<std::size_t>(parts, 1) + 63) / 64 * 64);
+}
 /// kSplitGemmWork, unless set_split_gemm_work changed it (xencoder_serial's split argument: a
 /// layer timed with its GEMMs split from another size, in the same build).
 std::size_t split_gemm_work();

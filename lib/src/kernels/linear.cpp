@@ -28,8 +28,7 @@ void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
   // columns too).
   const std::size_t threads = thread_budget();
   const std::size_t want = gemm_blocks_per_thread() * threads;
-  const std::size_t step =
-      std::max<std::size_t>(64, (y.rows / std::max<std::size_t>(want, 1) + 63) / 64 * 64);
+  const std::size_t step = gemm_block_step(y.rows, want);
   const std::size_t parts = (y.rows + step - 1) / step;
   if (threads > 1 && x.rows * x.cols * w.rows >= split_gemm_work() && parts >= want) {
     parallel_for(parts, [&](std::size_t p) { rows(p * step, std::min(step, y.rows - p * step)); });
