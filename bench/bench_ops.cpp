@@ -200,7 +200,8 @@ BENCHMARK(BM_LayerNorm)
 // A pass over independent rows, [T, D] floats, on 1 thread (pool 0: the budget set to 1) or as
 // blocks of rows on the pool (pool 1: kernels::parallel_rows from any size, on the budget,
 // OPENBLAS_NUM_THREADS): layer norm forward (pass 0) or relu in place (pass 1), at T·D on both
-// sides of kernels::kRowPassWork (bench/README.md, "One pool": where the pool starts to win).
+// sides of kernels::kLayerNormWork and kernels::kRowPassWork (bench/README.md, "The optimiser and
+// the row passes on the pool": where the pool starts to win, and at what CPU cost).
 void BM_RowPass(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)),
              D = static_cast<std::size_t>(state.range(1));
@@ -234,6 +235,38 @@ void BM_RowPass(benchmark::State& state) {
 BENCHMARK(BM_RowPass)
     ->ArgNames({"T", "D", "pass", "pool"})
     ->ArgsProduct({{8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, {512}, {0, 1}, {0, 1}})
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// One Adam step over n elements, on the calling thread (pool 0: the budget at 1) or as blocks on
+// the pool from any size (pool 1): the crossover behind kernels::kAdamUpdateWork (bench/README.md,
+// "The optimiser and the row passes on the pool"). A layer's
+// parameters at D = 512 hold 512 (a bias) to 2²⁰ (a feed-forward weight) elements.
+void BM_AdamUpdate(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const bool pool = state.range(1) != 0;
+  Tensor1 theta = random_tensor<Tensor1>(std::vector<std::size_t>{n}, 1);
+  const Tensor1 grad = random_tensor<Tensor1>(std::vector<std::size_t>{n}, 2);
+  Tensor1 m = xt::zeros<float>({n}), v = xt::zeros<float>({n});
+  const kernels::AdamScalars s{0.9f, 0.999f, 1e-8f, 1.0f - 1e-6f, 0.0f, 1e-4f, 0.03f};
+  for (auto _ : state) {
+    if (pool) {
+      kernels::adam_update(theta.data(), grad.data(), m.data(), v.data(), n, s, 0);
+    } else {
+      const kernels::BlasOnOneThread one;  // the budget is 1: no region
+      kernels::adam_update(theta.data(), grad.data(), m.data(), v.data(), n, s);
+    }
+    benchmark::DoNotOptimize(theta.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_AdamUpdate)
+    ->ArgNames({"n", "pool"})
+    ->ArgsProduct({{1 << 10, 1 << 12, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20,
+                    1 << 21, 1 << 22},
+                   {0, 1}})
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -504,22 +505,28 @@ TEST(KernelsThreads, PoolStatsAddUp) {
   openblas_set_num_threads(before);
 }
 
-// The row passes run as blocks on the pool above kRowPassWork: layer norm forward (y, mean,
-// rstd), its backward (dx and the parameter gradients, summed in row order on one thread), relu
-// and relu's backward give the same bits on 1, 2, 3 and 4 threads; and parallel_rows covers
-// every row once, in blocks, at any size.
+// The row passes run as blocks on the pool above kLayerNormWork and kRowPassWork: layer norm
+// forward (y, mean, rstd), its backward (dx in blocks of rows, the parameter gradients summed in
+// row order in blocks of columns), relu, relu's backward and a bias gradient's column sums (1000
+// columns: the last block not a whole 16) give the same bits on 1, 2, 3 and 4 threads; and
+// parallel_rows covers every row once, parallel_columns every column once in blocks of whole
+// 16s but the last, at any size.
 TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
   const int before = openblas_get_num_threads();
-  const std::size_t N = 4101, D = 512;  // 4101 · 512 floats: above kRowPassWork, uneven blocks
+  const std::size_t N = 4101, D = 512;  // 4101 · 512 floats: above both, uneven blocks
   ASSERT_GE(N * D, k::kRowPassWork);
+  ASSERT_GE(N * D, k::kLayerNormWork);
+  const std::size_t C = 1000;
   Rng rng(23);
   const auto x = random_tensor<Tensor2>(Shape2{N, D}, rng);
   const auto dy = random_tensor<Tensor2>(Shape2{N, D}, rng);
   const auto w = random_tensor<Tensor1>(std::vector<std::size_t>{D}, rng);
   const auto b = random_tensor<Tensor1>(std::vector<std::size_t>{D}, rng);
+  const auto g = random_tensor<Tensor2>(Shape2{N, C}, rng);
+  const auto s0 = random_tensor<Tensor1>(std::vector<std::size_t>{C}, rng);
   struct Out {
     Tensor2 y, dx, relu, drelu;
-    Tensor1 mean, rstd, dw, db;
+    Tensor1 mean, rstd, dw, db, sums, sums_added;
   };
   const auto run = [&] {
     Out o{Tensor2::from_shape({N, D}),
@@ -529,7 +536,9 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
           Tensor1::from_shape({N}),
           Tensor1::from_shape({N}),
           xt::zeros<float>({D}),
-          xt::zeros<float>({D})};
+          xt::zeros<float>({D}),
+          Tensor1::from_shape({C}),
+          s0};
     k::layer_norm_rows(k::as_matrix(x), k::as_matrix(o.y), w.data(), b.data(), 1e-5f, o.mean.data(),
                        o.rstd.data());
     k::layer_norm_rows_backward(k::as_matrix(dy), k::as_matrix(x), w.data(),
@@ -537,6 +546,8 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
                                 o.db.data());
     k::relu_inplace(o.relu.data(), o.relu.size());
     k::relu_backward_inplace(o.drelu.data(), x.data(), x.size());
+    k::column_sums(k::as_matrix(g), o.sums.data(), false);
+    k::column_sums(k::as_matrix(g), o.sums_added.data(), true);
     return o;
   };
   const auto same_bits = [](const auto& a, const auto& e) {
@@ -549,7 +560,8 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
     openblas_set_num_threads(threads);
     k::reset_pool_stats();
     const Out n = run();
-    EXPECT_EQ(k::pool_stats().regions, 4u) << "each pass on the pool";
+    EXPECT_EQ(k::pool_stats().regions, 7u)
+        << "each pass on the pool, two for layer norm's backward";
     EXPECT_TRUE(same_bits(n.y, one.y));
     EXPECT_TRUE(same_bits(n.mean, one.mean));
     EXPECT_TRUE(same_bits(n.rstd, one.rstd));
@@ -558,6 +570,8 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
     EXPECT_TRUE(same_bits(n.db, one.db));
     EXPECT_TRUE(same_bits(n.relu, one.relu));
     EXPECT_TRUE(same_bits(n.drelu, one.drelu));
+    EXPECT_TRUE(same_bits(n.sums, one.sums));
+    EXPECT_TRUE(same_bits(n.sums_added, one.sums_added));
     for (std::size_t rows : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(301)}) {
       std::vector<int> seen(rows, 0);
       std::atomic<std::size_t> calls{0};
@@ -574,6 +588,62 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
       const std::size_t step = blocks == 0 ? 1 : (rows + blocks - 1) / blocks;
       EXPECT_EQ(calls.load(), (rows + step - 1) / step) << rows << " rows";
     }
+    for (std::size_t cols : {std::size_t(0), std::size_t(1), std::size_t(17), std::size_t(1000)}) {
+      std::vector<int> seen(cols, 0);
+      std::atomic<std::size_t> calls{0}, unaligned{0};
+      k::parallel_columns(
+          3, cols,
+          [&](std::size_t c0, std::size_t c1) {
+            ++calls;
+            if (c0 % 16 != 0 || (c1 % 16 != 0 && c1 != cols)) ++unaligned;
+            for (std::size_t c = c0; c < c1; ++c) ++seen[c];
+          },
+          0);
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), std::ptrdiff_t(cols)) << cols << " cols";
+      EXPECT_EQ(unaligned.load(), 0u) << cols << " cols";
+      // at most 4 blocks per thread; 1000 columns (63 lines) give every thread 2 or more
+      EXPECT_LE(calls.load(), std::size_t(4 * threads)) << cols << " cols";
+      if (cols == 1000) EXPECT_GE(calls.load(), std::size_t(2 * threads));
+    }
   }
+  openblas_set_num_threads(before);
+}
+
+// An Adam step from kAdamUpdateWork elements runs as blocks on the pool: the same bits on 1, 2, 3
+// and 4 threads (one block on 1 thread, uneven blocks on more), one region per step; below the
+// threshold, no region.
+TEST(KernelsThreads, AdamUpdateGivesTheSameBitsOnOneToFourThreads) {
+  const int before = openblas_get_num_threads();
+  const std::size_t n = k::kAdamUpdateWork + 37;
+  Rng rng(29);
+  const auto theta0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
+  const auto grad = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
+  const auto m0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f);
+  const Tensor1 v0 = xt::abs(random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f));
+  const k::AdamScalars s{0.9f, 0.999f, 1e-8f, 0.999f, 0.0f, 0.01f / 0.19f, 0.0447f};
+  const auto run = [&](std::size_t size) {
+    std::array<Tensor1, 3> o{theta0, m0, v0};
+    for (int step = 0; step < 2; ++step)
+      k::adam_update(o[0].data(), grad.data(), o[1].data(), o[2].data(), size, s);
+    return o;
+  };
+  const auto same_bits = [](const Tensor1& a, const Tensor1& e) {
+    return a.size() == e.size() && std::memcmp(a.data(), e.data(), a.size() * sizeof(float)) == 0;
+  };
+  openblas_set_num_threads(1);
+  const auto one = run(n);
+  for (int threads : {2, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    openblas_set_num_threads(threads);
+    k::reset_pool_stats();
+    const auto many = run(n);
+    EXPECT_EQ(k::pool_stats().regions, 2u) << "each step on the pool";
+    EXPECT_EQ(k::pool_stats().items, 2u * std::min<std::size_t>(4 * threads, n));
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(same_bits(many[i], one[i])) << "array " << i;
+    k::reset_pool_stats();
+    run(k::kAdamUpdateWork - 1);
+    EXPECT_EQ(k::pool_stats().regions, 0u) << "below kAdamUpdateWork: on the calling thread";
+  }
+  EXPECT_FALSE(same_bits(one[0], theta0)) << "the step moved θ";
   openblas_set_num_threads(before);
 }

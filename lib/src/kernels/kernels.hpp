@@ -10,7 +10,9 @@
 // Threads: OPENBLAS_NUM_THREADS is the budget, and one persistent pool (threads.cpp) its only
 // user: a large GEMM is cut into blocks of C, each a 1-thread cblas_sgemm run by parallel_for,
 // as do attention's heads × query blocks (ops/multi_head_attention.cpp decides how many threads)
-// and the row passes from kRowPassWork on (parallel_rows); smaller ones run on the calling thread.
+// and the row passes from kRowPassWork or kLayerNormWork on (parallel_rows; parallel_columns for
+// the sums over rows), and the Adam step from kAdamUpdateWork; smaller ones run on the calling
+// thread.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
@@ -180,7 +182,8 @@ struct RowStats {
   const float* rstd;
 };
 /// dx = rstd · (g - mean(g) - x̂ · mean(g ⊙ x̂)), g = dy ⊙ weight;
-/// dweight += Σ_rows dy ⊙ x̂, dbias += Σ_rows dy (accumulated: zero them first).
+/// dweight += Σ_rows dy ⊙ x̂, dbias += Σ_rows dy (accumulated: zero them first), summed in row
+/// order. From kLayerNormWork floats dx runs as blocks of rows, the sums as blocks of columns.
 void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight, RowStats stats,
                               MatView dx, float* dweight, float* dbias);
 
@@ -191,7 +194,8 @@ void gelu_inplace(float* x, std::size_t n);
 /// g = g · gelu'(x), gelu'(x) = Φ(x) + x φ(x) (gelu's backward, in place in the gradient).
 void gelu_backward_inplace(float* g, const float* x, std::size_t n);
 
-/// sums[j] (+)= Σ_i m(i, j): the bias gradient of a linear layer.
+/// sums[j] (+)= Σ_i m(i, j), in row order: the bias gradient of a linear layer. From kRowPassWork
+/// floats as blocks of columns on the pool (parallel_columns).
 void column_sums(ConstMatView m, float* sums, bool accumulate);
 
 /// The summed loss Σ_n (logsumexp(z_n) − z_n[t_n]) over the rows n whose target t_n is not
@@ -238,11 +242,22 @@ struct AdamScalars {
   float step_size;              ///< lr / (1 - β1^t)
   float bias_correction2_sqrt;  ///< √(1 - β2^t)
 };
+/// From this many elements an Adam step runs as blocks of elements on the pool (parallel_rows).
+/// BM_AdamUpdate at 2 threads, idle: the pool won from 2¹⁷ elements, by 1.37–1.46× at a CPU ratio
+/// of 1.20–1.25 at 2¹⁸ and 1.48–1.53× at 1.15–1.19 at 2¹⁹; at T = 128 (D = 256), whose two
+/// feed-forward weights are 2¹⁸ elements, the training step with them on the pool was a tie
+/// (0.98–1.01×), so from 2¹⁹ (bench/README.md, "The optimiser and the row passes on the pool").
+/// An element costs a square root and two divisions, several times a relu's float, so the step
+/// wins from fewer elements than kRowPassWork. At D = 512, in_proj and the feed-forward weights
+/// (2¹⁹·⁶ and 2²⁰ elements) run on the pool, out_proj (2¹⁸), the biases and the norms do not.
+inline constexpr std::size_t kAdamUpdateWork = std::size_t(1) << 19;
 /// One Adam step on n elements, in place, one pass:
 ///   θ ← decay·θ;  g ← grad + l2·θ;  m ← β1 m + (1-β1) g;  v ← β2 v + (1-β2) g²;
 ///   θ ← θ - step_size · m / (√v / √(1-β2^t) + eps)
+/// Each element is computed by the same code whatever the blocks: the bits do not depend on
+/// the thread count.
 void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
-                 const AdamScalars& s);
+                 const AdamScalars& s, std::size_t min_work = kAdamUpdateWork);
 
 // ---- Attention, one (batch, head) (attention.cpp) -------------------------------------------
 
@@ -432,10 +447,15 @@ PoolStats pool_stats();
 void reset_pool_stats();
 /// The same on every thread of the budget, fn(item) only.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
-/// From this many floats (rows · cols) a pass over independent rows (layer norm, relu, their
-/// backward) runs as blocks of rows on the pool: BM_RowPass lost on the pool up to 2²⁰ floats
-/// and won from 2²¹ (bench/README.md, "One pool", measured under load).
+/// From this many floats (rows · cols) a cheap pass (relu and its backward, a bias gradient's
+/// column sums: one operation per float) runs as blocks on the pool: BM_RowPass's relu lost on
+/// the pool up to 2¹⁹ floats, won at a CPU ratio of 1.26 at 2²⁰ and of 1.06 at 2²¹
+/// (bench/README.md, "The optimiser and the row passes on the pool", idle).
 inline constexpr std::size_t kRowPassWork = std::size_t(1) << 21;
+/// The same for layer norm, forward and backward (a mean, a variance and a square root per row,
+/// several operations per float): BM_RowPass's layer norm won from 2¹⁷ floats, at a CPU ratio of
+/// 1.01 from 2²⁰ (same section).
+inline constexpr std::size_t kLayerNormWork = std::size_t(1) << 20;
 /// fn(r0, r1) over blocks of rows [r0, r1) covering [0, rows): 4 blocks per thread of the
 /// budget on the pool (parallel_for) when rows · cols >= min_work and the budget is 2 or more,
 /// else fn(0, rows) on this thread. For passes whose rows are independent: each row is computed
@@ -443,6 +463,13 @@ inline constexpr std::size_t kRowPassWork = std::size_t(1) << 21;
 void parallel_rows(std::size_t rows, std::size_t cols,
                    const std::function<void(std::size_t, std::size_t)>& fn,
                    std::size_t min_work = kRowPassWork);
+/// fn(c0, c1) over blocks of columns [c0, c1) covering [0, cols), for sums over rows kept in row
+/// order (every column's sum is computed by the same code whatever the blocks): blocks of a
+/// multiple of 16 columns (one 64-byte line of floats), at most 4 per thread of the budget, on the
+/// pool when rows · cols >= min_work and the budget is 2 or more, else fn(0, cols) on this thread.
+void parallel_columns(std::size_t rows, std::size_t cols,
+                      const std::function<void(std::size_t, std::size_t)>& fn,
+                      std::size_t min_work = kRowPassWork);
 /// OpenBLAS at one thread for the object's lifetime, the old setting restored after it: every
 /// sgemm runs so (gemm.cpp), and OpenBLAS never wakes a worker of its own.
 class BlasOnOneThread {

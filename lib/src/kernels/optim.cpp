@@ -5,7 +5,8 @@
 // times and allocates a temporary gradient; here each element is loaded once, updated in
 // registers, and stored once. The loop is plain arithmetic with one square root (one
 // instruction with -fno-math-errno), so the compiler vectorises it; XENC_VECTOR_KERNEL builds
-// an AVX2 + FMA copy as well (vector_kernel.hpp).
+// an AVX2 + FMA copy as well (vector_kernel.hpp). A large parameter's elements are cut into
+// blocks on the pool (kAdamUpdateWork).
 #include <cmath>
 
 #include "kernels.hpp"
@@ -13,9 +14,11 @@
 
 namespace xenc::kernels {
 
+namespace {
+
 XENC_VECTOR_KERNEL_AVX512
-void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
-                 const AdamScalars& s) {
+void adam_block(float* theta, const float* grad, float* m, float* v, std::size_t n,
+                const AdamScalars& s) {
   // the scalars in locals: the stores below cannot change them (no reloads in the loop)
   const float beta1 = s.beta1, beta2 = s.beta2, eps = s.eps, decay = s.decay, l2 = s.l2;
   const float step_size = s.step_size, bc2_sqrt = s.bias_correction2_sqrt;
@@ -34,6 +37,19 @@ void adam_update(float* theta, const float* grad, float* m, float* v, std::size_
     const float denom = std::sqrt(vi) / bc2_sqrt + eps;
     theta[i] = t - step_size * (mi / denom);
   }
+}
+
+}  // namespace
+
+void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
+                 const AdamScalars& s, std::size_t min_work) {
+  // blocks of elements on the pool from min_work on (4 per thread), else one block here
+  parallel_rows(
+      n, 1,
+      [&](std::size_t i0, std::size_t i1) {
+        adam_block(theta + i0, grad + i0, m + i0, v + i0, i1 - i0, s);
+      },
+      min_work);
 }
 
 }  // namespace xenc::kernels

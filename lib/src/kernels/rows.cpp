@@ -97,9 +97,10 @@ void softmax_rows_backward(ConstMatView y, ConstMatView dy, MatView dx) {
 
 namespace {
 
-// The row loops of the passes below, on a block of rows; the functions after them run the blocks
-// on the pool from kRowPassWork floats on (parallel_rows). Every row is computed by the same
-// code on any thread, so the bits do not depend on the thread count.
+// The row loops of the passes below, on a block of rows (of columns, for the sums over rows);
+// the functions after them run the blocks on the pool from kLayerNormWork or kRowPassWork floats
+// on (parallel_rows, parallel_columns). Every row, and every column's sum, is computed by the
+// same code on any thread, so the bits do not depend on the thread count.
 XENC_VECTOR_KERNEL
 void layer_norm_block(ConstMatView x, MatView y, const float* weight, const float* bias, float eps,
                       float* mean_out, float* rstd_out) {
@@ -156,8 +157,9 @@ void layer_norm_backward_block(ConstMatView dy, ConstMatView x, const float* wei
   }
 }
 
-// The parameter gradients, row after row in the order of the rows (one thread, whatever the
-// budget: a sum over rows whose order must not depend on the thread count).
+// The parameter gradients of a block of columns, row after row in the order of the rows: each
+// column's sum runs in the same order whatever the blocks, so the bits do not depend on the
+// thread count.
 XENC_VECTOR_KERNEL
 void layer_norm_parameter_grads(ConstMatView dy, ConstMatView x, RowStats stats, float* dweight,
                                 float* dbias) {
@@ -172,6 +174,18 @@ void layer_norm_parameter_grads(ConstMatView dy, ConstMatView x, RowStats stats,
       dweight[d] += dyr[d] * xhat;
       dbias[d] += dyr[d];
     }
+  }
+}
+
+// sums[j] (+)= Σ_i m(i, j), row by row, so that the inner loop runs along memory (vector adds)
+XENC_VECTOR_KERNEL
+void column_sums_block(ConstMatView m, float* sums, bool accumulate) {
+  if (!accumulate)
+    for (std::size_t j = 0; j < m.cols; ++j) sums[j] = 0.0f;
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    const float* r = m.row(i);
+#pragma omp simd
+    for (std::size_t j = 0; j < m.cols; ++j) sums[j] += r[j];
   }
 }
 
@@ -192,23 +206,37 @@ void relu_backward_block(float* g, const float* x, std::size_t n) {
 void layer_norm_rows(ConstMatView x, MatView y, const float* weight, const float* bias, float eps,
                      float* mean, float* rstd) {
   require(y.rows == x.rows && y.cols == x.cols, "layer_norm_rows", "x and y differ in shape");
-  parallel_rows(x.rows, x.cols, [&](std::size_t r0, std::size_t r1) {
-    layer_norm_block(x.block(r0, 0, r1 - r0, x.cols), y.block(r0, 0, r1 - r0, y.cols), weight, bias,
-                     eps, mean ? mean + r0 : nullptr, rstd ? rstd + r0 : nullptr);
-  });
+  parallel_rows(
+      x.rows, x.cols,
+      [&](std::size_t r0, std::size_t r1) {
+        layer_norm_block(x.block(r0, 0, r1 - r0, x.cols), y.block(r0, 0, r1 - r0, y.cols), weight,
+                         bias, eps, mean ? mean + r0 : nullptr, rstd ? rstd + r0 : nullptr);
+      },
+      kLayerNormWork);
 }
 
 void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weight, RowStats stats,
                               MatView dx, float* dweight, float* dbias) {
   require(dy.rows == x.rows && dy.cols == x.cols && dx.rows == x.rows && dx.cols == x.cols,
           "layer_norm_rows_backward", "dy, x and dx differ in shape");
-  // dx row by row (independent rows: blocks on the pool), then the column sums in row order
-  parallel_rows(x.rows, x.cols, [&](std::size_t r0, std::size_t r1) {
-    const std::size_t n = r1 - r0;
-    layer_norm_backward_block(dy.block(r0, 0, n, dy.cols), x.block(r0, 0, n, x.cols), weight,
-                              {stats.mean + r0, stats.rstd + r0}, dx.block(r0, 0, n, dx.cols));
-  });
-  layer_norm_parameter_grads(dy, x, stats, dweight, dbias);
+  // dx row by row (independent rows: blocks of rows on the pool), then the column sums in row
+  // order (independent columns: blocks of columns)
+  parallel_rows(
+      x.rows, x.cols,
+      [&](std::size_t r0, std::size_t r1) {
+        const std::size_t n = r1 - r0;
+        layer_norm_backward_block(dy.block(r0, 0, n, dy.cols), x.block(r0, 0, n, x.cols), weight,
+                                  {stats.mean + r0, stats.rstd + r0}, dx.block(r0, 0, n, dx.cols));
+      },
+      kLayerNormWork);
+  parallel_columns(
+      x.rows, x.cols,
+      [&](std::size_t c0, std::size_t c1) {
+        layer_norm_parameter_grads(dy.block(0, c0, dy.rows, c1 - c0),
+                                   x.block(0, c0, x.rows, c1 - c0), stats, dweight + c0,
+                                   dbias + c0);
+      },
+      kLayerNormWork);
 }
 
 void relu_inplace(float* x, std::size_t n) {
@@ -281,14 +309,9 @@ void scatter_add_rows(ConstMatView grad, const std::int64_t* ids, std::int64_t s
 
 XENC_VECTOR_KERNEL
 void column_sums(ConstMatView m, float* sums, bool accumulate) {
-  if (!accumulate)
-    for (std::size_t j = 0; j < m.cols; ++j) sums[j] = 0.0f;
-  // Row by row, so that the inner loop runs along memory (vectorised adds).
-  for (std::size_t i = 0; i < m.rows; ++i) {
-    const float* r = m.row(i);
-#pragma omp simd
-    for (std::size_t j = 0; j < m.cols; ++j) sums[j] += r[j];
-  }
+  parallel_columns(m.rows, m.cols, [&](std::size_t c0, std::size_t c1) {
+    column_sums_block(m.block(0, c0, m.rows, c1 - c0), sums + c0, accumulate);
+  });
 }
 
 }  // namespace xenc::kernels

@@ -276,4 +276,22 @@ void parallel_rows(std::size_t rows, std::size_t cols,
                [&](std::size_t b, std::size_t) { fn(b * step, std::min(rows, (b + 1) * step)); });
 }
 
+void parallel_columns(std::size_t rows, std::size_t cols,
+                      const std::function<void(std::size_t, std::size_t)>& fn,
+                      std::size_t min_work) {
+  // whole 64-byte lines of floats: every block but the last is a multiple of the vector width,
+  // so each column meets the same loop whatever the cut
+  constexpr std::size_t kLine = 16;
+  const std::size_t threads = thread_budget();
+  const std::size_t lines = (cols + kLine - 1) / kLine;
+  const std::size_t blocks = std::min(lines, 4 * threads);
+  if (threads <= 1 || blocks <= 1 || rows * cols < min_work) {
+    if (cols != 0) fn(0, cols);
+    return;
+  }
+  const std::size_t step = (lines + blocks - 1) / blocks * kLine;
+  parallel_for((cols + step - 1) / step, threads,
+               [&](std::size_t b, std::size_t) { fn(b * step, std::min(cols, (b + 1) * step)); });
+}
+
 }  // namespace xenc::kernels
