@@ -137,8 +137,16 @@ int main(int argc, char** argv) {
     step();
   };
   const std::size_t budget = xenc::kernels::thread_budget();
-  one_thread();  // warm-up: the buffers, the pool's worker, OpenBLAS's start-up spin
-  step();
+  // Warm-up: the buffers, the pool's worker, and OpenBLAS's start-up spin. With
+  // OPENBLAS_NUM_THREADS >= 2, OpenBLAS's idle worker spins for its first 0.11 s after the library
+  // loads (bench/README.md, "OpenBLAS's start-up spin") and takes the core the pool's worker
+  // needs: at T = 128 a step takes milliseconds, and without this the first 0.1 s of steps would
+  // be timed beside it. One step of each at least, until 0.15 s have passed.
+  const double warm_start = clock_ms(CLOCK_MONOTONIC);
+  do {
+    one_thread();
+    step();
+  } while (clock_ms(CLOCK_MONOTONIC) - warm_start < 150.0);
   std::vector<Run> ones, twos;
   for (int r = 0; r < reps; ++r) {
     if (r % 2 == 0) ones.push_back(measure(one_thread));

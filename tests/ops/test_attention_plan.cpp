@@ -75,10 +75,13 @@ TEST(AttentionPlan, DecisionsAsATable) {
     std::size_t key_block;
   };
   using P = AttentionPath;
-  // work = B·H·Tq·Tk·Dh; kThreadedAttentionMinWork = 2^23 = 8 388 608
+  // work = B·H·Tq·Tk·Dh; kThreadedAttentionMinWork = 2^22 = 4 194 304
   const Row rows[] = {
-      // T = 128, D = 256, H = 8: 4.2M multiply-adds: one thread, one item per head
-      {{1, 8, 128, 128, 32}, false, P::automatic, 2, P::plain, 1, 8, false, 128},
+      // T = 64, D = 256, H = 8: 1.0M multiply-adds: one thread, one item per head
+      {{1, 8, 64, 64, 32}, false, P::automatic, 2, P::plain, 1, 8, false, 64},
+      // T = 128, D = 256, H = 8: 4.2M, the threshold: 2 threads, 8 heads × 2 blocks of 64
+      // query rows (the least); the plain backward's dV items are 2 key blocks of 64 per head
+      {{1, 8, 128, 128, 32}, false, P::automatic, 2, P::plain, 2, 16, false, 64},
       // T = 256, D = 512, H = 8: 33.6M: 2 threads; the items are cut for 16 threads, whatever
       // the budget: 64 wanted, 8 heads × 4 blocks of 64 query rows (the least) = 32; the
       // plain backward's dV items are 4 key blocks of 64 per head

@@ -125,10 +125,10 @@ enum class Op { none, transpose };
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
           float beta = 0.0f);
 /// From this many multiply-adds a GEMM is split over the pool. Set from the layer: a GEMM alone
-/// wins on 2 threads from 2²¹ (BM_GemmSplit), but the layer at T = 128 (D = 256, F = 1024: its
-/// largest GEMMs are 2²⁵) gained no wall time from splitting them and spent 12–36% more CPU
-/// (bench/README.md, "kSplitGemmWork from the layer at T = 128"). From T = 512 at D = 512 every
-/// GEMM of a layer is 2²⁷ or more.
+/// wins on 2 threads from 2²¹ (BM_GemmSplit), and the layer at T = 128 (D = 256, F = 1024: its
+/// largest GEMMs are 2²⁵) ran 1.03–1.18× faster with them split, but at 1.10–1.36× the CPU time
+/// of one thread, against issue #28's ≤ 1.1× (bench/README.md, "The layer at T = 128, past
+/// OpenBLAS's start-up spin"). From T = 512 at D = 512 every GEMM of a layer is 2²⁷ or more.
 inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 26;
 /// What gemm runs from kSplitGemmWork on: C cut into blocks (gemm_blocks_per_thread() per
 /// thread, 64-row multiples), each a 1-thread sgemm on the pool, on min(threads,

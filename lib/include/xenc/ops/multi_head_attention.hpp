@@ -224,8 +224,12 @@ struct AttentionShape {
   std::size_t batch, heads, queries, keys, head_dim;
 };
 
-/// From this many multiply-adds (B·H·Tq·Tk·Dh) attention runs on more than one thread.
-inline constexpr std::size_t kThreadedAttentionMinWork = std::size_t(1) << 23;
+/// From this many multiply-adds (B·H·Tq·Tk·Dh) attention runs on more than one thread. Set from
+/// the layer at T = 128 (D = 256, H = 8: 2²²): with its attention on the pool it ran 0.99–1.06×
+/// the 1-thread speed (a tie, 0.98–1.01×, on one thread) at 0.95–1.12× the CPU time
+/// (bench/README.md, "The layer at T = 128, past OpenBLAS's start-up spin"); the op alone wins
+/// on 2 threads from 2²⁰ (BM_AttentionOp), at 1.2–1.6× the CPU time below 2²².
+inline constexpr std::size_t kThreadedAttentionMinWork = std::size_t(1) << 22;
 /// The thread count the work items are cut for (from kThreadedAttentionMinWork on, whatever the
 /// budget): at least 4 items per thread there, so that every budget runs the same items and
 /// gets the same bits.
