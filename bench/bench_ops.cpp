@@ -2,6 +2,8 @@
 // plain loops in double: the baseline, not a competitor): matmul, softmax, layer norm, the
 // activations and scaled dot-product attention; and BM_Sgemm, the BLAS speed every other
 // number is compared with.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -70,6 +72,100 @@ BENCHMARK(BM_GemmSplit)
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
+
+// What cutting a layer's GEMMs into blocks costs by itself: every GEMM of one encoder layer
+// (D = 512, F = 2048; train 0: the forward's six, train 1: with the backward's dx and dW, 18),
+// each as the sum of its blocks, run one after another on ONE thread, so the machine's sharing of
+// two cores is out of it. Each iteration runs the layer's GEMMs three ways, in an order that
+// rotates: whole; cut as before 2026-11-29 (rows first, then columns where the rows give too
+// few); cut by kernels::gemm_blocks (least packing). This VM's speed drifts by 10% over seconds,
+// so the three are timed side by side, not as three benchmarks. want: the blocks asked for
+// (2 threads: 4; 16 threads: 32). Counters: rows_first and least_packing, each cut's time over
+// the whole products' (bench/README.md, "Where to cut a split GEMM").
+struct CutShape {
+  std::size_t M, N, K;
+  kernels::Op op_a, op_b;
+};
+kernels::GemmBlocks rows_first_cut(std::size_t M, std::size_t N, std::size_t want) {
+  kernels::GemmBlocks g;
+  g.row_step = kernels::gemm_block_step(M, want);
+  g.row_parts = (M + g.row_step - 1) / g.row_step;
+  g.col_step = kernels::gemm_block_step(N, (want + g.row_parts - 1) / g.row_parts);
+  g.col_parts = (N + g.col_step - 1) / g.col_step;
+  return g;
+}
+void BM_SplitGemmCost(benchmark::State& state) {
+  const auto T = static_cast<std::size_t>(state.range(0)),
+             want = static_cast<std::size_t>(state.range(1));
+  const bool train = state.range(2) != 0;
+  const std::size_t D = 512, F = 2048;
+  using kernels::Op;
+  std::vector<CutShape> shapes;
+  const auto add = [&](CutShape s, int times) { shapes.insert(shapes.end(), times, s); };
+  // y = x Wᵀ (linear_rows): q, k, v, out; ff1; ff2
+  add({T, D, D, Op::none, Op::transpose}, 4);
+  add({T, F, D, Op::none, Op::transpose}, 1);
+  add({T, D, F, Op::none, Op::transpose}, 1);
+  if (train) {  // dx = dy W and dW = dyᵀ x (linear_rows_backward)
+    add({T, D, D, Op::none, Op::none}, 4);
+    add({T, D, F, Op::none, Op::none}, 1);
+    add({T, F, D, Op::none, Op::none}, 1);
+    add({D, D, T, Op::transpose, Op::none}, 4);
+    add({F, D, T, Op::transpose, Op::none}, 1);
+    add({D, F, T, Op::transpose, Op::none}, 1);
+  }
+  std::vector<Tensor2> as, bs, cs;
+  double flops = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const CutShape& s = shapes[i];
+    const bool ta = s.op_a == Op::transpose, tb = s.op_b == Op::transpose;
+    as.push_back(random_tensor<Tensor2>(std::vector<std::size_t>{ta ? s.K : s.M, ta ? s.M : s.K},
+                                        std::uint32_t(2 * i + 1)));
+    bs.push_back(random_tensor<Tensor2>(std::vector<std::size_t>{tb ? s.N : s.K, tb ? s.K : s.N},
+                                        std::uint32_t(2 * i + 2)));
+    cs.push_back(Tensor2::from_shape({s.M, s.N}));
+    flops += 2.0 * double(s.M) * s.N * s.K;
+  }
+  // the layer's GEMMs cut one way (0 whole, 1 rows first, 2 least packing); its seconds
+  const auto run = [&](int cut) {
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const CutShape& s = shapes[i];
+      const bool ta = s.op_a == Op::transpose, tb = s.op_b == Op::transpose;
+      const kernels::GemmBlocks g = cut == 0   ? kernels::GemmBlocks{s.M, 1, s.N, 1}
+                                    : cut == 1 ? rows_first_cut(s.M, s.N, want)
+                                               : kernels::gemm_blocks(s.M, s.N, want);
+      const kernels::ConstMatView a = kernels::as_matrix(as[i]), b = kernels::as_matrix(bs[i]);
+      for (std::size_t r0 = 0; r0 < s.M; r0 += g.row_step)
+        for (std::size_t c0 = 0; c0 < s.N; c0 += g.col_step) {
+          const std::size_t m = std::min(g.row_step, s.M - r0), n = std::min(g.col_step, s.N - c0);
+          kernels::gemm(ta ? a.block(0, r0, s.K, m) : a.block(r0, 0, m, s.K), s.op_a,
+                        tb ? b.block(c0, 0, n, s.K) : b.block(0, c0, s.K, n), s.op_b,
+                        kernels::as_matrix(cs[i]).block(r0, c0, m, n));
+        }
+    }
+    benchmark::ClobberMemory();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const kernels::BlasOnOneThread one;  // the budget is 1: every block a plain sgemm, in order
+  double seconds[3] = {0, 0, 0};
+  std::size_t turn = 0;
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      const int cut = int((turn + k) % 3);
+      seconds[cut] += run(cut);
+    }
+    ++turn;
+  }
+  state.counters["rows_first"] = seconds[1] / seconds[0];
+  state.counters["least_packing"] = seconds[2] / seconds[0];
+  set_flops(state, 3.0 * flops);
+}
+BENCHMARK(BM_SplitGemmCost)
+    ->ArgNames({"T", "want", "train"})
+    ->ArgsProduct({{64, 512, 2048}, {4, 32}, {0, 1}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_MatmulReference(benchmark::State& state) {
   const auto N = static_cast<std::size_t>(state.range(0));

@@ -108,10 +108,10 @@ TEST(KernelsGemm, TransposesStridesAlphaBetaMatchLoops) {
 }
 
 // Products of at least kSplitGemmWork multiply-adds are cut into blocks of C (kGemmBlocksPerThread
-// per thread along the rows, 64-multiples, then along the columns where the rows give too few),
+// per thread, 64-multiples, where gemm_blocks packs the least),
 // each a 1-thread sgemm on the pool: on 2 threads the result must be the 1-thread result up to
 // float rounding, and match the loops, for every transpose, on strided views, with blocks of
-// unequal size (at 2 per thread: 520 rows = 2 · 192 + 136, 400 rows = 3 · 128 + 16). Bit for bit
+// unequal size (at 2 per thread, 2 × 2 blocks: 520 = 320 + 200, 400 = 256 + 144). Bit for bit
 // under OpenBLAS's AVX-512 (Cooperlake, SkylakeX) and Sandybridge kernels; under Haswell's, sgemm
 // on a block of rows rounds some elements one or two units in the last place away from sgemm on the
 // whole (1.4e-6 at 6.3). A block cut one row short leaves a row of beta · C: far outside.
@@ -164,6 +164,79 @@ TEST(KernelsGemm, LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops) {
         }
       }
   openblas_set_num_threads(before);
+}
+
+// Where a split GEMM cuts C [M, N] into `want` blocks: r row parts and c column parts pack
+// (r·N + c·M)·K floats, so the cut is the cheapest with at least `want` blocks of 64-multiples.
+// Each row worked out by hand from that rule.
+TEST(KernelsGemm, BlocksAreCutWhereTheyPackTheLeast) {
+  struct Case {
+    std::size_t M, N, want, row_step, row_parts, col_step, col_parts;
+  };
+  for (const Case& c : {
+           // 1×4: 2048 + 4·512 = 4096 against 4·2048 + 512 (4×1) and 2·2048 + 2·512 (2×2)
+           Case{512, 2048, 4, 512, 1, 512, 4},
+           Case{2048, 512, 4, 512, 4, 512, 1},  // the same, transposed: along the rows
+           Case{512, 512, 4, 256, 2, 256, 2},   // 2×2: 2·512 + 2·512 against 5·512 either way
+           Case{2048, 2048, 4, 1024, 2, 1024, 2},
+           Case{520, 400, 4, 320, 2, 256, 2},  // 2·400 + 2·520 = 1840; 3×2 packs 2240
+           Case{64, 5000, 4, 64, 1, 1280, 4},  // one row part only: 1280, 1280, 1280, 1160
+           Case{100, 100, 4, 64, 2, 64, 2},    // 64-multiples allow 4 blocks, not more
+           Case{100, 100, 16, 64, 2, 64, 2},   // still 4: fewer than wanted
+           Case{64, 64, 4, 64, 1, 64, 1},      // one block
+           // 16 threads, 2 blocks each: 4×8 (4·1536 + 8·512 = 10240); 8×4 packs 14336, and
+           // 2 or 3 row parts give fewer than 32 blocks of 64-multiples
+           Case{512, 1536, 32, 128, 4, 192, 8},
+       }) {
+    SCOPED_TRACE(::testing::Message() << "C [" << c.M << ", " << c.N << "], want " << c.want);
+    const k::GemmBlocks g = k::gemm_blocks(c.M, c.N, c.want);
+    EXPECT_EQ(g.row_step, c.row_step);
+    EXPECT_EQ(g.row_parts, c.row_parts);
+    EXPECT_EQ(g.col_step, c.col_step);
+    EXPECT_EQ(g.col_parts, c.col_parts);
+    // the blocks cover C, each side exactly: the last part is the only short one
+    EXPECT_GE(g.row_step * g.row_parts, c.M);
+    EXPECT_LT(g.row_step * (g.row_parts - 1), c.M);
+    EXPECT_GE(g.col_step * g.col_parts, c.N);
+    EXPECT_LT(g.col_step * (g.col_parts - 1), c.N);
+  }
+}
+
+// A large linear layer on 2 threads is cut into blocks of y along the columns too ([200, 1000]
+// with 4 blocks: 1×4, gemm_blocks); each block writes its own columns of the bias. Against the
+// loops and the 1-thread result, with w a block of rows of a bigger matrix and y strided. A
+// block that wrote another block's bias, or none, is off by a bias: far outside.
+TEST(KernelsLinear, LargeProductOnTwoThreadsCutAlongTheColumnsMatchesLoops) {
+  Rng rng(9);
+  const std::size_t N = 200, in = 400, out = 1000;
+  ASSERT_GE(N * in * out, k::split_gemm_work());
+  const k::GemmBlocks g = k::gemm_blocks(N, out, 2 * k::gemm_blocks_per_thread());
+  ASSERT_EQ(g.row_parts, 1u);
+  ASSERT_EQ(g.col_parts, 4u);
+  auto x = random_tensor<Tensor2>(Shape2{N, in}, rng);
+  auto w_all = random_tensor<Tensor2>(Shape2{out + 24, in}, rng);  // rows 16 .. 16 + out
+  auto b_all = random_tensor<Tensor1>(std::array<std::size_t, 1>{out + 24}, rng);
+  for (auto& v : b_all) v *= 10.0f;  // a bias in the wrong columns is far from the loops
+  const k::ConstMatView w = k::as_matrix(w_all).block(16, 0, out, in);
+  const int before = openblas_get_num_threads();
+  const auto run = [&](int threads) {
+    Tensor2 y_all = Tensor2::from_shape({N, out + 5});
+    y_all.fill(-7.0f);
+    openblas_set_num_threads(threads);
+    k::linear_rows(k::as_matrix(x), w, &b_all(16), k::as_matrix(y_all).block(0, 0, N, out));
+    return y_all;
+  };
+  const Tensor2 one = run(1), two = run(2);
+  openblas_set_num_threads(before);
+  for (std::size_t n = 0; n < N; ++n) {
+    for (std::size_t o = 0; o < out; ++o) {
+      double s = b_all(16 + o);
+      for (std::size_t i = 0; i < in; ++i) s += double(x(n, i)) * w_all(16 + o, i);
+      ASSERT_NEAR(two(n, o), s, 1e-3) << "row " << n << ", column " << o;
+      ASSERT_NEAR(two(n, o), one(n, o), 1e-4) << "row " << n << ", column " << o;
+    }
+    for (std::size_t o = out; o < out + 5; ++o) ASSERT_EQ(two(n, o), -7.0f);  // past y: untouched
+  }
 }
 
 // K = 0: the product is an empty sum, so C = beta · C (BLAS alone would leave C untouched).

@@ -10,8 +10,8 @@
 // 2^28 TSC ticks, its THREAD_TIMEOUT) and takes a core from the pool's next region (attention's
 // heads, bench/README.md, "One pool"). Blocks are whole multiples of 64 rows or columns
 // (OpenBLAS's register blocks divide 64, so no block ends inside one), kGemmBlocksPerThread per
-// thread where C is large enough, along both sides of C when one side alone gives too few
-// (16 threads on a 512-row C).
+// thread where C is large enough, cut along the rows, the columns or both, whichever packs the
+// operands again the least (gemm_blocks).
 #ifndef XENC_NO_BLAS
 #include <cblas.h>
 #endif
@@ -100,19 +100,36 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
     sgemm(a, ta, b, tb, c, K, alpha, beta);
     return;
   }
-  // blocks of 64-multiples: up to gemm_blocks_per_thread() per thread along M, then along N if
-  // that gives too few
-  const std::size_t want = gemm_blocks_per_thread() * threads;
-  const std::size_t row_step = gemm_block_step(M, want);
-  const std::size_t row_parts = (M + row_step - 1) / row_step;
-  const std::size_t col_step = gemm_block_step(N, (want + row_parts - 1) / row_parts);
-  const std::size_t col_parts = (N + col_step - 1) / col_step;
-  parallel_for(row_parts * col_parts, threads, [&](std::size_t p, std::size_t) {
-    const std::size_t r0 = (p / col_parts) * row_step, c0 = (p % col_parts) * col_step;
-    const std::size_t m = std::min(row_step, M - r0), n = std::min(col_step, N - c0);
+  const GemmBlocks g = gemm_blocks(M, N, gemm_blocks_per_thread() * threads);
+  parallel_for(g.count(), threads, [&](std::size_t p, std::size_t) {
+    const std::size_t r0 = (p / g.col_parts) * g.row_step, c0 = (p % g.col_parts) * g.col_step;
+    const std::size_t m = std::min(g.row_step, M - r0), n = std::min(g.col_step, N - c0);
     sgemm(op_rows(a, ta, r0, m), ta, op_cols(b, tb, c0, n), tb, c.block(r0, c0, m, n), K, alpha,
           beta);
   });
+}
+
+GemmBlocks gemm_blocks(std::size_t M, std::size_t N, std::size_t want) {
+  want = std::max<std::size_t>(want, 1);
+  const auto parts = [](std::size_t side, std::size_t step) { return (side + step - 1) / step; };
+  // fewer blocks than `want` only where 64-multiples cannot give more
+  const std::size_t most = parts(M, 64) * parts(N, 64);
+  const std::size_t need = std::min(want, most);
+  GemmBlocks best{};
+  std::size_t best_cost = 0;
+  for (std::size_t r = want; r >= 1; --r) {  // more row parts first: they win the ties
+    GemmBlocks g;
+    g.row_step = gemm_block_step(M, r);
+    g.row_parts = parts(M, g.row_step);
+    g.col_step = gemm_block_step(N, (want + g.row_parts - 1) / g.row_parts);
+    g.col_parts = parts(N, g.col_step);
+    const std::size_t cost = g.row_parts * N + g.col_parts * M;  // packed floats / K
+    if (g.count() >= need && (best.row_parts == 0 || cost < best_cost)) {
+      best = g;
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 }  // namespace xenc::kernels

@@ -131,14 +131,14 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
 /// OpenBLAS's start-up spin"). From T = 512 at D = 512 every GEMM of a layer is 2²⁷ or more.
 inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 26;
 /// What gemm runs from kSplitGemmWork on: C cut into blocks (gemm_blocks_per_thread() per
-/// thread, 64-row multiples), each a 1-thread sgemm on the pool, on min(threads,
+/// thread, 64-multiples, placed by gemm_blocks), each a 1-thread sgemm on the pool, on min(threads,
 /// thread_budget()) threads, at any size (BM_GemmSplit times it on both sides of kSplitGemmWork,
 /// bench/scaling.sh, and at 2, 4 and 8 blocks per thread, its blocks argument).
 void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha,
                 float beta, std::size_t threads);
-/// Blocks per thread of a split GEMM (gemm_split, and linear_rows's blocks of rows). The pool
+/// Blocks per thread of a split GEMM (gemm_split, and linear_rows's blocks of y). The pool
 /// hands them out one at a time, so at a region's end a thread waits for at most one block of
-/// the other's; more blocks shorten that wait, and cost more packing of the shared operand.
+/// the other's; more blocks shorten that wait, and cost more packing of the operands.
 inline constexpr std::size_t kGemmBlocksPerThread = 2;
 /// kGemmBlocksPerThread, unless set_gemm_blocks_per_thread changed it (the benchmarks time both
 /// sides of the choice in one build: xencoder_serial's blocks argument).
@@ -150,6 +150,19 @@ std::size_t set_gemm_blocks_per_thread(std::size_t blocks);
 inline std::size_t gemm_block_step(std::size_t side, std::size_t parts) {
   return std::max<std::size_t>(64, (side / std::max<std::size_t>(parts, 1) + 63) / 64 * 64);
 }
+/// How a split GEMM cuts C [M, N]: row_parts × col_parts blocks of row_step × col_step (the last
+/// of each may be shorter).
+struct GemmBlocks {
+  std::size_t row_step, row_parts, col_step, col_parts;
+  std::size_t count() const { return row_parts * col_parts; }
+};
+/// The cut of C [M, N] into at least `want` blocks (as many as 64-multiples allow, when fewer)
+/// that packs the least: each block is its own sgemm, which packs its rows of op(A) and its
+/// columns of op(B) again, so r row parts and c column parts pack (r·N + c·M)·K floats. Cutting
+/// along the rows alone, as before, packed op(B) once per block: one T = 512 layer's forward
+/// GEMMs in 4 blocks took 6–9% longer than the whole products on one thread, 3–6% cut this way
+/// (BM_SplitGemmCost; bench/README.md, "Where to cut a split GEMM"). Ties go to more row parts.
+GemmBlocks gemm_blocks(std::size_t M, std::size_t N, std::size_t want);
 /// kSplitGemmWork, unless set_split_gemm_work changed it (xencoder_serial's split argument: a
 /// layer timed with its GEMMs split from another size, in the same build).
 std::size_t split_gemm_work();
@@ -218,7 +231,8 @@ void scatter_add_rows(ConstMatView grad, const std::int64_t* ids, std::int64_t s
 // ---- Linear (linear.cpp) ------------------------------------------------------------------
 
 /// y = x wᵀ + b     x: [N, in]   w: [out, in] (PyTorch layout)   b: out floats or null   y: [N,
-/// out]
+/// out]. From kSplitGemmWork multiply-adds, on a budget above 1: the blocks of y that gemm_blocks
+/// cuts, each its bias and its 1-thread GEMM, on the pool.
 void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y);
 
 /// Where linear_rows_backward writes; an empty view or a null bias skips that gradient.

@@ -8,33 +8,33 @@ namespace xenc::kernels {
 void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
   require(x.cols == w.cols && y.rows == x.rows && y.cols == w.rows, "linear_rows",
           "expected x [N, in], w [out, in], y [N, out]");
-  // Rows r0 .. r0+n: start from the bias in every row, then add x wᵀ to it (beta = 1);
-  // [n, in] x [in, out]: w is stored [out, in], so multiply by its transpose.
-  const auto rows = [&](std::size_t r0, std::size_t n) {
+  // The block of y at rows r0 .. r0+m, columns c0 .. c0+n: start from the bias, then add
+  // x wᵀ to it (beta = 1); [m, in] x [in, n]: w is stored [out, in], so multiply by its transpose.
+  const auto block = [&](std::size_t r0, std::size_t m, std::size_t c0, std::size_t n) {
     if (bias) {
-      for (std::size_t r = r0; r < r0 + n; ++r) {
-        float* yr = y.row(r);
+      for (std::size_t r = r0; r < r0 + m; ++r) {
+        float* yr = y.row(r) + c0;
 #pragma omp simd
-        for (std::size_t o = 0; o < y.cols; ++o) yr[o] = bias[o];
+        for (std::size_t o = 0; o < n; ++o) yr[o] = bias[c0 + o];
       }
     }
-    gemm(x.block(r0, 0, n, x.cols), Op::none, w, Op::transpose, y.block(r0, 0, n, y.cols), 1.0f,
-         bias ? 1.0f : 0.0f);
+    gemm(x.block(r0, 0, m, x.cols), Op::none, w.block(c0, 0, n, w.cols), Op::transpose,
+         y.block(r0, c0, m, n), 1.0f, bias ? 1.0f : 0.0f);
   };
-  // A large product on several threads: each block of rows writes its bias and runs its GEMM on
-  // one thread of the pool, so the bias pass (and the first touch of y's pages) is not a serial
-  // step beside the split GEMM (bench/README.md, "One pool"). gemm_blocks_per_thread() blocks of
-  // 64-multiples per thread; where the rows give fewer, gemm splits the product itself (along the
-  // columns too).
+  // A large product on several threads: each block of y (gemm_blocks: gemm_blocks_per_thread()
+  // per thread, cut where it packs the least) writes its bias and runs its GEMM on one thread of
+  // the pool, so the bias pass (and the first touch of y's pages) is not a serial step beside
+  // the split GEMM (bench/README.md, "One pool").
   const std::size_t threads = thread_budget();
-  const std::size_t want = gemm_blocks_per_thread() * threads;
-  const std::size_t step = gemm_block_step(y.rows, want);
-  const std::size_t parts = (y.rows + step - 1) / step;
-  if (threads > 1 && x.rows * x.cols * w.rows >= split_gemm_work() && parts >= want) {
-    parallel_for(parts, [&](std::size_t p) { rows(p * step, std::min(step, y.rows - p * step)); });
+  if (threads > 1 && x.rows * x.cols * w.rows >= split_gemm_work()) {
+    const GemmBlocks g = gemm_blocks(y.rows, y.cols, gemm_blocks_per_thread() * threads);
+    parallel_for(g.count(), [&](std::size_t p) {
+      const std::size_t r0 = (p / g.col_parts) * g.row_step, c0 = (p % g.col_parts) * g.col_step;
+      block(r0, std::min(g.row_step, y.rows - r0), c0, std::min(g.col_step, y.cols - c0));
+    });
     return;
   }
-  rows(0, y.rows);
+  block(0, y.rows, 0, y.cols);
 }
 
 void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
