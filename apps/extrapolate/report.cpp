@@ -854,6 +854,7 @@ std::string study_svg(const StudyResult& res) {
   ho.vmin = 0;
   ho.vmax = 100;
   ho.annotate = true;
+  ho.annotate_decimals = 1;  // as the tables print the accuracies (points())
   ho.cell_size = 44;  // room for "58.8" in every cell (the automatic size leaves about 12 px)
   ho.colorbar_label = "accuracy (%)";
   ho.panel_scale = xenc::viz::PanelScale::shared;

@@ -492,6 +492,16 @@ TEST(ExtrapolateStudy, JsonHasEveryCellTextAgreesConclusionsNameTheirTask) {
   EXPECT_EQ(cells, 3u * 11u * 2u);
   for (const char* panel : {">lowest seed<", ">mean over seeds<", ">highest seed<"})
     EXPECT_TRUE(contains(svg, panel)) << panel;
+  // each cell's mean over the seeds printed as the tables print accuracies: "%.1f" of the
+  // JSON's per-seed beyond accuracies, in a cell's text
+  for (const auto& task : study["tasks"])
+    for (const auto& c : task["cells"]) {
+      double sum = 0.0;
+      for (const auto& a : c["beyond"]) sum += a.get<double>();
+      char text[64];
+      std::snprintf(text, sizeof text, "\">%.1f</text>", 100.0 * sum / double(c["beyond"].size()));
+      EXPECT_TRUE(contains(svg, text)) << text;
+    }
 }
 
 // The time is decided before anything is built: a grid that the estimate puts over

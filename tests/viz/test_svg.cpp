@@ -140,6 +140,37 @@ TEST(SvgHeatmap, BadArgumentsNameTheArgument) {
   EXPECT_THROW(viz::heatmap_grid_svg({}, {}, {}), xenc::shape_error);
 }
 
+// The values printed in the cells: by default rounded to 2 decimals with trailing zeros dropped;
+// with annotate_decimals, exactly that many, as a table prints them (xenc-extrapolate's study
+// figure prints its accuracies with 1, like its tables). Out of range: an error naming it.
+TEST(SvgHeatmap, AnnotationsPrintTheDecimalsAsked) {
+  Tensor2 v = {{58.78f, 54.0f, -0.04f}, {0.5f, 0.26f, 99.96f}};
+  viz::HeatmapOptions o;
+  o.annotate = true;
+  const auto count = [](const std::string& svg, const std::string& text) {
+    return svg_xpath_number(svg, "count(//s:text[.='" + text + "'])");
+  };
+  const std::string plain = viz::heatmap_svg(v, o);
+  for (const char* text : {"58.78", "54", "-0.04", "0.5", "0.26", "99.96"})
+    EXPECT_EQ(count(plain, text), 1) << text;
+  o.annotate_decimals = 1;
+  const std::string one = viz::heatmap_svg(v, o);
+  for (const char* text : {"58.8", "54.0", "0.0", "0.5", "0.3", "100.0"})
+    EXPECT_EQ(count(one, text), 1) << text;  // -0.04 rounds to "-0.0": printed "0.0"
+  EXPECT_EQ(count(one, "-0.0"), 0);
+  o.annotate_decimals = 0;
+  EXPECT_EQ(count(viz::heatmap_svg(v, o), "59"), 1);
+  o.annotate_decimals = 7;
+  try {
+    viz::heatmap_svg(v, o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("heatmap_svg: annotate_decimals is 7, expected -1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SvgLinePlot, OnePolylinePerSeriesAndALegend) {
   viz::LineSeries a{"sin", {0, 1, 2, 3}, {0, 0.84, 0.91, 0.14}};
   viz::LineSeries b{"cos", {0, 1, 2, 3}, {1, 0.54, -0.42, -0.99}};

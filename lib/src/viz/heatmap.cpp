@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include <xtensor/xoperation.hpp>
 
@@ -277,11 +279,22 @@ std::string hatch_el(double xa, double xb, double ya, double yb, const char* col
          px(kHatchWidth) + "\" stroke-opacity=\"" + px(kHatchOpacity) + "\" fill=\"none\"/>\n";
 }
 
+// A value printed inside its cell: decimals -1, rounded to 2 decimals with trailing zeros
+// dropped; 0 to 6, exactly that many ("-0.0" printed as "0.0").
+std::string annotation(float value, int decimals) {
+  if (decimals < 0) return fmt(std::round(double(value) * 100) / 100);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, double(value));
+  std::string text = buf;
+  if (text.find_first_not_of("-0.") == std::string::npos && text[0] == '-') text.erase(0, 1);
+  return text;
+}
+
 // Cells, frame and tick labels of one panel whose plot area starts at (x0, y0); marked cells
 // (a Mask2 of the panel's shape, or empty) hatched over their colour.
 void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0, double cw,
                 double ch, const AxisPlan& xa, const AxisPlan& ya, const ColorScale& scale,
-                bool annotate, const Mask2& marked) {
+                bool annotate, int decimals, const Mask2& marked) {
   const std::size_t rows = v.shape()[0], cols = v.shape()[1];
   // one rect per value; crispEdges avoids hairline seams between fractional-width cells
   out << "<g shape-rendering=\"crispEdges\">\n";
@@ -301,7 +314,8 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
         hatching += hatch_el(xa, xb, ya, yb, scale.text_color(v(r, c)));
     }
   out << "</g>\n" << hatching;
-  if (annotate) {  // each value rounded to 2 decimals, centred in its cell
+  if (annotate) {  // each value centred in its cell (annotation():
+                   // HeatmapOptions::annotate_decimals)
     const double fs =
         std::clamp(std::min(cw / kAnnotationEmsPerCellWidth, ch / kAnnotationEmsPerCellHeight),
                    kAnnotationMinFont, kAnnotationMaxFont);
@@ -310,8 +324,7 @@ void draw_panel(std::ostringstream& out, const Tensor2& v, double x0, double y0,
         out << "<text x=\"" << px(x0 + (double(c) + 0.5) * cw) << "\" y=\""
             << px(y0 + (double(r) + 0.5) * ch + fs * kBaselineShift) << "\" font-family=\"" << kFont
             << "\" font-size=\"" << px(fs) << "\" text-anchor=\"middle\" fill=\""
-            << scale.text_color(v(r, c)) << "\">" << fmt(std::round(double(v(r, c)) * 100) / 100)
-            << "</text>\n";
+            << scale.text_color(v(r, c)) << "\">" << annotation(v(r, c), decimals) << "</text>\n";
   }
   out << frame_el(x0, y0, cw * double(cols), ch * double(rows));
   // x ticks under the plot, at cell centres
@@ -397,6 +410,10 @@ void check_arguments(const std::vector<const Tensor2*>& panels,
   if (opt.marked.size() > 0 && (opt.marked.shape()[0] != rows || opt.marked.shape()[1] != cols))
     throw shape_error(std::string(where) + ": marked has shape " + shape_str(opt.marked.shape()) +
                       ", expected " + shape_str(panels[0]->shape()) + " like the values, or empty");
+  if (opt.annotate_decimals < -1 || opt.annotate_decimals > 6)
+    throw std::invalid_argument(std::string(where) + ": annotate_decimals is " +
+                                std::to_string(opt.annotate_decimals) +
+                                ", expected -1 (2 decimals, trailing zeros dropped) or 0 to 6");
   if (opt.marked.size() > 0 && xt::any(opt.marked) && opt.marked_label.empty())
     throw std::invalid_argument(std::string(where) +
                                 ": marked has marked cells but marked_label is empty, expected "
@@ -501,7 +518,8 @@ std::string heatmap_impl(const std::vector<const Tensor2*>& panels,
     const double x0 = ox + panel_left, y0 = oy + ptitle_h;
     if (!panel_titles.empty())
       out << text_el(x0 + plot_w / 2, oy + kLabelFont, panel_titles[p], kLabelFont);
-    draw_panel(out, *panels[p], x0, y0, cw, ch, xa, ya, scales[p], opt.annotate, opt.marked);
+    draw_panel(out, *panels[p], x0, y0, cw, ch, xa, ya, scales[p], opt.annotate,
+               opt.annotate_decimals, opt.marked);
     if (per_panel)  // its own colour bar, beside it and as tall as its plot
       draw_colorbar(out, x0 + plot_w + kColorbarGap, y0, plot_h, scales[p], opt.colorbar_label);
     // axis titles once per grid row / column: x under the bottom row, y left of the first column

@@ -61,6 +61,9 @@ struct HeatmapOptions {
   int cell_size = 0;
   /// Print each value inside its cell (for small matrices such as attention weights).
   bool annotate = false;
+  /// How the annotations print: -1, rounded to 2 decimals with trailing zeros dropped ("0.5",
+  /// "0.25"); 0 to 6, exactly that many decimals, as a table prints them ("58.8", "54.0").
+  int annotate_decimals = -1;
   /// Colour scales of a grid (heatmap_grid_svg); a single heatmap has one scale anyway.
   PanelScale panel_scale = PanelScale::automatic;
   /// Cells drawn hatched, diagonal lines over their colour (`<rect class="marked">`), in every
