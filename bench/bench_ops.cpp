@@ -88,6 +88,8 @@ struct CutShape {
 };
 kernels::GemmBlocks rows_first_cut(std::size_t M, std::size_t N, std::size_t want) {
   kernels::GemmBlocks g;
+  g.M = M;
+  g.N = N;
   g.row_step = kernels::gemm_block_step(M, want);
   g.row_parts = (M + g.row_step - 1) / g.row_step;
   g.col_step = kernels::gemm_block_step(N, (want + g.row_parts - 1) / g.row_parts);
@@ -132,17 +134,16 @@ void BM_SplitGemmCost(benchmark::State& state) {
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const CutShape& s = shapes[i];
       const bool ta = s.op_a == Op::transpose, tb = s.op_b == Op::transpose;
-      const kernels::GemmBlocks g = cut == 0   ? kernels::GemmBlocks{s.M, 1, s.N, 1}
+      const kernels::GemmBlocks g = cut == 0   ? kernels::GemmBlocks{s.M, s.N, s.M, 1, s.N, 1}
                                     : cut == 1 ? rows_first_cut(s.M, s.N, want)
                                                : kernels::gemm_blocks(s.M, s.N, want);
       const kernels::ConstMatView a = kernels::as_matrix(as[i]), b = kernels::as_matrix(bs[i]);
-      for (std::size_t r0 = 0; r0 < s.M; r0 += g.row_step)
-        for (std::size_t c0 = 0; c0 < s.N; c0 += g.col_step) {
-          const std::size_t m = std::min(g.row_step, s.M - r0), n = std::min(g.col_step, s.N - c0);
-          kernels::gemm(ta ? a.block(0, r0, s.K, m) : a.block(r0, 0, m, s.K), s.op_a,
-                        tb ? b.block(c0, 0, n, s.K) : b.block(0, c0, s.K, n), s.op_b,
-                        kernels::as_matrix(cs[i]).block(r0, c0, m, n));
-        }
+      for (std::size_t p = 0; p < g.count(); ++p) {
+        const kernels::GemmBlocks::Block k = g.block(p);
+        kernels::gemm(ta ? a.block(0, k.r0, s.K, k.m) : a.block(k.r0, 0, k.m, s.K), s.op_a,
+                      tb ? b.block(k.c0, 0, k.n, s.K) : b.block(0, k.c0, s.K, k.n), s.op_b,
+                      kernels::as_matrix(cs[i]).block(k.r0, k.c0, k.m, k.n));
+      }
     }
     benchmark::ClobberMemory();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -102,10 +102,9 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
   }
   const GemmBlocks g = gemm_blocks(M, N, gemm_blocks_per_thread() * threads);
   parallel_for(g.count(), threads, [&](std::size_t p, std::size_t) {
-    const std::size_t r0 = (p / g.col_parts) * g.row_step, c0 = (p % g.col_parts) * g.col_step;
-    const std::size_t m = std::min(g.row_step, M - r0), n = std::min(g.col_step, N - c0);
-    sgemm(op_rows(a, ta, r0, m), ta, op_cols(b, tb, c0, n), tb, c.block(r0, c0, m, n), K, alpha,
-          beta);
+    const GemmBlocks::Block k = g.block(p);
+    sgemm(op_rows(a, ta, k.r0, k.m), ta, op_cols(b, tb, k.c0, k.n), tb,
+          c.block(k.r0, k.c0, k.m, k.n), K, alpha, beta);
   });
 }
 
@@ -119,6 +118,8 @@ GemmBlocks gemm_blocks(std::size_t M, std::size_t N, std::size_t want) {
   std::size_t best_cost = 0;
   for (std::size_t r = want; r >= 1; --r) {  // more row parts first: they win the ties
     GemmBlocks g;
+    g.M = M;
+    g.N = N;
     g.row_step = gemm_block_step(M, r);
     g.row_parts = parts(M, g.row_step);
     g.col_step = gemm_block_step(N, (want + g.row_parts - 1) / g.row_parts);

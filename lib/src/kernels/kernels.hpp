@@ -153,8 +153,16 @@ inline std::size_t gemm_block_step(std::size_t side, std::size_t parts) {
 /// How a split GEMM cuts C [M, N]: row_parts × col_parts blocks of row_step × col_step (the last
 /// of each may be shorter).
 struct GemmBlocks {
-  std::size_t row_step, row_parts, col_step, col_parts;
+  std::size_t M, N, row_step, row_parts, col_step, col_parts;
   std::size_t count() const { return row_parts * col_parts; }
+  /// Block p of count(), row-major over the parts: its first row and column, and its size.
+  struct Block {
+    std::size_t r0, c0, m, n;
+  };
+  Block block(std::size_t p) const {
+    const std::size_t r0 = (p / col_parts) * row_step, c0 = (p % col_parts) * col_step;
+    return {r0, c0, std::min(row_step, M - r0), std::min(col_step, N - c0)};
+  }
 };
 /// The cut of C [M, N] into at least `want` blocks (as many as 64-multiples allow, when fewer)
 /// that packs the least: each block is its own sgemm, which packs its rows of op(A) and its

@@ -29,8 +29,8 @@ void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
   if (threads > 1 && x.rows * x.cols * w.rows >= split_gemm_work()) {
     const GemmBlocks g = gemm_blocks(y.rows, y.cols, gemm_blocks_per_thread() * threads);
     parallel_for(g.count(), [&](std::size_t p) {
-      const std::size_t r0 = (p / g.col_parts) * g.row_step, c0 = (p % g.col_parts) * g.col_step;
-      block(r0, std::min(g.row_step, y.rows - r0), c0, std::min(g.col_step, y.cols - c0));
+      const GemmBlocks::Block k = g.block(p);
+      block(k.r0, k.m, k.c0, k.n);
     });
     return;
   }

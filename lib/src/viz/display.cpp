@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "svg_primitives.hpp"
 #include "xenc/core/error.hpp"
 #include "xenc/text/display_width.hpp"
 #include "xenc/viz/svg.hpp"
@@ -14,14 +15,7 @@ namespace xenc::viz {
 
 namespace {
 
-// A number with a fixed number of decimals; "-0.0000" is printed as "0.0000".
-std::string fixed(float v, int precision) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", precision, static_cast<double>(v));
-  std::string s = buf;
-  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
-  return s;
-}
+using detail::fixed;
 
 std::string row_label(const Table& t, std::size_t i) {
   return t.row_labels.empty() ? std::to_string(i) : t.row_labels[i];

@@ -7,11 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
-#include <string>
 
 #include <xtensor/xoperation.hpp>
 
@@ -280,14 +278,9 @@ std::string hatch_el(double xa, double xb, double ya, double yb, const char* col
 }
 
 // A value printed inside its cell: decimals -1, rounded to 2 decimals with trailing zeros
-// dropped; 0 to 6, exactly that many ("-0.0" printed as "0.0").
+// dropped; 0 to 6, exactly that many (fixed).
 std::string annotation(float value, int decimals) {
-  if (decimals < 0) return fmt(std::round(double(value) * 100) / 100);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, double(value));
-  std::string text = buf;
-  if (text.find_first_not_of("-0.") == std::string::npos && text[0] == '-') text.erase(0, 1);
-  return text;
+  return decimals < 0 ? fmt(std::round(double(value) * 100) / 100) : fixed(value, decimals);
 }
 
 // Cells, frame and tick labels of one panel whose plot area starts at (x0, y0); marked cells

@@ -69,6 +69,14 @@ std::size_t thinning_step(double spacing, double need) {
   return std::max<std::size_t>(1, std::size_t(std::ceil(need / spacing - 1e-9)));
 }
 
+std::string fixed(float v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, static_cast<double>(v));
+  std::string s = buf;
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
 std::string fmt_tick(double v, double step) {
   if (!(step > 0) || !std::isfinite(step)) return fmt(v);
   // decimals of the step: 0.1 -> 1, 0.25 -> 2, 0.0005 -> 4, 5 -> 0

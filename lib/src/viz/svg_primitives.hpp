@@ -50,6 +50,9 @@ inline constexpr double kRotatedLabelPitch = (kTickFont + 2) / kCos45;
 /// A number with up to 4 significant digits, "-0" printed as "0".
 std::string fmt(double v);
 
+/// A number with exactly `precision` decimals; "-0.0000" is printed as "0.0000".
+std::string fixed(float v, int precision);
+
 /// A tick value with as many decimals as its `step` needs (0.9995 and 0.9996 stay distinct,
 /// 0.25 keeps both decimals), "-0" printed as "0".
 std::string fmt_tick(double v, double step);
