@@ -31,7 +31,7 @@ Tensor2 Linear::forward(const Tensor2& x) {
   check_shape("Linear.forward", "x", x, {any_dim, long(in_features())},
               [&] { return "[N, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
-  if (has_cache_) copy_into(cache_x_, x);
+  if (has_cache_) cache_x_ = copy_of(x);
   return linear_forward(x, weight, bias);
 }
 
@@ -39,7 +39,7 @@ Tensor3 Linear::forward(const Tensor3& x) {
   check_shape("Linear.forward", "x", x, {any_dim, any_dim, long(in_features())},
               [&] { return "[B, T, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
-  if (has_cache_) copy_rows_into(cache_x_, x);  // [B·T, in], for dW = dyᵀ x
+  if (has_cache_) cache_x_ = copy_as_rows(x);  // [B·T, in], for dW = dyᵀ x
   return linear_forward(x, weight, bias);
 }
 

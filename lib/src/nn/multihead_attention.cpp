@@ -146,14 +146,9 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   cache_.valid = keep;
   if (keep) {
     cache_.self_attention = self;
-    copy_into(cache_.query, query);
-    if (self) {
-      cache_.key = Tensor3();
-      cache_.value = Tensor3();
-    } else {
-      copy_into(cache_.key, key);
-      copy_into(cache_.value, value);
-    }
+    cache_.query = copy_of(query);
+    cache_.key = self ? Tensor3() : copy_of(key);
+    cache_.value = self ? Tensor3() : copy_of(value);
     cache_.qkv = std::move(qkv);
     cache_.saved = std::move(heads.saved);
     cache_.relative = std::move(relative);

@@ -66,7 +66,7 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
   // linear2(dropout(act(linear1(x)))), then the residual-branch dropout.
   // In evaluation mode dropout is the identity: skip it (no [B, T, F] copy).
   Tensor3 u = linear1.forward(x);  // [B, T, F]
-  if (GradMode::is_enabled()) copy_into(cache_.ff_pre, u);
+  if (GradMode::is_enabled()) cache_.ff_pre = copy_of(u);
   activation_inplace(config_.activation, u);
   if (training_)
     u = dropout_apply(u, cache_.drop_ff);

@@ -17,28 +17,30 @@ void add_inplace(xt::xtensor<float, R>& y, const xt::xtensor<float, R>& x) {
 }
 
 template <std::size_t R>
-void copy_into(xt::xtensor<float, R>& dst, const xt::xtensor<float, R>& x) {
-  dst.resize(x.shape());  // the same buffer when the size is unchanged
-  kernels::copy_floats(kernels::as_vector(dst), kernels::as_vector(x), x.size());
+xt::xtensor<float, R> copy_of(const xt::xtensor<float, R>& x) {
+  auto y = xt::xtensor<float, R>::from_shape(x.shape());
+  kernels::copy_floats(kernels::as_vector(y), kernels::as_vector(x), x.size());
+  return y;
 }
 
 template <std::size_t R>
-void copy_rows_into(Tensor2& dst, const xt::xtensor<float, R>& x) {
+Tensor2 copy_as_rows(const xt::xtensor<float, R>& x) {
   const kernels::ConstMatView m = kernels::as_matrix(x);
-  dst.resize({m.rows, m.cols});
-  kernels::copy_floats(kernels::as_vector(dst), kernels::as_vector(x), x.size());
+  auto y = Tensor2::from_shape({m.rows, m.cols});
+  kernels::copy_floats(kernels::as_vector(y), kernels::as_vector(x), x.size());
+  return y;
 }
 
 template void add_inplace(Tensor1&, const Tensor1&);
 template void add_inplace(Tensor2&, const Tensor2&);
 template void add_inplace(Tensor3&, const Tensor3&);
 template void add_inplace(Tensor4&, const Tensor4&);
-template void copy_into(Tensor1&, const Tensor1&);
-template void copy_into(Tensor2&, const Tensor2&);
-template void copy_into(Tensor3&, const Tensor3&);
-template void copy_into(Tensor4&, const Tensor4&);
-template void copy_rows_into(Tensor2&, const Tensor2&);
-template void copy_rows_into(Tensor2&, const Tensor3&);
-template void copy_rows_into(Tensor2&, const Tensor4&);
+template Tensor1 copy_of(const Tensor1&);
+template Tensor2 copy_of(const Tensor2&);
+template Tensor3 copy_of(const Tensor3&);
+template Tensor4 copy_of(const Tensor4&);
+template Tensor2 copy_as_rows(const Tensor2&);
+template Tensor2 copy_as_rows(const Tensor3&);
+template Tensor2 copy_as_rows(const Tensor4&);
 
 }  // namespace xenc

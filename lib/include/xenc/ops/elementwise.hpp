@@ -1,12 +1,10 @@
 // The element-wise passes a module runs over whole tensors besides its own formula: the
 // residual sum of an encoder layer, and the copy of an input a module keeps for its backward.
 //
-//     add_inplace(y, x):        y_i ← y_i + x_i
-//     copy_into(dst, x):        dst ← x, dst taking x's shape
-//     copy_rows_into(dst, x):   the same, dst a matrix [N, C]: C is x's last dimension
+//     add_inplace(y, x):  y_i ← y_i + x_i
+//     copy_of(x):         a new tensor, equal to x
+//     copy_as_rows(x):    the same, as a matrix [N, C]: C is x's last dimension
 // Shapes: any; y and x have the same shape.
-// copy_into keeps dst's buffer when it already holds x.size() elements, as a module's cache
-// does from one training step to the next: no fresh pages to fault in.
 // xtensor's own `y += x` computes y + x into a temporary of y's size and then assigns it (only
 // `xt::noalias(y) += x` does not): at [2048, 512] that is a fresh 4 MiB each time, and its page
 // faults cost more than the sum. add_inplace writes into y directly.
@@ -27,13 +25,13 @@ namespace xenc {
 template <std::size_t R>
 void add_inplace(xt::xtensor<float, R>& y, const xt::xtensor<float, R>& x);
 
-/// dst = x: x's shape, its values.
+/// A copy of x (x's shape, its values).
 template <std::size_t R>
-void copy_into(xt::xtensor<float, R>& dst, const xt::xtensor<float, R>& x);
+xt::xtensor<float, R> copy_of(const xt::xtensor<float, R>& x);
 
-/// dst = x as [N, C]: C = x's last dimension, N = the product of the others ([B, T, D] ->
+/// A copy of x as [N, C]: C = x's last dimension, N = the product of the others ([B, T, D] ->
 /// [B·T, D]).
 template <std::size_t R>
-void copy_rows_into(Tensor2& dst, const xt::xtensor<float, R>& x);
+Tensor2 copy_as_rows(const xt::xtensor<float, R>& x);
 
 }  // namespace xenc
