@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 
-#include <xtensor/xnoalias.hpp>
 #include <xtensor/xview.hpp>
 
 #include "xenc/core/error.hpp"
@@ -92,8 +91,7 @@ Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
       const Tensor2 chunk = xt::view(x, b, xt::range(t0, t1), xt::all());  // [C, D]
       Tensor2 u = linear1.forward(chunk);                                  // [C, F]
       activation_inplace(config_.activation, u);
-      // noalias: a plain `view = tensor` copies the tensor into a temporary first
-      xt::noalias(xt::view(y, b, xt::range(t0, t1), xt::all())) = linear2.forward(u);  // [C, D]
+      xt::view(y, b, xt::range(t0, t1), xt::all()) = linear2.forward(u);  // [C, D]
     }
   }
   return y;
