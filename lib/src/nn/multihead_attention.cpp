@@ -210,8 +210,8 @@ Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
   if (!cache_.self_attention) {
     // dx = dquery + dkey + dvalue, as if the three inputs had been one tensor
     auto g = backward_qkv(grad_output);
-    add_inplace(g.query, g.key);
-    add_inplace(g.query, g.value);
+    g.query += g.key;
+    g.query += g.value;
     return std::move(g.query);
   }
   Projections d = projections_backward("MultiheadAttention.backward", grad_output);

@@ -5,9 +5,6 @@
 //     copy_of(x):         a new tensor, equal to x
 //     copy_as_rows(x):    the same, as a matrix [N, C]: C is x's last dimension
 // Shapes: any; y and x have the same shape.
-// xtensor's own `y += x` computes y + x into a temporary of y's size and then assigns it (only
-// `xt::noalias(y) += x` does not): at [2048, 512] that is a fresh 4 MiB each time, and its page
-// faults cost more than the sum. add_inplace writes into y directly.
 // From 2²¹ elements (kernels::kRowPassWork) both run as blocks on the thread pool. Every
 // element is computed by the same instruction whatever the blocks, so the bits do not depend on
 // the thread count.
