@@ -8,7 +8,6 @@
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
-#include "xenc/ops/elementwise.hpp"
 
 namespace xenc {
 
@@ -146,9 +145,9 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   cache_.valid = keep;
   if (keep) {
     cache_.self_attention = self;
-    cache_.query = copy_of(query);
-    cache_.key = self ? Tensor3() : copy_of(key);
-    cache_.value = self ? Tensor3() : copy_of(value);
+    cache_.query = query;
+    cache_.key = self ? Tensor3() : key;
+    cache_.value = self ? Tensor3() : value;
     cache_.qkv = std::move(qkv);
     cache_.saved = std::move(heads.saved);
     cache_.relative = std::move(relative);

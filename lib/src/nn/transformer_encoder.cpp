@@ -10,7 +10,6 @@
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/dropout.hpp"
-#include "xenc/ops/elementwise.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc {
@@ -65,7 +64,7 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
   // linear2(dropout(act(linear1(x)))), then the residual-branch dropout.
   // In evaluation mode dropout is the identity: skip it (no [B, T, F] copy).
   Tensor3 u = linear1.forward(x);  // [B, T, F]
-  if (GradMode::is_enabled()) cache_.ff_pre = copy_of(u);
+  if (GradMode::is_enabled()) cache_.ff_pre = u;
   activation_inplace(config_.activation, u);
   if (training_)
     u = dropout_apply(u, cache_.drop_ff);
@@ -119,10 +118,10 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
       sa = dropout_apply(sa, cache_.drop1);
     else
       cache_.drop1 = Tensor3();
-    add_inplace(sa, x);
+    sa += x;
     Tensor3 h = norm1.forward(sa);
     Tensor3 f = feed_forward(h);
-    add_inplace(f, h);
+    f += h;
     return norm2.forward(f);
   }
   // pre-norm: h = x + dropout(sa(norm1(x))); y = h + ff(norm2(h))
@@ -131,9 +130,9 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
     h = dropout_apply(h, cache_.drop1);
   else
     cache_.drop1 = Tensor3();
-  add_inplace(h, x);
+  h += x;
   Tensor3 y = feed_forward(norm2.forward(h));
-  add_inplace(y, h);
+  y += h;
   return y;
 }
 
@@ -145,19 +144,19 @@ Tensor3 TransformerEncoderLayer::backward(const Tensor3& grad_y) {
     // dh = dz2 + ff'(dz2)
     Tensor3 dz2 = norm2.backward(grad_y);
     Tensor3 dh = feed_forward_backward(dz2);
-    add_inplace(dh, dz2);
+    dh += dz2;
     // through norm1, then the attention branch and the residual path into x:
     // dx = dz1 + sa'(dropout'(dz1))
     Tensor3 dz1 = norm1.backward(dh);
     Tensor3 dx = self_attn.backward(dropout_backward(dz1, cache_.drop1));
-    add_inplace(dx, dz1);
+    dx += dz1;
     return dx;
   }
   // dh = dy + norm2'(ff'(dy));  dx = dh + norm1'(sa'(dropout'(dh)))
   Tensor3 dh = norm2.backward(feed_forward_backward(grad_y));
-  add_inplace(dh, grad_y);
+  dh += grad_y;
   Tensor3 dx = norm1.backward(self_attn.backward(dropout_backward(dh, cache_.drop1)));
-  add_inplace(dx, dh);
+  dx += dh;
   return dx;
 }
 
