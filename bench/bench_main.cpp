@@ -9,6 +9,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "heap_policy.hpp"  // apps/common
 #include "xenc/config.hpp"
 
 namespace {
@@ -34,6 +35,8 @@ void add_context() {
   benchmark::AddCustomContext("OPENBLAS_CORETYPE", env_or("OPENBLAS_CORETYPE", "(unset)"));
   benchmark::AddCustomContext("blas_threads", std::to_string(openblas_get_num_threads()));
   benchmark::AddCustomContext("OPENBLAS_NUM_THREADS", env_or("OPENBLAS_NUM_THREADS", "(unset)"));
+  // glibc's heap thresholds, fixed before main as in every program (apps/common/heap_policy.hpp)
+  benchmark::AddCustomContext("heap", xenc_app::heap_summary());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <xenc/config.hpp>
 #include <xenc/core/blas_core.hpp>
 #include <xenc/nn/cost.hpp>
+#include "heap_policy.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -29,14 +30,17 @@
 namespace xenc_app {
 
 /// --version prints "<program> <XENC_VERSION>", then the BLAS, its core set (and why that one)
-/// and its thread count as the program runs (xenc::blas_summary), and exits with status 0:
+/// and its thread count as the program runs (xenc::blas_summary), then the heap (heap_policy.hpp),
+/// and exits with status 0:
 ///   xenc-word-order 0.1.0
 ///   BLAS: OpenBLAS 0.3.21, core set Zen (OpenBLAS's choice; the CPU's best tier: AVX2), 2 threads
+///   heap: glibc, fixed thresholds (blocks up to 32 MiB reused, 64 MiB kept free)
 inline void add_version(CLI::App& app, const std::string& program) {
   app.set_version_flag(
       "--version",
       [program] {
-        return program + " " + XENC_VERSION + "\n" + xenc::blas_summary(xenc::blas_report());
+        return program + " " + XENC_VERSION + "\n" + xenc::blas_summary(xenc::blas_report()) +
+               "\nheap: " + heap_summary();
       },
       "print the version, the BLAS and its kernels, and exit");
 }

@@ -28,6 +28,7 @@
 
 #include "blas_core_reexec.hpp"  // apps/common: the --version line of the BLAS
 #include "cell_interpreter.hpp"
+#include "heap_policy.hpp"  // apps/common: and of the heap
 #include "kernel_server.hpp"
 
 namespace {
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
       connection_file = argv[++i];
     } else if (a == "--version") {
       std::cout << "xenc-kernel 1.0 (xeus, clang " << XENC_CLANG_VERSION << ")\n"
-                << xenc_app::blas_summary_of_loaded_openblas() << "\n";
+                << xenc_app::blas_summary_of_loaded_openblas() << "\n"
+                << "heap: " << xenc_app::heap_summary() << "\n";
       return 0;
     } else {
       clang_args.push_back(a);

@@ -528,7 +528,8 @@ const std::vector<App> kApps = {
     {XENC_APP_INIT_ENCODER, "xenc-init-encoder"}};
 
 // The second line is the BLAS: this process's OpenBLAS (the same library and environment as the
-// program's), its core set and its thread count, asked from OpenBLAS directly.
+// program's), its core set and its thread count, asked from OpenBLAS directly. The third is the
+// heap (apps/common/heap_policy.hpp); with the user's GLIBC_TUNABLES, it says they set it.
 TEST(EveryApp, VersionPrintsNameLibraryVersionAndBlas) {
   const std::string config = openblas_get_config();  // "OpenBLAS 0.3.21 ... DYNAMIC_ARCH ..."
   const std::string library = config.substr(0, config.find(' ', config.find(' ') + 1));
@@ -538,7 +539,12 @@ TEST(EveryApp, VersionPrintsNameLibraryVersionAndBlas) {
   const std::string core = better.empty() ? openblas_get_corename() : better;
   const std::string blas = "BLAS: " + library + ", core set " + core + " (";
   const std::string tail =
-      "), " + std::to_string(threads) + (threads == 1 ? " thread\n" : " threads\n");
+      "), " + std::to_string(threads) + (threads == 1 ? " thread\n" : " threads\n") +
+#if defined(__SANITIZE_ADDRESS__)  // AddressSanitizer's allocator refuses mallopt
+      "heap: the allocator refused mallopt's thresholds (not glibc's heap); left as it is\n";
+#else
+      "heap: glibc, fixed thresholds (blocks up to 32 MiB reused, 64 MiB kept free)\n";
+#endif
   for (const App& app : kApps) {
     const RunResult r = run_program(app.path, "--version", out_dir());
     EXPECT_EQ(r.status, 0) << app.name << ": " << r.err;
@@ -549,6 +555,16 @@ TEST(EveryApp, VersionPrintsNameLibraryVersionAndBlas) {
     ASSERT_GE(second.size(), tail.size()) << app.name;
     EXPECT_EQ(second.substr(second.size() - tail.size()), tail) << app.name << ": " << second;
   }
+  const RunResult users =
+      run_program("env",
+                  std::string("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576 '") +
+                      XENC_APP_WORD_ORDER + "' --version",
+                  out_dir());
+  EXPECT_EQ(users.status, 0) << users.err;
+  const std::string heap =
+      "\nheap: glibc, thresholds from the environment (GLIBC_TUNABLES or MALLOC_*_THRESHOLD_)\n";
+  ASSERT_GE(users.out.size(), heap.size()) << users.out;
+  EXPECT_EQ(users.out.substr(users.out.size() - heap.size()), heap) << users.out;
 }
 
 // CLI11 2.1 reads "-1" into an unsigned option as 2^64 - 1 and "1e99" into a float as inf: each

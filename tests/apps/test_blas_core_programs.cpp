@@ -183,6 +183,10 @@ TEST(BlasCoreProgram, KernelReexecutesToo) {
   EXPECT_TRUE(contains(r.out, "core set " + best + " (OPENBLAS_CORETYPE=" + best +
                                   ", set by xencoder: OpenBLAS chose Prescott on this "))
       << r.out;
+  // and its heap, fixed as in every program (apps/common/heap_policy.hpp)
+  EXPECT_TRUE(contains(
+      r.out, "\nheap: glibc, fixed thresholds (blocks up to 32 MiB reused, 64 MiB kept free)\n"))
+      << r.out;
   const RunResult own = run_with(
       "-u XENC_BLAS_REEXEC XENC_TEST_BLAS_CORE=Prescott "
       "OPENBLAS_CORETYPE=Sandybridge",
