@@ -296,24 +296,39 @@ BENCHMARK(BM_LayerNorm)
 
 // A pass over independent rows, [T, D] floats, on 1 thread (pool 0: the budget set to 1) or as
 // blocks of rows on the pool (pool 1: kernels::parallel_rows from any size, on the budget,
-// OPENBLAS_NUM_THREADS): layer norm forward (pass 0) or relu in place (pass 1), at T·D on both
-// sides of kernels::kLayerNormWork and kernels::kRowPassWork (bench/README.md, "The optimiser and
-// the row passes on the pool": where the pool starts to win, and at what CPU cost).
+// OPENBLAS_NUM_THREADS): layer norm forward (pass 0), relu in place (pass 1), a residual sum
+// y += x (pass 2) or a copy y = x (pass 3), at T·D on both sides of kernels::kLayerNormWork and
+// kernels::kRowPassWork (bench/README.md, "The optimiser and the row passes on the pool", and
+// "The residual sums and the saved copies on the pool": where the pool starts to win, and at
+// what CPU cost).
 void BM_RowPass(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)),
              D = static_cast<std::size_t>(state.range(1));
-  const bool relu = state.range(2) != 0, pool = state.range(3) != 0;
+  const auto kind = state.range(2);
+  const bool pool = state.range(3) != 0;
   Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D}, 1);
   Tensor2 y = Tensor2::from_shape({T, D});
   Tensor1 w = xt::ones<float>({D}), b = xt::zeros<float>({D});
   const auto pass = [&](std::size_t r0, std::size_t r1) {
-    if (relu) {
-      kernels::relu_inplace(kernels::as_matrix(y).row(r0), (r1 - r0) * D);
-    } else {
-      kernels::layer_norm_rows(kernels::as_matrix(x).block(r0, 0, r1 - r0, D),
-                               kernels::as_matrix(y).block(r0, 0, r1 - r0, D),
-                               kernels::as_vector(w), kernels::as_vector(b), 1e-5f, nullptr,
-                               nullptr);
+    const std::size_t n = (r1 - r0) * D;
+    float* y0 = kernels::as_matrix(y).row(r0);
+    const float* x0 = kernels::as_matrix(x).row(r0);
+    switch (kind) {
+      case 0:
+        kernels::layer_norm_rows(kernels::as_matrix(x).block(r0, 0, r1 - r0, D),
+                                 kernels::as_matrix(y).block(r0, 0, r1 - r0, D),
+                                 kernels::as_vector(w), kernels::as_vector(b), 1e-5f, nullptr,
+                                 nullptr);
+        break;
+      case 1:
+        kernels::relu_inplace(y0, n);
+        break;
+      case 2:
+        kernels::add_inplace(y0, x0, n);
+        break;
+      default:
+        kernels::copy_floats(y0, x0, n);
+        break;
     }
   };
   y = x;
@@ -331,7 +346,8 @@ void BM_RowPass(benchmark::State& state) {
 }
 BENCHMARK(BM_RowPass)
     ->ArgNames({"T", "D", "pass", "pool"})
-    ->ArgsProduct({{8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, {512}, {0, 1}, {0, 1}})
+    ->ArgsProduct(
+        {{8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, {512}, {0, 1, 2, 3}, {0, 1}})
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

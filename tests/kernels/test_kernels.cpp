@@ -580,8 +580,9 @@ TEST(KernelsThreads, PoolStatsAddUp) {
 
 // The row passes run as blocks on the pool above kLayerNormWork and kRowPassWork: layer norm
 // forward (y, mean, rstd), its backward (dx in blocks of rows, the parameter gradients summed in
-// row order in blocks of columns), relu, relu's backward and a bias gradient's column sums (1000
-// columns: the last block not a whole 16) give the same bits on 1, 2, 3 and 4 threads; and
+// row order in blocks of columns), relu, relu's backward, a bias gradient's column sums (1000
+// columns: the last block not a whole 16), a residual sum and a saved copy give the same bits on
+// 1, 2, 3 and 4 threads, the sum and the copy those of the loop; and
 // parallel_rows covers every row once, parallel_columns every column once in blocks of whole
 // 16s but the last, at any size.
 TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
@@ -598,7 +599,7 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
   const auto g = random_tensor<Tensor2>(Shape2{N, C}, rng);
   const auto s0 = random_tensor<Tensor1>(std::vector<std::size_t>{C}, rng);
   struct Out {
-    Tensor2 y, dx, relu, drelu;
+    Tensor2 y, dx, relu, drelu, added, copied;
     Tensor1 mean, rstd, dw, db, sums, sums_added;
   };
   const auto run = [&] {
@@ -606,6 +607,8 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
           Tensor2::from_shape({N, D}),
           x,
           dy,
+          dy,
+          Tensor2::from_shape({N, D}),
           Tensor1::from_shape({N}),
           Tensor1::from_shape({N}),
           xt::zeros<float>({D}),
@@ -621,6 +624,8 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
     k::relu_backward_inplace(o.drelu.data(), x.data(), x.size());
     k::column_sums(k::as_matrix(g), o.sums.data(), false);
     k::column_sums(k::as_matrix(g), o.sums_added.data(), true);
+    k::add_inplace(o.added.data(), x.data(), x.size());
+    k::copy_floats(o.copied.data(), x.data(), x.size());
     return o;
   };
   const auto same_bits = [](const auto& a, const auto& e) {
@@ -628,12 +633,16 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
   };
   openblas_set_num_threads(1);
   const Out one = run();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(one.added.data()[i], dy.data()[i] + x.data()[i]) << "element " << i;
+    ASSERT_EQ(one.copied.data()[i], x.data()[i]) << "element " << i;
+  }
   for (int threads : {2, 3, 4}) {
     SCOPED_TRACE(::testing::Message() << threads << " threads");
     openblas_set_num_threads(threads);
     k::reset_pool_stats();
     const Out n = run();
-    EXPECT_EQ(k::pool_stats().regions, 7u)
+    EXPECT_EQ(k::pool_stats().regions, 9u)
         << "each pass on the pool, two for layer norm's backward";
     EXPECT_TRUE(same_bits(n.y, one.y));
     EXPECT_TRUE(same_bits(n.mean, one.mean));
@@ -645,6 +654,8 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
     EXPECT_TRUE(same_bits(n.drelu, one.drelu));
     EXPECT_TRUE(same_bits(n.sums, one.sums));
     EXPECT_TRUE(same_bits(n.sums_added, one.sums_added));
+    EXPECT_TRUE(same_bits(n.added, one.added));
+    EXPECT_TRUE(same_bits(n.copied, one.copied));
     for (std::size_t rows : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(301)}) {
       std::vector<int> seen(rows, 0);
       std::atomic<std::size_t> calls{0};

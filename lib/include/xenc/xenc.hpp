@@ -30,6 +30,7 @@
 #include "xenc/ops/attention.hpp"
 #include "xenc/ops/cross_entropy.hpp"
 #include "xenc/ops/dropout.hpp"
+#include "xenc/ops/elementwise.hpp"
 #include "xenc/ops/embedding.hpp"
 #include "xenc/ops/gemm.hpp"
 #include "xenc/ops/layer_norm.hpp"

@@ -11,8 +11,9 @@
 // user: a large GEMM is cut into blocks of C, each a 1-thread cblas_sgemm run by parallel_for,
 // as do attention's heads × query blocks (ops/multi_head_attention.cpp decides how many threads)
 // and the row passes from kRowPassWork or kLayerNormWork on (parallel_rows; parallel_columns for
-// the sums over rows), and the Adam step from kAdamUpdateWork; smaller ones run on the calling
-// thread.
+// the sums over rows: relu, layer norm, the bias gradients, the residual sums and the copies a
+// module keeps for backward), and the Adam step from kAdamUpdateWork; smaller ones run on the
+// calling thread.
 // SIMD: the loops marked XENC_VECTOR_KERNEL (vector_kernel.hpp) are compiled for SSE2 and for
 // AVX2 + FMA, the loader picks one; `#pragma omp simd reduction` lets sums and maxima be
 // vectorised (-fopenmp-simd: no OpenMP runtime).
@@ -209,6 +210,11 @@ void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weig
                               MatView dx, float* dweight, float* dbias);
 
 void relu_inplace(float* x, std::size_t n);
+/// y += x over n floats: a residual sum. From kRowPassWork floats as blocks on the pool.
+void add_inplace(float* y, const float* x, std::size_t n);
+/// dst = src over n floats (non-overlapping): the inputs a module keeps for its backward. From
+/// kRowPassWork floats as blocks on the pool.
+void copy_floats(float* dst, const float* src, std::size_t n);
 /// g = g where x > 0, else 0 (relu's backward, in place in the gradient).
 void relu_backward_inplace(float* g, const float* x, std::size_t n);
 void gelu_inplace(float* x, std::size_t n);
@@ -470,9 +476,11 @@ void reset_pool_stats();
 /// The same on every thread of the budget, fn(item) only.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 /// From this many floats (rows · cols) a cheap pass (relu and its backward, a bias gradient's
-/// column sums: one operation per float) runs as blocks on the pool: BM_RowPass's relu lost on
-/// the pool up to 2¹⁹ floats, won at a CPU ratio of 1.26 at 2²⁰ and of 1.06 at 2²¹
-/// (bench/README.md, "The optimiser and the row passes on the pool", idle).
+/// column sums, a residual sum, a copy: one operation per float) runs as blocks on the pool:
+/// BM_RowPass's relu lost on the pool up to 2¹⁹ floats, won at a CPU ratio of 1.26 at 2²⁰ and of
+/// 1.06 at 2²¹ (bench/README.md, "The optimiser and the row passes on the pool", idle); the
+/// residual sum and the copy at 1.54 and 1.17 at 2²⁰, below 1 at 2²¹ ("The residual sums and the
+/// saved copies on the pool").
 inline constexpr std::size_t kRowPassWork = std::size_t(1) << 21;
 /// The same for layer norm, forward and backward (a mean, a variance and a square root per row,
 /// several operations per float): BM_RowPass's layer norm won from 2¹⁷ floats, at a CPU ratio of

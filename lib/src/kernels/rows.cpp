@@ -190,6 +190,21 @@ void column_sums_block(ConstMatView m, float* sums, bool accumulate) {
 }
 
 XENC_VECTOR_KERNEL
+void add_block(float* y, const float* x, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+XENC_VECTOR_KERNEL
+void copy_block(float* dst, const float* src, std::size_t n) {
+  // a loop of vector moves, not memcpy: for blocks of 64 KiB – 1 MiB, glibc's memcpy takes
+  // `rep movsb`, which ran 10 times slower on this project's AMD machine when two threads
+  // copied at once (bench/README.md, "The residual sums and the saved copies on the pool")
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+XENC_VECTOR_KERNEL
 void relu_block(float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
@@ -241,6 +256,15 @@ void layer_norm_rows_backward(ConstMatView dy, ConstMatView x, const float* weig
 
 void relu_inplace(float* x, std::size_t n) {
   parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) { relu_block(x + i0, i1 - i0); });
+}
+
+void add_inplace(float* y, const float* x, std::size_t n) {
+  parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) { add_block(y + i0, x + i0, i1 - i0); });
+}
+
+void copy_floats(float* dst, const float* src, std::size_t n) {
+  parallel_rows(n, 1,
+                [&](std::size_t i0, std::size_t i1) { copy_block(dst + i0, src + i0, i1 - i0); });
 }
 
 void relu_backward_inplace(float* g, const float* x, std::size_t n) {

@@ -7,6 +7,7 @@
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
+#include "xenc/ops/elementwise.hpp"
 
 namespace xenc {
 
@@ -24,7 +25,7 @@ Tensor3 LayerNorm::forward(const Tensor3& x) {
     has_cache_ = false;  // a no-grad forward must not leave an old cache behind
     return layer_norm_forward(x, weight, bias, eps);
   }
-  cache_x_ = x;
+  cache_x_ = copy_of(x);
   has_cache_ = true;
   return layer_norm_forward(x, weight, bias, eps, cache_);
 }

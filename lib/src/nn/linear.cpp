@@ -5,6 +5,7 @@
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
+#include "xenc/ops/elementwise.hpp"
 #include "xenc/ops/linear.hpp"
 
 namespace xenc {
@@ -30,7 +31,7 @@ Tensor2 Linear::forward(const Tensor2& x) {
   check_shape("Linear.forward", "x", x, {any_dim, long(in_features())},
               [&] { return "[N, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
-  if (has_cache_) cache_x_ = x;
+  if (has_cache_) cache_x_ = copy_of(x);
   return linear_forward(x, weight, bias);
 }
 
@@ -38,11 +39,7 @@ Tensor3 Linear::forward(const Tensor3& x) {
   check_shape("Linear.forward", "x", x, {any_dim, any_dim, long(in_features())},
               [&] { return "[B, T, in] with in = " + std::to_string(in_features()); });
   has_cache_ = GradMode::is_enabled();  // a no-grad forward must not leave an old cache behind
-  if (has_cache_) {
-    // keep the input as [B·T, in] for dW = dyᵀ x
-    cache_x_ = Tensor2::from_shape({x.shape(0) * x.shape(1), in_features()});
-    std::copy_n(x.data(), x.size(), cache_x_.data());
-  }
+  if (has_cache_) cache_x_ = copy_as_rows(x);  // [B·T, in], for dW = dyᵀ x
   return linear_forward(x, weight, bias);
 }
 

@@ -8,6 +8,7 @@
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
+#include "xenc/ops/elementwise.hpp"
 
 namespace xenc {
 
@@ -145,9 +146,9 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   cache_.valid = keep;
   if (keep) {
     cache_.self_attention = self;
-    cache_.query = query;
-    cache_.key = self ? Tensor3() : key;
-    cache_.value = self ? Tensor3() : value;
+    cache_.query = copy_of(query);
+    cache_.key = self ? Tensor3() : copy_of(key);
+    cache_.value = self ? Tensor3() : copy_of(value);
     cache_.qkv = std::move(qkv);
     cache_.saved = std::move(heads.saved);
     cache_.relative = std::move(relative);
@@ -209,8 +210,8 @@ Tensor3 MultiheadAttention::backward(const Tensor3& grad_output) {
   if (!cache_.self_attention) {
     // dx = dquery + dkey + dvalue, as if the three inputs had been one tensor
     auto g = backward_qkv(grad_output);
-    g.query += g.key;
-    g.query += g.value;
+    add_inplace(g.query, g.key);
+    add_inplace(g.query, g.value);
     return std::move(g.query);
   }
   Projections d = projections_backward("MultiheadAttention.backward", grad_output);

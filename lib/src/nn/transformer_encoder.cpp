@@ -5,11 +5,13 @@
 #include <memory>
 #include <string>
 
+#include <xtensor/xnoalias.hpp>
 #include <xtensor/xview.hpp>
 
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/dropout.hpp"
+#include "xenc/ops/elementwise.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc {
@@ -64,7 +66,7 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
   // linear2(dropout(act(linear1(x)))), then the residual-branch dropout.
   // In evaluation mode dropout is the identity: skip it (no [B, T, F] copy).
   Tensor3 u = linear1.forward(x);  // [B, T, F]
-  if (GradMode::is_enabled()) cache_.ff_pre = u;
+  if (GradMode::is_enabled()) cache_.ff_pre = copy_of(u);
   activation_inplace(config_.activation, u);
   if (training_)
     u = dropout_apply(u, cache_.drop_ff);
@@ -90,7 +92,8 @@ Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
       const Tensor2 chunk = xt::view(x, b, xt::range(t0, t1), xt::all());  // [C, D]
       Tensor2 u = linear1.forward(chunk);                                  // [C, F]
       activation_inplace(config_.activation, u);
-      xt::view(y, b, xt::range(t0, t1), xt::all()) = linear2.forward(u);  // [C, D]
+      // noalias: a plain `view = tensor` copies the tensor into a temporary first
+      xt::noalias(xt::view(y, b, xt::range(t0, t1), xt::all())) = linear2.forward(u);  // [C, D]
     }
   }
   return y;
@@ -118,10 +121,10 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
       sa = dropout_apply(sa, cache_.drop1);
     else
       cache_.drop1 = Tensor3();
-    sa += x;
+    add_inplace(sa, x);
     Tensor3 h = norm1.forward(sa);
     Tensor3 f = feed_forward(h);
-    f += h;
+    add_inplace(f, h);
     return norm2.forward(f);
   }
   // pre-norm: h = x + dropout(sa(norm1(x))); y = h + ff(norm2(h))
@@ -130,9 +133,9 @@ Tensor3 TransformerEncoderLayer::forward(const Tensor3& x, const Mask2& src_key_
     h = dropout_apply(h, cache_.drop1);
   else
     cache_.drop1 = Tensor3();
-  h += x;
+  add_inplace(h, x);
   Tensor3 y = feed_forward(norm2.forward(h));
-  y += h;
+  add_inplace(y, h);
   return y;
 }
 
@@ -144,19 +147,19 @@ Tensor3 TransformerEncoderLayer::backward(const Tensor3& grad_y) {
     // dh = dz2 + ff'(dz2)
     Tensor3 dz2 = norm2.backward(grad_y);
     Tensor3 dh = feed_forward_backward(dz2);
-    dh += dz2;
+    add_inplace(dh, dz2);
     // through norm1, then the attention branch and the residual path into x:
     // dx = dz1 + sa'(dropout'(dz1))
     Tensor3 dz1 = norm1.backward(dh);
     Tensor3 dx = self_attn.backward(dropout_backward(dz1, cache_.drop1));
-    dx += dz1;
+    add_inplace(dx, dz1);
     return dx;
   }
   // dh = dy + norm2'(ff'(dy));  dx = dh + norm1'(sa'(dropout'(dh)))
   Tensor3 dh = norm2.backward(feed_forward_backward(grad_y));
-  dh += grad_y;
+  add_inplace(dh, grad_y);
   Tensor3 dx = norm1.backward(self_attn.backward(dropout_backward(dh, cache_.drop1)));
-  dx += dh;
+  add_inplace(dx, dh);
   return dx;
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include <xtensor/xnoalias.hpp>
+
 #include "xenc/core/error.hpp"
 
 namespace xenc {
@@ -42,8 +44,8 @@ xt::xtensor<float, R> dropout_backward(xt::xtensor<float, R> grad_y,
   if (mask.shape() != grad_y.shape())
     throw shape_error("dropout_backward: mask has shape " + shape_str(mask.shape()) +
                       ", expected grad_y's shape " + shape_str(grad_y.shape()));
-  // dx = dy ⊙ m, in place
-  grad_y *= mask;
+  // dx = dy ⊙ m, in place (noalias: xtensor's plain *= computes into a temporary first)
+  xt::noalias(grad_y) *= mask;
   return grad_y;
 }
 

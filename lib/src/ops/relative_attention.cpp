@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include <xtensor/xnoalias.hpp>
+
 #include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
 #include "xenc/ops/gemm.hpp"
@@ -192,7 +194,7 @@ void relative_attention_accumulate(RelativeAttentionParameters& p,
                                    const RelativeAttentionGrads& g) {
   auto add = [](Tensor2& grad, const Tensor2& value, const Tensor2& d) {
     if (grad.shape() != value.shape()) grad = xt::zeros<float>(value.shape());
-    grad += d;
+    xt::noalias(grad) += d;
   };
   add(p.content_bias_grad, p.content_bias, g.content_bias);
   add(p.position_bias_grad, p.position_bias, g.position_bias);
