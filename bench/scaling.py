@@ -29,9 +29,10 @@ Then one verdict line per target of issue #28:
 And the crossovers behind the two thresholds: BM_AttentionOp (the attention op on one thread
 and one item per head, against the budget's threads and the cut items, at every size) and
 BM_GemmSplit (a [T, 512] x [512, 512] projection as one sgemm, against blocks on the pool), at
-2 threads: from which work on the threads win, and the constant that says so. They run with
-glibc's heap kept (NO_TRIM below): the threshold is about threads, not about which sizes glibc
-happens to give back to the kernel between iterations.
+2 threads: from which work on the threads win, and the constant that says so. Like every run
+here, they run on the heap that xencoder_bench fixes before main (apps/common/heap_policy.hpp:
+blocks up to 32 MiB from the heap, 64 MiB of freed memory kept), so the threshold is about
+threads, not about which sizes glibc happens to give back to the kernel between iterations.
 
 Runs at T <= 512 (and the crossovers) time their iterations after 0.15 s of untimed ones:
 OpenBLAS's idle workers spin for their first 0.11 s after the library loads; the script
@@ -100,16 +101,6 @@ STARTUP_WARMUP = 0.15
 def warmup_of(T):
     return STARTUP_WARMUP if T <= 512 else 0.0
 
-
-# The crossovers run with glibc's heap neither trimmed nor mmapped below 32 MiB: with its
-# defaults, whether a size's freed memory goes back to the kernel (and is faulted in again at
-# the next iteration) depends on the sizes allocated, and can differ between the two sides at
-# one size (BM_AttentionOp at T = 256: the threaded side's second per-worker buffer, 64 KiB,
-# took the heap's top over glibc's trim threshold, and its pages were faulted in again at every
-# iteration; bench/README.md, "Why the attention op lost at exactly T = 256").
-NO_TRIM = {
-    "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"
-}
 
 # At T = 128 (D = 256) a step takes 3-15 ms and only attention runs on the pool: the difference
 # between the two budgets is a few percent, the size of what differs between two processes
@@ -435,8 +426,7 @@ def main(argv=None):
 
     print(
         "\nCrossovers at 2 threads (speed-up = one thread's time / the threads' time; CPU = the"
-        " threads'\n  CPU time / one thread's, against the target of <= 1.1 at every point; medians;\n"
-        f"  glibc's heap not given back to the kernel: GLIBC_TUNABLES={NO_TRIM['GLIBC_TUNABLES']}):"
+        " threads'\n  CPU time / one thread's, against the target of <= 1.1 at every point; medians):"
     )
     att_t = TINY_ATTENTION_T if tiny else FULL_ATTENTION_T
     gemm_t = TINY_GEMM_T if tiny else FULL_GEMM_T
@@ -458,7 +448,6 @@ def main(argv=None):
                         2,
                         args.min_time,
                         STARTUP_WARMUP,
-                        NO_TRIM,
                     )
                     for a in order
                 }

@@ -45,9 +45,8 @@ HeapSetting heap_setting() { return g_setting; }
 std::string heap_summary() {
   switch (g_setting) {
     case HeapSetting::fixed:
-      return "glibc, fixed thresholds (blocks up to " +
-             std::to_string(kHeapMmapThreshold >> 20) + " MiB reused, " +
-             std::to_string(kHeapTrimThreshold >> 20) + " MiB kept free)";
+      return "glibc, fixed thresholds (blocks up to " + std::to_string(kHeapMmapThreshold >> 20) +
+             " MiB reused, " + std::to_string(kHeapTrimThreshold >> 20) + " MiB kept free)";
     case HeapSetting::users:
       return "glibc, thresholds from the environment (GLIBC_TUNABLES or MALLOC_*_THRESHOLD_)";
     case HeapSetting::refused:

@@ -27,9 +27,9 @@ inline constexpr std::size_t kHeapTrimThreshold = std::size_t{64} << 20;  // 2x,
 
 /// What the start-up did with the heap.
 enum class HeapSetting {
-  fixed,          ///< mallopt set both thresholds
-  users,          ///< the user's environment sets them; left alone
-  refused,        ///< mallopt refused (another allocator, e.g. AddressSanitizer's)
+  fixed,    ///< mallopt set both thresholds
+  users,    ///< the user's environment sets them; left alone
+  refused,  ///< mallopt refused (another allocator, e.g. AddressSanitizer's)
 };
 
 /// The decision, from the environment's values (nullptr = unset): true when the user's

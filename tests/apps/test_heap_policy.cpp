@@ -40,7 +40,8 @@ TEST(HeapPolicy, UsersThresholdsAreKept) {
 
 bool environment_sets_thresholds() {
   const char* t = std::getenv("GLIBC_TUNABLES");
-  return (t != nullptr && std::strstr(t, "glibc.malloc.") != nullptr) ||
+  return (t != nullptr && (std::strstr(t, "glibc.malloc.mmap_threshold") != nullptr ||
+                           std::strstr(t, "glibc.malloc.trim_threshold") != nullptr)) ||
          std::getenv("MALLOC_MMAP_THRESHOLD_") != nullptr ||
          std::getenv("MALLOC_TRIM_THRESHOLD_") != nullptr;
 }
