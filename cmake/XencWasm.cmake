@@ -68,7 +68,8 @@ target_link_libraries(xencoder_viz PUBLIC xencoder)
 # The demo (main, experiment, report), unchanged, as a node program: `node xenc-word-order.js --json` (NODERAWFS: its files
 # are the host's, so --svg-dir works under node).
 file(GLOB XENC_WORD_ORDER_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/word_order/*.cpp)
-add_executable(word_order_wasm ${XENC_WORD_ORDER_SOURCES})
+# (apps/common/heap_policy.cpp: --version's heap line; without glibc it sets nothing)
+add_executable(word_order_wasm ${XENC_WORD_ORDER_SOURCES} ${PROJECT_SOURCE_DIR}/apps/common/heap_policy.cpp)
 set_target_properties(word_order_wasm PROPERTIES OUTPUT_NAME xenc-word-order SUFFIX .js)
 target_include_directories(word_order_wasm PRIVATE ${XENC_WASM_INCLUDE})
 target_link_libraries(word_order_wasm PRIVATE xencoder xencoder_viz)

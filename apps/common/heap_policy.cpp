@@ -1,8 +1,11 @@
 // The heap's thresholds, fixed before main (why: heap_policy.hpp). Needs nothing but glibc, so
-// xenc-kernel, which does not link the library, compiles it in as the programs do.
+// xenc-kernel, which does not link the library, compiles it in as the programs do. Built without
+// glibc (emscripten's WebAssembly demo), it sets nothing and says so.
 #include "heap_policy.hpp"
 
+#if defined(__GLIBC__)
 #include <malloc.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -10,13 +13,18 @@
 namespace xenc_app {
 namespace {
 
+#if defined(__GLIBC__)
 HeapSetting g_setting = HeapSetting::refused;
+#else
+HeapSetting g_setting = HeapSetting::other;
+#endif
 
 bool names_threshold(const char* tunables) {
   return tunables != nullptr && (std::strstr(tunables, "glibc.malloc.mmap_threshold") != nullptr ||
                                  std::strstr(tunables, "glibc.malloc.trim_threshold") != nullptr);
 }
 
+#if defined(__GLIBC__)
 // Before main (and before the library's own static objects allocate much): glibc calls the
 // functions of .init_array in link order, the program's own after its libraries'.
 __attribute__((constructor)) void fix_heap_thresholds() {
@@ -31,6 +39,7 @@ __attribute__((constructor)) void fix_heap_thresholds() {
   const bool trim_set = mallopt(M_TRIM_THRESHOLD, static_cast<int>(kHeapTrimThreshold)) == 1;
   g_setting = mmap_set && trim_set ? HeapSetting::fixed : HeapSetting::refused;
 }
+#endif
 
 }  // namespace
 
@@ -49,6 +58,8 @@ std::string heap_summary() {
              " MiB reused, " + std::to_string(kHeapTrimThreshold >> 20) + " MiB kept free)";
     case HeapSetting::users:
       return "glibc, thresholds from the environment (GLIBC_TUNABLES or MALLOC_*_THRESHOLD_)";
+    case HeapSetting::other:
+      return "not glibc's heap; left as it is";
     case HeapSetting::refused:
       break;
   }

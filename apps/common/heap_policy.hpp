@@ -30,6 +30,7 @@ enum class HeapSetting {
   fixed,    ///< mallopt set both thresholds
   users,    ///< the user's environment sets them; left alone
   refused,  ///< mallopt refused (another allocator, e.g. AddressSanitizer's)
+  other,    ///< not built against glibc (the WebAssembly demo): nothing to set
 };
 
 /// The decision, from the environment's values (nullptr = unset): true when the user's
