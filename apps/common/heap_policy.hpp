@@ -6,7 +6,7 @@
 // of the largest mapped block freed so far ("dynamic mmap threshold", mallopt(3)). Whether the
 // next forward's tensors come back from the heap, or are mapped and faulted in page by page again,
 // then depends on the order of earlier frees: a change that removed one early temporary made
-// BM_EncoderLayerForward/512/512/8 on 1 thread 15% slower, with 5-9x the page faults
+// BM_EncoderLayerForward/512/512/8 on 1 thread 15% slower, with 4-9x the page faults
 // (bench/README.md, "The heap"). Fixed thresholds take the order out of it: blocks up to 32 MiB
 // come from the heap, and freed memory at its top is kept up to 64 MiB, so a forward reuses the
 // last one's pages.
