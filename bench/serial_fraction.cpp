@@ -28,6 +28,8 @@
 // The layer is BM_EncoderLayerForward's / BM_EncoderLayerTrainStep's: batch 1, F = 4·D,
 // post-norm, relu, dropout 0; train = zero_grad, forward, backward, AdamW step. The third
 // argument forces the attention path as BM_EncoderLayerForwardPlain / ...Tiled do.
+// --dropout=P (anywhere among the arguments): the layer's dropout, on the attention
+// probabilities and the three others (PyTorch's default is 0.1); it acts in training only.
 #include <time.h>
 
 #include <algorithm>
@@ -81,11 +83,23 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_all, char** argv_all) {
+  // --dropout=P may stand anywhere; the other arguments are positional
+  float dropout = 0.0f;
+  std::vector<char*> args;
+  for (int i = 0; i < argc_all; ++i) {
+    const std::string a = argv_all[i];
+    if (a.rfind("--dropout=", 0) == 0)
+      dropout = std::stof(a.substr(10));
+    else
+      args.push_back(argv_all[i]);
+  }
+  const int argc = int(args.size());
+  char** argv = args.data();
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks] "
-                 "[split]\n");
+                 "[split] [--dropout=P]\n");
     return 2;
   }
   const std::size_t T = std::stoul(argv[1]), D = std::stoul(argv[2]), H = std::stoul(argv[3]);
@@ -108,7 +122,7 @@ int main(int argc, char** argv) {
   c.d_model = D;
   c.nhead = H;
   c.dim_feedforward = 4 * D;
-  c.dropout = 0.0f;
+  c.dropout = dropout;
   c.activation = xenc::Activation::relu;
   xenc::TransformerEncoderLayer layer(c, /*seed=*/1);
   layer.self_attn.set_attention_path(path_name == "plain"   ? xenc::AttentionPath::plain
@@ -185,9 +199,9 @@ int main(int argc, char** argv) {
   const double f = c2 > 0 ? serial / c2 : 0.0;
   std::printf(
       "T %zu D %zu H %zu %s, path %s, budget %zu, GEMM blocks per thread %zu, split from %zu, "
-      "median of %d\n",
+      "dropout %g, median of %d\n",
       T, D, H, mode.c_str(), path_name.c_str(), budget, xenc::kernels::gemm_blocks_per_thread(),
-      xenc::kernels::split_gemm_work(), reps);
+      xenc::kernels::split_gemm_work(), double(dropout), reps);
   std::printf("wall %.2f ms, CPU main %.2f ms (%.2f in regions), other threads %.2f ms\n", w2,
               med(twos, [](const Run& r) { return r.main_cpu; }),
               med(twos, [](const Run& r) { return r.region_cpu; }),
