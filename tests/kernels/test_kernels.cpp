@@ -581,8 +581,11 @@ TEST(KernelsThreads, PoolStatsAddUp) {
 // The row passes run as blocks on the pool above kLayerNormWork and kRowPassWork: layer norm
 // forward (y, mean, rstd), its backward (dx in blocks of rows, the parameter gradients summed in
 // row order in blocks of columns), relu, relu's backward, a bias gradient's column sums (1000
-// columns: the last block not a whole 16), a residual sum and a saved copy give the same bits on
-// 1, 2, 3 and 4 threads, the sum and the copy those of the loop; and
+// columns: the last block not a whole 16), a residual sum, a saved copy, a seeded dropout (its
+// mask, x ⊙ mask, the backward's product) and 14 heads' attention dropout factors (head
+// boundaries inside the blocks) give the same bits on 1, 2, 3 and 4 threads, the sum, the copy
+// and the products those of the loop, the factors dropout_factors' over the whole matrix (per
+// head: its stream's); and
 // parallel_rows covers every row once, parallel_columns every column once in blocks of whole
 // 16s but the last, at any size.
 TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
@@ -599,9 +602,11 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
   const auto g = random_tensor<Tensor2>(Shape2{N, C}, rng);
   const auto s0 = random_tensor<Tensor1>(std::vector<std::size_t>{C}, rng);
   struct Out {
-    Tensor2 y, dx, relu, drelu, added, copied;
+    Tensor2 y, dx, relu, drelu, added, copied, drop_mask, dropped, multiplied, head_factors;
     Tensor1 mean, rstd, dw, db, sums, sums_added;
   };
+  const k::DropoutKey drop{0.3f, 0xd20b, 0};
+  const std::size_t queries = 293;  // heads' rows: head boundaries fall inside the blocks
   const auto run = [&] {
     Out o{Tensor2::from_shape({N, D}),
           Tensor2::from_shape({N, D}),
@@ -609,6 +614,10 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
           dy,
           dy,
           Tensor2::from_shape({N, D}),
+          Tensor2::from_shape({N, D}),
+          Tensor2::from_shape({N, D}),
+          dy,
+          Tensor2::from_shape({14 * queries, D}),
           Tensor1::from_shape({N}),
           Tensor1::from_shape({N}),
           xt::zeros<float>({D}),
@@ -626,6 +635,9 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
     k::column_sums(k::as_matrix(g), o.sums_added.data(), true);
     k::add_inplace(o.added.data(), x.data(), x.size());
     k::copy_floats(o.copied.data(), x.data(), x.size());
+    k::dropout_rows(drop, k::as_matrix(x), k::as_matrix(o.drop_mask), k::as_matrix(o.dropped));
+    k::multiply_inplace(o.multiplied.data(), o.drop_mask.data(), o.multiplied.size());
+    k::dropout_heads(drop, queries, k::as_matrix(o.head_factors));
     return o;
   };
   const auto same_bits = [](const auto& a, const auto& e) {
@@ -636,13 +648,28 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     ASSERT_EQ(one.added.data()[i], dy.data()[i] + x.data()[i]) << "element " << i;
     ASSERT_EQ(one.copied.data()[i], x.data()[i]) << "element " << i;
+    ASSERT_EQ(one.dropped.data()[i], x.data()[i] * one.drop_mask.data()[i]) << "element " << i;
+    ASSERT_EQ(one.multiplied.data()[i], dy.data()[i] * one.drop_mask.data()[i]) << "element " << i;
+  }
+  // the dropout's factors are dropout_factors' over the whole matrix, and each head's are its
+  // stream's
+  Tensor2 whole = Tensor2::from_shape({N, D});
+  k::dropout_factors(drop, 0, 0, k::as_matrix(whole));
+  EXPECT_TRUE(same_bits(one.drop_mask, whole));
+  for (std::size_t s : {std::size_t(0), std::size_t(5), std::size_t(13)}) {
+    Tensor2 head = Tensor2::from_shape({queries, D});
+    k::dropout_factors({drop.p, drop.seed, s}, 0, 0, k::as_matrix(head));
+    EXPECT_EQ(std::memcmp(head.data(), one.head_factors.data() + s * queries * D,
+                          head.size() * sizeof(float)),
+              0)
+        << "head " << s;
   }
   for (int threads : {2, 3, 4}) {
     SCOPED_TRACE(::testing::Message() << threads << " threads");
     openblas_set_num_threads(threads);
     k::reset_pool_stats();
     const Out n = run();
-    EXPECT_EQ(k::pool_stats().regions, 9u)
+    EXPECT_EQ(k::pool_stats().regions, 12u)
         << "each pass on the pool, two for layer norm's backward";
     EXPECT_TRUE(same_bits(n.y, one.y));
     EXPECT_TRUE(same_bits(n.mean, one.mean));
@@ -656,6 +683,10 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
     EXPECT_TRUE(same_bits(n.sums_added, one.sums_added));
     EXPECT_TRUE(same_bits(n.added, one.added));
     EXPECT_TRUE(same_bits(n.copied, one.copied));
+    EXPECT_TRUE(same_bits(n.drop_mask, one.drop_mask));
+    EXPECT_TRUE(same_bits(n.dropped, one.dropped));
+    EXPECT_TRUE(same_bits(n.multiplied, one.multiplied));
+    EXPECT_TRUE(same_bits(n.head_factors, one.head_factors));
     for (std::size_t rows : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(301)}) {
       std::vector<int> seen(rows, 0);
       std::atomic<std::size_t> calls{0};

@@ -133,9 +133,9 @@ PathRun run_path(AttentionPath path, PositionKind kind, float dropout) {
 
 // Tiled = plain through the module: the masks and each position scheme; output within 1e-5,
 // gradients within 1e-4 (relative, ‖·‖₂), at T = 150 (the kernel tests cover many tiles). In
-// training with dropout the two paths draw their factors differently (the plain path a mask
-// from the module's Rng, the tiled path per tile from a seed); the test after the next one
-// compares them with equal factors.
+// training with dropout both paths draw the same factors from one seed (the plain path writes
+// them out as a mask, the tiled path draws them per tile): the tests below compare the kernels
+// given equal factors, and two modules in training.
 TEST(AttentionPath, TiledEqualsPlainThroughTheModule) {
   for (const PositionKind kind : {PositionKind::none, PositionKind::rope, PositionKind::alibi}) {
     SCOPED_TRACE(::testing::Message() << "position kind " << int(kind));
@@ -243,6 +243,33 @@ TEST(AttentionPath, TiledDropoutEqualsPlainWithTheSameMask) {
   const MultiHeadAttentionGrads gd =
       multi_head_attention_backward(dout, q, k, v, plain_drawn.weights, drawn);
   EXPECT_TRUE(AllClose(gd.q, gp.q, 0.0, 0.0));
+}
+
+// In training, the plain and the tiled path of one module drop the same scores: both draw one
+// seed from the module's generator, the tiles draw the factors per tile, the plain path writes
+// the same factors out as its mask. Two modules of the same seed, one on each path: the same
+// output (1e-5) and the same gradients (1e-4, relative), with a key padding mask.
+TEST(AttentionPath, PlainAndTiledDropTheSameScoresInTraining) {
+  const std::size_t B = 2, T = 70, D = 16, H = 2;
+  MultiheadAttention plain(D, H, /*dropout=*/0.3f, /*bias=*/true, /*seed=*/17);
+  MultiheadAttention tiled(D, H, 0.3f, true, 17);
+  plain.set_attention_path(AttentionPath::plain);
+  tiled.set_attention_path(AttentionPath::tiled);
+  plain.train();
+  tiled.train();
+  Rng rng(13);
+  const Tensor3 x = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 dy = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  Mask2 padding = xt::zeros<bool>({B, T});
+  for (std::size_t t = T - 9; t < T; ++t) padding(1, t) = true;
+  const Tensor3 yp = plain.forward(x, x, x, padding).output;
+  const Tensor3 yt = tiled.forward(x, x, x, padding).output;
+  EXPECT_TRUE(RelativelyClose(yt, yp, kTiledForwardRel));
+  EXPECT_TRUE(RelativelyClose(tiled.backward(dy), plain.backward(dy), kTiledGradRel)) << "dx";
+  // and the dropout acted: the module without it gives another output
+  MultiheadAttention none(D, H, 0.0f, true, 17);
+  none.train();
+  EXPECT_FALSE(RelativelyClose(none.forward(x, x, x, padding).output, yp, kTiledForwardRel));
 }
 
 // Dropout given twice (a mask and a seed) is refused, naming both; so is p outside [0, 1).

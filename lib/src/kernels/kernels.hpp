@@ -215,6 +215,9 @@ void add_inplace(float* y, const float* x, std::size_t n);
 /// dst = src over n floats (non-overlapping): the inputs a module keeps for its backward. From
 /// kRowPassWork floats as blocks on the pool.
 void copy_floats(float* dst, const float* src, std::size_t n);
+/// g ⊙= m over n floats: dropout's backward, in place in the gradient. From kRowPassWork floats
+/// as blocks on the pool.
+void multiply_inplace(float* g, const float* m, std::size_t n);
 /// g = g where x > 0, else 0 (relu's backward, in place in the gradient).
 void relu_backward_inplace(float* g, const float* x, std::size_t n);
 void gelu_inplace(float* x, std::size_t n);
@@ -395,6 +398,16 @@ struct DropoutKey {
 };
 /// z [rows, cols] = the factors (0 or 1/(1 − p)) of the scores (i0 + r, j0 + c).
 void dropout_factors(const DropoutKey& key, std::size_t i0, std::size_t j0, MatView z);
+/// Dropout of a [rows, cols] matrix from a key: mask = the factors of (r, c) (dropout_factors at
+/// (0, 0) over the whole matrix) and y = x ⊙ mask (y may be x). From kRowPassWork floats as
+/// blocks of rows on the pool: a factor depends on its position alone, so any cut and any thread
+/// count give the same bits.
+void dropout_rows(const DropoutKey& key, ConstMatView x, MatView mask, MatView y);
+/// Attention dropout of B·H heads at once: z [B·H·Tq, Tk] (a [B, H, Tq, Tk] tensor's as_matrix)
+/// receives head s = b·H + h's factors, drawn with stream s (key.stream is not read), in rows
+/// s·Tq .. (s + 1)·Tq. Blocks of rows on the pool from kRowPassWork floats, the same bits on any
+/// thread count.
+void dropout_heads(const DropoutKey& key, std::size_t queries, MatView z);
 
 /// A head's dropout: [Tq, Tk] factors read tile by tile, or factors drawn per tile from a key
 /// (used when `factors` is empty and key.p > 0), or none.

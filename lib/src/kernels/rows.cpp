@@ -10,6 +10,7 @@
 // (The pragmas need -fopenmp-simd, set in lib/CMakeLists.txt: SIMD only, no threads. Without
 // them the compiler must add floats in source order, one at a time.)
 // XENC_VECTOR_KERNEL (vector_kernel.hpp) compiles the loops for AVX2 CPUs as well.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -196,6 +197,12 @@ void add_block(float* y, const float* x, std::size_t n) {
 }
 
 XENC_VECTOR_KERNEL
+void multiply_block(float* g, const float* m, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) g[i] *= m[i];
+}
+
+XENC_VECTOR_KERNEL
 void copy_block(float* dst, const float* src, std::size_t n) {
   // a loop of vector moves, not memcpy: for blocks of 64 KiB – 1 MiB, glibc's memcpy takes
   // `rep movsb`, which ran 10 times slower on this project's AMD machine when two threads
@@ -265,6 +272,38 @@ void add_inplace(float* y, const float* x, std::size_t n) {
 void copy_floats(float* dst, const float* src, std::size_t n) {
   parallel_rows(n, 1,
                 [&](std::size_t i0, std::size_t i1) { copy_block(dst + i0, src + i0, i1 - i0); });
+}
+
+void multiply_inplace(float* g, const float* m, std::size_t n) {
+  parallel_rows(n, 1,
+                [&](std::size_t i0, std::size_t i1) { multiply_block(g + i0, m + i0, i1 - i0); });
+}
+
+void dropout_rows(const DropoutKey& key, ConstMatView x, MatView mask, MatView y) {
+  parallel_rows(x.rows, x.cols, [&](std::size_t r0, std::size_t r1) {
+    const std::size_t n = r1 - r0;
+    const MatView m = mask.block(r0, 0, n, mask.cols);
+    dropout_factors(key, r0, 0, m);
+    for (std::size_t r = 0; r < n; ++r) {
+      const float* xr = x.row(r0 + r);
+      const float* mr = m.row(r);
+      float* yr = y.row(r0 + r);
+      for (std::size_t c = 0; c < x.cols; ++c) yr[c] = xr[c] * mr[c];
+    }
+  });
+}
+
+void dropout_heads(const DropoutKey& key, std::size_t queries, MatView z) {
+  parallel_rows(z.rows, z.cols, [&](std::size_t r0, std::size_t r1) {
+    // the block's rows, head by head: head s's row i is z's row s·Tq + i, factor (i, j) of
+    // stream s
+    for (std::size_t r = r0; r < r1;) {
+      const std::size_t s = r / queries, i = r % queries;
+      const std::size_t n = std::min(r1 - r, queries - i);
+      dropout_factors({key.p, key.seed, s}, i, 0, z.block(r, 0, n, z.cols));
+      r += n;
+    }
+  });
 }
 
 void relu_backward_inplace(float* g, const float* x, std::size_t n) {

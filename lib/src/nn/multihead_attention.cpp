@@ -71,11 +71,8 @@ RelativeAttentionSaved MultiheadAttention::relative_attention_step(
   const std::size_t B = qkv.q.shape(0), T = qkv.q.shape(1), H = num_heads_;
   // The attention dropout as a [B, H, T, T] mask, drawn from a seed of this module's generator
   Tensor4 drop;
-  if (training_ && dropout > 0.0f) {
-    const std::uint64_t seed =
-        (std::uint64_t(dropout_rng_.next_u32()) << 32) | dropout_rng_.next_u32();
-    drop = attention_dropout_mask({dropout, seed}, B, H, T, T);
-  }
+  if (training_ && dropout > 0.0f)
+    drop = attention_dropout_mask(draw_dropout_seed(dropout, dropout_rng_), B, H, T, T);
   // R: the sinusoids at the distances i − j (or the randomized scheme's sample of them)
   const std::vector<double> distances =
       rel.distances.empty() ? relative_distances(T) : rel.distances;

@@ -52,7 +52,12 @@ TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& confi
     : TransformerEncoderLayer(config, as_lvalue(Rng(seed))) {}
 
 Tensor3 TransformerEncoderLayer::dropout_apply(const Tensor3& x, Tensor3& mask) {
-  return dropout_forward(x, config_.dropout, training_, dropout_rng_, mask);
+  if (!training_ || config_.dropout == 0.0f) {
+    mask = Tensor3();
+    return x;
+  }
+  // one seed per call; the mask is drawn from it as blocks of rows on the pool
+  return dropout_forward(x, draw_dropout_seed(config_.dropout, dropout_rng_), true, mask);
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {

@@ -4,8 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include <xtensor/xnoalias.hpp>
-
+#include "../kernels/kernels.hpp"
 #include "xenc/core/error.hpp"
 
 namespace xenc {
@@ -37,6 +36,29 @@ xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, float p, b
   return y;
 }
 
+SeededDropout draw_dropout_seed(float p, Rng& rng) {
+  check_config(p >= 0.0f && p < 1.0f, "draw_dropout_seed",
+               "p is " + std::to_string(p) + ", expected 0 <= p < 1");
+  const std::uint64_t high = rng.next_u32();
+  return {p, (high << 32) | rng.next_u32()};
+}
+
+template <std::size_t R>
+xt::xtensor<float, R> dropout_forward(const xt::xtensor<float, R>& x, const SeededDropout& dropout,
+                                      bool training, xt::xtensor<float, R>& mask) {
+  check_config(dropout.p >= 0.0f && dropout.p < 1.0f, "dropout_forward",
+               "dropout.p is " + std::to_string(dropout.p) + ", expected 0 <= p < 1");
+  if (!training || dropout.p == 0.0f) {
+    mask = xt::xtensor<float, R>();
+    return x;
+  }
+  mask = xt::xtensor<float, R>::from_shape(x.shape());
+  auto y = xt::xtensor<float, R>::from_shape(x.shape());
+  kernels::dropout_rows({dropout.p, dropout.seed, 0}, kernels::as_matrix(x),
+                        kernels::as_matrix(mask), kernels::as_matrix(y));
+  return y;
+}
+
 template <std::size_t R>
 xt::xtensor<float, R> dropout_backward(xt::xtensor<float, R> grad_y,
                                        const xt::xtensor<float, R>& mask) {
@@ -44,8 +66,8 @@ xt::xtensor<float, R> dropout_backward(xt::xtensor<float, R> grad_y,
   if (mask.shape() != grad_y.shape())
     throw shape_error("dropout_backward: mask has shape " + shape_str(mask.shape()) +
                       ", expected grad_y's shape " + shape_str(grad_y.shape()));
-  // dx = dy ⊙ m, in place (noalias: xtensor's plain *= computes into a temporary first)
-  xt::noalias(grad_y) *= mask;
+  // dx = dy ⊙ m, in place; from 2²¹ elements as blocks on the pool
+  kernels::multiply_inplace(kernels::as_vector(grad_y), kernels::as_vector(mask), grad_y.size());
   return grad_y;
 }
 
@@ -58,6 +80,10 @@ template Tensor1 dropout_forward(const Tensor1&, float, bool, Rng&, Tensor1&);
 template Tensor2 dropout_forward(const Tensor2&, float, bool, Rng&, Tensor2&);
 template Tensor3 dropout_forward(const Tensor3&, float, bool, Rng&, Tensor3&);
 template Tensor4 dropout_forward(const Tensor4&, float, bool, Rng&, Tensor4&);
+template Tensor1 dropout_forward(const Tensor1&, const SeededDropout&, bool, Tensor1&);
+template Tensor2 dropout_forward(const Tensor2&, const SeededDropout&, bool, Tensor2&);
+template Tensor3 dropout_forward(const Tensor3&, const SeededDropout&, bool, Tensor3&);
+template Tensor4 dropout_forward(const Tensor4&, const SeededDropout&, bool, Tensor4&);
 template Tensor1 dropout_backward(Tensor1, const Tensor1&);
 template Tensor2 dropout_backward(Tensor2, const Tensor2&);
 template Tensor3 dropout_backward(Tensor3, const Tensor3&);

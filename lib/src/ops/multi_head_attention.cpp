@@ -557,10 +557,8 @@ Tensor4 attention_dropout_mask(const AttentionDropout& dropout, std::size_t B, s
   check_config(dropout.p >= 0.0f && dropout.p < 1.0f, "attention_dropout_mask",
                "dropout.p is " + std::to_string(dropout.p) + ", expected 0 <= p < 1");
   Tensor4 mask = Tensor4::from_shape({B, H, Tq, Tk});
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < H; ++h)
-      kernels::dropout_factors({dropout.p, dropout.seed, b * H + h}, 0, 0,
-                               kernels::as_matrix(mask, b, h));
+  if (mask.size() != 0)
+    kernels::dropout_heads({dropout.p, dropout.seed, 0}, Tq, kernels::as_matrix(mask));
   return mask;
 }
 
@@ -649,15 +647,15 @@ struct AttentionOp {
                 "the plan's [B, Tk, H·Dh] = " +
                     shape_str(std::vector<std::size_t>{sh.batch, sh.keys, sh.heads * sh.head_dim}));
     const bool tiled = plan.path == AttentionPath::tiled;
-    // the dropout's form: a seed (tiles: factors drawn per tile) or a mask from the Rng (plain)
+    // the dropout: one seed; the tiles draw its factors per tile, the plain path reads them
+    // written out as a mask (the same factors)
     AttentionDropout seed;
     Tensor4 mask;
     if (plan.dropout > 0.0f && tiled) {
-      const std::uint64_t high = rng.next_u32();
-      seed = {plan.dropout, (high << 32) | rng.next_u32()};
+      seed = draw_dropout_seed(plan.dropout, rng);
     } else if (plan.dropout > 0.0f) {
-      mask = dropout_mask(std::array<std::size_t, 4>{sh.batch, sh.heads, sh.queries, sh.keys},
-                          plan.dropout, rng);
+      mask = attention_dropout_mask(draw_dropout_seed(plan.dropout, rng), sh.batch, sh.heads,
+                                    sh.queries, sh.keys);
     }
     const AttentionInputs in{sh.heads, key_padding_mask, attn_mask, mask, position, seed};
     const Dims d = check_attention(where, q, k, v, in);

@@ -27,6 +27,7 @@
 
 #include "xenc/core/random.hpp"
 #include "xenc/core/tensor.hpp"
+#include "xenc/ops/dropout.hpp"
 
 namespace xenc {
 
@@ -91,15 +92,13 @@ InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3
                                          Tensor2& in_proj_weight_grad, Tensor1& in_proj_bias_grad,
                                          bool self_attention = false);
 
-/// Attention dropout drawn tile by tile (the tiled path): the factor of score (i, j) of head h
-/// of sequence b is a pure function of (seed, b·H + h, i, j) (a counter-based generator,
-/// kernels::DropoutKey), so the tiled backward recomputes the forward's factors and no
-/// [B, H, Tq, Tk] mask is stored. p = 0: none. attention_dropout_mask writes the same factors
-/// out as a tensor (for the plain path, and to check one path against the other).
-struct AttentionDropout {
-  float p = 0.0f;          ///< probability of dropping a probability, 0 <= p < 1
-  std::uint64_t seed = 0;  ///< one per forward
-};
+/// Attention dropout from a seed (ops/dropout.hpp's SeededDropout): the factor of score (i, j)
+/// of head h of sequence b is a pure function of (seed, b·H + h, i, j) (a counter-based
+/// generator, kernels::DropoutKey), so the tiled path draws it tile by tile and its backward
+/// recomputes the forward's factors (no [B, H, Tq, Tk] mask stored), and the plain path writes
+/// the same factors out as its mask (attention_dropout_mask): both paths drop the same scores.
+/// p = 0: none.
+using AttentionDropout = SeededDropout;
 
 /// What the attention step needs besides q, k, v.
 struct AttentionInputs {
@@ -216,8 +215,9 @@ namespace xenc {
 //     budget, heads × key blocks (whole key tiles) for dK, dV, then heads × query blocks (whole
 //     query tiles) for dQ (which recomputes S and dP once more: 7 tile GEMMs instead of 5; the
 //     whole head's tiles in the same order, so the same bits);
-//   - dropout: a [B, H, Tq, Tk] mask drawn from the module's Rng on the plain path, a seed drawn
-//     from it (two numbers) and factors drawn tile by tile on the tiled path (memory linear in T).
+//   - dropout: one seed drawn from the module's Rng (two numbers); the tiled path draws the
+//     factors tile by tile from it (memory linear in T), the plain path writes the same factors
+//     out as a [B, H, Tq, Tk] mask, as blocks of rows on the pool: both paths drop the same scores.
 
 /// The sizes attention is planned from.
 struct AttentionShape {
