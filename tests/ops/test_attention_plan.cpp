@@ -11,12 +11,14 @@
 //     plan can choose (by heads, by query blocks, by key blocks: a plan made for a budget of 16
 //     runs its items on the 2 threads of this machine), with key padding, an attention mask,
 //     ALiBi's slope, a bias tensor and both dropout forms;
-//   - a backward without a saved state is refused, naming the function.
+//   - a backward without a saved state is refused, naming the function;
+//   - a saved state lent to the next forward (recycle) changes no bit and is left empty.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <xtensor/xview.hpp>
 
 #include "support/allclose.hpp"
 #include "support/helpers.hpp"
@@ -200,14 +202,17 @@ TEST(AttentionPlan, EverySplitOnTwoThreadsGivesTheNumbersOfOneThread) {
         EXPECT_TRUE(AllClose(two.dv, one.dv, 1e-5, 1e-5));
       }
     }
-  // the two paths draw their dropout differently (a mask from the Rng, a seed); without dropout
-  // they agree on 2 threads too
-  const PlanRun plain = run_plan(AttentionPath::plain, 16, 2, 0.0f, B, H, T, D);
-  const PlanRun tiled = run_plan(AttentionPath::tiled, 16, 2, 0.0f, B, H, T, D);
-  EXPECT_TRUE(AllClose(tiled.y, plain.y, 1e-5, 1e-5));
-  EXPECT_TRUE(AllClose(tiled.dq, plain.dq, 1e-4, 1e-4));
-  EXPECT_TRUE(AllClose(tiled.dk, plain.dk, 1e-4, 1e-4));
-  EXPECT_TRUE(AllClose(tiled.dv, plain.dv, 1e-4, 1e-4));
+  // both paths draw the dropout from the plan's one seed, where they use it: the two agree on
+  // 2 threads, with dropout and without
+  for (float dropout : {0.0f, 0.2f}) {
+    SCOPED_TRACE(::testing::Message() << "plain against tiled, dropout " << dropout);
+    const PlanRun plain = run_plan(AttentionPath::plain, 16, 2, dropout, B, H, T, D);
+    const PlanRun tiled = run_plan(AttentionPath::tiled, 16, 2, dropout, B, H, T, D);
+    EXPECT_TRUE(AllClose(tiled.y, plain.y, 1e-5, 1e-5));
+    EXPECT_TRUE(AllClose(tiled.dq, plain.dq, 1e-4, 1e-4));
+    EXPECT_TRUE(AllClose(tiled.dk, plain.dk, 1e-4, 1e-4));
+    EXPECT_TRUE(AllClose(tiled.dv, plain.dv, 1e-4, 1e-4));
+  }
 }
 
 namespace {
@@ -312,4 +317,74 @@ TEST(AttentionPlan, PlainBackwardInBlocksMatchesTheReferenceAndTheTiles) {
   EXPECT_EQ(bits_differ(mg.q, pg.q), 0u);
   EXPECT_EQ(bits_differ(mg.k, pg.k), 0u);
   EXPECT_EQ(bits_differ(mg.v, pg.v), 0u);
+}
+
+// A module hands its last saved state to the next forward (attention_forward's recycle), so
+// that the plain path writes P into pages already mapped. The numbers are the same bits as
+// without it; the state lent is left empty, and a backward on it is refused; a state of another
+// shape lends nothing, and a forward that refuses its input, or keeps nothing, leaves it as it
+// was.
+TEST(AttentionPlan, ARecycledSavedStateChangesNoBitAndIsLeftEmpty) {
+  const std::size_t B = 2, H = 2, T = 40, D = 16;
+  Rng rng(3);
+  const Tensor3 q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Tensor3 G = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  Mask2 kpm = xt::zeros<bool>({B, T});
+  kpm(1, 3) = true;
+  const Tensor2 no_mask;
+  for (AttentionPath path : {AttentionPath::plain, AttentionPath::tiled}) {
+    SCOPED_TRACE(path == AttentionPath::plain ? "plain" : "tiled");
+    const AttentionPlan plan = plan_attention({B, H, T, T, D / H}, false, 0.25f, path);
+    const auto run = [&](AttentionSaved* recycle) {
+      Rng dropout_rng(9);
+      AttentionForward f =
+          recycle ? attention_forward(plan, q, k, v, kpm, no_mask, no_attention_position(),
+                                      dropout_rng, true, *recycle)
+                  : attention_forward(plan, q, k, v, kpm, no_mask, no_attention_position(),
+                                      dropout_rng, true);
+      MultiHeadAttentionGrads g = attention_backward(G, q, k, v, f.saved, no_attention_position());
+      return std::make_pair(std::move(f), std::move(g));
+    };
+    auto run0 = run(nullptr);
+    AttentionForward& f0 = run0.first;
+    const MultiHeadAttentionGrads& g0 = run0.second;
+    auto run1 = run(&f0.saved);  // a state of this shape, its backward run
+    AttentionForward& f1 = run1.first;
+    const MultiHeadAttentionGrads& g1 = run1.second;
+    EXPECT_TRUE(f0.saved.empty());
+    EXPECT_EQ(bits_differ(f1.output, f0.output), 0u);
+    EXPECT_EQ(bits_differ(g1.q, g0.q), 0u);
+    EXPECT_EQ(bits_differ(g1.k, g0.k), 0u);
+    EXPECT_EQ(bits_differ(g1.v, g0.v), 0u);
+    const std::string msg =
+        what_of([&] { attention_backward(G, q, k, v, f0.saved, no_attention_position()); });
+    EXPECT_NE(msg.find("attention_backward: the saved state is empty"), std::string::npos) << msg;
+
+    // a state of another shape (T = 24): nothing to lend; the same bits
+    const Tensor3 q24 = xt::view(q, xt::all(), xt::range(0, 24), xt::all());
+    const AttentionPlan plan24 = plan_attention({B, H, 24, 24, D / H}, false, 0.25f, path);
+    Rng dropout_rng(9);
+    AttentionForward f24 = attention_forward(plan24, q24, q24, q24, Mask2(), no_mask,
+                                             no_attention_position(), dropout_rng, true);
+    const auto run2 = run(&f24.saved);
+    const AttentionForward& f2 = run2.first;
+    const MultiHeadAttentionGrads& g2 = run2.second;
+    EXPECT_TRUE(f24.saved.empty());
+    EXPECT_EQ(bits_differ(f2.output, f0.output), 0u);
+    EXPECT_EQ(bits_differ(g2.k, g0.k), 0u);
+
+    // refused input (k of the wrong length) and save = false: the state lent stays whole
+    const Tensor3 k_short = xt::view(k, xt::all(), xt::range(0, 24), xt::all());
+    EXPECT_THROW(attention_forward(plan, q, k_short, v, kpm, no_mask, no_attention_position(),
+                                   dropout_rng, true, f1.saved),
+                 shape_error);
+    attention_forward(plan, q, k, v, kpm, no_mask, no_attention_position(), dropout_rng, false,
+                      f1.saved);
+    ASSERT_FALSE(f1.saved.empty());
+    const MultiHeadAttentionGrads again =
+        attention_backward(G, q, k, v, f1.saved, no_attention_position());
+    EXPECT_EQ(bits_differ(again.q, g0.q), 0u);
+  }
 }

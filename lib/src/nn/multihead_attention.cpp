@@ -134,8 +134,9 @@ MultiheadAttentionOutput MultiheadAttention::forward_impl(const Tensor3& query, 
   } else {
     const AttentionPlan plan =
         plan_attention({B, H, Tq, Tk, D / H}, need_weights, training_ ? dropout : 0.0f, path_);
+    // the last forward's saved state lends its buffers: it is replaced below anyway
     heads = attention_forward(plan, qkv.q, qkv.k, qkv.v, key_padding_mask, attn_mask,
-                              attention_position(), dropout_rng_, keep);
+                              attention_position(), dropout_rng_, keep, cache_.saved);
   }
   // 4. Output projection: concat of heads [B, Tq, D] -> [B, Tq, D]
   MultiheadAttentionOutput result{out_proj.forward(heads.output), std::move(heads.weights)};

@@ -3,6 +3,7 @@
 #include "xenc/ops/multi_head_attention.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "../kernels/kernels.hpp"
@@ -266,9 +267,11 @@ ItemAt item_at(std::size_t item, std::size_t H, std::size_t blocks) {
 std::size_t blocks_of(std::size_t n, std::size_t block) { return (n + block - 1) / block; }
 
 // Plain forward: items (b, h, query block); P rows into `probs` (kept) or a worker's scratch.
+// `storage`: a [B, H, Tq, Tk] tensor the kept P may be written into (every element is written),
+// or empty.
 MultiHeadAttentionResult plain_forward(const Tensor3& q, const Tensor3& k, const Tensor3& v,
                                        const AttentionInputs& in, bool keep_weights, const Dims& d,
-                                       const Split& split) {
+                                       const Split& split, Tensor4 storage = Tensor4()) {
   const std::vector<HeadBias> biases = score_biases(in.position, d);
   const bool dropped = in.dropout_mask.size() != 0 || in.dropout.p > 0.0f;
   const std::size_t qb = std::min(split.query_block, d.Tq), blocks = blocks_of(d.Tq, qb);
@@ -276,7 +279,10 @@ MultiHeadAttentionResult plain_forward(const Tensor3& q, const Tensor3& k, const
   const std::size_t workers = std::max<std::size_t>(1, std::min(split.threads, items));
   MultiHeadAttentionResult r;
   r.output = Tensor3::from_shape({d.B, d.Tq, d.D});
-  Tensor4 probs = keep_weights ? Tensor4::from_shape({d.B, d.H, d.Tq, d.Tk}) : Tensor4();
+  const std::array<std::size_t, 4> p_shape{d.B, d.H, d.Tq, d.Tk};
+  Tensor4 probs;
+  if (keep_weights)
+    probs = storage.shape() == p_shape ? std::move(storage) : Tensor4::from_shape(p_shape);
   // per worker: P rows (inference), P ⊙ dropout rows, drawn factors
   const auto buffers = [&](bool needed) {
     return std::vector<Tensor2>(needed ? workers : 0, Tensor2::from_shape({qb, d.Tk}));
@@ -637,7 +643,7 @@ struct AttentionOp {
   static AttentionForward forward(const AttentionPlan& plan, const Tensor3& q, const Tensor3& k,
                                   const Tensor3& v, const Mask2& key_padding_mask,
                                   const Tensor2& attn_mask, const AttentionPosition& position,
-                                  Rng& rng, bool save) {
+                                  Rng& rng, bool save, AttentionSaved& recycle) {
     const char* where = "attention_forward";
     const AttentionShape& sh = plan.shape;
     check_shape(where, "q", q, {long(sh.batch), long(sh.queries), long(sh.heads * sh.head_dim)},
@@ -647,42 +653,43 @@ struct AttentionOp {
                 "the plan's [B, Tk, H·Dh] = " +
                     shape_str(std::vector<std::size_t>{sh.batch, sh.keys, sh.heads * sh.head_dim}));
     const bool tiled = plan.path == AttentionPath::tiled;
-    // the dropout: one seed; the tiles draw its factors per tile, the plain path reads them
-    // written out as a mask (the same factors)
-    AttentionDropout seed;
-    Tensor4 mask;
-    if (plan.dropout > 0.0f && tiled) {
-      seed = draw_dropout_seed(plan.dropout, rng);
-    } else if (plan.dropout > 0.0f) {
-      mask = attention_dropout_mask(draw_dropout_seed(plan.dropout, rng), sh.batch, sh.heads,
-                                    sh.queries, sh.keys);
-    }
-    const AttentionInputs in{sh.heads, key_padding_mask, attn_mask, mask, position, seed};
+    // the dropout: one seed; both paths draw its factors block by block where they use them,
+    // and the backward draws them again (no [B, H, Tq, Tk] mask is written or kept)
+    const AttentionDropout seed =
+        plan.dropout > 0.0f ? draw_dropout_seed(plan.dropout, rng) : AttentionDropout{};
+    const Tensor4 no_mask;
+    const AttentionInputs in{sh.heads, key_padding_mask, attn_mask, no_mask, position, seed};
     const Dims d = check_attention(where, q, k, v, in);
+    // P's buffer, from the recycled state when it has one of this shape: its pages are mapped
+    // already (at T = 2048, 128 MiB that glibc would otherwise map, fault in and unmap again)
+    Tensor4 storage;
+    if (save) {
+      storage = std::move(recycle.probs_);
+      recycle = AttentionSaved();
+    }
     AttentionForward r;
     if (tiled) {
       TiledAttentionResult t = tiled_forward(q, k, v, in, d, split_of(plan));
       r.output = save ? t.output : std::move(t.output);
       if (save) {
         r.saved.tiles_ = std::move(t);
-        r.saved.seed_ = seed;
         r.saved.key_padding_mask_ = key_padding_mask;
         r.saved.attn_mask_ = attn_mask;
       }
     } else {
-      MultiHeadAttentionResult m =
-          plain_forward(q, k, v, in, save || plan.need_weights, d, split_of(plan));
+      MultiHeadAttentionResult m = plain_forward(q, k, v, in, save || plan.need_weights, d,
+                                                 split_of(plan), std::move(storage));
       r.output = std::move(m.output);
       if (save) {
         if (plan.need_weights) r.weights = m.weights;
         r.saved.probs_ = std::move(m.weights);
-        r.saved.dropout_mask_ = std::move(mask);
       } else if (plan.need_weights) {
         r.weights = std::move(m.weights);
       }
     }
     r.saved.valid_ = save;
     r.saved.plan_ = plan;
+    r.saved.seed_ = save ? seed : AttentionDropout{};
     return r;
   }
 
@@ -695,8 +702,9 @@ struct AttentionOp {
       throw std::logic_error(std::string(where) +
                              ": the saved state is empty (the forward ran with save = false)");
     const AttentionPlan& plan = saved.plan_;
+    const Tensor4 no_mask;
     const AttentionInputs in{plan.shape.heads, saved.key_padding_mask_,
-                             saved.attn_mask_, saved.dropout_mask_,
+                             saved.attn_mask_, no_mask,
                              position,         saved.seed_};
     const Dims d = check_attention(where, q, k, v, in);
     check_shape(where, "q", q,
@@ -716,9 +724,18 @@ struct AttentionOp {
 AttentionForward attention_forward(const AttentionPlan& plan, const Tensor3& q, const Tensor3& k,
                                    const Tensor3& v, const Mask2& key_padding_mask,
                                    const Tensor2& attn_mask, const AttentionPosition& position,
-                                   Rng& dropout_rng, bool save) {
+                                   Rng& dropout_rng, bool save, AttentionSaved& recycle) {
   return AttentionOp::forward(plan, q, k, v, key_padding_mask, attn_mask, position, dropout_rng,
-                              save);
+                              save, recycle);
+}
+
+AttentionForward attention_forward(const AttentionPlan& plan, const Tensor3& q, const Tensor3& k,
+                                   const Tensor3& v, const Mask2& key_padding_mask,
+                                   const Tensor2& attn_mask, const AttentionPosition& position,
+                                   Rng& dropout_rng, bool save) {
+  AttentionSaved nothing;
+  return AttentionOp::forward(plan, q, k, v, key_padding_mask, attn_mask, position, dropout_rng,
+                              save, nothing);
 }
 
 MultiHeadAttentionGrads attention_backward(const Tensor3& grad_output, const Tensor3& q,

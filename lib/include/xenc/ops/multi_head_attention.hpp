@@ -95,9 +95,9 @@ InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3
 /// Attention dropout from a seed (ops/dropout.hpp's SeededDropout): the factor of score (i, j)
 /// of head h of sequence b is a pure function of (seed, b·H + h, i, j) (a counter-based
 /// generator, kernels::DropoutKey), so the tiled path draws it tile by tile and its backward
-/// recomputes the forward's factors (no [B, H, Tq, Tk] mask stored), and the plain path writes
-/// the same factors out as its mask (attention_dropout_mask): both paths drop the same scores.
-/// p = 0: none.
+/// recomputes the forward's factors (no [B, H, Tq, Tk] mask stored); the plain path draws the
+/// same factors block of rows by block of rows, and its backward draws them again: both paths
+/// drop the same scores. p = 0: none.
 using AttentionDropout = SeededDropout;
 
 /// What the attention step needs besides q, k, v.
@@ -108,7 +108,7 @@ struct AttentionInputs {
   const Tensor4& dropout_mask;    ///< [B, H, Tq, Tk] factors 0 or 1/(1-p), or empty
   /// The position scheme acting inside attention; the default adds nothing.
   const AttentionPosition& position = no_attention_position();
-  /// Dropout drawn per tile (tiled path only; not together with dropout_mask).
+  /// Dropout drawn where it is used, per tile or block of rows (not together with dropout_mask).
   AttentionDropout dropout = {};
 };
 
@@ -215,9 +215,9 @@ namespace xenc {
 //     budget, heads × key blocks (whole key tiles) for dK, dV, then heads × query blocks (whole
 //     query tiles) for dQ (which recomputes S and dP once more: 7 tile GEMMs instead of 5; the
 //     whole head's tiles in the same order, so the same bits);
-//   - dropout: one seed drawn from the module's Rng (two numbers); the tiled path draws the
-//     factors tile by tile from it (memory linear in T), the plain path writes the same factors
-//     out as a [B, H, Tq, Tk] mask, as blocks of rows on the pool: both paths drop the same scores.
+//   - dropout: one seed drawn from the module's Rng (two numbers); each work item draws the
+//     factors of its own tile or rows from it, forward and backward, so no [B, H, Tq, Tk] mask is
+//     written or kept: both paths drop the same scores.
 
 /// The sizes attention is planned from.
 struct AttentionShape {
@@ -275,10 +275,10 @@ class AttentionSaved {
   friend struct AttentionOp;
   bool valid_ = false;
   AttentionPlan plan_{};
-  Tensor4 probs_, dropout_mask_;  // plain path
-  TiledAttentionResult tiles_;    // tiled path: O and lse
-  AttentionDropout seed_;         // tiled path
-  Mask2 key_padding_mask_;        // tiled path: the backward recomputes the scores
+  Tensor4 probs_;               // plain path
+  TiledAttentionResult tiles_;  // tiled path: O and lse
+  AttentionDropout seed_;       // both paths: the backward draws the forward's factors again
+  Mask2 key_padding_mask_;      // tiled path: the backward recomputes the scores
   Tensor2 attn_mask_;
 };
 
@@ -295,6 +295,15 @@ AttentionForward attention_forward(const AttentionPlan& plan, const Tensor3& q, 
                                    const Tensor3& v, const Mask2& key_padding_mask,
                                    const Tensor2& attn_mask, const AttentionPosition& position,
                                    Rng& dropout_rng, bool save);
+/// The same, lent the saved state of an earlier forward whose backward has run (a module's last
+/// one). When save is true and every check has passed, this forward takes recycle's buffers
+/// (on the plain path, P's when its shape is this plan's: 128 MiB at B = 1, H = 8, T = 2048,
+/// mapped and faulted in already) and leaves it empty; a backward on it then throws. When a
+/// check fails, or save is false, recycle is left as it was.
+AttentionForward attention_forward(const AttentionPlan& plan, const Tensor3& q, const Tensor3& k,
+                                   const Tensor3& v, const Mask2& key_padding_mask,
+                                   const Tensor2& attn_mask, const AttentionPosition& position,
+                                   Rng& dropout_rng, bool save, AttentionSaved& recycle);
 /// dL/d(q, k, v) from dL/d(output) and the forward's saved state, on the forward's plan.
 /// Throws:  std::logic_error if saved is empty; shape_error for grad_output or q, k, v.
 MultiHeadAttentionGrads attention_backward(const Tensor3& grad_output, const Tensor3& q,
