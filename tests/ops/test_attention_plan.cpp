@@ -52,6 +52,16 @@ struct MixedBias : AttentionPosition {
   }
 };
 
+// q, k, v [B, T, D] and a gradient G of the output, drawn in that order from rng.
+struct Qkvg {
+  Tensor3 q, k, v, G;
+};
+Qkvg random_qkvg(std::size_t B, std::size_t T, std::size_t D, Rng& rng) {
+  Qkvg r;
+  for (Tensor3* t : {&r.q, &r.k, &r.v, &r.G}) *t = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  return r;
+}
+
 // OpenBLAS's thread count (xencoder's budget) set for a scope, restored after it.
 struct Budget {
   int saved = openblas_get_num_threads();
@@ -121,10 +131,8 @@ TEST(AttentionPlan, DecisionsAsATable) {
 TEST(AttentionPlan, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
   Rng rng(3);
   const std::size_t B = 2, T = 70, D = 12, H = 3;
-  const Tensor3 q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 G = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Qkvg in = random_qkvg(B, T, D, rng);
+  const Tensor3 &q = in.q, &k = in.k, &v = in.v, &G = in.G;
   Mask2 kpm = xt::zeros<bool>({B, T});
   kpm(1, 3) = kpm(1, 69) = true;
   const Tensor2 am = random_tensor<Tensor2>(std::array<std::size_t, 2>{T, T}, rng, 0.5f);
@@ -166,10 +174,8 @@ TEST(AttentionPlan, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
 PlanRun run_plan(AttentionPath path, std::size_t budget, int threads, float dropout, std::size_t B,
                  std::size_t H, std::size_t T, std::size_t D, bool* by_key_blocks = nullptr) {
   Rng rng(11);
-  const Tensor3 q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 G = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Qkvg in = random_qkvg(B, T, D, rng);
+  const Tensor3 &q = in.q, &k = in.k, &v = in.v, &G = in.G;
   Mask2 kpm = xt::zeros<bool>({B, T});
   for (std::size_t j = T - 9; j < T; ++j) kpm(B - 1, j) = true;
   const Tensor2 am = random_tensor<Tensor2>(std::array<std::size_t, 2>{T, T}, rng, 0.5f);
@@ -271,10 +277,8 @@ TEST(AttentionPlan, OneToFourThreadsGiveTheSameBits) {
 TEST(AttentionPlan, PlainBackwardInBlocksMatchesTheReferenceAndTheTiles) {
   Rng rng(19);
   const std::size_t B = 1, H = 2, T = 600, D = 32;
-  const Tensor3 q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 G = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Qkvg in = random_qkvg(B, T, D, rng);
+  const Tensor3 &q = in.q, &k = in.k, &v = in.v, &G = in.G;
   Mask2 kpm = xt::zeros<bool>({B, T});
   kpm(0, 5) = kpm(0, 599) = true;
   const Tensor2 am = random_tensor<Tensor2>(std::array<std::size_t, 2>{T, T}, rng, 0.5f);
@@ -327,10 +331,8 @@ TEST(AttentionPlan, PlainBackwardInBlocksMatchesTheReferenceAndTheTiles) {
 TEST(AttentionPlan, ARecycledSavedStateChangesNoBitAndIsLeftEmpty) {
   const std::size_t B = 2, H = 2, T = 40, D = 16;
   Rng rng(3);
-  const Tensor3 q = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 k = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 v = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
-  const Tensor3 G = random_tensor<Tensor3>(Shape3{B, T, D}, rng);
+  const Qkvg in = random_qkvg(B, T, D, rng);
+  const Tensor3 &q = in.q, &k = in.k, &v = in.v, &G = in.G;
   Mask2 kpm = xt::zeros<bool>({B, T});
   kpm(1, 3) = true;
   const Tensor2 no_mask;
