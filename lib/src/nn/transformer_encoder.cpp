@@ -5,13 +5,11 @@
 #include <memory>
 #include <string>
 
-#include <xtensor/xnoalias.hpp>
-#include <xtensor/xview.hpp>
-
 #include "xenc/core/error.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/dropout.hpp"
 #include "xenc/ops/elementwise.hpp"
+#include "xenc/ops/linear.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc {
@@ -86,22 +84,10 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
-  // Rows are independent in the feed-forward block: y[r] = linear2(act(linear1(x[r]))).
-  // Chunks of one sequence's rows: views of whole rows of a contiguous tensor, which xtensor
-  // copies as blocks (a [B·T, D] reshape view would be copied element by element).
-  const std::size_t B = x.shape(0), T = x.shape(1);
-  Tensor3 y = Tensor3::from_shape(x.shape());
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t t0 = 0; t0 < T; t0 += kFeedForwardChunkRows) {
-      const std::size_t t1 = std::min(T, t0 + kFeedForwardChunkRows);
-      const Tensor2 chunk = xt::view(x, b, xt::range(t0, t1), xt::all());  // [C, D]
-      Tensor2 u = linear1.forward(chunk);                                  // [C, F]
-      activation_inplace(config_.activation, u);
-      // noalias: a plain `view = tensor` copies the tensor into a temporary first
-      xt::noalias(xt::view(y, b, xt::range(t0, t1), xt::all())) = linear2.forward(u);  // [C, D]
-    }
-  }
-  return y;
+  // Rows are independent in the feed-forward block: y[r] = linear2(act(linear1(x[r]))), run on
+  // kFeedForwardChunkRows rows at a time, read and written in place (ops/linear.hpp).
+  return xenc::feed_forward_in_chunks(x, linear1.weight, linear1.bias, config_.activation,
+                                      linear2.weight, linear2.bias, kFeedForwardChunkRows);
 }
 
 Tensor3 TransformerEncoderLayer::feed_forward_backward(const Tensor3& grad) {

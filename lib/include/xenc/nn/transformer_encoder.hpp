@@ -77,7 +77,7 @@ class TransformerEncoderLayer : public Module {
  private:
   Tensor3 feed_forward(const Tensor3& x);
   /// Inference (no gradients, evaluation mode): the feed-forward block at most
-  /// kFeedForwardChunkRows rows of one sequence at a time, so that the [B·T, F] hidden layer is
+  /// kFeedForwardChunkRows of the B·T rows at a time, so that the [B·T, F] hidden layer is
   /// never whole (at T = 32768, F = 2048 it would be 256 MiB; a chunk is 8 MiB).
   Tensor3 feed_forward_in_chunks(const Tensor3& x);
   static constexpr std::size_t kFeedForwardChunkRows = 1024;
