@@ -9,7 +9,7 @@
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/ops/dropout.hpp"
 #include "xenc/ops/elementwise.hpp"
-#include "xenc/ops/linear.hpp"
+#include "xenc/ops/feed_forward.hpp"
 #include "xenc/ops/multi_head_attention.hpp"
 
 namespace xenc {
@@ -85,7 +85,7 @@ Tensor3 TransformerEncoderLayer::feed_forward(const Tensor3& x) {
 
 Tensor3 TransformerEncoderLayer::feed_forward_in_chunks(const Tensor3& x) {
   // Rows are independent in the feed-forward block: y[r] = linear2(act(linear1(x[r]))), run on
-  // kFeedForwardChunkRows rows at a time, read and written in place (ops/linear.hpp).
+  // kFeedForwardChunkRows rows at a time, read and written in place (ops/feed_forward.hpp).
   return xenc::feed_forward_in_chunks(x, linear1.weight, linear1.bias, config_.activation,
                                       linear2.weight, linear2.bias, kFeedForwardChunkRows);
 }

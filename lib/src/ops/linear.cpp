@@ -1,7 +1,6 @@
 // Linear layer: y = x Wᵀ + b as one GEMM over all B·T rows.
 #include "xenc/ops/linear.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "../kernels/kernels.hpp"
@@ -81,38 +80,6 @@ xt::xtensor<float, R> linear_backward(const xt::xtensor<float, R>& grad_y, const
 }
 
 // The ranks the header promises (1 to 3), one explicit instantiation per line.
-Tensor3 feed_forward_in_chunks(const Tensor3& x, const Tensor2& w1, const Tensor1& b1,
-                               Activation activation, const Tensor2& w2, const Tensor1& b2,
-                               std::size_t chunk_rows) {
-  const char* where = "feed_forward_in_chunks";
-  check_config(chunk_rows > 0, where, "chunk_rows is 0, expected >= 1");
-  check_linear_args(where, x, w1, b1);
-  const std::size_t F = w1.shape(0), out = w2.shape(0);
-  check_shape(where, "w2", w2, {long(out), long(F)},
-              [&] { return "[out, F] with F = " + std::to_string(F) + " (w1's rows)"; });
-  if (b2.size() != 0)
-    check_shape(where, "b2", b2, {long(out)},
-                [&] { return "[out] with out = " + std::to_string(out) + " (w2's rows)"; });
-  Tensor3 y = Tensor3::from_shape({x.shape(0), x.shape(1), out});
-  const std::size_t N = x.shape(0) * x.shape(1), C = std::min(chunk_rows, N);
-  Tensor2 hidden = Tensor2::from_shape({C, F});
-  const auto xm = kernels::as_matrix(x);
-  const auto ym = kernels::as_matrix(y), hm = kernels::as_matrix(hidden);
-  for (std::size_t r0 = 0; r0 < N; r0 += C) {
-    const std::size_t rows = std::min(C, N - r0);
-    const auto h = hm.block(0, 0, rows, F);
-    kernels::linear_rows(xm.block(r0, 0, rows, xm.cols), kernels::as_matrix(w1),
-                         kernels::as_vector(b1), h);
-    if (activation == Activation::relu)
-      kernels::relu_inplace(kernels::as_vector(hidden), rows * F);
-    else
-      kernels::gelu_inplace(kernels::as_vector(hidden), rows * F);
-    kernels::linear_rows(h, kernels::as_matrix(w2), kernels::as_vector(b2),
-                         ym.block(r0, 0, rows, out));
-  }
-  return y;
-}
-
 template Tensor1 linear_forward(const Tensor1&, const Tensor2&, const Tensor1&);
 template Tensor2 linear_forward(const Tensor2&, const Tensor2&, const Tensor1&);
 template Tensor3 linear_forward(const Tensor3&, const Tensor2&, const Tensor1&);

@@ -14,7 +14,6 @@
 #include <cstddef>
 
 #include "xenc/core/tensor.hpp"
-#include "xenc/ops/activation.hpp"
 
 namespace xenc {
 
@@ -41,17 +40,5 @@ template <std::size_t R>
 xt::xtensor<float, R> linear_backward(const xt::xtensor<float, R>& grad_y, const Tensor2& x,
                                       const Tensor2& weight, Tensor2& weight_grad,
                                       Tensor1& bias_grad);
-
-/// The position-wise feed-forward block for inference, y = act(x W1ᵀ + b1) W2ᵀ + b2, at most
-/// chunk_rows of x's B·T rows at a time: the hidden layer is one [chunk_rows, F] buffer, never
-/// [B·T, F] (at T = 32768, F = 2048 that would be 256 MiB; a chunk of 1024 rows is 8 MiB). Each
-/// chunk reads its rows of x and writes its rows of y where they are, with linear_forward's
-/// GEMMs: nothing is copied, and no step outside the GEMMs and the activation grows with T.
-/// x: [B, T, in]   w1: [F, in]   b1: [F] or empty   w2: [out, F]   b2: [out] or empty
-/// returns [B, T, out]. No gradients: a training forward keeps the whole hidden layer.
-/// Throws:  shape_error naming the argument and both shapes; config_error if chunk_rows is 0.
-Tensor3 feed_forward_in_chunks(const Tensor3& x, const Tensor2& w1, const Tensor1& b1,
-                               Activation activation, const Tensor2& w2, const Tensor1& b2,
-                               std::size_t chunk_rows);
 
 }  // namespace xenc
