@@ -18,9 +18,10 @@
 using namespace xenc;
 using namespace xenc::test;
 
-// Read and written in place, against the formula in double (reference::linear_forward, the activation written out), and,
-// bit for bit, against linear_forward and the activation on a copy of each chunk's rows (the
-// same GEMMs): chunks of 512 rows over B·T = 1400 cross the sequences' boundary and end short.
+// Read and written in place, against the formula in double (reference::linear_forward, the
+// activation written out), and, bit for bit, against linear_forward and the activation on a copy of
+// each chunk's rows (the same GEMMs): chunks of 512 rows over B·T = 1400 cross the sequences'
+// boundary and end short.
 TEST(FeedForwardInChunks, EqualsTheFormulaAndEachChunksLinearsBitForBit) {
   const std::size_t B = 2, T = 700, in = 24, F = 40, out = 16, C = 512;
   Rng rng(8);
