@@ -700,7 +700,8 @@ struct AttentionOp {
     const char* where = "attention_backward";
     if (!saved.valid_)
       throw std::logic_error(std::string(where) +
-                             ": the saved state is empty (the forward ran with save = false)");
+                             ": the saved state is empty (its forward ran with save = false, or a "
+                             "later forward took it as recycle)");
     const AttentionPlan& plan = saved.plan_;
     const Tensor4 no_mask;
     const AttentionInputs in{plan.shape.heads, saved.key_padding_mask_,
