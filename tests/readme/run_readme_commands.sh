@@ -4,7 +4,8 @@
 #   bash tests/readme/run_readme_commands.sh BUILD_DIR README.md WORK_DIR
 #
 # What counts as a command: in a ```bash (or ```sh, ```console, unlabelled) block, each line that
-# starts with `./build/apps/`, `build/apps/` or `xenc-` (continued by a trailing backslash,
+# starts with `./build/apps/...`, `build/apps/...` or `xenc-<name>`, then a space or its end (not
+# `xenc-<name>:`, a program's message in a transcript; continued by a trailing backslash,
 # a trailing `# comment` dropped); and each inline code span that starts with `xenc-<name> --`
 # and holds no placeholder (`<`, `[`, `|`, `...`, `W.npz`, `X.npy`). `./build/` becomes
 # BUILD_DIR, `xenc-<name>` the program in BUILD_DIR/apps/<name>. The commands of one README run
@@ -46,14 +47,17 @@ small_settings() {  # extra flags for a program, unless the command sets them
 commands=()
 # 1. fenced blocks
 while IFS= read -r line; do placeholder "$line" || commands+=("$line"); done < <(awk '
-  /^```/ { if (inb) { inb = 0 } else { lang = substr($0, 4); inb = (lang == "" || lang == "bash" || lang == "sh" || lang == "console") } next }
+  # a fence closes the block it opened, whatever its language (a ```python block must not
+  # leave the lines after it counted as an unlabelled block)
+  /^```/ { if (infence) { infence = 0; inb = 0 } else { infence = 1; lang = substr($0, 4); inb = (lang == "" || lang == "bash" || lang == "sh" || lang == "console") } next }
   !inb { next }
   {
     l = $0
     if (cont != "") { l = cont " " l; cont = "" }
     sub(/^[ \t]+/, "", l)
     if (l ~ /\\$/) { cont = substr(l, 1, length(l) - 1); next }
-    if (l ~ /^(\.\/)?build\/apps\// || l ~ /^xenc-[a-z-]+/) {
+    # a program name followed by a colon is its message in a transcript, not a command
+    if (l ~ /^(\.\/)?build\/apps\/[^ \t:]+([ \t]|$)/ || l ~ /^xenc-[a-z-]+([ \t]|$)/) {
       sub(/[ \t]+#.*$/, "", l)
       print l
     }
