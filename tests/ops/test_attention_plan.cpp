@@ -87,13 +87,18 @@ TEST(AttentionPlan, DecisionsAsATable) {
     std::size_t key_block;
   };
   using P = AttentionPath;
-  // work = B·H·Tq·Tk·Dh; kThreadedAttentionMinWork = 2^22 = 4 194 304
+  // work = B·H·Tq·Tk·Dh; kThreadedAttentionMinWork = 2^23 = 8 388 608
   const Row rows[] = {
       // T = 64, D = 256, H = 8: 1.0M multiply-adds: one thread, one item per head
       {{1, 8, 64, 64, 32}, false, P::automatic, 2, P::plain, 1, 8, false, 64},
-      // T = 128, D = 256, H = 8: 4.2M, the threshold: 2 threads, 8 heads × 2 blocks of 64
+      // T = 128, D = 256, H = 8: 4.2M, one step below the threshold: one thread on any budget
+      {{1, 8, 128, 128, 32}, false, P::automatic, 2, P::plain, 1, 8, false, 128},
+      {{1, 8, 128, 128, 32}, false, P::automatic, 16, P::plain, 1, 8, false, 128},
+      // T = 128, D = 512, H = 8: 8.4M, the threshold: 2 threads, 8 heads × 2 blocks of 64
       // query rows (the least); the plain backward's dV items are 2 key blocks of 64 per head
-      {{1, 8, 128, 128, 32}, false, P::automatic, 2, P::plain, 2, 16, false, 64},
+      {{1, 8, 128, 128, 64}, false, P::automatic, 2, P::plain, 2, 16, false, 64},
+      // the same work from a batch of 2 at D = 256
+      {{2, 8, 128, 128, 32}, false, P::automatic, 2, P::plain, 2, 32, false, 64},
       // T = 256, D = 512, H = 8: 33.6M: 2 threads; the items are cut for 16 threads, whatever
       // the budget: 64 wanted, 8 heads × 4 blocks of 64 query rows (the least) = 32; the
       // plain backward's dV items are 4 key blocks of 64 per head

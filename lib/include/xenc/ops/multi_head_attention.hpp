@@ -225,11 +225,13 @@ struct AttentionShape {
 };
 
 /// From this many multiply-adds (B·H·Tq·Tk·Dh) attention runs on more than one thread. Set from
-/// the layer at T = 128 (D = 256, H = 8: 2²²): with its attention on the pool it ran 0.99–1.06×
-/// the 1-thread speed (a tie, 0.98–1.01×, on one thread) at 0.95–1.12× the CPU time
-/// (bench/README.md, "The layer at T = 128, past OpenBLAS's start-up spin"); the op alone wins
-/// on 2 threads from 2²⁰ (BM_AttentionOp), at 1.2–1.6× the CPU time below 2²².
-inline constexpr std::size_t kThreadedAttentionMinWork = std::size_t(1) << 22;
+/// the layer at T = 128 (D = 256, H = 8: 2²², one step below): its attention is 9–10% of the
+/// layer's time, so on 2 threads it could gain 1.05× at most, and the region's wake, waits and
+/// cold caches (its items took 1.37–1.46× their 1-thread CPU) took all of it. In one process
+/// with 1 and 2 threads alternating it ran 0.97–0.99× (inference) and 1.00–1.01× (training) at
+/// 1.05–1.09× the CPU time (bench/README.md, "The layer at T = 128 back on one thread"); the op
+/// alone, called back to back, wins on 2 threads from 2²⁰ (BM_AttentionOp).
+inline constexpr std::size_t kThreadedAttentionMinWork = std::size_t(1) << 23;
 /// The thread count the work items are cut for (from kThreadedAttentionMinWork on, whatever the
 /// budget): at least 4 items per thread there, so that every budget runs the same items and
 /// gets the same bits.
