@@ -207,7 +207,8 @@ def verdicts(points, serial_f=None, paired=None):
     small points, where two processes differ by more than the threads can change), or None;
     regions: how many of the pool's regions one 2-thread step ran. A point with none runs the
     1-thread code on 2 threads, so it is not slower by construction, whatever its reading (the
-    noise of the measurement itself), and the line says so.
+    noise of the measurement itself), and the line says so; the cross-process line then sets the
+    same point apart too, when it reads below 0.98x.
 
     >>> ok = {"speedup": 1.9, "cpu_ratio": 1.02, "ceiling": 1.98}
     >>> for line in verdicts([("inference plain", 128, {"speedup": 0.97, "cpu_ratio": 1.15,
@@ -225,6 +226,10 @@ def verdicts(points, serial_f=None, paired=None):
     ...                paired=[("training plain", 128, 0.99, 1.0, 0),
     ...                        ("inference tiled", 128, 1.0, 1.0, 0)])[-1])
     target never slower, 1 and 2 threads alternating in one process: MET (lowest 0.99x; no region ran on 2 threads at training plain T=128 0.99x, inference tiled T=128 1.00x: the 1-thread code, so the differences are the measurement's own)
+    >>> print(verdicts([("training plain", 128, {"speedup": 0.97, "cpu_ratio": 1.0,
+    ...                                          "ceiling": 1.9})],
+    ...                paired=[("training plain", 128, 1.0, 1.0, 0)])[1])
+    target never slower than 1 thread (>= 0.98x): MET (lowest 0.97x; below it but no region ran on 2 threads in the paired run (the 1-thread code at both budgets, so the two processes' spread): training plain T=128 0.97x)
     >>> for line in verdicts([("inference tiled", 2048, {"speedup": 1.5, "cpu_ratio": 1.0,
     ...                                                  "ceiling": 1.6}),
     ...                       ("training plain", 512, {"speedup": 1.63, "cpu_ratio": 1.0,
@@ -265,7 +270,12 @@ def verdicts(points, serial_f=None, paired=None):
                     else ""
                 )
             )
-    slower = [(l, t, s) for l, t, s in points if s["speedup"] < NOT_SLOWER]
+    # a point whose step ran no region at 2 threads (in the paired run) is the 1-thread code at
+    # both budgets: below 0.98x across two processes, it is the processes' spread
+    one_code = {(l, t) for l, t, _, _, n in paired or [] if n == 0}
+    below = [(l, t, s) for l, t, s in points if s["speedup"] < NOT_SLOWER]
+    slower = [(l, t, s) for l, t, s in below if (l, t) not in one_code]
+    spread = [(l, t, s) for l, t, s in below if (l, t) in one_code]
     worst = min((s["speedup"] for _, _, s in points), default=float("nan"))
     lines.append(
         f"target never slower than 1 thread (>= {NOT_SLOWER}x): "
@@ -273,6 +283,13 @@ def verdicts(points, serial_f=None, paired=None):
         + (
             ", slower: " + ", ".join(f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in slower)
             if slower
+            else ""
+        )
+        + (
+            "; below it but no region ran on 2 threads in the paired run (the 1-thread code at "
+            "both budgets, so the two processes' spread): "
+            + ", ".join(f"{l} T={t} {s['speedup']:.2f}x" for l, t, s in spread)
+            if spread
             else ""
         )
         + ")"
