@@ -239,6 +239,62 @@ TEST(KernelsLinear, LargeProductOnTwoThreadsCutAlongTheColumnsMatchesLoops) {
   }
 }
 
+// linear_rows_many: the in-projection's three products as one region of the pool. Each block is
+// cut and computed as linear_rows does it, so every output bit is linear_rows's, one product at
+// a time; the split products meet in ONE region (kernels::pool_stats), and a product below the
+// split size is computed whole beside them.
+TEST(KernelsLinear, SeveralProductsInOneRegionGiveTheBitsOfOneAtATime) {
+  Rng rng(12);
+  const std::size_t N = 256, in = 512, out = 512, small = 8;
+  ASSERT_GE(N * in * out, k::split_gemm_work());
+  ASSERT_LT(small * in * out, k::split_gemm_work());
+  auto x1 = random_tensor<Tensor2>(Shape2{N, in}, rng);
+  auto x2 = random_tensor<Tensor2>(Shape2{N, in}, rng);
+  auto x3 = random_tensor<Tensor2>(Shape2{small, in}, rng);
+  auto w = random_tensor<Tensor2>(Shape2{3 * out, in}, rng);
+  auto b = random_tensor<Tensor1>(std::array<std::size_t, 1>{3 * out}, rng);
+  const auto wb = [&](std::size_t i) { return k::as_matrix(w).block(i * out, 0, out, in); };
+  const int before = openblas_get_num_threads();
+  openblas_set_num_threads(2);
+  Tensor2 a1 = Tensor2::from_shape({N, out}), a2 = Tensor2::from_shape({N, out}),
+          a3 = Tensor2::from_shape({small, out});
+  k::linear_rows(k::as_matrix(x1), wb(0), &b(0), k::as_matrix(a1));
+  k::linear_rows(k::as_matrix(x2), wb(1), nullptr, k::as_matrix(a2));
+  k::linear_rows(k::as_matrix(x3), wb(2), &b(2 * out), k::as_matrix(a3));
+  Tensor2 m1 = Tensor2::from_shape({N, out}), m2 = Tensor2::from_shape({N, out}),
+          m3 = Tensor2::from_shape({small, out});
+  k::reset_pool_stats();
+  k::linear_rows_many({{k::as_matrix(x1), wb(0), &b(0), k::as_matrix(m1)},
+                       {k::as_matrix(x2), wb(1), nullptr, k::as_matrix(m2)},
+                       {k::as_matrix(x3), wb(2), &b(2 * out), k::as_matrix(m3)}});
+  const k::PoolStats stats = k::pool_stats();
+  openblas_set_num_threads(before);
+  EXPECT_EQ(stats.regions, 1u);
+  const k::GemmBlocks g = k::gemm_blocks(N, out, 2 * k::gemm_blocks_per_thread());
+  EXPECT_EQ(stats.items, 2 * g.count());
+  EXPECT_EQ(std::memcmp(m1.data(), a1.data(), m1.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(m2.data(), a2.data(), m2.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(m3.data(), a3.data(), m3.size() * sizeof(float)), 0);
+  // and the loops: y = x wᵀ + b for the bias-free product, one element in every block row
+  for (std::size_t n = 0; n < N; n += 37) {
+    for (std::size_t o = 0; o < out; o += 41) {
+      double s = 0.0;
+      for (std::size_t i = 0; i < in; ++i) s += double(x2(n, i)) * w(out + o, i);
+      ASSERT_NEAR(m2(n, o), s, 1e-3) << "row " << n << ", column " << o;
+    }
+  }
+}
+
+TEST(KernelsLinear, SeveralProductsRefuseAMismatchedOneNamingTheFunction) {
+  Tensor2 x = xt::zeros<float>({4, 3}), w = xt::zeros<float>({5, 2}), y = xt::zeros<float>({4, 5});
+  try {
+    k::linear_rows_many({{k::as_matrix(x), k::as_matrix(w), nullptr, k::as_matrix(y)}});
+    FAIL() << "a mismatched product was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("linear_rows_many"), std::string::npos) << e.what();
+  }
+}
+
 // K = 0: the product is an empty sum, so C = beta · C (BLAS alone would leave C untouched).
 TEST(KernelsGemm, EmptyInnerDimensionGivesBetaTimesC) {
   Tensor2 a = Tensor2::from_shape({2, 0}), b = Tensor2::from_shape({0, 3});

@@ -251,6 +251,18 @@ void scatter_add_rows(ConstMatView grad, const std::int64_t* ids, std::int64_t s
 /// out]. From kSplitGemmWork multiply-adds, on a budget above 1: the blocks of y that gemm_blocks
 /// cuts, each its bias and its 1-thread GEMM, on the pool.
 void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y);
+/// One product of linear_rows_many: y = x wᵀ + b, shapes as linear_rows's.
+struct LinearRowsJob {
+  ConstMatView x, w;
+  const float* bias;
+  MatView y;
+};
+/// linear_rows for independent products (the in-projection's q, k and v): the blocks of every
+/// product that linear_rows would split go to the pool as ONE region, so the threads meet once at
+/// its end instead of once per product, and a thread has 3× the blocks to balance with. Each block
+/// is cut and computed as linear_rows does it, so every bit is linear_rows's. The products below
+/// the split size run first, each whole, on the caller. Their outputs must not overlap.
+void linear_rows_many(const std::vector<LinearRowsJob>& jobs);
 
 /// Where linear_rows_backward writes; an empty view or a null bias skips that gradient.
 struct LinearGradViews {

@@ -1,40 +1,73 @@
 // A linear layer on row matrices: bias broadcast, then one GEMM; and its backward.
 #include <algorithm>
+#include <vector>
 
 #include "kernels.hpp"
 
 namespace xenc::kernels {
 
-void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
-  require(x.cols == w.cols && y.rows == x.rows && y.cols == w.rows, "linear_rows",
+namespace {
+void check_linear(const LinearRowsJob& j, const char* where) {
+  require(j.x.cols == j.w.cols && j.y.rows == j.x.rows && j.y.cols == j.w.rows, where,
           "expected x [N, in], w [out, in], y [N, out]");
-  // The block of y at rows r0 .. r0+m, columns c0 .. c0+n: start from the bias, then add
-  // x wᵀ to it (beta = 1); [m, in] x [in, n]: w is stored [out, in], so multiply by its transpose.
-  const auto block = [&](std::size_t r0, std::size_t m, std::size_t c0, std::size_t n) {
-    if (bias) {
-      for (std::size_t r = r0; r < r0 + m; ++r) {
-        float* yr = y.row(r) + c0;
+}
+
+// The block of y at rows r0 .. r0+m, columns c0 .. c0+n: start from the bias, then add x wᵀ to
+// it (beta = 1); [m, in] x [in, n]: w is stored [out, in], so multiply by its transpose.
+void linear_block(const LinearRowsJob& j, std::size_t r0, std::size_t m, std::size_t c0,
+                  std::size_t n) {
+  if (j.bias) {
+    for (std::size_t r = r0; r < r0 + m; ++r) {
+      float* yr = j.y.row(r) + c0;
 #pragma omp simd
-        for (std::size_t o = 0; o < n; ++o) yr[o] = bias[c0 + o];
-      }
+      for (std::size_t o = 0; o < n; ++o) yr[o] = j.bias[c0 + o];
     }
-    gemm(x.block(r0, 0, m, x.cols), Op::none, w.block(c0, 0, n, w.cols), Op::transpose,
-         y.block(r0, c0, m, n), 1.0f, bias ? 1.0f : 0.0f);
-  };
-  // A large product on several threads: each block of y (gemm_blocks: gemm_blocks_per_thread()
-  // per thread, cut where it packs the least) writes its bias and runs its GEMM on one thread of
-  // the pool, so the bias pass (and the first touch of y's pages) is not a serial step beside
-  // the split GEMM (bench/README.md, "One pool").
-  const std::size_t threads = thread_budget();
-  if (threads > 1 && x.rows * x.cols * w.rows >= split_gemm_work()) {
-    const GemmBlocks g = gemm_blocks(y.rows, y.cols, gemm_blocks_per_thread() * threads);
-    parallel_for(g.count(), [&](std::size_t p) {
-      const GemmBlocks::Block k = g.block(p);
-      block(k.r0, k.m, k.c0, k.n);
-    });
-    return;
   }
-  block(0, y.rows, 0, y.cols);
+  gemm(j.x.block(r0, 0, m, j.x.cols), Op::none, j.w.block(c0, 0, n, j.w.cols), Op::transpose,
+       j.y.block(r0, c0, m, n), 1.0f, j.bias ? 1.0f : 0.0f);
+}
+
+// A large product on several threads: each block of y (gemm_blocks: gemm_blocks_per_thread() per
+// thread, cut where it packs the least) writes its bias and runs its GEMM on one thread of the
+// pool, so the bias pass (and the first touch of y's pages) is not a serial step beside the split
+// GEMM (bench/README.md, "One pool").
+bool split(const LinearRowsJob& j, std::size_t threads) {
+  return threads > 1 && j.x.rows * j.x.cols * j.w.rows >= split_gemm_work();
+}
+}  // namespace
+
+void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
+  const LinearRowsJob job{x, w, bias, y};
+  check_linear(job, "linear_rows");
+  if (!split(job, thread_budget())) return linear_block(job, 0, y.rows, 0, y.cols);
+  linear_rows_many({job});
+}
+
+void linear_rows_many(const std::vector<LinearRowsJob>& jobs) {
+  for (const LinearRowsJob& j : jobs) check_linear(j, "linear_rows_many");
+  const std::size_t threads = thread_budget();
+  // the split products' cuts, and where each one's blocks start among the region's items
+  std::vector<std::size_t> which, first;
+  std::vector<GemmBlocks> cuts;
+  std::size_t items = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const LinearRowsJob& j = jobs[i];
+    if (!split(j, threads)) {
+      linear_block(j, 0, j.y.rows, 0, j.y.cols);
+      continue;
+    }
+    which.push_back(i);
+    first.push_back(items);
+    cuts.push_back(gemm_blocks(j.y.rows, j.y.cols, gemm_blocks_per_thread() * threads));
+    items += cuts.back().count();
+  }
+  if (items == 0) return;
+  parallel_for(items, [&](std::size_t p) {
+    std::size_t c = cuts.size() - 1;
+    while (first[c] > p) --c;
+    const GemmBlocks::Block k = cuts[c].block(p - first[c]);
+    linear_block(jobs[which[c]], k.r0, k.m, k.c0, k.n);
+  });
 }
 
 void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,

@@ -61,14 +61,17 @@ Projections in_projection_forward(const Tensor3& query, const Tensor3& key, cons
   if (in_proj_bias.size() != 0)
     check_shape(where, "in_proj_bias", in_proj_bias, {long(3 * D)},
                 [&] { return std::string("[3D] with D = " + std::to_string(D)); });
-  // x W_iᵀ + b_i for (x, i) = (query, 0), (key, 1), (value, 2): a linear layer on a block
-  const auto project = [&](const Tensor3& x, std::size_t i) {
-    Tensor3 y = Tensor3::from_shape(x.shape());
-    kernels::linear_rows(kernels::as_matrix(x), weight_block(in_proj_weight, i),
-                         kernels::as_vector(in_proj_bias).block(i * D, D), kernels::as_matrix(y));
-    return y;
+  // x W_iᵀ + b_i for (x, i) = (query, 0), (key, 1), (value, 2): a linear layer on a block, the
+  // three as one region of the pool when they are split (kernels::linear_rows_many)
+  Projections p{Tensor3::from_shape(query.shape()), Tensor3::from_shape(key.shape()),
+                Tensor3::from_shape(value.shape())};
+  const auto job = [&](const Tensor3& x, std::size_t i, Tensor3& y) {
+    return kernels::LinearRowsJob{kernels::as_matrix(x), weight_block(in_proj_weight, i),
+                                  kernels::as_vector(in_proj_bias).block(i * D, D),
+                                  kernels::as_matrix(y)};
   };
-  return {project(query, 0), project(key, 1), project(value, 2)};
+  kernels::linear_rows_many({job(query, 0, p.q), job(key, 1, p.k), job(value, 2, p.v)});
+  return p;
 }
 
 namespace {
