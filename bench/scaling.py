@@ -211,6 +211,26 @@ def ratio(x, limit):
     return f"{x:.3f}" if x != limit and two == f"{limit:.2f}" else two
 
 
+def named(prefix, rows, limit, unit="x", suffix=""):
+    """prefix + 'label T=t value' for each of rows [(label, T, value[, tail])] + suffix, or ''
+    when rows is empty: the points a verdict line names.
+
+    >>> named(", slower: ", [("inference plain", 128, 0.978)], 0.98)
+    ', slower: inference plain T=128 0.978x'
+    >>> named(", above: ", [("training tiled", 512, 1.2, " (x)")], 1.1, unit="") + named("; ", [], 1)
+    ', above: training tiled T=512 1.20 (x)'
+    """
+    if not rows:
+        return ""
+    return (
+        prefix
+        + ", ".join(
+            f"{r[0]} T={r[1]} {ratio(r[2], limit)}{unit}{r[3] if len(r) > 3 else ''}" for r in rows
+        )
+        + suffix
+    )
+
+
 def verdicts(points, serial_f=None, paired=None):
     """One line per target (two for the speed-up when a point misses it). points:
     [(label, T, summary)]; serial_f: {mode: f} or None; paired: [(label, T, speed-up, CPU
@@ -265,14 +285,10 @@ def verdicts(points, serial_f=None, paired=None):
         lines.append(
             f"target >= {SPEEDUP_TARGET}x at T >= 512: {'MET' if not low else 'NOT MET'} "
             f"(lowest {ratio(worst, SPEEDUP_TARGET)}x"
-            + (
-                ", below: "
-                + ", ".join(
-                    f"{l} T={t} {ratio(s['speedup'], SPEEDUP_TARGET)}x{of_ceiling(s)}"
-                    for l, t, s in low
-                )
-                if low
-                else ""
+            + named(
+                ", below: ",
+                [(l, t, s["speedup"], of_ceiling(s)) for l, t, s in low],
+                SPEEDUP_TARGET,
             )
             + ")"
         )
@@ -297,18 +313,12 @@ def verdicts(points, serial_f=None, paired=None):
     lines.append(
         f"target never slower than 1 thread (>= {NOT_SLOWER}x): "
         f"{'MET' if not slower else 'NOT MET'} (lowest {ratio(worst, NOT_SLOWER)}x"
-        + (
-            ", slower: "
-            + ", ".join(f"{l} T={t} {ratio(s['speedup'], NOT_SLOWER)}x" for l, t, s in slower)
-            if slower
-            else ""
-        )
-        + (
+        + named(", slower: ", [(l, t, s["speedup"]) for l, t, s in slower], NOT_SLOWER)
+        + named(
             "; below it but no region ran on 2 threads in the paired run (the 1-thread code at "
-            "both budgets, so the two processes' spread): "
-            + ", ".join(f"{l} T={t} {ratio(s['speedup'], NOT_SLOWER)}x" for l, t, s in spread)
-            if spread
-            else ""
+            "both budgets, so the two processes' spread): ",
+            [(l, t, s["speedup"]) for l, t, s in spread],
+            NOT_SLOWER,
         )
         + ")"
     )
@@ -317,12 +327,7 @@ def verdicts(points, serial_f=None, paired=None):
     lines.append(
         f"target CPU time at 2 threads <= {CPU_TARGET} x 1 thread: "
         f"{'MET' if not over else 'NOT MET'} (highest {ratio(most, CPU_TARGET)}"
-        + (
-            ", above: "
-            + ", ".join(f"{l} T={t} {ratio(s['cpu_ratio'], CPU_TARGET)}" for l, t, s in over)
-            if over
-            else ""
-        )
+        + named(", above: ", [(l, t, s["cpu_ratio"]) for l, t, s in over], CPU_TARGET, unit="")
         + ")"
     )
     if serial_f:
@@ -340,18 +345,12 @@ def verdicts(points, serial_f=None, paired=None):
         lines.append(
             "target never slower, 1 and 2 threads alternating in one process: "
             f"{'MET' if not slow else 'NOT MET'} (lowest {ratio(min(p[2] for p in paired), NOT_SLOWER_PAIRED)}x"
-            + (
-                ", slower: "
-                + ", ".join(f"{l} T={t} {ratio(x, NOT_SLOWER_PAIRED)}x" for l, t, x in slow)
-                if slow
-                else ""
-            )
-            + (
-                "; no region ran on 2 threads at "
-                + ", ".join(f"{l} T={t} {ratio(x, NOT_SLOWER_PAIRED)}x" for l, t, x in same)
-                + ": the 1-thread code, so the differences are the measurement's own"
-                if same
-                else ""
+            + named(", slower: ", slow, NOT_SLOWER_PAIRED)
+            + named(
+                "; no region ran on 2 threads at ",
+                same,
+                NOT_SLOWER_PAIRED,
+                suffix=": the 1-thread code, so the differences are the measurement's own",
             )
             + ")"
         )

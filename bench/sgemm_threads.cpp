@@ -37,8 +37,13 @@ bool parse_op(const char* s, CBLAS_TRANSPOSE& op) {
 
 int main(int argc, char** argv) {
   CBLAS_TRANSPOSE op_a = CblasNoTrans, op_b = CblasNoTrans;
-  const long M = argc == 7 ? std::atol(argv[1]) : 0, N = argc == 7 ? std::atol(argv[2]) : 0,
-             K = argc == 7 ? std::atol(argv[3]) : 0, reps = argc == 7 ? std::atol(argv[6]) : 0;
+  long M = 0, N = 0, K = 0, reps = 0;
+  if (argc == 7) {
+    M = std::atol(argv[1]);
+    N = std::atol(argv[2]);
+    K = std::atol(argv[3]);
+    reps = std::atol(argv[6]);
+  }
   if (argc != 7 || M <= 0 || N <= 0 || K <= 0 || reps <= 0 || !parse_op(argv[4], op_a) ||
       !parse_op(argv[5], op_b)) {
     std::fprintf(stderr,

@@ -46,27 +46,29 @@ void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
 void linear_rows_many(const std::vector<LinearRowsJob>& jobs) {
   for (const LinearRowsJob& j : jobs) check_linear(j, "linear_rows_many");
   const std::size_t threads = thread_budget();
-  // the split products' cuts, and where each one's blocks start among the region's items
-  std::vector<std::size_t> which, first;
-  std::vector<GemmBlocks> cuts;
+  // the split products: each one's cut, and where its blocks start among the region's items
+  struct Split {
+    const LinearRowsJob* job;
+    GemmBlocks cut;
+    std::size_t first;
+  };
+  std::vector<Split> splits;
   std::size_t items = 0;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const LinearRowsJob& j = jobs[i];
+  for (const LinearRowsJob& j : jobs) {
     if (!split(j, threads)) {
       linear_block(j, 0, j.y.rows, 0, j.y.cols);
       continue;
     }
-    which.push_back(i);
-    first.push_back(items);
-    cuts.push_back(gemm_blocks(j.y.rows, j.y.cols, gemm_blocks_per_thread() * threads));
-    items += cuts.back().count();
+    splits.push_back(
+        {&j, gemm_blocks(j.y.rows, j.y.cols, gemm_blocks_per_thread() * threads), items});
+    items += splits.back().cut.count();
   }
   if (items == 0) return;
   parallel_for(items, [&](std::size_t p) {
-    std::size_t c = cuts.size() - 1;
-    while (first[c] > p) --c;
-    const GemmBlocks::Block k = cuts[c].block(p - first[c]);
-    linear_block(jobs[which[c]], k.r0, k.m, k.c0, k.n);
+    std::size_t c = splits.size() - 1;
+    while (splits[c].first > p) --c;
+    const GemmBlocks::Block k = splits[c].cut.block(p - splits[c].first);
+    linear_block(*splits[c].job, k.r0, k.m, k.c0, k.n);
   });
 }
 
