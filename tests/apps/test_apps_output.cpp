@@ -851,8 +851,14 @@ TEST(AttentionMap, DefaultsWriteAHeatmapPerLayerAndHead) {
       // the tokens label both axes
       EXPECT_EQ(xpath_count(f, "//s:text[.='chased']"), 2) << f;
     }
-  EXPECT_TRUE(IsGoodSvg(dir + "/attention_maps/attention_all.svg"));
-  EXPECT_EQ(cells(dir + "/attention_maps/attention_all.svg"), 4 * 25);
+  const std::string all = dir + "/attention_maps/attention_all.svg";
+  EXPECT_TRUE(IsGoodSvg(all));
+  EXPECT_EQ(cells(all), 4 * 25);
+  // every panel names all 5 keys: the narrower cells of the combined figure rotate the labels
+  // rather than drop "cat" and the second "the"
+  EXPECT_EQ(xpath_count(all, "//s:text[@class='xtick']"), 4 * 5);
+  EXPECT_EQ(xpath_count(all, "//s:text[@class='xtick'][.='cat']"), 4);
+  EXPECT_EQ(xpath_count(all, "//s:text[@class='xtick'][.='the']"), 4 * 2);
 }
 
 TEST(AttentionMap, JsonHasBertvizHeadViewLayout) {

@@ -225,11 +225,13 @@ AxisPlan plan_x(std::size_t n, double cell, const std::vector<std::string>& name
   }
   double widest = 0;
   for (auto& s : names) widest = std::max(widest, text_width(s, kTickFont));
-  // upright (every k-th when needed), unless rotating at -45 degrees keeps twice as many;
-  // rotated labels need kRotatedLabelPitch px each along the axis, not one line height
+  // upright, unless rotating at -45 degrees keeps more of them: a heatmap's names are its
+  // tokens, and a key column without its word cannot be read ("the cat chased the mouse" at
+  // 5 cells showed only "the chased mouse" upright). Rotated labels need kRotatedLabelPitch px
+  // each along the axis, not their width; when even those overlap, every k-th is shown.
   const std::size_t upright = thinning_step(cell, widest + kLabelFitPad);
   const std::size_t rotated = thinning_step(cell, kRotatedLabelPitch);
-  a.rotated = upright > 2 * rotated;
+  a.rotated = upright > rotated;
   const std::size_t step = a.rotated ? rotated : upright;
   for (std::size_t i = 0; i < n; i += step) a.ticks.push_back(i);
   a.extent = a.rotated ? widest * kCos45 + kTickFont + kTickBandPad : kTickFont + kTickBandPad;
