@@ -23,6 +23,7 @@
 #include "support/gradcheck.hpp"
 #include "support/tolerances.hpp"
 #include "xenc/core/random.hpp"
+#include "xenc/ops/multi_head_attention.hpp"
 
 using namespace xenc;
 using namespace xenc::test;
@@ -292,6 +293,130 @@ TEST(KernelsLinear, SeveralProductsRefuseAMismatchedOneNamingTheFunction) {
     FAIL() << "a mismatched product was accepted";
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("linear_rows_many"), std::string::npos) << e.what();
+  }
+}
+
+// gemm_many: the in-projection backward's GEMMs as one region of the pool. dx = dy0 W0 + dy1 W1
+// + dy2 W2 (a sum of three terms into one buffer, in order) and dW_i += dy_iᵀ x: every bit is
+// gemm's, term by term, because each block applies the terms as gemm's split cuts them; the four
+// split sums meet in ONE region (kernels::pool_stats), and a sum below the split size is
+// computed whole beside them.
+TEST(KernelsGemm, SeveralSumsInOneRegionGiveTheBitsOfGemmTermByTerm) {
+  Rng rng(13);
+  const std::size_t N = 256, D = 512, small = 8;
+  ASSERT_GE(N * D * D, k::split_gemm_work());
+  ASSERT_LT(small * D * D, k::split_gemm_work());
+  std::vector<Tensor2> dy;
+  for (int i = 0; i < 3; ++i) dy.push_back(random_tensor<Tensor2>(Shape2{N, D}, rng));
+  auto x = random_tensor<Tensor2>(Shape2{N, D}, rng);
+  auto w = random_tensor<Tensor2>(Shape2{3 * D, D}, rng);
+  auto ys = random_tensor<Tensor2>(Shape2{small, D}, rng);
+  const Tensor2 dw0 = random_tensor<Tensor2>(Shape2{3 * D, D}, rng);  // += into a gradient
+  const auto wb = [&](std::size_t i) { return k::as_matrix(w).block(i * D, 0, D, D); };
+  const int before = openblas_get_num_threads();
+  openblas_set_num_threads(2);
+  // one at a time: gemm per term
+  Tensor2 dx_a = Tensor2::from_shape({N, D}), dw_a = dw0, s_a = Tensor2::from_shape({small, D});
+  for (std::size_t i = 0; i < 3; ++i)
+    k::gemm(k::as_matrix(dy[i]), k::Op::none, wb(i), k::Op::none, k::as_matrix(dx_a), 1.0f,
+            i == 0 ? 0.0f : 1.0f);
+  for (std::size_t i = 0; i < 3; ++i)
+    k::gemm(k::as_matrix(dy[i]), k::Op::transpose, k::as_matrix(x), k::Op::none,
+            k::as_matrix(dw_a).block(i * D, 0, D, D), 1.0f, 1.0f);
+  k::gemm(k::as_matrix(ys), k::Op::none, wb(0), k::Op::none, k::as_matrix(s_a));
+  // all at once
+  Tensor2 dx_m = Tensor2::from_shape({N, D}), dw_m = dw0, s_m = Tensor2::from_shape({small, D});
+  const auto term = [&](std::size_t i, float beta) {
+    return k::GemmTerm{k::as_matrix(dy[i]), k::Op::none, wb(i), k::Op::none, beta};
+  };
+  std::vector<k::GemmSum> sums{
+      {k::as_matrix(dx_m), {term(0, 0.0f), term(1, 1.0f), term(2, 1.0f)}},
+      {k::as_matrix(s_m), {{k::as_matrix(ys), k::Op::none, wb(0), k::Op::none, 0.0f}}}};
+  for (std::size_t i = 0; i < 3; ++i)
+    sums.push_back({k::as_matrix(dw_m).block(i * D, 0, D, D),
+                    {{k::as_matrix(dy[i]), k::Op::transpose, k::as_matrix(x), k::Op::none, 1.0f}}});
+  k::reset_pool_stats();
+  k::gemm_many(sums);
+  const k::PoolStats stats = k::pool_stats();
+  openblas_set_num_threads(before);
+  EXPECT_EQ(stats.regions, 1u);
+  const k::GemmBlocks g = k::gemm_blocks(N, D, 2 * k::gemm_blocks_per_thread());
+  const k::GemmBlocks gw = k::gemm_blocks(D, D, 2 * k::gemm_blocks_per_thread());
+  EXPECT_EQ(stats.items, g.count() + 3 * gw.count());
+  EXPECT_EQ(std::memcmp(dx_m.data(), dx_a.data(), dx_m.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(dw_m.data(), dw_a.data(), dw_m.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(s_m.data(), s_a.data(), s_m.size() * sizeof(float)), 0);
+  // and the loops: dx = Σ_i dy_i W_i, dW_1 = dW0_1 + dy_1ᵀ x, one element in every block
+  for (std::size_t r = 0; r < N; r += 37)
+    for (std::size_t c = 0; c < D; c += 41) {
+      double s = 0.0;
+      for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t o = 0; o < D; ++o) s += double(dy[i](r, o)) * w(i * D + o, c);
+      ASSERT_NEAR(dx_m(r, c), s, 2e-3) << "dx row " << r << ", column " << c;
+    }
+  for (std::size_t r = 0; r < D; r += 37)
+    for (std::size_t c = 0; c < D; c += 41) {
+      double s = dw0(D + r, c);
+      for (std::size_t n = 0; n < N; ++n) s += double(dy[1](n, r)) * x(n, c);
+      ASSERT_NEAR(dw_m(D + r, c), s, 1e-3) << "dW_k row " << r << ", column " << c;
+    }
+}
+
+// The op that uses it: in_projection_backward at T = 256, D = 512 on 2 threads runs its six
+// GEMMs (three dx terms and three dW, or three dx and three dW without self-attention) as one
+// region, and gives the bits of linear_rows_backward one block at a time, as it ran before.
+TEST(KernelsGemm, InProjectionBackwardIsOneRegionWithTheBitsOfOneBlockAtATime) {
+  Rng rng(14);
+  const std::size_t T = 256, D = 512;
+  ASSERT_GE(T * D * D, k::split_gemm_work());
+  ASSERT_LT(T * D, k::kRowPassWork);  // the bias sums run on the caller
+  const auto t3 = [&] { return random_tensor<Tensor3>(std::array<std::size_t, 3>{1, T, D}, rng); };
+  const Tensor3 x = t3(), key = t3(), value = t3();
+  const Projections G{t3(), t3(), t3()};
+  const Tensor2 w = random_tensor<Tensor2>(Shape2{3 * D, D}, rng);
+  const int before = openblas_get_num_threads();
+  openblas_set_num_threads(2);
+  for (const bool self : {true, false}) {
+    SCOPED_TRACE(self ? "self-attention" : "query, key, value");
+    const Tensor3& k_in = self ? x : key;
+    const Tensor3& v_in = self ? x : value;
+    Tensor2 w_grad = xt::zeros<float>({3 * D, D}), w_grad_a = w_grad;
+    Tensor1 b_grad = xt::zeros<float>({3 * D}), b_grad_a = b_grad;
+    k::reset_pool_stats();
+    const InProjectionGrads g = in_projection_backward(G, x, k_in, v_in, w, w_grad, b_grad, self);
+    EXPECT_EQ(k::pool_stats().regions, 1u);
+    // before: one linear_rows_backward per block, dx summed into the query's buffer
+    Tensor3 dx[3] = {Tensor3::from_shape(x.shape()), Tensor3::from_shape(x.shape()),
+                     Tensor3::from_shape(x.shape())};
+    const Tensor3* dys[3] = {&G.q, &G.k, &G.v};
+    const Tensor3* xs[3] = {&x, &k_in, &v_in};
+    for (std::size_t i = 0; i < 3; ++i)
+      k::linear_rows_backward(
+          k::as_matrix(*dys[i]), k::as_matrix(*xs[i]), k::as_matrix(w).block(i * D, 0, D, D),
+          {k::as_matrix(dx[self ? 0 : i]), k::as_matrix(w_grad_a).block(i * D, 0, D, D),
+           &b_grad_a(i * D), true, self && i > 0});
+    const auto same = [](const auto& a, const auto& b) {
+      return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    EXPECT_TRUE(same(g.query, dx[0]));
+    if (!self) {
+      EXPECT_TRUE(same(g.key, dx[1]));
+      EXPECT_TRUE(same(g.value, dx[2]));
+    }
+    EXPECT_TRUE(same(w_grad, w_grad_a));
+    EXPECT_TRUE(same(b_grad, b_grad_a));
+  }
+  openblas_set_num_threads(before);
+}
+
+TEST(KernelsGemm, SeveralSumsRefuseAMismatchedTermNamingTheFunction) {
+  Tensor2 a = xt::zeros<float>({4, 3}), b = xt::zeros<float>({2, 5}), c = xt::zeros<float>({4, 5});
+  try {
+    k::gemm_many(
+        {{k::as_matrix(c), {{k::as_matrix(a), k::Op::none, k::as_matrix(b), k::Op::none, 0.0f}}}});
+    FAIL() << "a mismatched term was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm_many"), std::string::npos) << e.what();
   }
 }
 

@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <vector>
 
 #include "blas_probe.hpp"
 #include "kernels.hpp"
@@ -105,6 +107,59 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
     const GemmBlocks::Block k = g.block(p);
     sgemm(op_rows(a, ta, k.r0, k.m), ta, op_cols(b, tb, k.c0, k.n), tb,
           c.block(k.r0, k.c0, k.m, k.n), K, alpha, beta);
+  });
+}
+
+void parallel_blocks(const std::vector<GemmBlocks>& cuts,
+                     const std::function<void(std::size_t, const GemmBlocks::Block&)>& fn) {
+  std::vector<std::size_t> first;  // where each product's blocks start among the items
+  std::size_t items = 0;
+  for (const GemmBlocks& g : cuts) {
+    first.push_back(items);
+    items += g.count();
+  }
+  if (items == 0) return;
+  parallel_for(items, [&](std::size_t p) {
+    std::size_t i = cuts.size() - 1;
+    while (first[i] > p) --i;
+    fn(i, cuts[i].block(p - first[i]));
+  });
+}
+
+void gemm_many(const std::vector<GemmSum>& sums) {
+  const auto inner = [](const GemmTerm& t) {
+    return t.op_a == Op::transpose ? t.a.rows : t.a.cols;
+  };
+  for (const GemmSum& s : sums)
+    for (const GemmTerm& t : s.terms) {
+      const bool ta = t.op_a == Op::transpose, tb = t.op_b == Op::transpose;
+      require((ta ? t.a.cols : t.a.rows) == s.c.rows && (tb ? t.b.rows : t.b.cols) == s.c.cols &&
+                  (tb ? t.b.cols : t.b.rows) == inner(t),
+              "gemm_many", "expected op(a) [M, K], op(b) [K, N], c [M, N] for every term");
+    }
+  const std::size_t threads = thread_budget();
+  // a block of C (the whole of it when unsplit): the terms in order, each a gemm on that block
+  const auto apply = [&](const GemmSum& s, std::size_t r0, std::size_t m, std::size_t c0,
+                         std::size_t n) {
+    for (const GemmTerm& t : s.terms)
+      gemm(op_rows(t.a, t.op_a == Op::transpose, r0, m), t.op_a,
+           op_cols(t.b, t.op_b == Op::transpose, c0, n), t.op_b, s.c.block(r0, c0, m, n), 1.0f,
+           t.beta);
+  };
+  std::vector<const GemmSum*> split;
+  std::vector<GemmBlocks> cuts;
+  for (const GemmSum& s : sums) {
+    std::size_t largest = 0;  // gemm splits a term from split_gemm_work() multiply-adds
+    for (const GemmTerm& t : s.terms) largest = std::max(largest, s.c.rows * s.c.cols * inner(t));
+    if (threads <= 1 || s.c.rows == 0 || s.c.cols == 0 || largest < split_gemm_work()) {
+      apply(s, 0, s.c.rows, 0, s.c.cols);
+      continue;
+    }
+    split.push_back(&s);
+    cuts.push_back(gemm_blocks(s.c.rows, s.c.cols, gemm_blocks_per_thread() * threads));
+  }
+  parallel_blocks(cuts, [&](std::size_t i, const GemmBlocks::Block& k) {
+    apply(*split[i], k.r0, k.m, k.c0, k.n);
   });
 }
 

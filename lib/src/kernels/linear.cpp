@@ -46,29 +46,18 @@ void linear_rows(ConstMatView x, ConstMatView w, const float* bias, MatView y) {
 void linear_rows_many(const std::vector<LinearRowsJob>& jobs) {
   for (const LinearRowsJob& j : jobs) check_linear(j, "linear_rows_many");
   const std::size_t threads = thread_budget();
-  // the split products: each one's cut, and where its blocks start among the region's items
-  struct Split {
-    const LinearRowsJob* job;
-    GemmBlocks cut;
-    std::size_t first;
-  };
-  std::vector<Split> splits;
-  std::size_t items = 0;
+  std::vector<const LinearRowsJob*> split_jobs;
+  std::vector<GemmBlocks> cuts;
   for (const LinearRowsJob& j : jobs) {
     if (!split(j, threads)) {
       linear_block(j, 0, j.y.rows, 0, j.y.cols);
       continue;
     }
-    splits.push_back(
-        {&j, gemm_blocks(j.y.rows, j.y.cols, gemm_blocks_per_thread() * threads), items});
-    items += splits.back().cut.count();
+    split_jobs.push_back(&j);
+    cuts.push_back(gemm_blocks(j.y.rows, j.y.cols, gemm_blocks_per_thread() * threads));
   }
-  if (items == 0) return;
-  parallel_for(items, [&](std::size_t p) {
-    std::size_t c = splits.size() - 1;
-    while (splits[c].first > p) --c;
-    const GemmBlocks::Block k = splits[c].cut.block(p - splits[c].first);
-    linear_block(*splits[c].job, k.r0, k.m, k.c0, k.n);
+  parallel_blocks(cuts, [&](std::size_t i, const GemmBlocks::Block& k) {
+    linear_block(*split_jobs[i], k.r0, k.m, k.c0, k.n);
   });
 }
 

@@ -96,17 +96,6 @@ void check_in_projection_grads(const char* where, const Projections& grads, cons
                 [&] { return std::string("[3D] with D = " + std::to_string(D)); });
 }
 
-// Block i of the in-projection backward: dx (+)= dy W_i, dW_i += dy_iᵀ x, db_i += Σ dy_i.
-void in_projection_block_backward(std::size_t i, const Tensor3& dy, const Tensor3& x,
-                                  const Tensor2& w, Tensor2& w_grad, Tensor1& b_grad, Tensor3& dx,
-                                  bool add_to_dx) {
-  const std::size_t D = w.shape(1);
-  kernels::linear_rows_backward(
-      kernels::as_matrix(dy), kernels::as_matrix(x), weight_block(w, i),
-      {kernels::as_matrix(dx), kernels::as_matrix(w_grad).block(i * D, 0, D, D),
-       kernels::as_vector(b_grad).block(i * D, D), true, add_to_dx});
-}
-
 }  // namespace
 
 InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3& query,
@@ -122,25 +111,38 @@ InProjectionGrads in_projection_backward(const Projections& grads, const Tensor3
                 "query's shape " + shape_str(query.shape()) + " (self_attention: one x)");
   InProjectionGrads g;
   g.query = Tensor3::from_shape(query.shape());
-  if (self_attention) {
-    // dx = dq W_q, then += dk W_k, += dv W_v (beta = 1): no three buffers to add up afterwards
-    in_projection_block_backward(0, grads.q, query, in_proj_weight, in_proj_weight_grad,
-                                 in_proj_bias_grad, g.query, false);
-    in_projection_block_backward(1, grads.k, query, in_proj_weight, in_proj_weight_grad,
-                                 in_proj_bias_grad, g.query, true);
-    in_projection_block_backward(2, grads.v, query, in_proj_weight, in_proj_weight_grad,
-                                 in_proj_bias_grad, g.query, true);
-    return g;
+  if (!self_attention) {
+    g.key = Tensor3::from_shape(key.shape());
+    g.value = Tensor3::from_shape(value.shape());
   }
-  // the backward of a linear layer on each block: dx = dy W_i, dW_i += dyᵀ x, db_i += Σ dy
-  g.key = Tensor3::from_shape(key.shape());
-  g.value = Tensor3::from_shape(value.shape());
-  in_projection_block_backward(0, grads.q, query, in_proj_weight, in_proj_weight_grad,
-                               in_proj_bias_grad, g.query, false);
-  in_projection_block_backward(1, grads.k, key, in_proj_weight, in_proj_weight_grad,
-                               in_proj_bias_grad, g.key, false);
-  in_projection_block_backward(2, grads.v, value, in_proj_weight, in_proj_weight_grad,
-                               in_proj_bias_grad, g.value, false);
+  const std::size_t D = in_proj_weight.shape(1);
+  const kernels::ConstMatView dy[3] = {kernels::as_matrix(grads.q), kernels::as_matrix(grads.k),
+                                       kernels::as_matrix(grads.v)};
+  const kernels::ConstMatView x[3] = {kernels::as_matrix(query),
+                                      kernels::as_matrix(self_attention ? query : key),
+                                      kernels::as_matrix(self_attention ? query : value)};
+  const auto term = [&](std::size_t i, bool add) {  // dx_i (+)= dy_i W_i
+    return kernels::GemmTerm{dy[i], kernels::Op::none, weight_block(in_proj_weight, i),
+                             kernels::Op::none, add ? 1.0f : 0.0f};
+  };
+  // the backward of a linear layer on each block, dx = dy W_i, dW_i += dy_iᵀ x, db_i += Σ dy_i,
+  // with the GEMMs of all three as one region of the pool (kernels::gemm_many). Self-attention
+  // has one x: dx = dq W_q + dk W_k + dv W_v, in that order, into one buffer.
+  std::vector<kernels::GemmSum> sums;
+  if (self_attention) {
+    sums.push_back({kernels::as_matrix(g.query), {term(0, false), term(1, true), term(2, true)}});
+  } else {
+    sums.push_back({kernels::as_matrix(g.query), {term(0, false)}});
+    sums.push_back({kernels::as_matrix(g.key), {term(1, false)}});
+    sums.push_back({kernels::as_matrix(g.value), {term(2, false)}});
+  }
+  for (std::size_t i = 0; i < 3; ++i)
+    sums.push_back({kernels::as_matrix(in_proj_weight_grad).block(i * D, 0, D, D),
+                    {{dy[i], kernels::Op::transpose, x[i], kernels::Op::none, 1.0f}}});
+  kernels::gemm_many(sums);
+  if (in_proj_bias_grad.size() != 0)
+    for (std::size_t i = 0; i < 3; ++i)
+      kernels::column_sums(dy[i], kernels::as_vector(in_proj_bias_grad).block(i * D, D), true);
   return g;
 }
 
