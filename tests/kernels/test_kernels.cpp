@@ -409,6 +409,39 @@ TEST(KernelsGemm, InProjectionBackwardIsOneRegionWithTheBitsOfOneBlockAtATime) {
   openblas_set_num_threads(before);
 }
 
+// A linear layer's backward: dx and dW are independent outputs, so on 2 threads their split
+// GEMMs are one region, with the bits of gemm run on each alone.
+TEST(KernelsLinear, BackwardRunsDxAndDwAsOneRegionWithTheBitsOfEachGemm) {
+  Rng rng(15);
+  const std::size_t N = 256, in = 512, out = 512;
+  ASSERT_GE(N * in * out, k::split_gemm_work());
+  auto dy = random_tensor<Tensor2>(Shape2{N, out}, rng);
+  auto x = random_tensor<Tensor2>(Shape2{N, in}, rng);
+  auto w = random_tensor<Tensor2>(Shape2{out, in}, rng);
+  const Tensor2 dw0 = random_tensor<Tensor2>(Shape2{out, in}, rng);
+  const int before = openblas_get_num_threads();
+  openblas_set_num_threads(2);
+  Tensor2 dx_a = Tensor2::from_shape({N, in}), dw_a = dw0;
+  k::gemm(k::as_matrix(dy), k::Op::none, k::as_matrix(w), k::Op::none, k::as_matrix(dx_a));
+  k::gemm(k::as_matrix(dy), k::Op::transpose, k::as_matrix(x), k::Op::none, k::as_matrix(dw_a),
+          1.0f, 1.0f);
+  Tensor2 dx = Tensor2::from_shape({N, in}), dw = dw0;
+  Tensor1 db = xt::zeros<float>({out});
+  k::reset_pool_stats();
+  k::linear_rows_backward(k::as_matrix(dy), k::as_matrix(x), k::as_matrix(w),
+                          {k::as_matrix(dx), k::as_matrix(dw), &db(0), true});
+  const k::PoolStats stats = k::pool_stats();
+  openblas_set_num_threads(before);
+  EXPECT_EQ(stats.regions, 1u);
+  EXPECT_EQ(std::memcmp(dx.data(), dx_a.data(), dx.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(dw.data(), dw_a.data(), dw.size() * sizeof(float)), 0);
+  for (std::size_t o = 0; o < out; o += 53) {
+    double s = 0.0;
+    for (std::size_t n = 0; n < N; ++n) s += dy(n, o);
+    ASSERT_NEAR(db(o), s, 1e-3) << "column " << o;
+  }
+}
+
 TEST(KernelsGemm, SeveralSumsRefuseAMismatchedTermNamingTheFunction) {
   Tensor2 a = xt::zeros<float>({4, 3}), b = xt::zeros<float>({2, 5}), c = xt::zeros<float>({4, 5});
   try {

@@ -298,6 +298,8 @@ struct LinearGradViews {
   bool accumulate;             ///< dw and db: add to them (true) or overwrite (false)
   bool accumulate_dx = false;  ///< dx: add to it (true) or overwrite (false)
 };
+/// The backward of linear_rows: dx and dw as one gemm_many (one region of the pool when split,
+/// each the bits of its own gemm), then db, the column sums of dy.
 void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
                           const LinearGradViews& grads);
 

@@ -65,11 +65,15 @@ void linear_rows_backward(ConstMatView dy, ConstMatView x, ConstMatView w,
                           const LinearGradViews& g) {
   require(dy.rows == x.rows && dy.cols == w.rows && x.cols == w.cols, "linear_rows_backward",
           "expected dy [N, out], x [N, in], w [out, in]");
-  const float beta = g.accumulate ? 1.0f : 0.0f;
+  // two independent outputs, so their GEMMs are one region of the pool when split (gemm_many):
   // dx [N, in] = dy [N, out] · w [out, in]   (or +=: the GEMM adds into dx with beta = 1)
-  if (!g.dx.empty()) gemm(dy, Op::none, w, Op::none, g.dx, 1.0f, g.accumulate_dx ? 1.0f : 0.0f);
   // dw [out, in] = dyᵀ [out, N] · x [N, in]   (or += into a gradient buffer, beta = 1)
-  if (!g.dw.empty()) gemm(dy, Op::transpose, x, Op::none, g.dw, 1.0f, beta);
+  std::vector<GemmSum> sums;
+  if (!g.dx.empty())
+    sums.push_back({g.dx, {{dy, Op::none, w, Op::none, g.accumulate_dx ? 1.0f : 0.0f}}});
+  if (!g.dw.empty())
+    sums.push_back({g.dw, {{dy, Op::transpose, x, Op::none, g.accumulate ? 1.0f : 0.0f}}});
+  gemm_many(sums);
   // db [out] = column sums of dy
   if (g.db) column_sums(dy, g.db, g.accumulate);
 }
