@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <vector>
 
 #include "blas_probe.hpp"
@@ -110,22 +109,6 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
   });
 }
 
-void parallel_blocks(const std::vector<GemmBlocks>& cuts,
-                     const std::function<void(std::size_t, const GemmBlocks::Block&)>& fn) {
-  std::vector<std::size_t> first;  // where each product's blocks start among the items
-  std::size_t items = 0;
-  for (const GemmBlocks& g : cuts) {
-    first.push_back(items);
-    items += g.count();
-  }
-  if (items == 0) return;
-  parallel_for(items, [&](std::size_t p) {
-    std::size_t i = cuts.size() - 1;
-    while (first[i] > p) --i;
-    fn(i, cuts[i].block(p - first[i]));
-  });
-}
-
 void gemm_many(const std::vector<GemmSum>& sums) {
   const auto inner = [](const GemmTerm& t) {
     return t.op_a == Op::transpose ? t.a.rows : t.a.cols;
@@ -141,13 +124,27 @@ void gemm_many(const std::vector<GemmSum>& sums) {
   // a block of C (the whole of it when unsplit): the terms in order, each a gemm on that block
   const auto apply = [&](const GemmSum& s, std::size_t r0, std::size_t m, std::size_t c0,
                          std::size_t n) {
+    if (s.bias) {
+      for (std::size_t r = r0; r < r0 + m; ++r) {
+        float* cr = s.c.row(r) + c0;
+        const float* br = s.bias + c0;
+#pragma omp simd
+        for (std::size_t o = 0; o < n; ++o) cr[o] = br[o];
+      }
+    }
     for (const GemmTerm& t : s.terms)
       gemm(op_rows(t.a, t.op_a == Op::transpose, r0, m), t.op_a,
            op_cols(t.b, t.op_b == Op::transpose, c0, n), t.op_b, s.c.block(r0, c0, m, n), 1.0f,
            t.beta);
   };
-  std::vector<const GemmSum*> split;
-  std::vector<GemmBlocks> cuts;
+  // the split sums: each one's cut, and where its blocks start among the region's items
+  struct Split {
+    const GemmSum* sum;
+    GemmBlocks cut;
+    std::size_t first;
+  };
+  std::vector<Split> splits;
+  std::size_t items = 0;
   for (const GemmSum& s : sums) {
     std::size_t largest = 0;  // gemm splits a term from split_gemm_work() multiply-adds
     for (const GemmTerm& t : s.terms) largest = std::max(largest, s.c.rows * s.c.cols * inner(t));
@@ -155,11 +152,16 @@ void gemm_many(const std::vector<GemmSum>& sums) {
       apply(s, 0, s.c.rows, 0, s.c.cols);
       continue;
     }
-    split.push_back(&s);
-    cuts.push_back(gemm_blocks(s.c.rows, s.c.cols, gemm_blocks_per_thread() * threads));
+    splits.push_back(
+        {&s, gemm_blocks(s.c.rows, s.c.cols, gemm_blocks_per_thread() * threads), items});
+    items += splits.back().cut.count();
   }
-  parallel_blocks(cuts, [&](std::size_t i, const GemmBlocks::Block& k) {
-    apply(*split[i], k.r0, k.m, k.c0, k.n);
+  if (items == 0) return;
+  parallel_for(items, [&](std::size_t p) {
+    std::size_t i = splits.size() - 1;
+    while (splits[i].first > p) --i;
+    const GemmBlocks::Block k = splits[i].cut.block(p - splits[i].first);
+    apply(*splits[i].sum, k.r0, k.m, k.c0, k.n);
   });
 }
 

@@ -177,12 +177,6 @@ GemmBlocks gemm_blocks(std::size_t M, std::size_t N, std::size_t want);
 std::size_t split_gemm_work();
 /// Sets split_gemm_work() for the process; returns the old value.
 std::size_t set_split_gemm_work(std::size_t work);
-/// Several split products as ONE region of the pool: product i is cut as cuts[i], and
-/// fn(i, block) computes one of its blocks. The threads meet once at the region's end instead of
-/// once per product, and each has the blocks of all of them to balance with (linear_rows_many,
-/// gemm_many). Items are the blocks in order, product by product.
-void parallel_blocks(const std::vector<GemmBlocks>& cuts,
-                     const std::function<void(std::size_t, const GemmBlocks::Block&)>& fn);
 /// One term of a GemmSum: C = op(a) op(b) + beta · C.
 struct GemmTerm {
   ConstMatView a;
@@ -192,16 +186,21 @@ struct GemmTerm {
   float beta;
 };
 /// C = its terms, applied in order (the first usually with beta 0, the rest with 1, to sum them).
+/// With a bias (C's columns floats), every row of C starts as the bias first (a linear layer's
+/// y = x wᵀ + b: then its term has beta 1).
 struct GemmSum {
   MatView c;
   std::vector<GemmTerm> terms;
+  const float* bias = nullptr;
 };
-/// gemm for independent outputs (the in-projection backward's dx = dq W_q + dk W_k + dv W_v and
+/// gemm for independent outputs (linear_rows_many's products, each a sum with a bias; the
+/// in-projection backward's dx = dq W_q + dk W_k + dv W_v and
 /// its dW_q, dW_k, dW_v): a sum whose largest term gemm would split is cut as gemm cuts it, and
-/// the blocks of every such sum go to the pool as ONE region (parallel_blocks); a block applies
-/// the sum's terms to its part of C in order. So each element gets the terms of one at a time,
-/// cut as gemm cuts them when they are of one size (the in-projection's are): the bits of gemm,
-/// term by term. The other sums run first, whole, on the caller. Outputs must not overlap.
+/// the blocks of every such sum go to the pool as ONE region, so the threads meet once at its end
+/// instead of once per product, and each has the blocks of all of them to balance with; a block
+/// applies the sum's terms to its part of C in order. So each element gets the terms of one at a
+/// time, cut as gemm cuts them when they are of one size (the in-projection's are): the bits of
+/// gemm, term by term. The other sums run first, whole, on the caller. Outputs must not overlap.
 void gemm_many(const std::vector<GemmSum>& sums);
 /// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
 /// (WebAssembly), checked against the formula and sgemm in the native tests.
