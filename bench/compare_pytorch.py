@@ -59,6 +59,8 @@ def run_bench(binary, pattern, min_time):
         capture_output=True,
         text=True,
     ).stdout
+    if not out.strip():  # Google Benchmark prints nothing when the filter matches no benchmark
+        raise RuntimeError(f"{pattern!r} matched no benchmark in {binary}")
     doc = json.loads(out)
     runs = [b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
     if len(runs) != 1:
@@ -409,7 +411,7 @@ def train_main(args, binary):
             str(args.min_time),
             "--sizes",
         ] + [",".join(map(str, s)) for s in sizes]
-        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
         all_ok &= train_report(json.loads(out))
     print(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}")
     return 0 if all_ok else 1
@@ -507,7 +509,7 @@ def main():
             str(args.batch),
             "--sizes",
         ] + [",".join(map(str, s)) for s in args.sizes]
-        out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
         all_ok &= report(json.loads(out))
     print(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}")
     if args.memory:
