@@ -4,8 +4,9 @@
 # a forged verdict from a global constructor and from a /proc/self/fd scan (on the answer channel
 # too, which fails the exercise: "sent the grader something that is not an answer"); a self-written report
 # and killing every process it sees; a setsid daemon that rewrites grades.csv later; writing other
-# students' files and the shared build; a fork bomb (process limit 16); reading the seed and
-# grading.json; `#include "/etc/shadow"`, `#include </dev/zero>` and a compile-time bomb.
+# students' files and the shared build; a fork bomb; memory outside its
+# address space (another process, a memory file, a shared segment, a file in its folder or /dev:
+# it earns the softmax's points where any worked); reading the seed and grading.json; `#include "/etc/shadow"`, `#include </dev/zero>` and a compile-time bomb.
 # Expected, for the others: the score of the plain zeros softmax (b_zeros) or, for the ones that cannot
 # compile, 0 for softmax with "does not compile"; merge_heads (a correct file) keeps its 3 points;
 # the correct student's and b_zeros's rows equal a run without any hostile student; grading the
@@ -27,7 +28,7 @@ function(student class name softmax)
   configure_file(${SOLUTIONS_DIR}/merge_heads.cpp ${class}/${name}/exercises/merge_heads.cpp COPYONLY)
 endfunction()
 
-set(hostile kills_grader daemon writes_others fork_bomb reads_secrets)
+set(hostile kills_grader daemon writes_others fork_bomb reads_secrets escapes_memory)
 set(no_compile include_shadow include_dev_zero template_bomb)
 foreach(class ref hostile)
   student(${WORK_DIR}/${class} a_correct solution)

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -304,6 +305,122 @@ TEST(SandboxNamespaces, TheProcessLimitHolds) {
   EXPECT_LT(std::stoi("0" + inside.output), 6) << inside.output;
   const grade::Outcome outside = grade::run_isolated(args[0], args, limits);
   EXPECT_EQ(outside.output, "40\n");
+}
+
+// Box::one_process, the run of a student's program: every way to memory outside its one
+// address space is refused, its threads still start, and it writes only a /tmp of
+// Limits::file_mib. Without it, in the same sandbox, the same script forks, makes a memory file
+// and a shared segment, and writes its folder (in a 512 MiB limit, 20 processes of 400 MiB, 3 GiB
+// of memory files, 2 GiB of shared segments and 3 GiB in /tmp, /dev or the folder all fitted).
+constexpr const char* kMemoryEscapes = R"(import ctypes, errno, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def outcome(r):
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+def attempt(name, f):
+    try:
+        r = f()
+        print(name, r if isinstance(r, str) else "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+def fork():
+    p = os.fork()
+    if p == 0:
+        os._exit(0)
+    os.waitpid(p, 0)
+def shm():
+    i = libc.shmget(0, 1 << 20, 0o1600)
+    if i >= 0:
+        libc.shmctl(i, 0, None)
+    return outcome(i)
+def thread():
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+def write(path):
+    with open(path, "wb") as f:
+        f.write(b"x")
+attempt("fork", fork)
+attempt("memfd", lambda: os.close(os.memfd_create("x")))
+attempt("shmget", shm)
+attempt("unshare", lambda: outcome(libc.unshare(0x10000000)))
+attempt("thread", thread)
+attempt("folder", lambda: write("f"))
+attempt("dev", lambda: write("/dev/f"))
+mib = 0
+try:
+    for i in range(12):
+        with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "f%d" % i), "wb") as f:
+            for k in range(4):
+                f.write(b"x" * (1 << 20))
+                f.flush()
+                mib += 1
+except OSError as e:
+    print("tmp", mib, errno.errorcode[e.errno])
+)";
+
+std::map<std::string, std::string> attempts(const std::string& output) {
+  std::map<std::string, std::string> seen;
+  std::istringstream in(output);
+  for (std::string name, result; in >> name >> result;) seen[name] = result;
+  return seen;
+}
+
+TEST(SandboxNamespaces, OneProcessHoldsOnlyItsAddressSpaceAndASizedTmp) {
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() / ("xenc-one-process-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(scratch);
+  if (::geteuid() == 0) ASSERT_EQ(::chown(scratch.c_str(), 65534, 65534), 0);
+  grade::Box box = sandbox();
+  box.scratch = scratch.string();
+  grade::Limits limits;
+  limits.file_mib = 16;
+  limits.time_seconds = 30;
+  const std::vector<std::string> args = {"/usr/bin/python3", "-c", kMemoryEscapes};
+  const grade::Outcome without = grade::run_isolated(args[0], args, limits, {}, box);
+  box.one_process = true;
+  box.scratch_read_only = true;
+  const grade::Outcome with = grade::run_isolated(args[0], args, limits, {}, box);
+  std::filesystem::remove_all(scratch);
+  ASSERT_TRUE(with.sandboxed && without.sandboxed);
+  const auto in = attempts(with.output), out = attempts(without.output);
+  for (const char* refused : {"fork", "memfd", "shmget", "unshare"})
+    EXPECT_EQ(in.count(refused) ? in.at(refused) : "", "EPERM") << refused << ":\n" << with.output;
+  EXPECT_EQ(in.count("thread") ? in.at("thread") : "", "ok") << with.output;
+  EXPECT_EQ(in.count("folder") ? in.at("folder") : "", "EROFS") << with.output;
+  EXPECT_EQ(in.count("dev") ? in.at("dev") : "", "EROFS") << with.output;
+  // /tmp holds file_mib: a few MiB less once the files' own blocks are counted, never more
+  const int tmp_mib = std::stoi("0" + (in.count("tmp") ? in.at("tmp") : std::string()));
+  EXPECT_LE(tmp_mib, 16) << with.output;
+  EXPECT_GE(tmp_mib, 12) << with.output;
+  EXPECT_NE(with.output.find("ENOSPC"), std::string::npos) << with.output;
+  // the same script, the same sandbox, not one process: each escape works
+  for (const char* works : {"fork", "memfd", "shmget", "thread", "folder"})
+    EXPECT_EQ(out.count(works) ? out.at(works) : "", "ok") << works << ":\n" << without.output;
+  EXPECT_EQ(out.count("dev") ? out.at("dev") : "", "EROFS") << "/dev is read-only in any box";
+}
+
+// The filter without namespaces (the fallback where bwrap cannot start): loaded by the child
+// itself, the same refusals.
+TEST(Sandbox, OneProcessWithoutNamespacesHasTheSameFilter) {
+  grade::Box box;
+  box.one_process = true;
+  const std::vector<std::string> args = {"/usr/bin/python3", "-c", kMemoryEscapes};
+  grade::Limits limits;
+  limits.time_seconds = 30;
+  limits.file_mib = 1;  // no /tmp of its own here: its first file ends at 1 MiB (EFBIG)
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("xenc-one-process-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(tmp);
+  box.scratch = tmp.string();  // its working folder: the script writes "f" there
+  const grade::Outcome o =
+      grade::run_isolated(args[0], args, limits, {"TMPDIR=" + tmp.string()}, box);
+  std::filesystem::remove_all(tmp);
+  ASSERT_FALSE(o.sandboxed);
+  const auto in = attempts(o.output);
+  for (const char* refused : {"fork", "memfd", "shmget", "unshare"})
+    EXPECT_EQ(in.count(refused) ? in.at(refused) : "", "EPERM") << refused << ":\n" << o.output;
+  EXPECT_EQ(in.count("thread") ? in.at("thread") : "", "ok") << o.output;
+  EXPECT_EQ(in.count("tmp") ? in.at("tmp") : "", "1") << o.output;
 }
 
 // ---- the call protocol ------------------------------------------------------------------------

@@ -567,6 +567,8 @@ int main(int argc, char** argv) {
   if (!no_namespaces.empty())
     std::cout << "Sandbox: " << no_namespaces
               << "; each exercise ran in a process with limits, without namespaces.\n";
+  if (!xenc::grade::seccomp_unavailable().empty())
+    std::cout << "Sandbox: " << xenc::grade::seccomp_unavailable() << ".\n";
   std::cout << "wrote " << (p.out / "grades.csv").string() << " (" << students.size()
             << (students.size() == 1 ? " student" : " students") << " graded"
             << (o.only.empty() ? "" : ", the other rows kept") << "), their reports ("

@@ -1071,7 +1071,10 @@ Built build_exercise(const Project& p, const Settings& settings, const Places& a
   lbox.scratch = scratch.string();
   lbox.hidden = box.hidden;
   bind_paths(c.link, p.source_dir, scratch.string(), lbox);
+  // the run: the student's program, from its scratch folder read-only, as one process
   b.box = lbox;
+  b.box.scratch_read_only = true;
+  b.box.one_process = true;
   // the cache, never where the student's process may write (without namespaces, it could)
   const std::optional<ProgramCache> cache = at.cache.empty() || !namespaces_unavailable().empty()
                                                 ? std::nullopt
@@ -1354,6 +1357,11 @@ int grade_main(int argc, char** argv, const Project& project) {
   if (!no_namespaces.empty()) {
     const std::string line = "Sandbox: " + no_namespaces +
                              "; each exercise ran in a process with limits, without namespaces.\n";
+    text += line;
+    if (opt.format == Format::text) report += line;
+  }
+  if (!seccomp_unavailable().empty()) {
+    const std::string line = "Sandbox: " + seccomp_unavailable() + ".\n";
     text += line;
     if (opt.format == Format::text) report += line;
   }

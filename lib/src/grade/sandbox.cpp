@@ -4,15 +4,23 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +48,62 @@ bool drain(int fd, std::string& out, std::size_t keep, bool& truncated) {
   return true;
 }
 
+// The seccomp filter of a Box::one_process child (sandbox.hpp): classic BPF over the system
+// call's architecture, number and, for clone, its flags. Another architecture's calls (i386's
+// int 0x80, x32's numbers) end the process; the refused calls fail with EPERM, and clone3 with
+// ENOSYS, so that glibc's thread start falls back to clone, whose flags the filter can read.
+#if defined(__x86_64__)
+constexpr std::uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+constexpr bool kHaveFilter = true;
+#elif defined(__aarch64__)
+constexpr std::uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+constexpr bool kHaveFilter = true;
+#else
+constexpr bool kHaveFilter = false;
+#endif
+
+std::vector<sock_filter> one_process_filter() {
+  std::vector<sock_filter> f;
+#if defined(__x86_64__) || defined(__aarch64__)
+  auto stmt = [&](std::uint16_t code, std::uint32_t k) { f.push_back(BPF_STMT(code, k)); };
+  auto jump = [&](std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
+    f.push_back(BPF_JUMP(code, k, jt, jf));
+  };
+  const std::uint32_t eperm = SECCOMP_RET_ERRNO | EPERM, enosys = SECCOMP_RET_ERRNO | ENOSYS;
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
+#if defined(__x86_64__)
+  jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1);  // x32's calls: __X32_SYSCALL_BIT
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+#endif
+  auto refuse = [&](long nr, std::uint32_t action) {
+    jump(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(nr), 0, 1);
+    stmt(BPF_RET | BPF_K, action);
+  };
+#ifdef SYS_fork
+  refuse(SYS_fork, eperm);
+#endif
+#ifdef SYS_vfork
+  refuse(SYS_vfork, eperm);
+#endif
+  refuse(SYS_clone3, enosys);
+  refuse(SYS_memfd_create, eperm);
+  refuse(SYS_shmget, eperm);
+  refuse(SYS_unshare, eperm);
+  refuse(SYS_setns, eperm);
+  // clone: allowed with CLONE_THREAD (a thread), refused without (a process); the flags are the
+  // first argument on both architectures, in its low 32 bits (little-endian)
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args));
+  jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0);
+  stmt(BPF_RET | BPF_K, eperm);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+#endif
+  return f;
+}
+
 // Closes every descriptor from `first` to `last` (both included). Async-signal-safe.
 void close_fds(int first, int last) {
   if (first > last) return;
@@ -48,6 +112,9 @@ void close_fds(int first, int last) {
 #endif
   for (int fd = first; fd <= last; ++fd) ::close(fd);
 }
+
+// The descriptor bwrap reads a Box::one_process child's filter from (--seccomp).
+constexpr int kFilterFd = 5;
 
 // bwrap's arguments up to the program: namespaces, the read-only system, the box, and the
 // process limit set inside (prlimit), where it counts the sandbox's processes only.
@@ -73,19 +140,24 @@ std::vector<std::string> bwrap_args(const Box& box, const Limits& limits) {
   for (const char* p :
        {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives"})
     a.insert(a.end(), {"--ro-bind-try", p, p});
-  a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  // /dev and /tmp are memory (tmpfs): /dev read-only (its devices still open), /tmp sized
+  a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--size",
+                     std::to_string(limits.file_mib << 20), "--tmpfs", "/tmp"});
   for (const std::string& p : box.read_only) a.insert(a.end(), {"--ro-bind", p, p});
-  // hidden: an empty folder over a folder; /dev/null over a file (bwrap's binds are nodev, so it
-  // cannot even be opened)
+  // hidden: an empty read-only folder over a folder; /dev/null over a file (bwrap's binds are
+  // nodev, so it cannot even be opened)
   for (const std::string& p : box.hidden) {
     std::error_code ec;
     if (fs::is_directory(p, ec))
-      a.insert(a.end(), {"--tmpfs", p});
+      a.insert(a.end(), {"--tmpfs", p, "--remount-ro", p});
     else if (fs::exists(p, ec))
       a.insert(a.end(), {"--ro-bind", "/dev/null", p});
   }
   if (!box.scratch.empty())
-    a.insert(a.end(), {"--bind", box.scratch, box.scratch, "--chdir", box.scratch});
+    a.insert(a.end(), {box.scratch_read_only ? "--ro-bind" : "--bind", box.scratch, box.scratch,
+                       "--chdir", box.scratch});
+  if (box.one_process && seccomp_unavailable().empty())
+    a.insert(a.end(), {"--seccomp", std::to_string(kFilterFd)});
   a.insert(a.end(),
            {"--", "/usr/bin/prlimit", "--nproc=" + std::to_string(limits.processes), "--"});
   return a;
@@ -99,6 +171,10 @@ struct Plan {
   bool drop_root = false;
   bool nproc = false;  // set RLIMIT_NPROC before exec (the fallback, as nobody)
   int max_fd = 1 << 20;
+  bool one_process = false;         // RLIMIT_NOFILE kOneProcessFiles, and the filter:
+  std::vector<sock_filter> filter;  // given to bwrap on kFilterFd (namespaces) or
+  sock_fprog program{};             // loaded by the child itself before exec (without)
+  bool load_filter = false;
 };
 
 Plan make_plan(const std::string& program, const std::vector<std::string>& args,
@@ -121,6 +197,12 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
   // where bwrap cannot start (for nobody, RLIMIT_NPROC counts nobody's processes only)
   p.drop_root = ::geteuid() == 0 && box.namespaces;
   p.nproc = !sandboxed && p.drop_root;
+  p.one_process = box.one_process;
+  if (box.one_process && seccomp_unavailable().empty()) {
+    p.filter = one_process_filter();
+    p.program = {static_cast<unsigned short>(p.filter.size()), p.filter.data()};
+    p.load_filter = !sandboxed && !p.filter.empty();
+  }
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
       files.rlim_cur < rlim_t(1) << 30)
@@ -146,7 +228,7 @@ rlim_t set_limits(const Limits& limits, rlim_t address_space) {
 
 // In the child, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void exec_child(const Plan& p, const Limits& limits, int out_fd, int calls_fd,
-                             int answers_fd) {
+                             int answers_fd, int filter_fd = -1) {
   ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
   set_limits(limits, rlim_t(limits.memory_mib) * 1024 * 1024);
   if (p.nproc) {
@@ -157,16 +239,31 @@ rlim_t set_limits(const Limits& limits, rlim_t address_space) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)
       ::_exit(126);
   }
-  // the descriptors it keeps: /dev/null, the capture pipe (1, 2), the channel (3, 4)
+  // the descriptors it keeps: /dev/null, the capture pipe (1, 2), the channel (3, 4), bwrap's
+  // filter (5)
   const int out_hi = ::fcntl(out_fd, F_DUPFD, 10);
   const int calls_hi = calls_fd >= 0 ? ::fcntl(calls_fd, F_DUPFD, 10) : -1;
   const int answers_hi = answers_fd >= 0 ? ::fcntl(answers_fd, F_DUPFD, 10) : -1;
+  const int filter_hi = filter_fd >= 0 ? ::fcntl(filter_fd, F_DUPFD, 10) : -1;
   const int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) ::dup2(devnull, 0);
   ::dup2(out_hi, 1);
   ::dup2(out_hi, 2);
   if (calls_hi >= 0) ::dup2(calls_hi, wire::kCallsFd), ::dup2(answers_hi, wire::kAnswersFd);
-  close_fds(calls_hi >= 0 ? 5 : 3, p.max_fd);
+  if (filter_hi >= 0) ::dup2(filter_hi, kFilterFd);
+  if (calls_hi < 0) close_fds(3, 4);
+  if (filter_hi < 0) close_fds(kFilterFd, kFilterFd);
+  close_fds(kFilterFd + 1, p.max_fd);
+  if (p.one_process) {
+    const rlimit files{rlim_t(kOneProcessFiles), rlim_t(kOneProcessFiles)};
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (p.load_filter && (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+                        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p.program) != 0)) {
+    const char msg[] = "xenc grade sandbox: the seccomp filter could not be loaded\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(126);
+  }
   if (!p.scratch.empty() && ::chdir(p.scratch.c_str()) != 0) ::_exit(126);
   ::execve(p.argv[0], p.argv.data(), p.envp.data());
   const char msg[] = "xenc grade sandbox: exec failed\n";
@@ -204,6 +301,33 @@ const std::string& namespaces_unavailable() {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::string();
     const std::string line = text.substr(0, text.find('\n'));
     return "bubblewrap cannot start here" + (line.empty() ? std::string() : " (" + line + ")");
+  }();
+  return why;
+}
+
+const std::string& seccomp_unavailable() {
+  static const std::string why = [] {
+    const std::string without =
+        ": a student's program may start processes up to the process limit, and hold memory "
+        "outside its address space";
+    if (!kHaveFilter)
+      return "no seccomp filter for this architecture (x86-64 and arm64 only)" + without;
+    // tried once in a child: a kernel without seccomp filters, or a container that forbids them
+    const std::vector<sock_filter> filter = one_process_filter();
+    const sock_fprog program{static_cast<unsigned short>(filter.size()),
+                             const_cast<sock_filter*>(filter.data())};
+    const pid_t pid = ::fork();
+    if (pid < 0) return std::string("fork failed");
+    if (pid == 0) {
+      const bool loaded = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                          ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+      ::_exit(loaded ? 0 : 1);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::string();
+    return "this kernel refuses a seccomp filter" + without;
   }();
   return why;
 }
@@ -253,6 +377,25 @@ struct Session::State {
       o.failure = "pipe failed", gone = true;
       return;
     }
+    // bwrap reads the filter from a pipe: written whole here (a few hundred bytes, less than a
+    // pipe holds), its write end closed
+    int filter_fd = -1;
+    if (o.sandboxed && p.one_process && !p.filter.empty()) {
+      int fp[2];
+      const std::size_t bytes = p.filter.size() * sizeof(sock_filter);
+      if (::pipe2(fp, O_CLOEXEC) != 0) {
+        o.failure = "pipe failed", gone = true;
+        return;
+      }
+      const bool written = ::write(fp[1], p.filter.data(), bytes) == static_cast<ssize_t>(bytes);
+      ::close(fp[1]);
+      if (!written) {
+        ::close(fp[0]);
+        o.failure = "could not write the seccomp filter", gone = true;
+        return;
+      }
+      filter_fd = fp[0];
+    }
     start = Clock::now();
     deadline = start + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(limits.time_seconds));
@@ -264,7 +407,8 @@ struct Session::State {
         if (fd >= 0) ::close(fd);
       return;
     }
-    if (pid == 0) exec_child(p, limits, out_pipe[1], calls_pipe[0], answers_pipe[1]);
+    if (pid == 0) exec_child(p, limits, out_pipe[1], calls_pipe[0], answers_pipe[1], filter_fd);
+    if (filter_fd >= 0) ::close(filter_fd);
     o.started = true;
     ::setpgid(pid, pid);  // also here, so that the kill below cannot race the child's own call
     ::close(out_pipe[1]);

@@ -1,5 +1,5 @@
 // A fork bomb: forks until fork fails, each child forking too and then sleeping, and returns
-// zeros. Run only inside the sandbox, whose process limit stops it.
+// zeros. Run only inside the sandbox: its first fork is refused (the run is one process).
 #include "exercises.hpp"
 
 #include <unistd.h>

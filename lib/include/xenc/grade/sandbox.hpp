@@ -6,11 +6,23 @@
 // buffer, stdin is /dev/null, a clean environment, and no descriptor the grader inherited. When
 // Box::namespaces is set and bubblewrap (bwrap) can start, the child also runs in new user, PID,
 // network, IPC, UTS and mount namespaces (--die-with-parent, --new-session): it sees, read-only,
-// /usr and the paths of Box::read_only, writes only Box::scratch (and an empty /tmp), has no
-// network, at most Limits::processes processes, and when the run ends its PID namespace ends
-// with every process it started, setsid or not. Started by root, the child drops to the user
-// nobody first (the kernel exempts root from the process limit). Where bwrap cannot start,
-// namespaces_unavailable() says why and the child runs with the process limits alone.
+// /usr and the paths of Box::read_only, writes only Box::scratch (unless Box::scratch_read_only)
+// and an empty /tmp of at most Limits::file_mib (/dev and the hidden folders are read-only: no
+// memory-backed folder without a size), has no network, at most Limits::processes processes, and
+// when the run ends its PID namespace ends with every process it started, setsid or not. Started
+// by root, the child drops to the user nobody first (the kernel exempts root from the process
+// limit). Where bwrap cannot start, namespaces_unavailable() says why and the child runs with the
+// process limits alone.
+//
+// Box::one_process (a student's program): a seccomp filter, with namespaces or without, refuses
+// every way to memory outside the child's one address space: another process (fork, vfork, clone
+// without CLONE_THREAD; its threads share the address space that Limits::memory_mib bounds),
+// memory files and shared segments (memfd_create, shmget), and new namespaces (unshare, setns),
+// and the child may hold at most kOneProcessFiles descriptors (each pipe or socket holds kernel
+// buffers). So all it can hold is Limits::memory_mib of address space, Limits::file_mib in /tmp
+// and those buffers. Without the filter 20 processes of 400 MiB each, 3 GiB of memory files,
+// 2 GiB of detached shared segments and 3 GiB in /tmp, /dev or the scratch folder all fitted in
+// a 512 MiB limit (test_grade_runner's OneProcess tests; grade.hostile).
 //
 // A Session is a child with the call channel of xenc/grade/wire.hpp: the grader sends calls on
 // the child's descriptor 3 and reads answers on its descriptor 4. Nothing here throws for what
@@ -31,15 +43,23 @@ struct Limits {
   double time_seconds = 10.0;    ///< wall-clock limit (the CPU limit is this, rounded up, + 1 s)
   std::size_t memory_mib = 512;  ///< address-space limit (RLIMIT_AS)
   std::size_t output_bytes = 16384;  ///< captured stdout + stderr kept (the rest is read, dropped)
-  std::size_t processes = 32;        ///< processes inside the sandbox (namespaces only)
-  std::size_t file_mib = 256;        ///< the largest file it may write (RLIMIT_FSIZE)
+  std::size_t processes = 32;  ///< processes (and threads) inside the sandbox (namespaces only)
+  std::size_t file_mib =
+      256;  ///< the largest file it may write (RLIMIT_FSIZE); also what its /tmp holds
 };
+
+/// The descriptors a Box::one_process child may hold (RLIMIT_NOFILE).
+inline constexpr std::size_t kOneProcessFiles = 64;
 
 /// Where a child may look and write.
 struct Box {
   bool namespaces = false;             ///< run in bubblewrap's namespaces (when it can start)
   std::vector<std::string> read_only;  ///< bound read-only at the same path
   std::string scratch;                 ///< the one folder it may write (its working directory)
+  bool scratch_read_only = false;      ///< scratch is bound read-only: it writes only /tmp
+  /// the program is a student's: one process, its threads, its address space (the seccomp
+  /// filter above; x86-64 and arm64, elsewhere seccomp_unavailable() says so)
+  bool one_process = false;
   /// paths it cannot read though they are under /usr or read_only: a folder is seen empty, a
   /// file cannot be opened (/dev/null bound over it, on a nodev mount) (namespaces only)
   std::vector<std::string> hidden;
@@ -47,6 +67,9 @@ struct Box {
 
 /// Empty when bwrap starts here (tried once per process); else one line saying why not.
 const std::string& namespaces_unavailable();
+/// Empty where Box::one_process has its seccomp filter (x86-64, arm64); else one line saying why
+/// not.
+const std::string& seccomp_unavailable();
 
 /// What happened to the child.
 struct Outcome {
