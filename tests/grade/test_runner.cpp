@@ -312,7 +312,7 @@ TEST(SandboxNamespaces, TheProcessLimitHolds) {
 // Limits::file_mib. Without it, in the same sandbox, the same script forks, makes a memory file
 // and a shared segment, and writes its folder (in a 512 MiB limit, 20 processes of 400 MiB, 3 GiB
 // of memory files, 2 GiB of shared segments and 3 GiB in /tmp, /dev or the folder all fitted).
-constexpr const char* kMemoryEscapes = R"(import ctypes, errno, os, threading
+constexpr const char* kMemoryEscapes = R"(import ctypes, errno, os, signal, threading
 libc = ctypes.CDLL(None, use_errno=True)
 def outcome(r):
     return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
@@ -344,6 +344,11 @@ attempt("memfd", lambda: os.close(os.memfd_create("x")))
 attempt("shmget", shm)
 attempt("unshare", lambda: outcome(libc.unshare(0x10000000)))
 attempt("thread", thread)
+attempt("kill", lambda: os.kill(os.getppid(), 0))
+attempt("tgkill_parent", lambda: outcome(libc.tgkill(os.getppid(), os.getppid(), 0)))
+attempt("ptrace", lambda: outcome(libc.ptrace(16, os.getppid(), None, None)))
+signal.signal(signal.SIGUSR1, lambda *a: None)
+attempt("raise", lambda: signal.raise_signal(signal.SIGUSR1))
 attempt("folder", lambda: write("f"))
 attempt("dev", lambda: write("/dev/f"))
 mib = 0
@@ -383,9 +388,10 @@ TEST(SandboxNamespaces, OneProcessHoldsOnlyItsAddressSpaceAndASizedTmp) {
   std::filesystem::remove_all(scratch);
   ASSERT_TRUE(with.sandboxed && without.sandboxed);
   const auto in = attempts(with.output), out = attempts(without.output);
-  for (const char* refused : {"fork", "memfd", "shmget", "unshare"})
+  for (const char* refused : {"fork", "memfd", "shmget", "unshare", "kill", "ptrace"})
     EXPECT_EQ(in.count(refused) ? in.at(refused) : "", "EPERM") << refused << ":\n" << with.output;
-  EXPECT_EQ(in.count("thread") ? in.at("thread") : "", "ok") << with.output;
+  for (const char* works : {"thread", "raise"})
+    EXPECT_EQ(in.count(works) ? in.at(works) : "", "ok") << works << ":\n" << with.output;
   EXPECT_EQ(in.count("folder") ? in.at("folder") : "", "EROFS") << with.output;
   EXPECT_EQ(in.count("dev") ? in.at("dev") : "", "EROFS") << with.output;
   // /tmp holds file_mib: a few MiB less once the files' own blocks are counted, never more
@@ -394,13 +400,13 @@ TEST(SandboxNamespaces, OneProcessHoldsOnlyItsAddressSpaceAndASizedTmp) {
   EXPECT_GE(tmp_mib, 12) << with.output;
   EXPECT_NE(with.output.find("ENOSPC"), std::string::npos) << with.output;
   // the same script, the same sandbox, not one process: each escape works
-  for (const char* works : {"fork", "memfd", "shmget", "thread", "folder"})
+  for (const char* works : {"fork", "memfd", "shmget", "thread", "folder", "kill"})
     EXPECT_EQ(out.count(works) ? out.at(works) : "", "ok") << works << ":\n" << without.output;
   EXPECT_EQ(out.count("dev") ? out.at("dev") : "", "EROFS") << "/dev is read-only in any box";
 }
 
 // The filter without namespaces (the fallback where bwrap cannot start): loaded by the child
-// itself, the same refusals.
+// itself, the same refusals, and signals to its own process only.
 TEST(Sandbox, OneProcessWithoutNamespacesHasTheSameFilter) {
   grade::Box box;
   box.one_process = true;
@@ -414,12 +420,21 @@ TEST(Sandbox, OneProcessWithoutNamespacesHasTheSameFilter) {
   box.scratch = tmp.string();  // its working folder: the script writes "f" there
   const grade::Outcome o =
       grade::run_isolated(args[0], args, limits, {"TMPDIR=" + tmp.string()}, box);
+  box.one_process = false;
+  const grade::Outcome without =
+      grade::run_isolated(args[0], args, limits, {"TMPDIR=" + tmp.string()}, box);
   std::filesystem::remove_all(tmp);
   ASSERT_FALSE(o.sandboxed);
-  const auto in = attempts(o.output);
-  for (const char* refused : {"fork", "memfd", "shmget", "unshare"})
+  const auto in = attempts(o.output), out = attempts(without.output);
+  // here its parent (this test) is in its PID namespace: no signal reaches another process, a
+  // tgkill only its own
+  for (const char* refused :
+       {"fork", "memfd", "shmget", "unshare", "kill", "tgkill_parent", "ptrace"})
     EXPECT_EQ(in.count(refused) ? in.at(refused) : "", "EPERM") << refused << ":\n" << o.output;
-  EXPECT_EQ(in.count("thread") ? in.at("thread") : "", "ok") << o.output;
+  for (const char* works : {"thread", "raise"})
+    EXPECT_EQ(in.count(works) ? in.at(works) : "", "ok") << works << ":\n" << o.output;
+  for (const char* works : {"fork", "memfd", "kill", "tgkill_parent", "raise"})
+    EXPECT_EQ(out.count(works) ? out.at(works) : "", "ok") << works << ":\n" << without.output;
   EXPECT_EQ(in.count("tmp") ? in.at("tmp") : "", "1") << o.output;
 }
 

@@ -62,8 +62,17 @@ constexpr bool kHaveFilter = true;
 constexpr bool kHaveFilter = false;
 #endif
 
-std::vector<sock_filter> one_process_filter() {
-  std::vector<sock_filter> f;
+// The filter's code, and where it holds the child's own process ID (npos: nowhere).
+struct Filter {
+  std::vector<sock_filter> code;
+  std::size_t own_pid_at = std::string::npos;
+};
+
+// own_pid_only (the child without namespaces, where the grader and other students' runs are in
+// its PID namespace): tgkill only to its own process, whose ID the child writes at own_pid_at.
+Filter one_process_filter([[maybe_unused]] bool own_pid_only) {
+  Filter filter;
+  std::vector<sock_filter>& f = filter.code;
 #if defined(__x86_64__) || defined(__aarch64__)
   auto stmt = [&](std::uint16_t code, std::uint32_t k) { f.push_back(BPF_STMT(code, k)); };
   auto jump = [&](std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
@@ -82,6 +91,7 @@ std::vector<sock_filter> one_process_filter() {
     jump(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(nr), 0, 1);
     stmt(BPF_RET | BPF_K, action);
   };
+  // another process, and memory in no address space
 #ifdef SYS_fork
   refuse(SYS_fork, eperm);
 #endif
@@ -93,6 +103,21 @@ std::vector<sock_filter> one_process_filter() {
   refuse(SYS_shmget, eperm);
   refuse(SYS_unshare, eperm);
   refuse(SYS_setns, eperm);
+  // other processes: signals (raise and abort use tgkill) and their memory
+  for (long nr : {long(SYS_kill), long(SYS_tkill), long(SYS_rt_sigqueueinfo), long(SYS_pidfd_open),
+                  long(SYS_pidfd_send_signal), long(SYS_ptrace), long(SYS_process_vm_readv),
+                  long(SYS_process_vm_writev)})
+    refuse(nr, eperm);
+  if (own_pid_only) {
+    refuse(SYS_rt_tgsigqueueinfo, eperm);
+    // tgkill(tgid, ...) with tgid its own (exec_child sets it), else EPERM: on to the clone
+    // check's 4 instructions when the call is another, past them to ALLOW when the tgid is its own
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 3);
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args));
+    filter.own_pid_at = f.size();
+    jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0);
+    stmt(BPF_RET | BPF_K, eperm);
+  }
   // clone: allowed with CLONE_THREAD (a thread), refused without (a process); the flags are the
   // first argument on both architectures, in its low 32 bits (little-endian)
   jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3);
@@ -101,7 +126,7 @@ std::vector<sock_filter> one_process_filter() {
   stmt(BPF_RET | BPF_K, eperm);
   stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 #endif
-  return f;
+  return filter;
 }
 
 // Closes every descriptor from `first` to `last` (both included). Async-signal-safe.
@@ -171,10 +196,9 @@ struct Plan {
   bool drop_root = false;
   bool nproc = false;  // set RLIMIT_NPROC before exec (the fallback, as nobody)
   int max_fd = 1 << 20;
-  bool one_process = false;         // RLIMIT_NOFILE kOneProcessFiles, and the filter:
-  std::vector<sock_filter> filter;  // given to bwrap on kFilterFd (namespaces) or
-  sock_fprog program{};             // loaded by the child itself before exec (without)
-  bool load_filter = false;
+  bool one_process = false;  // RLIMIT_NOFILE kOneProcessFiles, and the filter:
+  Filter filter;             // given to bwrap on kFilterFd (namespaces) or
+  bool load_filter = false;  // loaded by the child itself before exec (without)
 };
 
 Plan make_plan(const std::string& program, const std::vector<std::string>& args,
@@ -199,9 +223,8 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
   p.nproc = !sandboxed && p.drop_root;
   p.one_process = box.one_process;
   if (box.one_process && seccomp_unavailable().empty()) {
-    p.filter = one_process_filter();
-    p.program = {static_cast<unsigned short>(p.filter.size()), p.filter.data()};
-    p.load_filter = !sandboxed && !p.filter.empty();
+    p.filter = one_process_filter(!sandboxed);
+    p.load_filter = !sandboxed && !p.filter.code.empty();
   }
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
@@ -227,7 +250,7 @@ rlim_t set_limits(const Limits& limits, rlim_t address_space) {
 }
 
 // In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(const Plan& p, const Limits& limits, int out_fd, int calls_fd,
+[[noreturn]] void exec_child(Plan& p, const Limits& limits, int out_fd, int calls_fd,
                              int answers_fd, int filter_fd = -1) {
   ::setpgid(0, 0);  // its own process group: the parent's SIGKILL reaches grandchildren too
   set_limits(limits, rlim_t(limits.memory_mib) * 1024 * 1024);
@@ -258,8 +281,11 @@ rlim_t set_limits(const Limits& limits, rlim_t address_space) {
     const rlimit files{rlim_t(kOneProcessFiles), rlim_t(kOneProcessFiles)};
     ::setrlimit(RLIMIT_NOFILE, &files);
   }
+  if (p.load_filter && p.filter.own_pid_at != std::string::npos)
+    p.filter.code[p.filter.own_pid_at].k = std::uint32_t(::getpid());  // this copy is the child's
+  const sock_fprog program{static_cast<unsigned short>(p.filter.code.size()), p.filter.code.data()};
   if (p.load_filter && (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-                        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p.program) != 0)) {
+                        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)) {
     const char msg[] = "xenc grade sandbox: the seccomp filter could not be loaded\n";
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(126);
@@ -283,7 +309,7 @@ const std::string& namespaces_unavailable() {
     probe.time_seconds = 20;
     Box box;
     box.namespaces = true;
-    const Plan p = make_plan("/usr/bin/true", {"/usr/bin/true"}, probe, {}, box, true, false);
+    Plan p = make_plan("/usr/bin/true", {"/usr/bin/true"}, probe, {}, box, true, false);
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return std::string("pipe failed");
     const pid_t pid = ::fork();
@@ -313,12 +339,12 @@ const std::string& seccomp_unavailable() {
     if (!kHaveFilter)
       return "no seccomp filter for this architecture (x86-64 and arm64 only)" + without;
     // tried once in a child: a kernel without seccomp filters, or a container that forbids them
-    const std::vector<sock_filter> filter = one_process_filter();
-    const sock_fprog program{static_cast<unsigned short>(filter.size()),
-                             const_cast<sock_filter*>(filter.data())};
+    Filter filter = one_process_filter(true);
+    const sock_fprog program{static_cast<unsigned short>(filter.code.size()), filter.code.data()};
     const pid_t pid = ::fork();
     if (pid < 0) return std::string("fork failed");
     if (pid == 0) {
+      filter.code[filter.own_pid_at].k = std::uint32_t(::getpid());
       const bool loaded = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
                           ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
       ::_exit(loaded ? 0 : 1);
@@ -367,7 +393,7 @@ struct Session::State {
   void start_child(const std::string& program, const std::vector<std::string>& args,
                    const std::vector<std::string>& env_extra, const Box& box, bool channel) {
     o.sandboxed = box.namespaces && namespaces_unavailable().empty();
-    const Plan p = make_plan(program, args, limits, env_extra, box, o.sandboxed, channel);
+    Plan p = make_plan(program, args, limits, env_extra, box, o.sandboxed, channel);
     int out_pipe[2], calls_pipe[2] = {-1, -1}, answers_pipe[2] = {-1, -1};
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
       o.failure = "pipe failed", gone = true;
@@ -380,14 +406,15 @@ struct Session::State {
     // bwrap reads the filter from a pipe: written whole here (a few hundred bytes, less than a
     // pipe holds), its write end closed
     int filter_fd = -1;
-    if (o.sandboxed && p.one_process && !p.filter.empty()) {
+    if (o.sandboxed && p.one_process && !p.filter.code.empty()) {
       int fp[2];
-      const std::size_t bytes = p.filter.size() * sizeof(sock_filter);
+      const std::size_t bytes = p.filter.code.size() * sizeof(sock_filter);
       if (::pipe2(fp, O_CLOEXEC) != 0) {
         o.failure = "pipe failed", gone = true;
         return;
       }
-      const bool written = ::write(fp[1], p.filter.data(), bytes) == static_cast<ssize_t>(bytes);
+      const bool written =
+          ::write(fp[1], p.filter.code.data(), bytes) == static_cast<ssize_t>(bytes);
       ::close(fp[1]);
       if (!written) {
         ::close(fp[0]);

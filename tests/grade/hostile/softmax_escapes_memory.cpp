@@ -44,7 +44,8 @@ Tensor2 softmax(const Tensor2& x) {
     for (std::size_t c = 0; c < C; ++c) m = std::max(m, x(r, c));
     double sum = 0.0;
     for (std::size_t c = 0; c < C; ++c)
-      sum += (y(r, c) = m == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(x(r, c) - m));
+      sum +=
+          (y(r, c) = m == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(x(r, c) - m));
     for (std::size_t c = 0; c < C; ++c) y(r, c) = sum > 0 ? float(y(r, c) / sum) : 0.0f;
   }
   return y;

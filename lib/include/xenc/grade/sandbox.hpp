@@ -17,12 +17,14 @@
 // Box::one_process (a student's program): a seccomp filter, with namespaces or without, refuses
 // every way to memory outside the child's one address space: another process (fork, vfork, clone
 // without CLONE_THREAD; its threads share the address space that Limits::memory_mib bounds),
-// memory files and shared segments (memfd_create, shmget), and new namespaces (unshare, setns),
-// and the child may hold at most kOneProcessFiles descriptors (each pipe or socket holds kernel
-// buffers). So all it can hold is Limits::memory_mib of address space, Limits::file_mib in /tmp
-// and those buffers. Without the filter 20 processes of 400 MiB each, 3 GiB of memory files,
-// 2 GiB of detached shared segments and 3 GiB in /tmp, /dev or the scratch folder all fitted in
-// a 512 MiB limit (test_grade_runner's OneProcess tests; grade.hostile).
+// memory files and shared segments (memfd_create, shmget), new namespaces (unshare, setns), and
+// other processes' signals and memory (kill, tkill, ptrace, process_vm_*, pidfd_*; without
+// namespaces, a tgkill that is not its own), and the child may hold at most kOneProcessFiles
+// descriptors (each pipe or socket holds kernel buffers). So all it can hold is
+// Limits::memory_mib of address space, Limits::file_mib in /tmp and those buffers. Without the
+// filter 20 processes of 400 MiB each, 3 GiB of memory files, 2 GiB of detached shared segments and
+// 3 GiB in /tmp, /dev or the scratch folder all fitted in a 512 MiB limit (test_grade_runner's
+// OneProcess tests; grade.hostile).
 //
 // A Session is a child with the call channel of xenc/grade/wire.hpp: the grader sends calls on
 // the child's descriptor 3 and reads answers on its descriptor 4. Nothing here throws for what
