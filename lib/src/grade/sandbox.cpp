@@ -4,17 +4,23 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// Box::one_process's seccomp filter: Linux on x86-64 and arm64 (elsewhere, as in the WebAssembly
+// build, seccomp_unavailable() says there is none)
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define XENC_GRADE_SECCOMP 1
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <chrono>
@@ -52,19 +58,24 @@ bool drain(int fd, std::string& out, std::size_t keep, bool& truncated) {
 // call's architecture, number and, for clone, its flags. Another architecture's calls (i386's
 // int 0x80, x32's numbers) end the process; the refused calls fail with EPERM, and clone3 with
 // ENOSYS, so that glibc's thread start falls back to clone, whose flags the filter can read.
+#ifdef XENC_GRADE_SECCOMP
 #if defined(__x86_64__)
 constexpr std::uint32_t kAuditArch = AUDIT_ARCH_X86_64;
-constexpr bool kHaveFilter = true;
-#elif defined(__aarch64__)
+#else
 constexpr std::uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#endif
 constexpr bool kHaveFilter = true;
+using Instruction = sock_filter;
 #else
 constexpr bool kHaveFilter = false;
+struct Instruction {
+  std::uint32_t k;
+};
 #endif
 
 // The filter's code, and where it holds the child's own process ID (npos: nowhere).
 struct Filter {
-  std::vector<sock_filter> code;
+  std::vector<Instruction> code;
   std::size_t own_pid_at = std::string::npos;
 };
 
@@ -72,8 +83,8 @@ struct Filter {
 // its PID namespace): tgkill only to its own process, whose ID the child writes at own_pid_at.
 Filter one_process_filter([[maybe_unused]] bool own_pid_only) {
   Filter filter;
+#ifdef XENC_GRADE_SECCOMP
   std::vector<sock_filter>& f = filter.code;
-#if defined(__x86_64__) || defined(__aarch64__)
   auto stmt = [&](std::uint16_t code, std::uint32_t k) { f.push_back(BPF_STMT(code, k)); };
   auto jump = [&](std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
     f.push_back(BPF_JUMP(code, k, jt, jf));
@@ -127,6 +138,19 @@ Filter one_process_filter([[maybe_unused]] bool own_pid_only) {
   stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 #endif
   return filter;
+}
+
+// Loads the filter into this process (async-signal-safe: a child between fork and exec).
+bool load_filter(const Filter& filter) {
+#ifdef XENC_GRADE_SECCOMP
+  const sock_fprog program{static_cast<unsigned short>(filter.code.size()),
+                           const_cast<sock_filter*>(filter.code.data())};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+#else
+  (void)filter;
+  return false;
+#endif
 }
 
 // Closes every descriptor from `first` to `last` (both included). Async-signal-safe.
@@ -283,9 +307,7 @@ rlim_t set_limits(const Limits& limits, rlim_t address_space) {
   }
   if (p.load_filter && p.filter.own_pid_at != std::string::npos)
     p.filter.code[p.filter.own_pid_at].k = std::uint32_t(::getpid());  // this copy is the child's
-  const sock_fprog program{static_cast<unsigned short>(p.filter.code.size()), p.filter.code.data()};
-  if (p.load_filter && (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-                        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)) {
+  if (p.load_filter && !load_filter(p.filter)) {
     const char msg[] = "xenc grade sandbox: the seccomp filter could not be loaded\n";
     (void)!::write(2, msg, sizeof msg - 1);
     ::_exit(126);
@@ -340,14 +362,11 @@ const std::string& seccomp_unavailable() {
       return "no seccomp filter for this architecture (x86-64 and arm64 only)" + without;
     // tried once in a child: a kernel without seccomp filters, or a container that forbids them
     Filter filter = one_process_filter(true);
-    const sock_fprog program{static_cast<unsigned short>(filter.code.size()), filter.code.data()};
     const pid_t pid = ::fork();
     if (pid < 0) return std::string("fork failed");
     if (pid == 0) {
       filter.code[filter.own_pid_at].k = std::uint32_t(::getpid());
-      const bool loaded = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-                          ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
-      ::_exit(loaded ? 0 : 1);
+      ::_exit(load_filter(filter) ? 0 : 1);
     }
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -408,7 +427,7 @@ struct Session::State {
     int filter_fd = -1;
     if (o.sandboxed && p.one_process && !p.filter.code.empty()) {
       int fp[2];
-      const std::size_t bytes = p.filter.code.size() * sizeof(sock_filter);
+      const std::size_t bytes = p.filter.code.size() * sizeof(Instruction);
       if (::pipe2(fp, O_CLOEXEC) != 0) {
         o.failure = "pipe failed", gone = true;
         return;
