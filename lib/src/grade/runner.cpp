@@ -1265,6 +1265,17 @@ json strays_of(const std::string& submission,
   return strays;
 }
 
+// The report's lines on what the sandbox lacks here (none where it has everything): never
+// silently.
+std::string sandbox_caveats() {
+  std::string lines;
+  if (!namespaces_unavailable().empty())
+    lines += "Sandbox: " + namespaces_unavailable() +
+             "; each exercise ran in a process with limits, without namespaces.\n";
+  if (!seccomp_unavailable().empty()) lines += "Sandbox: " + seccomp_unavailable() + ".\n";
+  return lines;
+}
+
 }  // namespace
 
 int grade_main(int argc, char** argv, const Project& project) {
@@ -1354,17 +1365,9 @@ int grade_main(int argc, char** argv, const Project& project) {
     j["not_exercises"] = strays;
     report = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
-  if (!no_namespaces.empty()) {
-    const std::string line = "Sandbox: " + no_namespaces +
-                             "; each exercise ran in a process with limits, without namespaces.\n";
-    text += line;
-    if (opt.format == Format::text) report += line;
-  }
-  if (!seccomp_unavailable().empty()) {
-    const std::string line = "Sandbox: " + seccomp_unavailable() + ".\n";
-    text += line;
-    if (opt.format == Format::text) report += line;
-  }
+  const std::string caveats = sandbox_caveats();
+  text += caveats;
+  if (opt.format == Format::text) report += caveats;
   if (opt.format == Format::gradescope) report = with_execution_time(report, started);
   if (opt.both) {
     json j = json::parse(report);
