@@ -563,12 +563,7 @@ int main(int argc, char** argv) {
   const std::vector<Row> rows = grade_students(p, students, o.jobs);
   const int failures = write_results(p, rows, o);
   write_class(p, rows, o);
-  const std::string& no_namespaces = xenc::grade::namespaces_unavailable();
-  if (!no_namespaces.empty())
-    std::cout << "Sandbox: " << no_namespaces
-              << "; each exercise ran in a process with limits, without namespaces.\n";
-  if (!xenc::grade::seccomp_unavailable().empty())
-    std::cout << "Sandbox: " << xenc::grade::seccomp_unavailable() << ".\n";
+  std::cout << xenc::grade::sandbox_caveats();
   std::cout << "wrote " << (p.out / "grades.csv").string() << " (" << students.size()
             << (students.size() == 1 ? " student" : " students") << " graded"
             << (o.only.empty() ? "" : ", the other rows kept") << "), their reports ("

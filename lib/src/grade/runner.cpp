@@ -1273,17 +1273,6 @@ json strays_of(const std::string& submission,
   return strays;
 }
 
-// The report's lines on what the sandbox lacks here (none where it has everything): never
-// silently.
-std::string sandbox_caveats() {
-  std::string lines;
-  if (!namespaces_unavailable().empty())
-    lines += "Sandbox: " + namespaces_unavailable() +
-             "; each exercise ran in a process with limits, without namespaces.\n";
-  if (!seccomp_unavailable().empty()) lines += "Sandbox: " + seccomp_unavailable() + ".\n";
-  return lines;
-}
-
 }  // namespace
 
 int grade_main(int argc, char** argv, const Project& project) {

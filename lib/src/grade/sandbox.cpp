@@ -166,8 +166,9 @@ void close_fds(int first, int last) {
 constexpr int kFilterFd = 5;
 
 // bwrap's arguments up to the program: namespaces, the read-only system, the box, and the
-// process limit set inside (prlimit), where it counts the sandbox's processes only.
-std::vector<std::string> bwrap_args(const Box& box, const Limits& limits) {
+// process limit set inside (prlimit), where it counts the sandbox's processes only; filtered:
+// bwrap loads the filter from kFilterFd.
+std::vector<std::string> bwrap_args(const Box& box, const Limits& limits, bool filtered) {
   std::vector<std::string> a = {"/usr/bin/bwrap",
                                 "--unshare-all",
                                 "--unshare-user",
@@ -205,8 +206,7 @@ std::vector<std::string> bwrap_args(const Box& box, const Limits& limits) {
   if (!box.scratch.empty())
     a.insert(a.end(), {box.scratch_read_only ? "--ro-bind" : "--bind", box.scratch, box.scratch,
                        "--chdir", box.scratch});
-  if (box.one_process && seccomp_unavailable().empty())
-    a.insert(a.end(), {"--seccomp", std::to_string(kFilterFd)});
+  if (filtered) a.insert(a.end(), {"--seccomp", std::to_string(kFilterFd)});
   a.insert(a.end(),
            {"--", "/usr/bin/prlimit", "--nproc=" + std::to_string(limits.processes), "--"});
   return a;
@@ -229,7 +229,12 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
                const Limits& limits, const std::vector<std::string>& env_extra, const Box& box,
                bool sandboxed, bool channel) {
   Plan p;
-  if (sandboxed) p.args = bwrap_args(box, limits);
+  p.one_process = box.one_process;
+  if (box.one_process && seccomp_unavailable().empty()) {
+    p.filter = one_process_filter(!sandboxed);
+    p.load_filter = !sandboxed && !p.filter.code.empty();
+  }
+  if (sandboxed) p.args = bwrap_args(box, limits, !p.filter.code.empty());
   p.args.push_back(program);
   p.args.insert(p.args.end(), args.begin() + (args.empty() ? 0 : 1), args.end());
   p.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
@@ -245,11 +250,6 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
   // where bwrap cannot start (for nobody, RLIMIT_NPROC counts nobody's processes only)
   p.drop_root = ::geteuid() == 0 && box.namespaces;
   p.nproc = !sandboxed && p.drop_root;
-  p.one_process = box.one_process;
-  if (box.one_process && seccomp_unavailable().empty()) {
-    p.filter = one_process_filter(!sandboxed);
-    p.load_filter = !sandboxed && !p.filter.code.empty();
-  }
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
       files.rlim_cur < rlim_t(1) << 30)
@@ -377,6 +377,15 @@ const std::string& seccomp_unavailable() {
   return why;
 }
 
+std::string sandbox_caveats() {
+  std::string lines;
+  if (!namespaces_unavailable().empty())
+    lines += "Sandbox: " + namespaces_unavailable() +
+             "; each exercise ran in a process with limits, without namespaces.\n";
+  if (!seccomp_unavailable().empty()) lines += "Sandbox: " + seccomp_unavailable() + ".\n";
+  return lines;
+}
+
 std::string signal_name(int s) {
   switch (s) {
     case SIGSEGV:
@@ -425,7 +434,7 @@ struct Session::State {
     // bwrap reads the filter from a pipe: written whole here (a few hundred bytes, less than a
     // pipe holds), its write end closed
     int filter_fd = -1;
-    if (o.sandboxed && p.one_process && !p.filter.code.empty()) {
+    if (o.sandboxed && !p.filter.code.empty()) {
       int fp[2];
       const std::size_t bytes = p.filter.code.size() * sizeof(Instruction);
       if (::pipe2(fp, O_CLOEXEC) != 0) {

@@ -72,6 +72,9 @@ const std::string& namespaces_unavailable();
 /// Empty where Box::one_process has its seccomp filter (x86-64, arm64); else one line saying why
 /// not.
 const std::string& seccomp_unavailable();
+/// The lines on what the sandbox lacks here, each "Sandbox: ...\n" (empty where it has
+/// everything): in grade's report and xenc-grade-all's output, never silently.
+std::string sandbox_caveats();
 
 /// What happened to the child.
 struct Outcome {
