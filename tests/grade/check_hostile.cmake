@@ -12,8 +12,10 @@
 # the correct student's and b_zeros's rows equal a run without any hostile student; grading the
 # class twice into the same folder gives the same CSV; the daemon changes nothing after the run;
 # the shadow file's first token is in no report. Then the fallback: with the namespaces turned off
-# (XENC_GRADE_NO_NAMESPACES), the same scores for a correct, a zeros, a forging and a
-# memory-escaping student, and one line saying the sandbox had no namespaces.
+# (XENC_GRADE_NO_NAMESPACES), the same scores for a correct, a zeros, a forging, a
+# memory-escaping, a secret-reading, an other-students-writing and a daemon-starting student
+# (Landlock keeps each to its box's files; as root's nobody, grading.json was readable before), and
+# one line saying the sandbox had no namespaces.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
 set(grade_all ${WORK_DIR}/prefix/bin/xenc-grade-all)
@@ -160,7 +162,9 @@ set(fallback ${WORK_DIR}/fallback)
 student(${fallback} a_correct solution)
 student(${fallback} b_zeros softmax_zeros.cpp)
 student(${fallback} h_forged_verdict softmax_forged_verdict.cpp)
-student(${fallback} h_escapes_memory softmax_escapes_memory.cpp)
+foreach(h escapes_memory reads_secrets writes_others daemon)
+  student(${fallback} h_${h} softmax_${h}.cpp)
+endforeach()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env XENC_GRADE_NO_NAMESPACES=1
                         ${grade_all} ${fallback} ${grade_cache} --settings ${WORK_DIR}/grading.json
                         --output ${WORK_DIR}/grades-fallback
@@ -173,7 +177,8 @@ expect_in("${out}" "xenc-grade-all's output without namespaces"
 file(READ ${WORK_DIR}/grades-fallback/a_correct.txt report)
 expect_in("${report}" "a_correct's report without namespaces" "Sandbox: namespaces turned off")
 file(READ ${WORK_DIR}/grades-fallback/grades.csv fb)
-foreach(who a_correct b_zeros h_forged_verdict h_escapes_memory)
+foreach(who a_correct b_zeros h_forged_verdict h_escapes_memory h_reads_secrets h_writes_others
+            h_daemon)
   points_of("${fb}" ${who})
   set(got "${points}")
   points_of("${first}" ${who})

@@ -3,8 +3,11 @@
 // (check_*.cmake) run the same machinery on compiled student code.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -437,6 +440,108 @@ TEST(Sandbox, OneProcessWithoutNamespacesHasTheSameFilter) {
   for (const char* works : {"fork", "memfd", "kill", "tgkill_parent", "raise"})
     EXPECT_EQ(out[works], "ok") << works << ":\n" << without.output;
   EXPECT_EQ(in["tmp"], "1") << o.output;
+}
+
+// Without namespaces (bwrap cannot start, as in a container), Landlock keeps a box to its own
+// files: it reads /usr, its read_only paths but the hidden ones, and /proc/self; it writes only
+// its scratch folder, where TMPDIR points; it makes no TCP connection. The other files are open to
+// anyone (mode 0666 in a folder of 0777), so only Landlock can refuse them, here as root's nobody
+// or as any user. The same script with no sandbox reaches all of them.
+constexpr const char* kFileEscapes = R"(import errno, os, socket, sys
+box, other, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def attempt(name, f):
+    try:
+        f()
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+def read(path):
+    with open(path, "rb") as f:
+        f.read()
+def write(path, mode="wb"):
+    with open(path, mode) as f:
+        f.write(b"x")
+attempt("read_box", lambda: read(box + "/in_box.txt"))
+attempt("list_box", lambda: os.listdir(box))
+attempt("read_beside_hidden", lambda: read(box + "/sub/beside.txt"))
+attempt("read_hidden", lambda: read(box + "/sub/hidden.txt"))
+attempt("read_other", lambda: read(other + "/answer.txt"))
+attempt("write_other", lambda: write(other + "/answer.txt", "ab"))
+attempt("create_other", lambda: write(other + "/new.txt"))
+attempt("read_etc", lambda: read("/etc/passwd"))
+attempt("write_tmp", lambda: write(other + "-in-tmp"))
+attempt("write_scratch", lambda: write("f"))
+attempt("write_tmpdir", lambda: write(os.path.join(os.environ.get("TMPDIR", "/tmp"), "t")))
+attempt("proc_self", lambda: read("/proc/self/status"))
+attempt("dev_null", lambda: write("/dev/null"))
+attempt("tcp", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+)";
+
+TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("xenc-landlock-" + std::to_string(::getpid()));
+  const fs::path box_dir = base / "box", other = base / "other", scratch = base / "scratch";
+  fs::create_directories(box_dir / "sub");
+  fs::create_directories(other);
+  fs::create_directories(scratch);
+  for (const fs::path& f : {box_dir / "in_box.txt", box_dir / "sub" / "beside.txt",
+                            box_dir / "sub" / "hidden.txt", other / "answer.txt"})
+    std::ofstream(f) << "text\n";
+  fs::permissions(other / "answer.txt", fs::perms(0666));
+  for (const fs::path& d : {base, other, scratch}) fs::permissions(d, fs::perms(0777));
+  // a TCP port that accepts (the connection completes in its backlog)
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::vector<std::string> args = {"/usr/bin/python3",
+                                         "-c",
+                                         kFileEscapes,
+                                         box_dir.string(),
+                                         (base / "other").string(),
+                                         std::to_string(ntohs(addr.sin_port))};
+  grade::Box box;
+  box.namespaces = true;
+  box.scratch = scratch.string();
+  box.read_only = {box_dir.string()};
+  box.hidden = {(box_dir / "sub" / "hidden.txt").string()};
+  grade::Limits limits;
+  limits.time_seconds = 30;
+  ::setenv("XENC_GRADE_NO_NAMESPACES", "1", 1);
+  const std::string landlock = grade::sandbox_caveats();
+  const grade::Outcome in = grade::run_isolated(args[0], args, limits, {}, box);
+  box.one_process = true;  // and the filter
+  const grade::Outcome one = grade::run_isolated(args[0], args, limits, {}, box);
+  ::unsetenv("XENC_GRADE_NO_NAMESPACES");
+  const bool untouched = fs::file_size(other / "answer.txt") == 5 &&
+                         !fs::exists(other / "new.txt") && !fs::exists(base / "other-in-tmp");
+  const grade::Outcome out =
+      grade::run_isolated(args[0], args, limits, {"TMPDIR=" + scratch.string()}, grade::Box{});
+  ::close(listener);
+  fs::remove_all(base);
+  ASSERT_FALSE(in.sandboxed);
+  ASSERT_EQ(landlock.find("Landlock"), std::string::npos) << "this kernel has Landlock:\n"
+                                                          << landlock;
+  auto a = attempts(in.output), b = attempts(one.output), c = attempts(out.output);
+  for (const char* works : {"read_box", "list_box", "read_beside_hidden", "write_scratch",
+                            "write_tmpdir", "proc_self", "dev_null"}) {
+    EXPECT_EQ(a[works], "ok") << works << ":\n" << in.output;
+    EXPECT_EQ(c[works], "ok") << works << ":\n" << out.output;
+  }
+  for (const char* refused :
+       {"read_hidden", "read_other", "write_other", "create_other", "read_etc", "write_tmp"}) {
+    EXPECT_EQ(a[refused], "EACCES") << refused << ":\n" << in.output;
+    EXPECT_EQ(b[refused], "EACCES") << refused << " (one process):\n" << one.output;
+    EXPECT_EQ(c[refused], "ok") << refused << " (no sandbox):\n" << out.output;
+  }
+  EXPECT_EQ(a["tcp"], "EACCES") << "Landlock's TCP rule:\n" << in.output;
+  EXPECT_EQ(b["tcp"], "EPERM") << "the filter's socket rule:\n" << one.output;
+  EXPECT_EQ(c["tcp"], "ok") << out.output;
+  EXPECT_TRUE(untouched) << "the sandboxed runs changed a file outside their box";
 }
 
 // ---- the call protocol ------------------------------------------------------------------------

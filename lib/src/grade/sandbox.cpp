@@ -2,6 +2,8 @@
 // the call channel of a Session, and a SIGKILL at the wall-clock limit. Linux.
 #include "xenc/grade/sandbox.hpp"
 
+#include "landlock.hpp"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -19,6 +21,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #endif
 
@@ -31,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 namespace xenc::grade {
 
@@ -102,6 +106,12 @@ Filter one_process_filter([[maybe_unused]] bool own_pid_only) {
     jump(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(nr), 0, 1);
     stmt(BPF_RET | BPF_K, action);
   };
+  // the jumps to the final ALLOW, whose offsets are set once it is placed
+  std::vector<std::size_t> to_allow;
+  auto jump_to_allow = [&](std::uint32_t k) {
+    to_allow.push_back(f.size());
+    jump(BPF_JMP | BPF_JEQ | BPF_K, k, 0, 0);
+  };
   // another process, and memory in no address space
 #ifdef SYS_fork
   refuse(SYS_fork, eperm);
@@ -121,20 +131,26 @@ Filter one_process_filter([[maybe_unused]] bool own_pid_only) {
     refuse(nr, eperm);
   if (own_pid_only) {
     refuse(SYS_rt_tgsigqueueinfo, eperm);
-    // tgkill(tgid, ...) with tgid its own (exec_child sets it), else EPERM: on to the clone
-    // check's 4 instructions when the call is another, past them to ALLOW when the tgid is its own
+    // tgkill(tgid, ...) with tgid its own (exec_child sets it), else EPERM; another call goes
+    // on to the next check
     jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 3);
     stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args));
     filter.own_pid_at = f.size();
-    jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0);
+    jump_to_allow(0);
     stmt(BPF_RET | BPF_K, eperm);
   }
+  // a socket of the local kind only (AF_UNIX): without namespaces there is no network of its own
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 3);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args));
+  jump_to_allow(AF_UNIX);
+  stmt(BPF_RET | BPF_K, eperm);
   // clone: allowed with CLONE_THREAD (a thread), refused without (a process); the flags are the
   // first argument on both architectures, in its low 32 bits (little-endian)
   jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3);
   stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args));
   jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0);
   stmt(BPF_RET | BPF_K, eperm);
+  for (std::size_t at : to_allow) f[at].jt = std::uint8_t(f.size() - at - 1);
   stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 #endif
   return filter;
@@ -212,6 +228,20 @@ std::vector<std::string> bwrap_args(const Box& box, const Limits& limits, bool f
   return a;
 }
 
+// A descriptor closed with its owner (in the parent: the child's copy closes at exec).
+struct OwnedFd {
+  int fd = -1;
+  OwnedFd() = default;
+  OwnedFd(OwnedFd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+  OwnedFd& operator=(OwnedFd&& o) noexcept {
+    std::swap(fd, o.fd);
+    return *this;
+  }
+  ~OwnedFd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 // Everything a child needs, prepared before fork (the child may not allocate).
 struct Plan {
   std::vector<std::string> args, env;
@@ -223,6 +253,8 @@ struct Plan {
   bool one_process = false;  // RLIMIT_NOFILE kOneProcessFiles, and the filter:
   Filter filter;             // given to bwrap on kFilterFd (namespaces) or
   bool load_filter = false;  // loaded by the child itself before exec (without)
+  OwnedFd landlock;          // without namespaces: the box's files (landlock.hpp), or none
+  std::string failure;       // why the child cannot start (its ruleset could not be made)
 };
 
 Plan make_plan(const std::string& program, const std::vector<std::string>& args,
@@ -235,10 +267,16 @@ Plan make_plan(const std::string& program, const std::vector<std::string>& args,
     p.load_filter = !sandboxed && !p.filter.code.empty();
   }
   if (sandboxed) p.args = bwrap_args(box, limits, !p.filter.code.empty());
+  // a box that asked for namespaces, without them: Landlock keeps it to the box's files; the
+  // compiler's temporary files then go to its folder (the machine's /tmp is not in the box)
+  const bool landlocked = box.namespaces && !sandboxed && detail::landlock_unavailable().empty();
+  if (landlocked) p.landlock.fd = detail::landlock_ruleset(box, p.failure);
   p.args.push_back(program);
   p.args.insert(p.args.end(), args.begin() + (args.empty() ? 0 : 1), args.end());
   p.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
            "HOME=" + (box.scratch.empty() ? std::string("/tmp") : box.scratch)};
+  if (landlocked && !box.scratch.empty() && !box.scratch_read_only)
+    p.env.push_back("TMPDIR=" + box.scratch);
   if (channel) p.env.push_back("XENC_GRADE_SERVE=1");
   for (const std::string& e : env_extra) p.env.push_back(e);
   for (std::string& a : p.args) p.argv.push_back(a.data());
@@ -286,6 +324,11 @@ rlim_t set_limits(const Limits& limits, rlim_t address_space) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)
       ::_exit(126);
   }
+  if (p.landlock.fd >= 0 && !detail::landlock_restrict(p.landlock.fd)) {
+    const char msg[] = "xenc grade sandbox: Landlock could not restrict the child\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(126);
+  }
   // the descriptors it keeps: /dev/null, the capture pipe (1, 2), the channel (3, 4), bwrap's
   // filter (5)
   const int out_hi = ::fcntl(out_fd, F_DUPFD, 10);
@@ -322,9 +365,10 @@ rlim_t set_limits(const Limits& limits, rlim_t address_space) {
 }  // namespace
 
 const std::string& namespaces_unavailable() {
+  // read at each call: a test turns the namespaces off and on again
+  static const std::string off = "namespaces turned off (XENC_GRADE_NO_NAMESPACES is set)";
+  if (std::getenv("XENC_GRADE_NO_NAMESPACES") != nullptr) return off;
   static const std::string why = [] {
-    if (std::getenv("XENC_GRADE_NO_NAMESPACES") != nullptr)
-      return std::string("namespaces turned off (XENC_GRADE_NO_NAMESPACES is set)");
     if (::access("/usr/bin/bwrap", X_OK) != 0)
       return std::string("bubblewrap (/usr/bin/bwrap) is not installed");
     Limits probe;
@@ -382,6 +426,9 @@ std::string sandbox_caveats() {
   if (!namespaces_unavailable().empty())
     lines += "Sandbox: " + namespaces_unavailable() +
              "; each exercise ran in a process with limits, without namespaces.\n";
+  if (!namespaces_unavailable().empty() && !detail::landlock_unavailable().empty())
+    lines += "Sandbox: " + detail::landlock_unavailable() +
+             ": without namespaces, an exercise read and wrote what its user may.\n";
   if (!seccomp_unavailable().empty()) lines += "Sandbox: " + seccomp_unavailable() + ".\n";
   return lines;
 }
@@ -422,6 +469,10 @@ struct Session::State {
                    const std::vector<std::string>& env_extra, const Box& box, bool channel) {
     o.sandboxed = box.namespaces && namespaces_unavailable().empty();
     Plan p = make_plan(program, args, limits, env_extra, box, o.sandboxed, channel);
+    if (!p.failure.empty()) {
+      o.failure = "its sandbox could not be prepared: " + p.failure, gone = true;
+      return;
+    }
     int out_pipe[2], calls_pipe[2] = {-1, -1}, answers_pipe[2] = {-1, -1};
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
       o.failure = "pipe failed", gone = true;

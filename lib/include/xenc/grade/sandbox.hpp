@@ -11,15 +11,19 @@
 // memory-backed folder without a size), has no network, at most Limits::processes processes, and
 // when the run ends its PID namespace ends with every process it started, setsid or not. Started
 // by root, the child drops to the user nobody first (the kernel exempts root from the process
-// limit). Where bwrap cannot start, namespaces_unavailable() says why and the child runs with the
-// process limits alone.
+// limit). Where bwrap cannot start, namespaces_unavailable() says why, and the child runs with the
+// limits and a Landlock ruleset (Linux 5.13) instead: it reads /usr, the loader's files in /etc, a
+// few devices, its /proc/self and Box::read_only (Box::hidden left out), writes only Box::scratch
+// (unless Box::scratch_read_only; TMPDIR points there), and makes no TCP connection (Landlock ABI
+// 4) nor signals another process (ABI 6). Where Landlock is missing too, sandbox_caveats() says so.
 //
 // Box::one_process (a student's program): a seccomp filter, with namespaces or without, refuses
 // every way to memory outside the child's one address space: another process (fork, vfork, clone
 // without CLONE_THREAD; its threads share the address space that Limits::memory_mib bounds),
 // memory files and shared segments (memfd_create, shmget), new namespaces (unshare, setns), and
 // other processes' signals and memory (kill, tkill, ptrace, process_vm_*, pidfd_*; without
-// namespaces, a tgkill that is not its own), and the child may hold at most kOneProcessFiles
+// namespaces, a tgkill that is not its own), no socket but AF_UNIX (without namespaces, the network
+// is the machine's), and the child may hold at most kOneProcessFiles
 // descriptors (each pipe or socket holds kernel buffers). So all it can hold is
 // Limits::memory_mib of address space, Limits::file_mib in /tmp and those buffers. Without the
 // filter 20 processes of 400 MiB each, 3 GiB of memory files, 2 GiB of detached shared segments and
@@ -63,7 +67,8 @@ struct Box {
   /// filter above; x86-64 and arm64, elsewhere seccomp_unavailable() says so)
   bool one_process = false;
   /// paths it cannot read though they are under /usr or read_only: a folder is seen empty, a
-  /// file cannot be opened (/dev/null bound over it, on a nodev mount) (namespaces only)
+  /// file cannot be opened (/dev/null bound over it, on a nodev mount; without namespaces, no
+  /// Landlock rule reaches it)
   std::vector<std::string> hidden;
 };
 
