@@ -173,7 +173,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "xenc-grade-all without namespaces exited ${rc}:\n${out}\n${err}")
 endif()
 expect_in("${out}" "xenc-grade-all's output without namespaces"
-          "Sandbox: namespaces turned off (XENC_GRADE_NO_NAMESPACES is set); each exercise ran in a process with limits, without namespaces.")
+          "Sandbox: namespaces turned off (XENC_GRADE_NO_NAMESPACES is set); each exercise ran in a process with limits and Landlock's file rules, without namespaces.")
 file(READ ${WORK_DIR}/grades-fallback/a_correct.txt report)
 expect_in("${report}" "a_correct's report without namespaces" "Sandbox: namespaces turned off")
 file(READ ${WORK_DIR}/grades-fallback/grades.csv fb)

@@ -516,16 +516,22 @@ TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
   const grade::Outcome in = grade::run_isolated(args[0], args, limits, {}, box);
   box.one_process = true;  // and the filter
   const grade::Outcome one = grade::run_isolated(args[0], args, limits, {}, box);
-  ::unsetenv("XENC_GRADE_NO_NAMESPACES");
   const bool untouched = fs::file_size(other / "answer.txt") == 5 &&
                          !fs::exists(other / "new.txt") && !fs::exists(base / "other-in-tmp");
+  // Landlock turned off (as where the kernel has none): said in a second line, and the box then
+  // reads what its user may
+  ::setenv("XENC_GRADE_NO_LANDLOCK", "1", 1);
+  const std::string without_landlock = grade::sandbox_caveats();
+  box.one_process = false;
+  const grade::Outcome plain = grade::run_isolated(args[0], args, limits, {}, box);
+  ::unsetenv("XENC_GRADE_NO_LANDLOCK");
+  ::unsetenv("XENC_GRADE_NO_NAMESPACES");
   const grade::Outcome out =
       grade::run_isolated(args[0], args, limits, {"TMPDIR=" + scratch.string()}, grade::Box{});
   ::close(listener);
   fs::remove_all(base);
   ASSERT_FALSE(in.sandboxed);
-  ASSERT_EQ(landlock.find("Landlock"), std::string::npos) << "this kernel has Landlock:\n"
-                                                          << landlock;
+  ASSERT_EQ(landlock.find("no Landlock"), std::string::npos) << "this kernel has Landlock";
   auto a = attempts(in.output), b = attempts(one.output), c = attempts(out.output);
   for (const char* works : {"read_box", "list_box", "read_beside_hidden", "write_scratch",
                             "write_tmpdir", "proc_self", "dev_null"}) {
@@ -542,6 +548,15 @@ TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
   EXPECT_EQ(b["tcp"], "EPERM") << "the filter's socket rule:\n" << one.output;
   EXPECT_EQ(c["tcp"], "ok") << out.output;
   EXPECT_TRUE(untouched) << "the sandboxed runs changed a file outside their box";
+  EXPECT_EQ(landlock,
+            "Sandbox: namespaces turned off (XENC_GRADE_NO_NAMESPACES is set); each exercise ran "
+            "in a process with limits and Landlock's file rules, without namespaces.\n");
+  EXPECT_EQ(without_landlock,
+            "Sandbox: namespaces turned off (XENC_GRADE_NO_NAMESPACES is set); each exercise ran "
+            "in a process with limits, without namespaces.\nSandbox: Landlock turned off "
+            "(XENC_GRADE_NO_LANDLOCK is set): without namespaces, an exercise read and wrote what "
+            "its user may.\n");
+  EXPECT_EQ(attempts(plain.output)["read_etc"], "ok") << plain.output;
 }
 
 // ---- the call protocol ------------------------------------------------------------------------

@@ -15,10 +15,10 @@
 # differently from the reference, tests/grade/similarity/softmax_independent_loops.cpp, handed in
 # by one student, a copy of it with every variable renamed by another, and a reformatted copy by a
 # third) and one more independent softmax (softmax_independent_xtensor.cpp), not a copy.
-# The hostile class: the same students, with nine of them handing in a hostile softmax
+# The hostile class: the same students, with ten of them handing in a hostile softmax
 # (tests/grade/hostile: a forged verdict, killing the grader, a daemon, writing others' files, a
 # fork bomb, reading the secrets, a template bomb, #include </dev/zero>, #include of a file
-# outside the submission).
+# outside the submission, memory outside its address space).
 # Runs, each with an empty cache unless said:
 #   1. the class without namespaces (XENC_GRADE_NO_NAMESPACES=1, the process sandbox alone);
 #   2. the class with the sandbox: the same grades.csv as 1 (issue 27's ratio: 2 / 1);
@@ -51,9 +51,9 @@ if ((n >= 30)); then
   planted[$((11 * n / 100))]=original planted[$((47 * n / 100))]=renamed
   planted[$((74 * n / 100))]=reformatted planted[$((25 * n / 100))]=independent
   hostile=(forged_verdict kills_grader daemon writes_others fork_bomb reads_secrets template_bomb
-    include_dev_zero include_shadow)
+    include_dev_zero include_shadow escapes_memory)
   for ((h = 0; h < ${#hostile[@]}; ++h)); do
-    at=$(((5 + 11 * h) * n / 100))
+    at=$(((5 + 10 * h) * n / 100))
     while [[ -n ${planted[$at]:-} || -n ${hostile_at[$at]:-} || $at == 0 ]]; do at=$(((at + 1) % n)); done
     hostile_at[$at]=${hostile[h]}
   done

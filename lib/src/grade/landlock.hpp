@@ -12,7 +12,8 @@
 
 namespace xenc::grade::detail {
 
-/// Empty where this kernel has Landlock (asked once per process); else one line saying why not.
+/// Empty where this kernel has Landlock (asked once per process) and XENC_GRADE_NO_LANDLOCK is
+/// not set; else one line saying why not.
 const std::string& landlock_unavailable();
 
 /// A Landlock ruleset (a descriptor, close-on-exec) with box's files, or -1 with the reason in

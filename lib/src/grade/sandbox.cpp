@@ -423,12 +423,14 @@ const std::string& seccomp_unavailable() {
 
 std::string sandbox_caveats() {
   std::string lines;
-  if (!namespaces_unavailable().empty())
-    lines += "Sandbox: " + namespaces_unavailable() +
-             "; each exercise ran in a process with limits, without namespaces.\n";
-  if (!namespaces_unavailable().empty() && !detail::landlock_unavailable().empty())
-    lines += "Sandbox: " + detail::landlock_unavailable() +
-             ": without namespaces, an exercise read and wrote what its user may.\n";
+  if (!namespaces_unavailable().empty()) {
+    const bool landlock = detail::landlock_unavailable().empty();
+    lines += "Sandbox: " + namespaces_unavailable() + "; each exercise ran in a process with " +
+             (landlock ? "limits and Landlock's file rules" : "limits") + ", without namespaces.\n";
+    if (!landlock)
+      lines += "Sandbox: " + detail::landlock_unavailable() +
+               ": without namespaces, an exercise read and wrote what its user may.\n";
+  }
   if (!seccomp_unavailable().empty()) lines += "Sandbox: " + seccomp_unavailable() + ".\n";
   return lines;
 }
