@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -133,10 +134,23 @@ const std::string& landlock_unavailable() {
   static const std::string why = [] {
 #ifdef XENC_GRADE_LANDLOCK
     const int abi = abi_version();
-    if (abi > 0) return std::string();
     if (abi == -EOPNOTSUPP)
       return std::string("this kernel's Landlock is turned off (it is not in its lsm= list)");
-    return "this kernel has no Landlock (" + std::string(std::strerror(-abi)) + ")";
+    if (abi == -ENOSYS) return std::string("this kernel has no Landlock");
+    if (abi <= 0) return "Landlock is refused here (" + std::string(std::strerror(-abi)) + ")";
+    // tried once in a child, as a run would (a container may refuse no_new_privs or the call)
+    const pid_t pid = ::fork();
+    if (pid < 0) return std::string("fork failed");
+    if (pid == 0) {
+      const RulesetAttr attr{kReadFile, 0, 0};
+      const int fd = int(::syscall(SYS_landlock_create_ruleset, &attr, 8, 0));
+      ::_exit(fd >= 0 && landlock_restrict(fd) ? 0 : 1);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::string();
+    return std::string("Landlock is refused here (a process cannot restrict itself)");
 #else
     return std::string("Landlock is Linux's (x86-64 and arm64 here)");
 #endif
