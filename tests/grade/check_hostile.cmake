@@ -14,8 +14,9 @@
 # the shadow file's first token is in no report. Then the fallback: with the namespaces turned off
 # (XENC_GRADE_NO_NAMESPACES), the same scores for a correct, a zeros, a forging, a
 # memory-escaping, a secret-reading, an other-students-writing and a daemon-starting student
-# (Landlock keeps each to its box's files; as root's nobody, grading.json was readable before), and
-# one line saying the sandbox had no namespaces.
+# (Landlock keeps each to its box's files), and one line saying the sandbox had no namespaces;
+# with Landlock turned off too, the secret reader scores its leak (as root's nobody, it reads
+# grading.json) and its report says Landlock was off.
 include(${CMAKE_CURRENT_LIST_DIR}/scratch.cmake)
 install_scratch()
 set(grade_all ${WORK_DIR}/prefix/bin/xenc-grade-all)
@@ -186,4 +187,26 @@ foreach(who a_correct b_zeros h_forged_verdict h_escapes_memory h_reads_secrets 
     message(FATAL_ERROR "${who} has '${got}' without namespaces, '${points}' with them")
   endif()
 endforeach()
+# and with Landlock turned off as well (as on a kernel without it), the secret reader, root's
+# nobody, reads grading.json and scores its leak: what Landlock stops above
+set(off ${WORK_DIR}/fallback-off)
+student(${off} h_reads_secrets softmax_reads_secrets.cpp)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env XENC_GRADE_NO_NAMESPACES=1 XENC_GRADE_NO_LANDLOCK=1
+                        ${grade_all} ${off} ${grade_cache} --settings ${WORK_DIR}/grading.json
+                        --output ${WORK_DIR}/grades-fallback-off
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "xenc-grade-all without namespaces and Landlock exited ${rc}:\n${out}\n${err}")
+endif()
+file(READ ${WORK_DIR}/grades-fallback-off/h_reads_secrets.txt report)
+expect_in("${report}" "the secret reader's report without Landlock"
+          "Sandbox: Landlock turned off (XENC_GRADE_NO_LANDLOCK is set)")
+file(READ ${WORK_DIR}/grades-fallback-off/grades.csv leaked)
+points_of("${leaked}" h_reads_secrets)
+set(got "${points}")
+points_of("${fb}" h_reads_secrets)
+if(got STREQUAL points)
+  message(FATAL_ERROR "without Landlock the secret reader scored as with it (${got}): it found no "
+                      "secret, so the class above does not show that Landlock stops it")
+endif()
 message(STATUS "every hostile student got the honest score:\n${first}")
