@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -475,6 +476,11 @@ attempt("write_tmpdir", lambda: write(os.path.join(os.environ.get("TMPDIR", "/tm
 attempt("proc_self", lambda: read("/proc/self/status"))
 attempt("dev_null", lambda: write("/dev/null"))
 attempt("tcp", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+def local():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(other + "/local.sock")
+    s.close()
+attempt("local_socket", local)
 )";
 
 TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
@@ -498,6 +504,15 @@ TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
   ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len), 0);
   ASSERT_EQ(::listen(listener, 8), 0);
   ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  // and a named local socket outside the box: Landlock lets a connect() through (it has no rule
+  // for it), the one-process filter refuses every socket
+  const int local = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un named{};
+  named.sun_family = AF_UNIX;
+  const std::string local_path = (other / "local.sock").string();
+  std::snprintf(named.sun_path, sizeof named.sun_path, "%s", local_path.c_str());
+  ASSERT_EQ(::bind(local, reinterpret_cast<sockaddr*>(&named), sizeof named), 0);
+  ASSERT_EQ(::listen(local, 8), 0);
   const std::vector<std::string> args = {"/usr/bin/python3",
                                          "-c",
                                          kFileEscapes,
@@ -529,6 +544,7 @@ TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
   const grade::Outcome out =
       grade::run_isolated(args[0], args, limits, {"TMPDIR=" + scratch.string()}, grade::Box{});
   ::close(listener);
+  ::close(local);
   fs::remove_all(base);
   ASSERT_FALSE(in.sandboxed);
   ASSERT_EQ(landlock.find("no Landlock"), std::string::npos) << "this kernel has Landlock";
@@ -547,6 +563,8 @@ TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
   EXPECT_EQ(a["tcp"], "EACCES") << "Landlock's TCP rule:\n" << in.output;
   EXPECT_EQ(b["tcp"], "EPERM") << "the filter's socket rule:\n" << one.output;
   EXPECT_EQ(c["tcp"], "ok") << out.output;
+  EXPECT_EQ(b["local_socket"], "EPERM") << one.output;
+  EXPECT_EQ(c["local_socket"], "ok") << out.output;
   EXPECT_TRUE(untouched) << "the sandboxed runs changed a file outside their box";
   EXPECT_EQ(landlock,
             "Sandbox: namespaces turned off (XENC_GRADE_NO_NAMESPACES is set); each exercise ran "

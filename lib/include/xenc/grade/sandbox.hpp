@@ -22,13 +22,13 @@
 // without CLONE_THREAD; its threads share the address space that Limits::memory_mib bounds),
 // memory files and shared segments (memfd_create, shmget), new namespaces (unshare, setns), and
 // other processes' signals and memory (kill, tkill, ptrace, process_vm_*, pidfd_*; without
-// namespaces, a tgkill that is not its own), no socket but AF_UNIX (without namespaces, the network
-// is the machine's), and the child may hold at most kOneProcessFiles
-// descriptors (each pipe or socket holds kernel buffers). So all it can hold is
-// Limits::memory_mib of address space, Limits::file_mib in /tmp and those buffers. Without the
-// filter 20 processes of 400 MiB each, 3 GiB of memory files, 2 GiB of detached shared segments and
-// 3 GiB in /tmp, /dev or the scratch folder all fitted in a 512 MiB limit (test_grade_runner's
-// OneProcess tests; grade.hostile).
+// namespaces, a tgkill that is not its own), no socket (without namespaces, the network is the
+// machine's, and Landlock lets a connect() to a named local socket through), and the child may
+// hold at most kOneProcessFiles descriptors (each pipe or socket holds kernel buffers). So all it
+// can hold is Limits::memory_mib of address space, Limits::file_mib in /tmp and those buffers.
+// Without the filter 20 processes of 400 MiB each, 3 GiB of memory files, 2 GiB of detached
+// shared segments and 3 GiB in /tmp, /dev or the scratch folder all fitted in a 512 MiB limit
+// (test_grade_runner's OneProcess tests; grade.hostile).
 //
 // A Session is a child with the call channel of xenc/grade/wire.hpp: the grader sends calls on
 // the child's descriptor 3 and reads answers on its descriptor 4. Nothing here throws for what
