@@ -7,12 +7,13 @@
 // kernel headers' age.
 #include "landlock.hpp"
 
+#include "paths.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -102,11 +103,6 @@ void add(Rules& r, const fs::path& path, Rights rights) {
   ::close(fd);
 }
 
-bool at_or_under(const fs::path& p, const fs::path& dir) {
-  auto [d, q] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
-  return d == dir.end();
-}
-
 // rights beneath path, but none for the hidden paths under it: each folder on the way to a hidden
 // path is only listed, and its other entries get the rule one by one. Symbolic links get none:
 // Landlock checks the file they lead to, which has its own rule or none.
@@ -114,8 +110,8 @@ void allow_beneath(Rules& r, const fs::path& path, Rights rights,
                    const std::vector<fs::path>& hidden) {
   bool holes = false;
   for (const fs::path& h : hidden) {
-    if (at_or_under(path, h)) return;
-    holes = holes || at_or_under(h, path);
+    if (under(path, h)) return;
+    holes = holes || under(h, path);
   }
   if (!holes) return add(r, path, rights);
   add(r, path, kReadDir);

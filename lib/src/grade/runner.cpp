@@ -3,6 +3,8 @@
 // report (text, JSON, Gradescope results.json, JUnit XML).
 #include "xenc/grade/runner.hpp"
 
+#include "paths.hpp"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -724,11 +726,7 @@ std::vector<std::string> split_command(const std::string& s) {
   return words;
 }
 
-bool under(const fs::path& p, const fs::path& dir) {
-  const std::string a = p.lexically_normal().string(), d = dir.lexically_normal().string();
-  return a == d || (a.size() > d.size() && a.compare(0, d.size(), d) == 0 &&
-                    (d.back() == '/' || a[d.size()] == '/'));
-}
+using detail::under;
 
 // Every absolute path a command names (include and library folders, objects, libraries) outside
 // /usr, bound read-only into the sandbox. The template's own folder is not: only its
