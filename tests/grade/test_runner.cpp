@@ -29,6 +29,8 @@
 #include "xenc/grade/sandbox.hpp"
 #include "xenc/grade/wire.hpp"
 
+#include "support/run_program.hpp"
+
 namespace {
 
 namespace grade = xenc::grade;
@@ -576,6 +578,39 @@ TEST(Sandbox, WithoutNamespacesLandlockKeepsABoxToItsFiles) {
             "its user may.\n");
   EXPECT_EQ(attempts(plain.output)["read_etc"], "ok") << plain.output;
 }
+
+#ifdef XENC_LANDLOCK_REFUSED
+// Where a container's seccomp profile refuses Landlock (played by landlock_refused.cpp on this
+// kernel, which has it): the report's second line says why, and the run goes on with the limits.
+// The line's claim is checked too: the run reads a file outside its box.
+TEST(Sandbox, WhereLandlockIsRefusedTheReportSaysSo) {
+  namespace fs = std::filesystem;
+  const fs::path base =
+      fs::temp_directory_path() / ("xenc-landlock-refused-" + std::to_string(::getpid()));
+  fs::create_directories(base);
+  fs::permissions(base, fs::perms(0755));
+  const fs::path outside = base / "outside.txt";
+  std::ofstream(outside) << "outside the box\n";
+  fs::permissions(outside, fs::perms(0644));
+  const std::string first =
+      "Sandbox: namespaces turned off (XENC_GRADE_NO_NAMESPACES is set); each exercise ran in a "
+      "process with limits, without namespaces.\n";
+  const std::string then = ": without namespaces, an exercise read and wrote what its user may.\n";
+  const std::pair<const char*, std::string> modes[] = {
+      {"eperm", "Landlock is refused here (Operation not permitted)"},
+      {"enosys",
+       "Landlock's calls are missing here (ENOSYS: the kernel has none, or a seccomp profile "
+       "hides them)"},
+      {"restrict-eperm", "Landlock is refused here (a process cannot restrict itself)"}};
+  for (const auto& [mode, why] : modes) {
+    const xenc::test::RunResult r = xenc::test::run_program(
+        XENC_LANDLOCK_REFUSED, std::string(mode) + " '" + outside.string() + "'", base.string());
+    EXPECT_EQ(r.status, 0) << mode << ": " << r.err;
+    EXPECT_EQ(r.out, first + "Sandbox: " + why + then + "exit 0\noutside the box\n") << mode;
+  }
+  fs::remove_all(base);
+}
+#endif
 
 // ---- the call protocol ------------------------------------------------------------------------
 

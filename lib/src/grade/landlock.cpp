@@ -132,7 +132,10 @@ const std::string& landlock_unavailable() {
     const int abi = abi_version();
     if (abi == -EOPNOTSUPP)
       return std::string("this kernel's Landlock is turned off (it is not in its lsm= list)");
-    if (abi == -ENOSYS) return std::string("this kernel has no Landlock");
+    if (abi == -ENOSYS)
+      return std::string(
+          "Landlock's calls are missing here (ENOSYS: the kernel has none, or a seccomp profile "
+          "hides them)");
     if (abi <= 0) return "Landlock is refused here (" + std::string(std::strerror(-abi)) + ")";
     // tried once in a child, as a run would (a container may refuse no_new_privs or the call)
     const pid_t pid = ::fork();
