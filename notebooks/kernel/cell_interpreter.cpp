@@ -401,6 +401,25 @@ std::vector<std::string> CellInterpreter::conflicts(const std::vector<std::strin
   return out;
 }
 
+// Whether `qualified` ("Q", "geo::Pt") names a class in the interpreter (else a namespace, or
+// nothing it knows).
+bool CellInterpreter::is_class(const std::string& qualified) {
+  clang::ASTContext& context =
+      const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance())->getASTContext();
+  clang::DeclContext* scope = context.getTranslationUnitDecl();
+  clang::NamedDecl* found = nullptr;
+  for (std::size_t begin = 0; scope != nullptr && begin <= qualified.size();) {
+    std::size_t end = qualified.find("::", begin);
+    if (end == std::string::npos) end = qualified.size();
+    const std::string part = qualified.substr(begin, end - begin);
+    const auto result = scope->lookup(clang::DeclarationName(&context.Idents.get(part)));
+    found = result.empty() ? nullptr : result.front();
+    scope = found == nullptr ? nullptr : llvm::dyn_cast<clang::DeclContext>(found);
+    begin = end + 2;
+  }
+  return found != nullptr && llvm::isa<clang::RecordDecl>(found);
+}
+
 // Compiles `code` in a forked copy of the kernel (a complete copy of the interpreter), which then
 // ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
@@ -625,46 +644,12 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   nl::json failed;
   if (cell.find_first_not_of(" \t\r\n") != std::string::npos)
     failed = run(wrap_statements(cell, ++cells_compiled_));
-  // A cell that redefines what earlier cells defined ("redefinition of 'f'"; it changed nothing):
-  // compiled again with its declarations in a namespace of its own and the earlier ones hidden
-  // (hide_earlier), it replaces them.
-  if (!failed.is_null() &&
-      (failed["ename"] == "CompileError" || failed["ename"] == "CompilerCrash")) {
-    Shadow shadow;
-    const std::regex redefinition("redefinition of '([A-Za-z_][A-Za-z_0-9]*)'");
-    std::set<std::string> names;
-    for (const auto& line : failed["traceback"]) {
-      const std::string text = line.get<std::string>();
-      for (auto m = std::sregex_iterator(text.begin(), text.end(), redefinition);
-           m != std::sregex_iterator(); ++m)
-        names.insert((*m)[1]);
-    }
-    // a call of a name shadowed before, made ambiguous by the cell's own new definition
-    const std::regex ambiguous("(call to|reference to) '([A-Za-z_][A-Za-z_0-9]*)' is ambiguous");
-    for (const auto& line : failed["traceback"]) {
-      const std::string text = line.get<std::string>();
-      std::smatch m;
-      if (std::regex_search(text, m, ambiguous) &&
-          std::find(shadowed_names_.begin(), shadowed_names_.end(), m[2].str()) !=
-              shadowed_names_.end())
-        names.insert(m[2]);
-    }
-    // clang 19 crashes on a redefined class (in the throwaway copy: nothing changed): the
-    // classes the cell defines are shadowed then
-    if (failed["ename"] == "CompilerCrash" || names.empty()) {
-      const std::regex class_head(
-          "(^|[;}\\n])\\s*(template\\s*<[^>]*>\\s*)?(struct|class|union|enum)\\s+(class\\s+)?"
-          "([A-Za-z_][A-Za-z_0-9]*)\\s*(final\\s*)?[:{]");
-      for (auto m = std::sregex_iterator(cell.begin(), cell.end(), class_head);
-           m != std::sregex_iterator(); ++m)
-        if (failed["ename"] == "CompilerCrash") names.insert((*m)[5]);
-    }
-    if (!names.empty()) {
-      shadow.names.assign(names.begin(), names.end());
-      shadow.namespaces = namespaces_opened(cell);
-      shadowed_names_.insert(shadowed_names_.end(), names.begin(), names.end());
-      failed = run(wrap_statements(cell, ++cells_compiled_, true), &shadow);
-    }
+  if (!failed.is_null()) failed = replace_earlier(cell, failed);
+  // a cell that compiled declared its names, even where it then failed
+  if (failed.is_null() || (failed["ename"] != "CompileError" &&
+                           failed["ename"] != "CompilerCrash" && failed["ename"] != "CellNotRun")) {
+    const std::vector<std::string> names = names_declared(cell);
+    declared_before_.insert(names.begin(), names.end());
   }
   {
     std::lock_guard<std::mutex> lock(publish_mutex_);
@@ -679,6 +664,72 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
     return failed;
   }
   return xeus::create_successful_reply();
+}
+
+// A cell that redefines what earlier cells defined failed to compile ("redefinition of 'f'"; it
+// changed nothing): compiled again with its declarations in a namespace of its own and the
+// earlier ones hidden (hide_earlier), it replaces them. Returns null if it then compiled and ran,
+// else the error reply to give.
+nl::json CellInterpreter::replace_earlier(const std::string& cell, const nl::json& failed) {
+  if (failed["ename"] != "CompileError" && failed["ename"] != "CompilerCrash") return failed;
+  const bool crashed = failed["ename"] == "CompilerCrash";
+  std::set<std::string> names;
+  const std::regex redefinition("redefinition of '([A-Za-z_][A-Za-z_0-9]*)'");
+  // a call of a name shadowed before, made ambiguous by the cell's own new definition
+  const std::regex ambiguous("(call to|reference to) '([A-Za-z_][A-Za-z_0-9]*)' is ambiguous");
+  for (const auto& line : failed["traceback"]) {
+    const std::string text = line.get<std::string>();
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), redefinition);
+         m != std::sregex_iterator(); ++m)
+      names.insert((*m)[1]);
+    std::smatch m;
+    if (std::regex_search(text, m, ambiguous) &&
+        std::find(shadowed_names_.begin(), shadowed_names_.end(), m[2].str()) !=
+            shadowed_names_.end())
+      names.insert(m[2]);
+  }
+  // where clang's message names nothing (a function's new return type, an alias's new type) or
+  // clang crashed (it does on a redefined class, and on a lambda variable defined again): the
+  // names the cell declares that earlier cells declared
+  const bool by_text = names.empty();
+  if (by_text)
+    for (const auto& n : names_declared(cell))
+      if (declared_before_.count(n) != 0) names.insert(n);
+  if (names.empty()) return failed;
+  Shadow shadow;
+  shadow.names.assign(names.begin(), names.end());
+  shadow.namespaces = namespaces_opened(cell);
+  shadowed_names_.insert(shadowed_names_.end(), names.begin(), names.end());
+  nl::json again = run(wrap_statements(cell, ++cells_compiled_, true), &shadow);
+  // a cell whose error was not a redefinition: its own first message, without the namespace
+  if (!again.is_null() && by_text && !crashed) return failed;
+  if (again.is_null() || again["ename"] != "CompileError") return again;
+  // a member defined outside its class, again: it belongs to the class an earlier cell defined,
+  // which holds one definition of it; a class defined again is a new class, whose member this
+  // cell can then define
+  const std::string said = again["traceback"].dump();
+  for (const std::string& member : members_defined(cell)) {
+    const std::size_t colons = member.rfind("::");
+    const std::string owner = member.substr(0, colons), name = member.substr(colons + 2);
+    if (names.count(name) == 0 || said.find("redefinition of '" + name + "'") == std::string::npos)
+      continue;
+    nl::json& trace = again["traceback"];
+    if (is_class(owner))
+      trace.insert(trace.end() - 1,
+                   member +
+                       " was defined by an earlier cell, and a member of a class is defined "
+                       "once. Run the cell that defines " +
+                       owner + " again (that makes a new " + owner +
+                       "), then this one; or define " + name + " inside " + owner + ".");
+    else
+      trace.insert(trace.end() - 1,
+                   member +
+                       " was defined by an earlier cell. A definition written inside its "
+                       "namespace replaces the earlier one: write it as namespace " +
+                       owner + " { ... } and run the cell again.");
+    break;
+  }
+  return again;
 }
 
 // Tab: the names that complete the one before the cursor. A name qualified by xenc

@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,8 @@ class CellInterpreter : public xeus::xinterpreter {
   /// The names among `names` declared twice (one entity) at the top level or in `namespaces`.
   std::vector<std::string> conflicts(const std::vector<std::string>& names,
                                      const std::vector<std::string>& namespaces);
+  /// Whether `qualified` ("Q", "geo::Pt") names a class the interpreter knows.
+  bool is_class(const std::string& qualified);
   /// Takes the earlier declarations of shadow's names out of name lookup (see the .cpp).
   void hide_earlier(const Shadow& shadow);
   /// Compiles code in a forked copy of the kernel (after hide_earlier(*shadow) there, if given):
@@ -77,6 +80,10 @@ class CellInterpreter : public xeus::xinterpreter {
   /// Compiles (first in a forked copy) and runs one piece of code; with shadow, hides the earlier
   /// declarations first. Returns null on success, else the error reply.
   nl::json run(const std::string& code, const Shadow* shadow = nullptr);
+  /// After `failed` (the cell's first compile error or crash): the cell compiled again as one
+  /// that replaces what earlier cells defined, if it redefines any. Null on success, else the
+  /// error reply.
+  nl::json replace_earlier(const std::string& cell, const nl::json& failed);
   /// Sends the captured stdout and stderr as stream messages (whole_lines: see OutputCapture).
   /// The caller holds publish_mutex_.
   void send_streams(bool whole_lines);
@@ -87,11 +94,10 @@ class CellInterpreter : public xeus::xinterpreter {
   std::mutex publish_mutex_;   // one sender at a time: the cell's thread or the forwarder's
   StreamForwarder forwarder_;  // sends whole lines while a compiled cell runs
   int execution_count_ = 0;
-  int cells_compiled_ = 0;
+  int cells_compiled_ = 0;            // numbers the wrapped cells' functions (wrap_statements)
   bool truncation_reported_ = false;  // this cell's "output truncated" note was sent
-  std::vector<std::string>
-      shadowed_names_;  // names a cell has redefined (hide_earlier)  // numbers the wrapped cells'
-                        // functions (wrap_statements)
+  std::vector<std::string> shadowed_names_;  // names a cell has redefined (hide_earlier)
+  std::set<std::string> declared_before_;    // names the cells that ran declared (names_declared)
 };
 
 }  // namespace xenc_kernel

@@ -456,20 +456,38 @@ bool is_statement(const std::string& chunk) {
 namespace {
 // The name a declaration declares is qualified (`void A::f()`, `int A::count = 0;`): a member of
 // an earlier class, which a new namespace could not hold.
-bool declares_qualified_name(const std::string& chunk) {
+// The (possibly qualified) name a declaration chunk declares: the one before its first '(', '=',
+// '[', '{' or ';' outside angle brackets ("A::f" in "void A::f() {", "g" in "auto g = [] {};",
+// "Real" in "using Real = double;"). Class heads with a base are not read (see names_declared).
+std::string declarator_name(const std::string& chunk) {
   std::size_t end = 0;
   int angle = 0;
   for (; end < chunk.size(); ++end) {
     const char c = chunk[end];
     if (c == '<') ++angle;
     if (c == '>') --angle;
-    if (angle <= 0 && (c == '(' || c == '=' || c == '{' || c == ';')) break;
+    if (angle <= 0 && (c == '(' || c == '=' || c == '[' || c == '{' || c == ';')) break;
   }
   std::size_t b = end;
   while (b > 0 && std::isspace(static_cast<unsigned char>(chunk[b - 1]))) --b;
   std::size_t e = b;
   while (b > 0 && (is_name_char(chunk[b - 1]) || chunk[b - 1] == ':' || chunk[b - 1] == '~')) --b;
-  return chunk.substr(b, e - b).find("::") != std::string::npos;
+  return chunk.substr(b, e - b);
+}
+
+// The name of a class a chunk defines, "" if it defines none ("P" in "struct P : B {...};" and
+// "template <class T> class P final {...};", "E" in "enum class E {...};").
+std::string class_head_name(const std::string& chunk) {
+  static const std::regex head(
+      "^\\s*(template\\s*<[^{;]*>\\s*)?(struct|class|union|enum)\\s+(class\\s+|struct\\s+)?"
+      "([A-Za-z_][A-Za-z_0-9]*)\\s*(final\\s*)?[:{]");
+  std::smatch m;
+  const std::string text = chunk.substr(skip_blank(chunk, 0));
+  return std::regex_search(text, m, head) ? m[4].str() : std::string();
+}
+
+bool declares_qualified_name(const std::string& chunk) {
+  return declarator_name(chunk).find("::") != std::string::npos;
 }
 
 // `namespace NAME {` at the start of a chunk: the offset just after its '{', else npos.
@@ -486,6 +504,44 @@ std::size_t namespace_body(const std::string& chunk, std::string* name = nullptr
   return j + 1;
 }
 }  // namespace
+
+std::vector<std::string> names_declared(const std::string& code) {
+  // chunks that begin with these declare no name of their own at the top level
+  static const std::set<std::string> skipped = {"namespace", "extern", "static_assert", "asm"};
+  static const std::set<std::string> keywords = {"operator", "struct", "class",   "union",
+                                                 "enum",     "const",  "typedef", "auto"};
+  std::vector<std::string> out;
+  for (const auto& c : chunks_of(code)) {
+    const std::string text = code.substr(c.begin, c.end - c.begin);
+    if (c.preprocessor || is_statement(text)) continue;
+    const std::size_t i = skip_blank(text, 0);
+    const std::string first = word_at(text, i);
+    if (i >= text.size() || skipped.count(first) != 0) continue;
+    // using NAME = ...; is an alias; using namespace x; and using x::y; declare no name here
+    if (first == "using" && text.find('=') == std::string::npos) continue;
+    std::string name = class_head_name(text);
+    const bool class_key = first == "struct" || first == "class" || first == "union" ||
+                           first == "enum";  // a class head read above, or a declaration of one
+    if (name.empty() && !class_key) name = declarator_name(text);
+    if (name.empty() || name.find("::") != std::string::npos || !is_name_char(name.front()) ||
+        std::isdigit(static_cast<unsigned char>(name.front())) || keywords.count(name) != 0)
+      continue;
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<std::string> members_defined(const std::string& code) {
+  std::vector<std::string> out;
+  for (const auto& c : chunks_of(code)) {
+    const std::string text = code.substr(c.begin, c.end - c.begin);
+    if (c.preprocessor || is_statement(text)) continue;
+    const std::string name = declarator_name(text);
+    const std::size_t colons = name.rfind("::");
+    if (colons != std::string::npos && colons > 0 && colons + 2 < name.size()) out.push_back(name);
+  }
+  return out;
+}
 
 std::vector<std::string> namespaces_opened(const std::string& code) {
   std::vector<std::string> names;
@@ -550,7 +606,8 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow) {
           continue;
         }
         const std::string first = word_at(text, skip_blank(text, 0));
-        if (first != "extern" && first != "using" && first != "static_assert" &&
+        const bool alias = first == "using" && text.find('=') != std::string::npos;
+        if (first != "extern" && (first != "using" || alias) && first != "static_assert" &&
             first != "namespace" && !declares_qualified_name(text)) {
           out += ns + text + " }";
           continue;

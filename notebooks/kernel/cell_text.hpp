@@ -38,6 +38,17 @@ CellParts split_trailing_expression(const std::string& code);
 /// Definitions of an earlier class's members (`void A::f() {...}`) stay as they are.
 std::string wrap_statements(const std::string& code, int cell, bool shadow = false);
 
+/// The unqualified names a cell's top-level declarations declare, read from the text: the first
+/// declarator of each ("f" in "double f(double x) {...}", "g" in "auto g = [] {...};", "Real"
+/// in "using Real = double;", "P" in "struct P {...};"). Not read: names inside namespaces,
+/// members defined outside their class ("int Q::get() {...}"), the second declarator of
+/// "int a, b;". Used to shadow what a cell redefines where clang's message does not name it.
+std::vector<std::string> names_declared(const std::string& code);
+
+/// The qualified names a cell's top-level definitions define outside their class or namespace:
+/// "Q::get" for "int Q::get() const {...}".
+std::vector<std::string> members_defined(const std::string& code);
+
 /// The names of the namespaces a cell's top-level `namespace NAME {` blocks open ("std" excepted).
 std::vector<std::string> namespaces_opened(const std::string& code);
 

@@ -40,11 +40,10 @@ constexpr unsigned kArch = AUDIT_ARCH_AARCH64;
 
 // Refuses the calls in nrs with err; everything else is allowed.
 bool refuse(const std::vector<unsigned>& nrs, unsigned err) {
-  std::vector<sock_filter> code = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr))};
+  std::vector<sock_filter> code = {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+                                   BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+                                   BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+                                   BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr))};
   for (unsigned nr : nrs) {
     code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1));
     code.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | err));

@@ -376,7 +376,18 @@ def main():
                  ("class", "struct P { int a = 1; };", "struct P { int a = 2, b = 3; };",
                   "std::cout << P{}.a << std::endl;", "1\n", "2\n"),
                  ("namespace member", "namespace ns { int m = 1; int other = 7; }", "namespace ns { int m = 2; }",
-                  "std::cout << ns::m << ns::other << std::endl;", "17\n", "27\n")]
+                  "std::cout << ns::m << ns::other << std::endl;", "17\n", "27\n"),
+                 # clang's message does not name these: the names come from the cell's text
+                 ("function's return type", "double rt(double x) { return 2 * x; }",
+                  "float rt(double x) { return 3 * x; }", "std::cout << rt(1) << std::endl;", "2\n", "3\n"),
+                 ("type alias", "using Real = float;", "using Real = double;",
+                  "std::cout << sizeof(Real) << std::endl;", "4\n", "8\n"),
+                 # clang 19 crashes on a lambda variable defined again, even the same text
+                 ("lambda variable", "auto g = [](int x) { return x + 1; };",
+                  "auto g = [](int x) { return x + 10; };", "std::cout << g(1) << std::endl;", "2\n", "11\n"),
+                 ("lambda with a capture", "auto next = [n = 0]() mutable { return ++n; };",
+                  "auto next = [n = 10]() mutable { return ++n; };", "std::cout << next() << std::endl;",
+                  "1\n", "11\n")]
         for what, first, second, use, before, after in cases:
             execute(kc, first)
             reply, msgs = execute(kc, second[:-1] + " broken_name; }" if second.endswith("}") else second + " broken_name;")
@@ -393,6 +404,35 @@ def main():
             reply, msgs = execute(kc, use)
             check(reply["status"] == "ok" and stream_text(msgs, "stdout") == after,
                   "later cells see the new %s (%r)" % (what, after), [reply, msgs])
+
+        # a member defined outside its class, edited: the message says how to replace it, and
+        # doing what it says works; the same for a function of a namespace
+        execute(kc, "struct Q { int get() const; };")
+        execute(kc, "int Q::get() const { return 7; }\nQ q_old;")
+        reply, msgs = execute(kc, "int Q::get() const { return 8; }")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and "Q::get was defined by an earlier cell, and a member of a "
+              "class is defined once. Run the cell that defines Q again (that makes a new Q), then "
+              "this one; or define get inside Q." in said,
+              "a member defined again outside its class: the message says what to do", [reply, msgs])
+        execute(kc, "struct Q { int get() const; };")
+        reply, msgs = execute(kc, "int Q::get() const { return 8; }\n"
+                                  "std::cout << Q{}.get() << q_old.get() << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "87\n",
+              "after the class's cell runs again, the member's new definition compiles (and the "
+              "object made before keeps the old class)", [reply, msgs])
+        execute(kc, "namespace geo { int helper(); }\nint geo::helper() { return 1; }")
+        reply, msgs = execute(kc, "int geo::helper() { return 2; }")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and "geo::helper was defined by an earlier cell. A definition "
+              "written inside its namespace replaces the earlier one: write it as namespace geo "
+              "{ ... } and run the cell again." in said,
+              "a namespace's function defined again outside it: the message says what to do",
+              [reply, msgs])
+        reply, msgs = execute(kc, "namespace geo { int helper() { return 3; } }\n"
+                                  "std::cout << geo::helper() << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "3\n",
+              "written inside its namespace, it replaces the earlier one", [reply, msgs])
 
         # fork() in a cell: the child ends at the cell's end, never answering Jupyter
         reply, msgs = execute(kc, "#include <unistd.h>\n#include <sys/wait.h>\npid_t child = fork();\n"
