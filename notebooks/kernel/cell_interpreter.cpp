@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csetjmp>
@@ -25,6 +26,7 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclContextInternals.h>
+#include <clang/Basic/OperatorKinds.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Interpreter/CodeCompletion.h>
 #include <clang/Interpreter/Interpreter.h>
@@ -325,6 +327,40 @@ nl::json compile_error_reply(const std::string& stderr_text, const std::string& 
 }  // namespace
 
 namespace {
+// The clang name of `name`: an identifier ("f"), or an operator ("operator<<").
+clang::DeclarationName declaration_name(clang::ASTContext& context, const std::string& name) {
+  if (name.rfind("operator", 0) == 0 && name.size() > 8 &&
+      !std::isalnum(static_cast<unsigned char>(name[8])) && name[8] != '_') {
+    std::string symbol = name.substr(8);
+    symbol.erase(std::remove(symbol.begin(), symbol.end(), ' '), symbol.end());
+    for (int k = clang::OO_None + 1; k < clang::NUM_OVERLOADED_OPERATORS; ++k) {
+      const auto op = static_cast<clang::OverloadedOperatorKind>(k);
+      if (symbol == clang::getOperatorSpelling(op))
+        return context.DeclarationNames.getCXXOperatorName(op);
+    }
+  }
+  return clang::DeclarationName(&context.Idents.get(name));
+}
+
+// What makes two declarations of one name in one scope the same entity (or a clash): a
+// function's parameter types (not its return type: two functions that differ only in it cannot
+// both be declared, and the linker's name of a function is made of its parameters); any other
+// declaration is one entity per name.
+std::string entity_key(const clang::NamedDecl* d) {
+  const clang::FunctionDecl* f = llvm::dyn_cast<clang::FunctionDecl>(d);
+  std::string key = "function (";
+  if (const auto* t = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
+    f = t->getTemplatedDecl();
+    key = "template (";
+  }
+  if (f == nullptr) return "entity";
+  for (const clang::ParmVarDecl* p : f->parameters())
+    key += p->getType().getCanonicalType().getAsString() + ", ";
+  if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(f))
+    key += m->getMethodQualifiers().getAsString();
+  return key + ")";
+}
+
 void remove_from_lookup(clang::DeclContext* context, clang::NamedDecl* decl) {
   clang::StoredDeclsMap* map = context->getPrimaryContext()->getLookupPtr();
   if (map == nullptr) return;
@@ -338,8 +374,11 @@ void remove_from_lookup(clang::DeclContext* context, clang::NamedDecl* decl) {
 // Shadowing (as cling's): the declarations of `shadow.names` that earlier cells made, at the top
 // level and in the namespaces `shadow.namespaces`, are taken out of name lookup, so the cell's
 // new ones (in a namespace of the cell's own, see wrap_statements) are the ones later cells see.
-// The earlier ones stay compiled: code compiled before keeps calling them.
-void CellInterpreter::hide_earlier(const Shadow& shadow) {
+// The earlier ones stay compiled: code compiled before keeps calling them. Overloads in
+// `shadow.keep` stay (see trial_compile). Returns what it hid, with the scope it was found in.
+std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> CellInterpreter::hide_earlier(
+    const Shadow& shadow) {
+  std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hidden;
   clang::CompilerInstance& ci =
       *const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance());
   clang::Sema& sema = ci.getSema();
@@ -351,10 +390,12 @@ void CellInterpreter::hide_earlier(const Shadow& shadow) {
       if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
   for (clang::DeclContext* scope : scopes)
     for (const auto& name : shadow.names) {
-      clang::DeclarationName id(&context.Idents.get(name));
+      const clang::DeclarationName id = declaration_name(context, name);
       auto found = scope->lookup(id);
       std::vector<clang::NamedDecl*> decls(found.begin(), found.end());
       for (clang::NamedDecl* d : decls) {
+        if (shadow.keep.count(d) != 0) continue;
+        hidden.emplace_back(scope, d);
         remove_from_lookup(scope, d);
         for (clang::DeclContext* c = d->getDeclContext(); c != nullptr && c != scope;
              c = c->getParent())
@@ -366,6 +407,7 @@ void CellInterpreter::hide_earlier(const Shadow& shadow) {
         if (sema.TUScope != nullptr) sema.TUScope->RemoveDecl(d);
       }
     }
+  return hidden;
 }
 
 // The names among `names` that now have two declarations of one entity in `scope` (two variables
@@ -385,13 +427,15 @@ std::vector<std::string> CellInterpreter::conflicts(const std::vector<std::strin
     for (clang::DeclContext* scope : scopes) {
       std::set<std::string> keys;
       bool twice = false;
-      for (clang::NamedDecl* d : scope->lookup(clang::DeclarationName(&context.Idents.get(name)))) {
-        std::string key = "entity";
-        if (auto* f = llvm::dyn_cast<clang::FunctionDecl>(d))
-          key = "function " + f->getType().getCanonicalType().getAsString();
-        else if (auto* t = llvm::dyn_cast<clang::FunctionTemplateDecl>(d))
-          key = "template " + t->getTemplatedDecl()->getType().getCanonicalType().getAsString();
-        twice = twice || !keys.insert(key).second;
+      for (clang::NamedDecl* d : scope->lookup(declaration_name(context, name))) {
+        twice = twice || !keys.insert(entity_key(d)).second;
+        // a declaration in the scope itself (not a cell's namespace) of an entity hidden there:
+        // a second definition of one linker symbol, which clang cannot see
+        for (const auto& [where, old] : hidden_)
+          twice = twice ||
+                  (where == scope && old != d && d->getDeclContext()->getRedeclContext() == scope &&
+                   old->getDeclContext()->getRedeclContext() == scope &&
+                   old->getDeclName() == d->getDeclName() && entity_key(old) == entity_key(d));
       }
       if (twice) {
         out.push_back(name);
@@ -424,7 +468,7 @@ bool CellInterpreter::is_class(const std::string& qualified) {
 // ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
 // never reaches the real interpreter. Returns null if it compiles, else the error reply.
-nl::json CellInterpreter::trial_compile(const std::string& code, const Shadow* shadow) {
+nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return nullptr;  // no trial: compile for real
   std::cout.flush();
@@ -443,10 +487,21 @@ nl::json CellInterpreter::trial_compile(const std::string& code, const Shadow* s
     set_cell_handlers(false);
     bool ok = false;
     try {
-      if (shadow != nullptr) hide_earlier(*shadow);
+      std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hidden;
+      if (shadow != nullptr) hidden = hide_earlier(*shadow);
       auto compiled = clang_->Parse(code);
       ok = static_cast<bool>(compiled);
       if (!ok) llvm::consumeError(compiled.takeError());
+      // an earlier overload of a name the cell redefined, of a type the cell did not define: it
+      // stays (the copy's pointers are the kernel's: the copy is a fork)
+      if (ok && shadow != nullptr && shadow->report_keep)
+        for (const auto& [scope, d] : hidden) {
+          if (entity_key(d) == "entity") continue;
+          bool redefined = false;
+          for (clang::NamedDecl* now : scope->lookup(d->getDeclName()))
+            redefined = redefined || entity_key(now) == entity_key(d);
+          if (!redefined) std::fprintf(stderr, "\x02keeps %p\n", static_cast<void*>(d));
+        }
       // a name shadowed before, now declared twice: tell the kernel (a line on the pipe)
       if (ok && shadow == nullptr)
         for (const auto& name : conflicts(shadowed_names_, namespaces_opened(code)))
@@ -467,8 +522,15 @@ nl::json CellInterpreter::trial_compile(const std::string& code, const Shadow* s
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && shadow != nullptr && shadow->report_keep) {
+    const std::regex keeps("\x02keeps (0x[0-9a-f]+)");
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), keeps);
+         m != std::sregex_iterator(); ++m)
+      shadow->keep.insert(
+          reinterpret_cast<clang::NamedDecl*>(std::stoull((*m)[1].str(), nullptr, 16)));
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    const std::regex redeclares("\x01redeclares ([A-Za-z_0-9]+)");
+    const std::regex redeclares("\x01redeclares ([^\n]+)");
     std::vector<std::string> names;
     for (auto m = std::sregex_iterator(text.begin(), text.end(), redeclares);
          m != std::sregex_iterator(); ++m)
@@ -494,10 +556,19 @@ nl::json CellInterpreter::trial_compile(const std::string& code, const Shadow* s
 
 // Compiles (first in a throwaway copy, see trial_compile), then runs, one piece of code. Returns
 // null on success, else the error reply.
-nl::json CellInterpreter::run(const std::string& code, const Shadow* shadow) {
+nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   nl::json trial = trial_compile(code, shadow);
+  // with the earlier overloads it keeps, the cell may not compile (a call now ambiguous): then
+  // without them
+  if (!trial.is_null() && shadow != nullptr && !shadow->keep.empty()) {
+    shadow->keep.clear();
+    trial = trial_compile(code, shadow);
+  }
   if (!trial.is_null()) return trial;
-  if (shadow != nullptr) hide_earlier(*shadow);
+  if (shadow != nullptr) {
+    const auto hidden = hide_earlier(*shadow);
+    hidden_.insert(hidden_.end(), hidden.begin(), hidden.end());
+  }
   auto compiled = clang_->Parse(code);  // clang::Interpreter::Parse: compile to a unit of IR
   if (!compiled) {
     std::string what = llvm::toString(compiled.takeError());  // "Parsing failed."
@@ -674,7 +745,9 @@ nl::json CellInterpreter::replace_earlier(const std::string& cell, const nl::jso
   if (failed["ename"] != "CompileError" && failed["ename"] != "CompilerCrash") return failed;
   const bool crashed = failed["ename"] == "CompilerCrash";
   std::set<std::string> names;
-  const std::regex redefinition("redefinition of '([A-Za-z_][A-Za-z_0-9]*)'");
+  // a name, or an operator ("redefinition of 'operator<<'")
+  const std::regex redefinition(
+      "redefinition of '([A-Za-z_][A-Za-z_0-9]*|operator[^A-Za-z_0-9'][^']*)'");
   // a call of a name shadowed before, made ambiguous by the cell's own new definition
   const std::regex ambiguous("(call to|reference to) '([A-Za-z_][A-Za-z_0-9]*)' is ambiguous");
   for (const auto& line : failed["traceback"]) {
@@ -700,7 +773,13 @@ nl::json CellInterpreter::replace_earlier(const std::string& cell, const nl::jso
   shadow.names.assign(names.begin(), names.end());
   shadow.namespaces = namespaces_opened(cell);
   shadowed_names_.insert(shadowed_names_.end(), names.begin(), names.end());
-  nl::json again = run(wrap_statements(cell, ++cells_compiled_, true), &shadow);
+  // the earlier overloads of these names that the cell does not define again (other parameter
+  // types) stay: found by compiling the cell's declarations alone, with all of them hidden
+  const int id = ++cells_compiled_;
+  shadow.report_keep = true;
+  trial_compile(wrap_statements(declarations_only(cell), id, true), &shadow);
+  shadow.report_keep = false;
+  nl::json again = run(wrap_statements(cell, id, true), &shadow);
   // a cell whose error was not a redefinition: its own first message, without the namespace
   if (!again.is_null() && by_text && !crashed) return failed;
   if (again.is_null() || again["ename"] != "CompileError") return again;

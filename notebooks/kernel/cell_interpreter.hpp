@@ -22,6 +22,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,8 +31,10 @@
 #include "cell_output.hpp"
 
 namespace clang {
+class DeclContext;
 class Interpreter;
-}
+class NamedDecl;
+}  // namespace clang
 
 namespace xenc_kernel {
 
@@ -66,20 +69,24 @@ class CellInterpreter : public xeus::xinterpreter {
   /// What a redefining cell replaces: names, at the top level and in these namespaces.
   struct Shadow {
     std::vector<std::string> names, namespaces;
+    std::set<clang::NamedDecl*> keep;  // earlier overloads the cell does not redefine
+    bool report_keep = false;          // trial_compile: find them (see the .cpp)
   };
   /// The names among `names` declared twice (one entity) at the top level or in `namespaces`.
   std::vector<std::string> conflicts(const std::vector<std::string>& names,
                                      const std::vector<std::string>& namespaces);
   /// Whether `qualified` ("Q", "geo::Pt") names a class the interpreter knows.
   bool is_class(const std::string& qualified);
-  /// Takes the earlier declarations of shadow's names out of name lookup (see the .cpp).
-  void hide_earlier(const Shadow& shadow);
+  /// Takes the earlier declarations of shadow's names out of name lookup, but for shadow.keep (see
+  /// the .cpp); returns them, each with the scope it was found in.
+  std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hide_earlier(const Shadow& shadow);
   /// Compiles code in a forked copy of the kernel (after hide_earlier(*shadow) there, if given):
-  /// null if it compiles, else the error reply.
-  nl::json trial_compile(const std::string& code, const Shadow* shadow = nullptr);
+  /// null if it compiles, else the error reply. With shadow->report_keep, it adds to shadow->keep
+  /// the earlier overloads the code did not define again.
+  nl::json trial_compile(const std::string& code, Shadow* shadow = nullptr);
   /// Compiles (first in a forked copy) and runs one piece of code; with shadow, hides the earlier
   /// declarations first. Returns null on success, else the error reply.
-  nl::json run(const std::string& code, const Shadow* shadow = nullptr);
+  nl::json run(const std::string& code, Shadow* shadow = nullptr);
   /// After `failed` (the cell's first compile error or crash): the cell compiled again as one
   /// that replaces what earlier cells defined, if it redefines any. Null on success, else the
   /// error reply.
@@ -98,6 +105,8 @@ class CellInterpreter : public xeus::xinterpreter {
   bool truncation_reported_ = false;  // this cell's "output truncated" note was sent
   std::vector<std::string> shadowed_names_;  // names a cell has redefined (hide_earlier)
   std::set<std::string> declared_before_;    // names the cells that ran declared (names_declared)
+  // what hide_earlier took out of lookup, each with its scope (conflicts)
+  std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hidden_;
 };
 
 }  // namespace xenc_kernel

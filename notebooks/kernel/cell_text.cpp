@@ -531,6 +531,15 @@ std::vector<std::string> names_declared(const std::string& code) {
   return out;
 }
 
+std::string declarations_only(const std::string& code) {
+  std::string out;
+  for (const auto& c : chunks_of(code)) {
+    const std::string text = code.substr(c.begin, c.end - c.begin);
+    if (c.preprocessor || !is_statement(text)) out += text;
+  }
+  return out;
+}
+
 std::vector<std::string> members_defined(const std::string& code) {
   std::vector<std::string> out;
   for (const auto& c : chunks_of(code)) {

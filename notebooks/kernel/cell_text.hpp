@@ -45,6 +45,9 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow = fal
 /// "int a, b;". Used to shadow what a cell redefines where clang's message does not name it.
 std::vector<std::string> names_declared(const std::string& code);
 
+/// The cell without its top-level statements: its preprocessor lines and declarations.
+std::string declarations_only(const std::string& code);
+
 /// The qualified names a cell's top-level definitions define outside their class or namespace:
 /// "Q::get" for "int Q::get() const {...}".
 std::vector<std::string> members_defined(const std::string& code);

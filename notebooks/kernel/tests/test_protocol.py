@@ -434,6 +434,26 @@ def main():
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "3\n",
               "written inside its namespace, it replaces the earlier one", [reply, msgs])
 
+        # overloads: editing one keeps the others (before, the int overload vanished and f(1)
+        # silently called f(double); defining it again then failed to link: "Duplicate
+        # definition of symbol '_Z2ovi'")
+        execute(kc, "double ov(double x) { return 2 * x; }\nint ov(int x) { return 5; }")
+        for code, out, what in [
+                ("double ov(double x) { return 4 * x; }", "5 6\n", "one overload edited"),
+                ("float ov(double x) { return 8 * x; }", "5 12\n", "its return type changed"),
+                ("int ov(int x) { return 7; }", "7 12\n", "the other overload edited")]:
+            reply, msgs = execute(kc, code + "\nstd::cout << ov(1) << ' ' << ov(1.5) << std::endl;")
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
+                  "%s: the other overload stays (%r)" % (what, out), [reply, msgs])
+        # an operator<< edited for one type: the other type's still prints
+        execute(kc, "struct OA { int x; };\nstruct OB { int y; };\n"
+                    "std::ostream& operator<<(std::ostream& o, const OA& a) { return o << 'A' << a.x; }\n"
+                    "std::ostream& operator<<(std::ostream& o, const OB& b) { return o << 'B' << b.y; }")
+        reply, msgs = execute(kc, "std::ostream& operator<<(std::ostream& o, const OA& a) { return o << 'a' << a.x; }\n"
+                                  "std::cout << OA{1} << OB{2} << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "a1B2\n",
+              "an edited operator<< replaces its own, and the other type's stays", [reply, msgs])
+
         # fork() in a cell: the child ends at the cell's end, never answering Jupyter
         reply, msgs = execute(kc, "#include <unistd.h>\n#include <sys/wait.h>\npid_t child = fork();\n"
                                   "std::cout << (child == 0 ? \"child\" : \"parent\") << std::endl;\n"
