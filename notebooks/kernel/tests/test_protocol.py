@@ -407,32 +407,33 @@ def main():
 
         # a member defined outside its class, edited: the message says how to replace it, and
         # doing what it says works; the same for a function of a namespace
-        execute(kc, "struct Q { int get() const; };")
-        execute(kc, "int Q::get() const { return 7; }\nQ q_old;")
-        reply, msgs = execute(kc, "int Q::get() const { return 8; }")
-        said = "\n".join(reply.get("traceback", []))
-        check(reply["status"] == "error" and "Q::get was defined by an earlier cell, and a member of a "
-              "class is defined once. Run the cell that defines Q again (that makes a new Q), then "
-              "this one; or define get inside Q." in said,
-              "a member defined again outside its class: the message says what to do", [reply, msgs])
-        execute(kc, "struct Q { int get() const; };")
-        reply, msgs = execute(kc, "int Q::get() const { return 8; }\n"
-                                  "std::cout << Q{}.get() << q_old.get() << std::endl;")
-        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "87\n",
-              "after the class's cell runs again, the member's new definition compiles (and the "
-              "object made before keeps the old class)", [reply, msgs])
-        execute(kc, "namespace geo { int helper(); }\nint geo::helper() { return 1; }")
-        reply, msgs = execute(kc, "int geo::helper() { return 2; }")
-        said = "\n".join(reply.get("traceback", []))
-        check(reply["status"] == "error" and "geo::helper was defined by an earlier cell. A definition "
-              "written inside its namespace replaces the earlier one: write it as namespace geo "
-              "{ ... } and run the cell again." in said,
-              "a namespace's function defined again outside it: the message says what to do",
-              [reply, msgs])
-        reply, msgs = execute(kc, "namespace geo { int helper() { return 3; } }\n"
-                                  "std::cout << geo::helper() << std::endl;")
-        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "3\n",
-              "written inside its namespace, it replaces the earlier one", [reply, msgs])
+        cases = [("a member defined again outside its class",
+                  ["struct Q { int get() const; };", "int Q::get() const { return 7; }\nQ q_old;"],
+                  "int Q::get() const { return 8; }",
+                  "Q::get was defined by an earlier cell, and a member of a class is defined once. "
+                  "Run the cell that defines Q again (that makes a new Q), then this one; or define "
+                  "get inside Q.",
+                  ["struct Q { int get() const; };",
+                   "int Q::get() const { return 8; }\nstd::cout << Q{}.get() << q_old.get() << std::endl;"],
+                  "87\n", "after the class's cell runs again, the member's new definition compiles (and "
+                  "the object made before keeps the old class)"),
+                 ("a namespace's function defined again outside it",
+                  ["namespace geo { int helper(); }\nint geo::helper() { return 1; }"],
+                  "int geo::helper() { return 2; }",
+                  "geo::helper was defined by an earlier cell. A definition written inside its "
+                  "namespace replaces the earlier one: write it as namespace geo { ... } and run the "
+                  "cell again.",
+                  ["namespace geo { int helper() { return 3; } }\nstd::cout << geo::helper() << std::endl;"],
+                  "3\n", "written inside its namespace, it replaces the earlier one")]
+        for what, setup, again, said, remedy, out, remedied in cases:
+            for code in setup:
+                execute(kc, code)
+            reply, msgs = execute(kc, again)
+            check(reply["status"] == "error" and said in "\n".join(reply.get("traceback", [])),
+                  what + ": the message says what to do", [reply, msgs])
+            for code in remedy:
+                reply, msgs = execute(kc, code)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out, remedied, [reply, msgs])
 
         # overloads: editing one keeps the others (before, the int overload vanished and f(1)
         # silently called f(double); defining it again then failed to link: "Duplicate
