@@ -32,6 +32,8 @@
 #include <clang/Interpreter/Interpreter.h>
 #include <clang/Sema/Scope.h>
 #include <clang/Sema/Sema.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
 #include <xeus/xhelper.hpp>
@@ -63,6 +65,14 @@ volatile sig_atomic_t g_interrupt_pending = 0;
 volatile sig_atomic_t g_unsafe_fault = 0;
 
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+// exit(), _Exit(), _exit() and quick_exit() in a cell's code (the JIT links the cells' calls of
+// them to the functions below, see configure_impl): on the cell's thread, in the cell's code, they
+// jump back to the execute loop with kExitJump, the status in g_exit_status. Anywhere else (a
+// process the cell forked, a thread it started) they do what they say.
+constexpr int kExitJump = 1 << 16;  // above every signal number
+volatile sig_atomic_t g_exit_status = 0;
+const char* g_exit_call = "exit";  // which of them
 
 void on_signal(int sig, siginfo_t*, void*) {
   if (getpid() != g_kernel_pid || !pthread_equal(pthread_self(), g_cell_thread)) {
@@ -194,6 +204,35 @@ extern "C" __attribute__((visibility("default"))) int xenc_kernel_user_code(int 
   return 0;
 }
 
+namespace {
+// The cell's own exit (see kExitJump): jumps back to the execute loop, or returns.
+void exit_from_cell(const char* call, int status) {
+  if (getpid() != g_kernel_pid || !pthread_equal(pthread_self(), g_cell_thread) || !g_in_user_code)
+    return;
+  g_exit_status = status;
+  g_exit_call = call;
+  siglongjmp(g_cell_target, kExitJump);
+}
+[[noreturn]] void cell_exit(int status) {
+  exit_from_cell("exit", status);
+  std::exit(status);
+}
+[[noreturn]] void cell_quick_exit(int status) {
+  exit_from_cell("quick_exit", status);
+  std::quick_exit(status);
+}
+[[noreturn]] void cell_Exit(int status) {
+  exit_from_cell("_Exit", status);
+  std::fflush(nullptr);  // the forked copy's output, as xenc_kernel_user_code
+  _exit(status);
+}
+[[noreturn]] void cell_underscore_exit(int status) {
+  exit_from_cell("_exit", status);
+  std::fflush(nullptr);
+  _exit(status);
+}
+}  // namespace
+
 // The display hook the cells call (declared in include/xcpp/xdisplay.hpp; found by the JIT in
 // this executable, linked with -rdynamic). `bundle_json` is a MIME bundle as JSON text.
 // Jupyter's Interrupt waits until the bundle is sent: jumping out halfway would leave the
@@ -251,6 +290,19 @@ void CellInterpreter::configure_impl() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   clang_ = make_clang_interpreter();
+  // a cell's exit() ends the cell, not the kernel (kExitJump): the cells' calls link to ours,
+  // defined in the JIT's own library, which it searches before this process's symbols
+  auto jit = clang_->getExecutionEngine();
+  if (!jit) throw std::runtime_error("clang: " + llvm::toString(jit.takeError()));
+  llvm::orc::SymbolMap exits;
+  const auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+  for (const auto& [name, fn] : {std::pair<const char*, void (*)(int)>{"exit", cell_exit},
+                                 {"_Exit", cell_Exit},
+                                 {"_exit", cell_underscore_exit},
+                                 {"quick_exit", cell_quick_exit}})
+    exits[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), flags};
+  if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(exits))))
+    throw std::runtime_error("clang: " + llvm::toString(std::move(err)));
   g_kernel = this;
   // The hidden first cell: the display hook and the execute_result printer.
   capture_.start();
@@ -634,6 +686,18 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
                         "What it did before the Interrupt stays done; the kernel is ready for "
                         "the next cell. If the cell runs too long, make it do less (fewer "
                         "steps, smaller tensors) and run it again."});
+  }
+  if (signal_number == kExitJump) {
+    std::fflush(nullptr);
+    const std::string call = g_exit_call + ("(" + std::to_string(g_exit_status) + ")");
+    return error_reply(
+        "SystemExit", "the cell called " + call + at_line,
+        {"SystemExit: the cell called " + call + at_line + ".",
+         "In a notebook, " + std::string(g_exit_call) +
+             " would end the kernel and lose what every cell defined, so it ended "
+             "only this cell: nothing after the call ran, and what earlier cells defined is still "
+             "there.",
+         "To start again from nothing, use Kernel > Restart."});
   }
   if (signal_number != 0) {
     std::fflush(nullptr);

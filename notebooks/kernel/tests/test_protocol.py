@@ -455,6 +455,32 @@ def main():
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "a1B2\n",
               "an edited operator<< replaces its own, and the other type's stays", [reply, msgs])
 
+        # exit() in a cell ends the cell, not the kernel; in a forked child it ends the child
+        for code, call, line, out in [
+                ("#include <cstdlib>\nstd::cout << \"before\" << std::endl;\nstd::exit(3);\n"
+                 "std::cout << \"after\" << std::endl;", "exit(3)", 3, "before\n"),
+                ("void stop_here() { std::cout << \"stopping\" << std::endl; exit(0); }\nstop_here();",
+                 "exit(0)", 2, "stopping\n"),
+                ("_Exit(1);", "_Exit(1)", 1, ""),
+                ("#include <unistd.h>\n_exit(4);", "_exit(4)", 2, ""),
+                ("std::quick_exit(5);", "quick_exit(5)", 1, "")]:
+            reply, msgs = execute(kc, code)
+            said = "\n".join(reply.get("traceback", []))
+            check(reply["status"] == "error" and reply["ename"] == "SystemExit"
+                  and ("SystemExit: the cell called %s at line %d of the cell" % (call, line)) in said
+                  and "it ended only this cell" in said and stream_text(msgs, "stdout") == out,
+                  "a cell calling %s: an error reply naming it and line %d, the output before it"
+                  % (call, line), [reply, msgs])
+            reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+                  "after %s the next cell runs and sees the earlier variable" % call, msgs)
+        reply, msgs = execute(kc, "#include <sys/wait.h>\n#include <unistd.h>\npid_t exiting = fork();\n"
+                                  "if (exiting == 0) { std::cout << \"child\" << std::endl; exit(7); }\n"
+                                  "int child_status = 0;\nwaitpid(exiting, &child_status, 0);\n"
+                                  "std::cout << WEXITSTATUS(child_status) << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "child\n7\n",
+              "exit(7) in a forked child ends the child with status 7", [reply, msgs])
+
         # fork() in a cell: the child ends at the cell's end, never answering Jupyter
         reply, msgs = execute(kc, "#include <unistd.h>\n#include <sys/wait.h>\npid_t child = fork();\n"
                                   "std::cout << (child == 0 ? \"child\" : \"parent\") << std::endl;\n"
