@@ -454,8 +454,6 @@ bool is_statement(const std::string& chunk) {
 }
 
 namespace {
-// The name a declaration declares is qualified (`void A::f()`, `int A::count = 0;`): a member of
-// an earlier class, which a new namespace could not hold.
 // The (possibly qualified) name a declaration chunk declares: the one before its first '(', '=',
 // '[', '{' or ';' outside angle brackets ("A::f" in "void A::f() {", "g" in "auto g = [] {};",
 // "Real" in "using Real = double;"). Class heads with a base are not read (see names_declared).
@@ -486,6 +484,8 @@ std::string class_head_name(const std::string& chunk) {
   return std::regex_search(text, m, head) ? m[4].str() : std::string();
 }
 
+// The name a declaration declares is qualified (`void A::f()`, `int A::count = 0;`): a member of
+// an earlier class, which a new namespace could not hold.
 bool declares_qualified_name(const std::string& chunk) {
   return declarator_name(chunk).find("::") != std::string::npos;
 }
