@@ -457,8 +457,8 @@ namespace {
 // The (possibly qualified) name a declaration chunk declares: the one before its first '(', '=',
 // '[', '{' or ';' outside angle brackets ("A::f" in "void A::f() {", "g" in "auto g = [] {};",
 // "Real" in "using Real = double;"). Class heads with a base are not read (see names_declared).
-std::string declarator_name(const std::string& chunk) {
-  std::size_t end = 0;
+std::string declarator_name(const std::string& chunk, std::size_t* stop = nullptr) {
+  std::size_t end = skip_blank(chunk, 0);  // past the comments before it
   int angle = 0;
   for (; end < chunk.size(); ++end) {
     const char c = chunk[end];
@@ -466,6 +466,7 @@ std::string declarator_name(const std::string& chunk) {
     if (c == '>') --angle;
     if (angle <= 0 && (c == '(' || c == '=' || c == '[' || c == '{' || c == ';')) break;
   }
+  if (stop != nullptr) *stop = end;
   std::size_t b = end;
   while (b > 0 && std::isspace(static_cast<unsigned char>(chunk[b - 1]))) --b;
   std::size_t e = b;
@@ -486,6 +487,31 @@ std::string class_head_name(const std::string& chunk) {
 
 // The name a declaration declares is qualified (`void A::f()`, `int A::count = 0;`): a member of
 // an earlier class, which a new namespace could not hold.
+// The names of a variable declaration's declarators after the first, from `from` (where the
+// first one's name ends): "b" and "c" in "int a = 1, b = f(2, 3), *c;". Commas inside brackets
+// are not read; the names are the ones before each declarator's '=', '(', '[' or '{'.
+std::vector<std::string> later_declarators(const std::string& chunk, std::size_t from) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::size_t piece = std::string::npos;  // where the current declarator starts
+  for (std::size_t i = from; i < chunk.size(); ++i) {
+    const char c = chunk[i];
+    const bool ends = depth == 0 && (c == ',' || c == ';');
+    if (ends && piece != std::string::npos) {
+      std::size_t e = piece;
+      while (e < i && std::string("=([{").find(chunk[e]) == std::string::npos) ++e;
+      while (e > piece && std::isspace(static_cast<unsigned char>(chunk[e - 1]))) --e;
+      std::size_t b = e;
+      while (b > piece && is_name_char(chunk[b - 1])) --b;
+      if (b < e) out.push_back(chunk.substr(b, e - b));
+    }
+    if (ends) piece = c == ',' ? i + 1 : std::string::npos;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+  }
+  return out;
+}
+
 bool declares_qualified_name(const std::string& chunk) {
   return declarator_name(chunk).find("::") != std::string::npos;
 }
@@ -522,11 +548,22 @@ std::vector<std::string> names_declared(const std::string& code) {
     std::string name = class_head_name(text);
     const bool class_key = first == "struct" || first == "class" || first == "union" ||
                            first == "enum";  // a class head read above, or a declaration of one
-    if (name.empty() && !class_key) name = declarator_name(text);
-    if (name.empty() || name.find("::") != std::string::npos || !is_name_char(name.front()) ||
-        std::isdigit(static_cast<unsigned char>(name.front())) || keywords.count(name) != 0)
-      continue;
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    std::vector<std::string> names = {name};
+    std::size_t stop = 0;
+    if (name.empty() && !class_key) {
+      names = {declarator_name(text, &stop)};
+      // a variable declaration's other declarators (not a function's parameters)
+      if (stop < text.size() && text[stop] != '(') {
+        const std::vector<std::string> more = later_declarators(text, stop);
+        names.insert(names.end(), more.begin(), more.end());
+      }
+    }
+    for (const std::string& n : names) {
+      if (n.empty() || n.find("::") != std::string::npos || !is_name_char(n.front()) ||
+          std::isdigit(static_cast<unsigned char>(n.front())) || keywords.count(n) != 0)
+        continue;
+      if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
   }
   return out;
 }

@@ -38,11 +38,11 @@ CellParts split_trailing_expression(const std::string& code);
 /// Definitions of an earlier class's members (`void A::f() {...}`) stay as they are.
 std::string wrap_statements(const std::string& code, int cell, bool shadow = false);
 
-/// The unqualified names a cell's top-level declarations declare, read from the text: the first
-/// declarator of each ("f" in "double f(double x) {...}", "g" in "auto g = [] {...};", "Real"
-/// in "using Real = double;", "P" in "struct P {...};"). Not read: names inside namespaces,
-/// members defined outside their class ("int Q::get() {...}"), the second declarator of
-/// "int a, b;". Used to shadow what a cell redefines where clang's message does not name it.
+/// The unqualified names a cell's top-level declarations declare, read from the text: each
+/// declarator's ("f" in "double f(double x) {...}", "g" in "auto g = [] {...};", "Real" in
+/// "using Real = double;", "P" in "struct P {...};", "a" and "b" in "int a = 1, b;"). Not read:
+/// names inside namespaces, members defined outside their class ("int Q::get() {...}"). Used to
+/// shadow what a cell redefines where clang's message does not name it.
 std::vector<std::string> names_declared(const std::string& code);
 
 /// The cell without its top-level statements: its preprocessor lines and declarations.

@@ -387,7 +387,15 @@ def main():
                   "auto g = [](int x) { return x + 10; };", "std::cout << g(1) << std::endl;", "2\n", "11\n"),
                  ("lambda with a capture", "auto next = [n = 0]() mutable { return ++n; };",
                   "auto next = [n = 10]() mutable { return ++n; };", "std::cout << next() << std::endl;",
-                  "1\n", "11\n")]
+                  "1\n", "11\n"),
+                 # (notebook 07's cell, run twice) each of the variables, not only the first
+                 ("lambda and two variables in one declaration", "auto lam = [] { return 1; };\nint va = 1, vb = 2;",
+                  "auto lam = [] { return 2; };\nint va = 3, vb = 4;",
+                  "std::cout << lam() << va << vb << std::endl;", "112\n", "234\n"),
+                 # (notebook 06's, run twice) a comment with ';' and '(' before the definition
+                 ("function after a comment", "// one; (two)\ndouble cf(double x) { return x; }",
+                  "// one; (two)\nfloat cf(double x) { return 2 * x; }", "std::cout << cf(1) << std::endl;",
+                  "1\n", "2\n")]
         for what, first, second, use, before, after in cases:
             execute(kc, first)
             reply, msgs = execute(kc, second[:-1] + " broken_name; }" if second.endswith("}") else second + " broken_name;")
