@@ -221,14 +221,12 @@ void exit_from_cell(const char* call, int status) {
   exit_from_cell("quick_exit", status);
   std::quick_exit(status);
 }
-[[noreturn]] void cell_Exit(int status) {
-  exit_from_cell("_Exit", status);
+// _Exit and _exit, told apart by name only
+constexpr char kExitC[] = "_Exit", kExitPosix[] = "_exit";
+template <const char* Name>
+[[noreturn]] void cell_immediate_exit(int status) {
+  exit_from_cell(Name, status);
   std::fflush(nullptr);  // the forked copy's output, as xenc_kernel_user_code
-  _exit(status);
-}
-[[noreturn]] void cell_underscore_exit(int status) {
-  exit_from_cell("_exit", status);
-  std::fflush(nullptr);
   _exit(status);
 }
 }  // namespace
@@ -297,8 +295,8 @@ void CellInterpreter::configure_impl() {
   llvm::orc::SymbolMap exits;
   const auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
   for (const auto& [name, fn] : {std::pair<const char*, void (*)(int)>{"exit", cell_exit},
-                                 {"_Exit", cell_Exit},
-                                 {"_exit", cell_underscore_exit},
+                                 {kExitC, cell_immediate_exit<kExitC>},
+                                 {kExitPosix, cell_immediate_exit<kExitPosix>},
                                  {"quick_exit", cell_quick_exit}})
     exits[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), flags};
   if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(exits))))
@@ -394,6 +392,17 @@ clang::DeclarationName declaration_name(clang::ASTContext& context, const std::s
   return clang::DeclarationName(&context.Idents.get(name));
 }
 
+// The top level and the top-level namespaces named `namespaces` (each of their blocks).
+std::vector<clang::DeclContext*> scopes_of(clang::ASTContext& context,
+                                           const std::vector<std::string>& namespaces) {
+  clang::TranslationUnitDecl* tu = context.getTranslationUnitDecl();
+  std::vector<clang::DeclContext*> scopes = {tu};
+  for (const auto& ns : namespaces)
+    for (clang::NamedDecl* d : tu->lookup(clang::DeclarationName(&context.Idents.get(ns))))
+      if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
+  return scopes;
+}
+
 // What makes two declarations of one name in one scope the same entity (or a clash): a
 // function's parameter types (not its return type: two functions that differ only in it cannot
 // both be declared, and the linker's name of a function is made of its parameters); any other
@@ -428,19 +437,13 @@ void remove_from_lookup(clang::DeclContext* context, clang::NamedDecl* decl) {
 // new ones (in a namespace of the cell's own, see wrap_statements) are the ones later cells see.
 // The earlier ones stay compiled: code compiled before keeps calling them. Overloads in
 // `shadow.keep` stay (see trial_compile). Returns what it hid, with the scope it was found in.
-std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> CellInterpreter::hide_earlier(
-    const Shadow& shadow) {
-  std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hidden;
+CellInterpreter::Hidden CellInterpreter::hide_earlier(const Shadow& shadow) {
+  Hidden hidden;
   clang::CompilerInstance& ci =
       *const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance());
   clang::Sema& sema = ci.getSema();
   clang::ASTContext& context = ci.getASTContext();
-  clang::TranslationUnitDecl* tu = context.getTranslationUnitDecl();
-  std::vector<clang::DeclContext*> scopes = {tu};
-  for (const auto& ns : shadow.namespaces)
-    for (clang::NamedDecl* d : tu->lookup(clang::DeclarationName(&context.Idents.get(ns))))
-      if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
-  for (clang::DeclContext* scope : scopes)
+  for (clang::DeclContext* scope : scopes_of(context, shadow.namespaces))
     for (const auto& name : shadow.names) {
       const clang::DeclarationName id = declaration_name(context, name);
       auto found = scope->lookup(id);
@@ -469,11 +472,7 @@ std::vector<std::string> CellInterpreter::conflicts(const std::vector<std::strin
                                                     const std::vector<std::string>& namespaces) {
   clang::ASTContext& context =
       const_cast<clang::CompilerInstance*>(clang_->getCompilerInstance())->getASTContext();
-  clang::TranslationUnitDecl* tu = context.getTranslationUnitDecl();
-  std::vector<clang::DeclContext*> scopes = {tu};
-  for (const auto& ns : namespaces)
-    for (clang::NamedDecl* d : tu->lookup(clang::DeclarationName(&context.Idents.get(ns))))
-      if (auto* n = llvm::dyn_cast<clang::NamespaceDecl>(d)) scopes.push_back(n);
+  const std::vector<clang::DeclContext*> scopes = scopes_of(context, namespaces);
   std::vector<std::string> out;
   for (const auto& name : names)
     for (clang::DeclContext* scope : scopes) {
@@ -539,7 +538,7 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
     set_cell_handlers(false);
     bool ok = false;
     try {
-      std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hidden;
+      Hidden hidden;
       if (shadow != nullptr) hidden = hide_earlier(*shadow);
       auto compiled = clang_->Parse(code);
       ok = static_cast<bool>(compiled);

@@ -79,7 +79,8 @@ class CellInterpreter : public xeus::xinterpreter {
   bool is_class(const std::string& qualified);
   /// Takes the earlier declarations of shadow's names out of name lookup, but for shadow.keep (see
   /// the .cpp); returns them, each with the scope it was found in.
-  std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hide_earlier(const Shadow& shadow);
+  using Hidden = std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>>;
+  Hidden hide_earlier(const Shadow& shadow);
   /// Compiles code in a forked copy of the kernel (after hide_earlier(*shadow) there, if given):
   /// null if it compiles, else the error reply. With shadow->report_keep, it adds to shadow->keep
   /// the earlier overloads the code did not define again.
@@ -106,7 +107,7 @@ class CellInterpreter : public xeus::xinterpreter {
   std::vector<std::string> shadowed_names_;  // names a cell has redefined (hide_earlier)
   std::set<std::string> declared_before_;    // names the cells that ran declared (names_declared)
   // what hide_earlier took out of lookup, each with its scope (conflicts)
-  std::vector<std::pair<clang::DeclContext*, clang::NamedDecl*>> hidden_;
+  Hidden hidden_;
 };
 
 }  // namespace xenc_kernel
