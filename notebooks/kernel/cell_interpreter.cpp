@@ -1,13 +1,16 @@
 #include "cell_interpreter.hpp"
 
 #include <cxxabi.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -74,13 +78,83 @@ constexpr int kExitJump = 1 << 16;  // above every signal number
 volatile sig_atomic_t g_exit_status = 0;
 const char* g_exit_call = "exit";  // which of them
 
+// Threads a cell started. A crash in one (a fault; abort(), as after an exception it did not catch;
+// exit() in the cells' code) would end the kernel, and every cell's state with it. Instead only
+// that thread ends (end_this_thread), at once, so a join() of it returns. The cell's thread goes
+// on to the cell's end, whose reply is the error that says what the thread did (a thread that
+// ends between cells is told in the next cell's stderr). The cell's thread is never jumped out of
+// what it was doing: it could hold a lock there (the JIT's, malloc's) that a later cell would
+// wait on for ever.
+// The kernel's own threads are not the cells': those that existed before the first cell ran
+// (xeus's and ZeroMQ's), and the output forwarder (mark_kernel_thread). A crash in one of them
+// ends the kernel, as before.
+volatile sig_atomic_t g_cell_running = 0;  // between a cell's Execute and its return
+constexpr int kMaxKernelThreads = 256;
+pid_t g_kernel_threads[kMaxKernelThreads];
+int g_kernel_thread_count = -1;  // -1: no cell ran yet
+thread_local bool t_kernel_thread = false;
+// What std::terminate was called for, on this thread (on_terminate), for the abort that follows.
+thread_local char t_terminate_what[512];
+// The first stopped thread that was not reported yet: claimed by the thread that stops first.
+struct ThreadStop {
+  int sig = 0;                 // the signal, or 0 for an exit call
+  const char* exit_call = "";  // "exit", "_Exit", ...
+  int exit_status = 0;
+  char terminate_what[512] = "";  // t_terminate_what of that thread
+};
+ThreadStop g_thread_stop;
+std::atomic<bool> g_thread_stop_claimed{false}, g_thread_stop_written{false};
+std::atomic<int> g_threads_stopped{0};  // since the last report
+
+bool started_by_cells() {
+  if (t_kernel_thread || g_kernel_thread_count < 0) return false;
+  const pid_t me = gettid();
+  for (int i = 0; i < g_kernel_thread_count; ++i)
+    if (g_kernel_threads[i] == me) return false;
+  return true;
+}
+
+// The threads that exist now (before the first cell runs) are the kernel's own.
+void record_kernel_threads() {
+  if (g_kernel_thread_count >= 0) return;
+  int n = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir))
+      if (entry->d_name[0] != '.' && n < kMaxKernelThreads)
+        g_kernel_threads[n++] = static_cast<pid_t>(std::atoi(entry->d_name));
+    closedir(dir);
+  }
+  g_kernel_thread_count = n;
+}
+
+// A thread the cells started ends here (from a signal handler, or an exit call): it records what
+// happened, if it is the first, and ends. Only this thread, with the raw exit system call: no
+// clean-up by glibc or C++, which could crash again or wait on a lock the thread holds. The
+// kernel clears the thread's id as it ends, which is what pthread_join waits for.
+[[noreturn]] void end_this_thread(int sig, const char* exit_call, int exit_status) {
+  if (!g_thread_stop_claimed.exchange(true)) {
+    g_thread_stop.sig = sig;
+    g_thread_stop.exit_call = exit_call;
+    g_thread_stop.exit_status = exit_status;
+    std::memcpy(g_thread_stop.terminate_what, t_terminate_what, sizeof t_terminate_what);
+    g_thread_stop_written.store(true);
+  }
+  g_threads_stopped.fetch_add(1);
+  for (;;) syscall(SYS_exit, 0);
+}
+
 void on_signal(int sig, siginfo_t*, void*) {
-  if (getpid() != g_kernel_pid || !pthread_equal(pthread_self(), g_cell_thread)) {
-    if (sig == SIGINT && getpid() == g_kernel_pid) {  // landed on a thread the cell started
+  const bool in_kernel = getpid() == g_kernel_pid;
+  if (in_kernel && !pthread_equal(pthread_self(), g_cell_thread)) {
+    if (sig == SIGINT) {  // landed on a thread the cell started
       pthread_kill(g_cell_thread, SIGINT);
       return;
     }
-    // a crash in another thread, or in a process the cell forked: the default action
+    if (started_by_cells()) end_this_thread(sig, "", 0);
+  }
+  if (!in_kernel || !pthread_equal(pthread_self(), g_cell_thread) ||
+      (!g_cell_running && sig != SIGINT)) {
+    // a crash in the kernel's own code, or in a process the cell forked: the default action
     signal(sig, SIG_DFL);
     if (sig == SIGINT || sig == SIGABRT) raise(sig);
     return;  // a fault happens again, now with the default action
@@ -156,6 +230,75 @@ std::string demangled(const char* name) {
   return r;
 }
 
+// std::terminate (an exception nobody caught; a std::thread destroyed while joinable): what it
+// was called for, kept for the report of the abort() that follows.
+[[noreturn]] void on_terminate() {
+  std::string what =
+      "std::terminate, called with no exception in flight (as when a std::thread object is "
+      "destroyed while its thread was neither joined nor detached: call join() before it goes "
+      "out of scope)";
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = "std::terminate, after an exception nobody caught: " + demangled(typeid(x).name()) +
+             ": " + x.what();
+    } catch (...) {
+      const std::type_info* type = abi::__cxa_current_exception_type();
+      what = "std::terminate, after an exception nobody caught, of type " +
+             (type != nullptr ? demangled(type->name()) : std::string("unknown"));
+    }
+  }
+  std::snprintf(t_terminate_what, sizeof t_terminate_what, "%s", what.c_str());
+  std::abort();
+}
+
+// The threads the cells started that ended since the last report (end_this_thread): what
+// the first did, as an error's name, a one-line summary, details and advice. Empty summary: none.
+struct ThreadStopReport {
+  std::string ename, summary;
+  std::vector<std::string> details;
+  std::string advice;
+};
+ThreadStopReport take_thread_stops() {
+  ThreadStopReport r;
+  const int stopped = g_threads_stopped.exchange(0);
+  if (stopped == 0) return r;
+  // (a second thread may count itself before the first has written what it did)
+  for (int i = 0; i < 1000 && !g_thread_stop_written.load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const ThreadStop first = g_thread_stop;
+  g_thread_stop_written.store(false);
+  g_thread_stop_claimed.store(false);
+  const std::string which = "a thread that a cell started";
+  if (first.sig == 0) {
+    const std::string call = first.exit_call + ("(" + std::to_string(first.exit_status) + ")");
+    r.ename = "SystemExit";
+    r.summary = which + " called " + call;
+    r.details.push_back("In a notebook, " + std::string(first.exit_call) +
+                        " would end the kernel and lose what every cell defined, so the kernel "
+                        "ended only that thread.");
+    r.advice = "End the thread by returning from its function instead, and run the cell again.";
+  } else {
+    r.ename = std::string("SIG") + sigabbrev_np(first.sig);
+    r.summary = which + " crashed: " + signal_meaning(first.sig);
+    if (first.sig == SIGABRT && first.terminate_what[0] != '\0')
+      r.details.push_back(std::string("It was ") + first.terminate_what + ".");
+    r.details.push_back(
+        "That would have ended the kernel and lost what every cell defined, so the kernel "
+        "ended only that thread.");
+    r.advice = first.terminate_what[0] != '\0' &&
+                       std::strstr(first.terminate_what, "exception nobody caught") != nullptr
+                   ? "Catch the exception inside the thread's function (try { ... } catch (const "
+                     "std::exception& e) { ... }), or fix what throws it, and run the cell again."
+                   : "Fix the code that thread runs, and run the cell again.";
+  }
+  if (stopped > 1)
+    r.details.push_back(std::to_string(stopped) +
+                        " threads ended so; this is what the first one did.");
+  return r;
+}
+
 // The compiler's message without clang's "In file included from <<< inputs >>>" lines.
 std::string compiler_message(const std::string& stderr_text) {
   std::istringstream in(stderr_text);
@@ -179,6 +322,8 @@ nl::json error_reply(const std::string& ename, const std::string& evalue,
 }
 
 }  // namespace
+
+void xenc_kernel::mark_kernel_thread() { t_kernel_thread = true; }
 
 // The line of the cell that runs now (0: none yet): set by the cell's code (prelude.hpp).
 extern "C" {
@@ -207,8 +352,9 @@ extern "C" __attribute__((visibility("default"))) int xenc_kernel_user_code(int 
 namespace {
 // The cell's own exit (see kExitJump): jumps back to the execute loop, or returns.
 void exit_from_cell(const char* call, int status) {
-  if (getpid() != g_kernel_pid || !pthread_equal(pthread_self(), g_cell_thread) || !g_in_user_code)
-    return;
+  if (getpid() != g_kernel_pid) return;
+  if (!pthread_equal(pthread_self(), g_cell_thread)) end_this_thread(0, call, status);
+  if (!g_in_user_code) return;
   g_exit_status = status;
   g_exit_call = call;
   siglongjmp(g_cell_target, kExitJump);
@@ -309,6 +455,11 @@ void CellInterpreter::configure_impl() {
   capture_.take_stdout();
   capture_.stop();
   if (!failed.is_null()) throw std::runtime_error("xenc-kernel: the prelude failed:\n" + err);
+  // From now on a crash in a thread the cells started ends that thread, not the kernel
+  // (end_this_thread); on_terminate names the exception that nobody caught.
+  g_kernel_pid = getpid();
+  set_cell_handlers(true);
+  std::set_terminate(on_terminate);
 }
 
 void CellInterpreter::send_streams(bool whole_lines) {
@@ -643,6 +794,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   g_in_user_code = 0;
   g_interrupt_pending = 0;
   g_unsafe_fault = 0;
+  t_terminate_what[0] = '\0';
   xenc_kernel_line = 0;
   std::string exception_type, exception_what;
   llvm::Error failure = llvm::Error::success();
@@ -651,6 +803,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
     // (an Interrupt that arrived while the cell compiled is still pending: it lands now, and
     // ends the cell when its code starts)
     set_cell_handlers(true);
+    g_cell_running = 1;
     set_interrupt_blocked(false);
     try {
       failure = clang_->Execute(unit);
@@ -662,7 +815,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
     }
     set_interrupt_blocked(true);
   }
-  set_cell_handlers(false);
+  g_cell_running = 0;              // the handlers stay: a thread the cells started may still crash
   if (getpid() != g_kernel_pid) {  // a process the cell forked, ended by an exception
     std::cout.flush();
     std::fflush(nullptr);
@@ -713,12 +866,15 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
                           "the kernel's state cannot be trusted, so the kernel ends now.",
                           "Run Kernel > Restart, then the cells above this one."});
     }
-    return error_reply(name, signal_meaning(signal_number) + at_line,
-                       {name + ": " + signal_meaning(signal_number),
-                        "It happened" + (at_line.empty() ? " in the cell" : at_line) + ".",
-                        "The cell stopped there; the kernel lives on, with what earlier cells "
-                        "defined. What this cell changed before the crash stays changed.",
-                        "Fix that line (or the function it calls) and run the cell again."});
+    std::vector<std::string> trace = {name + ": " + signal_meaning(signal_number)};
+    if (signal_number == SIGABRT && t_terminate_what[0] != '\0')
+      trace.push_back(std::string("It was ") + t_terminate_what + ".");
+    trace.insert(trace.end(),
+                 {"It happened" + (at_line.empty() ? " in the cell" : at_line) + ".",
+                  "The cell stopped there; the kernel lives on, with what earlier cells "
+                  "defined. What this cell changed before the crash stays changed.",
+                  "Fix that line (or the function it calls) and run the cell again."});
+    return error_reply(name, signal_meaning(signal_number) + at_line, trace);
   }
   if (failure) {
     std::string what = llvm::toString(std::move(failure));
@@ -762,6 +918,13 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
     return not_run;
   }
   g_kernel = this;
+  record_kernel_threads();
+  // a thread an earlier cell started, stopped after that cell ended: said before this cell runs
+  if (ThreadStopReport stopped = take_thread_stops(); !stopped.summary.empty()) {
+    std::string text = "[xenc-kernel] After the last cell ended, " + stopped.summary + ".";
+    for (const auto& line : stopped.details) text += " " + line;
+    publish_stream("stderr", text + " " + stopped.advice + " The kernel lives on.\n");
+  }
   // A final expression without a semicolon is shown as the execute_result: it runs as
   //   xenc_kernel::show_result(((EXPRESSION), xenc_kernel::no_value{}));
   // where the comma yields no_value for a void expression (nothing shown).
@@ -784,6 +947,21 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
                            failed["ename"] != "CompilerCrash" && failed["ename"] != "CellNotRun")) {
     const std::vector<std::string> names = names_declared(cell);
     declared_before_.insert(names.begin(), names.end());
+  }
+  // a thread the cell (or an earlier one) started ended while it ran: the cell's error says so,
+  // above the cell's own error if it has one
+  if (ThreadStopReport stopped = take_thread_stops(); !stopped.summary.empty()) {
+    std::vector<std::string> trace = {stopped.ename + ": " + stopped.summary + "."};
+    trace.insert(trace.end(), stopped.details.begin(), stopped.details.end());
+    trace.push_back("The cell went on without it" +
+                    std::string(failed.is_null() ? " to its end" : ", until its own error below") +
+                    "; the kernel lives on, with what earlier cells defined.");
+    trace.push_back(stopped.advice);
+    if (!failed.is_null()) {
+      trace.push_back("");
+      for (const auto& line : failed["traceback"]) trace.push_back(line.get<std::string>());
+    }
+    failed = error_reply(stopped.ename, stopped.summary, trace);
   }
   {
     std::lock_guard<std::mutex> lock(publish_mutex_);

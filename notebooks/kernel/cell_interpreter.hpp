@@ -15,6 +15,8 @@
 //   6. an expression ending the cell (no semicolon) is shown as the `execute_result`.
 // A crash in a cell's code (SIGSEGV, SIGBUS, SIGFPE, SIGILL, abort) becomes an error reply and the
 // kernel lives on; a crash while clang links a cell ends the kernel, after an error that says so.
+// A thread a cell started that crashes or calls exit() ends alone, and the cell's error (or, once
+// the cell ended, the next cell's stderr) says what it did; the kernel lives on.
 // Every cell is compiled first in a forked copy: a cell that does not compile changes nothing.
 #pragma once
 

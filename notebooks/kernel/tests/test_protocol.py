@@ -489,6 +489,61 @@ def main():
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "child\n7\n",
               "exit(7) in a forked child ends the child with status 7", [reply, msgs])
 
+        # A thread the cell started that crashes, or calls exit(): only that thread ends, its
+        # join() returns, the cell goes on to its end and its error says what the thread did, and
+        # the kernel lives on (before, the whole kernel died)
+        execute(kc, "#include <thread>\n#include <stdexcept>\n#include <chrono>")
+        for code, ename, said_what in [
+                ("std::thread t([] { throw std::runtime_error(\"boom in thread\"); });\nt.join();",
+                 "SIGABRT", "It was std::terminate, after an exception nobody caught: "
+                 "std::runtime_error: boom in thread."),
+                ("std::thread t([] { int* p = nullptr; *p = 1; });\nt.join();",
+                 "SIGSEGV", "a thread that a cell started crashed: segmentation fault"),
+                ("std::thread t([] { exit(6); });\nt.join();",
+                 "SystemExit", "a thread that a cell started called exit(6)")]:
+            reply, msgs = execute(kc, code + "\nstd::cout << \"joined\" << std::endl;")
+            said = "\n".join(reply.get("traceback", []))
+            check(reply["status"] == "error" and reply["ename"] == ename and said_what in said
+                  and "The cell went on without it to its end" in said
+                  and "ended only that thread" in said
+                  and stream_text(msgs, "stdout") == "joined\n",
+                  "a thread ending in %s: its join() returns, the cell runs to its end, and its "
+                  "error says what the thread did (%s)" % (ename, said_what), [reply, msgs])
+            reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+                  "after a thread's %s the next cell runs and sees the earlier variable" % ename,
+                  msgs)
+        # a cell with an error of its own after its thread's: both are said, the thread's first
+        reply, msgs = execute(kc, "std::thread t([] { throw 7; });\nt.join();\n"
+                                  "throw std::invalid_argument(\"own error\");")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply["ename"] == "SIGABRT"
+              and "after an exception nobody caught, of type int" in said
+              and "until its own error below" in said
+              and "std::invalid_argument: own error" in said,
+              "a thread's crash and the cell's own exception: both in the error, the thread's "
+              "first", [reply, msgs])
+        # a std::thread neither joined nor detached: std::terminate on the cell's own thread
+        reply, msgs = execute(kc, "{ std::thread t([] {}); }")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply["ename"] == "SIGABRT"
+              and "neither joined nor detached" in said,
+              "a std::thread left joinable: SIGABRT, naming why std::terminate was called",
+              [reply, msgs])
+        # a detached thread that throws after its cell ended: said before the next cell's output
+        reply, msgs = execute(kc, "std::thread([] { std::this_thread::sleep_for("
+                                  "std::chrono::milliseconds(200)); throw std::logic_error(\"late\"); })"
+                                  ".detach();")
+        check(reply["status"] == "ok", "a detached thread starts", [reply, msgs])
+        time.sleep(1.5)
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n"
+              and "After the last cell ended, a thread that a cell started crashed"
+              in stream_text(msgs, "stderr")
+              and "std::logic_error: late" in stream_text(msgs, "stderr"),
+              "a thread that crashed while the kernel was idle: the next cell runs, and its stderr "
+              "says what the thread did", [reply, msgs])
+
         # fork() in a cell: the child ends at the cell's end, never answering Jupyter
         reply, msgs = execute(kc, "#include <unistd.h>\n#include <sys/wait.h>\npid_t child = fork();\n"
                                   "std::cout << (child == 0 ? \"child\" : \"parent\") << std::endl;\n"
