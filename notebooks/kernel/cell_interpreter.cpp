@@ -499,6 +499,13 @@ std::string linking_advice(const std::string& what) {
   const std::string restart =
       " clang cannot link later cells after a cell it failed to link: run Kernel > Restart, then "
       "the cells above this one.";
+  // a symbol an earlier cell defined (an explicit specialization of a function template, run
+  // again after its template): the JIT refuses the unit, and later cells link as before
+  if (what.find("Duplicate definition of symbol") != std::string::npos)
+    return "An earlier cell already defined " + names +
+           ", and the JIT keeps one definition of each, so this cell did not run; what earlier "
+           "cells defined is still there. To change it, put it in one cell with what it belongs "
+           "to (the template of a specialization) and run that cell.";
   if (what.find("Symbols not found") == std::string::npos)
     return "clang could not link the cell, so it did not run (if an earlier cell failed to link, "
            "every later one fails too)." +
@@ -524,6 +531,24 @@ nl::json compile_error_reply(const std::string& stderr_text, const std::string& 
       "The cell did not compile, so it changed nothing: what earlier cells defined is "
       "still there. Fix the line the error names and run the cell again.");
   return error_reply("CompileError", first_error, trace);
+}
+
+// A compile error "redefinition of 'add1<int>'": an explicit specialization an earlier cell
+// defined. It belongs to its template, which holds one definition of it, so it cannot be replaced
+// alone; with its template, in one cell, both are (the template is replaced, and the cell's
+// specialization is the new template's). The error then says so.
+void add_specialization_hint(nl::json& failed) {
+  if (failed.is_null() || failed["ename"] != "CompileError") return;
+  static const std::regex redefined(R"(redefinition of '(([A-Za-z_][A-Za-z_0-9:]*)<[^']*>)')");
+  std::smatch m;
+  const std::string evalue = failed["evalue"].get<std::string>();
+  if (!std::regex_search(evalue, m, redefined)) return;
+  nl::json& trace = failed["traceback"];
+  trace.insert(trace.end() - 1,
+               m[1].str() + " is a specialization of " + m[2].str() +
+                   " that an earlier cell defined, and a template holds one definition of each "
+                   "specialization. Put it in one cell with the template " +
+                   m[2].str() + " and run that cell: both are then replaced.");
 }
 }  // namespace
 
@@ -942,6 +967,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   if (cell.find_first_not_of(" \t\r\n") != std::string::npos)
     failed = run(wrap_statements(cell, ++cells_compiled_));
   if (!failed.is_null()) failed = replace_earlier(cell, failed);
+  add_specialization_hint(failed);
   // a cell that compiled declared its names, even where it then failed
   if (failed.is_null() || (failed["ename"] != "CompileError" &&
                            failed["ename"] != "CompilerCrash" && failed["ename"] != "CellNotRun")) {

@@ -463,6 +463,30 @@ def main():
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "a1B2\n",
               "an edited operator<< replaces its own, and the other type's stays", [reply, msgs])
 
+        # an explicit specialization edited in its own cell: the error says to run it with its
+        # template; after its template alone was run again, the JIT refuses the old symbol, and
+        # says so without claiming later cells fail; with its template, in one cell, it works
+        execute(kc, "template <class T> T sp1(T x) { return x + 1; }")
+        execute(kc, "template <> int sp1<int>(int x) { return x + 100; }")
+        reply, msgs = execute(kc, "template <> int sp1<int>(int x) { return x + 200; }")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and "sp1<int> is a specialization of sp1" in said
+              and "Put it in one cell with the template sp1" in said,
+              "a specialization edited alone: the error says to run it with its template",
+              [reply, msgs])
+        execute(kc, "template <class T> T sp1(T x) { return x + 1; }")
+        reply, msgs = execute(kc, "template <> int sp1<int>(int x) { return x + 200; }")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and "An earlier cell already defined int sp1<int>(int)"
+              in said and "Restart" not in said,
+              "a specialization run again after its template: the duplicate symbol is named, "
+              "with no restart advice", [reply, msgs])
+        reply, msgs = execute(kc, "template <class T> T sp1(T x) { return x + 1; }\n"
+                                  "template <> int sp1<int>(int x) { return x + 300; }\n"
+                                  "std::cout << sp1(1) << ' ' << sp1(1.5) << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "301 2.5\n",
+              "a template and its edited specialization in one cell replace both", [reply, msgs])
+
         # exit() in a cell ends the cell, not the kernel; in a forked child it ends the child
         for code, call, line, out in [
                 ("#include <cstdlib>\nstd::cout << \"before\" << std::endl;\nstd::exit(3);\n"
