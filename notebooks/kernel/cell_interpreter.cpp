@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <typeinfo>
 
@@ -38,6 +40,9 @@
 #include <clang/Sema/Sema.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
 #include <xeus/xhelper.hpp>
@@ -188,16 +193,25 @@ void set_cell_handlers(bool on) {
   if (on) sigaction(SIGINT, &action, nullptr);
 }
 
-// The cells' thread handles its signals on a stack of its own (a stack overflow leaves none).
+// The cells' thread, and each thread a cell starts (cell_start_thread), handles its signals on a
+// stack of its own (a stack overflow leaves none), given back when the thread ends.
 void ensure_signal_stack() {
-  static thread_local bool done = false;
-  if (done) return;
-  static thread_local std::vector<char> memory(1 << 16);
-  stack_t stack{};
-  stack.ss_sp = memory.data();
-  stack.ss_size = memory.size();
-  sigaltstack(&stack, nullptr);
-  done = true;
+  struct SignalStack {
+    std::vector<char> memory = std::vector<char>(1 << 16);
+    SignalStack() {
+      stack_t stack{};
+      stack.ss_sp = memory.data();
+      stack.ss_size = memory.size();
+      sigaltstack(&stack, nullptr);
+    }
+    ~SignalStack() {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    }
+  };
+  static thread_local SignalStack stack;
+  (void)stack;
 }
 
 // What a crash signal means, in one line a student can act on.
@@ -350,6 +364,72 @@ extern "C" __attribute__((visibility("default"))) int xenc_kernel_user_code(int 
 }
 
 namespace {
+// A thread_local variable of a library the kernel loaded (libstdc++'s std::__once_call, which
+// std::call_once, std::async and std::promise use), in a cell's code. clang's JIT compiles
+// thread_local as emulated TLS, so the cell would look for a __emutls_v.<name> that nothing
+// defines ("Symbols not found"), and had it found one, its storage would not be the library's.
+// So each access (llvm.threadlocal.address) becomes a call of cell_tls_address, which asks the
+// dynamic linker for the calling thread's copy (dlsym gives that for a TLS symbol). Variables the
+// dynamic linker does not know (a cell's own thread_local) stay emulated, as before. (The same
+// gap is llvm/llvm-project#190625; CppInterOp's #1103 rewrites the IR the same way.)
+constexpr char kTlsAddress[] = "xenc_kernel_tls_address";
+extern "C" void* cell_tls_address(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+
+void use_native_tls(llvm::Module& module) {
+  std::vector<llvm::GlobalVariable*> native;
+  for (llvm::GlobalVariable& g : module.globals())
+    if (g.isThreadLocal() && g.isDeclaration() && dlsym(RTLD_DEFAULT, g.getName().str().c_str()))
+      native.push_back(&g);
+  if (native.empty()) return;
+  llvm::LLVMContext& context = module.getContext();
+  llvm::PointerType* ptr = llvm::PointerType::getUnqual(context);
+  llvm::FunctionCallee address =
+      module.getOrInsertFunction(kTlsAddress, llvm::FunctionType::get(ptr, {ptr}, false));
+  for (llvm::GlobalVariable* g : native) {
+    llvm::Constant* name = nullptr;
+    std::vector<llvm::IntrinsicInst*> accesses;
+    for (llvm::User* user : g->users())
+      if (auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(user))
+        if (call->getIntrinsicID() == llvm::Intrinsic::threadlocal_address)
+          accesses.push_back(call);
+    for (llvm::IntrinsicInst* call : accesses) {
+      llvm::IRBuilder<> at(call);
+      if (name == nullptr) name = at.CreateGlobalStringPtr(g->getName(), "xenc.tls.name");
+      call->replaceAllUsesWith(at.CreateCall(address, {name}));
+      call->eraseFromParent();
+    }
+    if (g->use_empty()) g->eraseFromParent();
+  }
+}
+}  // namespace
+
+namespace {
+// std::thread in a cell's code (and std::async's threads): the JIT links the cells' calls of
+// libstdc++'s std::thread::_M_start_thread to cell_start_thread, a function of the same ABI (the
+// Itanium ABI's: the std::thread, then the unique_ptr by address, destroyed by the caller). It
+// starts the thread as libstdc++ does, and gives it a stack for its signal handler first, so that
+// a stack overflow in the thread ends that thread alone (end_this_thread), not the kernel.
+constexpr char kStartThread[] =
+    "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE";
+void cell_start_thread(std::thread* self, std::unique_ptr<std::thread::_State> state, void (*)()) {
+  pthread_t id{};
+  const int error = pthread_create(
+      &id, nullptr,
+      [](void* p) -> void* {
+        const std::unique_ptr<std::thread::_State> run(static_cast<std::thread::_State*>(p));
+        ensure_signal_stack();
+        run->_M_run();
+        return nullptr;
+      },
+      state.get());
+  if (error != 0) throw std::system_error(error, std::generic_category(), "std::thread");
+  state.release();
+  static_assert(sizeof(std::thread) == sizeof(pthread_t), "std::thread holds its pthread_t");
+  std::memcpy(static_cast<void*>(self), &id, sizeof id);
+}
+}  // namespace
+
+namespace {
 // The cell's own exit (see kExitJump): jumps back to the execute loop, or returns.
 void exit_from_cell(const char* call, int status) {
   if (getpid() != g_kernel_pid) return;
@@ -434,18 +514,23 @@ void CellInterpreter::configure_impl() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   clang_ = make_clang_interpreter();
-  // a cell's exit() ends the cell, not the kernel (kExitJump): the cells' calls link to ours,
-  // defined in the JIT's own library, which it searches before this process's symbols
+  // a cell's exit() ends the cell, not the kernel (kExitJump), and its std::thread gets a signal
+  // stack (cell_start_thread): the cells' calls link to ours, defined in the JIT's own library,
+  // which it searches before this process's symbols
   auto jit = clang_->getExecutionEngine();
   if (!jit) throw std::runtime_error("clang: " + llvm::toString(jit.takeError()));
-  llvm::orc::SymbolMap exits;
+  llvm::orc::SymbolMap ours;
   const auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
   for (const auto& [name, fn] : {std::pair<const char*, void (*)(int)>{"exit", cell_exit},
                                  {kExitC, cell_immediate_exit<kExitC>},
                                  {kExitPosix, cell_immediate_exit<kExitPosix>},
                                  {"quick_exit", cell_quick_exit}})
-    exits[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), flags};
-  if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(exits))))
+    ours[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), flags};
+  ours[jit->mangleAndIntern(kTlsAddress)] = {llvm::orc::ExecutorAddr::fromPtr(&cell_tls_address),
+                                             flags};
+  ours[jit->mangleAndIntern(kStartThread)] = {llvm::orc::ExecutorAddr::fromPtr(&cell_start_thread),
+                                              flags};
+  if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(ours))))
     throw std::runtime_error("clang: " + llvm::toString(std::move(err)));
   g_kernel = this;
   // The hidden first cell: the display hook and the execute_result printer.
@@ -802,6 +887,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
     return compile_error_reply(capture_.take_stderr(), what);
   }
   clang::PartialTranslationUnit& unit = *compiled;
+  if (unit.TheModule) use_native_tls(*unit.TheModule);
   // Run it (clang::Interpreter::Execute: JIT-link the unit, run its statements and
   // initialisers) with SIGINT unblocked and the crash signals caught (see g_cell_target); they
   // land back at sigsetjmp, mask restored. Meanwhile the forwarder sends the whole lines it

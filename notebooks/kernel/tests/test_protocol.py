@@ -537,6 +537,32 @@ def main():
             check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
                   "after a thread's %s the next cell runs and sees the earlier variable" % ename,
                   msgs)
+        # a stack overflow in a thread the cell started (it has a stack for its signal handler:
+        # the JIT links std::thread's start to the kernel's)
+        reply, msgs = execute(kc, "int deep_in_thread(int n) { volatile char b[256]; b[0] = n; "
+                                  "return deep_in_thread(n + 1) + b[0]; }\n"
+                                  "std::thread deep_t([] { deep_in_thread(0); });\ndeep_t.join();\n"
+                                  "std::cout << \"joined\" << std::endl;")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply["ename"] == "SIGSEGV"
+              and "a thread that a cell started crashed" in said
+              and stream_text(msgs, "stdout") == "joined\n",
+              "a stack overflow in a thread ends that thread alone", [reply, msgs])
+        # std::async, std::call_once, std::promise (libstdc++'s thread_local std::__once_call),
+        # and a cell's own thread_local, one copy per thread
+        for code, out in [
+                ("#include <future>\n{ std::vector<std::future<int>> fs; for (int h = 0; h < 8; ++h) "
+                 "fs.push_back(std::async(std::launch::async, [h] { return h * h; }));\n"
+                 "int s = 0; for (auto& f : fs) s += f.get(); std::cout << s << std::endl; }", "140\n"),
+                ("#include <mutex>\nstd::once_flag once_f;\nfor (int i = 0; i < 3; ++i) "
+                 "std::call_once(once_f, [] { std::cout << \"once\" << std::endl; });", "once\n"),
+                ("{ std::promise<int> p; auto f = p.get_future(); std::thread t([&p] { "
+                 "p.set_value(5); }); std::cout << f.get() << std::endl; t.join(); }", "5\n"),
+                ("thread_local int per_thread = 3;\n{ std::thread t([] { per_thread = 9; }); "
+                 "t.join(); }\nstd::cout << per_thread << std::endl;", "3\n")]:
+            reply, msgs = execute(kc, code)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
+                  "a cell with %r prints %r" % (code[:48], out), [reply, msgs])
         # a cell with an error of its own after its thread's: both are said, the thread's first
         reply, msgs = execute(kc, "std::thread t([] { throw 7; });\nt.join();\n"
                                   "throw std::invalid_argument(\"own error\");")
