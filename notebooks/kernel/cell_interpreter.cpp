@@ -893,10 +893,19 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   // land back at sigsetjmp, mask restored. Meanwhile the forwarder sends the whole lines it
   // printed so far (started while SIGINT is still blocked, so its thread never takes the
   // Interrupt).
+  // A thread that ends while the cell runs is said at once (the cell's error says more at its
+  // end): a cell waiting for that thread's result (a future's get()) would wait for ever.
   forwarder_.start(
-      [this] {
+      [this, said = false]() mutable {
         std::lock_guard<std::mutex> lock(publish_mutex_);
         send_streams(true);
+        if (said || g_threads_stopped.load() == 0) return;
+        said = true;
+        publish_stream("stderr",
+                       "[xenc-kernel] A thread that a cell started has crashed or called exit(), "
+                       "and the kernel ended it; the cell's error will say what it did. If the "
+                       "cell waits for that thread's result (a future's get()), it waits for "
+                       "ever: use Interrupt.\n");
       },
       [this] { capture_.enforce_limit(); });
   ensure_signal_stack();

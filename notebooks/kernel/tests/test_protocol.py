@@ -563,6 +563,30 @@ def main():
             reply, msgs = execute(kc, code)
             check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
                   "a cell with %r prints %r" % (code[:48], out), [reply, msgs])
+        # a std::async task that segfaults: its future never gets a value, so the cell waits; a
+        # note says so while it waits, and Interrupt ends the cell with both reports
+        kc.execute("auto crashed_task = std::async(std::launch::async, [] { return *(volatile int*)nullptr; });\n"
+                   "std::cout << crashed_task.get() << std::endl;")
+        deadline, noted = time.time() + 20, ""
+        while time.time() < deadline and "waits for ever: use Interrupt" not in noted:
+            try:
+                m = kc.get_iopub_msg(timeout=1)
+            except queue.Empty:
+                continue
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stderr":
+                noted += m["content"]["text"]
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)["content"]
+        said = "\n".join(reply.get("traceback", []))
+        check("A thread that a cell started has crashed" in noted
+              and reply["status"] == "error" and reply["ename"] == "SIGSEGV"
+              and "KeyboardInterrupt: the cell was interrupted" in said,
+              "a crashed std::async task: a note while the cell waits, then Interrupt gives the "
+              "thread's crash and the Interrupt", [noted, reply])
+        wait_for_iopub(kc)
+        reply, msgs = execute(kc, "std::cout << kept << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
+              "after the crashed std::async task the next cell sees the earlier variable", msgs)
         # a cell with an error of its own after its thread's: both are said, the thread's first
         reply, msgs = execute(kc, "std::thread t([] { throw 7; });\nt.join();\n"
                                   "throw std::invalid_argument(\"own error\");")
