@@ -100,7 +100,7 @@ int g_kernel_thread_count = -1;  // -1: no cell ran yet
 thread_local bool t_kernel_thread = false;
 // What std::terminate was called for, on this thread (on_terminate), for the abort that follows.
 thread_local char t_terminate_what[512];
-// The first stopped thread that was not reported yet: claimed by the thread that stops first.
+// The first ended thread that was not reported yet: claimed by the thread that ends first.
 struct ThreadStop {
   int sig = 0;                 // the signal, or 0 for an exit call
   const char* exit_call = "";  // "exit", "_Exit", ...
@@ -109,7 +109,7 @@ struct ThreadStop {
 };
 ThreadStop g_thread_stop;
 std::atomic<bool> g_thread_stop_claimed{false}, g_thread_stop_written{false};
-std::atomic<int> g_threads_stopped{0};  // since the last report
+std::atomic<int> g_threads_stopped{0};  // ended since the last report
 
 bool started_by_cells() {
   if (t_kernel_thread || g_kernel_thread_count < 0) return false;
@@ -373,7 +373,7 @@ namespace {
 // dynamic linker does not know (a cell's own thread_local) stay emulated, as before. (The same
 // gap is llvm/llvm-project#190625; CppInterOp's #1103 rewrites the IR the same way.)
 constexpr char kTlsAddress[] = "xenc_kernel_tls_address";
-extern "C" void* cell_tls_address(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+void* cell_tls_address(const char* name) { return dlsym(RTLD_DEFAULT, name); }
 
 void use_native_tls(llvm::Module& module) {
   std::vector<llvm::GlobalVariable*> native;

@@ -15,7 +15,9 @@
 // check cell five times, each time with every check passed and no error
 // (OUT_DIR/02_student_session.png).
 // Then a scratch notebook whose cell dereferences a null pointer:
-// the cell shows a SIGSEGV error and the kernel lives on (OUT_DIR/kernel_segfault.png).
+// the cell shows a SIGSEGV error and the kernel lives on (OUT_DIR/kernel_segfault.png); its next
+// cell starts a thread that throws: the cell shows the exception, and only the thread ended
+// (OUT_DIR/kernel_thread_crash.png).
 //
 //   JUPYTER_PATH=build/notebooks/kernel/jupyter node browser_test.mjs NOTEBOOK_DIR OUT_DIR [--all | NN_topic.ipynb...]
 // Default: notebook 02 only (CI); --all: every NN_*.ipynb in NOTEBOOK_DIR.
@@ -38,7 +40,10 @@ writeFileSync(join(served, crashNotebook), JSON.stringify({
   nbformat: 4, nbformat_minor: 5,
   metadata: { kernelspec: { name: 'xenc-cpp17', display_name: 'C++17 (xencoder)', language: 'c++' } },
   cells: [{ cell_type: 'code', id: 'crash', metadata: {}, execution_count: null, outputs: [],
-            source: '*(volatile int*)nullptr = 1;  // a segfault' }],
+            source: '*(volatile int*)nullptr = 1;  // a segfault' },
+          { cell_type: 'code', id: 'thread', metadata: {}, execution_count: null, outputs: [],
+            source: '#include <stdexcept>\n#include <thread>\n' +
+                    'std::thread t([] { throw std::runtime_error("boom in a thread"); });\nt.join();' }],
 }));
 
 const port = 20000 + (process.pid % 20000);
@@ -224,6 +229,18 @@ async function crash(page) {
   const died = await page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' }).count();
   check(died === 0, 'a segfault in a cell: no "kernel died" dialog');
   await page.screenshot({ path: join(outDir, 'kernel_segfault.png') });
+  // then the next cell: a thread it started throws, and only that thread ends
+  await page.evaluate(() => Jupyter.notebook.select(1));
+  await page.locator('#run_int button').first().click();
+  const threadError = page.locator('.output_area .output_error', { hasText: 'a thread that a cell started' });
+  await threadError.waitFor({ timeout: 300000 });
+  const said = await threadError.innerText();
+  check(said.includes('SIGABRT') && said.includes('std::runtime_error: boom in a thread') &&
+        said.includes('ended only that thread'),
+        'a thread that throws: the cell shows the exception and that only the thread ended');
+  const diedAfter = await page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' }).count();
+  check(diedAfter === 0, 'a thread that throws: no "kernel died" dialog');
+  await page.screenshot({ path: join(outDir, 'kernel_thread_crash.png') });
 }
 
 let browser;
