@@ -179,7 +179,8 @@ void set_interrupt_blocked(bool blocked) {
   pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
 }
 
-// The handlers for the cell's run: on, or back to the default action.
+// The handlers: on from the kernel's start (configure_impl) to its end; back to the default action
+// in a throwaway copy (trial_compile).
 void set_cell_handlers(bool on) {
   struct sigaction action{};
   sigemptyset(&action.sa_mask);
@@ -533,6 +534,11 @@ void CellInterpreter::configure_impl() {
   if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(ours))))
     throw std::runtime_error("clang: " + llvm::toString(std::move(err)));
   g_kernel = this;
+  // From now on a crash in a cell's code, or in a thread the cells started, ends the cell or that
+  // thread, not the kernel (on_signal); on_terminate names the exception that nobody caught.
+  g_kernel_pid = getpid();
+  set_cell_handlers(true);
+  std::set_terminate(on_terminate);
   // The hidden first cell: the display hook and the execute_result printer.
   capture_.start();
   nl::json failed = run("#include <xenc_kernel/prelude.hpp>\n");
@@ -540,11 +546,6 @@ void CellInterpreter::configure_impl() {
   capture_.take_stdout();
   capture_.stop();
   if (!failed.is_null()) throw std::runtime_error("xenc-kernel: the prelude failed:\n" + err);
-  // From now on a crash in a thread the cells started ends that thread, not the kernel
-  // (end_this_thread); on_terminate names the exception that nobody caught.
-  g_kernel_pid = getpid();
-  set_cell_handlers(true);
-  std::set_terminate(on_terminate);
 }
 
 void CellInterpreter::send_streams(bool whole_lines) {
@@ -922,7 +923,6 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   if (signal_number == 0) {
     // (an Interrupt that arrived while the cell compiled is still pending: it lands now, and
     // ends the cell when its code starts)
-    set_cell_handlers(true);
     g_cell_running = 1;
     set_interrupt_blocked(false);
     try {

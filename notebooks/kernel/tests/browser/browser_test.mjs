@@ -217,30 +217,33 @@ async function studentSession(page) {
   console.log(`screenshot: ${join(outDir, '02_student_session.png')}`);
 }
 
-// A segfault in a cell: the cell shows a SIGSEGV error saying what to do, and the kernel lives on.
-async function crash(page) {
-  await page.locator('#run_int button').first().click();  // the toolbar's Run
-  const error = page.locator('.output_area .output_error', { hasText: 'SIGSEGV' });
+// Runs code cell `index` of the crash notebook with the toolbar's Run, and returns the text of its
+// error (the one showing `marker`), once it shows; checks that no "kernel died" dialog came up
+// (`what` names the case) and writes the screenshot OUT_DIR/`png`.
+async function runToError(page, index, marker, what, png) {
+  await page.evaluate(k => Jupyter.notebook.select(k), index);
+  await page.locator('#run_int button').first().click();
+  const error = page.locator('.output_area .output_error', { hasText: marker });
   await error.waitFor({ timeout: 300000 });
   const text = await error.innerText();
+  const died = await page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' }).count();
+  check(died === 0, `${what}: no "kernel died" dialog`);
+  await page.screenshot({ path: join(outDir, png) });
+  return text;
+}
+
+// A segfault in a cell: the cell shows a SIGSEGV error saying what to do, and the kernel lives on.
+// Then the next cell: a thread it started throws, and only that thread ends.
+async function crash(page) {
+  const text = await runToError(page, 0, 'SIGSEGV', 'a segfault in a cell', 'kernel_segfault.png');
   check(text.includes('segmentation fault') && text.includes('at line 1 of the cell') &&
         text.includes('run the cell again'),
         'a segfault in a cell: the cell shows a SIGSEGV error that names its line and says what to do');
-  const died = await page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' }).count();
-  check(died === 0, 'a segfault in a cell: no "kernel died" dialog');
-  await page.screenshot({ path: join(outDir, 'kernel_segfault.png') });
-  // then the next cell: a thread it started throws, and only that thread ends
-  await page.evaluate(() => Jupyter.notebook.select(1));
-  await page.locator('#run_int button').first().click();
-  const threadError = page.locator('.output_area .output_error', { hasText: 'a thread that a cell started' });
-  await threadError.waitFor({ timeout: 300000 });
-  const said = await threadError.innerText();
+  const said = await runToError(page, 1, 'a thread that a cell started', 'a thread that throws',
+                                'kernel_thread_crash.png');
   check(said.includes('SIGABRT') && said.includes('std::runtime_error: boom in a thread') &&
         said.includes('ended only that thread'),
         'a thread that throws: the cell shows the exception and that only the thread ended');
-  const diedAfter = await page.locator('.modal-dialog', { hasText: 'The kernel appears to have died' }).count();
-  check(diedAfter === 0, 'a thread that throws: no "kernel died" dialog');
-  await page.screenshot({ path: join(outDir, 'kernel_thread_crash.png') });
 }
 
 let browser;
