@@ -1,10 +1,10 @@
 #include "cell_interpreter.hpp"
 
 #include <cxxabi.h>
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -21,6 +21,8 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <memory>
+#include <new>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -90,14 +92,14 @@ const char* g_exit_call = "exit";  // which of them
 // ends between cells is told in the next cell's stderr). The cell's thread is never jumped out of
 // what it was doing: it could hold a lock there (the JIT's, malloc's) that a later cell would
 // wait on for ever.
-// The kernel's own threads are not the cells': those that existed before the first cell ran
-// (xeus's and ZeroMQ's), and the output forwarder (mark_kernel_thread). A crash in one of them
-// ends the kernel, as before.
+// Which threads are the cells': those their code started, through std::thread (and std::async)
+// or pthread_create, which the JIT links to the kernel's own (cell_start_thread,
+// cell_pthread_create; they set t_started_by_cell). Every other thread is the kernel's or a
+// library's (xeus's, ZeroMQ's, the output forwarder, OpenBLAS's workers, xencoder's pool): a
+// crash in one of them ends the kernel, as before, rather than leave a library waiting for ever
+// on a worker that ended.
 volatile sig_atomic_t g_cell_running = 0;  // between a cell's Execute and its return
-constexpr int kMaxKernelThreads = 256;
-pid_t g_kernel_threads[kMaxKernelThreads];
-int g_kernel_thread_count = -1;  // -1: no cell ran yet
-thread_local bool t_kernel_thread = false;
+thread_local bool t_started_by_cell = false;
 // What std::terminate was called for, on this thread (on_terminate), for the abort that follows.
 thread_local char t_terminate_what[512];
 // The first ended thread that was not reported yet: claimed by the thread that ends first.
@@ -110,27 +112,6 @@ struct ThreadStop {
 ThreadStop g_thread_stop;
 std::atomic<bool> g_thread_stop_claimed{false}, g_thread_stop_written{false};
 std::atomic<int> g_threads_stopped{0};  // ended since the last report
-
-bool started_by_cells() {
-  if (t_kernel_thread || g_kernel_thread_count < 0) return false;
-  const pid_t me = gettid();
-  for (int i = 0; i < g_kernel_thread_count; ++i)
-    if (g_kernel_threads[i] == me) return false;
-  return true;
-}
-
-// The threads that exist now (before the first cell runs) are the kernel's own.
-void record_kernel_threads() {
-  if (g_kernel_thread_count >= 0) return;
-  int n = 0;
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir))
-      if (entry->d_name[0] != '.' && n < kMaxKernelThreads)
-        g_kernel_threads[n++] = static_cast<pid_t>(std::atoi(entry->d_name));
-    closedir(dir);
-  }
-  g_kernel_thread_count = n;
-}
 
 // A thread the cells started ends here (from a signal handler, or an exit call): it records what
 // happened, if it is the first, and ends. Only this thread, with the raw exit system call: no
@@ -155,7 +136,7 @@ void on_signal(int sig, siginfo_t*, void*) {
       pthread_kill(g_cell_thread, SIGINT);
       return;
     }
-    if (started_by_cells()) end_this_thread(sig, "", 0);
+    if (t_started_by_cell) end_this_thread(sig, "", 0);
   }
   if (!in_kernel || !pthread_equal(pthread_self(), g_cell_thread) ||
       (!g_cell_running && sig != SIGINT)) {
@@ -338,8 +319,6 @@ nl::json error_reply(const std::string& ename, const std::string& evalue,
 
 }  // namespace
 
-void xenc_kernel::mark_kernel_thread() { t_kernel_thread = true; }
-
 // The line of the cell that runs now (0: none yet): set by the cell's code (prelude.hpp).
 extern "C" {
 __attribute__((visibility("default"))) volatile int xenc_kernel_line = 0;
@@ -418,6 +397,7 @@ void cell_start_thread(std::thread* self, std::unique_ptr<std::thread::_State> s
       &id, nullptr,
       [](void* p) -> void* {
         const std::unique_ptr<std::thread::_State> run(static_cast<std::thread::_State*>(p));
+        t_started_by_cell = true;
         ensure_signal_stack();
         run->_M_run();
         return nullptr;
@@ -427,6 +407,30 @@ void cell_start_thread(std::thread* self, std::unique_ptr<std::thread::_State> s
   state.release();
   static_assert(sizeof(std::thread) == sizeof(pthread_t), "std::thread holds its pthread_t");
   std::memcpy(static_cast<void*>(self), &id, sizeof id);
+}
+
+// pthread_create called by a cell's code (C-style threads): linked here too, for the same signal
+// stack. The thread runs the cell's function on it and returns what that returns.
+struct CellThreadStart {
+  void* (*start)(void*);
+  void* arg;
+};
+int cell_pthread_create(pthread_t* id, const pthread_attr_t* attr, void* (*start)(void*),
+                        void* arg) {
+  auto run = std::unique_ptr<CellThreadStart>(new (std::nothrow) CellThreadStart{start, arg});
+  if (!run) return EAGAIN;
+  const int error = pthread_create(
+      id, attr,
+      [](void* p) -> void* {
+        const CellThreadStart run =
+            *std::unique_ptr<CellThreadStart>(static_cast<CellThreadStart*>(p));
+        t_started_by_cell = true;
+        ensure_signal_stack();
+        return run.start(run.arg);
+      },
+      run.get());
+  if (error == 0) run.release();
+  return error;
 }
 }  // namespace
 
@@ -515,8 +519,9 @@ void CellInterpreter::configure_impl() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   clang_ = make_clang_interpreter();
-  // a cell's exit() ends the cell, not the kernel (kExitJump), and its std::thread gets a signal
-  // stack (cell_start_thread): the cells' calls link to ours, defined in the JIT's own library,
+  // a cell's exit() ends the cell, not the kernel (kExitJump), and its std::thread and
+  // pthread_create give the thread a signal stack (cell_start_thread, cell_pthread_create): the
+  // cells' calls link to ours, defined in the JIT's own library,
   // which it searches before this process's symbols
   auto jit = clang_->getExecutionEngine();
   if (!jit) throw std::runtime_error("clang: " + llvm::toString(jit.takeError()));
@@ -531,6 +536,8 @@ void CellInterpreter::configure_impl() {
                                              flags};
   ours[jit->mangleAndIntern(kStartThread)] = {llvm::orc::ExecutorAddr::fromPtr(&cell_start_thread),
                                               flags};
+  ours[jit->mangleAndIntern("pthread_create")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&cell_pthread_create), flags};
   if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(ours))))
     throw std::runtime_error("clang: " + llvm::toString(std::move(err)));
   g_kernel = this;
@@ -1038,7 +1045,6 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
     return not_run;
   }
   g_kernel = this;
-  record_kernel_threads();
   // a thread an earlier cell started, stopped after that cell ended: said before this cell runs
   if (ThreadStopReport stopped = take_thread_stops(); !stopped.summary.empty()) {
     std::string text = "[xenc-kernel] After the last cell ended, " + stopped.summary + ".";

@@ -168,7 +168,6 @@ void StreamForwarder::start(std::function<void()> send, std::function<void()> wa
   stop();
   stopping_ = false;
   thread_ = std::thread([this, send = std::move(send), watch = std::move(watch)] {
-    mark_kernel_thread();
     std::unique_lock<std::mutex> lock(mutex_);
     for (int tick = 1;
          !wake_.wait_for(lock, std::chrono::milliseconds(10), [this] { return stopping_; });

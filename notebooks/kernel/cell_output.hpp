@@ -71,9 +71,6 @@ std::string valid_utf8(const std::string& text);
 /// stop(). The kernel starts
 /// it around each compiled cell's run, with SIGINT blocked, so the thread never takes Jupyter's
 /// Interrupt (see CellInterpreter::run).
-/// Marks the calling thread as the kernel's own: a crash in it ends the kernel, where a crash in
-/// a thread a cell started ends only that thread (cell_interpreter.cpp, end_this_thread).
-void mark_kernel_thread();
 
 class StreamForwarder {
  public:

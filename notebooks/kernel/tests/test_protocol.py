@@ -548,6 +548,21 @@ def main():
               and "a thread that a cell started crashed" in said
               and stream_text(msgs, "stdout") == "joined\n",
               "a stack overflow in a thread ends that thread alone", [reply, msgs])
+        # the same in a thread started with pthread_create, whose result still reaches its join
+        reply, msgs = execute(kc, "#include <pthread.h>\npthread_t deep_p, plain_p;\n"
+                                  "pthread_create(&deep_p, nullptr, [](void*) -> void* { "
+                                  "deep_in_thread(0); return nullptr; }, nullptr);\n"
+                                  "pthread_join(deep_p, nullptr);\nstatic int answer = 42;\n"
+                                  "pthread_create(&plain_p, nullptr, [](void* a) -> void* { "
+                                  "return a; }, &answer);\nvoid* got = nullptr;\n"
+                                  "pthread_join(plain_p, &got);\n"
+                                  "std::cout << *static_cast<int*>(got) << std::endl;")
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply["ename"] == "SIGSEGV"
+              and "a thread that a cell started crashed" in said
+              and stream_text(msgs, "stdout") == "42\n",
+              "a stack overflow in a pthread_create thread ends that thread alone; another "
+              "one's result reaches pthread_join", [reply, msgs])
         # std::async, std::call_once, std::promise (libstdc++'s thread_local std::__once_call),
         # and a cell's own thread_local, one copy per thread
         for code, out in [
