@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio_ext.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -515,6 +516,71 @@ std::unique_ptr<clang::Interpreter> CellInterpreter::make_clang_interpreter(
   return std::move(*interpreter);
 }
 
+namespace {
+// std::cin and C's stdin (scanf, getchar, fgets) in a cell. The kernel's own fd 0 has nothing to
+// read, so a cell's `std::cin >> x` found the end of the input at once, with no word said. Now a
+// read that finds nothing left asks the notebook for a line, as Python's input() does: the box
+// under the cell, whose line (with its newline) is what the cell reads next; an empty answer is
+// the end of the input. Each cell starts with nothing left over from the last, and with the end
+// of the input forgotten (begin_cell_input). There is no line to have, and the read finds
+// the end of the input, with a note in the cell's stderr saying why, when: the notebook did not
+// allow input for this request (nbclient and nbconvert send allow_stdin false); the read
+// is in a thread the cell started (only the cell's own thread may talk to the notebook); or the
+// cell has ended.
+bool g_input_note_given = false;
+
+std::string notebook_line() {
+  if (g_kernel == nullptr || getpid() != g_kernel_pid) return "";
+  return g_kernel->ask_for_input();
+}
+
+class NotebookInput : public std::streambuf {
+ public:
+  void discard() { setg(nullptr, nullptr, nullptr); }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    line_ = notebook_line();
+    if (line_.empty()) return traits_type::eof();
+    setg(line_.data(), line_.data(), line_.data() + line_.size());
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::string line_;
+};
+NotebookInput g_cin_buffer;
+
+std::string g_stdin_left;  // C's stdin: the part of the last line its buffer has not taken
+ssize_t read_stdin(void*, char* buffer, std::size_t size) {
+  if (g_stdin_left.empty()) g_stdin_left = notebook_line();
+  const std::size_t n = std::min(size, g_stdin_left.size());
+  std::memcpy(buffer, g_stdin_left.data(), n);
+  g_stdin_left.erase(0, n);
+  return static_cast<ssize_t>(n);
+}
+
+// At a cell's start: nothing left over from the last cell, and no end of input remembered.
+void begin_cell_input() {
+  g_input_note_given = false;
+  g_cin_buffer.discard();
+  std::cin.clear();
+  g_stdin_left.clear();
+  __fpurge(stdin);
+  clearerr(stdin);
+}
+
+void input_note(const std::string& why, const std::string& instead) {
+  if (g_input_note_given) return;
+  g_input_note_given = true;
+  std::fprintf(stderr,
+               "[xenc-kernel] The cell read from std::cin (or stdin), but %s, so the read found "
+               "the end of the input (std::cin's fail() is true, scanf returns EOF). %s\n",
+               why.c_str(), instead.c_str());
+}
+}  // namespace
+
 void CellInterpreter::configure_impl() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -546,6 +612,12 @@ void CellInterpreter::configure_impl() {
   g_kernel_pid = getpid();
   set_cell_handlers(true);
   std::set_terminate(on_terminate);
+  // std::cin and C's stdin ask the notebook for input (NotebookInput, read_stdin)
+  std::cin.rdbuf(&g_cin_buffer);
+  if (FILE* notebook_stdin = fopencookie(nullptr, "r", {read_stdin, nullptr, nullptr, nullptr}))
+    stdin = notebook_stdin;
+  if (kernel_server() != nullptr)
+    kernel_server()->set_input_cancelled([] { return g_interrupt_pending != 0; });
   // The hidden first cell: the display hook and the execute_result printer.
   capture_.start();
   nl::json failed = run("#include <xenc_kernel/prelude.hpp>\n");
@@ -567,6 +639,53 @@ void CellInterpreter::send_streams(bool whole_lines) {
                                  " MB: the rest of this cell's output is dropped. Print less, or "
                                  "start Jupyter with XENC_KERNEL_OUTPUT_MB set higher]\n");
   }
+}
+
+std::string CellInterpreter::ask_for_input() {
+  if (!pthread_equal(pthread_self(), g_cell_thread) || !g_cell_running) {
+    input_note(
+        "only the cell's own thread can ask the notebook for input, while the cell runs "
+        "(not a thread it started, nor after it ended)",
+        "Read the input in the cell's own code, and pass it to the thread.");
+    return "";
+  }
+  if (!allow_stdin_ || kernel_server() == nullptr) {
+    input_note(
+        "the notebook did not allow input for this cell (as when it runs under nbconvert "
+        "or a script)",
+        "Give the value in the cell instead.");
+    return "";
+  }
+  // what the cell printed so far (a prompt without its newline too) comes before the box
+  std::cout.flush();
+  std::fflush(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(publish_mutex_);
+    send_streams(false);
+  }
+  // An Interrupt while the notebook's answer is awaited must not jump out of ZeroMQ's wait: it is
+  // held (as outside the cell's code) and ends the wait (InputCancelled), then lands here.
+  const sig_atomic_t in_user_code = g_in_user_code;
+  g_in_user_code = 0;
+  std::string value;
+  bool answered = false;
+  register_input_handler([&](const std::string& v) {
+    value = v;
+    answered = true;
+  });
+  try {
+    input_request("", false);
+  } catch (const InputCancelled&) {
+  }
+  register_input_handler(nullptr);
+  g_in_user_code = in_user_code;
+  if (g_interrupt_pending) {
+    g_interrupt_pending = 0;
+    siglongjmp(g_cell_target, SIGINT);
+  }
+  // an empty answer (Enter in an empty box) is the end of the input, as Ctrl-D at a terminal: it
+  // ends a loop that reads until the input ends (while (std::cin >> x))
+  return answered && !value.empty() ? value + "\n" : "";
 }
 
 void CellInterpreter::publish_bundle(const nl::json& bundle, bool is_result) {
@@ -1031,8 +1150,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
 
 nl::json CellInterpreter::execute_request_impl(int execution_counter, const std::string& code,
                                                bool /*silent*/, bool /*store_history*/,
-                                               nl::json /*user_expressions*/,
-                                               bool /*allow_stdin*/) {
+                                               nl::json /*user_expressions*/, bool allow_stdin) {
   execution_count_ = execution_counter;
   // a cell that waited behind one that failed: it does not run (see kernel_server.hpp)
   if (kernel_server() != nullptr && kernel_server()->queued_behind_error()) {
@@ -1045,6 +1163,8 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
     return not_run;
   }
   g_kernel = this;
+  allow_stdin_ = allow_stdin;
+  begin_cell_input();
   // a thread an earlier cell started, stopped after that cell ended: said before this cell runs
   if (ThreadStopReport stopped = take_thread_stops(); !stopped.summary.empty()) {
     std::string text = "[xenc-kernel] After the last cell ended, " + stopped.summary + ".";

@@ -49,6 +49,10 @@ class CellInterpreter : public xeus::xinterpreter {
   /// Called by the cells' display hook (xenc_kernel_publish, see cell_interpreter.cpp): sends
   /// the text captured so far, then the bundle as display_data or as the execute_result.
   void publish_bundle(const nl::json& bundle, bool is_result);
+  /// Called when a cell's code reads std::cin or C's stdin and finds nothing left: sends what the
+  /// cell printed so far, then asks the notebook for a line (Jupyter's input_request) and waits.
+  /// Returns the line with its newline, or "" when there is none to have (see the .cpp).
+  std::string ask_for_input();
 
  private:
   void configure_impl() override;
@@ -106,6 +110,7 @@ class CellInterpreter : public xeus::xinterpreter {
   int execution_count_ = 0;
   int cells_compiled_ = 0;            // numbers the wrapped cells' functions (wrap_statements)
   bool truncation_reported_ = false;  // this cell's "output truncated" note was sent
+  bool allow_stdin_ = false;          // this cell's request lets the kernel ask for input
   std::vector<std::string> shadowed_names_;  // names a cell has redefined (hide_earlier)
   std::set<std::string> declared_before_;    // names the cells that ran declared (names_declared)
   // what hide_earlier took out of lookup, each with its scope (conflicts)

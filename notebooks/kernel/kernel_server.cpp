@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -98,6 +99,33 @@ void KernelServer::serve_once() {
   } catch (const std::exception& e) {
     serving_held_execute_ = false;
     std::cerr << "xenc-kernel: " << e.what() << std::endl;
+  }
+}
+
+void KernelServer::send_stdin_impl(xeus::xmessage message) {
+  const std::string id = message.header().value("msg_id", "");
+  // a reply already waiting is an earlier request's (typed into a box an Interrupt left open)
+  for (zmq::multipart_t stale; stale.recv(m_stdin, ZMQ_DONTWAIT); stale.clear()) {
+  }
+  xeus::xzmq_serializer::serialize(std::move(message), *p_auth, m_error_handler).send(m_stdin);
+  for (;;) {
+    zmq::pollitem_t item = {m_stdin, 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+      item.revents = 0;  // the Interrupt's signal: looked at below
+    }
+    if (input_cancelled_ && input_cancelled_()) throw InputCancelled();
+    if ((item.revents & ZMQ_POLLIN) == 0) continue;
+    zmq::multipart_t wire;
+    wire.recv(m_stdin);
+    xeus::xmessage reply = xeus::xzmq_serializer::deserialize(wire, *p_auth);
+    // a reply that names its request must name this one (jupyter_client's names none)
+    const std::string answers = reply.parent_header().value("msg_id", "");
+    if (!answers.empty() && answers != id) continue;
+    notify_stdin_listener(std::move(reply));
+    return;
   }
 }
 

@@ -19,7 +19,9 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 
 #include <xeus/xkernel.hpp>
 #include <xeus/xmessage.hpp>
@@ -37,11 +39,21 @@ class KernelServer : public xeus::xserver_zmq {
   void hold_queued_requests();
   /// Whether the request being served now is an execute request held behind a failed cell.
   bool queued_behind_error() const { return serving_held_execute_; }
+  /// While a cell waits for the notebook's answer to an input request (std::cin), the wait ends
+  /// as soon as `cancelled` returns true (an Interrupt), by throwing InputCancelled.
+  void set_input_cancelled(std::function<bool()> cancelled) {
+    input_cancelled_ = std::move(cancelled);
+  }
 
  protected:
   void start_impl(xeus::xpub_message message) override;
   /// xeus calls this after an error reply; the held queue replaces it (see above).
   void abort_queue_impl(const listener&, long) override {}
+  /// As xeus's (send the input request, wait for its reply), but the wait polls, so that an
+  /// Interrupt ends it (input_cancelled_) without a jump out of ZeroMQ, and a reply to an earlier
+  /// request (typed into a box that an Interrupt left on the page) is dropped, not taken as this
+  /// one's: those waiting when the request is sent, and those that name another request.
+  void send_stdin_impl(xeus::xmessage message) override;
 
  private:
   void serve_once();
@@ -52,6 +64,12 @@ class KernelServer : public xeus::xserver_zmq {
   };
   std::deque<Held> held_;
   bool serving_held_execute_ = false;
+  std::function<bool()> input_cancelled_;
+};
+
+/// Thrown by the input request's wait when an Interrupt ends it (KernelServer::send_stdin_impl).
+struct InputCancelled : std::runtime_error {
+  InputCancelled() : std::runtime_error("the wait for input was interrupted") {}
 };
 
 /// The server builder for xeus::xkernel (the kernel's single KernelServer is kernel_server()).

@@ -47,6 +47,38 @@ def execute(kc, code, timeout=120):
     return reply["content"], messages
 
 
+def execute_with_input(kc, km, code, answers, allow_stdin=True, interrupt=False, timeout=120):
+    """Runs code, answering each input request with the next of answers, as the notebook's box
+    does (or with interrupt, Interrupt at the first request instead). Returns (reply content,
+    [iopub messages of this request], [the input requests' contents])."""
+    msg_id = kc.execute(code, allow_stdin=allow_stdin)
+    answers, asked, messages, idle = list(answers), [], [], False
+    deadline = time.time() + timeout
+    while not idle and time.time() < deadline:
+        try:
+            request = kc.get_stdin_msg(timeout=0.05)
+            asked.append(request["content"])
+            if interrupt:
+                km.interrupt_kernel()
+            else:
+                kc.input(answers.pop(0) if answers else "")
+        except queue.Empty:
+            pass
+        try:
+            while True:
+                msg = kc.get_iopub_msg(timeout=0.05)
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                    idle = True
+                    break
+                messages.append(msg)
+        except queue.Empty:
+            pass
+    reply = kc.get_shell_msg(timeout=timeout)
+    return reply["content"], messages, asked
+
+
 def wait_for_iopub(kc, timeout=60):
     """Returns once the IOPub channel carries this kernel's messages.
 
@@ -486,6 +518,58 @@ def main():
                                   "std::cout << sp1(1) << ' ' << sp1(1.5) << std::endl;")
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "301 2.5\n",
               "a template and its edited specialization in one cell replace both", [reply, msgs])
+
+        # std::cin and C's stdin ask the notebook for a line (input_request), as Python's input()
+        # does; before, the read found the end of the input at once, with no word said
+        for code, answers, out, what in [
+                ("int in_x = 0, in_y = 0;\nstd::cout << \"two numbers: \";\nstd::cin >> in_x >> in_y;\n"
+                 "std::cout << in_x + in_y << std::endl;", ["3 4"], "two numbers: 7\n",
+                 "std::cin >> x >> y, the prompt printed first"),
+                ("std::string in_name;\nstd::getline(std::cin, in_name);\nstd::cout << \"hi \" << in_name "
+                 "<< std::endl;", ["Ada Lovelace"], "hi Ada Lovelace\n", "std::getline"),
+                ("int in_a = 0, in_b = 0;\nscanf(\"%d\", &in_a);\nscanf(\"%d\", &in_b);\n"
+                 "printf(\"%d\\n\", in_a * in_b);", ["6", "7"], "42\n", "scanf twice, a line each"),
+                ("int in_c = 0;\nstd::cin >> in_c;\nstd::cout << in_c << std::endl;", ["5 6"], "5\n",
+                 "one number of a line of two"),
+                ("int in_d = 0;\nstd::cin >> in_d;\nstd::cout << in_d << std::endl;", ["8"], "8\n",
+                 "the next cell: a line of its own, not the last cell's leftover"),
+                ("int in_sum = 0, in_v = 0;\nwhile (std::cin >> in_v) in_sum += in_v;\n"
+                 "std::cout << in_sum << std::endl;", ["1 2", "3", ""], "6\n",
+                 "a loop that reads until the input ends, ended by an empty answer"),
+                ("int in_f = 0;\nstd::cin >> in_f;\nstd::cout << in_f << std::endl;", ["4"], "4\n",
+                 "the next cell: the end of the input forgotten")]:
+            reply, msgs, asked = execute_with_input(kc, km, code, answers)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out
+                  and len(asked) == len(answers),
+                  "%s: %d input request(s), the cell prints %r" % (what, len(answers), out),
+                  [reply, msgs, asked])
+        reply, msgs, asked = execute_with_input(
+            kc, km, "int in_e = 5;\nstd::cin >> in_e;\nstd::cout << in_e << std::endl;", [],
+            allow_stdin=False)
+        check(reply["status"] == "ok" and not asked and stream_text(msgs, "stdout") == "5\n"
+              and "the notebook did not allow input for this cell" in stream_text(msgs, "stderr"),
+              "without allow_stdin: no request, the read fails, a note says why", [reply, msgs])
+        reply, msgs, asked = execute_with_input(
+            kc, km, "#include <thread>\nint in_t = 8;\n{ std::thread t([] { std::cin >> in_t; }); t.join(); }\n"
+                    "std::cout << in_t << std::endl;", ["9"])
+        check(reply["status"] == "ok" and not asked and stream_text(msgs, "stdout") == "8\n"
+              and "only the cell's own thread can ask the notebook" in stream_text(msgs, "stderr"),
+              "std::cin in a thread the cell started: no request, a note says why", [reply, msgs])
+        reply, msgs, asked = execute_with_input(
+            kc, km, "int in_w = 1;\nstd::cin >> in_w;\nstd::cout << \"after\" << std::endl;", [],
+            interrupt=True)
+        said = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt" and len(asked) == 1
+              and "after" not in stream_text(msgs, "stdout"),
+              "Interrupt while the cell waits for input ends the cell", [reply, msgs, asked])
+        kc.input("99")  # typed late, into the box the Interrupt left: no later cell takes it
+        time.sleep(0.5)
+        reply, msgs, asked = execute_with_input(
+            kc, km, "int in_u = 0;\nstd::cin >> in_u;\nstd::cout << in_u << ' ' << in_x << std::endl;",
+            ["12"])
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "12 3\n" and len(asked) == 1,
+              "after that Interrupt a cell asks again, and takes its own answer, not the late one",
+              [reply, msgs, asked])
 
         # exit() in a cell ends the cell, not the kernel; in a forked child it ends the child
         for code, call, line, out in [

@@ -17,7 +17,9 @@
 // Then a scratch notebook whose cell dereferences a null pointer:
 // the cell shows a SIGSEGV error and the kernel lives on (OUT_DIR/kernel_segfault.png); its next
 // cell starts a thread that throws: the cell shows the exception, and only the thread ended
-// (OUT_DIR/kernel_thread_crash.png).
+// (OUT_DIR/kernel_thread_crash.png); its third reads a number with std::cin: the page shows an
+// input box, the student types 21 and presses Enter, and the cell prints "twice 42"
+// (OUT_DIR/kernel_input.png).
 //
 //   JUPYTER_PATH=build/notebooks/kernel/jupyter node browser_test.mjs NOTEBOOK_DIR OUT_DIR [--all | NN_topic.ipynb...]
 // Default: notebook 02 only (CI); --all: every NN_*.ipynb in NOTEBOOK_DIR.
@@ -43,7 +45,10 @@ writeFileSync(join(served, crashNotebook), JSON.stringify({
             source: '*(volatile int*)nullptr = 1;  // a segfault' },
           { cell_type: 'code', id: 'thread', metadata: {}, execution_count: null, outputs: [],
             source: '#include <stdexcept>\n#include <thread>\n' +
-                    'std::thread t([] { throw std::runtime_error("boom in a thread"); });\nt.join();' }],
+                    'std::thread t([] { throw std::runtime_error("boom in a thread"); });\nt.join();' },
+          { cell_type: 'code', id: 'input', metadata: {}, execution_count: null, outputs: [],
+            source: '#include <iostream>\nint typed = 0;\nstd::cout << "a number: ";\n' +
+                    'std::cin >> typed;\nstd::cout << "twice " << 2 * typed << std::endl;' }],
 }));
 
 const port = 20000 + (process.pid % 20000);
@@ -244,6 +249,22 @@ async function crash(page) {
   check(said.includes('SIGABRT') && said.includes('std::runtime_error: boom in a thread') &&
         said.includes('ended only that thread'),
         'a thread that throws: the cell shows the exception and that only the thread ended');
+  // std::cin: the input box under the cell, as Python's input() gives
+  await page.evaluate(() => Jupyter.notebook.select(2));
+  await page.locator('#run_int button').first().click();
+  const box = page.locator('input.raw_input');
+  await box.waitFor({ timeout: 300000 });
+  const prompt = await page.evaluate(() => Jupyter.notebook.get_cell(2).output_area.element[0].innerText);
+  await box.fill('21');
+  await box.press('Enter');
+  const twice = page.locator('.output_area', { hasText: 'twice 42' });
+  await twice.waitFor({ timeout: 300000 });
+  const shown = await page.evaluate(() => Jupyter.notebook.get_cell(2).output_area.element[0].innerText);
+  check(prompt.includes('a number:') && shown.includes('twice 42') &&
+        await page.locator('.output_area .output_error').count() === 2,
+        'std::cin in a cell: the page shows the prompt and an input box; 21 typed, the cell prints ' +
+        `twice 42 (the cell shows: ${JSON.stringify(shown)})`);
+  await page.screenshot({ path: join(outDir, 'kernel_input.png') });
 }
 
 let browser;
