@@ -296,13 +296,14 @@ ThreadStopReport take_thread_stops() {
   return r;
 }
 
-// The compiler's message without clang's "In file included from <<< inputs >>>" lines.
+// The compiler's message without clang's "In file included from <<< inputs >>>" lines, its
+// snippets as the student wrote the cell (readable_diagnostics).
 std::string compiler_message(const std::string& stderr_text) {
   std::istringstream in(stderr_text);
   std::string line, out;
   while (std::getline(in, line))
     if (line.find("<<< inputs >>>") == std::string::npos) out += line + "\n";
-  return out;
+  return xenc_kernel::readable_diagnostics(out);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -739,6 +740,12 @@ nl::json compile_error_reply(const std::string& stderr_text, const std::string& 
       break;
     }
   if (trace.empty()) trace.push_back(what);
+  // `return 0;` pasted from a main(): the statements run in a function of the kernel's
+  if (first_error.find("'(the cell's statements)' should not return a value") != std::string::npos)
+    trace.push_back(
+        "A cell's statements are not inside a function of yours, so a return with a value has "
+        "nothing to return to: remove the return (a cell ends after its last line), or put the "
+        "code in a function and call it.");
   trace.push_back(
       "The cell did not compile, so it changed nothing: what earlier cells defined is "
       "still there. Fix the line the error names and run the cell again.");

@@ -672,4 +672,81 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow) {
          "\nstatic int __xenc_end_" + id + " = xenc_kernel_user_code(0);";
 }
 
+namespace {
+// What the kernel adds to a cell's lines, as clang prints it in a snippet (wrap_statements, and
+// the show_result around a trailing expression: execute_request_impl).
+const std::regex& kernel_text() {
+  static const std::regex text(
+      R"(static void __xenc_run_\d+_\d+\(\) \{ |static int __xenc_line_\d+_\d+ = )"
+      R"(\(xenc_kernel_line = \d+, 0\); |xenc_kernel_line = \d+; |inline namespace )"
+      R"(__xenc_cell_\d+ \{ | ?\} static int __xenc_ran_\d+_\d+ = \(__xenc_run_\d+_\d+\(\), )"
+      R"(0\);|xenc_kernel::show_result\(\(\(|\), xenc_kernel::no_value\{\}\)\);)");
+  return text;
+}
+}  // namespace
+
+std::string readable_diagnostics(const std::string& text) {
+  static const std::regex header(R"(^(.*?:\d+:)(\d+)(: (error|warning|note|fatal error): .*)$)");
+  static const std::regex snippet(R"(^( *\d+ \| )(.*)$)");
+  static const std::regex marks(R"(^( *\| )(.*)$)");
+  static const std::regex wrapper_name(R"('__xenc_run_\d+_\d+')");
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::size_t last_header = lines.size();  // the diagnostic the next snippet belongs to
+  std::vector<std::size_t> column;         // the last snippet: byte of clang's line -> of ours
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string& line = lines[i];
+    std::smatch m;
+    if (std::regex_match(line, m, header)) {
+      line = std::regex_replace(line, wrapper_name, "'(the cell's statements)'");
+      last_header = i;
+      column.clear();
+    } else if (last_header < lines.size() && std::regex_match(line, m, snippet)) {
+      const std::string prefix = m[1], wrapped = m[2];
+      std::string clean;
+      column.assign(wrapped.size() + 1, 0);
+      std::size_t at = 0;
+      for (auto k = std::sregex_iterator(wrapped.begin(), wrapped.end(), kernel_text());
+           k != std::sregex_iterator(); ++k) {
+        const std::size_t begin = std::size_t(k->position()), end = begin + k->length();
+        for (; at < begin; ++at) {
+          column[at] = clean.size();
+          clean += wrapped[at];
+        }
+        for (; at < end; ++at) column[at] = clean.size();
+      }
+      for (; at < wrapped.size(); ++at) {
+        column[at] = clean.size();
+        clean += wrapped[at];
+      }
+      column[wrapped.size()] = clean.size();
+      line = prefix + clean;
+      // the location's column, on the diagnostic's own line
+      std::smatch h;
+      if (std::regex_match(lines[last_header], h, header)) {
+        const std::size_t c = std::stoul(h[2].str());
+        if (c >= 1 && c <= column.size())
+          lines[last_header] = h[1].str() + std::to_string(column[c - 1] + 1) + h[3].str();
+      }
+    } else if (!column.empty() && std::regex_match(line, m, marks)) {
+      const std::string prefix = m[1], under = m[2];
+      std::string moved;
+      for (std::size_t j = 0; j < under.size(); ++j) {
+        if (under[j] == ' ') continue;
+        const std::size_t to =
+            j < column.size() ? column[j] : column.back() + (j - column.size() + 1);
+        if (moved.size() <= to) moved.resize(to + 1, ' ');
+        if (moved[to] == ' ' || under[j] == '^') moved[to] = under[j];
+      }
+      line = prefix + moved;
+    } else {
+      column.clear();
+    }
+  }
+  std::string out;
+  for (const auto& line : lines) out += line + "\n";
+  return out;
+}
+
 }  // namespace xenc_kernel

@@ -38,6 +38,13 @@ CellParts split_trailing_expression(const std::string& code);
 /// Definitions of an earlier class's members (`void A::f() {...}`) stay as they are.
 std::string wrap_statements(const std::string& code, int cell, bool shadow = false);
 
+/// clang's diagnostics of a wrapped cell as the student wrote the cell: in each source snippet
+/// the text wrap_statements added (and the trailing expression's show_result) is taken out, the
+/// caret and ranges under it move with the text, and the column of the diagnostic's location
+/// with them; the wrapper's function name (`void function '__xenc_run_3_1' should not return a
+/// value`) reads "(the cell's statements)". Other lines are left as they are.
+std::string readable_diagnostics(const std::string& text);
+
 /// The unqualified names a cell's top-level declarations declare, read from the text: each
 /// declarator's ("f" in "double f(double x) {...}", "g" in "auto g = [] {...};", "Real" in
 /// "using Real = double;", "P" in "struct P {...};", "a" and "b" in "int a = 1, b;"). Not read:

@@ -181,6 +181,28 @@ def main():
         reply, msgs = execute(kc, 'std::cout << "still alive" << std::endl;')
         check(reply["status"] == "ok" and "still alive" in stream_text(msgs, "stdout"),
               "the cell after a compile error runs", msgs)
+        # the compiler's snippets show the cell's lines as the student wrote them, with the
+        # caret and the column where they were: not the kernel's wrapper around them
+        for code, said, what in [
+                ("int sn = 1;\nstd::cout << sn << nowhere_name;",
+                 ["2:20: error: use of undeclared identifier 'nowhere_name'",
+                  "    2 | std::cout << sn << nowhere_name;", "      |                    ^"],
+                 "a statement"),
+                ("int sm = 2\nstd::cout << sm;",
+                 ["1:11: error: expected ';' after top level declarator",
+                  "    1 | int sm = 2", "      |           ^", "      |           ;"],
+                 "a declaration and clang's fix-it"),
+                ("std::cout << 1;\nreturn 0;",
+                 ["2:1: error: void function '(the cell's statements)' should not return a value",
+                  "    2 | return 0;", "      | ^      ~",
+                  "A cell's statements are not inside a function of yours"],
+                 "a return pasted from main()")]:
+            reply, msgs = execute(kc, code)
+            shown = "\n".join(reply.get("traceback", []))
+            check(reply["status"] == "error" and all(s in shown for s in said)
+                  and "__xenc" not in shown and "xenc_kernel_line" not in shown,
+                  "a compile error in %s: its snippet is the cell's line, the caret and column "
+                  "where they were" % what, [reply, msgs])
 
         # a library exception: ename is the type, evalue the library's message, then its line
         # and what to do
