@@ -644,31 +644,25 @@ def main():
                   "after a thread's %s the next cell runs and sees the earlier variable" % ename,
                   msgs)
         # a stack overflow in a thread the cell started (it has a stack for its signal handler:
-        # the JIT links std::thread's start to the kernel's)
-        reply, msgs = execute(kc, "int deep_in_thread(int n) { volatile char b[256]; b[0] = n; "
-                                  "return deep_in_thread(n + 1) + b[0]; }\n"
-                                  "std::thread deep_t([] { deep_in_thread(0); });\ndeep_t.join();\n"
-                                  "std::cout << \"joined\" << std::endl;")
-        said = "\n".join(reply.get("traceback", []))
-        check(reply["status"] == "error" and reply["ename"] == "SIGSEGV"
-              and "a thread that a cell started crashed" in said
-              and stream_text(msgs, "stdout") == "joined\n",
-              "a stack overflow in a thread ends that thread alone", [reply, msgs])
-        # the same in a thread started with pthread_create, whose result still reaches its join
-        reply, msgs = execute(kc, "#include <pthread.h>\npthread_t deep_p, plain_p;\n"
-                                  "pthread_create(&deep_p, nullptr, [](void*) -> void* { "
-                                  "deep_in_thread(0); return nullptr; }, nullptr);\n"
-                                  "pthread_join(deep_p, nullptr);\nstatic int answer = 42;\n"
-                                  "pthread_create(&plain_p, nullptr, [](void* a) -> void* { "
-                                  "return a; }, &answer);\nvoid* got = nullptr;\n"
-                                  "pthread_join(plain_p, &got);\n"
-                                  "std::cout << *static_cast<int*>(got) << std::endl;")
-        said = "\n".join(reply.get("traceback", []))
-        check(reply["status"] == "error" and reply["ename"] == "SIGSEGV"
-              and "a thread that a cell started crashed" in said
-              and stream_text(msgs, "stdout") == "42\n",
-              "a stack overflow in a pthread_create thread ends that thread alone; another "
-              "one's result reaches pthread_join", [reply, msgs])
+        # the JIT links std::thread's start, and pthread_create, to the kernel's); a second
+        # pthread_create thread's result still reaches its join
+        execute(kc, "#include <pthread.h>\nint deep_in_thread(int n) { volatile char b[256]; "
+                    "b[0] = n; return deep_in_thread(n + 1) + b[0]; }")
+        for code, out, how in [
+                ("std::thread deep_t([] { deep_in_thread(0); });\ndeep_t.join();\n"
+                 "std::cout << \"joined\" << std::endl;", "joined\n", "std::thread"),
+                ("pthread_t deep_p, plain_p;\npthread_create(&deep_p, nullptr, [](void*) -> void* { "
+                 "deep_in_thread(0); return nullptr; }, nullptr);\npthread_join(deep_p, nullptr);\n"
+                 "static int answer = 42;\npthread_create(&plain_p, nullptr, [](void* a) -> void* { "
+                 "return a; }, &answer);\nvoid* got = nullptr;\npthread_join(plain_p, &got);\n"
+                 "std::cout << *static_cast<int*>(got) << std::endl;", "42\n", "pthread_create")]:
+            reply, msgs = execute(kc, code)
+            said = "\n".join(reply.get("traceback", []))
+            check(reply["status"] == "error" and reply["ename"] == "SIGSEGV"
+                  and "a thread that a cell started crashed" in said
+                  and stream_text(msgs, "stdout") == out,
+                  "a stack overflow in a thread (%s) ends that thread alone; the cell prints %r"
+                  % (how, out), [reply, msgs])
         # std::async, std::call_once, std::promise (libstdc++'s thread_local std::__once_call),
         # and a cell's own thread_local, one copy per thread
         for code, out in [
