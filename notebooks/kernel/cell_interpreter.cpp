@@ -296,6 +296,9 @@ ThreadStopReport take_thread_stops() {
   return r;
 }
 
+// The cell that runs now, as the student wrote it (execute_request_impl), for compiler_message.
+std::string g_cell_source;
+
 // The compiler's message without clang's "In file included from <<< inputs >>>" lines, its
 // snippets as the student wrote the cell (readable_diagnostics).
 std::string compiler_message(const std::string& stderr_text) {
@@ -303,7 +306,7 @@ std::string compiler_message(const std::string& stderr_text) {
   std::string line, out;
   while (std::getline(in, line))
     if (line.find("<<< inputs >>>") == std::string::npos) out += line + "\n";
-  return xenc_kernel::readable_diagnostics(out);
+  return xenc_kernel::readable_diagnostics(out, g_cell_source);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -1171,6 +1174,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   }
   g_kernel = this;
   allow_stdin_ = allow_stdin;
+  g_cell_source = code;
   begin_cell_input();
   // a thread an earlier cell started, stopped after that cell ended: said before this cell runs
   if (ThreadStopReport stopped = take_thread_stops(); !stopped.summary.empty()) {

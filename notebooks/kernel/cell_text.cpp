@@ -685,14 +685,15 @@ const std::regex& kernel_text() {
 }
 }  // namespace
 
-std::string readable_diagnostics(const std::string& text) {
+std::string readable_diagnostics(const std::string& text, const std::string& cell) {
   static const std::regex header(R"(^(.*?:\d+:)(\d+)(: (error|warning|note|fatal error): .*)$)");
   static const std::regex snippet(R"(^( *\d+ \| )(.*)$)");
   static const std::regex marks(R"(^( *\| )(.*)$)");
   static const std::regex wrapper_name(R"('__xenc_run_\d+_\d+')");
-  std::vector<std::string> lines;
-  std::istringstream in(text);
+  std::vector<std::string> lines, cell_lines;
+  std::istringstream in(text), cell_in(cell);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (std::string line; std::getline(cell_in, line);) cell_lines.push_back(line);
   std::size_t last_header = lines.size();  // the diagnostic the next snippet belongs to
   std::vector<std::size_t> column;         // the last snippet: byte of clang's line -> of ours
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -721,6 +722,16 @@ std::string readable_diagnostics(const std::string& text) {
         clean += wrapped[at];
       }
       column[wrapped.size()] = clean.size();
+      // the cell's own line, and after it only the braces that close the kernel's namespace
+      const std::size_t number = std::stoul(prefix.substr(0, prefix.find('|')));
+      if (number >= 1 && number <= cell_lines.size()) {
+        const std::string& own = cell_lines[number - 1];
+        if (clean.size() > own.size() && clean.compare(0, own.size(), own) == 0 &&
+            clean.find_first_not_of(" }", own.size()) == std::string::npos) {
+          clean.resize(own.size());
+          for (auto& c : column) c = std::min(c, own.size());
+        }
+      }
       line = prefix + clean;
       // the location's column, on the diagnostic's own line
       std::smatch h;

@@ -42,8 +42,10 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow = fal
 /// the text wrap_statements added (and the trailing expression's show_result) is taken out, the
 /// caret and ranges under it move with the text, and the column of the diagnostic's location
 /// with them; the wrapper's function name (`void function '__xenc_run_3_1' should not return a
-/// value`) reads "(the cell's statements)". Other lines are left as they are.
-std::string readable_diagnostics(const std::string& text);
+/// value`) reads "(the cell's statements)". Given the cell's own text, a snippet line that is
+/// that line of the cell followed only by closing braces (a redefinition's namespace, closed after
+/// the declaration's last line) becomes the cell's line. Other lines are left as they are.
+std::string readable_diagnostics(const std::string& text, const std::string& cell = "");
 
 /// The unqualified names a cell's top-level declarations declare, read from the text: each
 /// declarator's ("f" in "double f(double x) {...}", "g" in "auto g = [] {...};", "Real" in

@@ -183,6 +183,7 @@ def main():
               "the cell after a compile error runs", msgs)
         # the compiler's snippets show the cell's lines as the student wrote them, with the
         # caret and the column where they were: not the kernel's wrapper around them
+        execute(kc, "int snip_twice(int x) { return 2 * x; }")
         for code, said, what in [
                 ("int sn = 1;\nstd::cout << sn << nowhere_name;",
                  ["2:20: error: use of undeclared identifier 'nowhere_name'",
@@ -196,9 +197,13 @@ def main():
                  ["2:1: error: void function '(the cell's statements)' should not return a value",
                   "    2 | return 0;", "      | ^      ~",
                   "A cell's statements are not inside a function of yours"],
-                 "a return pasted from main()")]:
+                 "a return pasted from main()"),
+                ("int snip_twice(int x) { return 3 * x + nowhere_y; }",
+                 ["1:40: error: use of undeclared identifier 'nowhere_y'",
+                  "    1 | int snip_twice(int x) { return 3 * x + nowhere_y; }\n"],
+                 "a redefinition of an earlier cell's function")]:
             reply, msgs = execute(kc, code)
-            shown = "\n".join(reply.get("traceback", []))
+            shown = "\n".join(reply.get("traceback", [])) + "\n"
             check(reply["status"] == "error" and all(s in shown for s in said)
                   and "__xenc" not in shown and "xenc_kernel_line" not in shown,
                   "a compile error in %s: its snippet is the cell's line, the caret and column "
