@@ -994,6 +994,16 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const std::string name =
       sig ? sigabbrev_np(sig) ? std::string("SIG") + sigabbrev_np(sig) : "a signal" : "?";
+  // clang 19 can crash undoing a cell with an error (one that also defines a lambda variable):
+  // the error it found first is the student's to fix
+  if (compiler_message(text).find(": error: ") != std::string::npos) {
+    nl::json reply = compile_error_reply(text, "the cell did not compile");
+    reply["traceback"].insert(reply["traceback"].end() - 1,
+                              "(clang then crashed (" + name +
+                                  ") in a throwaway copy of the kernel, undoing the cell; the "
+                                  "kernel is intact.)");
+    return reply;
+  }
   return error_reply(
       "CompilerCrash", "clang crashed compiling this cell (" + name + ")",
       {"clang crashed compiling this cell (" + name +

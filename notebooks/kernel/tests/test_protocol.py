@@ -183,6 +183,15 @@ def main():
               "the cell after a compile error runs", msgs)
         # the compiler's snippets show the cell's lines as the student wrote them, with the
         # caret and the column where they were: not the kernel's wrapper around them
+        # an error in a cell that also defines a lambda variable (clang 19 crashes undoing that
+        # cell, in the kernel's throwaway copy): the error clang found is what the cell shows
+        reply, msgs = execute(kc, "auto lam_e = [](int a) { return a + 1; };\nlam_e(nowhere_q);")
+        shown = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply["ename"] == "CompileError"
+              and "2:7: error: use of undeclared identifier 'nowhere_q'" in shown
+              and "    2 | lam_e(nowhere_q);" in shown,
+              "a compile error beside a lambda variable: the cell shows clang's error, not only "
+              "that clang crashed", [reply, msgs])
         execute(kc, "int snip_twice(int x) { return 2 * x; }")
         for code, said, what in [
                 ("int sn = 1;\nstd::cout << sn << nowhere_name;",
