@@ -685,10 +685,58 @@ const std::regex& kernel_text() {
 }
 }  // namespace
 
+namespace {
+// Lines longer than this (a cell's own output passing through) are left as they are: no regular
+// expression runs over them (libstdc++'s recurses once per character of a `.*`).
+constexpr std::size_t kLongestLine = 4096;
+
+// "FILE:LINE:COLUMN: error: ..." (or warning, note, fatal error): where COLUMN's digits are,
+// [begin, end); begin == end when the line is no diagnostic.
+std::pair<std::size_t, std::size_t> diagnostic_column(const std::string& line) {
+  const auto digit = [&](std::size_t k) {
+    return std::isdigit(static_cast<unsigned char>(line[k])) != 0;
+  };
+  for (const char* kind : {": error: ", ": warning: ", ": note: ", ": fatal error: "}) {
+    const std::size_t at = line.find(kind);
+    if (at == std::string::npos) continue;
+    std::size_t begin = at;
+    while (begin > 0 && digit(begin - 1)) --begin;
+    if (begin == at || begin < 2 || line[begin - 1] != ':') continue;
+    std::size_t number = begin - 1;
+    while (number > 0 && digit(number - 1)) --number;
+    if (number == begin - 1 || number < 1 || line[number - 1] != ':') continue;
+    return {begin, at};
+  }
+  return {0, 0};
+}
+
+// The number written in `digits` (spaces before it allowed), or 0 when there is none or it has
+// more than 9 digits (no line or column is that long: text a cell printed).
+std::size_t small_number(const std::string& digits) {
+  const std::size_t first = digits.find_first_not_of(' ');
+  if (first == std::string::npos) return 0;
+  std::size_t value = 0, k = first;
+  for (; k < digits.size() && std::isdigit(static_cast<unsigned char>(digits[k])); ++k)
+    value = value * 10 + std::size_t(digits[k] - '0');
+  return k == first || k - first > 9 ? 0 : value;
+}
+
+// "   12 | text": the length of "   12 | ", or 0 when the line is no snippet.
+std::size_t snippet_prefix(const std::string& line) {
+  std::size_t k = line.find_first_not_of(' ');
+  if (k == std::string::npos || !std::isdigit(static_cast<unsigned char>(line[k]))) return 0;
+  while (k < line.size() && std::isdigit(static_cast<unsigned char>(line[k]))) ++k;
+  return line.compare(k, 3, " | ") == 0 ? k + 3 : 0;
+}
+
+// "      | ^~~": the length of "      | ", or 0.
+std::size_t marks_prefix(const std::string& line) {
+  const std::size_t k = line.find_first_not_of(' ');
+  return k != std::string::npos && k > 0 && line.compare(k, 2, "| ") == 0 ? k + 2 : 0;
+}
+}  // namespace
+
 std::string readable_diagnostics(const std::string& text, const std::string& cell) {
-  static const std::regex header(R"(^(.*?:\d+:)(\d+)(: (error|warning|note|fatal error): .*)$)");
-  static const std::regex snippet(R"(^( *\d+ \| )(.*)$)");
-  static const std::regex marks(R"(^( *\| )(.*)$)");
   static const std::regex wrapper_name(R"('__xenc_run_\d+_\d+')");
   std::vector<std::string> lines, cell_lines;
   std::istringstream in(text), cell_in(cell);
@@ -698,13 +746,19 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
   std::vector<std::size_t> column;         // the last snippet: byte of clang's line -> of ours
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string& line = lines[i];
-    std::smatch m;
-    if (std::regex_match(line, m, header)) {
-      line = std::regex_replace(line, wrapper_name, "'(the cell's statements)'");
+    if (line.size() > kLongestLine) {
+      column.clear();
+      last_header = lines.size();
+      continue;
+    }
+    const std::size_t code_at = snippet_prefix(line), marks_at = marks_prefix(line);
+    if (diagnostic_column(line).first != diagnostic_column(line).second) {
+      if (line.find("'__xenc_run_") != std::string::npos)
+        line = std::regex_replace(line, wrapper_name, "'(the cell's statements)'");
       last_header = i;
       column.clear();
-    } else if (last_header < lines.size() && std::regex_match(line, m, snippet)) {
-      const std::string prefix = m[1], wrapped = m[2];
+    } else if (last_header < lines.size() && code_at > 0) {
+      const std::string prefix = line.substr(0, code_at), wrapped = line.substr(code_at);
       std::string clean;
       column.assign(wrapped.size() + 1, 0);
       std::size_t at = 0;
@@ -723,7 +777,7 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
       }
       column[wrapped.size()] = clean.size();
       // the cell's own line, and after it only the braces that close the kernel's namespace
-      const std::size_t number = std::stoul(prefix.substr(0, prefix.find('|')));
+      const std::size_t number = small_number(prefix);
       if (number >= 1 && number <= cell_lines.size()) {
         const std::string& own = cell_lines[number - 1];
         if (clean.size() > own.size() && clean.compare(0, own.size(), own) == 0 &&
@@ -734,14 +788,13 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
       }
       line = prefix + clean;
       // the location's column, on the diagnostic's own line
-      std::smatch h;
-      if (std::regex_match(lines[last_header], h, header)) {
-        const std::size_t c = std::stoul(h[2].str());
-        if (c >= 1 && c <= column.size())
-          lines[last_header] = h[1].str() + std::to_string(column[c - 1] + 1) + h[3].str();
-      }
-    } else if (!column.empty() && std::regex_match(line, m, marks)) {
-      const std::string prefix = m[1], under = m[2];
+      std::string& said = lines[last_header];
+      const auto [begin, end] = diagnostic_column(said);
+      const std::size_t c = small_number(said.substr(begin, end - begin));
+      if (c >= 1 && c <= column.size())
+        said.replace(begin, end - begin, std::to_string(column[c - 1] + 1));
+    } else if (!column.empty() && marks_at > 0) {
+      const std::string prefix = line.substr(0, marks_at), under = line.substr(marks_at);
       std::string moved;
       for (std::size_t j = 0; j < under.size(); ++j) {
         if (under[j] == ' ') continue;

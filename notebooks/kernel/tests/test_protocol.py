@@ -193,6 +193,19 @@ def main():
               "a compile error beside a lambda variable: the cell shows clang's error, not only "
               "that clang crashed", [reply, msgs])
         execute(kc, "int snip_twice(int x) { return 2 * x; }")
+        # the cell's own stderr passes the same way: a 2 MB line (a regular expression over it
+        # once overflowed the kernel's stack and ended it), and text that looks like a diagnostic
+        # with numbers too long for any line
+        reply, msgs = execute(kc, "#include <string>\nstd::cerr << \"a:1:2: error: \" << "
+                                  "std::string(2000000, 'y') << \"\\n    1 | \" << "
+                                  "std::string(2000000, 'z') << \"\\n      | ^\" << std::endl;\n"
+                                  "std::cerr << \"a:1:99999999999999999999: error: x\\n  "
+                                  "99999999999999999999 | y\\n      | ^\" << std::endl;\n"
+                                  "std::cout << \"printed\" << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "printed\n"
+              and len(stream_text(msgs, "stderr")) > 4000000
+              and "99999999999999999999 | y" in stream_text(msgs, "stderr"),
+              "a 2 MB stderr line and a false diagnostic pass through as printed", [reply])
         for code, said, what in [
                 ("int sn = 1;\nstd::cout << sn << nowhere_name;",
                  ["2:20: error: use of undeclared identifier 'nowhere_name'",
