@@ -752,7 +752,7 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
       continue;
     }
     const std::size_t code_at = snippet_prefix(line), marks_at = marks_prefix(line);
-    if (diagnostic_column(line).first != diagnostic_column(line).second) {
+    if (const auto [begin, end] = diagnostic_column(line); begin != end) {
       if (line.find("'__xenc_run_") != std::string::npos)
         line = std::regex_replace(line, wrapper_name, "'(the cell's statements)'");
       last_header = i;
