@@ -9,6 +9,7 @@
 #include <stdio_ext.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csetjmp>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -437,6 +439,29 @@ int cell_pthread_create(pthread_t* id, const pthread_attr_t* attr, void* (*start
   if (error == 0) run.release();
   return error;
 }
+
+// C11's thrd_create (<threads.h>): linked here too. Its start returns an int, which thrd_join
+// reads back from the thread's pthread result, as glibc's own thrd_create arranges.
+struct CellC11Start {
+  thrd_start_t start;
+  void* arg;
+};
+int cell_thrd_create(thrd_t* id, thrd_start_t start, void* arg) {
+  auto run = std::unique_ptr<CellC11Start>(new (std::nothrow) CellC11Start{start, arg});
+  if (!run) return thrd_nomem;
+  const int error = pthread_create(
+      id, nullptr,
+      [](void* p) -> void* {
+        const CellC11Start run = *std::unique_ptr<CellC11Start>(static_cast<CellC11Start*>(p));
+        t_started_by_cell = true;
+        ensure_signal_stack();
+        return reinterpret_cast<void*>(static_cast<std::intptr_t>(run.start(run.arg)));
+      },
+      run.get());
+  if (error != 0) return error == ENOMEM ? thrd_nomem : thrd_error;  // as glibc maps them
+  run.release();
+  return thrd_success;
+}
 }  // namespace
 
 namespace {
@@ -589,8 +614,9 @@ void CellInterpreter::configure_impl() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   clang_ = make_clang_interpreter();
-  // a cell's exit() ends the cell, not the kernel (kExitJump), and its std::thread and
-  // pthread_create give the thread a signal stack (cell_start_thread, cell_pthread_create): the
+  // a cell's exit() ends the cell, not the kernel (kExitJump), and its std::thread,
+  // pthread_create and thrd_create give the thread a signal stack (cell_start_thread,
+  // cell_pthread_create, cell_thrd_create): the
   // cells' calls link to ours, defined in the JIT's own library,
   // which it searches before this process's symbols
   auto jit = clang_->getExecutionEngine();
@@ -608,6 +634,8 @@ void CellInterpreter::configure_impl() {
                                               flags};
   ours[jit->mangleAndIntern("pthread_create")] = {
       llvm::orc::ExecutorAddr::fromPtr(&cell_pthread_create), flags};
+  ours[jit->mangleAndIntern("thrd_create")] = {llvm::orc::ExecutorAddr::fromPtr(&cell_thrd_create),
+                                               flags};
   if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(ours))))
     throw std::runtime_error("clang: " + llvm::toString(std::move(err)));
   g_kernel = this;

@@ -671,8 +671,8 @@ def main():
                   "after a thread's %s the next cell runs and sees the earlier variable" % ename,
                   msgs)
         # a stack overflow in a thread the cell started (it has a stack for its signal handler:
-        # the JIT links std::thread's start, and pthread_create, to the kernel's); a second
-        # pthread_create thread's result still reaches its join
+        # the JIT links std::thread's start, pthread_create and C11's thrd_create to the
+        # kernel's); a second pthread_create or thrd_create thread's result still reaches its join
         execute(kc, "#include <pthread.h>\nint deep_in_thread(int n) { volatile char b[256]; "
                     "b[0] = n; return deep_in_thread(n + 1) + b[0]; }")
         for code, out, how in [
@@ -682,7 +682,12 @@ def main():
                  "deep_in_thread(0); return nullptr; }, nullptr);\npthread_join(deep_p, nullptr);\n"
                  "static int answer = 42;\npthread_create(&plain_p, nullptr, [](void* a) -> void* { "
                  "return a; }, &answer);\nvoid* got = nullptr;\npthread_join(plain_p, &got);\n"
-                 "std::cout << *static_cast<int*>(got) << std::endl;", "42\n", "pthread_create")]:
+                 "std::cout << *static_cast<int*>(got) << std::endl;", "42\n", "pthread_create"),
+                ("#include <threads.h>\nthrd_t deep_c, plain_c;\nthrd_create(&deep_c, [](void*) { "
+                 "return deep_in_thread(0); }, nullptr);\nthrd_join(deep_c, nullptr);\n"
+                 "thrd_create(&plain_c, [](void*) { return 43; }, nullptr);\nint got_c = 0;\n"
+                 "thrd_join(plain_c, &got_c);\nstd::cout << got_c << std::endl;", "43\n",
+                 "thrd_create")]:
             reply, msgs = execute(kc, code)
             said = "\n".join(reply.get("traceback", []))
             check(reply["status"] == "error" and reply["ename"] == "SIGSEGV"
