@@ -24,6 +24,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <new>
 #include <regex>
@@ -38,6 +39,7 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclContextInternals.h>
 #include <clang/Basic/OperatorKinds.h>
+#include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Interpreter/CodeCompletion.h>
 #include <clang/Interpreter/Interpreter.h>
@@ -301,14 +303,46 @@ ThreadStopReport take_thread_stops() {
 // The cell that runs now, as the student wrote it (execute_request_impl), for compiler_message.
 std::string g_cell_source;
 
+// What the kernel gave clang to compile, by the number clang named it with ("input_line_7"):
+// recorded before each compile (note_input), for compiler_message.
+std::map<int, std::string> g_inputs;
+
+// The number of the last input clang made a buffer of ("input_line_N" in its source manager:
+// one per Parse, made before it parses, so a failed one counts too), or -1.
+int last_input_number(const clang::Interpreter& interpreter) {
+  const clang::SourceManager& sm = interpreter.getCompilerInstance()->getSourceManager();
+  for (unsigned i = sm.local_sloc_entry_size(); i-- > 0;) {
+    const clang::SrcMgr::SLocEntry& e = sm.getLocalSLocEntry(i);
+    if (!e.isFile() || e.getFile().getContentCache().OrigEntry) continue;  // a file on disk
+    const auto buffer = e.getFile().getContentCache().getBufferIfLoaded();
+    llvm::StringRef name = buffer ? buffer->getBufferIdentifier() : llvm::StringRef();
+    int number = 0;
+    if (name.consume_front("input_line_") && !name.getAsInteger(10, number)) return number;
+  }
+  return -1;
+}
+
+// The code the next Parse compiles, under the name it will have (clang counts its inputs). The
+// oldest are forgotten beyond 16 MiB of them (their locations keep clang's columns).
+void note_input(const clang::Interpreter& interpreter, const std::string& code) {
+  static std::size_t bytes = 0;
+  std::string& kept = g_inputs[last_input_number(interpreter) + 1];
+  bytes = bytes - kept.size() + code.size();
+  kept = code;
+  while (bytes > (std::size_t(16) << 20) && g_inputs.size() > 1) {
+    bytes -= g_inputs.begin()->second.size();
+    g_inputs.erase(g_inputs.begin());
+  }
+}
+
 // The compiler's message without clang's "In file included from <<< inputs >>>" lines, its
-// snippets as the student wrote the cell (readable_diagnostics).
+// snippets and locations as the student wrote the cell (readable_diagnostics).
 std::string compiler_message(const std::string& stderr_text) {
   std::istringstream in(stderr_text);
   std::string line, out;
   while (std::getline(in, line))
     if (line.find("<<< inputs >>>") == std::string::npos) out += line + "\n";
-  return xenc_kernel::readable_diagnostics(out, g_cell_source);
+  return xenc_kernel::readable_diagnostics(out, g_cell_source, g_inputs);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -946,6 +980,7 @@ bool CellInterpreter::is_class(const std::string& qualified) {
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
 // never reaches the real interpreter. Returns null if it compiles, else the error reply.
 nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow) {
+  note_input(*clang_, code);  // the copy's Parse has the number the kernel's next one will have
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return nullptr;  // no trial: compile for real
   std::cout.flush();
@@ -1056,6 +1091,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
     const auto hidden = hide_earlier(*shadow);
     hidden_.insert(hidden_.end(), hidden.begin(), hidden.end());
   }
+  note_input(*clang_, code);
   auto compiled = clang_->Parse(code);  // clang::Interpreter::Parse: compile to a unit of IR
   if (!compiled) {
     std::string what = llvm::toString(compiled.takeError());  // "Parsing failed."

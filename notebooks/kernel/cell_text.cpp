@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -689,6 +690,9 @@ namespace {
 // Lines longer than this (a cell's own output passing through) are left as they are: no regular
 // expression runs over them (libstdc++'s recurses once per character of a `.*`).
 constexpr std::size_t kLongestLine = 4096;
+// A location in a longer line of a cell keeps clang's column (off by the few bytes the kernel
+// adds).
+constexpr std::size_t kLongestInputLine = 65536;
 
 // "FILE:LINE:COLUMN: error: ..." (or warning, note, fatal error): where COLUMN's digits are,
 // [begin, end); begin == end when the line is no diagnostic.
@@ -721,6 +725,83 @@ std::size_t small_number(const std::string& digits) {
   return k == first || k - first > 9 ? 0 : value;
 }
 
+// A line of what the kernel compiled without the kernel's text: the clean line, and for each byte
+// of the wrapped line (and one past its end) the byte of the clean line it became.
+struct CleanLine {
+  std::string text;
+  std::vector<std::size_t> column;
+};
+CleanLine without_kernel_text(const std::string& wrapped) {
+  CleanLine c;
+  c.column.assign(wrapped.size() + 1, 0);
+  std::size_t at = 0;
+  for (auto k = std::sregex_iterator(wrapped.begin(), wrapped.end(), kernel_text());
+       k != std::sregex_iterator(); ++k) {
+    const std::size_t begin = std::size_t(k->position()), end = begin + k->length();
+    for (; at < begin; ++at) {
+      c.column[at] = c.text.size();
+      c.text += wrapped[at];
+    }
+    for (; at < end; ++at) c.column[at] = c.text.size();
+  }
+  for (; at < wrapped.size(); ++at) {
+    c.column[at] = c.text.size();
+    c.text += wrapped[at];
+  }
+  c.column[wrapped.size()] = c.text.size();
+  return c;
+}
+
+// Line `number` (from 1) of an input the kernel compiled, counted as clang counts it: from the
+// `#line 1` that wrap_statements puts before the cell's first line, else from the start. Empty
+// when there is no such line.
+std::string input_line(const std::string& input, std::size_t number) {
+  const std::string marker = "\n#line 1\n";
+  const std::size_t body = input.find(marker);
+  std::size_t begin = body == std::string::npos ? 0 : body + marker.size();
+  for (std::size_t n = 1; n < number; ++n) {
+    begin = input.find('\n', begin);
+    if (begin == std::string::npos) return "";
+    ++begin;
+  }
+  const std::size_t end = input.find('\n', begin);
+  return input.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// Every "input_line_K:L:C" in `line` whose input K is known gets the column C would have without
+// the kernel's text. Returns whether the line's own location (at its start) was one of them.
+bool map_locations(std::string& line, const std::map<int, std::string>& inputs) {
+  static const std::string name = "input_line_";
+  bool own = false;
+  for (std::size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
+    // K, L and C: at most 9 digits each (no more lines or columns than that)
+    std::size_t k = at + name.size();
+    std::size_t numbers[3] = {0, 0, 0}, column_at = 0, column_end = 0;
+    bool ok = true;
+    for (int part = 0; part < 3 && ok; ++part) {
+      if (part > 0) ok = k < line.size() && line[k++] == ':';
+      const std::size_t first = k;
+      while (ok && k < line.size() && std::isdigit(static_cast<unsigned char>(line[k])) &&
+             k - first < 9)
+        numbers[part] = numbers[part] * 10 + std::size_t(line[k++] - '0');
+      ok = ok && k > first &&
+           (k >= line.size() || !std::isdigit(static_cast<unsigned char>(line[k])));
+      if (part == 2) {
+        column_at = first;
+        column_end = k;
+      }
+    }
+    const auto input = inputs.find(int(numbers[0]));
+    if (!ok || input == inputs.end() || numbers[1] == 0 || numbers[2] == 0) continue;
+    const std::string wrapped = input_line(input->second, numbers[1]);
+    if (numbers[2] > wrapped.size() + 1 || wrapped.size() > kLongestInputLine) continue;
+    const std::size_t column = without_kernel_text(wrapped).column[numbers[2] - 1] + 1;
+    line.replace(column_at, column_end - column_at, std::to_string(column));
+    own = own || at == 0;
+  }
+  return own;
+}
+
 // "   12 | text": the length of "   12 | ", or 0 when the line is no snippet.
 std::size_t snippet_prefix(const std::string& line) {
   std::size_t k = line.find_first_not_of(' ');
@@ -736,14 +817,16 @@ std::size_t marks_prefix(const std::string& line) {
 }
 }  // namespace
 
-std::string readable_diagnostics(const std::string& text, const std::string& cell) {
+std::string readable_diagnostics(const std::string& text, const std::string& cell,
+                                 const std::map<int, std::string>& inputs) {
   static const std::regex wrapper_name(R"('__xenc_run_\d+_\d+')");
   std::vector<std::string> lines, cell_lines;
   std::istringstream in(text), cell_in(cell);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   for (std::string line; std::getline(cell_in, line);) cell_lines.push_back(line);
   std::size_t last_header = lines.size();  // the diagnostic the next snippet belongs to
-  std::vector<std::size_t> column;         // the last snippet: byte of clang's line -> of ours
+  bool header_mapped = false;       // its location's column is already the cell's (map_locations)
+  std::vector<std::size_t> column;  // the last snippet: byte of clang's line -> of ours
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string& line = lines[i];
     if (line.size() > kLongestLine) {
@@ -752,30 +835,18 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
       continue;
     }
     const std::size_t code_at = snippet_prefix(line), marks_at = marks_prefix(line);
+    const bool own_mapped = code_at == 0 && marks_at == 0 && map_locations(line, inputs);
     if (const auto [begin, end] = diagnostic_column(line); begin != end) {
       if (line.find("'__xenc_run_") != std::string::npos)
         line = std::regex_replace(line, wrapper_name, "'(the cell's statements)'");
       last_header = i;
+      header_mapped = own_mapped;
       column.clear();
     } else if (last_header < lines.size() && code_at > 0) {
-      const std::string prefix = line.substr(0, code_at), wrapped = line.substr(code_at);
-      std::string clean;
-      column.assign(wrapped.size() + 1, 0);
-      std::size_t at = 0;
-      for (auto k = std::sregex_iterator(wrapped.begin(), wrapped.end(), kernel_text());
-           k != std::sregex_iterator(); ++k) {
-        const std::size_t begin = std::size_t(k->position()), end = begin + k->length();
-        for (; at < begin; ++at) {
-          column[at] = clean.size();
-          clean += wrapped[at];
-        }
-        for (; at < end; ++at) column[at] = clean.size();
-      }
-      for (; at < wrapped.size(); ++at) {
-        column[at] = clean.size();
-        clean += wrapped[at];
-      }
-      column[wrapped.size()] = clean.size();
+      const std::string prefix = line.substr(0, code_at);
+      CleanLine cleaned = without_kernel_text(line.substr(code_at));
+      std::string& clean = cleaned.text;
+      column = std::move(cleaned.column);
       // the cell's own line, and after it only the braces that close the kernel's namespace
       const std::size_t number = small_number(prefix);
       if (number >= 1 && number <= cell_lines.size()) {
@@ -787,7 +858,8 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
         }
       }
       line = prefix + clean;
-      // the location's column, on the diagnostic's own line
+      // the location's column, on the diagnostic's own line (unless map_locations moved it)
+      if (header_mapped) continue;
       std::string& said = lines[last_header];
       const auto [begin, end] = diagnostic_column(said);
       const std::size_t c = small_number(said.substr(begin, end - begin));

@@ -3,6 +3,7 @@
 // name in a header. Used by xenc-kernel for execute_result, is_complete, complete and inspect.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,14 @@ std::string wrap_statements(const std::string& code, int cell, bool shadow = fal
 /// with them; the wrapper's function name (`void function '__xenc_run_3_1' should not return a
 /// value`) reads "(the cell's statements)". Given the cell's own text, a snippet line that is
 /// that line of the cell followed only by closing braces (a redefinition's namespace, closed after
-/// the declaration's last line) becomes the cell's line. Other lines are left as they are.
-std::string readable_diagnostics(const std::string& text, const std::string& cell = "");
+/// the declaration's last line) becomes the cell's line. Given what the kernel compiled as each of
+/// clang's inputs (`inputs`: 7 -> the code of "input_line_7"), every location "input_line_7:L:C"
+/// on any line (the diagnostic's own, one without a snippet, "(lambda at input_line_7:1:69)" in a
+/// message) gets the column of that line without the kernel's text; the locations of inputs not
+/// given keep theirs, except a diagnostic's own, moved with its snippet. Other lines are left as
+/// they are.
+std::string readable_diagnostics(const std::string& text, const std::string& cell = "",
+                                 const std::map<int, std::string>& inputs = {});
 
 /// The unqualified names a cell's top-level declarations declare, read from the text: each
 /// declarator's ("f" in "double f(double x) {...}", "g" in "auto g = [] {...};", "Real" in

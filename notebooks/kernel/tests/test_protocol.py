@@ -9,6 +9,7 @@ the exit code 1.
 """
 import os
 import queue
+import re
 import sys
 import time
 
@@ -230,6 +231,18 @@ def main():
                   and "__xenc" not in shown and "xenc_kernel_line" not in shown,
                   "a compile error in %s: its snippet is the cell's line, the caret and column "
                   "where they were" % what, [reply, msgs])
+        # a location inside a message ("(lambda at input_line_N:L:C)") names the column of the
+        # cell as written too: a lambda of this cell, and one an earlier cell defined
+        execute(kc, "auto lam_p = [](int a) { return a; };")
+        for code, what in [("auto lam_s = [](int a) { return a + 1; };\nlam_s(\"s\");", "this cell"),
+                           ("lam_p(\"s\");", "an earlier cell")]:
+            reply, msgs = execute(kc, code)
+            shown = "\n".join(reply.get("traceback", []))
+            at = re.findall(r"\(lambda at input_line_\d+:(\d+):(\d+)\)", shown)
+            check(reply["status"] == "error" and "no matching function for call to object" in shown
+                  and at and all(a == ("1", "14") for a in at),
+                  "a lambda of %s named in a compile error: at line 1, column 14, where its [ is "
+                  "in the cell as written (found: %s)" % (what, at), [reply, msgs])
 
         # a library exception: ename is the type, evalue the library's message, then its line
         # and what to do
