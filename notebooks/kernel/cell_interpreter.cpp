@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -26,6 +27,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <regex>
 #include <set>
@@ -34,6 +36,8 @@
 #include <system_error>
 #include <thread>
 #include <typeinfo>
+#include <utility>
+#include <vector>
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclCXX.h>
@@ -45,8 +49,11 @@
 #include <clang/Interpreter/Interpreter.h>
 #include <clang/Sema/Scope.h>
 #include <clang/Sema/Sema.h>
+#include <llvm/Demangle/Demangle.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/IndirectionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
@@ -360,6 +367,115 @@ nl::json error_reply(const std::string& ename, const std::string& evalue,
 
 }  // namespace
 
+namespace xenc_kernel {
+// Thrown by a call of a function that cells declared and no cell has defined yet.
+class function_not_defined : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+}  // namespace xenc_kernel
+
+namespace {
+// A function a cell declares, and uses before any cell defines it ("int later(int);", then a
+// function that calls it; the body in a later cell): the JIT would refuse the whole cell
+// ("Symbols not found"), and clang 19 then fails every later cell too, until a restart. Instead
+// each such function links to a stub of its own (an indirect jump: ORC's IndirectStubsManager),
+// made by a generator on a JITDylib of the kernel's that the JIT searches after every other. Until
+// a cell defines the function the stub throws function_not_defined, naming it; once one does
+// (looked for as each cell's code starts: link_defined_functions) it jumps to that definition.
+// Only C++ functions (mangled names that demangle to a function); a variable declared and
+// defined nowhere still fails to link, as before.
+constexpr std::size_t kNamedStubs = 256;  // stubs that name their function; later ones share one
+struct UndefinedFunctions {
+  std::mutex mutex;
+  llvm::orc::LLJIT* jit = nullptr;
+  std::unique_ptr<llvm::orc::IndirectStubsManager> stubs;
+  std::vector<std::string> pending;            // mangled names whose stub still throws
+  std::array<std::string, kNamedStubs> names;  // a stub's function, demangled
+  std::size_t named = 0;
+};
+UndefinedFunctions g_undefined;
+
+[[noreturn]] void throw_not_defined(const std::string& function) {
+  throw xenc_kernel::function_not_defined(
+      function + " was called, but no cell has defined it: a cell declared it only");
+}
+template <std::size_t I>
+void not_defined_yet() {
+  throw_not_defined(g_undefined.names[I]);
+}
+void not_defined_yet_unnamed() { throw_not_defined("a function"); }
+template <std::size_t... I>
+constexpr std::array<void (*)(), sizeof...(I)> not_defined_handlers(std::index_sequence<I...>) {
+  return {&not_defined_yet<I>...};
+}
+constexpr auto kNotDefinedHandlers = not_defined_handlers(std::make_index_sequence<kNamedStubs>());
+
+class StubUndefinedFunctions : public llvm::orc::DefinitionGenerator {
+  llvm::Error tryToGenerate(llvm::orc::LookupState&, llvm::orc::LookupKind, llvm::orc::JITDylib& jd,
+                            llvm::orc::JITDylibLookupFlags,
+                            const llvm::orc::SymbolLookupSet& wanted) override {
+    llvm::orc::SymbolMap made;
+    std::lock_guard<std::mutex> lock(g_undefined.mutex);
+    for (const auto& [name, flags] : wanted) {
+      // a weak reference is asked whether it exists (and gets null): no stub
+      if (flags == llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol) continue;
+      const std::string mangled = (*name).str();
+      llvm::ItaniumPartialDemangler parts;
+      if (mangled.rfind("_Z", 0) != 0 || parts.partialDemangle(mangled.c_str()) ||
+          !parts.isFunction())
+        continue;
+      void (*handler)() = not_defined_yet_unnamed;
+      if (g_undefined.named < kNamedStubs) {
+        g_undefined.names[g_undefined.named] = demangled(mangled.c_str());
+        handler = kNotDefinedHandlers[g_undefined.named++];
+      }
+      const auto exported = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+      if (auto err = g_undefined.stubs->createStub(
+              mangled, llvm::orc::ExecutorAddr::fromPtr(handler), exported))
+        return err;
+      made[name] = g_undefined.stubs->findStub(mangled, true);
+      g_undefined.pending.push_back(mangled);
+    }
+    return made.empty() ? llvm::Error::success()
+                        : jd.define(llvm::orc::absoluteSymbols(std::move(made)));
+  }
+};
+
+void stub_undefined_functions(llvm::orc::LLJIT& jit) {
+  auto builder = llvm::orc::createLocalIndirectStubsManagerBuilder(jit.getTargetTriple());
+  if (!builder) return;  // no stubs for this CPU: such a cell fails to link, as before
+  g_undefined.stubs = builder();
+  g_undefined.jit = &jit;
+  llvm::orc::JITDylib& stubs =
+      jit.getExecutionSession().createBareJITDylib("<xenc-kernel: functions not defined yet>");
+  stubs.addGenerator(std::make_unique<StubUndefinedFunctions>());
+  jit.getMainJITDylib().addToLinkOrder(stubs);
+}
+
+// The stubs whose function a cell has now defined jump to it.
+void link_defined_functions() {
+  std::lock_guard<std::mutex> lock(g_undefined.mutex);
+  if (g_undefined.pending.empty()) return;
+  llvm::orc::ExecutionSession& session = g_undefined.jit->getExecutionSession();
+  const llvm::orc::JITDylibSearchOrder main_only = {
+      {&g_undefined.jit->getMainJITDylib(),
+       llvm::orc::JITDylibLookupFlags::MatchExportedSymbolsOnly}};
+  std::vector<std::string> still;
+  for (const std::string& name : g_undefined.pending) {
+    auto found = session.lookup(main_only, session.intern(name));
+    if (!found) {
+      llvm::consumeError(found.takeError());
+      still.push_back(name);
+    } else if (auto err = g_undefined.stubs->updatePointer(name, found->getAddress())) {
+      llvm::consumeError(std::move(err));
+      still.push_back(name);
+    }
+  }
+  g_undefined.pending = std::move(still);
+}
+}  // namespace
+
 // The line of the cell that runs now (0: none yet): set by the cell's code (prelude.hpp).
 extern "C" {
 __attribute__((visibility("default"))) volatile int xenc_kernel_line = 0;
@@ -375,6 +491,7 @@ extern "C" __attribute__((visibility("default"))) int xenc_kernel_user_code(int 
     std::fflush(nullptr);
     _exit(0);
   }
+  if (entering) link_defined_functions();
   g_in_user_code = entering;
   if (entering && g_interrupt_pending) {
     g_interrupt_pending = 0;
@@ -672,6 +789,7 @@ void CellInterpreter::configure_impl() {
                                                flags};
   if (auto err = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(ours))))
     throw std::runtime_error("clang: " + llvm::toString(std::move(err)));
+  stub_undefined_functions(*jit);
   g_kernel = this;
   // From now on a crash in a cell's code, or in a thread the cells started, ends the cell or that
   // thread, not the kernel (on_signal); on_terminate names the exception that nobody caught.
@@ -975,6 +1093,33 @@ bool CellInterpreter::is_class(const std::string& qualified) {
   return found != nullptr && llvm::isa<clang::RecordDecl>(found);
 }
 
+namespace {
+// What a compiled cell uses that nothing defines, by name: a variable, or a function that is no
+// C++ function (extern "C"). The JIT would refuse the cell and then every later one
+// ("Symbols not found"), until a restart. (A C++ function links to a stub instead:
+// stub_undefined_functions.) Asked in the throwaway copy, before the cell reaches the kernel.
+std::vector<std::string> defined_nowhere(const clang::Interpreter& interpreter,
+                                         const llvm::Module& module) {
+  std::vector<std::string> names;
+  const auto check = [&](const llvm::GlobalValue& g) {
+    if (!g.isDeclaration() || g.hasExternalWeakLinkage() || g.isThreadLocal()) return;
+    const llvm::StringRef name = g.getName();
+    if (name.empty() || name.starts_with("llvm.")) return;
+    llvm::ItaniumPartialDemangler parts;
+    if (llvm::isa<llvm::Function>(g) && name.starts_with("_Z") &&
+        !parts.partialDemangle(name.str().c_str()) && parts.isFunction())
+      return;
+    auto found = interpreter.getSymbolAddress(name);
+    if (found) return;
+    llvm::consumeError(found.takeError());
+    names.push_back(name.str());
+  };
+  for (const llvm::Function& f : module.functions()) check(f);
+  for (const llvm::GlobalVariable& v : module.globals()) check(v);
+  return names;
+}
+}  // namespace
+
 // Compiles `code` in a forked copy of the kernel (a complete copy of the interpreter), which then
 // ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
@@ -1014,6 +1159,10 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
             redefined = redefined || entity_key(now) == entity_key(d);
           if (!redefined) std::fprintf(stderr, "\x02keeps %p\n", static_cast<void*>(d));
         }
+      // what the cell uses and nothing defines: tell the kernel (a line on the pipe)
+      if (ok && compiled->TheModule)
+        for (const std::string& name : defined_nowhere(*clang_, *compiled->TheModule))
+          std::fprintf(stderr, "\x03undefined %s\n", name.c_str());
       // a name shadowed before, now declared twice: tell the kernel (a line on the pipe)
       if (ok && shadow == nullptr)
         for (const auto& name : conflicts(shadowed_names_, namespaces_opened(code)))
@@ -1042,6 +1191,22 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
           reinterpret_cast<clang::NamedDecl*>(std::stoull((*m)[1].str(), nullptr, 16)));
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    std::string undefined;
+    for (std::size_t at = text.find("\x03undefined "); at != std::string::npos;
+         at = text.find("\x03undefined ", at + 1)) {
+      const std::size_t begin = at + 11, end = text.find('\n', begin);
+      undefined +=
+          (undefined.empty() ? "" : ", ") + demangled(text.substr(begin, end - begin).c_str());
+    }
+    if (!undefined.empty())
+      return error_reply(
+          "LinkError", undefined + ": declared, but defined nowhere",
+          {"LinkError: the cell uses " + undefined +
+               ", declared but defined nowhere (no cell above defines it, and no library the "
+               "kernel loaded does).",
+           "The cell did not run, so it changed nothing: what earlier cells defined is still "
+           "there. Define it in this cell or one above (a variable: `int name = 0;` without "
+           "`extern`), or include the header that does, and run the cell again."});
     const std::regex redeclares("\x01redeclares ([^\n]+)");
     std::vector<std::string> names;
     for (auto m = std::sregex_iterator(text.begin(), text.end(), redeclares);
@@ -1217,7 +1382,12 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   if (!exception_type.empty()) {
     std::vector<std::string> trace = {exception_type + ": " + exception_what};
     if (!at_line.empty()) trace.push_back("It was thrown" + at_line + ".");
-    if (exception_type == "std::bad_alloc")
+    if (exception_type == "xenc_kernel::function_not_defined")
+      trace.push_back(
+          "The cell ran up to that call. Give the function its body in a cell and run that "
+          "cell (or include the header that defines it), then run this cell again; the kernel "
+          "lives on, with what earlier cells defined.");
+    else if (exception_type == "std::bad_alloc")
       trace.push_back(
           "The cell asked for more memory than the kernel may use (XENC_KERNEL_MEMORY_MIB, or "
           "three quarters of the machine's memory). The kernel lives on. Use smaller tensors, "
