@@ -286,6 +286,23 @@ def main():
         results = of_type(msgs, "execute_result")
         check(results and "<table" in results[0]["data"].get("text/html", ""),
               "a cell ending in a table shows its HTML bundle as execute_result", msgs)
+        # containers, pairs and tuples show their elements; a string or a char in its quotes; a
+        # container's first 100 elements, then its size
+        execute(kc, "#include <array>\n#include <map>\n#include <tuple>\n#include <vector>")
+        for code, shown in [
+                ("std::vector<int> shown_v = {1, 2, 3};\nshown_v", "{1, 2, 3}"),
+                ("std::map<int, std::string> shown_m = {{1, \"a\"}, {2, \"b\"}};\nshown_m", '{1: "a", 2: "b"}'),
+                ("int c_array[3] = {4, 5, 6};\nc_array", "{4, 5, 6}"),
+                ("std::make_tuple(1, std::string(\"x\"), 'c', true, 2.5)", '(1, "x", \'c\', true, 2.5)'),
+                ("std::vector<std::vector<double>> shown_n = {{1.5}, {2, 3}};\nshown_n", "{{1.5}, {2, 3}}"),
+                ("std::vector<int>(1000, 7)",
+                 "{" + ", ".join(["7"] * 100) + ", ... (1000 in all)}"),
+                ("const char* no_text = nullptr;\nno_text", "nullptr"),
+                ("struct Opaque {};\nstd::array<Opaque, 2> shown_o;\nshown_o", "{<no printable form>, <no printable form>}")]:
+            reply, msgs = execute(kc, code)
+            results = of_type(msgs, "execute_result")
+            check(reply["status"] == "ok" and results and results[0]["data"]["text/plain"] == shown,
+                  "a cell ending in %s shows %s" % (code.split("\n")[-1], shown[:40]), [reply, msgs])
         reply, msgs = execute(kc, "answer * 7;")
         check(not of_type(msgs, "execute_result"), "a semicolon after the expression shows nothing", msgs)
 

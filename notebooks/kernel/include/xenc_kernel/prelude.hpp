@@ -7,14 +7,21 @@
 // passes E's value on, and show_result publishes it as the cell's execute_result:
 //   - mime_bundle_repr(value) (found by ADL) when the type has one: xencoder's tables and
 //     figures, as in xeus-cling;
-//   - else its text from operator<< (numbers, strings, xtensor expressions, ...);
+//   - else its text from operator<< (numbers, xtensor expressions, ...), a string in quotes;
+//   - else, for a container (anything with begin and end: std::vector, std::array, a C array,
+//     std::map, ...), a pair or a tuple, its elements as {1, 2, 3}, {"a": 1}, (1, 2.5), the
+//     first kShownElements of each container and its size after them;
 //   - else "<no printable form>".
 #pragma once
 
+#include <cstddef>
 #include <ios>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -72,17 +79,88 @@ inline std::string text_bundle(const std::string& text) {
   return json + "\"}";
 }
 
+template <class T, class = void>
+struct is_range : std::false_type {};
+template <class T>
+struct is_range<T, std::void_t<decltype(std::begin(std::declval<const T&>())),
+                               decltype(std::end(std::declval<const T&>()))>> : std::true_type {};
+template <class T, class = void>
+struct is_map : std::false_type {};
+template <class T>
+struct is_map<T, std::void_t<typename T::key_type, typename T::mapped_type>> : std::true_type {};
+template <class T>
+struct is_pair_or_tuple : std::false_type {};
+template <class A, class B>
+struct is_pair_or_tuple<std::pair<A, B>> : std::true_type {};
+template <class... A>
+struct is_pair_or_tuple<std::tuple<A...>> : std::true_type {};
+
+/// Elements of a container shown; after them, how many it has.
+constexpr std::size_t kShownElements = 100;
+
+template <class T>
+constexpr bool has_text() {
+  return std::is_array_v<T> || std::is_convertible_v<const T&, std::string_view> ||
+         has_stream_output<T>::value || is_pair_or_tuple<T>::value || is_range<T>::value;
+}
+
+/// value's text, as show_result gives it; an element without one reads <no printable form>.
+template <class T>
+void write_value(std::ostream& out, const T& value) {
+  if constexpr (std::is_same_v<T, char>) {
+    out << '\'' << value << '\'';
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view> &&
+                       !std::is_same_v<T, std::nullptr_t>) {
+    if constexpr (std::is_pointer_v<T>)
+      if (value == nullptr) {
+        out << "nullptr";
+        return;
+      }
+    out << '"' << std::string_view(value) << '"';
+  } else if constexpr (has_stream_output<T>::value && !std::is_array_v<T>) {
+    out << value;  // (a C array would print as its address)
+  } else if constexpr (is_pair_or_tuple<T>::value) {
+    out << '(';
+    std::apply(
+        [&out](const auto&... part) {
+          std::size_t n = 0;
+          ((out << (n++ ? ", " : ""), write_value(out, part)), ...);
+        },
+        value);
+    out << ')';
+  } else if constexpr (is_range<T>::value) {
+    out << '{';
+    std::size_t n = 0;
+    for (const auto& element : value) {
+      if (n == kShownElements) {
+        out << ", ... (" << std::distance(std::begin(value), std::end(value)) << " in all)";
+        break;
+      }
+      if (n++ > 0) out << ", ";
+      if constexpr (is_map<T>::value) {
+        write_value(out, element.first);
+        out << ": ";
+        write_value(out, element.second);
+      } else {
+        write_value(out, element);
+      }
+    }
+    out << '}';
+  } else {
+    out << "<no printable form>";
+  }
+}
+
 inline void show_result(no_value) {}
 
 template <class T>
 void show_result(const T& value) {
   if constexpr (has_mime_bundle<T>::value) {
     xenc_kernel_publish(mime_bundle_repr(value).dump().c_str(), 1);
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    xenc_kernel_publish(text_bundle("\"" + value + "\"").c_str(), 1);
-  } else if constexpr (has_stream_output<T>::value) {
+  } else if constexpr (has_text<T>()) {
     std::ostringstream text;
-    text << std::boolalpha << value;
+    text << std::boolalpha;
+    write_value(text, value);
     xenc_kernel_publish(text_bundle(text.str()).c_str(), 1);
   } else {
     xenc_kernel_publish(text_bundle("<no printable form>").c_str(), 1);
