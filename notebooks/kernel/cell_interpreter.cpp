@@ -1449,6 +1449,12 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
                            failed["ename"] != "CompilerCrash" && failed["ename"] != "CellNotRun")) {
     const std::vector<std::string> names = names_declared(cell);
     declared_before_.insert(names.begin(), names.end());
+    // a whole program pasted into a cell: its main() is defined, and nothing calls it
+    if (failed.is_null() && std::find(names.begin(), names.end(), "main") != names.end())
+      publish_stream("stderr",
+                     "[xenc-kernel] This cell defined main(), which a notebook never calls: a "
+                     "cell's statements run by themselves, in order. To run it, write main(); "
+                     "in a cell below, or put its statements in a cell of their own.\n");
   }
   // a thread the cell (or an earlier one) started ended while it ran: the cell's error says so,
   // above the cell's own error if it has one

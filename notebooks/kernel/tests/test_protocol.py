@@ -231,6 +231,17 @@ def main():
                   and "__xenc" not in shown and "xenc_kernel_line" not in shown,
                   "a compile error in %s: its snippet is the cell's line, the caret and column "
                   "where they were" % what, [reply, msgs])
+        # a whole program pasted into a cell: its main() is defined, nothing calls it, and the
+        # cell says so; main(); in the next cell runs it
+        reply, msgs = execute(kc, "int main() {\n  std::cout << \"in main\" << std::endl;\n  return 0;\n}")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == ""
+              and "defined main(), which a notebook never calls" in stream_text(msgs, "stderr")
+              and "write main(); in a cell below" in stream_text(msgs, "stderr"),
+              "a cell defining main() runs nothing and says how to run it", [reply, msgs])
+        reply, msgs = execute(kc, "main();")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "in main\n"
+              and "main()" not in stream_text(msgs, "stderr"),
+              "main(); in the next cell runs it", [reply, msgs])
         # a location inside a message ("(lambda at input_line_N:L:C)") names the column of the
         # cell as written too: a lambda of this cell, and one an earlier cell defined
         execute(kc, "auto lam_p = [](int a) { return a; };")
