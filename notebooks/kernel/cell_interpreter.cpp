@@ -1120,6 +1120,62 @@ std::vector<std::string> defined_nowhere(const clang::Interpreter& interpreter,
 }
 }  // namespace
 
+namespace {
+// What cells define with internal linkage (`static int n = 0;` at the top level, a static
+// function, an anonymous namespace's variable; and the static locals of such functions): clang 19
+// emits such a definition again in each later cell that uses it, as a new copy. A later cell
+// then read `n` as first initialised, not as the earlier cells left it. So the first cell's
+// copy becomes the only one: its symbols are made visible to the JIT (external; functions
+// linkonce), and in a later cell's module the variable becomes a declaration of it, without the
+// dynamic initialisation that would run again (its __cxx_global_var_init), and the function a
+// linkonce copy that the JIT drops for the first one. Every C++ name (_Z...) of internal
+// linkage: _ZL (a static name), _ZN12_GLOBAL__N_ (an anonymous namespace), _ZZL and _ZGVZL (a
+// static function's static local and its guard), a redefinition's (in the kernel's inline
+// namespace), a lambda's at the top level (clang numbers them $_0, $_1, ... across the cells);
+// not the kernel's wrappers around the cell.
+std::set<std::string> g_internal_defined;  // the variables a linked cell defined first
+
+bool shared_internal_name(llvm::StringRef name) {
+  if (!name.starts_with("_Z")) return false;
+  for (const char* wrapper :
+       {"__xenc_begin_", "__xenc_end_", "__xenc_run_", "__xenc_ran_", "__xenc_line_"})
+    if (name.contains(wrapper)) return false;
+  return true;
+}
+
+// Returns the variables this module defines first (to note once it linked).
+std::vector<std::string> share_internal_definitions(llvm::Module& module) {
+  std::vector<std::string> first;
+  std::set<llvm::Function*> reinitialisers;
+  for (llvm::GlobalVariable& g : module.globals()) {
+    if (!g.hasInternalLinkage() || !shared_internal_name(g.getName())) continue;
+    if (g_internal_defined.count(g.getName().str()) == 0) {
+      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      first.push_back(g.getName().str());
+      continue;
+    }
+    for (llvm::User* user : g.users())
+      if (auto* i = llvm::dyn_cast<llvm::Instruction>(user))
+        if (i->getFunction()->getName().starts_with("__cxx_global_var_init"))
+          reinitialisers.insert(i->getFunction());
+    g.setInitializer(nullptr);
+    g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+  }
+  for (llvm::Function& f : module.functions()) {
+    if (f.isDeclaration() || !f.hasInternalLinkage() || !shared_internal_name(f.getName()))
+      continue;
+    f.setLinkage(llvm::GlobalValue::LinkOnceODRLinkage);  // the first cell's copy stays
+  }
+  // an earlier cell's variable is initialised once, there
+  for (llvm::Function* f : reinitialisers) {
+    f->deleteBody();
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::IRBuilder<>(llvm::BasicBlock::Create(module.getContext(), "entry", f)).CreateRetVoid();
+  }
+  return first;
+}
+}  // namespace
+
 // Compiles `code` in a forked copy of the kernel (a complete copy of the interpreter), which then
 // ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
@@ -1263,7 +1319,11 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
     return compile_error_reply(capture_.take_stderr(), what);
   }
   clang::PartialTranslationUnit& unit = *compiled;
-  if (unit.TheModule) use_native_tls(*unit.TheModule);
+  std::vector<std::string> defined_first;
+  if (unit.TheModule) {
+    use_native_tls(*unit.TheModule);
+    defined_first = share_internal_definitions(*unit.TheModule);
+  }
   // Run it (clang::Interpreter::Execute: JIT-link the unit, run its statements and
   // initialisers) with SIGINT unblocked and the crash signals caught (see g_cell_target); they
   // land back at sigsetjmp, mask restored. Meanwhile the forwarder sends the whole lines it
@@ -1319,6 +1379,9 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   g_in_user_code = 0;
   g_interrupt_pending = 0;
   forwarder_.stop();
+  // the cell linked (it ran, or crashed or was interrupted as it ran): what it defined first is
+  // the one copy from now on (share_internal_definitions)
+  if (!failure) g_internal_defined.insert(defined_first.begin(), defined_first.end());
   // the line of the cell that ran last (each statement and declaration sets it): where a crash or
   // an Interrupt happened, as far as the kernel can tell without the cell's debug information
   const int line = xenc_kernel_line;

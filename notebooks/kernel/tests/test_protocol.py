@@ -231,6 +231,28 @@ def main():
                   and "__xenc" not in shown and "xenc_kernel_line" not in shown,
                   "a compile error in %s: its snippet is the cell's line, the caret and column "
                   "where they were" % what, [reply, msgs])
+        # what a cell defines with internal linkage is one object for all the cells after it
+        # (clang 19 emitted a new copy in each later cell that used it): a static variable, an
+        # anonymous namespace's, a static function's static local, a lambda's static local, a
+        # static std::string whose initialiser must not run again, a redefined static variable
+        for first, later, out in [
+                ("static int st_v = 5;\nst_v = 7;", "std::cout << st_v << std::endl;", "7\n"),
+                ("namespace { int anon_v = 1; }\nanon_v = 4;", "std::cout << anon_v << std::endl;",
+                 "4\n"),
+                ("static int next_id() { static int id = 0; return ++id; }\nnext_id();",
+                 "std::cout << next_id() << std::endl;", "2\n"),
+                ("auto lam_k = [] { static int k = 0; return ++k; };\nlam_k();",
+                 "std::cout << lam_k() << std::endl;", "2\n"),
+                ("static int init_calls = 0;\nint count_init() { return ++init_calls; }\n"
+                 "static std::string greet = std::string(\"hi\") + std::to_string(count_init());\n"
+                 "greet += \"!\";", "std::cout << greet << \" \" << init_calls << std::endl;",
+                 "hi1! 1\n"),
+                ("static int st_v = 100;\nst_v += 1;", "std::cout << st_v << std::endl;", "101\n")]:
+            execute(kc, first)
+            reply, msgs = execute(kc, later)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
+                  "internal linkage across cells: %s, then %s prints %r"
+                  % (first.split("\n")[0], later, out), [reply, msgs])
         # a whole program pasted into a cell: its main() is defined, nothing calls it, and the
         # cell says so; main(); in the next cell runs it
         reply, msgs = execute(kc, "int main() {\n  std::cout << \"in main\" << std::endl;\n  return 0;\n}")
