@@ -1254,15 +1254,24 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
       undefined +=
           (undefined.empty() ? "" : ", ") + demangled(text.substr(begin, end - begin).c_str());
     }
-    if (!undefined.empty())
-      return error_reply(
-          "LinkError", undefined + ": declared, but defined nowhere",
-          {"LinkError: the cell uses " + undefined +
-               ", declared but defined nowhere (no cell above defines it, and no library the "
-               "kernel loaded does).",
-           "The cell did not run, so it changed nothing: what earlier cells defined is still "
-           "there. Define it in this cell or one above (a variable: `int name = 0;` without "
-           "`extern`), or include the header that does, and run the cell again."});
+    if (!undefined.empty()) {
+      std::vector<std::string> trace = {
+          "LinkError: the cell uses " + undefined +
+              ", declared but defined nowhere (no cell above defines it, and no library the "
+              "kernel loaded does).",
+          "The cell did not run, so it changed nothing: what earlier cells defined is still "
+          "there. Define it in this cell or one above (a variable: `int name = 0;` without "
+          "`extern`), or include the header that does, and run the cell again."};
+      // a class whose virtual function is declared and defined nowhere has no vtable: C++
+      // emits it beside the first such function's body (the key function)
+      if (undefined.find("vtable for ") != std::string::npos ||
+          undefined.find("typeinfo for ") != std::string::npos)
+        trace.push_back(
+            "A vtable or typeinfo is made where the class's first virtual function that is not "
+            "defined inside the class gets its body: define every virtual function of the "
+            "class (inside it, or in the same cell), or make it pure (= 0).");
+      return error_reply("LinkError", undefined + ": declared, but defined nowhere", trace);
+    }
     const std::regex redeclares("\x01redeclares ([^\n]+)");
     std::vector<std::string> names;
     for (auto m = std::sregex_iterator(text.begin(), text.end(), redeclares);

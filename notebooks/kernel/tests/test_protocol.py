@@ -887,7 +887,10 @@ def main():
                  "LinkError", ["the cell uses undefined_var, declared but defined nowhere",
                                "The cell did not run, so it changed nothing"], ""),
                 ("extern \"C\" int c_nowhere(int);\nstd::cout << \"ran\" << c_nowhere(2) << std::endl;",
-                 "LinkError", ["the cell uses c_nowhere, declared but defined nowhere"], "")]:
+                 "LinkError", ["the cell uses c_nowhere, declared but defined nowhere"], ""),
+                ("struct NoBody { virtual int g(); };\nNoBody no_body;\nstd::cout << \"ran\";",
+                 "LinkError", ["the cell uses vtable for NoBody, declared but defined nowhere",
+                               "define every virtual function of the class"], "")]:
             reply, msgs = execute(kc, code, timeout=60)
             text = "\n".join(reply.get("traceback", []))
             check(reply["status"] == "error" and reply.get("ename") == ename
