@@ -768,12 +768,21 @@ std::string input_line(const std::string& input, std::size_t number) {
   return input.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
+// The columns of one line of one input without the kernel's text, found once per call of
+// readable_diagnostics: (K, L) -> byte of the wrapped line -> byte of the clean one.
+using ColumnCache = std::map<std::pair<int, std::size_t>, std::vector<std::size_t>>;
+
 // Every "input_line_K:L:C" in `line` whose input K is known gets the column C would have without
-// the kernel's text. Returns whether the line's own location (at its start) was one of them.
-bool map_locations(std::string& line, const std::map<int, std::string>& inputs) {
+// the kernel's text (the first kMappedPerLine of them: a line a cell printed may hold many).
+// Returns whether the line's own location (at its start) was one of them.
+constexpr int kMappedPerLine = 8;
+bool map_locations(std::string& line, const std::map<int, std::string>& inputs,
+                   ColumnCache& cache) {
   static const std::string name = "input_line_";
   bool own = false;
-  for (std::size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
+  int mapped = 0;
+  for (std::size_t at = line.find(name); at != std::string::npos && mapped < kMappedPerLine;
+       at = line.find(name, at + 1)) {
     // K, L and C: at most 9 digits each (no more lines or columns than that)
     std::size_t k = at + name.size();
     std::size_t numbers[3] = {0, 0, 0}, column_at = 0, column_end = 0;
@@ -793,10 +802,20 @@ bool map_locations(std::string& line, const std::map<int, std::string>& inputs) 
     }
     const auto input = inputs.find(int(numbers[0]));
     if (!ok || input == inputs.end() || numbers[1] == 0 || numbers[2] == 0) continue;
-    const std::string wrapped = input_line(input->second, numbers[1]);
-    if (numbers[2] > wrapped.size() + 1 || wrapped.size() > kLongestInputLine) continue;
-    const std::size_t column = without_kernel_text(wrapped).column[numbers[2] - 1] + 1;
-    line.replace(column_at, column_end - column_at, std::to_string(column));
+    ++mapped;
+    const auto key = std::make_pair(input->first, numbers[1]);
+    auto known = cache.find(key);
+    if (known == cache.end()) {
+      const std::string wrapped = input_line(input->second, numbers[1]);
+      known = cache
+                  .emplace(key, wrapped.size() > kLongestInputLine
+                                    ? std::vector<std::size_t>()
+                                    : without_kernel_text(wrapped).column)
+                  .first;
+    }
+    const std::vector<std::size_t>& columns = known->second;
+    if (numbers[2] > columns.size()) continue;  // (a line too long to map has none)
+    line.replace(column_at, column_end - column_at, std::to_string(columns[numbers[2] - 1] + 1));
     own = own || at == 0;
   }
   return own;
@@ -825,7 +844,8 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   for (std::string line; std::getline(cell_in, line);) cell_lines.push_back(line);
   std::size_t last_header = lines.size();  // the diagnostic the next snippet belongs to
-  bool header_mapped = false;       // its location's column is already the cell's (map_locations)
+  bool header_mapped = false;  // its location's column is already the cell's (map_locations)
+  ColumnCache cache;
   std::vector<std::size_t> column;  // the last snippet: byte of clang's line -> of ours
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string& line = lines[i];
@@ -835,7 +855,7 @@ std::string readable_diagnostics(const std::string& text, const std::string& cel
       continue;
     }
     const std::size_t code_at = snippet_prefix(line), marks_at = marks_prefix(line);
-    const bool own_mapped = code_at == 0 && marks_at == 0 && map_locations(line, inputs);
+    const bool own_mapped = code_at == 0 && marks_at == 0 && map_locations(line, inputs, cache);
     if (const auto [begin, end] = diagnostic_column(line); begin != end) {
       if (line.find("'__xenc_run_") != std::string::npos)
         line = std::regex_replace(line, wrapper_name, "'(the cell's statements)'");
