@@ -385,6 +385,12 @@ namespace {
 // (looked for as each cell's code starts: link_defined_functions) it jumps to that definition.
 // Only C++ functions (mangled names that demangle to a function); a variable declared and
 // defined nowhere still fails to link, as before.
+// A C++ function's mangled name (a variable's, a vtable's or a C function's is not).
+bool is_cpp_function_name(llvm::StringRef name) {
+  llvm::ItaniumPartialDemangler parts;
+  return name.starts_with("_Z") && !parts.partialDemangle(name.str().c_str()) && parts.isFunction();
+}
+
 constexpr std::size_t kNamedStubs = 256;  // stubs that name their function; later ones share one
 struct UndefinedFunctions {
   std::mutex mutex;
@@ -421,10 +427,7 @@ class StubUndefinedFunctions : public llvm::orc::DefinitionGenerator {
       // a weak reference is asked whether it exists (and gets null): no stub
       if (flags == llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol) continue;
       const std::string mangled = (*name).str();
-      llvm::ItaniumPartialDemangler parts;
-      if (mangled.rfind("_Z", 0) != 0 || parts.partialDemangle(mangled.c_str()) ||
-          !parts.isFunction())
-        continue;
+      if (!is_cpp_function_name(mangled)) continue;
       void (*handler)() = not_defined_yet_unnamed;
       if (g_undefined.named < kNamedStubs) {
         g_undefined.names[g_undefined.named] = demangled(mangled.c_str());
@@ -591,8 +594,9 @@ int cell_pthread_create(pthread_t* id, const pthread_attr_t* attr, void* (*start
   return error;
 }
 
-// C11's thrd_create (<threads.h>): linked here too. Its start returns an int, which thrd_join
-// reads back from the thread's pthread result, as glibc's own thrd_create arranges.
+// C11's thrd_create (<threads.h>): linked here too, a pthread_create of the cell's (above) whose
+// start returns the C11 start's int, which thrd_join reads back from the thread's pthread result,
+// as glibc's own thrd_create arranges.
 struct CellC11Start {
   thrd_start_t start;
   void* arg;
@@ -600,12 +604,10 @@ struct CellC11Start {
 int cell_thrd_create(thrd_t* id, thrd_start_t start, void* arg) {
   auto run = std::unique_ptr<CellC11Start>(new (std::nothrow) CellC11Start{start, arg});
   if (!run) return thrd_nomem;
-  const int error = pthread_create(
+  const int error = cell_pthread_create(
       id, nullptr,
       [](void* p) -> void* {
         const CellC11Start run = *std::unique_ptr<CellC11Start>(static_cast<CellC11Start*>(p));
-        t_started_by_cell = true;
-        ensure_signal_stack();
         return reinterpret_cast<void*>(static_cast<std::intptr_t>(run.start(run.arg)));
       },
       run.get());
@@ -1105,10 +1107,7 @@ std::vector<std::string> defined_nowhere(const clang::Interpreter& interpreter,
     if (!g.isDeclaration() || g.hasExternalWeakLinkage() || g.isThreadLocal()) return;
     const llvm::StringRef name = g.getName();
     if (name.empty() || name.starts_with("llvm.")) return;
-    llvm::ItaniumPartialDemangler parts;
-    if (llvm::isa<llvm::Function>(g) && name.starts_with("_Z") &&
-        !parts.partialDemangle(name.str().c_str()) && parts.isFunction())
-      return;
+    if (llvm::isa<llvm::Function>(g) && is_cpp_function_name(name)) return;  // a stub's
     auto found = interpreter.getSymbolAddress(name);
     if (found) return;
     llvm::consumeError(found.takeError());
