@@ -1175,11 +1175,67 @@ std::vector<std::string> share_internal_definitions(llvm::Module& module) {
 }
 }  // namespace
 
+namespace {
+// What earlier cells used of a template that this cell defines: `template <class T> T tw(T);`
+// then `int use(int x) { return tw(x); }` in one cell, tw's body in a later one, as in a C++
+// file. clang instantiates tw<int> at the end of the cell that used it, where it had no body, and
+// never tries again, so tw<int> would stay a stub that throws (stub_undefined_functions) also
+// after the body came. The uses that clang marked used and left without a body: of the function
+// templates the cell defines, and of the members of class templates it defines out of their class.
+void collect_uninstantiated(clang::DeclContext* context, std::vector<clang::FunctionDecl*>& out) {
+  const auto take = [&out](clang::FunctionDecl* f) {
+    if (f->getTemplateSpecializationKind() == clang::TSK_ImplicitInstantiation &&
+        f->isUsed(false) && !f->isDefined())
+      out.push_back(f);
+  };
+  for (clang::Decl* d : context->decls()) {
+    if (auto* inner = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
+      collect_uninstantiated(inner, out);
+    } else if (auto* block = llvm::dyn_cast<clang::LinkageSpecDecl>(d)) {
+      collect_uninstantiated(block, out);
+    } else if (auto* t = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
+      if (t->isThisDeclarationADefinition())
+        for (clang::FunctionDecl* f : t->specializations()) take(f);
+    } else if (auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(d)) {
+      const clang::ClassTemplateDecl* owner = m->getParent()->getDescribedClassTemplate();
+      if (owner == nullptr || !m->doesThisDeclarationHaveABody()) continue;
+      for (clang::ClassTemplateSpecializationDecl* c : owner->specializations())
+        for (clang::CXXMethodDecl* member : c->methods())
+          if (const clang::FunctionDecl* from = member->getInstantiatedFromMemberFunction();
+              from != nullptr && from->getCanonicalDecl() == m->getCanonicalDecl())
+            take(member);
+    }
+  }
+}
+
+// Instantiates those uses as explicit instantiations (as `template int tw<int>(int);` would: the
+// code of each is emitted, not deferred to a later use), compiled as a unit of their own. Returns
+// it, or null if there were none. Clang's errors in them fail the unit (trial_compile shows them).
+llvm::Expected<clang::PartialTranslationUnit*> instantiate_earlier_uses(
+    clang::Interpreter& interpreter, clang::PartialTranslationUnit& cell) {
+  std::vector<clang::FunctionDecl*> uses;
+  if (cell.TUPart != nullptr) collect_uninstantiated(cell.TUPart, uses);
+  if (uses.empty()) return nullptr;
+  clang::Sema& sema =
+      const_cast<clang::CompilerInstance*>(interpreter.getCompilerInstance())->getSema();
+  for (clang::FunctionDecl* f : uses) {
+    const clang::SourceLocation at = f->getPointOfInstantiation();
+    f->setTemplateSpecializationKind(clang::TSK_ExplicitInstantiationDefinition, at);
+    sema.InstantiateFunctionDefinition(at, f, /*Recursive=*/true, /*DefinitionRequired=*/false,
+                                       /*AtEndOfTU=*/true);
+  }
+  auto unit = interpreter.Parse("");  // the code they made, as a unit of its own
+  if (!unit) return unit.takeError();
+  return &*unit;
+}
+}  // namespace
+
 // Compiles `code` in a forked copy of the kernel (a complete copy of the interpreter), which then
 // ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
 // never reaches the real interpreter. Returns null if it compiles, else the error reply.
 nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow) {
+  earlier_uses_failed_ = false;
   note_input(*clang_, code);  // the copy's Parse has the number the kernel's next one will have
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return nullptr;  // no trial: compile for real
@@ -1204,6 +1260,13 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
       auto compiled = clang_->Parse(code);
       ok = static_cast<bool>(compiled);
       if (!ok) llvm::consumeError(compiled.takeError());
+      if (ok) {  // clang's errors in what earlier cells used of the cell's templates: exit 3
+        auto uses = instantiate_earlier_uses(*clang_, *compiled);
+        if (!uses) {
+          llvm::consumeError(uses.takeError());
+          _exit(3);
+        }
+      }
       // an earlier overload of a name the cell redefined, of a type the cell did not define: it
       // stays (the copy's pointers are the kernel's: the copy is a fork)
       if (ok && shadow != nullptr && shadow->report_keep)
@@ -1282,6 +1345,16 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
     for (const auto& n : names) trace.push_back("redefinition of '" + n + "'");
     return error_reply("CompileError", trace.front(), trace);
   }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+    earlier_uses_failed_ = true;  // not a redefinition: replace_earlier leaves it
+    nl::json reply = compile_error_reply(text, "the cell did not compile");
+    reply["traceback"].insert(
+        reply["traceback"].end() - 1,
+        "The cell gives a body to a template that an earlier cell used while it had none (the "
+        "note \"requested here\" says where, and for which types). Now that it has a body, "
+        "clang compiles that use, and the body does not compile for those types.");
+    return reply;
+  }
   if (WIFEXITED(status)) return compile_error_reply(text, "the cell did not compile");
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const std::string name =
@@ -1327,11 +1400,16 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
     return compile_error_reply(capture_.take_stderr(), what);
   }
   clang::PartialTranslationUnit& unit = *compiled;
+  auto instantiated = instantiate_earlier_uses(*clang_, unit);
+  if (!instantiated)  // (trial_compile found no error in them)
+    return compile_error_reply(capture_.take_stderr(), llvm::toString(instantiated.takeError()));
   std::vector<std::string> defined_first;
-  if (unit.TheModule) {
-    use_native_tls(*unit.TheModule);
-    defined_first = share_internal_definitions(*unit.TheModule);
-  }
+  for (clang::PartialTranslationUnit* part : {*instantiated, &unit})
+    if (part != nullptr && part->TheModule) {
+      use_native_tls(*part->TheModule);
+      const auto first = share_internal_definitions(*part->TheModule);
+      defined_first.insert(defined_first.end(), first.begin(), first.end());
+    }
   // Run it (clang::Interpreter::Execute: JIT-link the unit, run its statements and
   // initialisers) with SIGINT unblocked and the crash signals caught (see g_cell_target); they
   // land back at sigsetjmp, mask restored. Meanwhile the forwarder sends the whole lines it
@@ -1369,7 +1447,9 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
     g_cell_running = 1;
     set_interrupt_blocked(false);
     try {
-      failure = clang_->Execute(unit);
+      // the earlier cells' uses of the cell's templates first: they link, and run nothing
+      if (*instantiated != nullptr) failure = clang_->Execute(**instantiated);
+      if (!failure) failure = clang_->Execute(unit);
     } catch (const std::exception& e) {
       exception_type = demangled(typeid(e).name());
       exception_what = e.what();
@@ -1563,6 +1643,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
 // else the error reply to give.
 nl::json CellInterpreter::replace_earlier(const std::string& cell, const nl::json& failed) {
   if (failed["ename"] != "CompileError" && failed["ename"] != "CompilerCrash") return failed;
+  if (earlier_uses_failed_) return failed;  // the cell's template, for an earlier cell's types
   const bool crashed = failed["ename"] == "CompilerCrash";
   std::set<std::string> names;
   // a name, or an operator ("redefinition of 'operator<<'")

@@ -111,6 +111,8 @@ class CellInterpreter : public xeus::xinterpreter {
   int cells_compiled_ = 0;            // numbers the wrapped cells' functions (wrap_statements)
   bool truncation_reported_ = false;  // this cell's "output truncated" note was sent
   bool allow_stdin_ = false;          // this cell's request lets the kernel ask for input
+  bool earlier_uses_failed_ = false;  // trial_compile: an earlier cell's use of the cell's
+                                      // template did not compile (instantiate_earlier_uses)
   std::vector<std::string> shadowed_names_;  // names a cell has redefined (hide_earlier)
   std::set<std::string> declared_before_;    // names the cells that ran declared (names_declared)
   // what hide_earlier took out of lookup, each with its scope (conflicts)

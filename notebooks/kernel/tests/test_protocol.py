@@ -909,6 +909,51 @@ def main():
         reply, msgs = execute(kc, "std::cout << calls_later(5) << std::endl;", timeout=60)
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "51\n",
               "and in the cells after it (51)", [reply, msgs])
+
+        # the same with templates: clang instantiates a use where it is made, and an earlier
+        # cell's use of a template declared there had no body to instantiate. The body's cell
+        # now compiles those uses: a function template, a class template's member defined out
+        # of its class, a member template; a body that does not compile for the earlier cell's
+        # types is that cell's compile error, and changes nothing
+        execute(kc, "#include <string>\n"
+                    "template <class T> T tw(T);\n"
+                    "int use_tw(int x) { return tw(x) + 1; }\n"
+                    "double use_tw_d(double x) { return tw(x); }\n"
+                    "template <class T> struct Later { T v; T get() const; };\n"
+                    "int use_later() { return Later<int>{4}.get(); }\n"
+                    "struct WithMember { template <class T> T id(T); };\n"
+                    "int use_member() { return WithMember{}.id(7); }\n"
+                    "template <class T> T bad_for_strings(T);\n"
+                    "std::string use_bad() { return bad_for_strings(std::string(\"a\")); }")
+        for code, out, what in [
+                ("template <class T> T tw(T x) { return 2 * x; }\n"
+                 "std::cout << use_tw(3) << ' ' << use_tw_d(1.25) << std::endl;", "7 2.5\n",
+                 "a function template's body: the earlier cell's uses of tw<int> and "
+                 "tw<double> run it in that very cell"),
+                ("std::cout << use_tw(4) << ' ' << tw(5) << std::endl;", "9 10\n",
+                 "and in the cells after it, and a new use of tw<int> finds the same code"),
+                ("template <class T> T Later<T>::get() const { return v + v; }\n"
+                 "std::cout << use_later() << std::endl;", "8\n",
+                 "a class template's member defined out of its class, in a later cell"),
+                ("template <class T> T WithMember::id(T x) { return x + 1; }\n"
+                 "std::cout << use_member() << std::endl;", "8\n",
+                 "a member template defined out of its class, in a later cell")]:
+            reply, msgs = execute(kc, code, timeout=60)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
+                  "%s (%r)" % (what, out), [reply, msgs])
+        reply, msgs = execute(kc, "template <class T> T bad_for_strings(T x) { return x * 2; }\n"
+                                  "std::cout << \"ran\";", timeout=60)
+        text = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply.get("ename") == "CompileError"
+              and "invalid operands to binary expression" in text
+              and "requested here" in text and "an earlier cell used while it had none" in text
+              and stream_text(msgs, "stdout") == "",
+              "a template's body that does not compile for an earlier cell's use: a CompileError "
+              "that says so, and the cell does not run", [reply, msgs])
+        reply, msgs = execute(kc, "template <class T> T bad_for_strings(T x) { return x + x; }\n"
+                                  "std::cout << use_bad() << std::endl;", timeout=60)
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "aa\n",
+              "the body fixed, the earlier cell's use of it runs (aa)", [reply, msgs])
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
