@@ -1593,6 +1593,23 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   nl::json failed;
   if (cell.find_first_not_of(" \t\r\n") != std::string::npos)
     failed = run(wrap_statements(cell, ++cells_compiled_));
+  // a last line that ends in a brace (`std::vector<int>{1, 2}`) read as a statement, and clang
+  // asks for its ';': the cell again, with that line as its value (if that fails too, the first
+  // error stands; neither run changed anything)
+  if (parts.expression.empty() && !failed.is_null() && failed["ename"] == "CompileError" &&
+      failed["evalue"].get<std::string>().rfind("expected ';' after expression", 0) == 0) {
+    const CellParts braced = split_trailing_braced(code);
+    if (!braced.expression.empty()) {
+      const nl::json again =
+          run(wrap_statements(braced.statements + "xenc_kernel::show_result(((" +
+                                  braced.expression + "\n), xenc_kernel::no_value{}));",
+                              ++cells_compiled_));
+      if (again.is_null() || again["ename"] != "CompileError") {
+        failed = again;
+        cell = braced.statements + braced.expression + ";";  // what ran, for names_declared
+      }
+    }
+  }
   if (!failed.is_null()) failed = replace_earlier(cell, failed);
   add_specialization_hint(failed);
   // a cell that compiled declared its names, even where it then failed

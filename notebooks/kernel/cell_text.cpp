@@ -25,6 +25,8 @@ struct Scan {
   bool unclosed = false;           // ends inside a comment, string or character literal
   std::size_t statements_end = 0;  // just after the last top-level ';', '}' or preprocessor line
   bool has_code_after = false;     // code (not comments or blanks) after statements_end
+  bool ends_in_brace = false;      // the last top-level terminator is a '}'
+  std::size_t brace_statement_begin = 0;  // where the statement that '}' ended began
 };
 
 Scan scan(const std::string& s) {
@@ -76,6 +78,8 @@ Scan scan(const std::string& s) {
     if (c == '(' || c == '[' || c == '{') ++r.depth;
     if (c == ')' || c == ']' || c == '}') --r.depth;
     if (r.depth == 0 && (c == ';' || c == '}')) {
+      r.ends_in_brace = c == '}';
+      if (c == '}') r.brace_statement_begin = r.statements_end;
       r.statements_end = i + 1;
       r.has_code_after = false;
     } else {
@@ -91,6 +95,14 @@ CellParts split_trailing_expression(const std::string& code) {
   Scan r = scan(code);
   if (r.unclosed || r.depth != 0 || !r.has_code_after) return {code, ""};
   return {code.substr(0, r.statements_end), code.substr(r.statements_end)};
+}
+
+CellParts split_trailing_braced(const std::string& code) {
+  Scan r = scan(code);
+  if (r.unclosed || r.depth != 0 || r.has_code_after || !r.ends_in_brace) return {code, ""};
+  const std::string last = code.substr(r.brace_statement_begin);
+  if (trim(last).empty()) return {code, ""};
+  return {code.substr(0, r.brace_statement_begin), last};
 }
 
 std::string completeness(const std::string& code) {

@@ -16,6 +16,12 @@ struct CellParts {
   std::string expression;
 };
 CellParts split_trailing_expression(const std::string& code);
+/// A cell whose last statement ends in a brace that closes at the top level, split before that
+/// statement ({code, ""} if it does not end so): "int n = 2;\nstd::vector<int>{1, n}" ->
+/// {"int n = 2;\n", "std::vector<int>{1, n}"}. Such a last line reads as a statement (a block or
+/// a class may end in a brace); the kernel takes it as the cell's value when clang asks for a
+/// ';' after it.
+CellParts split_trailing_braced(const std::string& code);
 
 /// The cell's code as clang's interpreter gets it. clang 19 crashes on some statements at the top
 /// level (a lambda inside a block, std::thread(...).detach(), a static local), so, as cling does,

@@ -331,13 +331,24 @@ def main():
                 ("std::vector<int>(1000, 7)",
                  "{" + ", ".join(["7"] * 100) + ", ... (1000 in all)}"),
                 ("const char* no_text = nullptr;\nno_text", "nullptr"),
-                ("struct Opaque {};\nstd::array<Opaque, 2> shown_o;\nshown_o", "{<no printable form>, <no printable form>}")]:
+                ("struct Opaque {};\nstd::array<Opaque, 2> shown_o;\nshown_o", "{<no printable form>, <no printable form>}"),
+                # a last line ending in a brace: a value, not a block
+                ("int braced_n = 2;\nstd::vector<int>{1, braced_n, 3}", "{1, 2, 3}"),
+                ("std::vector<std::vector<int>>{{1}, {2, 3}}", "{{1}, {2, 3}}")]:
             reply, msgs = execute(kc, code)
             results = of_type(msgs, "execute_result")
             check(reply["status"] == "ok" and results and results[0]["data"]["text/plain"] == shown,
                   "a cell ending in %s shows %s" % (code.split("\n")[-1], shown[:40]), [reply, msgs])
         reply, msgs = execute(kc, "answer * 7;")
         check(not of_type(msgs, "execute_result"), "a semicolon after the expression shows nothing", msgs)
+        for code, said in [("auto braced_v = std::vector<int>{1}", "expected ';' after top level declarator"),
+                           ("int braced_m = 1\nstd::vector<int>{1}", "expected ';' after top level declarator"),
+                           ("struct BracedS { int a; }", "expected ';' after struct")]:
+            reply, msgs = execute(kc, code)
+            check(reply["status"] == "error" and reply.get("ename") == "CompileError"
+                  and said in "\n".join(reply["traceback"]) and not of_type(msgs, "execute_result"),
+                  "a cell ending in a brace that is no value (%s) keeps clang's error (%s)"
+                  % (code.split("\n")[0], said), [reply, msgs])
 
         # is_complete
         kc.is_complete("for (int i = 0; i < 3; ++i) {")
