@@ -238,6 +238,41 @@ std::string demangled(const char* name) {
   return r;
 }
 
+// Inside a catch (...): the type of what was thrown, and its value where it is one a beginner
+// throws instead of an exception class (`throw 42;`, `throw "bad shape";`): "int 42",
+// "char const* \"bad shape\"".
+std::string thrown_non_exception() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  std::string said = type != nullptr ? demangled(type->name()) : std::string("unknown type");
+  try {
+    throw;
+  } catch (const char* text) {
+    said += text != nullptr ? " \"" + std::string(text) + "\"" : std::string(" nullptr");
+  } catch (const std::string& text) {
+    said = "std::string \"" + text + "\"";
+  } catch (long long v) {
+    said += " " + std::to_string(v);
+  } catch (long v) {
+    said += " " + std::to_string(v);
+  } catch (int v) {
+    said += " " + std::to_string(v);
+  } catch (unsigned v) {
+    said += " " + std::to_string(v);
+  } catch (unsigned long v) {
+    said += " " + std::to_string(v);
+  } catch (char v) {
+    said += std::string(" '") + v + "'";
+  } catch (bool v) {
+    said += v ? " true" : " false";
+  } catch (double v) {
+    std::ostringstream text;
+    text << v;
+    said += " " + text.str();
+  } catch (...) {
+  }
+  return said;
+}
+
 // std::terminate (an exception nobody caught; a std::thread destroyed while joinable): what it
 // was called for, kept for the report of the abort() that follows.
 [[noreturn]] void on_terminate() {
@@ -252,9 +287,7 @@ std::string demangled(const char* name) {
       what = "std::terminate, after an exception nobody caught: " + demangled(typeid(x).name()) +
              ": " + x.what();
     } catch (...) {
-      const std::type_info* type = abi::__cxa_current_exception_type();
-      what = "std::terminate, after an exception nobody caught, of type " +
-             (type != nullptr ? demangled(type->name()) : std::string("unknown"));
+      what = "std::terminate, after an exception nobody caught: " + thrown_non_exception();
     }
   }
   std::snprintf(t_terminate_what, sizeof t_terminate_what, "%s", what.c_str());
@@ -1454,7 +1487,8 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
       exception_type = demangled(typeid(e).name());
       exception_what = e.what();
     } catch (...) {
-      exception_type = "unknown C++ exception";
+      exception_type = "ThrownValue";
+      exception_what = thrown_non_exception() + ", thrown and not caught";
     }
     set_interrupt_blocked(true);
   }
@@ -1533,7 +1567,14 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   if (!exception_type.empty()) {
     std::vector<std::string> trace = {exception_type + ": " + exception_what};
     if (!at_line.empty()) trace.push_back("It was thrown" + at_line + ".");
-    if (exception_type == "xenc_kernel::function_not_defined")
+    if (exception_type == "ThrownValue")
+      trace.push_back(
+          "The cell threw a value that is not a std::exception (it has no what()), and nothing "
+          "caught it. Throw an exception with a message instead (throw std::runtime_error(\"what "
+          "went wrong\");, "
+          "from <stdexcept>), or catch the value where it is thrown; the kernel lives on, with "
+          "what earlier cells defined.");
+    else if (exception_type == "xenc_kernel::function_not_defined")
       trace.push_back(
           "The cell ran up to that call. Give the function its body in a cell and run that "
           "cell (or include the header that defines it), then run this cell again; the kernel "

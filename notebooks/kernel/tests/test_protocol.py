@@ -808,12 +808,24 @@ def main():
         reply, msgs = execute(kc, "std::cout << kept << std::endl;")
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "41\n",
               "after the crashed std::async task the next cell sees the earlier variable", msgs)
+        # a value thrown that is no std::exception (a beginner's `throw 42;`): its type and value
+        for code, said in [("throw 42;", "int 42"), ("throw \"bad shape\";", 'char const* "bad shape"'),
+                           ("throw std::string(\"s\");", 'std::string "s"'), ("throw 2.5;", "double 2.5"),
+                           ("struct Thrown {};\nthrow Thrown{};", "Thrown")]:
+            reply, msgs = execute(kc, code)
+            text = "\n".join(reply.get("traceback", []))
+            check(reply["status"] == "error" and reply.get("ename") == "ThrownValue"
+                  and reply.get("evalue") == said + ", thrown and not caught"
+                  and "It was thrown at line %d of the cell" % (code.count("\n") + 1) in text
+                  and "throw std::runtime_error" in text,
+                  "`%s` names what it threw (%s) and says to throw an exception" % (code, said),
+                  [reply, msgs])
         # a cell with an error of its own after its thread's: both are said, the thread's first
         reply, msgs = execute(kc, "std::thread t([] { throw 7; });\nt.join();\n"
                                   "throw std::invalid_argument(\"own error\");")
         said = "\n".join(reply.get("traceback", []))
         check(reply["status"] == "error" and reply["ename"] == "SIGABRT"
-              and "after an exception nobody caught, of type int" in said
+              and "after an exception nobody caught: int 7" in said
               and "until its own error below" in said
               and "std::invalid_argument: own error" in said,
               "a thread's crash and the cell's own exception: both in the error, the thread's "
