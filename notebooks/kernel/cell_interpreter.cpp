@@ -1623,7 +1623,13 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   // where the comma yields no_value for a void expression (nothing shown).
   // The statements move into functions (wrap_statements), the expression with them, on its own
   // lines: the compiler's line numbers are the cell's.
-  CellParts parts = split_trailing_expression(code);
+  std::string source = code;
+  if (blank_pragma_once(source))
+    publish_stream("stderr",
+                   "[xenc-kernel] The cell's #pragma once was skipped: it means \"include this "
+                   "header once\", and a cell is no header (each run compiles it again, and "
+                   "replaces what it defined).\n");
+  CellParts parts = split_trailing_expression(source);
   std::string cell = parts.statements;
   if (!parts.expression.empty())
     cell += "xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));";
@@ -1639,7 +1645,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
   // error stands; neither run changed anything)
   if (parts.expression.empty() && !failed.is_null() && failed["ename"] == "CompileError" &&
       failed["evalue"].get<std::string>().rfind("expected ';' after expression", 0) == 0) {
-    const CellParts braced = split_trailing_braced(code);
+    const CellParts braced = split_trailing_braced(source);
     if (!braced.expression.empty()) {
       const nl::json again =
           run(wrap_statements(braced.statements + "xenc_kernel::show_result(((" +

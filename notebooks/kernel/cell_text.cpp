@@ -105,6 +105,30 @@ CellParts split_trailing_braced(const std::string& code) {
   return {code.substr(0, r.brace_statement_begin), last};
 }
 
+bool blank_pragma_once(std::string& code) {
+  bool found = false;
+  for (std::size_t begin = 0; begin < code.size();) {
+    std::size_t end = code.find('\n', begin);
+    if (end == std::string::npos) end = code.size();
+    std::istringstream line(code.substr(begin, end - begin));
+    std::string hash, pragma, once, rest;
+    line >> hash;
+    if (hash == "#")
+      line >> pragma;
+    else if (hash.rfind('#', 0) == 0)
+      pragma = hash.substr(1);
+    line >> once;
+    std::getline(line, rest);
+    rest = trim(rest);
+    if (pragma == "pragma" && once == "once" && (rest.empty() || rest.rfind("//", 0) == 0)) {
+      code.replace(begin, end - begin, end - begin, ' ');
+      found = true;
+    }
+    begin = end + 1;
+  }
+  return found;
+}
+
 std::string completeness(const std::string& code) {
   Scan r = scan(code);
   if (r.depth < 0) return "invalid";

@@ -23,6 +23,10 @@ CellParts split_trailing_expression(const std::string& code);
 /// ';' after it.
 CellParts split_trailing_braced(const std::string& code);
 
+/// Blanks each `#pragma once` line of a cell (a header pasted into a cell brings one; clang 19
+/// crashes on it in a cell, and a cell is no header). Returns whether it found one.
+bool blank_pragma_once(std::string& code);
+
 /// The cell's code as clang's interpreter gets it. clang 19 crashes on some statements at the top
 /// level (a lambda inside a block, std::thread(...).detach(), a static local), so, as cling does,
 /// statements are moved into functions: each run of consecutive top-level statements becomes

@@ -321,7 +321,8 @@ def main():
               "a cell ending in a table shows its HTML bundle as execute_result", msgs)
         # containers, pairs and tuples show their elements; a string or a char in its quotes; a
         # container's first 100 elements, then its size
-        execute(kc, "#include <array>\n#include <map>\n#include <tuple>\n#include <vector>")
+        execute(kc, "#include <array>\n#include <map>\n#include <optional>\n#include <tuple>\n"
+                    "#include <vector>")
         for code, shown in [
                 ("std::vector<int> shown_v = {1, 2, 3};\nshown_v", "{1, 2, 3}"),
                 ("std::map<int, std::string> shown_m = {{1, \"a\"}, {2, \"b\"}};\nshown_m", '{1: "a", 2: "b"}'),
@@ -332,6 +333,8 @@ def main():
                  "{" + ", ".join(["7"] * 100) + ", ... (1000 in all)}"),
                 ("const char* no_text = nullptr;\nno_text", "nullptr"),
                 ("struct Opaque {};\nstd::array<Opaque, 2> shown_o;\nshown_o", "{<no printable form>, <no printable form>}"),
+                ("std::optional<int> shown_opt = 3;\nshown_opt", "3"),
+                ("std::optional<std::string>()", "std::nullopt"),
                 # a last line ending in a brace: a value, not a block
                 ("int braced_n = 2;\nstd::vector<int>{1, braced_n, 3}", "{1, 2, 3}"),
                 ("std::vector<std::vector<int>>{{1}, {2, 3}}", "{{1}, {2, 3}}")]:
@@ -341,6 +344,12 @@ def main():
                   "a cell ending in %s shows %s" % (code.split("\n")[-1], shown[:40]), [reply, msgs])
         reply, msgs = execute(kc, "answer * 7;")
         check(not of_type(msgs, "execute_result"), "a semicolon after the expression shows nothing", msgs)
+        # a header pasted into a cell, with its #pragma once (clang 19 crashed on it in a cell)
+        reply, msgs = execute(kc, "#pragma once\nint pasted_header = 6;\npasted_header * 7")
+        results = of_type(msgs, "execute_result")
+        check(reply["status"] == "ok" and results and results[0]["data"]["text/plain"] == "42"
+              and "#pragma once was skipped" in stream_text(msgs, "stderr"),
+              "a cell with #pragma once runs, and says the pragma was skipped", [reply, msgs])
         for code, said in [("auto braced_v = std::vector<int>{1}", "expected ';' after top level declarator"),
                            ("int braced_m = 1\nstd::vector<int>{1}", "expected ';' after top level declarator"),
                            ("struct BracedS { int a; }", "expected ';' after struct")]:

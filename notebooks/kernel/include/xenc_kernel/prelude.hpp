@@ -10,13 +10,15 @@
 //   - else its text from operator<< (numbers, xtensor expressions, ...), a string in quotes;
 //   - else, for a container (anything with begin and end: std::vector, std::array, a C array,
 //     std::map, ...), a pair or a tuple, its elements as {1, 2, 3}, {"a": 1}, (1, 2.5), the
-//     first kShownElements of each container and its size after them;
+//     first kShownElements of each container and its size after them; a std::optional as its
+//     value or std::nullopt;
 //   - else "<no printable form>".
 #pragma once
 
 #include <cstddef>
 #include <ios>
 #include <iterator>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -89,6 +91,10 @@ struct is_map : std::false_type {};
 template <class T>
 struct is_map<T, std::void_t<typename T::key_type, typename T::mapped_type>> : std::true_type {};
 template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+template <class T>
 struct is_pair_or_tuple : std::false_type {};
 template <class A, class B>
 struct is_pair_or_tuple<std::pair<A, B>> : std::true_type {};
@@ -101,7 +107,8 @@ constexpr std::size_t kShownElements = 100;
 template <class T>
 constexpr bool has_text() {
   return std::is_array_v<T> || std::is_convertible_v<const T&, std::string_view> ||
-         has_stream_output<T>::value || is_pair_or_tuple<T>::value || is_range<T>::value;
+         has_stream_output<T>::value || is_pair_or_tuple<T>::value || is_range<T>::value ||
+         is_optional<T>::value;
 }
 
 /// value's text, as show_result gives it; an element without one reads <no printable form>.
@@ -119,6 +126,11 @@ void write_value(std::ostream& out, const T& value) {
     out << '"' << std::string_view(value) << '"';
   } else if constexpr (has_stream_output<T>::value && !std::is_array_v<T>) {
     out << value;  // (a C array would print as its address)
+  } else if constexpr (is_optional<T>::value) {
+    if (value)
+      write_value(out, *value);
+    else
+      out << "std::nullopt";
   } else if constexpr (is_pair_or_tuple<T>::value) {
     out << '(';
     std::apply(
