@@ -1144,6 +1144,16 @@ std::vector<std::string> defined_nowhere(const clang::Interpreter& interpreter,
     auto found = interpreter.getSymbolAddress(name);
     if (found) return;
     llvm::consumeError(found.takeError());
+    // what the JIT's own library defines hidden, which the cell links to all the same (ORC's
+    // atexit, as glibc's lives in libc_nonshared.a, which no process exports)
+    if (g_undefined.jit != nullptr) {
+      llvm::orc::ExecutionSession& session = g_undefined.jit->getExecutionSession();
+      auto hidden = session.lookup(
+          {{&g_undefined.jit->getMainJITDylib(), llvm::orc::JITDylibLookupFlags::MatchAllSymbols}},
+          session.intern(name));
+      if (hidden) return;
+      llvm::consumeError(hidden.takeError());
+    }
     names.push_back(name.str());
   };
   for (const llvm::Function& f : module.functions()) check(f);
@@ -1357,6 +1367,15 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
           "The cell did not run, so it changed nothing: what earlier cells defined is still "
           "there. Define it in this cell or one above (a variable: `int name = 0;` without "
           "`extern`), or include the header that does, and run the cell again."};
+      // a class's static data member, declared in its class and used: its definition goes in
+      // the same cell (the cell that declares the class is refused, class and all)
+      if (text.find("\x03undefined _ZN") != std::string::npos)  // a name with a scope
+        trace.push_back(
+            "If it is a class's static data member (static int count; in the class): that is "
+            "only a declaration, and C++ wants one definition outside the class. Put it in the "
+            "cell that defines "
+            "the class, after the class (int Counter::count = 0;), or declare the member static "
+            "inline int count = 0; inside the class (C++17), which needs nothing more.");
       // a class whose virtual function is declared and defined nowhere has no vtable: C++
       // emits it beside the first such function's body (the key function)
       if (undefined.find("vtable for ") != std::string::npos ||
@@ -1436,6 +1455,15 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   auto instantiated = instantiate_earlier_uses(*clang_, unit);
   if (!instantiated)  // (trial_compile found no error in them)
     return compile_error_reply(capture_.take_stderr(), llvm::toString(instantiated.takeError()));
+  // atexit (ORC's own: glibc's is in no shared library) runs its function when the JIT ends
+  // with the kernel, not when the cell ends
+  if (unit.TheModule)
+    for (const char* name : {"atexit", "at_quick_exit"})
+      if (const llvm::Function* f = unit.TheModule->getFunction(name); f && !f->use_empty())
+        std::fprintf(stderr,
+                     "[xenc-kernel] %s: the function runs when the kernel shuts down (Kernel > "
+                     "Shut Down, or Restart), not when this cell ends; its output is not shown.\n",
+                     name);
   std::vector<std::string> defined_first;
   for (clang::PartialTranslationUnit* part : {*instantiated, &unit})
     if (part != nullptr && part->TheModule) {
@@ -1881,6 +1909,20 @@ nl::json CellInterpreter::kernel_info_request_impl() {
                                  "notebooks' first cell loads xencoder");
 }
 
-void CellInterpreter::shutdown_request_impl() { g_kernel = nullptr; }
+void CellInterpreter::shutdown_request_impl() {
+  g_kernel = nullptr;
+  // What C++ runs as a program ends: the cells' atexit functions and their globals' destructors.
+  // The JIT keeps them (ORC's atexit), and KernelServer ends the process with std::exit, which
+  // runs only the process's own.
+  try {
+    auto jit = clang_->getExecutionEngine();
+    if (!jit) {
+      llvm::consumeError(jit.takeError());
+      return;
+    }
+    if (auto err = jit->deinitialize(jit->getMainJITDylib())) llvm::consumeError(std::move(err));
+  } catch (...) {
+  }
+}
 
 }  // namespace xenc_kernel

@@ -986,9 +986,60 @@ def main():
                                   "std::cout << use_bad() << std::endl;", timeout=60)
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "aa\n",
               "the body fixed, the earlier cell's use of it runs (aa)", [reply, msgs])
+
+        # a class's static data member used in the class's cell and defined nowhere: the
+        # LinkError says where its definition goes
+        reply, msgs = execute(kc, "struct Tally { static int total; };\n"
+                                  "int bump_tally() { return ++Tally::total; }")
+        text = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and reply.get("ename") == "LinkError"
+              and "Tally::total" in text and "int Counter::count = 0;" in text
+              and "static inline int count = 0;" in text,
+              "a static data member defined nowhere: the LinkError says to define it after the "
+              "class, or make it static inline", [reply, msgs])
+        reply, msgs = execute(kc, "struct Tally { static int total; };\n"
+                                  "int Tally::total = 10;\n"
+                                  "int bump_tally() { return ++Tally::total; }\n"
+                                  "std::cout << bump_tally() << std::endl;")
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "11\n",
+              "defined after the class in its cell, it runs (11)", [reply, msgs])
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+    # atexit in a cell (glibc keeps it in libc_nonshared.a: a cell calling it did not link): the
+    # function runs when the kernel shuts down, and the cell says so; so do the destructors of
+    # the cells' globals (the kernel ends with std::exit, which ran neither)
+    done = "/tmp/xenc_kernel_atexit_%d" % os.getpid()
+    destroyed = "/tmp/xenc_kernel_destructor_%d" % os.getpid()
+    for f in (done, destroyed):
+        if os.path.exists(f):
+            os.remove(f)
+    km, kc = start_new_kernel(kernel_name=KERNEL, startup_timeout=STARTUP_TIMEOUT, env=env)
+    try:
+        reply, msgs = execute(kc, "#include <cstdio>\n#include <cstdlib>\n"
+                                  "std::atexit([] { std::FILE* f = std::fopen(\"%s\", \"w\"); "
+                                  "std::fputs(\"ran\", f); std::fclose(f); });\n"
+                                  "std::puts(\"registered\");" % done, timeout=60)
+        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "registered\n"
+              and "runs when the kernel shuts down" in stream_text(msgs, "stderr")
+              and not os.path.exists(done),
+              "atexit in a cell links, says when its function runs, and does not run it at the "
+              "cell's end", [reply, msgs])
+        reply, msgs = execute(kc, "struct LastWords { ~LastWords() { std::fclose(std::fopen(\"%s\", "
+                                  "\"w\")); } };\nLastWords last_words;" % destroyed, timeout=60)
+        check(reply["status"] == "ok" and not os.path.exists(destroyed),
+              "a global with a destructor, defined in a cell", [reply, msgs])
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+    check(os.path.exists(done) and open(done).read() == "ran",
+          "the atexit function ran when the kernel shut down", done)
+    check(os.path.exists(destroyed), "the global's destructor ran when the kernel shut down",
+          destroyed)
+    for f in (done, destroyed):
+        if os.path.exists(f):
+            os.remove(f)
     print("%d checks failed" % len(failures))
     return 1 if failures else 0
 
