@@ -106,6 +106,7 @@ CellParts split_trailing_braced(const std::string& code) {
 }
 
 bool blank_pragma_once(std::string& code) {
+  if (code.find("once") == std::string::npos) return false;
   bool found = false;
   for (std::size_t begin = 0; begin < code.size();) {
     std::size_t end = code.find('\n', begin);
