@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio_ext.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <threads.h>
@@ -59,6 +60,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 #include <xeus/xhelper.hpp>
 
 #include "cell_text.hpp"
@@ -86,6 +88,8 @@ pid_t g_kernel_pid = 0;
 volatile sig_atomic_t g_in_user_code = 0;
 volatile sig_atomic_t g_interrupt_pending = 0;
 volatile sig_atomic_t g_unsafe_fault = 0;
+// The address a SIGSEGV or SIGBUS of the cells' thread touched (see reserved_variable_at).
+void* volatile g_fault_address = nullptr;
 
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
@@ -141,8 +145,9 @@ std::atomic<int> g_threads_stopped{0};  // ended since the last report
   for (;;) syscall(SYS_exit, 0);
 }
 
-void on_signal(int sig, siginfo_t*, void*) {
+void on_signal(int sig, siginfo_t* info, void*) {
   const bool in_kernel = getpid() == g_kernel_pid;
+  if ((sig == SIGSEGV || sig == SIGBUS) && info != nullptr) g_fault_address = info->si_addr;
   if (in_kernel && !pthread_equal(pthread_self(), g_cell_thread)) {
     if (sig == SIGINT) {  // landed on a thread the cell started
       pthread_kill(g_cell_thread, SIGINT);
@@ -429,6 +434,7 @@ struct UndefinedFunctions {
   std::mutex mutex;
   llvm::orc::LLJIT* jit = nullptr;
   std::unique_ptr<llvm::orc::IndirectStubsManager> stubs;
+  llvm::orc::JITDylib* library = nullptr;      // the stubs', searched after every other
   std::vector<std::string> pending;            // mangled names whose stub still throws
   std::array<std::string, kNamedStubs> names;  // a stub's function, demangled
   std::size_t named = 0;
@@ -486,6 +492,7 @@ void stub_undefined_functions(llvm::orc::LLJIT& jit) {
   llvm::orc::JITDylib& stubs =
       jit.getExecutionSession().createBareJITDylib("<xenc-kernel: functions not defined yet>");
   stubs.addGenerator(std::make_unique<StubUndefinedFunctions>());
+  g_undefined.library = &stubs;
   jit.getMainJITDylib().addToLinkOrder(stubs);
 }
 
@@ -511,6 +518,88 @@ void link_defined_functions() {
   g_undefined.pending = std::move(still);
 }
 }  // namespace
+
+// A variable a cell uses and no cell has defined (`extern int n;`; a class's static data member,
+// declared in its class, used in a function of that cell): a function can link to a stub, a
+// variable cannot, and the cell was refused, class and all. Each such variable gets pages of its
+// own, mapped with no access, which the JIT links it to (on the stubs' library). Read or written
+// before a cell defines it, it faults: the cell's SIGSEGV names it (reserved_variable_at). The
+// cell that defines it (`int Counter::count = 0;`) opens the pages and its code puts the value
+// there (define_reserved_variables), and every cell sees that one variable.
+struct ReservedVariable {
+  void* address = nullptr;
+  std::size_t mapped = 0;
+  bool defined = false;
+};
+std::map<std::string, ReservedVariable> g_reserved;  // by linker name
+constexpr std::size_t kMaxReserved = 4096;
+
+// Reserves `name` (`bytes` long): false if it cannot (too many, or no memory).
+bool reserve_variable(const std::string& name, std::size_t bytes) {
+  if (g_reserved.count(name) != 0) return true;
+  if (g_reserved.size() >= kMaxReserved || g_undefined.library == nullptr) return false;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t mapped = std::max<std::size_t>(1, (bytes + page - 1) / page) * page;
+  void* address = mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (address == MAP_FAILED) return false;
+  llvm::orc::ExecutionSession& session = g_undefined.jit->getExecutionSession();
+  llvm::orc::SymbolMap symbol;
+  symbol[session.intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                  llvm::JITSymbolFlags::Exported};
+  if (auto err = g_undefined.library->define(llvm::orc::absoluteSymbols(std::move(symbol)))) {
+    llvm::consumeError(std::move(err));
+    munmap(address, mapped);
+    return false;
+  }
+  g_reserved[name] = {address, mapped, false};
+  return true;
+}
+
+// The module's definitions of reserved variables become declarations of them; a constructor of
+// the module's, run before its others, copies each one's initial value into its pages, which open
+// now. (A dynamic initialiser, as a std::string's, runs after it, on those pages.)
+void define_reserved_variables(llvm::Module& module) {
+  if (g_reserved.empty()) return;
+  std::vector<llvm::GlobalVariable*> defined;
+  for (llvm::GlobalVariable& g : module.globals())
+    if (!g.isDeclaration() && g_reserved.count(g.getName().str()) != 0) defined.push_back(&g);
+  if (defined.empty()) return;
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Function* set =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+                             llvm::GlobalValue::InternalLinkage, "xenc.reserved.set", module);
+  llvm::IRBuilder<> code(llvm::BasicBlock::Create(context, "entry", set));
+  for (llvm::GlobalVariable* g : defined) {
+    ReservedVariable& r = g_reserved[g->getName().str()];
+    mprotect(r.address, r.mapped, PROT_READ | PROT_WRITE);
+    r.defined = true;
+    auto* initial =
+        new llvm::GlobalVariable(module, g->getValueType(), true, llvm::GlobalValue::PrivateLinkage,
+                                 g->getInitializer(), "xenc.reserved.initial");
+    const std::uint64_t bytes =
+        module.getDataLayout().getTypeAllocSize(g->getValueType()).getFixedValue();
+    code.CreateMemCpy(g, g->getAlign(), initial, initial->getAlign(), bytes);
+    g->setInitializer(nullptr);
+    g->setComdat(nullptr);
+    g->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  }
+  code.CreateRetVoid();
+  llvm::appendToGlobalCtors(module, set, 0);
+}
+
+// The reserved variable, still undefined, whose pages hold `address` (demangled), or "".
+std::string reserved_variable_at(const void* address) {
+  const auto* a = static_cast<const char*>(address);
+  for (const auto& [name, r] : g_reserved) {
+    const auto* begin = static_cast<const char*>(r.address);
+    if (r.defined || a < begin || a >= begin + r.mapped) continue;
+    std::string shown = demangled(name.c_str());
+    for (std::size_t tag; (tag = shown.find("[abi:cxx11]")) != std::string::npos;)
+      shown.erase(tag, 11);
+    return shown;
+  }
+  return "";
+}
 
 // The line of the cell that runs now (0: none yet): set by the cell's code (prelude.hpp).
 extern "C" {
@@ -1133,8 +1222,9 @@ namespace {
 // C++ function (extern "C"). The JIT would refuse the cell and then every later one
 // ("Symbols not found"), until a restart. (A C++ function links to a stub instead:
 // stub_undefined_functions.) Asked in the throwaway copy, before the cell reaches the kernel.
-std::vector<std::string> defined_nowhere(const clang::Interpreter& interpreter,
-                                         const llvm::Module& module) {
+std::vector<std::string> defined_nowhere(
+    const clang::Interpreter& interpreter, const llvm::Module& module,
+    std::vector<std::pair<std::string, std::size_t>>& variables) {
   std::vector<std::string> names;
   const auto check = [&](const llvm::GlobalValue& g) {
     if (!g.isDeclaration() || g.hasExternalWeakLinkage() || g.isThreadLocal()) return;
@@ -1153,6 +1243,13 @@ std::vector<std::string> defined_nowhere(const clang::Interpreter& interpreter,
           session.intern(name));
       if (hidden) return;
       llvm::consumeError(hidden.takeError());
+    }
+    // a variable, but no vtable, typeinfo or guard: reserved (reserve_variable)
+    if (const auto* v = llvm::dyn_cast<llvm::GlobalVariable>(&g);
+        v != nullptr && !name.starts_with("_ZT") && !name.starts_with("_ZGV")) {
+      variables.emplace_back(
+          name.str(), module.getDataLayout().getTypeAllocSize(v->getValueType()).getFixedValue());
+      return;
     }
     names.push_back(name.str());
   };
@@ -1321,9 +1418,13 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
           if (!redefined) std::fprintf(stderr, "\x02keeps %p\n", static_cast<void*>(d));
         }
       // what the cell uses and nothing defines: tell the kernel (a line on the pipe)
-      if (ok && compiled->TheModule)
-        for (const std::string& name : defined_nowhere(*clang_, *compiled->TheModule))
+      if (ok && compiled->TheModule) {
+        std::vector<std::pair<std::string, std::size_t>> variables;
+        for (const std::string& name : defined_nowhere(*clang_, *compiled->TheModule, variables))
           std::fprintf(stderr, "\x03undefined %s\n", name.c_str());
+        for (const auto& [name, bytes] : variables)
+          std::fprintf(stderr, "\x05reserve %zu %s\n", bytes, name.c_str());
+      }
       // a name shadowed before, now declared twice: tell the kernel (a line on the pipe)
       if (ok && shadow == nullptr)
         for (const auto& name : conflicts(shadowed_names_, namespaces_opened(code)))
@@ -1353,6 +1454,17 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     std::string undefined;
+    // the variables to reserve (or, past kMaxReserved, undefined)
+    std::string unreserved;
+    for (std::size_t at = text.find("\x05reserve "); at != std::string::npos;
+         at = text.find("\x05reserve ", at + 1)) {
+      const std::size_t begin = at + 9, space = text.find(' ', begin), end = text.find('\n', begin);
+      if (space == std::string::npos || end == std::string::npos || space > end) continue;
+      const std::string name = text.substr(space + 1, end - space - 1);
+      if (!reserve_variable(name, std::stoull(text.substr(begin, space - begin))))
+        unreserved += "\x03undefined " + name + "\n";
+    }
+    text += unreserved;
     for (std::size_t at = text.find("\x03undefined "); at != std::string::npos;
          at = text.find("\x03undefined ", at + 1)) {
       const std::size_t begin = at + 11, end = text.find('\n', begin);
@@ -1468,6 +1580,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   for (clang::PartialTranslationUnit* part : {*instantiated, &unit})
     if (part != nullptr && part->TheModule) {
       use_native_tls(*part->TheModule);
+      define_reserved_variables(*part->TheModule);
       const auto first = share_internal_definitions(*part->TheModule);
       defined_first.insert(defined_first.end(), first.begin(), first.end());
     }
@@ -1497,6 +1610,7 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
   g_in_user_code = 0;
   g_interrupt_pending = 0;
   g_unsafe_fault = 0;
+  g_fault_address = nullptr;
   t_terminate_what[0] = '\0';
   xenc_kernel_line = 0;
   std::string exception_type, exception_what;
@@ -1574,6 +1688,19 @@ nl::json CellInterpreter::run(const std::string& code, Shadow* shadow) {
                           "the kernel's state cannot be trusted, so the kernel ends now.",
                           "Run Kernel > Restart, then the cells above this one."});
     }
+    // a variable no cell has defined yet (reserve_variable)
+    if (const std::string variable =
+            signal_number == SIGSEGV ? reserved_variable_at(g_fault_address) : std::string();
+        !variable.empty())
+      return error_reply(
+          "VariableNotDefined", variable + " was used, but no cell has defined it" + at_line,
+          {"VariableNotDefined: " + variable +
+               " was used, but no cell has defined it: a cell declared it only.",
+           "It was used" + (at_line.empty() ? " in the cell" : at_line) +
+               "; the cell ran up to there.",
+           "Define it in a cell (a class's static data member after its class: int "
+           "Counter::count = 0;, or static inline in the class) and run that cell, then this one "
+           "again; the kernel lives on, with what earlier cells defined."});
     std::vector<std::string> trace = {name + ": " + signal_meaning(signal_number)};
     if (signal_number == SIGABRT && t_terminate_what[0] != '\0')
       trace.push_back(std::string("It was ") + t_terminate_what + ".");

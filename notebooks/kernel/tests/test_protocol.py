@@ -904,8 +904,10 @@ def main():
         # what a cell uses and no cell defines. A C++ function links to a stub: declared in one
         # cell and given its body in a later one (as in a C++ file, a prototype first), its
         # callers work once the body has run; called before that, the call throws, naming it,
-        # and the kernel lives on. A variable, or an extern "C" function, defined nowhere: the
-        # cell does not run (clang 19 would fail every later cell after failing to link one)
+        # and the kernel lives on. A variable links to pages of its own that fault until a cell
+        # defines it: used before, the cell's error names it. An extern "C" function or a vtable
+        # defined nowhere: the cell does not run (clang 19 would fail every later cell after
+        # failing to link one)
         execute(kc, "int later_fn(int);\nint calls_later(int x) { return later_fn(x) + 1; }")
         for code, ename, said, out in [
                 ("std::cout << \"before\" << std::endl;\nstd::cout << calls_later(4) << std::endl;",
@@ -915,9 +917,10 @@ def main():
                  "before\n"),
                 ("int undefined_fn();\nundefined_fn();", "xenc_kernel::function_not_defined",
                  ["undefined_fn() was called, but no cell has defined it"], ""),
-                ("extern int undefined_var;\nstd::cout << \"ran\" << undefined_var << std::endl;",
-                 "LinkError", ["the cell uses undefined_var, declared but defined nowhere",
-                               "The cell did not run, so it changed nothing"], ""),
+                ("extern int undefined_var;\nstd::puts(\"ran\");\nstd::cout << undefined_var << std::endl;",
+                 "VariableNotDefined", ["undefined_var was used, but no cell has defined it",
+                                        "It was used at line 3 of the cell", "Define it in a cell"],
+                 "ran\n"),
                 ("extern \"C\" int c_nowhere(int);\nstd::cout << \"ran\" << c_nowhere(2) << std::endl;",
                  "LinkError", ["the cell uses c_nowhere, declared but defined nowhere"], ""),
                 ("struct NoBody { virtual int g(); };\nNoBody no_body;\nstd::cout << \"ran\";",
@@ -987,22 +990,32 @@ def main():
         check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "aa\n",
               "the body fixed, the earlier cell's use of it runs (aa)", [reply, msgs])
 
-        # a class's static data member used in the class's cell and defined nowhere: the
-        # LinkError says where its definition goes
-        reply, msgs = execute(kc, "struct Tally { static int total; };\n"
-                                  "int bump_tally() { return ++Tally::total; }")
-        text = "\n".join(reply.get("traceback", []))
-        check(reply["status"] == "error" and reply.get("ename") == "LinkError"
-              and "Tally::total" in text and "int Counter::count = 0;" in text
-              and "static inline int count = 0;" in text,
-              "a static data member defined nowhere: the LinkError says to define it after the "
-              "class, or make it static inline", [reply, msgs])
-        reply, msgs = execute(kc, "struct Tally { static int total; };\n"
-                                  "int Tally::total = 10;\n"
+        # a class's static data member declared in its class and used in that cell, and defined
+        # in a later cell (as a .hpp and its .cpp); a variable declared extern, defined later
+        reply, msgs = execute(kc, "#include <string>\n"
+                                  "struct Tally { static int total; static std::string label; };\n"
                                   "int bump_tally() { return ++Tally::total; }\n"
-                                  "std::cout << bump_tally() << std::endl;")
-        check(reply["status"] == "ok" and stream_text(msgs, "stdout") == "11\n",
-              "defined after the class in its cell, it runs (11)", [reply, msgs])
+                                  "std::string tally_label() { return Tally::label + \"!\"; }\n"
+                                  "extern double later_values[3];\n"
+                                  "double later_sum() { return later_values[0] + later_values[2]; }")
+        check(reply["status"] == "ok", "a class with static data members, functions that use "
+              "them, and an extern array: the cell runs before they are defined", [reply, msgs])
+        for code, ename, out in [
+                ("std::cout << bump_tally() << std::endl;", "VariableNotDefined", ""),
+                ("int Tally::total = 10;\nstd::cout << bump_tally() << std::endl;", None, "11\n"),
+                ("std::cout << bump_tally() << std::endl;", None, "12\n"),
+                ("std::cout << tally_label() << std::endl;", "VariableNotDefined", ""),
+                ("std::string Tally::label = \"count\";\nstd::cout << tally_label() << std::endl;",
+                 None, "count!\n"),
+                ("double later_values[3] = {1.5, 2, 3};\nstd::cout << later_sum() << std::endl;",
+                 None, "4.5\n")]:
+            reply, msgs = execute(kc, code)
+            text = "\n".join(reply.get("traceback", []))
+            ok = (reply["status"] == "ok" if ename is None else
+                  reply.get("ename") == ename and "was used, but no cell has defined it" in text
+                  and ("Tally::total" in text or "Tally::label" in text))
+            check(ok and stream_text(msgs, "stdout") == out,
+                  "%s: %s" % (code.replace("\n", " "), ename or repr(out)), [reply, msgs])
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
