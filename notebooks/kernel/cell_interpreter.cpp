@@ -573,12 +573,16 @@ void define_reserved_variables(llvm::Module& module) {
     ReservedVariable& r = g_reserved[g->getName().str()];
     mprotect(r.address, r.mapped, PROT_READ | PROT_WRITE);
     r.defined = true;
-    auto* initial =
-        new llvm::GlobalVariable(module, g->getValueType(), true, llvm::GlobalValue::PrivateLinkage,
-                                 g->getInitializer(), "xenc.reserved.initial");
     const std::uint64_t bytes =
         module.getDataLayout().getTypeAllocSize(g->getValueType()).getFixedValue();
-    code.CreateMemCpy(g, g->getAlign(), initial, initial->getAlign(), bytes);
+    if (g->getInitializer()->isNullValue()) {  // (zeros: no copy of them in the module)
+      code.CreateMemSet(g, code.getInt8(0), bytes, g->getAlign());
+    } else {
+      auto* initial = new llvm::GlobalVariable(module, g->getValueType(), true,
+                                               llvm::GlobalValue::PrivateLinkage,
+                                               g->getInitializer(), "xenc.reserved.initial");
+      code.CreateMemCpy(g, g->getAlign(), initial, initial->getAlign(), bytes);
+    }
     g->setInitializer(nullptr);
     g->setComdat(nullptr);
     g->setLinkage(llvm::GlobalValue::ExternalLinkage);
