@@ -344,6 +344,14 @@ def main():
                   "a cell ending in %s shows %s" % (code.split("\n")[-1], shown[:40]), [reply, msgs])
         reply, msgs = execute(kc, "answer * 7;")
         check(not of_type(msgs, "execute_result"), "a semicolon after the expression shows nothing", msgs)
+        # a cell with a #define, edited and run again: the new value, and no warning
+        for code, shown in [("#define CELL_SCALE 2\nCELL_SCALE * 3", "6"),
+                            ("#define CELL_SCALE 3\nCELL_SCALE * 3", "9")]:
+            reply, msgs = execute(kc, code)
+            results = of_type(msgs, "execute_result")
+            check(reply["status"] == "ok" and results and results[0]["data"]["text/plain"] == shown
+                  and "redefined" not in stream_text(msgs, "stderr"),
+                  "a #define edited and run again: %s, with no warning" % shown, [reply, msgs])
         # a header pasted into a cell, with its #pragma once (clang 19 crashed on it in a cell)
         reply, msgs = execute(kc, "#pragma once\nint pasted_header = 6;\npasted_header * 7")
         results = of_type(msgs, "execute_result")
