@@ -1324,13 +1324,32 @@ namespace {
 // then `int use(int x) { return tw(x); }` in one cell, tw's body in a later one, as in a C++
 // file. clang instantiates tw<int> at the end of the cell that used it, where it had no body, and
 // never tries again, so tw<int> would stay a stub that throws (stub_undefined_functions) also
-// after the body came. The uses that clang marked used and left without a body: of the function
-// templates the cell defines, and of the members of class templates it defines out of their class.
-void collect_uninstantiated(clang::DeclContext* context, std::vector<clang::FunctionDecl*>& out) {
+// after the body came; a static data member of a class template stayed a variable no cell
+// defined (reserve_variable). The uses that clang marked used and left without a definition: of
+// the function templates the cell defines, and of the members of class templates it defines out
+// of their class (functions, member templates, static data members).
+struct Uninstantiated {
+  std::vector<clang::FunctionDecl*> functions;
+  std::vector<clang::VarDecl*> variables;  // static data members of class templates
+};
+
+// The specialisations of the class template whose member `d` is (none if it is no such member).
+std::vector<clang::ClassTemplateSpecializationDecl*> owner_specializations(const clang::Decl* d) {
+  const auto* record = llvm::dyn_cast<clang::CXXRecordDecl>(d->getDeclContext());
+  const clang::ClassTemplateDecl* owner =
+      record != nullptr ? record->getDescribedClassTemplate() : nullptr;
+  if (owner == nullptr) return {};
+  return {owner->specializations().begin(), owner->specializations().end()};
+}
+
+void collect_uninstantiated(clang::DeclContext* context, Uninstantiated& out) {
   const auto take = [&out](clang::FunctionDecl* f) {
     if (f->getTemplateSpecializationKind() == clang::TSK_ImplicitInstantiation &&
         f->isUsed(false) && !f->isDefined())
-      out.push_back(f);
+      out.functions.push_back(f);
+  };
+  const auto same = [](const clang::Decl* a, const clang::Decl* b) {
+    return a != nullptr && b != nullptr && a->getCanonicalDecl() == b->getCanonicalDecl();
   };
   for (clang::Decl* d : context->decls()) {
     if (auto* inner = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
@@ -1338,16 +1357,30 @@ void collect_uninstantiated(clang::DeclContext* context, std::vector<clang::Func
     } else if (auto* block = llvm::dyn_cast<clang::LinkageSpecDecl>(d)) {
       collect_uninstantiated(block, out);
     } else if (auto* t = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
-      if (t->isThisDeclarationADefinition())
-        for (clang::FunctionDecl* f : t->specializations()) take(f);
+      if (!t->isThisDeclarationADefinition()) continue;
+      for (clang::FunctionDecl* f : t->specializations()) take(f);
+      // a member template of a class template: its copy in each of the class's specialisations
+      for (clang::ClassTemplateSpecializationDecl* c : owner_specializations(t))
+        for (clang::Decl* member : c->decls())
+          if (auto* copy = llvm::dyn_cast<clang::FunctionTemplateDecl>(member);
+              copy != nullptr && same(copy->getInstantiatedFromMemberTemplate(), t))
+            for (clang::FunctionDecl* f : copy->specializations()) take(f);
     } else if (auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(d)) {
-      const clang::ClassTemplateDecl* owner = m->getParent()->getDescribedClassTemplate();
-      if (owner == nullptr || !m->doesThisDeclarationHaveABody()) continue;
-      for (clang::ClassTemplateSpecializationDecl* c : owner->specializations())
+      if (!m->doesThisDeclarationHaveABody()) continue;
+      for (clang::ClassTemplateSpecializationDecl* c : owner_specializations(m))
         for (clang::CXXMethodDecl* member : c->methods())
-          if (const clang::FunctionDecl* from = member->getInstantiatedFromMemberFunction();
-              from != nullptr && from->getCanonicalDecl() == m->getCanonicalDecl())
-            take(member);
+          if (same(member->getInstantiatedFromMemberFunction(), m)) take(member);
+    } else if (auto* v = llvm::dyn_cast<clang::VarDecl>(d)) {
+      if (!v->isStaticDataMember() ||
+          v->isThisDeclarationADefinition() != clang::VarDecl::Definition)
+        continue;
+      for (clang::ClassTemplateSpecializationDecl* c : owner_specializations(v))
+        for (clang::Decl* member : c->decls())
+          if (auto* copy = llvm::dyn_cast<clang::VarDecl>(member);
+              copy != nullptr && same(copy->getInstantiatedFromStaticDataMember(), v) &&
+              copy->getTemplateSpecializationKind() == clang::TSK_ImplicitInstantiation &&
+              copy->isUsed(false) && copy->getDefinition() == nullptr)
+            out.variables.push_back(copy);
     }
   }
 }
@@ -1357,15 +1390,21 @@ void collect_uninstantiated(clang::DeclContext* context, std::vector<clang::Func
 // it, or null if there were none. Clang's errors in them fail the unit (trial_compile shows them).
 llvm::Expected<clang::PartialTranslationUnit*> instantiate_earlier_uses(
     clang::Interpreter& interpreter, clang::PartialTranslationUnit& cell) {
-  std::vector<clang::FunctionDecl*> uses;
+  Uninstantiated uses;
   if (cell.TUPart != nullptr) collect_uninstantiated(cell.TUPart, uses);
-  if (uses.empty()) return nullptr;
+  if (uses.functions.empty() && uses.variables.empty()) return nullptr;
   clang::Sema& sema =
       const_cast<clang::CompilerInstance*>(interpreter.getCompilerInstance())->getSema();
-  for (clang::FunctionDecl* f : uses) {
+  for (clang::FunctionDecl* f : uses.functions) {
     const clang::SourceLocation at = f->getPointOfInstantiation();
     f->setTemplateSpecializationKind(clang::TSK_ExplicitInstantiationDefinition, at);
     sema.InstantiateFunctionDefinition(at, f, /*Recursive=*/true, /*DefinitionRequired=*/false,
+                                       /*AtEndOfTU=*/true);
+  }
+  for (clang::VarDecl* v : uses.variables) {
+    const clang::SourceLocation at = v->getPointOfInstantiation();
+    v->setTemplateSpecializationKind(clang::TSK_ExplicitInstantiationDefinition, at);
+    sema.InstantiateVariableDefinition(at, v, /*Recursive=*/true, /*DefinitionRequired=*/false,
                                        /*AtEndOfTU=*/true);
   }
   auto unit = interpreter.Parse("");  // the code they made, as a unit of its own

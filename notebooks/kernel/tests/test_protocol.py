@@ -958,16 +958,23 @@ def main():
         # now compiles those uses: a function template, a class template's member defined out
         # of its class, a member template; a body that does not compile for the earlier cell's
         # types is that cell's compile error, and changes nothing
-        execute(kc, "#include <string>\n"
-                    "template <class T> T tw(T);\n"
-                    "int use_tw(int x) { return tw(x) + 1; }\n"
-                    "double use_tw_d(double x) { return tw(x); }\n"
-                    "template <class T> struct Later { T v; T get() const; };\n"
-                    "int use_later() { return Later<int>{4}.get(); }\n"
-                    "struct WithMember { template <class T> T id(T); };\n"
-                    "int use_member() { return WithMember{}.id(7); }\n"
-                    "template <class T> T bad_for_strings(T);\n"
-                    "std::string use_bad() { return bad_for_strings(std::string(\"a\")); }")
+        reply, msgs = execute(kc, "#include <string>\n"
+                                  "template <class T> T tw(T);\n"
+                                  "int use_tw(int x) { return tw(x) + 1; }\n"
+                                  "double use_tw_d(double x) { return tw(x); }\n"
+                                  "template <class T> struct Later { T v; T get() const; };\n"
+                                  "int use_later() { return Later<int>{4}.get(); }\n"
+                                  "struct WithMember { template <class T> T id(T); };\n"
+                                  "int use_member() { return WithMember{}.id(7); }\n"
+                                  "template <class T> struct Convert { template <class U> U to(U); };\n"
+                                  "int use_convert() { return Convert<int>{}.to(3); }\n"
+                                  "template <class T> struct Shared { static int count; };\n"
+                                  "int use_shared() { return ++Shared<int>::count; }\n"
+                                  "template <class T> T bad_for_strings(T);\n"
+                                  "std::string use_bad() { return bad_for_strings(std::string(\"a\")); }")
+        # (clang's -Wundefined-var-template is off: a later cell may define Shared<T>::count)
+        check("no definition is available" not in stream_text(msgs, "stderr"),
+              "a class template's static member used before its definition: no warning", msgs)
         for code, out, what in [
                 ("template <class T> T tw(T x) { return 2 * x; }\n"
                  "std::cout << use_tw(3) << ' ' << use_tw_d(1.25) << std::endl;", "7 2.5\n",
@@ -980,7 +987,13 @@ def main():
                  "a class template's member defined out of its class, in a later cell"),
                 ("template <class T> T WithMember::id(T x) { return x + 1; }\n"
                  "std::cout << use_member() << std::endl;", "8\n",
-                 "a member template defined out of its class, in a later cell")]:
+                 "a member template defined out of its class, in a later cell"),
+                ("template <class T> template <class U> U Convert<T>::to(U u) { return u + 1; }\n"
+                 "std::cout << use_convert() << std::endl;", "4\n",
+                 "a class template's member template defined out of its class, in a later cell"),
+                ("template <class T> int Shared<T>::count = 40;\n"
+                 "std::cout << use_shared() << ' ' << Shared<int>::count << std::endl;", "41 41\n",
+                 "a class template's static data member defined in a later cell")]:
             reply, msgs = execute(kc, code, timeout=60)
             check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
                   "%s (%r)" % (what, out), [reply, msgs])
