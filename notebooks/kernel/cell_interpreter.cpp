@@ -1413,6 +1413,24 @@ llvm::Expected<clang::PartialTranslationUnit*> instantiate_earlier_uses(
 }
 }  // namespace
 
+namespace {
+// What the trial copy wrote after `marker` ("\x03undefined "), one line each.
+std::vector<std::string> marked_lines(const std::string& text, const std::string& marker) {
+  std::vector<std::string> lines;
+  for (std::size_t at = text.find(marker); at != std::string::npos;
+       at = text.find(marker, at + 1)) {
+    const std::size_t begin = at + marker.size(), end = text.find('\n', begin);
+    lines.push_back(text.substr(begin, end == std::string::npos ? end : end - begin));
+  }
+  return lines;
+}
+
+// A cell's last expression as the statement that shows its value (see prelude.hpp).
+std::string showing(const std::string& expression) {
+  return "xenc_kernel::show_result(((" + expression + "\n), xenc_kernel::no_value{}));";
+}
+}  // namespace
+
 // Compiles `code` in a forked copy of the kernel (a complete copy of the interpreter), which then
 // ends. clang 19 undoes a cell that fails to compile imperfectly: an error in a cell that
 // redeclares `f` removed the earlier, working `f`. Compiled in the copy first, a cell that fails
@@ -1496,23 +1514,19 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
           reinterpret_cast<clang::NamedDecl*>(std::stoull((*m)[1].str(), nullptr, 16)));
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    std::string undefined;
-    // the variables to reserve (or, past kMaxReserved, undefined)
-    std::string unreserved;
-    for (std::size_t at = text.find("\x05reserve "); at != std::string::npos;
-         at = text.find("\x05reserve ", at + 1)) {
-      const std::size_t begin = at + 9, space = text.find(' ', begin), end = text.find('\n', begin);
-      if (space == std::string::npos || end == std::string::npos || space > end) continue;
-      const std::string name = text.substr(space + 1, end - space - 1);
-      if (!reserve_variable(name, std::stoull(text.substr(begin, space - begin))))
-        unreserved += "\x03undefined " + name + "\n";
+    // what nothing defines, and the variables to reserve (past kMaxReserved, undefined too)
+    std::vector<std::string> missing = marked_lines(text, "\x03undefined ");
+    for (const std::string& line : marked_lines(text, "\x05reserve ")) {
+      const std::size_t space = line.find(' ');
+      if (space == std::string::npos) continue;
+      const std::string name = line.substr(space + 1);
+      if (!reserve_variable(name, std::stoull(line.substr(0, space)))) missing.push_back(name);
     }
-    text += unreserved;
-    for (std::size_t at = text.find("\x03undefined "); at != std::string::npos;
-         at = text.find("\x03undefined ", at + 1)) {
-      const std::size_t begin = at + 11, end = text.find('\n', begin);
-      undefined +=
-          (undefined.empty() ? "" : ", ") + demangled(text.substr(begin, end - begin).c_str());
+    std::string undefined;
+    bool scoped = false;  // a name with a scope (_ZN...)
+    for (const std::string& name : missing) {
+      undefined += (undefined.empty() ? "" : ", ") + demangled(name.c_str());
+      scoped = scoped || name.rfind("_ZN", 0) == 0;
     }
     if (!undefined.empty()) {
       std::vector<std::string> trace = {
@@ -1524,7 +1538,7 @@ nl::json CellInterpreter::trial_compile(const std::string& code, Shadow* shadow)
           "`extern`), or include the header that does, and run the cell again."};
       // a class's static data member, declared in its class and used: its definition goes in
       // the same cell (the cell that declares the class is refused, class and all)
-      if (text.find("\x03undefined _ZN") != std::string::npos)  // a name with a scope
+      if (scoped)
         trace.push_back(
             "If it is a class's static data member (static int count; in the class): that is "
             "only a declaration, and C++ wants one definition outside the class. Put it in the "
@@ -1829,8 +1843,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
                    "replaces what it defined).\n");
   CellParts parts = split_trailing_expression(source);
   std::string cell = parts.statements;
-  if (!parts.expression.empty())
-    cell += "xenc_kernel::show_result(((" + parts.expression + "\n), xenc_kernel::no_value{}));";
+  if (!parts.expression.empty()) cell += showing(parts.expression);
   // (an Interrupt of the idle kernel, sent before the kernel took this cell, was dropped when
   // the kernel took it: KernelServer::serve_once)
   capture_.start();
@@ -1846,9 +1859,7 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
     const CellParts braced = split_trailing_braced(source);
     if (!braced.expression.empty()) {
       const nl::json again =
-          run(wrap_statements(braced.statements + "xenc_kernel::show_result(((" +
-                                  braced.expression + "\n), xenc_kernel::no_value{}));",
-                              ++cells_compiled_));
+          run(wrap_statements(braced.statements + showing(braced.expression), ++cells_compiled_));
       if (again.is_null() || again["ename"] != "CompileError") {
         failed = again;
         cell = braced.statements + braced.expression + ";";  // what ran, for names_declared
