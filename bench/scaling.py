@@ -123,6 +123,22 @@ CPU_TARGET = 1.1
 AMDAHL_TARGET = 8.0
 
 
+# The OpenBLAS kernel sets the timed processes ran (xencoder_bench's context block, the BLAS line
+# of xencoder_serial): both re-execute themselves when OpenBLAS fell back to a weaker set.
+KERNELS = set()
+
+
+def serial_kernels(out):
+    r"""The core set named by xencoder_serial's BLAS line.
+
+    >>> serial_kernels("T 64 ...\nBLAS: OpenBLAS 0.3.21, core set SkylakeX (OPENBLAS_CORETYPE=..."
+    ...                ", set by xencoder: ...), 2 threads\nwall 1 ms")
+    'SkylakeX'
+    """
+    m = re.search(r"^BLAS: .*?, core set (\S+)", out, re.M)
+    return m.group(1) if m else "?"
+
+
 def run_bench(bench, name_regex, threads, min_time, warmup=0.0, env_extra=None):
     """(wall, cpu) seconds per iteration of the one benchmark matching name_regex, after
     `warmup` seconds of untimed iterations; env_extra: more environment variables."""
@@ -141,9 +157,9 @@ def run_bench(bench, name_regex, threads, min_time, warmup=0.0, env_extra=None):
         stderr=subprocess.DEVNULL,
         text=True,
     ).stdout
-    runs = [
-        b for b in json.loads(out)["benchmarks"] if b.get("run_type", "iteration") == "iteration"
-    ]
+    report = json.loads(out)
+    KERNELS.add(report.get("context", {}).get("blas_core", "?"))
+    runs = [b for b in report["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
     if len(runs) != 1:
         raise RuntimeError(f"{name_regex}: expected one benchmark, got {len(runs)}")
     unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[runs[0].get("time_unit", "ns")]
@@ -512,6 +528,7 @@ def main(argv=None):
             stdout=subprocess.PIPE,
             text=True,
         ).stdout
+        KERNELS.add(serial_kernels(out))
         speedup = float(re.search(r"speed-up ([0-9.]+)x", out).group(1))
         cpu = float(re.search(r"\(([0-9.]+)x of 1 thread's\)", out).group(1))
         regions = int(re.search(r"\((\d+) regions, \d+ items\)", out).group(1))
@@ -532,6 +549,7 @@ def main(argv=None):
                 stdout=subprocess.PIPE,
                 text=True,
             ).stdout
+            KERNELS.add(serial_kernels(out))
             m = re.search(r"f = ([0-9.]+)", out)
             serial_f[mode] = float(m.group(1))
 
@@ -634,6 +652,11 @@ def main(argv=None):
     )
     for line in verdicts(summary, serial_f, paired):
         print("  " + line)
+    print(
+        "\nOpenBLAS kernels that ran: "
+        + ", ".join(sorted(KERNELS))
+        + f" (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')})"
+    )
     with open("/proc/loadavg") as f:
         print(
             f"\nload average at the end: {f.read().split()[0]}; took {time.monotonic() - start:.0f} s"

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"  // lib/src: region_cpu_seconds, pool_stats, BlasOnOneThread
+#include "xenc/core/blas_core.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/core/random.hpp"
 #include "xenc/nn/optim.hpp"
@@ -202,6 +203,7 @@ int main(int argc_all, char** argv_all) {
       "dropout %g, median of %d\n",
       T, D, H, mode.c_str(), path_name.c_str(), budget, xenc::kernels::gemm_blocks_per_thread(),
       xenc::kernels::split_gemm_work(), double(dropout), reps);
+  std::printf("%s\n", xenc::blas_summary(xenc::blas_report()).c_str());
   std::printf("wall %.2f ms, CPU main %.2f ms (%.2f in regions), other threads %.2f ms\n", w2,
               med(twos, [](const Run& r) { return r.main_cpu; }),
               med(twos, [](const Run& r) { return r.region_cpu; }),

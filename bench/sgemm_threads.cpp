@@ -1,8 +1,10 @@
 // xencoder_sgemm M N K OPA OPB REPS: one cblas_sgemm C[M, N] = op(A) op(B) (K summed, OPA and OPB
 // each "n" or "t"), timed with OpenBLAS's OWN threads at the budget OPENBLAS_NUM_THREADS gives it
 // (xencoder never lets OpenBLAS thread: its pool splits large GEMMs, bench/README.md "One pool").
-// Prints "wall MS cpu MS": the mean per call, wall clock and process CPU time, after 3 calls
-// that warm the caches and start OpenBLAS's threads.
+// Prints "wall MS cpu MS threads N core NAME": the mean per call, wall clock and process CPU time,
+// after 3 calls that warm the caches and start OpenBLAS's threads, and the kernel set that ran
+// (like every program, it re-executes itself with OPENBLAS_CORETYPE when OpenBLAS fell back to a
+// weaker set than the CPU runs: apps/common/blas_core_reexec.cpp).
 //
 // What it is for: bench/gemm_bound.py runs an encoder layer's GEMM shapes through it on 1 and on
 // 2 threads, in separate processes, to measure what the machine's BLAS itself gets from a second
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
   for (long i = 0; i < reps; ++i) call();
   const double wall = (seconds(CLOCK_MONOTONIC) - w0) / double(reps);
   const double cpu = (seconds(CLOCK_PROCESS_CPUTIME_ID) - c0) / double(reps);
-  std::printf("wall %.4f cpu %.4f threads %d\n", wall * 1e3, cpu * 1e3, openblas_get_num_threads());
+  std::printf("wall %.4f cpu %.4f threads %d core %s\n", wall * 1e3, cpu * 1e3,
+              openblas_get_num_threads(), openblas_get_corename());
   return 0;
 }

@@ -197,6 +197,42 @@ TEST(BlasCoreProgram, KernelReexecutesToo) {
 }
 #endif
 
+#ifdef XENC_BENCH_SERIAL
+// The four benchmark programs (bench/) time what the programs run: past a fallback they re-execute
+// too, and say which set ran (xencoder_bench in its context block, xencoder_serial in its BLAS
+// line, xencoder_sgemm at the end of its line); none warns. A benchmark on the fallback would time
+// kernels no program runs (seen on an Emerald Rapids VM before they re-executed).
+TEST(BlasCoreProgram, BenchmarkProgramsReexecuteToo) {
+  const std::string best = best_set_from_proc_cpuinfo();
+  ASSERT_FALSE(best.empty());
+  const std::string env = kFellBack + " OPENBLAS_NUM_THREADS=1";
+  const RunResult bench = run_with(
+      env, XENC_BENCH,
+      "--benchmark_filter=^BM_Sgemm/N:64/ --benchmark_min_time=0.01 --benchmark_format=json");
+  ASSERT_EQ(bench.status, 0) << bench.err;
+  EXPECT_TRUE(contains(bench.out, "\"blas_core\": \"" + best + "\"")) << bench.out;
+  EXPECT_TRUE(contains(bench.out, "\"OPENBLAS_CORETYPE\": \"" + best + "\"")) << bench.out;
+  EXPECT_EQ(bench.err, "");
+
+  const RunResult serial = run_with(env, XENC_BENCH_SERIAL, "32 32 4 forward 1");
+  ASSERT_EQ(serial.status, 0) << serial.err;
+  EXPECT_TRUE(contains(serial.out, "\nBLAS: OpenBLAS ")) << serial.out;
+  EXPECT_TRUE(contains(serial.out, "core set " + best + " (OPENBLAS_CORETYPE=" + best +
+                                       ", set by xencoder: OpenBLAS chose Prescott on this "))
+      << serial.out;
+  EXPECT_EQ(serial.err, "");
+
+  const RunResult sgemm = run_with(env, XENC_BENCH_SGEMM, "16 16 16 n t 2");
+  ASSERT_EQ(sgemm.status, 0) << sgemm.err;
+  EXPECT_TRUE(contains(sgemm.out, " core " + best + "\n")) << sgemm.out;
+  EXPECT_EQ(sgemm.err, "");
+
+  const RunResult memory = run_with(env, XENC_BENCH_MEMORY, "32 32 4");
+  ASSERT_EQ(memory.status, 0) << memory.err;
+  EXPECT_EQ(memory.err, "");
+}
+#endif
+
 // Every xenc-* program's --version says which BLAS, which core set and how many threads.
 TEST(BlasCoreProgram, EveryProgramsVersionNamesTheBlas) {
   std::istringstream programs(XENC_PROGRAMS);  // paths separated by spaces
