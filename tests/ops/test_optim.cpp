@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "support/allclose.hpp"
@@ -59,6 +60,35 @@ TEST(AdamUpdate, MatchesTheFormulaInDouble) {
     EXPECT_TRUE(AllClose(m, m_ref, kOpAtol, kOpRtol));
     EXPECT_TRUE(AllClose(v, v_ref, kOpAtol, kOpRtol));
   }
+}
+
+// A moment that decays below the smallest normal float (2^-126) is 0, not a denormal: Intel's
+// cores take a microcode assist for each operation on one (kernels/optim.cpp). The flush is the
+// update's own: the caller's arithmetic keeps its denormals after the call.
+TEST(AdamUpdate, MomentsBelowTheSmallestNormalAreZeroAndTheCallerKeepsDenormals) {
+  const float tiny = std::numeric_limits<float>::min();  // 2^-126
+  // element 0: no gradient, m and v just above 2^-126, so β1 m and β2 v fall below it;
+  // element 1: an ordinary one; element 2: a gradient whose square is below it
+  Tensor1 theta = {1.0f, 1.0f, 1.0f}, grad = {0.0f, 0.1f, 1e-20f};
+  Tensor1 m = {1.05f * tiny, 0.5f, 0.0f}, v = {1.0005f * tiny, 0.25f, 0.0f};
+  Tensor1 theta_ref = theta, m_ref = m, v_ref = v;
+  const AdamCoefficients c{0.9f, 0.999f, 1e-8f, 1.0f, 0.0f, 0.01f, 1.0f};
+  adam_update(make_parameter("w", theta, grad), m, v, c);
+  adam_reference(theta_ref, grad, m_ref, v_ref, c);
+  EXPECT_EQ(std::fpclassify(m_ref(0)), FP_SUBNORMAL);  // what IEEE arithmetic gives
+  EXPECT_EQ(std::fpclassify(v_ref(0)), FP_SUBNORMAL);
+#if defined(__SSE__)
+  EXPECT_EQ(m(0), 0.0f);
+  EXPECT_EQ(v(0), 0.0f);
+  EXPECT_EQ(v(2), 0.0f);  // (1 - β2) · 1e-40
+#endif
+  EXPECT_EQ(theta(0), theta_ref(0));  // the step the denormals would have given is below θ's ulp
+  EXPECT_TRUE(AllClose(theta, theta_ref, kOpAtol, kOpRtol));
+  EXPECT_NEAR(m(1), m_ref(1), 1e-7f);
+  EXPECT_NEAR(v(1), v_ref(1), 1e-7f);
+  // this thread's floating-point mode is the caller's again
+  volatile float half = 0.5f, smallest = tiny;
+  EXPECT_EQ(std::fpclassify(smallest * half), FP_SUBNORMAL);
 }
 
 TEST(AdamUpdate, RejectsMomentsOfAnotherSizeAndAMissingGradient) {

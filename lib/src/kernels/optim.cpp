@@ -7,7 +7,20 @@
 // instruction with -fno-math-errno), so the compiler vectorises it; XENC_VECTOR_KERNEL builds
 // an AVX2 + FMA copy as well (vector_kernel.hpp). A large parameter's elements are cut into
 // blocks on the pool (kAdamUpdateWork).
+//
+// Denormals. A parameter whose gradient stays zero (a relu unit no input reaches) keeps its moments
+// decaying by β1 and β2 each step, through the denormal floats below 2^-126 (m after ~800 steps,
+// v after tens of thousands), and a gradient of 1e-20 squares to one. Intel's cores take a
+// microcode assist, about a hundred cycles, for each operation that reads or writes a denormal
+// (AMD's Zen does not): on an Emerald Rapids VM that made a training step at (T, D) = (3, 64)
+// 2.2-2.8x slower. The block therefore runs with the MXCSR's flush-to-zero and denormals-are-zero
+// bits set, and puts the caller's back after: a moment that would be denormal is 0 (its step
+// m / (√v + eps) was below 1e-30 anyway), and the rest of the program keeps IEEE arithmetic.
 #include <cmath>
+
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "kernels.hpp"
 #include "vector_kernel.hpp"
@@ -16,6 +29,19 @@ namespace xenc::kernels {
 
 namespace {
 
+// Flush-to-zero and denormals-are-zero on this thread for the scope (x86's MXCSR bits 15 and 6);
+// nothing elsewhere.
+class DenormalsFlushed {
+ public:
+#if defined(__SSE__)
+  DenormalsFlushed() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+  ~DenormalsFlushed() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
 XENC_VECTOR_KERNEL_AVX512
 void adam_block(float* theta, const float* grad, float* m, float* v, std::size_t n,
                 const AdamScalars& s) {
@@ -23,6 +49,7 @@ void adam_block(float* theta, const float* grad, float* m, float* v, std::size_t
   const float beta1 = s.beta1, beta2 = s.beta2, eps = s.eps, decay = s.decay, l2 = s.l2;
   const float step_size = s.step_size, bc2_sqrt = s.bias_correction2_sqrt;
   const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
+  const DenormalsFlushed flushed;
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) {
     // decoupled weight decay (AdamW), then the gradient with L2 weight decay (Adam)
