@@ -81,6 +81,9 @@ def layer_bound(share, speedup):
     return 1.0 / (share / speedup + (1.0 - share) / 2.0)
 
 
+cores = set()  # the kernel sets xencoder_sgemm reported (it re-executes past a fallback)
+
+
 def time_gemm(sgemm, g, threads):
     _, M, N, K, oa, ob, _ = g
     reps = min(2000, max(3, int(2.5e10 / (2.0 * M * N * K))))  # ~0.25 s at 100 GFLOP/s
@@ -94,9 +97,6 @@ def time_gemm(sgemm, g, threads):
     ).stdout
     cores.add(re.search(r"core (\S+)", out).group(1))
     return float(re.search(r"wall ([0-9.]+)", out).group(1))
-
-
-cores = set()  # the kernel sets xencoder_sgemm reported (it re-executes past a fallback)
 
 
 def layer_ms(serial, T, D, mode):

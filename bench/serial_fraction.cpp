@@ -8,6 +8,8 @@
 // Run it with OPENBLAS_NUM_THREADS=2 (the thread budget). Each repetition runs the layer once
 // with the budget at 1 (kernels::BlasOnOneThread: no region, the plain sgemms) and once at 2,
 // in one process, the order alternating; every figure printed is the median over repetitions.
+// Its second line is the BLAS and its kernel set (xenc::blas_summary): like every program, it
+// re-executes itself with OPENBLAS_CORETYPE when OpenBLAS fell back to a weaker set.
 //
 // 1. The serial fraction, in CPU time (little changed by a machine loaded by other processes):
 //    serial = the main thread's CPU time outside the pool's regions (kernels::region_cpu_seconds
