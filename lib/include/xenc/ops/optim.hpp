@@ -10,7 +10,9 @@
 //     θ ← θ - step_size · m / (√v / √(1 - β2^t) + eps),   step_size = lr / (1 - β1^t)
 //
 // (the bias corrections in torch.optim's order). One pass over the elements: each of θ, g, m,
-// v is read once and θ, m, v written once (lib/src/kernels/optim.cpp).
+// v is read once and θ, m, v written once (lib/src/kernels/optim.cpp). On x86 the pass runs with
+// flush-to-zero: a moment that would fall below the smallest normal float (2^-126) is 0, since
+// Intel's cores compute on denormals in microcode; the caller's floating-point mode is restored.
 // Shapes:  m, v: [size()] of the parameter, zeros before the first step.
 // PyTorch: one parameter's share of torch.optim.Adam / AdamW .step()
 // Throws:  shape_error if m or v has a size other than the parameter's; std::logic_error if the
