@@ -19,6 +19,60 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+// Whether the ' at s[i] separates digits (1'000'000, 0xFF'FF): the token it is in begins with a
+// digit, or a '.' and a digit.
+bool is_digit_separator(const std::string& s, std::size_t i) {
+  std::size_t b = i;
+  while (b > 0 && (is_name_char(s[b - 1]) || s[b - 1] == '\'' || s[b - 1] == '.')) --b;
+  if (b == i) return false;
+  const char first = s[b] == '.' && b + 1 < i ? s[b + 1] : s[b];
+  return std::isdigit(static_cast<unsigned char>(first));
+}
+
+// The raw string literal's closing text ")delimiter\"" when s[i] is the '"' of one (R"x(,
+// u8R"(, LR"( ...), else "".
+std::string raw_string_close(const std::string& s, std::size_t i) {
+  if (i == 0 || s[i - 1] != 'R') return "";
+  std::size_t b = i - 1;  // the R; an encoding prefix (u8, u, U, L) may stand before it
+  while (b > 0 && is_name_char(s[b - 1])) --b;
+  const std::string prefix = s.substr(b, i - 1 - b);
+  if (prefix != "" && prefix != "u8" && prefix != "u" && prefix != "U" && prefix != "L") return "";
+  const std::size_t open = s.find('(', i);
+  if (open == std::string::npos || open - i - 1 > 16) return "";
+  const std::string delimiter = s.substr(i + 1, open - i - 1);
+  if (delimiter.find_first_of(" )\\\t\n\"") != std::string::npos) return "";
+  return ")" + delimiter + "\"";
+}
+
+}  // namespace
+
+std::size_t literal_end(const std::string& s, std::size_t i) {
+  const char c = s[i];
+  const char next = i + 1 < s.size() ? s[i + 1] : '\0';
+  if (c == '/' && next == '/') {
+    const std::size_t e = s.find('\n', i);
+    return e == std::string::npos ? s.size() - 1 : e - 1;
+  }
+  if (c == '/' && next == '*') {
+    const std::size_t e = s.find("*/", i + 2);
+    return e == std::string::npos ? std::string::npos : e + 1;
+  }
+  if (c == '\'' && is_digit_separator(s, i)) return i;
+  if (c != '"' && c != '\'') return i;
+  if (c == '"') {
+    const std::string close = raw_string_close(s, i);
+    if (!close.empty()) {
+      const std::size_t e = s.find(close, s.find('(', i));
+      return e == std::string::npos ? std::string::npos : e + close.size() - 1;
+    }
+  }
+  std::size_t j = i + 1;
+  while (j < s.size() && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
+  return j < s.size() && s[j] == c ? j : std::string::npos;
+}
+
+namespace {
+
 // One pass over the code outside comments, strings and character literals.
 struct Scan {
   int depth = 0;                   // open ( [ { minus closed ones
@@ -33,21 +87,18 @@ Scan scan(const std::string& s) {
   Scan r;
   bool line_start = true;  // only blanks so far on this line
   for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    char next = i + 1 < s.size() ? s[i + 1] : '\0';
-    if (c == '/' && next == '/') {  // line comment
-      i = s.find('\n', i);
-      if (i == std::string::npos) break;
-      line_start = true;
-      continue;
+    const char c = s[i];
+    const std::size_t end = literal_end(s, i);
+    if (end == std::string::npos) {  // a comment, string or character literal left open
+      r.unclosed = true;
+      break;
     }
-    if (c == '/' && next == '*') {  // block comment
-      std::size_t e = s.find("*/", i + 2);
-      if (e == std::string::npos) {
-        r.unclosed = true;
-        break;
+    if (end != i) {  // a comment, string or character literal
+      if (c != '/') {
+        r.has_code_after = true;
+        line_start = false;
       }
-      i = e + 1;
+      i = end;
       continue;
     }
     if (c == '#' && line_start && r.depth == 0) {  // preprocessor line, with continuations
@@ -55,18 +106,6 @@ Scan scan(const std::string& s) {
       r.statements_end = std::min(i + 1, s.size());
       r.has_code_after = false;
       line_start = true;
-      continue;
-    }
-    if (c == '"' || c == '\'') {  // string or character literal
-      std::size_t j = i + 1;
-      while (j < s.size() && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
-      if (j >= s.size() || s[j] == '\n') {
-        r.unclosed = true;
-        break;
-      }
-      i = j;
-      r.has_code_after = true;
-      line_start = false;
       continue;
     }
     if (c == '\n') {
@@ -108,8 +147,23 @@ CellParts split_trailing_braced(const std::string& code) {
 bool blank_pragma_once(std::string& code) {
   if (code.find("once") == std::string::npos) return false;
   bool found = false;
-  for (std::size_t begin = 0; begin < code.size();) {
-    std::size_t end = code.find('\n', begin);
+  bool line_start = true;  // only blanks so far on this line
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    const std::size_t literal = literal_end(code, i);
+    if (literal == std::string::npos) break;
+    if (literal != i) {  // a comment, string or character literal: no line of its text
+      i = literal;
+      line_start = false;
+      continue;
+    }
+    if (code[i] == '\n') line_start = true;
+    if (std::isspace(static_cast<unsigned char>(code[i]))) continue;
+    const bool directive = line_start && code[i] == '#';
+    line_start = false;
+    if (!directive) continue;
+    std::size_t begin = code.rfind('\n', i);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    std::size_t end = code.find('\n', i);
     if (end == std::string::npos) end = code.size();
     std::istringstream line(code.substr(begin, end - begin));
     std::string hash, pragma, once, rest;
@@ -125,7 +179,7 @@ bool blank_pragma_once(std::string& code) {
       code.replace(begin, end - begin, end - begin, ' ');
       found = true;
     }
-    begin = end + 1;
+    i = end - 1;  // the line's end: the next line starts there
   }
   return found;
 }
@@ -333,18 +387,15 @@ std::vector<Chunk> chunks_of(const std::string& s) {
   bool line_start = true;
   bool any_code = false;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    char next = i + 1 < s.size() ? s[i + 1] : '\0';
-    if (c == '/' && next == '/') {
-      i = s.find('\n', i);
-      if (i == std::string::npos) break;
-      line_start = true;
-      continue;
-    }
-    if (c == '/' && next == '*') {
-      std::size_t e = s.find("*/", i + 2);
-      if (e == std::string::npos) break;
-      i = e + 1;
+    const char c = s[i];
+    const std::size_t end = literal_end(s, i);
+    if (end == std::string::npos) break;  // left open: the rest is one piece
+    if (end != i) {                       // a comment, string or character literal
+      if (c != '/') {
+        any_code = true;
+        line_start = false;
+      }
+      i = end;
       continue;
     }
     if (c == '#' && line_start && depth == 0) {
@@ -355,28 +406,6 @@ std::vector<Chunk> chunks_of(const std::string& s) {
       begin = std::min(i + 1, s.size());
       any_code = false;
       line_start = true;
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      // a raw string literal R"x( ... )x"
-      if (c == '"' && i > 0 && s[i - 1] == 'R') {
-        std::size_t open = s.find('(', i);
-        if (open != std::string::npos) {
-          std::string close = ")" + s.substr(i + 1, open - i - 1) + "\"";
-          std::size_t e = s.find(close, open);
-          if (e == std::string::npos) break;
-          i = e + close.size() - 1;
-          any_code = true;
-          line_start = false;
-          continue;
-        }
-      }
-      std::size_t j = i + 1;
-      while (j < s.size() && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
-      if (j >= s.size()) break;
-      i = j;
-      any_code = true;
-      line_start = false;
       continue;
     }
     if (c == '\n') {

@@ -23,8 +23,16 @@ CellParts split_trailing_expression(const std::string& code);
 /// ';' after it.
 CellParts split_trailing_braced(const std::string& code);
 
+/// Where the comment, string literal or character literal that starts at code[i] ends: the index
+/// of its last character (a line comment's last before the '\n'); i when none starts there;
+/// npos when it is left open (a block comment or raw string with no end, a quoted literal with
+/// no closing quote on its line). Knows raw strings (R"x(...)x", with u8, u, U or L before the
+/// R) and digit separators (the ' in 1'000 starts nothing).
+std::size_t literal_end(const std::string& code, std::size_t i);
+
 /// Blanks each `#pragma once` line of a cell (a header pasted into a cell brings one; clang 19
-/// crashes on it in a cell, and a cell is no header). Returns whether it found one.
+/// crashes on it in a cell, and a cell is no header). Returns whether it found one. A line inside
+/// a comment or a raw string is text, not a directive, and stays.
 bool blank_pragma_once(std::string& code);
 
 /// The cell's code as clang's interpreter gets it. clang 19 crashes on some statements at the top

@@ -1,0 +1,103 @@
+// cell_text.cpp reads a cell's text without clang: where its comments and literals end, where its
+// statements end, whether it is complete. These are the cases a student's cell brings that a
+// naive lexer gets wrong: raw strings over several lines, digit separators, prefixed literals.
+#include "cell_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace xenc_kernel {
+namespace {
+
+constexpr std::size_t kOpen = std::string::npos;
+
+TEST(LiteralEnd, CommentsAndQuotedLiterals) {
+  const std::string code = "a // note\nb /* x */ \"s\\\"t\" 'c' '\\''";
+  EXPECT_EQ(literal_end(code, 0), 0u);                      // code
+  EXPECT_EQ(literal_end(code, 2), code.find('\n') - 1);     // line comment: up to the newline
+  EXPECT_EQ(literal_end(code, 12), code.find("*/") + 1);    // block comment
+  EXPECT_EQ(literal_end(code, 20), code.find("t\"") + 1);   // string with an escaped quote
+  EXPECT_EQ(literal_end(code, 27), 29u);                    // 'c'
+  EXPECT_EQ(literal_end(code, 31), code.size() - 1);        // '\''
+  EXPECT_EQ(literal_end("// last line", 0), 11u);           // a comment that ends the cell
+  EXPECT_EQ(literal_end("x = \"open\n\";", 4), kOpen);      // a quote has to close on its line
+  EXPECT_EQ(literal_end("/* open", 0), kOpen);
+}
+
+TEST(LiteralEnd, RawStringsEndAtTheirDelimiter) {
+  const std::string plain = "R\"(a \"quoted\" word\n)\";";
+  EXPECT_EQ(literal_end(plain, 1), plain.size() - 2);  // the '"' after ')'
+  const std::string delimited = "R\"x(a)\" b)x\" + 1";
+  EXPECT_EQ(literal_end(delimited, 1), delimited.find(")x\"") + 2);
+  for (const std::string prefix : {"u8", "u", "U", "L"}) {
+    const std::string code = prefix + "R\"(\n')\"";
+    EXPECT_EQ(literal_end(code, prefix.size() + 1), code.size() - 1) << prefix;
+  }
+  EXPECT_EQ(literal_end("R\"(never closed\n", 1), kOpen);
+  // A name ending in R before a quote is no raw string's prefix: "BAR" "(" reads as two strings.
+  const std::string concatenated = "BAR\"(\" \")\"";
+  EXPECT_EQ(literal_end(concatenated, 3), 5u);
+}
+
+TEST(LiteralEnd, DigitSeparatorsStartNothing) {
+  const std::string code = "int n = 1'000'000; auto h = 0xFF'FF; double d = .5'0; char c = u8'a';";
+  EXPECT_EQ(literal_end(code, code.find("'000'")), code.find("'000'"));
+  EXPECT_EQ(literal_end(code, code.find("'000;")), code.find("'000;"));
+  EXPECT_EQ(literal_end(code, code.find("'FF")), code.find("'FF"));
+  EXPECT_EQ(literal_end(code, code.find("'0;")), code.find("'0;"));
+  EXPECT_EQ(literal_end(code, code.find("'a'")), code.find("'a'") + 2);  // u8'a' is a character
+}
+
+TEST(Completeness, RawStringsAndSeparators) {
+  EXPECT_EQ(completeness("auto s = R\"(line 1\nline 2 \" ' { )\";"), "complete");
+  EXPECT_EQ(completeness("auto s = R\"(line 1\n"), "incomplete");
+  EXPECT_EQ(completeness("int n = 1'000;"), "complete");
+  EXPECT_EQ(completeness("int n = 1'000; f(n"), "incomplete");
+  EXPECT_EQ(completeness("auto s = \"}\"; }"), "invalid");
+}
+
+TEST(SplitTrailingExpression, AfterARawStringAndASeparator) {
+  const CellParts raw = split_trailing_expression("auto s = R\"(a;\nb)\";\ns.size()");
+  EXPECT_EQ(raw.statements, "auto s = R\"(a;\nb)\";");
+  EXPECT_EQ(raw.expression, "\ns.size()");
+  const CellParts sep = split_trailing_expression("int n = 1'000;\nn + 1");
+  EXPECT_EQ(sep.statements, "int n = 1'000;");
+  EXPECT_EQ(sep.expression, "\nn + 1");
+}
+
+TEST(BlankPragmaOnce, OnlyTheDirective) {
+  std::string header = "  #  pragma once // guard\nint pasted = 6;\n";
+  EXPECT_TRUE(blank_pragma_once(header));
+  EXPECT_EQ(header, std::string(25, ' ') + "\nint pasted = 6;\n");
+
+  // In a raw string the line is text: a header written out by the cell keeps its guard.
+  const std::string raw = "std::string h = R\"(\n#pragma once\nint x;\n)\";\n";
+  std::string kept = raw;
+  EXPECT_FALSE(blank_pragma_once(kept));
+  EXPECT_EQ(kept, raw);
+
+  const std::string commented = "/*\n#pragma once\n*/ int y;";
+  kept = commented;
+  EXPECT_FALSE(blank_pragma_once(kept));
+  EXPECT_EQ(kept, commented);
+
+  std::string after = "auto s = R\"(\n#pragma once\n)\";\n#pragma once\n";
+  EXPECT_TRUE(blank_pragma_once(after));
+  EXPECT_EQ(after, "auto s = R\"(\n#pragma once\n)\";\n" + std::string(12, ' ') + "\n");
+}
+
+TEST(WrapStatements, ARawStringWithBracesIsOneStatement) {
+  // The braces and ';' inside the literal do not end the statement: it is wrapped as one piece.
+  const std::string cell = "std::cout << R\"({ \"a\": 1; }\n)\";\nint after = 1'0;";
+  const std::string wrapped = wrap_statements(cell, 3);
+  EXPECT_NE(wrapped.find("static void __xenc_run_3_1() { xenc_kernel_line = 1; std::cout << "
+                         "R\"({ \"a\": 1; }\n)\"; }"),
+            std::string::npos)
+      << wrapped;
+  EXPECT_NE(wrapped.find("(xenc_kernel_line = 3, 0); \nint after = 1'0;"), std::string::npos)
+      << wrapped;
+}
+
+}  // namespace
+}  // namespace xenc_kernel
