@@ -1324,13 +1324,15 @@ namespace {
 // then `int use(int x) { return tw(x); }` in one cell, tw's body in a later one, as in a C++
 // file. clang instantiates tw<int> at the end of the cell that used it, where it had no body, and
 // never tries again, so tw<int> would stay a stub that throws (stub_undefined_functions) also
-// after the body came; a static data member of a class template stayed a variable no cell
+// after the body came; a static data member of a class template, or a variable template's
+// instance (`template <class T> extern T pi;` used as pi<double>), stayed a variable no cell
 // defined (reserve_variable). The uses that clang marked used and left without a definition: of
-// the function templates the cell defines, and of the members of class templates it defines out
-// of their class (functions, member templates, static data members).
+// the function and variable templates the cell defines, and of the members of class templates it
+// defines out of their class (functions, member templates, static data members).
 struct Uninstantiated {
   std::vector<clang::FunctionDecl*> functions;
-  std::vector<clang::VarDecl*> variables;  // static data members of class templates
+  std::vector<clang::VarDecl*> variables;  // variable templates' instances, class templates'
+                                           // static data members
 };
 
 // The specialisations of the class template whose member `d` is (none if it is no such member).
@@ -1365,6 +1367,13 @@ void collect_uninstantiated(clang::DeclContext* context, Uninstantiated& out) {
           if (auto* copy = llvm::dyn_cast<clang::FunctionTemplateDecl>(member);
               copy != nullptr && same(copy->getInstantiatedFromMemberTemplate(), t))
             for (clang::FunctionDecl* f : copy->specializations()) take(f);
+    } else if (auto* t = llvm::dyn_cast<clang::VarTemplateDecl>(d)) {
+      if (t->getTemplatedDecl()->isThisDeclarationADefinition() != clang::VarDecl::Definition)
+        continue;
+      for (clang::VarTemplateSpecializationDecl* v : t->specializations())
+        if (v->getTemplateSpecializationKind() == clang::TSK_ImplicitInstantiation &&
+            v->isUsed(false) && v->getDefinition() == nullptr)
+          out.variables.push_back(v);
     } else if (auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(d)) {
       if (!m->doesThisDeclarationHaveABody()) continue;
       for (clang::ClassTemplateSpecializationDecl* c : owner_specializations(m))

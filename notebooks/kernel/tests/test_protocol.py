@@ -358,6 +358,15 @@ def main():
         check(reply["status"] == "ok" and results and results[0]["data"]["text/plain"] == "42"
               and "#pragma once was skipped" in stream_text(msgs, "stderr"),
               "a cell with #pragma once runs, and says the pragma was skipped", [reply, msgs])
+        # a header written out from a raw string over several lines: its #pragma once is text and
+        # stays, and the cell's last line is still its value; a digit separator starts no literal
+        reply, msgs = execute(kc, 'std::string header_text = R"(\n#pragma once\nint x;\n)";\n'
+                                  "int big_count = 1'000;\nheader_text.size() + big_count")
+        results = of_type(msgs, "execute_result")
+        check(reply["status"] == "ok" and results and results[0]["data"]["text/plain"] == "1021"
+              and "#pragma once was skipped" not in stream_text(msgs, "stderr"),
+              "a raw string's #pragma once line is kept and 1'000 reads as a number (1021)",
+              [reply, msgs])
         for code, said in [("auto braced_v = std::vector<int>{1}", "expected ';' after top level declarator"),
                            ("int braced_m = 1\nstd::vector<int>{1}", "expected ';' after top level declarator"),
                            ("struct BracedS { int a; }", "expected ';' after struct")]:
@@ -374,6 +383,13 @@ def main():
         r2 = kc.get_shell_msg(timeout=30)["content"]
         check(r1["status"] == "incomplete" and r2["status"] == "complete",
               "is_complete: an open brace is incomplete, a statement complete", [r1, r2])
+        kc.is_complete('auto open_raw = R"(line 1\n')
+        r1 = kc.get_shell_msg(timeout=30)["content"]
+        kc.is_complete('auto closed_raw = R"(line 1\nline 2 " { )";')
+        r2 = kc.get_shell_msg(timeout=30)["content"]
+        check(r1["status"] == "incomplete" and r2["status"] == "complete",
+              "is_complete: an open raw string is incomplete, one closed on a later line complete",
+              [r1, r2])
 
         # complete: names the earlier cells declared
         execute(kc, "int abcdef = 1;\nint abcxyz = 2;")
@@ -956,8 +972,8 @@ def main():
         # the same with templates: clang instantiates a use where it is made, and an earlier
         # cell's use of a template declared there had no body to instantiate. The body's cell
         # now compiles those uses: a function template, a class template's member defined out
-        # of its class, a member template; a body that does not compile for the earlier cell's
-        # types is that cell's compile error, and changes nothing
+        # of its class, a member template, a variable template; a body that does not compile
+        # for the earlier cell's types is that cell's compile error, and changes nothing
         reply, msgs = execute(kc, "#include <string>\n"
                                   "template <class T> T tw(T);\n"
                                   "int use_tw(int x) { return tw(x) + 1; }\n"
@@ -970,6 +986,8 @@ def main():
                                   "int use_convert() { return Convert<int>{}.to(3); }\n"
                                   "template <class T> struct Shared { static int count; };\n"
                                   "int use_shared() { return ++Shared<int>::count; }\n"
+                                  "template <class T> extern T scale_v;\n"
+                                  "double use_scale() { return scale_v<double> * 2 + scale_v<int>; }\n"
                                   "template <class T> T bad_for_strings(T);\n"
                                   "std::string use_bad() { return bad_for_strings(std::string(\"a\")); }")
         # (clang's -Wundefined-var-template is off: a later cell may define Shared<T>::count)
@@ -993,7 +1011,11 @@ def main():
                  "a class template's member template defined out of its class, in a later cell"),
                 ("template <class T> int Shared<T>::count = 40;\n"
                  "std::cout << use_shared() << ' ' << Shared<int>::count << std::endl;", "41 41\n",
-                 "a class template's static data member defined in a later cell")]:
+                 "a class template's static data member defined in a later cell"),
+                ("template <class T> T scale_v = T(2.75);\n"
+                 "std::cout << use_scale() << ' ' << scale_v<float> << std::endl;", "7.5 2.75\n",
+                 "a variable template defined in a later cell: the earlier cell's scale_v<double> "
+                 "and scale_v<int>")]:
             reply, msgs = execute(kc, code, timeout=60)
             check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out,
                   "%s (%r)" % (what, out), [reply, msgs])
