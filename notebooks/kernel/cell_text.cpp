@@ -83,6 +83,28 @@ struct Scan {
   std::size_t brace_statement_begin = 0;  // where the statement that '}' ended began
 };
 
+// Whether the expression goes on after the '}' at s[i]: `Greeter{}.f()`, `[] { ... }()` or
+// `Point{} + 1` on that line, or `.f()` / `->f()` on a later one (a chained call). Otherwise a
+// '}' at the top level ends a statement (a block, a function's body, a class).
+bool continues_after_brace(const std::string& s, std::size_t i) {
+  bool new_line = false;
+  std::size_t j = i + 1;
+  for (; j < s.size(); ++j) {
+    if (s[j] == '\n') {
+      new_line = true;
+    } else if (s[j] == '/' && j + 1 < s.size() && (s[j + 1] == '/' || s[j + 1] == '*')) {
+      j = literal_end(s, j);  // a comment
+      if (j == std::string::npos) return false;
+    } else if (!std::isspace(static_cast<unsigned char>(s[j]))) {
+      break;
+    }
+  }
+  if (j >= s.size()) return false;
+  const char n = s[j], after = j + 1 < s.size() ? s[j + 1] : '\0';
+  if (n == '.' || (n == '-' && after == '>')) return true;
+  return !new_line && std::string("+-*/%<>=&|^?:,([").find(n) != std::string::npos;
+}
+
 Scan scan(const std::string& s) {
   Scan r;
   bool line_start = true;  // only blanks so far on this line
@@ -116,7 +138,7 @@ Scan scan(const std::string& s) {
     line_start = false;
     if (c == '(' || c == '[' || c == '{') ++r.depth;
     if (c == ')' || c == ']' || c == '}') --r.depth;
-    if (r.depth == 0 && (c == ';' || c == '}')) {
+    if (r.depth == 0 && (c == ';' || (c == '}' && !continues_after_brace(s, i)))) {
       r.ends_in_brace = c == '}';
       if (c == '}') r.brace_statement_begin = r.statements_end;
       r.statements_end = i + 1;

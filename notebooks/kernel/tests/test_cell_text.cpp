@@ -14,14 +14,14 @@ constexpr std::size_t kOpen = std::string::npos;
 
 TEST(LiteralEnd, CommentsAndQuotedLiterals) {
   const std::string code = "a // note\nb /* x */ \"s\\\"t\" 'c' '\\''";
-  EXPECT_EQ(literal_end(code, 0), 0u);                      // code
-  EXPECT_EQ(literal_end(code, 2), code.find('\n') - 1);     // line comment: up to the newline
-  EXPECT_EQ(literal_end(code, 12), code.find("*/") + 1);    // block comment
-  EXPECT_EQ(literal_end(code, 20), code.find("t\"") + 1);   // string with an escaped quote
-  EXPECT_EQ(literal_end(code, 27), 29u);                    // 'c'
-  EXPECT_EQ(literal_end(code, 31), code.size() - 1);        // '\''
-  EXPECT_EQ(literal_end("// last line", 0), 11u);           // a comment that ends the cell
-  EXPECT_EQ(literal_end("x = \"open\n\";", 4), kOpen);      // a quote has to close on its line
+  EXPECT_EQ(literal_end(code, 0), 0u);                     // code
+  EXPECT_EQ(literal_end(code, 2), code.find('\n') - 1);    // line comment: up to the newline
+  EXPECT_EQ(literal_end(code, 12), code.find("*/") + 1);   // block comment
+  EXPECT_EQ(literal_end(code, 20), code.find("t\"") + 1);  // string with an escaped quote
+  EXPECT_EQ(literal_end(code, 27), 29u);                   // 'c'
+  EXPECT_EQ(literal_end(code, 31), code.size() - 1);       // '\''
+  EXPECT_EQ(literal_end("// last line", 0), 11u);          // a comment that ends the cell
+  EXPECT_EQ(literal_end("x = \"open\n\";", 4), kOpen);     // a quote has to close on its line
   EXPECT_EQ(literal_end("/* open", 0), kOpen);
 }
 
@@ -64,6 +64,32 @@ TEST(SplitTrailingExpression, AfterARawStringAndASeparator) {
   const CellParts sep = split_trailing_expression("int n = 1'000;\nn + 1");
   EXPECT_EQ(sep.statements, "int n = 1'000;");
   EXPECT_EQ(sep.expression, "\nn + 1");
+}
+
+TEST(SplitTrailingExpression, AnExpressionThatGoesOnAfterABrace) {
+  // A '}' at the top level ends a statement (a block, a function's body) unless the expression
+  // goes on: a member call, a lambda called where it is written, an operator.
+  for (const std::string last :
+       {"Greeter{}.f()", "[] { return 6; }() * 7", "std::vector<int>{1, 2}\n    .size()"}) {
+    const CellParts parts = split_trailing_expression("int n = 1;\n" + last);
+    EXPECT_EQ(parts.statements, "int n = 1;") << last;
+    EXPECT_EQ(parts.expression, "\n" + last) << last;
+  }
+  // One that ends in a brace is a statement to the first split, and the value to the second
+  // (tried when clang asks for a ';' after it).
+  for (const std::string last : {"Point{1, 2} + Point{}", "make() ? A{} : B{}"}) {
+    EXPECT_EQ(split_trailing_expression("int n = 1;\n" + last).expression, "") << last;
+    const CellParts parts = split_trailing_braced("int n = 1;\n" + last);
+    EXPECT_EQ(parts.statements, "int n = 1;") << last;
+    EXPECT_EQ(parts.expression, "\n" + last) << last;
+  }
+  // A function's body, then the value on the next line.
+  const CellParts after_body = split_trailing_expression("int f() { return 1; }\n(f() + 1) * 2");
+  EXPECT_EQ(after_body.statements, "int f() { return 1; }");
+  EXPECT_EQ(after_body.expression, "\n(f() + 1) * 2");
+  const CellParts after_block = split_trailing_expression("if (n) { n = 2; }\n-n");
+  EXPECT_EQ(after_block.statements, "if (n) { n = 2; }");
+  EXPECT_EQ(after_block.expression, "\n-n");
 }
 
 TEST(BlankPragmaOnce, OnlyTheDirective) {

@@ -337,7 +337,11 @@ def main():
                 ("std::optional<std::string>()", "std::nullopt"),
                 # a last line ending in a brace: a value, not a block
                 ("int braced_n = 2;\nstd::vector<int>{1, braced_n, 3}", "{1, 2, 3}"),
-                ("std::vector<std::vector<int>>{{1}, {2, 3}}", "{{1}, {2, 3}}")]:
+                ("std::vector<std::vector<int>>{{1}, {2, 3}}", "{{1}, {2, 3}}"),
+                # a brace inside the last line's expression: the expression goes on after it
+                ("struct Greeter { int f() const { return 4; } };\nGreeter{}.f()", "4"),
+                ("int lambda_base = 3;\n[&] { return lambda_base * 2; }() * 7", "42"),
+                ("std::vector<int>{5, 6, 7}\n    .size()", "3")]:
             reply, msgs = execute(kc, code)
             results = of_type(msgs, "execute_result")
             check(reply["status"] == "ok" and results and results[0]["data"]["text/plain"] == shown,
