@@ -1882,6 +1882,8 @@ nl::json CellInterpreter::execute_request_impl(int execution_counter, const std:
                            failed["ename"] != "CompilerCrash" && failed["ename"] != "CellNotRun")) {
     const std::vector<std::string> names = names_declared(cell);
     declared_before_.insert(names.begin(), names.end());
+    for (const auto& [member, text] : member_definitions(cell))
+      members_in_force_.insert_or_assign(member, text);
     // a whole program pasted into a cell: its main() is defined, and nothing calls it
     if (failed.is_null() && std::find(names.begin(), names.end(), "main") != names.end())
       publish_stream("stderr",
@@ -1970,6 +1972,41 @@ nl::json CellInterpreter::replace_earlier(const std::string& cell, const nl::jso
   // which holds one definition of it; a class defined again is a new class, whose member this
   // cell can then define
   const std::string said = again["traceback"].dump();
+  // the cell run again as it was (or with new values of static data members): the same member
+  // functions are kept, the data members assigned their values (rerun_member_definitions)
+  std::set<std::string> redefined;
+  for (const std::string& member : members_defined(cell)) {
+    const std::string name = member.substr(member.rfind("::") + 2);
+    if (names.count(name) != 0 && said.find("redefinition of '" + name + "'") != std::string::npos)
+      redefined.insert(member);
+  }
+  const MemberRerun rerun = rerun_member_definitions(cell, redefined, members_in_force_);
+  if (!redefined.empty() && rerun.refused.empty()) {
+    nl::json third = run(wrap_statements(rerun.code, ++cells_compiled_, true), &shadow);
+    if (third.is_null() || third["ename"] != "CompileError") {
+      const auto listed = [](const std::vector<std::string>& names) {
+        std::string text;
+        for (std::size_t i = 0; i < names.size(); ++i)
+          text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+        return text;
+      };
+      std::vector<std::string> said_now;
+      if (!rerun.assigned.empty())
+        said_now.push_back("this cell assigned " + listed(rerun.assigned) +
+                           (rerun.assigned.size() == 1 ? " the value its definition gives"
+                                                       : " the values their definitions give") +
+                           ", which every cell sees");
+      if (!rerun.kept.empty())
+        said_now.push_back(listed(rerun.kept) + (rerun.kept.size() == 1 ? " is" : " are") +
+                           " the same as before, and kept");
+      const std::string note =
+          "[xenc-kernel] An earlier cell defined these members, and a "
+          "class's member is defined once: " +
+          said_now.front() + (said_now.size() == 2 ? "; " + said_now.back() : "") + ".\n";
+      std::fputs(note.c_str(), stderr);
+      return third;
+    }
+  }
   for (const std::string& member : members_defined(cell)) {
     const std::size_t colons = member.rfind("::");
     const std::string owner = member.substr(0, colons), name = member.substr(colons + 2);

@@ -115,6 +115,9 @@ class CellInterpreter : public xeus::xinterpreter {
                                       // template did not compile (instantiate_earlier_uses)
   std::vector<std::string> shadowed_names_;  // names a cell has redefined (hide_earlier)
   std::set<std::string> declared_before_;    // names the cells that ran declared (names_declared)
+  std::map<std::string, std::string> members_in_force_;  // member functions defined outside their
+                                                         // class: the text of the definition
+                                                         // that ran (member_functions_defined)
   // what hide_earlier took out of lookup, each with its scope (conflicts)
   Hidden hidden_;
 };

@@ -678,6 +678,77 @@ std::vector<std::string> members_defined(const std::string& code) {
   return out;
 }
 
+namespace {
+// A definition's text with its comments and blanks before it taken out and each run of blanks
+// made one space: two definitions that differ only so are the same.
+std::string definition_text(const std::string& chunk) {
+  std::string out;
+  for (std::size_t i = skip_blank(chunk, 0); i < chunk.size(); ++i) {
+    const bool blank = std::isspace(static_cast<unsigned char>(chunk[i]));
+    if (!blank)
+      out += chunk[i];
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  return trim(out);
+}
+}  // namespace
+
+std::map<std::string, std::string> member_definitions(const std::string& code) {
+  std::map<std::string, std::string> out;
+  for (const auto& c : chunks_of(code)) {
+    const std::string text = code.substr(c.begin, c.end - c.begin);
+    if (c.preprocessor || is_statement(text)) continue;
+    const std::string name = declarator_name(text);
+    if (name.find("::") != std::string::npos) out[name] = definition_text(text);
+  }
+  return out;
+}
+
+MemberRerun rerun_member_definitions(const std::string& code, const std::set<std::string>& members,
+                                     const std::map<std::string, std::string>& in_force) {
+  MemberRerun out{code, {}, {}, {}};
+  const std::vector<Chunk> chunks = chunks_of(code);
+  for (auto c = chunks.rbegin(); c != chunks.rend(); ++c) {  // from the end: offsets stay valid
+    const std::string text = code.substr(c->begin, c->end - c->begin);
+    if (c->preprocessor || is_statement(text)) continue;
+    std::size_t stop = 0;
+    const std::string name = declarator_name(text, &stop);
+    if (members.count(name) == 0) continue;
+    const std::size_t first = skip_blank(text, 0);
+    const char last = trim(text).back();
+    const bool templated = word_at(text, first) == "template";
+    const bool same = in_force.count(name) != 0 && in_force.at(name) == definition_text(text);
+    const std::size_t at = text.rfind(name, stop);
+    static const std::regex constant("\\b(const|constexpr)\\b");
+    const bool data = !templated && last == ';' && stop < text.size() &&
+                      std::string("=({;").find(text[stop]) != std::string::npos;
+    if (data && !std::regex_search(text.substr(first, at - first), constant)) {
+      // a static data member: `int Q::n = 5;` -> `Q::n = 5;`, `T Q::v{1};` -> `Q::v =
+      // decltype(Q::v){1};`, `T Q::v;` -> `Q::v = decltype(Q::v){};` (line breaks kept)
+      std::string assignment(std::count(text.begin() + long(first), text.begin() + long(at), '\n'),
+                             '\n');
+      assignment += name + " =";
+      if (text[stop] == '=')
+        assignment += text.substr(stop + 1);
+      else
+        assignment +=
+            " decltype(" + name + ")" + (text[stop] == ';' ? "{}" : "") + text.substr(stop);
+      out.code.replace(c->begin + first, text.size() - first, assignment);
+      out.assigned.push_back(name);
+    } else if ((data || last == '}') && same) {  // a constant, or a function, the same
+      for (std::size_t i = c->begin + first; i < c->end; ++i)
+        if (out.code[i] != '\n') out.code[i] = ' ';
+      out.kept.push_back(name);
+    } else {
+      out.refused.push_back(name);
+    }
+  }
+  for (auto* names : {&out.assigned, &out.kept, &out.refused})
+    std::reverse(names->begin(), names->end());
+  return out;
+}
+
 std::vector<std::string> namespaces_opened(const std::string& code) {
   std::vector<std::string> names;
   for (const auto& c : chunks_of(code)) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,26 @@ std::string declarations_only(const std::string& code);
 /// The qualified names a cell's top-level definitions define outside their class or namespace:
 /// "Q::get" for "int Q::get() const {...}".
 std::vector<std::string> members_defined(const std::string& code);
+
+/// The members a cell defines outside their class ("Q::get" for "int Q::get() const {...}",
+/// "Q::n" for "int Q::n = 0;"), each with its definition's text, blanks made one space.
+std::map<std::string, std::string> member_definitions(const std::string& code);
+
+/// A cell that defines again members an earlier cell defined (`members`: "Tally::total"), made
+/// to run again, as a cell run twice should: a class's member is defined once, so
+/// - a static data member's definition becomes an assignment of the value it gives
+///   (`int Tally::total = 5;` -> `Tally::total = 5;`, `std::string Tally::s{"a"};` ->
+///   `Tally::s = decltype(Tally::s){"a"};`), which every cell sees;
+/// - a member function's definition, or a constant's (`const` or `constexpr` in its type), that
+///   is the one in force (`in_force`, from member_definitions) is blanked, its line breaks kept.
+/// `refused` names the others (a function or constant that changed, a template's member, an
+/// array), left as they are.
+struct MemberRerun {
+  std::string code;
+  std::vector<std::string> assigned, kept, refused;
+};
+MemberRerun rerun_member_definitions(const std::string& code, const std::set<std::string>& members,
+                                     const std::map<std::string, std::string>& in_force);
 
 /// The names of the namespaces a cell's top-level `namespace NAME {` blocks open ("std" excepted).
 std::vector<std::string> namespaces_opened(const std::string& code);

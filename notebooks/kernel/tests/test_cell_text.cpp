@@ -125,5 +125,35 @@ TEST(WrapStatements, ARawStringWithBracesIsOneStatement) {
       << wrapped;
 }
 
+TEST(RerunMemberDefinitions, DataAssignedSameFunctionsKeptChangedRefused) {
+  const std::string first =
+      "int Q::n = 1;\nconst int Q::k = 2;\nint Q::get() const { return n; }\n";
+  const std::map<std::string, std::string> in_force = member_definitions(first);
+  ASSERT_EQ(in_force.size(), 3u);
+  EXPECT_EQ(in_force.at("Q::get"), "int Q::get() const { return n; }");
+
+  const std::string again =
+      "// again\nint Q::n = 5;\nstd::string Q::s{\"a\"};\nstd::vector<int> Q::v;\n"
+      "const int Q::k = 2;\nint Q::get()  const {\n  return n; }\nint Q::other() { return 1; }";
+  const MemberRerun rerun = rerun_member_definitions(
+      again, {"Q::n", "Q::s", "Q::v", "Q::k", "Q::get", "Q::other"}, in_force);
+  EXPECT_EQ(rerun.assigned, (std::vector<std::string>{"Q::n", "Q::s", "Q::v"}));
+  EXPECT_EQ(rerun.kept, (std::vector<std::string>{"Q::k", "Q::get"}));
+  EXPECT_EQ(rerun.refused, (std::vector<std::string>{"Q::other"}));  // never defined before
+  EXPECT_EQ(rerun.code,
+            "// again\nQ::n = 5;\nQ::s = decltype(Q::s){\"a\"};\nQ::v = decltype(Q::v){};\n" +
+                std::string(19, ' ') + "\n" + std::string(21, ' ') + "\n" + std::string(13, ' ') +
+                "\nint Q::other() { return 1; }");
+
+  // a constant or a function that changed, an array: left as they are
+  const std::string changed =
+      "const int Q::k = 3;\nint Q::get() const { return 2 * n; }\n"
+      "int Q::a[2] = {1, 2};";
+  const MemberRerun refused =
+      rerun_member_definitions(changed, {"Q::k", "Q::get", "Q::a"}, in_force);
+  EXPECT_EQ(refused.refused, (std::vector<std::string>{"Q::k", "Q::get", "Q::a"}));
+  EXPECT_EQ(refused.code, changed);
+}
+
 }  // namespace
 }  // namespace xenc_kernel

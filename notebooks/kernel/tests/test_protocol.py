@@ -1063,6 +1063,31 @@ def main():
                   and ("Tally::total" in text or "Tally::label" in text))
             check(ok and stream_text(msgs, "stdout") == out,
                   "%s: %s" % (code.replace("\n", " "), ename or repr(out)), [reply, msgs])
+        # the cells that define members, run again: a cell run twice is the normal case. A
+        # static data member's definition assigns its value; a member function or constant
+        # defined as before is kept; a function whose body changed keeps the advice above
+        execute(kc, "struct Meter { static const int unit; int read() const; };")
+        execute(kc, "const int Meter::unit = 2;\nint Meter::read() const { return unit * Tally::total; }")
+        for code, out, note in [
+                ("int Tally::total = 10;\nstd::cout << bump_tally() << std::endl;", "11\n",
+                 "this cell assigned Tally::total the value its definition gives, which every cell sees."),
+                ("int Tally::total = 20;\nstd::string Tally::label = \"sum\";\n"
+                 "std::cout << bump_tally() << tally_label() << std::endl;", "21sum!\n",
+                 "this cell assigned Tally::total and Tally::label the values their definitions "
+                 "give, which every cell sees."),
+                ("const int Meter::unit = 2;\n// the same, other blanks\nint Meter::read()  const {\n"
+                 "  return unit * Tally::total; }\nstd::cout << Meter{}.read() << std::endl;", "42\n",
+                 "Meter::unit and Meter::read are the same as before, and kept.")]:
+            reply, msgs = execute(kc, code)
+            check(reply["status"] == "ok" and stream_text(msgs, "stdout") == out
+                  and "An earlier cell defined these members" in stream_text(msgs, "stderr")
+                  and note in stream_text(msgs, "stderr"),
+                  "a cell defining class members run again: %r, and says %r" % (out, note), [reply, msgs])
+        reply, msgs = execute(kc, "const int Meter::unit = 3;")
+        text = "\n".join(reply.get("traceback", []))
+        check(reply["status"] == "error" and "Meter::unit was defined by an earlier cell" in text,
+              "a constant member defined again with a new value: the advice to run the class's "
+              "cell again", [reply, msgs])
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
