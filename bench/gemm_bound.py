@@ -109,29 +109,12 @@ def layer_bound(share, speedup):
 cores = set()  # the kernel sets xencoder_sgemm reported (it re-executes past a fallback)
 
 
-def time_gemm(sgemm, g, threads):
+def run_sgemm(sgemm, g, threads, reps, *mode):
+    """xencoder_sgemm on one shape of the layer with OPENBLAS_NUM_THREADS=threads: its line."""
     _, M, N, K, oa, ob, _ = g
-    reps = min(2000, max(3, int(2.5e10 / (2.0 * M * N * K))))  # ~0.25 s at 100 GFLOP/s
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
     out = subprocess.run(
-        [sgemm, str(M), str(N), str(K), oa, ob, str(reps)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    cores.add(re.search(r"core (\S+)", out).group(1))
-    return float(re.search(r"wall ([0-9.]+)", out).group(1))
-
-
-def run_in_one_process(sgemm, g, mode):
-    """xencoder_sgemm's xencoder or pair mode (1 and 2 threads alternating in one process): its
-    line."""
-    _, M, N, K, oa, ob, _ = g
-    reps = min(1000, max(5, int(1.25e10 / (2.0 * M * N * K))))  # ~0.25 s per side at 100 GFLOP/s
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
-    out = subprocess.run(
-        [sgemm, str(M), str(N), str(K), oa, ob, str(reps), mode],
+        [sgemm, str(M), str(N), str(K), oa, ob, str(reps), *mode],
         env=env,
         capture_output=True,
         text=True,
@@ -139,6 +122,22 @@ def run_in_one_process(sgemm, g, mode):
     ).stdout
     cores.add(re.search(r"core (\S+)", out).group(1))
     return out
+
+
+def time_gemm(sgemm, g, threads):
+    """cblas_sgemm on OpenBLAS's own threads: wall ms per call."""
+    _, M, N, K, _, _, _ = g
+    reps = min(2000, max(3, int(2.5e10 / (2.0 * M * N * K))))  # ~0.25 s at 100 GFLOP/s
+    out = run_sgemm(sgemm, g, threads, reps)
+    return float(re.search(r"wall ([0-9.]+)", out).group(1))
+
+
+def run_in_one_process(sgemm, g, mode):
+    """xencoder_sgemm's xencoder or pair mode (1 and 2 threads alternating in one process): its
+    line."""
+    _, M, N, K, _, _, _ = g
+    reps = min(1000, max(5, int(1.25e10 / (2.0 * M * N * K))))  # ~0.25 s per side at 100 GFLOP/s
+    return run_sgemm(sgemm, g, 2, reps, mode)
 
 
 def time_cut(sgemm, g):
