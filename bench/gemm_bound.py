@@ -181,7 +181,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     print(
         f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, "
-        f"{a.rounds} rounds, 1 and 2 threads alternating in separate processes, medians"
+        f"{a.rounds} rounds, medians; OpenBLAS's threads: 1 and 2 alternating in separate "
+        f"processes; xencoder's cut and two whole at once: 1 and 2 alternating in one process"
     )
     for T in [int(t) for t in a.T.split(",")]:
         measured, cut = {}, {}
