@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"  // lib/src: region_cpu_seconds, pool_stats, BlasOnOneThread
+#include "median.hpp"
 #include "xenc/core/blas_core.hpp"
 #include "xenc/core/grad_mode.hpp"
 #include "xenc/core/random.hpp"
@@ -48,6 +49,7 @@
 #include "xenc/nn/transformer_encoder.hpp"
 
 namespace {
+using xenc::bench::median;
 
 double clock_ms(clockid_t id) {
   timespec t{};
@@ -76,12 +78,6 @@ Run measure(const Step& step) {
   r.region_cpu = (k::region_cpu_seconds() - r0) * 1e3;
   r.pool = k::pool_stats();
   return r;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

@@ -41,18 +41,14 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"  // lib/src: gemm, gemm_blocks, BlasOnOneThread, thread_budget
+#include "median.hpp"
 
 namespace {
+using xenc::bench::median;
 double seconds(clockid_t clock) {
   timespec t{};
   clock_gettime(clock, &t);
   return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 bool parse_op(const char* s, CBLAS_TRANSPOSE& op) {
