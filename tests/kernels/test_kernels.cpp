@@ -976,3 +976,38 @@ TEST(KernelsThreads, AdamUpdateGivesTheSameBitsOnOneToFourThreads) {
   EXPECT_FALSE(same_bits(one[0], theta0)) << "the step moved θ";
   openblas_set_num_threads(before);
 }
+
+// An SGD step from the threshold ops/optim.cpp passes (kRowPassWork) runs as blocks on the pool:
+// the same bits on 1 to 4 threads, one region per step; below it, no region.
+TEST(KernelsThreads, SgdUpdateGivesTheSameBitsOnOneToFourThreads) {
+  const int before = openblas_get_num_threads();
+  const std::size_t n = k::kRowPassWork + 37;
+  Rng rng(31);
+  const auto theta0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
+  const auto grad = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
+  const auto vel0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f);
+  const auto run = [&](std::size_t size) {
+    std::array<Tensor1, 2> o{theta0, vel0};
+    for (int step = 0; step < 2; ++step)
+      k::sgd_update(o[0].data(), grad.data(), o[1].data(), size, 0.05f, 0.9f, k::kRowPassWork);
+    return o;
+  };
+  const auto same_bits = [](const Tensor1& a, const Tensor1& e) {
+    return a.size() == e.size() && std::memcmp(a.data(), e.data(), a.size() * sizeof(float)) == 0;
+  };
+  openblas_set_num_threads(1);
+  const auto one = run(n);
+  for (int threads : {2, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    openblas_set_num_threads(threads);
+    k::reset_pool_stats();
+    const auto many = run(n);
+    EXPECT_EQ(k::pool_stats().regions, 2u) << "each step on the pool";
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_TRUE(same_bits(many[i], one[i])) << "array " << i;
+    k::reset_pool_stats();
+    run(k::kRowPassWork - 1);
+    EXPECT_EQ(k::pool_stats().regions, 0u) << "below kRowPassWork: on the calling thread";
+  }
+  EXPECT_FALSE(same_bits(one[0], theta0)) << "the step moved θ";
+  openblas_set_num_threads(before);
+}

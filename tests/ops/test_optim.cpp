@@ -1,5 +1,6 @@
-// adam_update: one parameter's Adam / AdamW step in one pass (lib/src/kernels/optim.cpp), against
-// the update written element by element in double here; and its error paths.
+// sgd_update and adam_update: one parameter's SGD / Adam / AdamW step in one pass
+// (lib/src/kernels/optim.cpp), against the update written element by element in double here; and
+// their error paths.
 // (The optimisers that call it are checked against torch.optim in tests/nn/test_optim.cpp.)
 #include <gtest/gtest.h>
 
@@ -30,7 +31,71 @@ void adam_reference(Tensor1& theta, const Tensor1& grad, Tensor1& m, Tensor1& v,
     theta(i) = float(t - c.step_size * mi / (std::sqrt(vi) / c.bias_correction2_sqrt + c.eps));
   }
 }
+
+// The SGD update of ops/optim.hpp, element by element in double.
+void sgd_reference(Tensor1& theta, const Tensor1& grad, Tensor1& vel, float lr, float momentum) {
+  for (std::size_t i = 0; i < theta.size(); ++i) {
+    const double vi = double(momentum) * vel(i) + grad(i);
+    vel(i) = float(vi);
+    theta(i) = float(theta(i) - double(lr) * vi);
+  }
+}
 }  // namespace
+
+// 37 elements: the vector loop's full blocks and its scalar tail; three steps, with momentum
+// and without.
+TEST(SgdUpdate, MatchesTheFormulaInDouble) {
+  for (float momentum : {0.9f, 0.0f}) {
+    SCOPED_TRACE(momentum);
+    Rng rng(11);
+    Tensor1 theta = random_tensor<Tensor1>(std::array<std::size_t, 1>{37}, rng);
+    Tensor1 grad = random_tensor<Tensor1>(std::array<std::size_t, 1>{37}, rng);
+    Tensor1 vel = random_tensor<Tensor1>(std::array<std::size_t, 1>{37}, rng, 0.1f);
+    Tensor1 theta_ref = theta, vel_ref = vel;
+    const ParameterRef p = make_parameter("w", theta, grad);
+    for (int t = 1; t <= 3; ++t) {
+      sgd_update(p, vel, 0.05f, momentum);
+      sgd_reference(theta_ref, grad, vel_ref, 0.05f, momentum);
+    }
+    EXPECT_TRUE(AllClose(theta, theta_ref, kOpAtol, kOpRtol));
+    EXPECT_TRUE(AllClose(vel, vel_ref, kOpAtol, kOpRtol));
+  }
+}
+
+// A velocity that decays below the smallest normal float is 0, not a denormal, as Adam's moments
+// are; the caller's arithmetic keeps its denormals.
+TEST(SgdUpdate, VelocityBelowTheSmallestNormalIsZeroAndTheCallerKeepsDenormals) {
+  const float tiny = std::numeric_limits<float>::min();  // 2^-126
+  // element 0: no gradient, a velocity just above 2^-126 that 0.9 takes below it;
+  // element 1: an ordinary one
+  Tensor1 theta = {1.0f, 1.0f}, grad = {0.0f, 0.1f}, vel = {1.05f * tiny, 0.5f};
+  Tensor1 theta_ref = theta, vel_ref = vel;
+  sgd_update(make_parameter("w", theta, grad), vel, 0.01f, 0.9f);
+  sgd_reference(theta_ref, grad, vel_ref, 0.01f, 0.9f);
+  EXPECT_EQ(std::fpclassify(vel_ref(0)), FP_SUBNORMAL);  // what IEEE arithmetic gives
+#if defined(__SSE__)
+  EXPECT_EQ(vel(0), 0.0f);
+#endif
+  EXPECT_EQ(theta(0), theta_ref(0));  // lr times a denormal is below θ's ulp
+  EXPECT_NEAR(vel(1), vel_ref(1), 1e-7f);
+  EXPECT_NEAR(theta(1), theta_ref(1), 1e-7f);
+  volatile float half = 0.5f, smallest = tiny;
+  EXPECT_EQ(std::fpclassify(smallest * half), FP_SUBNORMAL);
+}
+
+TEST(SgdUpdate, RejectsAVelocityOfAnotherSizeAndAMissingGradient) {
+  Tensor1 theta = {1.0f, 2.0f}, grad = {0.5f, 0.5f}, no_grad;
+  Tensor1 vel = xt::zeros<float>({2}), vel3 = xt::zeros<float>({3});
+  try {
+    sgd_update(make_parameter("w", theta, grad), vel3, 0.1f, 0.9f);
+    ADD_FAILURE() << "no exception";
+  } catch (const shape_error& e) {
+    EXPECT_STREQ(e.what(), "sgd_update: velocity has shape [3], expected [2] (the size of w)");
+  }
+  EXPECT_THROW(sgd_update(make_parameter("w", theta, no_grad), vel, 0.1f, 0.9f), std::logic_error);
+  EXPECT_EQ(theta, (Tensor1{1.0f, 2.0f}));  // nothing changed
+  EXPECT_EQ(vel3, (Tensor1{0.0f, 0.0f, 0.0f}));
+}
 
 // 37 elements: the vector loop's full blocks and its scalar tail; AdamW (decay) and Adam (L2),
 // three steps from non-zero moments.

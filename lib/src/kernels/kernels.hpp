@@ -329,6 +329,14 @@ inline constexpr std::size_t kAdamUpdateWork = std::size_t(1) << 19;
 void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
                  const AdamScalars& s, std::size_t min_work = kAdamUpdateWork);
 
+/// One SGD step with momentum on n elements, in place, one pass:
+///   v ← momentum·v + grad;  θ ← θ - lr·v
+/// under flush-to-zero (a velocity below 2^-126 is 0). From min_work elements (ops/optim.cpp
+/// passes kRowPassWork: a multiply-add per element, a row pass's cost) as blocks on the pool;
+/// each element is computed by the same code whatever the blocks.
+void sgd_update(float* theta, const float* grad, float* velocity, std::size_t n, float lr,
+                float momentum, std::size_t min_work);
+
 // ---- Attention, one (batch, head) (attention.cpp) -------------------------------------------
 
 /// One head's inputs: q [Tq, Dh], k [Tk, Dh], v [Tk, Dh] (usually column slices, stride D).

@@ -1,4 +1,4 @@
-// Optimiser updates: one pass over a parameter's elements.
+// Optimiser updates: one pass over a parameter's elements (Adam's, and SGD's with momentum).
 //
 // An Adam step reads θ, g, m, v and writes θ, m, v. Written as separate tensor expressions
 // (θ *= decay; m = ...; v = ...; θ -= ...) it streams the buffers through memory four or five
@@ -16,6 +16,8 @@
 // 2.2-2.8x slower. The block therefore runs with the MXCSR's flush-to-zero and denormals-are-zero
 // bits set, and puts the caller's back after: a moment that would be denormal is 0 (its step
 // m / (√v + eps) was below 1e-30 anyway), and the rest of the program keeps IEEE arithmetic.
+// SGD's velocity decays the same way, by the momentum each step (0.9: from a gradient of 1e-31
+// to below 2^-126 in about 150 steps), and its block runs under the same flush.
 #include <cmath>
 
 #if defined(__SSE__)
@@ -66,7 +68,29 @@ void adam_block(float* theta, const float* grad, float* m, float* v, std::size_t
   }
 }
 
+XENC_VECTOR_KERNEL_AVX512
+void sgd_block(float* theta, const float* grad, float* velocity, std::size_t n, float lr,
+               float momentum) {
+  const DenormalsFlushed flushed;
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    const float vi = momentum * velocity[i] + grad[i];
+    velocity[i] = vi;
+    theta[i] -= lr * vi;
+  }
+}
+
 }  // namespace
+
+void sgd_update(float* theta, const float* grad, float* velocity, std::size_t n, float lr,
+                float momentum, std::size_t min_work) {
+  parallel_rows(
+      n, 1,
+      [&](std::size_t i0, std::size_t i1) {
+        sgd_block(theta + i0, grad + i0, velocity + i0, i1 - i0, lr, momentum);
+      },
+      min_work);
+}
 
 void adam_update(float* theta, const float* grad, float* m, float* v, std::size_t n,
                  const AdamScalars& s, std::size_t min_work) {

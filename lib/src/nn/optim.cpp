@@ -5,7 +5,6 @@
 #include <cmath>
 #include <string>
 
-#include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 
@@ -21,19 +20,14 @@ void Optimizer::zero_grad() {
 
 SGD::SGD(ParameterList params, float lr, float momentum)
     : Optimizer(std::move(params)), lr(lr), momentum(momentum) {
-  for (const auto& p : params_) velocity_.emplace_back(p.size(), 0.0f);
+  for (const auto& p : params_) velocity_.push_back(xt::zeros<float>({p.size()}));
 }
 
 void SGD::step() {
   for (std::size_t k = 0; k < params_.size(); ++k) {
-    const auto& p = params_[k];
-    if (!p.grad.allocated()) continue;  // no backward reached this parameter yet
-    auto theta = flat_value(p);
-    const auto grad = flat_grad(p);
-    auto vel = xt::adapt(velocity_[k]);
-    // v = momentum · v + g;  θ -= lr · v
-    xt::noalias(vel) = momentum * vel + grad;
-    xt::noalias(theta) -= lr * vel;
+    if (!params_[k].grad.allocated()) continue;  // no backward reached this parameter yet
+    // v = momentum · v + g;  θ -= lr · v, in one pass over the elements (ops/optim.hpp)
+    sgd_update(params_[k], velocity_[k], lr, momentum);
   }
 }
 

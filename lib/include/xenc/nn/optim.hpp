@@ -49,7 +49,7 @@ class SGD : public Optimizer {
   float lr, momentum;
 
  private:
-  std::vector<std::vector<float>> velocity_;
+  std::vector<Tensor1> velocity_;  ///< one per parameter, zeros before the first step
 };
 
 class Adam : public Optimizer {
