@@ -1,9 +1,11 @@
-// xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks] [split]: where one
+// xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks] [split] [--dropout=P]
+// [--whole-sums=off]: where one
 // encoder layer's time goes on 2 threads, against the same layer on 1 thread (bench/README.md,
 // "One pool"). To time both sides of a choice with one build: blocks, a split GEMM's blocks per
 // thread (kernels::set_gemm_blocks_per_thread; 0 or absent: kernels::kGemmBlocksPerThread);
 // split, the multiply-adds from which a GEMM is split (kernels::set_split_gemm_work; absent:
-// kernels::kSplitGemmWork).
+// kernels::kSplitGemmWork); --whole-sums=off, gemm_many cuts every split product even where the
+// products would balance on the threads whole (kernels::set_gemm_whole_sums).
 //
 // Run it with OPENBLAS_NUM_THREADS=2 (the thread budget). Each repetition runs the layer once
 // with the budget at 1 (kernels::BlasOnOneThread: no region, the plain sgemms) and once at 2,
@@ -83,13 +85,16 @@ Run measure(const Step& step) {
 }  // namespace
 
 int main(int argc_all, char** argv_all) {
-  // --dropout=P may stand anywhere; the other arguments are positional
+  // --dropout=P and --whole-sums=off may stand anywhere; the other arguments are positional
   float dropout = 0.0f;
+  bool whole_sums = true;
   std::vector<char*> args;
   for (int i = 0; i < argc_all; ++i) {
     const std::string a = argv_all[i];
     if (a.rfind("--dropout=", 0) == 0)
       dropout = std::stof(a.substr(10));
+    else if (a == "--whole-sums=off")
+      whole_sums = false;
     else
       args.push_back(argv_all[i]);
   }
@@ -98,7 +103,7 @@ int main(int argc_all, char** argv_all) {
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: xencoder_serial T D H forward|train [reps] [auto|plain|tiled] [blocks] "
-                 "[split] [--dropout=P]\n");
+                 "[split] [--dropout=P] [--whole-sums=off]\n");
     return 2;
   }
   const std::size_t T = std::stoul(argv[1]), D = std::stoul(argv[2]), H = std::stoul(argv[3]);
@@ -107,6 +112,7 @@ int main(int argc_all, char** argv_all) {
   const std::string path_name = argc > 6 ? argv[6] : "auto";
   const std::size_t blocks = argc > 7 ? std::stoul(argv[7]) : 0;
   if (blocks > 0) xenc::kernels::set_gemm_blocks_per_thread(blocks);
+  xenc::kernels::set_gemm_whole_sums(whole_sums);
   if (argc > 8) xenc::kernels::set_split_gemm_work(std::stoul(argv[8]));
   if (mode != "forward" && mode != "train") {
     std::fprintf(stderr, "xencoder_serial: mode is \"%s\", expected forward or train\n", argv[4]);
@@ -198,9 +204,9 @@ int main(int argc_all, char** argv_all) {
   const double f = c2 > 0 ? serial / c2 : 0.0;
   std::printf(
       "T %zu D %zu H %zu %s, path %s, budget %zu, GEMM blocks per thread %zu, split from %zu, "
-      "dropout %g, median of %d\n",
+      "whole sums %s, dropout %g, median of %d\n",
       T, D, H, mode.c_str(), path_name.c_str(), budget, xenc::kernels::gemm_blocks_per_thread(),
-      xenc::kernels::split_gemm_work(), double(dropout), reps);
+      xenc::kernels::split_gemm_work(), whole_sums ? "on" : "off", double(dropout), reps);
   std::printf("%s\n", xenc::blas_summary(xenc::blas_report()).c_str());
   std::printf("wall %.2f ms, CPU main %.2f ms (%.2f in regions), other threads %.2f ms\n", w2,
               med(twos, [](const Run& r) { return r.main_cpu; }),

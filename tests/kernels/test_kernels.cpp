@@ -243,7 +243,8 @@ TEST(KernelsLinear, LargeProductOnTwoThreadsCutAlongTheColumnsMatchesLoops) {
 // linear_rows_many: the in-projection's three products as one region of the pool. Each block is
 // cut and computed as linear_rows does it, so every output bit is linear_rows's, one product at
 // a time; the split products meet in ONE region (kernels::pool_stats), and a product below the
-// split size is computed whole beside them.
+// split size is computed whole beside them. Three equal products on 2 threads do not balance
+// whole (one thread would do two), so each is cut (gemm_many).
 TEST(KernelsLinear, SeveralProductsInOneRegionGiveTheBitsOfOneAtATime) {
   Rng rng(12);
   const std::size_t N = 256, in = 512, out = 512, small = 8;
@@ -252,30 +253,34 @@ TEST(KernelsLinear, SeveralProductsInOneRegionGiveTheBitsOfOneAtATime) {
   auto x1 = random_tensor<Tensor2>(Shape2{N, in}, rng);
   auto x2 = random_tensor<Tensor2>(Shape2{N, in}, rng);
   auto x3 = random_tensor<Tensor2>(Shape2{small, in}, rng);
+  auto x4 = random_tensor<Tensor2>(Shape2{N, in}, rng);
   auto w = random_tensor<Tensor2>(Shape2{3 * out, in}, rng);
   auto b = random_tensor<Tensor1>(std::array<std::size_t, 1>{3 * out}, rng);
   const auto wb = [&](std::size_t i) { return k::as_matrix(w).block(i * out, 0, out, in); };
   const int before = openblas_get_num_threads();
   openblas_set_num_threads(2);
   Tensor2 a1 = Tensor2::from_shape({N, out}), a2 = Tensor2::from_shape({N, out}),
-          a3 = Tensor2::from_shape({small, out});
+          a3 = Tensor2::from_shape({small, out}), a4 = Tensor2::from_shape({N, out});
   k::linear_rows(k::as_matrix(x1), wb(0), &b(0), k::as_matrix(a1));
   k::linear_rows(k::as_matrix(x2), wb(1), nullptr, k::as_matrix(a2));
   k::linear_rows(k::as_matrix(x3), wb(2), &b(2 * out), k::as_matrix(a3));
+  k::linear_rows(k::as_matrix(x4), wb(2), &b(2 * out), k::as_matrix(a4));
   Tensor2 m1 = Tensor2::from_shape({N, out}), m2 = Tensor2::from_shape({N, out}),
-          m3 = Tensor2::from_shape({small, out});
+          m3 = Tensor2::from_shape({small, out}), m4 = Tensor2::from_shape({N, out});
   k::reset_pool_stats();
   k::linear_rows_many({{k::as_matrix(x1), wb(0), &b(0), k::as_matrix(m1)},
                        {k::as_matrix(x2), wb(1), nullptr, k::as_matrix(m2)},
-                       {k::as_matrix(x3), wb(2), &b(2 * out), k::as_matrix(m3)}});
+                       {k::as_matrix(x3), wb(2), &b(2 * out), k::as_matrix(m3)},
+                       {k::as_matrix(x4), wb(2), &b(2 * out), k::as_matrix(m4)}});
   const k::PoolStats stats = k::pool_stats();
   openblas_set_num_threads(before);
   EXPECT_EQ(stats.regions, 1u);
   const k::GemmBlocks g = k::gemm_blocks(N, out, 2 * k::gemm_blocks_per_thread());
-  EXPECT_EQ(stats.items, 2 * g.count());
+  EXPECT_EQ(stats.items, 3 * g.count());
   EXPECT_EQ(std::memcmp(m1.data(), a1.data(), m1.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(m2.data(), a2.data(), m2.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(m3.data(), a3.data(), m3.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(m4.data(), a4.data(), m4.size() * sizeof(float)), 0);
   // and the loops: y = x wᵀ + b for the bias-free product, one element in every block row
   for (std::size_t n = 0; n < N; n += 37) {
     for (std::size_t o = 0; o < out; o += 41) {
@@ -296,12 +301,8 @@ TEST(KernelsLinear, SeveralProductsRefuseAMismatchedOneNamingTheFunction) {
   }
 }
 
-// gemm_many: the in-projection backward's GEMMs as one region of the pool. dx = dy0 W0 + dy1 W1
-// + dy2 W2 (a sum of three terms into one buffer, in order) and dW_i += dy_iᵀ x: every bit is
-// gemm's, term by term, because each block applies the terms as gemm's split cuts them; the four
-// split sums meet in ONE region (kernels::pool_stats), and a sum below the split size is
-// computed whole beside them.
-TEST(KernelsGemm, SeveralSumsInOneRegionGiveTheBitsOfGemmTermByTerm) {
+namespace {
+void several_sums_in_one_region(bool whole) {
   Rng rng(13);
   const std::size_t N = 256, D = 512, small = 8;
   ASSERT_GE(N * D * D, k::split_gemm_work());
@@ -314,8 +315,9 @@ TEST(KernelsGemm, SeveralSumsInOneRegionGiveTheBitsOfGemmTermByTerm) {
   const Tensor2 dw0 = random_tensor<Tensor2>(Shape2{3 * D, D}, rng);  // += into a gradient
   const auto wb = [&](std::size_t i) { return k::as_matrix(w).block(i * D, 0, D, D); };
   const int before = openblas_get_num_threads();
-  openblas_set_num_threads(2);
-  // one at a time: gemm per term
+  const bool whole_before = k::set_gemm_whole_sums(whole);
+  openblas_set_num_threads(whole ? 1 : 2);
+  // one at a time: gemm per term (whole sums: on one thread, as each runs in its item)
   Tensor2 dx_a = Tensor2::from_shape({N, D}), dw_a = dw0, s_a = Tensor2::from_shape({small, D});
   for (std::size_t i = 0; i < 3; ++i)
     k::gemm(k::as_matrix(dy[i]), k::Op::none, wb(i), k::Op::none, k::as_matrix(dx_a), 1.0f,
@@ -324,6 +326,7 @@ TEST(KernelsGemm, SeveralSumsInOneRegionGiveTheBitsOfGemmTermByTerm) {
     k::gemm(k::as_matrix(dy[i]), k::Op::transpose, k::as_matrix(x), k::Op::none,
             k::as_matrix(dw_a).block(i * D, 0, D, D), 1.0f, 1.0f);
   k::gemm(k::as_matrix(ys), k::Op::none, wb(0), k::Op::none, k::as_matrix(s_a));
+  openblas_set_num_threads(2);
   // all at once
   Tensor2 dx_m = Tensor2::from_shape({N, D}), dw_m = dw0, s_m = Tensor2::from_shape({small, D});
   const auto term = [&](std::size_t i, float beta) {
@@ -339,10 +342,11 @@ TEST(KernelsGemm, SeveralSumsInOneRegionGiveTheBitsOfGemmTermByTerm) {
   k::gemm_many(sums);
   const k::PoolStats stats = k::pool_stats();
   openblas_set_num_threads(before);
+  k::set_gemm_whole_sums(whole_before);
   EXPECT_EQ(stats.regions, 1u);
   const k::GemmBlocks g = k::gemm_blocks(N, D, 2 * k::gemm_blocks_per_thread());
   const k::GemmBlocks gw = k::gemm_blocks(D, D, 2 * k::gemm_blocks_per_thread());
-  EXPECT_EQ(stats.items, g.count() + 3 * gw.count());
+  EXPECT_EQ(stats.items, whole ? 4u : g.count() + 3 * gw.count());
   EXPECT_EQ(std::memcmp(dx_m.data(), dx_a.data(), dx_m.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(dw_m.data(), dw_a.data(), dw_m.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(s_m.data(), s_a.data(), s_m.size() * sizeof(float)), 0);
@@ -360,6 +364,20 @@ TEST(KernelsGemm, SeveralSumsInOneRegionGiveTheBitsOfGemmTermByTerm) {
       for (std::size_t n = 0; n < N; ++n) s += double(dy[1](n, r)) * x(n, c);
       ASSERT_NEAR(dw_m(D + r, c), s, 1e-3) << "dW_k row " << r << ", column " << c;
     }
+}
+}  // namespace
+
+// gemm_many: the in-projection backward's GEMMs as one region of the pool. dx = dy0 W0 + dy1 W1
+// + dy2 W2 (a sum of three terms into one buffer, in order) and dW_i += dy_iᵀ x: the four split
+// sums meet in ONE region (kernels::pool_stats), and a sum below the split size is computed whole
+// beside them. On 2 threads dx (3 terms) against the three dW (1 each) balance exactly, so the
+// four run whole, one item each, with the bits of gemm on one thread, term by term; with whole
+// sums off, each is cut as gemm's split cuts it, with the bits of gemm on 2 threads.
+TEST(KernelsGemm, SeveralSumsInOneRegionGiveTheBitsOfGemmTermByTerm) {
+  for (const bool whole : {true, false}) {
+    SCOPED_TRACE(whole ? "whole sums" : "cut sums");
+    several_sums_in_one_region(whole);
+  }
 }
 
 // The op that uses it: in_projection_backward at T = 256, D = 512 on 2 threads runs its six
@@ -409,9 +427,10 @@ TEST(KernelsGemm, InProjectionBackwardIsOneRegionWithTheBitsOfOneBlockAtATime) {
   openblas_set_num_threads(before);
 }
 
-// A linear layer's backward: dx and dW are independent outputs, so on 2 threads their split
-// GEMMs are one region, with the bits of gemm run on each alone.
-TEST(KernelsLinear, BackwardRunsDxAndDwAsOneRegionWithTheBitsOfEachGemm) {
+namespace {
+void linear_backward_in_one_region(bool whole, int threads) {
+  SCOPED_TRACE(::testing::Message()
+               << (whole ? "whole sums, " : "cut sums, ") << threads << " threads");
   Rng rng(15);
   const std::size_t N = 256, in = 512, out = 512;
   ASSERT_GE(N * in * out, k::split_gemm_work());
@@ -420,11 +439,15 @@ TEST(KernelsLinear, BackwardRunsDxAndDwAsOneRegionWithTheBitsOfEachGemm) {
   auto w = random_tensor<Tensor2>(Shape2{out, in}, rng);
   const Tensor2 dw0 = random_tensor<Tensor2>(Shape2{out, in}, rng);
   const int before = openblas_get_num_threads();
-  openblas_set_num_threads(2);
+  const bool whole_before = k::set_gemm_whole_sums(whole);
+  const bool runs_whole = whole && threads == 2;
+  // the reference: gemm on each, on one thread where the sums run whole
+  openblas_set_num_threads(runs_whole ? 1 : threads);
   Tensor2 dx_a = Tensor2::from_shape({N, in}), dw_a = dw0;
   k::gemm(k::as_matrix(dy), k::Op::none, k::as_matrix(w), k::Op::none, k::as_matrix(dx_a));
   k::gemm(k::as_matrix(dy), k::Op::transpose, k::as_matrix(x), k::Op::none, k::as_matrix(dw_a),
           1.0f, 1.0f);
+  openblas_set_num_threads(threads);
   Tensor2 dx = Tensor2::from_shape({N, in}), dw = dw0;
   Tensor1 db = xt::zeros<float>({out});
   k::reset_pool_stats();
@@ -432,7 +455,11 @@ TEST(KernelsLinear, BackwardRunsDxAndDwAsOneRegionWithTheBitsOfEachGemm) {
                           {k::as_matrix(dx), k::as_matrix(dw), &db(0), true});
   const k::PoolStats stats = k::pool_stats();
   openblas_set_num_threads(before);
+  k::set_gemm_whole_sums(whole_before);
   EXPECT_EQ(stats.regions, 1u);
+  const std::size_t cut = k::gemm_blocks(N, in, threads * k::gemm_blocks_per_thread()).count() +
+                          k::gemm_blocks(out, in, threads * k::gemm_blocks_per_thread()).count();
+  EXPECT_EQ(stats.items, runs_whole ? 2u : cut);
   EXPECT_EQ(std::memcmp(dx.data(), dx_a.data(), dx.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(dw.data(), dw_a.data(), dw.size() * sizeof(float)), 0);
   for (std::size_t o = 0; o < out; o += 53) {
@@ -440,6 +467,50 @@ TEST(KernelsLinear, BackwardRunsDxAndDwAsOneRegionWithTheBitsOfEachGemm) {
     for (std::size_t n = 0; n < N; ++n) s += dy(n, o);
     ASSERT_NEAR(db(o), s, 1e-3) << "column " << o;
   }
+}
+}  // namespace
+
+// A linear layer's backward: dx and dW are independent outputs, so on 2 threads their split
+// GEMMs are one region. They have the same work, so they run whole, one item each, with the bits
+// of gemm on one thread (no block packs its operands again); with whole sums off, cut, with the
+// bits of gemm on 2 threads. On 3 threads two products cannot balance: cut.
+TEST(KernelsLinear, BackwardRunsDxAndDwAsOneRegionWithTheBitsOfEachGemm) {
+  for (const auto& [whole, threads] : {std::pair{true, 2}, {false, 2}, {true, 3}})
+    linear_backward_in_one_region(whole, threads);
+}
+
+TEST(KernelsGemm, SumsRunWholeOnlyWhereTheyBalanceOnTheThreads) {
+  Rng rng(16);
+  const std::size_t N = 256, D = 512;
+  ASSERT_GE(N * D * D, k::split_gemm_work());
+  std::vector<Tensor2> x, w, y;
+  for (int i = 0; i < 4; ++i) {
+    x.push_back(random_tensor<Tensor2>(Shape2{N, D}, rng));
+    w.push_back(random_tensor<Tensor2>(Shape2{D, D}, rng));
+    y.push_back(Tensor2::from_shape({N, D}));
+  }
+  const auto items = [&](std::size_t sums, int threads) {
+    std::vector<k::GemmSum> s;
+    for (std::size_t i = 0; i < sums; ++i)
+      s.push_back({k::as_matrix(y[i]),
+                   {{k::as_matrix(x[i]), k::Op::none, k::as_matrix(w[i]), k::Op::none, 0.0f}}});
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(threads);
+    k::reset_pool_stats();
+    k::gemm_many(s);
+    const std::size_t n = k::pool_stats().items;
+    openblas_set_num_threads(before);
+    return n;
+  };
+  const auto cut = [&](std::size_t sums, int threads) {
+    return sums * k::gemm_blocks(N, D, std::size_t(threads) * k::gemm_blocks_per_thread()).count();
+  };
+  EXPECT_EQ(items(2, 2), 2u) << "two equal products on 2 threads: whole";
+  EXPECT_EQ(items(4, 2), 4u) << "four on 2: two each, whole";
+  EXPECT_EQ(items(4, 4), 4u) << "four on 4: whole";
+  EXPECT_EQ(items(3, 2), cut(3, 2)) << "three on 2: one thread would do 2 of 3, 33% over";
+  EXPECT_EQ(items(1, 2), cut(1, 2)) << "one product: cut";
+  EXPECT_EQ(items(2, 3), cut(2, 3)) << "fewer products than threads: cut";
 }
 
 TEST(KernelsGemm, SeveralSumsRefuseAMismatchedTermNamingTheFunction) {

@@ -11,13 +11,16 @@
 // heads, bench/README.md, "One pool"). Blocks are whole multiples of 64 rows or columns
 // (OpenBLAS's register blocks divide 64, so no block ends inside one), kGemmBlocksPerThread per
 // thread where C is large enough, cut along the rows, the columns or both, whichever packs the
-// operands again the least (gemm_blocks).
+// operands again the least (gemm_blocks). gemm_many runs independent products whole instead, one
+// thread each, where they balance on the threads (the backward's dx and dW on 2 threads): a block
+// packs its rows of op(A) and its columns of op(B) again, a whole product packs them once.
 #ifndef XENC_NO_BLAS
 #include <cblas.h>
 #endif
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <vector>
 
 #include "blas_probe.hpp"
@@ -27,6 +30,8 @@
 namespace xenc::kernels {
 
 namespace {
+
+std::atomic<bool> whole_sums_off{false};
 
 void sgemm(ConstMatView a, bool ta, ConstMatView b, bool tb, MatView c, std::size_t K, float alpha,
            float beta) {
@@ -50,6 +55,20 @@ ConstMatView op_cols(ConstMatView b, bool tb, std::size_t c0, std::size_t n) {
   return tb ? b.block(c0, 0, n, b.cols) : b.block(0, c0, b.rows, n);
 }
 
+// Whether sums of these works (largest first), each run whole by one of `threads` threads as
+// the pool hands them out, keep every thread within kWholeSumsSlack of an even share: the
+// greedy assignment, largest first, to the thread with the least work so far.
+bool whole_sums_balance(const std::vector<std::size_t>& work, std::size_t threads) {
+  if (work.size() < threads || whole_sums_off.load(std::memory_order_relaxed)) return false;
+  std::vector<double> load(threads, 0.0);
+  double total = 0.0;
+  for (std::size_t w : work) {
+    *std::min_element(load.begin(), load.end()) += double(w);
+    total += double(w);
+  }
+  return *std::max_element(load.begin(), load.end()) <= kWholeSumsSlack * total / double(threads);
+}
+
 std::atomic<std::size_t> blocks_per_thread{kGemmBlocksPerThread};
 std::atomic<std::size_t> split_work{kSplitGemmWork};
 }  // namespace
@@ -59,6 +78,8 @@ std::size_t split_gemm_work() { return split_work.load(std::memory_order_relaxed
 std::size_t set_split_gemm_work(std::size_t work) {
   return split_work.exchange(work, std::memory_order_relaxed);
 }
+
+bool set_gemm_whole_sums(bool on) { return !whole_sums_off.exchange(!on); }
 
 std::size_t gemm_blocks_per_thread() { return blocks_per_thread.load(std::memory_order_relaxed); }
 
@@ -144,19 +165,35 @@ void gemm_many(const std::vector<GemmSum>& sums) {
     std::size_t first;
   };
   std::vector<Split> splits;
-  std::size_t items = 0;
+  std::vector<const GemmSum*> large;  // the sums gemm would split, largest work first
+  std::vector<std::size_t> work;
   for (const GemmSum& s : sums) {
-    std::size_t largest = 0;  // gemm splits a term from split_gemm_work() multiply-adds
-    for (const GemmTerm& t : s.terms) largest = std::max(largest, s.c.rows * s.c.cols * inner(t));
+    std::size_t largest = 0, all = 0;  // gemm splits a term from split_gemm_work() multiply-adds
+    for (const GemmTerm& t : s.terms) {
+      largest = std::max(largest, s.c.rows * s.c.cols * inner(t));
+      all += s.c.rows * s.c.cols * inner(t);
+    }
     if (threads <= 1 || s.c.rows == 0 || s.c.cols == 0 || largest < split_gemm_work()) {
       apply(s, 0, s.c.rows, 0, s.c.cols);
       continue;
     }
+    const auto at = std::upper_bound(work.begin(), work.end(), all, std::greater<>());
+    large.insert(large.begin() + (at - work.begin()), &s);
+    work.insert(at, all);
+  }
+  if (large.empty()) return;
+  if (whole_sums_balance(work, threads)) {
+    parallel_for(large.size(), [&](std::size_t p) {
+      apply(*large[p], 0, large[p]->c.rows, 0, large[p]->c.cols);
+    });
+    return;
+  }
+  std::size_t items = 0;
+  for (const GemmSum* s : large) {
     splits.push_back(
-        {&s, gemm_blocks(s.c.rows, s.c.cols, gemm_blocks_per_thread() * threads), items});
+        {s, gemm_blocks(s->c.rows, s->c.cols, gemm_blocks_per_thread() * threads), items});
     items += splits.back().cut.count();
   }
-  if (items == 0) return;
   parallel_for(items, [&](std::size_t p) {
     std::size_t i = splits.size() - 1;
     while (splits[i].first > p) --i;

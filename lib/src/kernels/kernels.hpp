@@ -193,15 +193,27 @@ struct GemmSum {
   std::vector<GemmTerm> terms;
   const float* bias = nullptr;
 };
-/// gemm for independent outputs (linear_rows_many's products, each a sum with a bias; the
-/// in-projection backward's dx = dq W_q + dk W_k + dv W_v and
-/// its dW_q, dW_k, dW_v): a sum whose largest term gemm would split is cut as gemm cuts it, and
-/// the blocks of every such sum go to the pool as ONE region, so the threads meet once at its end
-/// instead of once per product, and each has the blocks of all of them to balance with; a block
-/// applies the sum's terms to its part of C in order. So each element gets the terms of one at a
-/// time, cut as gemm cuts them when they are of one size (the in-projection's are): the bits of
-/// gemm, term by term. The other sums run first, whole, on the caller. Outputs must not overlap.
+/// gemm for independent outputs (linear_rows_many's products, each a sum with a bias; a linear
+/// layer's backward dx and dW; the in-projection backward's dx = dq W_q + dk W_k + dv W_v and
+/// its dW_q, dW_k, dW_v). The sums whose largest term gemm would split go to the pool as ONE
+/// region, so the threads meet once at its end instead of once per product:
+/// - whole, one item each, largest first, when the threads can share them whole within
+///   kWholeSumsSlack of an even share (whole_sums_balance in gemm.cpp: on 2 threads, a linear
+///   layer's dx and dW, and the in-projection's dx against its three dW): each product packs its
+///   operands once, as on one thread, and gives one thread's bits;
+/// - else each cut as gemm cuts it, every block of every sum one item, so each thread has the
+///   blocks of all of them to balance with (the forward's q, k, v on 2 threads; everything on 16).
+/// A block or a whole sum applies the sum's terms to its part of C in order, so each element gets
+/// the terms one at a time. The other sums run first, whole, on the caller. Outputs must not
+/// overlap.
 void gemm_many(const std::vector<GemmSum>& sums);
+/// How far the busiest thread may go over an even share of a gemm_many region's work for its sums
+/// to run whole: 5% (equal products balance exactly; a cut costs 3–11% in packing on one thread,
+/// bench/README.md, "The layer's GEMMs three ways").
+inline constexpr double kWholeSumsSlack = 1.05;
+/// Lets gemm_many run balanced sums whole (true, the default) or always cut them (false), for the
+/// benchmarks' A/B in one build (xencoder_serial's --whole-sums=off); returns the previous setting.
+bool set_gemm_whole_sums(bool on);
 /// The same product in plain C++ (gemm_portable.cpp): what gemm runs in a build without BLAS
 /// (WebAssembly), checked against the formula and sgemm in the native tests.
 void gemm_portable(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha = 1.0f,
