@@ -1009,27 +1009,17 @@ TEST(KernelsThreads, RowPassesGiveTheSameBitsOnOneToFourThreads) {
   openblas_set_num_threads(before);
 }
 
-// An Adam step from kAdamUpdateWork elements runs as blocks on the pool: the same bits on 1, 2, 3
-// and 4 threads (one block on 1 thread, uneven blocks on more), one region per step; below the
-// threshold, no region.
-TEST(KernelsThreads, AdamUpdateGivesTheSameBitsOnOneToFourThreads) {
+namespace {
+bool same_bits(const Tensor1& a, const Tensor1& e) {
+  return a.size() == e.size() && std::memcmp(a.data(), e.data(), a.size() * sizeof(float)) == 0;
+}
+
+// An optimiser update whose run(size) takes two steps from the same start: on 1 thread, then on
+// 2, 3 and 4, the same bits in every array, one region per step with 4 blocks per thread
+// (parallel_rows); below `threshold` elements, no region. Returns the 1-thread arrays.
+template <class Run>
+auto expect_same_bits_on_one_to_four_threads(const Run& run, std::size_t n, std::size_t threshold) {
   const int before = openblas_get_num_threads();
-  const std::size_t n = k::kAdamUpdateWork + 37;
-  Rng rng(29);
-  const auto theta0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
-  const auto grad = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
-  const auto m0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f);
-  const Tensor1 v0 = xt::abs(random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f));
-  const k::AdamScalars s{0.9f, 0.999f, 1e-8f, 0.999f, 0.0f, 0.01f / 0.19f, 0.0447f};
-  const auto run = [&](std::size_t size) {
-    std::array<Tensor1, 3> o{theta0, m0, v0};
-    for (int step = 0; step < 2; ++step)
-      k::adam_update(o[0].data(), grad.data(), o[1].data(), o[2].data(), size, s);
-    return o;
-  };
-  const auto same_bits = [](const Tensor1& a, const Tensor1& e) {
-    return a.size() == e.size() && std::memcmp(a.data(), e.data(), a.size() * sizeof(float)) == 0;
-  };
   openblas_set_num_threads(1);
   const auto one = run(n);
   for (int threads : {2, 3, 4}) {
@@ -1039,46 +1029,54 @@ TEST(KernelsThreads, AdamUpdateGivesTheSameBitsOnOneToFourThreads) {
     const auto many = run(n);
     EXPECT_EQ(k::pool_stats().regions, 2u) << "each step on the pool";
     EXPECT_EQ(k::pool_stats().items, 2u * std::min<std::size_t>(4 * threads, n));
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(same_bits(many[i], one[i])) << "array " << i;
+    for (std::size_t i = 0; i < one.size(); ++i)
+      EXPECT_TRUE(same_bits(many[i], one[i])) << "array " << i;
     k::reset_pool_stats();
-    run(k::kAdamUpdateWork - 1);
-    EXPECT_EQ(k::pool_stats().regions, 0u) << "below kAdamUpdateWork: on the calling thread";
+    run(threshold - 1);
+    EXPECT_EQ(k::pool_stats().regions, 0u) << "below the threshold: on the calling thread";
   }
-  EXPECT_FALSE(same_bits(one[0], theta0)) << "the step moved θ";
   openblas_set_num_threads(before);
+  return one;
+}
+}  // namespace
+
+// An Adam step from kAdamUpdateWork elements runs as blocks on the pool: the same bits on 1, 2, 3
+// and 4 threads (one block on 1 thread, uneven blocks on more), one region per step; below the
+// threshold, no region.
+TEST(KernelsThreads, AdamUpdateGivesTheSameBitsOnOneToFourThreads) {
+  const std::size_t n = k::kAdamUpdateWork + 37;
+  Rng rng(29);
+  const auto theta0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
+  const auto grad = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
+  const auto m0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f);
+  const Tensor1 v0 = xt::abs(random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f));
+  const k::AdamScalars s{0.9f, 0.999f, 1e-8f, 0.999f, 0.0f, 0.01f / 0.19f, 0.0447f};
+  const auto one = expect_same_bits_on_one_to_four_threads(
+      [&](std::size_t size) {
+        std::array<Tensor1, 3> o{theta0, m0, v0};
+        for (int step = 0; step < 2; ++step)
+          k::adam_update(o[0].data(), grad.data(), o[1].data(), o[2].data(), size, s);
+        return o;
+      },
+      n, k::kAdamUpdateWork);
+  EXPECT_FALSE(same_bits(one[0], theta0)) << "the step moved θ";
 }
 
 // An SGD step from the threshold ops/optim.cpp passes (kRowPassWork) runs as blocks on the pool:
 // the same bits on 1 to 4 threads, one region per step; below it, no region.
 TEST(KernelsThreads, SgdUpdateGivesTheSameBitsOnOneToFourThreads) {
-  const int before = openblas_get_num_threads();
   const std::size_t n = k::kRowPassWork + 37;
   Rng rng(31);
   const auto theta0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
   const auto grad = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng);
   const auto vel0 = random_tensor<Tensor1>(std::vector<std::size_t>{n}, rng, 0.1f);
-  const auto run = [&](std::size_t size) {
-    std::array<Tensor1, 2> o{theta0, vel0};
-    for (int step = 0; step < 2; ++step)
-      k::sgd_update(o[0].data(), grad.data(), o[1].data(), size, 0.05f, 0.9f, k::kRowPassWork);
-    return o;
-  };
-  const auto same_bits = [](const Tensor1& a, const Tensor1& e) {
-    return a.size() == e.size() && std::memcmp(a.data(), e.data(), a.size() * sizeof(float)) == 0;
-  };
-  openblas_set_num_threads(1);
-  const auto one = run(n);
-  for (int threads : {2, 3, 4}) {
-    SCOPED_TRACE(::testing::Message() << threads << " threads");
-    openblas_set_num_threads(threads);
-    k::reset_pool_stats();
-    const auto many = run(n);
-    EXPECT_EQ(k::pool_stats().regions, 2u) << "each step on the pool";
-    for (std::size_t i = 0; i < 2; ++i) EXPECT_TRUE(same_bits(many[i], one[i])) << "array " << i;
-    k::reset_pool_stats();
-    run(k::kRowPassWork - 1);
-    EXPECT_EQ(k::pool_stats().regions, 0u) << "below kRowPassWork: on the calling thread";
-  }
+  const auto one = expect_same_bits_on_one_to_four_threads(
+      [&](std::size_t size) {
+        std::array<Tensor1, 2> o{theta0, vel0};
+        for (int step = 0; step < 2; ++step)
+          k::sgd_update(o[0].data(), grad.data(), o[1].data(), size, 0.05f, 0.9f, k::kRowPassWork);
+        return o;
+      },
+      n, k::kRowPassWork);
   EXPECT_FALSE(same_bits(one[0], theta0)) << "the step moved θ";
-  openblas_set_num_threads(before);
 }
