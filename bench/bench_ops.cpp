@@ -49,9 +49,9 @@ void BM_GemmSplit(benchmark::State& state) {
   const auto T = static_cast<std::size_t>(state.range(0)),
              D = static_cast<std::size_t>(state.range(1));
   const bool split = state.range(2) != 0;
-  const std::size_t old_blocks = kernels::set_gemm_blocks_per_thread(
-      state.range(3) > 0 ? static_cast<std::size_t>(state.range(3))
-                         : kernels::kGemmBlocksPerThread);
+  // blocks 0: the rule (kernels::gemm_blocks_per_thread: 1 per thread on 2 threads)
+  const std::size_t old_blocks =
+      kernels::set_gemm_blocks_per_thread(static_cast<std::size_t>(state.range(3)));
   Tensor2 x = random_tensor<Tensor2>(std::vector<std::size_t>{T, D}, 1);
   Tensor2 w = random_tensor<Tensor2>(std::vector<std::size_t>{D, D}, 2);
   Tensor2 y = Tensor2::from_shape({T, D});

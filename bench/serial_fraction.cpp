@@ -2,10 +2,11 @@
 // [--whole-sums=off]: where one
 // encoder layer's time goes on 2 threads, against the same layer on 1 thread (bench/README.md,
 // "One pool"). To time both sides of a choice with one build: blocks, a split GEMM's blocks per
-// thread (kernels::set_gemm_blocks_per_thread; 0 or absent: kernels::kGemmBlocksPerThread);
-// split, the multiply-adds from which a GEMM is split (kernels::set_split_gemm_work; absent:
-// kernels::kSplitGemmWork); --whole-sums=off, gemm_many cuts every split product even where the
-// products would balance on the threads whole (kernels::set_gemm_whole_sums).
+// thread (kernels::set_gemm_blocks_per_thread; 0 or absent: the rule,
+// kernels::gemm_blocks_per_thread); split, the multiply-adds from which a GEMM is split
+// (kernels::set_split_gemm_work; absent: kernels::kSplitGemmWork); --whole-sums=off, gemm_many cuts
+// every split product even where the products would balance on the threads whole
+// (kernels::set_gemm_whole_sums).
 //
 // Run it with OPENBLAS_NUM_THREADS=2 (the thread budget). Each repetition runs the layer once
 // with the budget at 1 (kernels::BlasOnOneThread: no region, the plain sgemms) and once at 2,
@@ -205,8 +206,9 @@ int main(int argc_all, char** argv_all) {
   std::printf(
       "T %zu D %zu H %zu %s, path %s, budget %zu, GEMM blocks per thread %zu, split from %zu, "
       "whole sums %s, dropout %g, median of %d\n",
-      T, D, H, mode.c_str(), path_name.c_str(), budget, xenc::kernels::gemm_blocks_per_thread(),
-      xenc::kernels::split_gemm_work(), whole_sums ? "on" : "off", double(dropout), reps);
+      T, D, H, mode.c_str(), path_name.c_str(), budget,
+      xenc::kernels::gemm_blocks_per_thread(budget), xenc::kernels::split_gemm_work(),
+      whole_sums ? "on" : "off", double(dropout), reps);
   std::printf("%s\n", xenc::blas_summary(xenc::blas_report()).c_str());
   std::printf("wall %.2f ms, CPU main %.2f ms (%.2f in regions), other threads %.2f ms\n", w2,
               med(twos, [](const Run& r) { return r.main_cpu; }),

@@ -157,11 +157,11 @@ int main(int argc, char** argv) {
     }
     const std::size_t threads = k::thread_budget();
     const std::size_t work = std::size_t(M) * std::size_t(N) * std::size_t(K);
-    const std::size_t blocks =
-        threads > 1 && work >= k::split_gemm_work()
-            ? k::gemm_blocks(std::size_t(M), std::size_t(N), k::gemm_blocks_per_thread() * threads)
-                  .count()
-            : 1;
+    const std::size_t blocks = threads > 1 && work >= k::split_gemm_work()
+                                   ? k::gemm_blocks(std::size_t(M), std::size_t(N),
+                                                    k::gemm_blocks_per_thread(threads) * threads)
+                                         .count()
+                                   : 1;
     const k::PoolStats pool = k::pool_stats();
     const double wake_us =  // per region, the workers' wait for it summed
         pool.regions > 0 ? pool.wake * 1e6 / double(pool.regions) : 0.0;

@@ -108,11 +108,12 @@ TEST(KernelsGemm, TransposesStridesAlphaBetaMatchLoops) {
     }
 }
 
-// Products of at least kSplitGemmWork multiply-adds are cut into blocks of C (kGemmBlocksPerThread
-// per thread, 64-multiples, where gemm_blocks packs the least),
+// Products of at least kSplitGemmWork multiply-adds are cut into blocks of C (on 2 threads
+// kGemmBlocksPerThreadOnTwo per thread, 64-multiples, where gemm_blocks packs the least),
 // each a 1-thread sgemm on the pool: on 2 threads the result must be the 1-thread result up to
 // float rounding, and match the loops, for every transpose, on strided views, with blocks of
-// unequal size (at 2 per thread, 2 × 2 blocks: 520 = 320 + 200, 400 = 256 + 144). Bit for bit
+// unequal size (the rule's 2 blocks: 520 rows = 320 + 200; at 2 per thread, 2 × 2 blocks: 520 =
+// 320 + 200, 400 = 256 + 144). Bit for bit
 // under OpenBLAS's AVX-512 (Cooperlake, SkylakeX) and Sandybridge kernels; under Haswell's, sgemm
 // on a block of rows rounds some elements one or two units in the last place away from sgemm on the
 // whole (1.4e-6 at 6.3). A block cut one row short leaves a row of beta · C: far outside.
@@ -149,18 +150,18 @@ TEST(KernelsGemm, LargeProductsOnTwoThreadsEqualOneThreadAndTheLoops) {
               s += double(ta ? A(q, i) : A(i, q)) * double(tb ? B(j, q) : B(q, j));
             expected(i, j) = float(0.5 * s + 2.0 * C0(i, j));
           }
-        // every cut the benchmarks compare (BM_GemmSplit's blocks), the default among them
-        for (const std::size_t blocks : {std::size_t(1), std::size_t(2), std::size_t(4),
-                                         std::size_t(8), k::kGemmBlocksPerThread}) {
-          SCOPED_TRACE(::testing::Message() << blocks << " blocks per thread");
+        // every cut the benchmarks compare (BM_GemmSplit's blocks), and the rule (0: 1 block
+        // per thread on 2 threads)
+        for (const std::size_t blocks :
+             {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(4), std::size_t(8)}) {
+          SCOPED_TRACE(::testing::Message() << blocks << " blocks per thread (0: the rule)");
           const std::size_t old = k::set_gemm_blocks_per_thread(blocks);
           const Tensor2 two = run(2);
           EXPECT_EQ(k::set_gemm_blocks_per_thread(old), blocks);
           EXPECT_EQ(openblas_get_num_threads(), 2);
           // Other cuts change which of OpenBLAS's kernels (full or edge blocks) computes an
           // element, so they match the 1-thread product within the formula's tolerance only.
-          if (blocks == k::kGemmBlocksPerThread)
-            EXPECT_TRUE(AllClose(two, one, kNaiveAtol, kNaiveRtol));
+          if (blocks == 0) EXPECT_TRUE(AllClose(two, one, kNaiveAtol, kNaiveRtol));
           EXPECT_TRUE(AllClose(two, expected, 1e-4, 1e-4));
         }
       }
@@ -204,16 +205,16 @@ TEST(KernelsGemm, BlocksAreCutWhereTheyPackTheLeast) {
 }
 
 // A large linear layer on 2 threads is cut into blocks of y along the columns too ([200, 1000]
-// with 4 blocks: 1×4, gemm_blocks); each block writes its own columns of the bias. Against the
+// with 2 blocks, one per thread: 1×2, gemm_blocks); each block writes its own columns of the bias. Against the
 // loops and the 1-thread result, with w a block of rows of a bigger matrix and y strided. A
 // block that wrote another block's bias, or none, is off by a bias: far outside.
 TEST(KernelsLinear, LargeProductOnTwoThreadsCutAlongTheColumnsMatchesLoops) {
   Rng rng(9);
   const std::size_t N = 200, in = 400, out = 1000;
   ASSERT_GE(N * in * out, k::split_gemm_work());
-  const k::GemmBlocks g = k::gemm_blocks(N, out, 2 * k::gemm_blocks_per_thread());
+  const k::GemmBlocks g = k::gemm_blocks(N, out, 2 * k::gemm_blocks_per_thread(2));
   ASSERT_EQ(g.row_parts, 1u);
-  ASSERT_EQ(g.col_parts, 4u);
+  ASSERT_EQ(g.col_parts, 2u);
   auto x = random_tensor<Tensor2>(Shape2{N, in}, rng);
   auto w_all = random_tensor<Tensor2>(Shape2{out + 24, in}, rng);  // rows 16 .. 16 + out
   auto b_all = random_tensor<Tensor1>(std::array<std::size_t, 1>{out + 24}, rng);
@@ -243,8 +244,9 @@ TEST(KernelsLinear, LargeProductOnTwoThreadsCutAlongTheColumnsMatchesLoops) {
 // linear_rows_many: the in-projection's three products as one region of the pool. Each block is
 // cut and computed as linear_rows does it, so every output bit is linear_rows's, one product at
 // a time; the split products meet in ONE region (kernels::pool_stats), and a product below the
-// split size is computed whole beside them. Three equal products on 2 threads do not balance
-// whole (one thread would do two), so each is cut (gemm_many).
+// split size is computed whole beside them. Three equal products on 2 threads do not all balance
+// whole (one thread would do two), so the first two run whole, each with the bits of linear_rows
+// on one thread, and the third is cut as linear_rows cuts it on 2 (gemm_many).
 TEST(KernelsLinear, SeveralProductsInOneRegionGiveTheBitsOfOneAtATime) {
   Rng rng(12);
   const std::size_t N = 256, in = 512, out = 512, small = 8;
@@ -258,12 +260,13 @@ TEST(KernelsLinear, SeveralProductsInOneRegionGiveTheBitsOfOneAtATime) {
   auto b = random_tensor<Tensor1>(std::array<std::size_t, 1>{3 * out}, rng);
   const auto wb = [&](std::size_t i) { return k::as_matrix(w).block(i * out, 0, out, in); };
   const int before = openblas_get_num_threads();
-  openblas_set_num_threads(2);
   Tensor2 a1 = Tensor2::from_shape({N, out}), a2 = Tensor2::from_shape({N, out}),
           a3 = Tensor2::from_shape({small, out}), a4 = Tensor2::from_shape({N, out});
+  openblas_set_num_threads(1);  // the two that run whole, and the small one
   k::linear_rows(k::as_matrix(x1), wb(0), &b(0), k::as_matrix(a1));
   k::linear_rows(k::as_matrix(x2), wb(1), nullptr, k::as_matrix(a2));
   k::linear_rows(k::as_matrix(x3), wb(2), &b(2 * out), k::as_matrix(a3));
+  openblas_set_num_threads(2);  // the one that is cut
   k::linear_rows(k::as_matrix(x4), wb(2), &b(2 * out), k::as_matrix(a4));
   Tensor2 m1 = Tensor2::from_shape({N, out}), m2 = Tensor2::from_shape({N, out}),
           m3 = Tensor2::from_shape({small, out}), m4 = Tensor2::from_shape({N, out});
@@ -275,8 +278,8 @@ TEST(KernelsLinear, SeveralProductsInOneRegionGiveTheBitsOfOneAtATime) {
   const k::PoolStats stats = k::pool_stats();
   openblas_set_num_threads(before);
   EXPECT_EQ(stats.regions, 1u);
-  const k::GemmBlocks g = k::gemm_blocks(N, out, 2 * k::gemm_blocks_per_thread());
-  EXPECT_EQ(stats.items, 3 * g.count());
+  const k::GemmBlocks g = k::gemm_blocks(N, out, 2 * k::gemm_blocks_per_thread(2));
+  EXPECT_EQ(stats.items, 2 + g.count());
   EXPECT_EQ(std::memcmp(m1.data(), a1.data(), m1.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(m2.data(), a2.data(), m2.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(m3.data(), a3.data(), m3.size() * sizeof(float)), 0);
@@ -344,8 +347,8 @@ void several_sums_in_one_region(bool whole) {
   openblas_set_num_threads(before);
   k::set_gemm_whole_sums(whole_before);
   EXPECT_EQ(stats.regions, 1u);
-  const k::GemmBlocks g = k::gemm_blocks(N, D, 2 * k::gemm_blocks_per_thread());
-  const k::GemmBlocks gw = k::gemm_blocks(D, D, 2 * k::gemm_blocks_per_thread());
+  const k::GemmBlocks g = k::gemm_blocks(N, D, 2 * k::gemm_blocks_per_thread(2));
+  const k::GemmBlocks gw = k::gemm_blocks(D, D, 2 * k::gemm_blocks_per_thread(2));
   EXPECT_EQ(stats.items, whole ? 4u : g.count() + 3 * gw.count());
   EXPECT_EQ(std::memcmp(dx_m.data(), dx_a.data(), dx_m.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(dw_m.data(), dw_a.data(), dw_m.size() * sizeof(float)), 0);
@@ -457,8 +460,9 @@ void linear_backward_in_one_region(bool whole, int threads) {
   openblas_set_num_threads(before);
   k::set_gemm_whole_sums(whole_before);
   EXPECT_EQ(stats.regions, 1u);
-  const std::size_t cut = k::gemm_blocks(N, in, threads * k::gemm_blocks_per_thread()).count() +
-                          k::gemm_blocks(out, in, threads * k::gemm_blocks_per_thread()).count();
+  const std::size_t cut =
+      k::gemm_blocks(N, in, threads * k::gemm_blocks_per_thread(threads)).count() +
+      k::gemm_blocks(out, in, threads * k::gemm_blocks_per_thread(threads)).count();
   EXPECT_EQ(stats.items, runs_whole ? 2u : cut);
   EXPECT_EQ(std::memcmp(dx.data(), dx_a.data(), dx.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(dw.data(), dw_a.data(), dw.size() * sizeof(float)), 0);
@@ -503,14 +507,20 @@ TEST(KernelsGemm, SumsRunWholeOnlyWhereTheyBalanceOnTheThreads) {
     return n;
   };
   const auto cut = [&](std::size_t sums, int threads) {
-    return sums * k::gemm_blocks(N, D, std::size_t(threads) * k::gemm_blocks_per_thread()).count();
+    return sums *
+           k::gemm_blocks(N, D, std::size_t(threads) * k::gemm_blocks_per_thread(threads)).count();
   };
   EXPECT_EQ(items(2, 2), 2u) << "two equal products on 2 threads: whole";
   EXPECT_EQ(items(4, 2), 4u) << "four on 2: two each, whole";
   EXPECT_EQ(items(4, 4), 4u) << "four on 4: whole";
-  EXPECT_EQ(items(3, 2), cut(3, 2)) << "three on 2: one thread would do 2 of 3, 33% over";
+  EXPECT_EQ(items(3, 2), 2 + cut(1, 2)) << "three on 2: two whole, the third cut (whole, one "
+                                           "thread would do 2 of 3, 33% over)";
+  EXPECT_EQ(items(4, 3), 3 + cut(1, 3)) << "four on 3: three whole, the fourth cut";
   EXPECT_EQ(items(1, 2), cut(1, 2)) << "one product: cut";
   EXPECT_EQ(items(2, 3), cut(2, 3)) << "fewer products than threads: cut";
+  const bool before = k::set_gemm_whole_sums(false);
+  EXPECT_EQ(items(3, 2), cut(3, 2)) << "whole sums off: all cut";
+  k::set_gemm_whole_sums(before);
 }
 
 TEST(KernelsGemm, SeveralSumsRefuseAMismatchedTermNamingTheFunction) {

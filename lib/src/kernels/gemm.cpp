@@ -9,11 +9,12 @@
 // OpenBLAS's own workers are never woken, so none of them spin-waits after the call (for up to
 // 2^28 TSC ticks, its THREAD_TIMEOUT) and takes a core from the pool's next region (attention's
 // heads, bench/README.md, "One pool"). Blocks are whole multiples of 64 rows or columns
-// (OpenBLAS's register blocks divide 64, so no block ends inside one), kGemmBlocksPerThread per
-// thread where C is large enough, cut along the rows, the columns or both, whichever packs the
-// operands again the least (gemm_blocks). gemm_many runs independent products whole instead, one
-// thread each, where they balance on the threads (the backward's dx and dW on 2 threads): a block
-// packs its rows of op(A) and its columns of op(B) again, a whole product packs them once.
+// (OpenBLAS's register blocks divide 64, so no block ends inside one), gemm_blocks_per_thread per
+// thread where C is large enough (one each on 2 threads, 2 each on more), cut along the rows, the
+// columns or both, whichever packs the operands again the least (gemm_blocks). gemm_many runs
+// independent products whole instead, one thread each, as many as balance on the threads (the
+// backward's dx and dW on 2 threads; two of the forward's q, k, v, the third cut): a block packs
+// its rows of op(A) and its columns of op(B) again, a whole product packs them once.
 #ifndef XENC_NO_BLAS
 #include <cblas.h>
 #endif
@@ -55,21 +56,27 @@ ConstMatView op_cols(ConstMatView b, bool tb, std::size_t c0, std::size_t n) {
   return tb ? b.block(c0, 0, n, b.cols) : b.block(0, c0, b.rows, n);
 }
 
-// Whether sums of these works (largest first), each run whole by one of `threads` threads as
-// the pool hands them out, keep every thread within kWholeSumsSlack of an even share: the
-// greedy assignment, largest first, to the thread with the least work so far.
-bool whole_sums_balance(const std::vector<std::size_t>& work, std::size_t threads) {
-  if (work.size() < threads || whole_sums_off.load(std::memory_order_relaxed)) return false;
-  std::vector<double> load(threads, 0.0);
+// How many of these sums (their works, largest first) run whole, one item each, the rest cut into
+// blocks: the most w such that the w largest, each given whole by the pool to the thread with the
+// least work so far (greedy, largest first), keep every thread within kWholeSumsSlack of an even
+// share of ALL the work (the cut rest fills the threads up, block by block). All when they
+// balance (a linear layer's dx and dW on 2 threads); the first 2 of q, k, v on 2 threads, the
+// third cut; none for fewer sums than threads (every product on 16 threads) or a lone product.
+std::size_t whole_sums(const std::vector<std::size_t>& work, std::size_t threads) {
+  if (whole_sums_off.load(std::memory_order_relaxed)) return 0;
   double total = 0.0;
-  for (std::size_t w : work) {
-    *std::min_element(load.begin(), load.end()) += double(w);
-    total += double(w);
+  for (std::size_t w : work) total += double(w);
+  const double most = kWholeSumsSlack * total / double(threads);
+  for (std::size_t w = work.size(); w >= threads; --w) {
+    std::vector<double> load(threads, 0.0);
+    for (std::size_t i = 0; i < w; ++i)
+      *std::min_element(load.begin(), load.end()) += double(work[i]);
+    if (*std::max_element(load.begin(), load.end()) <= most) return w;
   }
-  return *std::max_element(load.begin(), load.end()) <= kWholeSumsSlack * total / double(threads);
+  return 0;
 }
 
-std::atomic<std::size_t> blocks_per_thread{kGemmBlocksPerThread};
+std::atomic<std::size_t> blocks_per_thread{0};  // 0: the rule of gemm_blocks_per_thread
 std::atomic<std::size_t> split_work{kSplitGemmWork};
 }  // namespace
 
@@ -81,10 +88,14 @@ std::size_t set_split_gemm_work(std::size_t work) {
 
 bool set_gemm_whole_sums(bool on) { return !whole_sums_off.exchange(!on); }
 
-std::size_t gemm_blocks_per_thread() { return blocks_per_thread.load(std::memory_order_relaxed); }
+std::size_t gemm_blocks_per_thread(std::size_t threads) {
+  const std::size_t fixed = blocks_per_thread.load(std::memory_order_relaxed);
+  if (fixed > 0) return fixed;
+  return threads <= 2 ? kGemmBlocksPerThreadOnTwo : kGemmBlocksPerThread;
+}
 
 std::size_t set_gemm_blocks_per_thread(std::size_t blocks) {
-  return blocks_per_thread.exchange(std::max<std::size_t>(blocks, 1), std::memory_order_relaxed);
+  return blocks_per_thread.exchange(blocks, std::memory_order_relaxed);
 }
 
 void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha, float beta) {
@@ -122,7 +133,7 @@ void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, flo
     sgemm(a, ta, b, tb, c, K, alpha, beta);
     return;
   }
-  const GemmBlocks g = gemm_blocks(M, N, gemm_blocks_per_thread() * threads);
+  const GemmBlocks g = gemm_blocks(M, N, gemm_blocks_per_thread(threads) * threads);
   parallel_for(g.count(), threads, [&](std::size_t p, std::size_t) {
     const GemmBlocks::Block k = g.block(p);
     sgemm(op_rows(a, ta, k.r0, k.m), ta, op_cols(b, tb, k.c0, k.n), tb,
@@ -182,19 +193,21 @@ void gemm_many(const std::vector<GemmSum>& sums) {
     work.insert(at, all);
   }
   if (large.empty()) return;
-  if (whole_sums_balance(work, threads)) {
-    parallel_for(large.size(), [&](std::size_t p) {
-      apply(*large[p], 0, large[p]->c.rows, 0, large[p]->c.cols);
-    });
-    return;
-  }
-  std::size_t items = 0;
-  for (const GemmSum* s : large) {
+  // the whole sums first, largest first, one item each; then every block of the others
+  const std::size_t whole = whole_sums(work, threads);
+  std::size_t items = whole;
+  for (std::size_t i = whole; i < large.size(); ++i) {
     splits.push_back(
-        {s, gemm_blocks(s->c.rows, s->c.cols, gemm_blocks_per_thread() * threads), items});
+        {large[i],
+         gemm_blocks(large[i]->c.rows, large[i]->c.cols, gemm_blocks_per_thread(threads) * threads),
+         items});
     items += splits.back().cut.count();
   }
   parallel_for(items, [&](std::size_t p) {
+    if (p < whole) {
+      apply(*large[p], 0, large[p]->c.rows, 0, large[p]->c.cols);
+      return;
+    }
     std::size_t i = splits.size() - 1;
     while (splits[i].first > p) --i;
     const GemmBlocks::Block k = splits[i].cut.block(p - splits[i].first);

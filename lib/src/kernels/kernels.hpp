@@ -131,20 +131,32 @@ void gemm(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alp
 /// of one thread, against issue #28's ≤ 1.1× (bench/README.md, "The layer at T = 128, past
 /// OpenBLAS's start-up spin"). From T = 512 at D = 512 every GEMM of a layer is 2²⁷ or more.
 inline constexpr std::size_t kSplitGemmWork = std::size_t(1) << 26;
-/// What gemm runs from kSplitGemmWork on: C cut into blocks (gemm_blocks_per_thread() per
+/// What gemm runs from kSplitGemmWork on: C cut into blocks (gemm_blocks_per_thread(threads) per
 /// thread, 64-multiples, placed by gemm_blocks), each a 1-thread sgemm on the pool, on min(threads,
 /// thread_budget()) threads, at any size (BM_GemmSplit times it on both sides of kSplitGemmWork,
 /// bench/scaling.sh, and at 2, 4 and 8 blocks per thread, its blocks argument).
 void gemm_split(ConstMatView a, Op op_a, ConstMatView b, Op op_b, MatView c, float alpha,
                 float beta, std::size_t threads);
-/// Blocks per thread of a split GEMM (gemm_split, and linear_rows's blocks of y). The pool
-/// hands them out one at a time, so at a region's end a thread waits for at most one block of
-/// the other's; more blocks shorten that wait, and cost more packing of the operands.
+/// Blocks per thread of a split GEMM (gemm_split, gemm_many's cut sums) on 3 or more threads. The
+/// pool hands them out one at a time, so at a region's end a thread waits for at most one block of
+/// another's; more blocks shorten that wait, and each block packs its share of the operands again.
+/// On 16 threads this gives 32 blocks: a thread that starts late or runs on a slower core (a
+/// laptop's efficiency cores) leaves the others at most half a share to wait for. Not measurable
+/// on this project's 2-core machines.
 inline constexpr std::size_t kGemmBlocksPerThread = 2;
-/// kGemmBlocksPerThread, unless set_gemm_blocks_per_thread changed it (the benchmarks time both
-/// sides of the choice in one build: xencoder_serial's blocks argument).
-std::size_t gemm_blocks_per_thread();
-/// Sets gemm_blocks_per_thread() for the process (at least 1); returns the old value.
+/// The same on 2 threads: one block each. Measured in one process on a 2-core Zen 5 VM
+/// (bench/README.md, "Zen 5: one block per thread on 2 threads"): a layer's forward at T = 512
+/// gained 1.69× at 1.10× the CPU with 1 block per thread against 1.53× at 1.21× with 2, and
+/// 1.75× against 1.67× under Haswell's kernels; a training step 1.67× against 1.63×, and T = 2048
+/// a tie. Two equal cores finish their halves together; the second block's packing cost more
+/// than the wait it saved (2 blocks against 4 before: "4 blocks per thread, once more").
+inline constexpr std::size_t kGemmBlocksPerThreadOnTwo = 1;
+/// Blocks per thread for a split on `threads` threads: kGemmBlocksPerThreadOnTwo on 2 (or fewer),
+/// kGemmBlocksPerThread above, unless set_gemm_blocks_per_thread fixed it for every count (the
+/// benchmarks time both sides of the choice in one build: xencoder_serial's blocks argument).
+std::size_t gemm_blocks_per_thread(std::size_t threads);
+/// Fixes gemm_blocks_per_thread() for the process at any thread count (0: back to the rule
+/// above); returns the old setting (0 for the rule).
 std::size_t set_gemm_blocks_per_thread(std::size_t blocks);
 /// The block length that cuts `side` rows (or columns) into about `parts` blocks for a split GEMM:
 /// a whole multiple of 64 (OpenBLAS's register blocks divide it), at least 64.
@@ -197,12 +209,13 @@ struct GemmSum {
 /// layer's backward dx and dW; the in-projection backward's dx = dq W_q + dk W_k + dv W_v and
 /// its dW_q, dW_k, dW_v). The sums whose largest term gemm would split go to the pool as ONE
 /// region, so the threads meet once at its end instead of once per product:
-/// - whole, one item each, largest first, when the threads can share them whole within
-///   kWholeSumsSlack of an even share (whole_sums_balance in gemm.cpp: on 2 threads, a linear
-///   layer's dx and dW, and the in-projection's dx against its three dW): each product packs its
-///   operands once, as on one thread, and gives one thread's bits;
-/// - else each cut as gemm cuts it, every block of every sum one item, so each thread has the
-///   blocks of all of them to balance with (the forward's q, k, v on 2 threads; everything on 16).
+/// - whole, one item each, largest first, as many as keep every thread within kWholeSumsSlack of
+///   an even share of all the region's work (whole_sums in gemm.cpp): on 2 threads a linear
+///   layer's dx and dW, the in-projection's dx against its three dW, and two of the forward's
+///   q, k, v. Each packs its operands once, as on one thread, and gives one thread's bits;
+/// - the rest each cut as gemm cuts it, every block one item after the whole ones, so the threads
+///   fill up with blocks where the whole sums left them uneven (the third of q, k, v on 2
+///   threads; a lone product; everything on 16 threads, where there are fewer sums than threads).
 /// A block or a whole sum applies the sum's terms to its part of C in order, so each element gets
 /// the terms one at a time. The other sums run first, whole, on the caller. Outputs must not
 /// overlap.
@@ -294,11 +307,12 @@ struct LinearRowsJob {
   const float* bias;
   MatView y;
 };
-/// linear_rows for independent products (the in-projection's q, k and v): the blocks of every
-/// product that linear_rows would split go to the pool as ONE region, so the threads meet once at
-/// its end instead of once per product, and a thread has 3× the blocks to balance with. Each block
-/// is cut and computed as linear_rows does it, so every bit is linear_rows's. The products below
-/// the split size run first, each whole, on the caller. Their outputs must not overlap.
+/// linear_rows for independent products (the in-projection's q, k and v): the products that
+/// linear_rows would split go to the pool as ONE region (gemm_many), so the threads meet once at
+/// its end instead of once per product: as many whole as balance on the threads (each the bits of
+/// linear_rows on one thread; two of three on 2 threads), the rest cut into blocks as linear_rows
+/// cuts them (the bits of linear_rows). The products below the split size run first, each whole,
+/// on the caller. Their outputs must not overlap.
 void linear_rows_many(const std::vector<LinearRowsJob>& jobs);
 
 /// Where linear_rows_backward writes; an empty view or a null bias skips that gradient.
