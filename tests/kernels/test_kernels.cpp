@@ -205,9 +205,9 @@ TEST(KernelsGemm, BlocksAreCutWhereTheyPackTheLeast) {
 }
 
 // A large linear layer on 2 threads is cut into blocks of y along the columns too ([200, 1000]
-// with 2 blocks, one per thread: 1×2, gemm_blocks); each block writes its own columns of the bias. Against the
-// loops and the 1-thread result, with w a block of rows of a bigger matrix and y strided. A
-// block that wrote another block's bias, or none, is off by a bias: far outside.
+// with 2 blocks, one per thread: 1×2, gemm_blocks); each block writes its own columns of the bias.
+// Against the loops and the 1-thread result, with w a block of rows of a bigger matrix and y
+// strided. A block that wrote another block's bias, or none, is off by a bias: far outside.
 TEST(KernelsLinear, LargeProductOnTwoThreadsCutAlongTheColumnsMatchesLoops) {
   Rng rng(9);
   const std::size_t N = 200, in = 400, out = 1000;
